@@ -1,0 +1,308 @@
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "analysis/report.h"
+#include "sim/util.h"
+
+static void
+add_u64(cJSON *obj, const char *key, uint64_t v)
+{
+	/* cJSON keeps numbers as doubles: exact up to 2^53 bytes (8 PiB), beyond any run. */
+	cJSON_AddNumberToObject(obj, key, (double)v);
+}
+
+static cJSON *
+traffic_json(const struct cache_traffic *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	add_u64(o, "read_bytes", t->read_bytes);
+	add_u64(o, "write_bytes", t->write_bytes);
+	add_u64(o, "rfo_bytes", t->rfo_bytes);
+	add_u64(o, "flush_write_bytes", t->flush_write_bytes);
+	add_u64(o, "flush_read_bytes", t->flush_read_bytes);
+	add_u64(o, "total_bytes", t->read_bytes + t->write_bytes);
+	return o;
+}
+
+static void
+level_stats_json(cJSON *o, const struct cache_level_stats *st)
+{
+	uint64_t misses = st->read_misses + st->write_misses;
+
+	add_u64(o, "reads", st->reads);
+	add_u64(o, "writes", st->writes);
+	add_u64(o, "hits", st->reads + st->writes - misses);
+	add_u64(o, "misses", misses);
+	add_u64(o, "read_misses", st->read_misses);
+	add_u64(o, "write_misses", st->write_misses);
+	add_u64(o, "rfo_misses", st->rfo_misses);
+	add_u64(o, "ifetch_misses", st->ifetch_misses);
+	add_u64(o, "fills", st->fills);
+	add_u64(o, "evictions", st->evictions);
+	add_u64(o, "writebacks", st->writebacks);
+	add_u64(o, "flush_writebacks", st->flush_writebacks);
+	add_u64(o, "invalidations", st->invalidations);
+}
+
+static cJSON *
+level_json(const struct cache_level_config *l, const struct cache_level_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "name", l->name);
+	add_u64(o, "size_bytes", l->size_bytes);
+	add_u64(o, "assoc", l->assoc);
+	cJSON_AddBoolToObject(o, "fully_associative", l->fully_assoc);
+	add_u64(o, "line_bytes", l->line_bytes);
+	cJSON_AddStringToObject(o, "policy", cache_repl_str(l->repl));
+	cJSON_AddStringToObject(o, "write_policy", cache_write_str(l->write));
+	cJSON_AddStringToObject(o, "write_miss_policy", cache_alloc_str(l->alloc));
+	cJSON_AddStringToObject(o, "inclusion", cache_inclusion_str(l->inclusion));
+	cJSON_AddBoolToObject(o, "quiet_writebacks", l->quiet_writebacks);
+	level_stats_json(o, st);
+	return o;
+}
+
+void
+report_add_cache(cJSON *obj, struct cache *c)
+{
+	cJSON *levels = cJSON_AddArrayToObject(obj, "levels");
+	cJSON *arrays, *phases, *scratch, *cpu;
+	const struct cache_cpu_stats *cs = cache_cpu(c);
+	static const char *op_names[] = { "loads", "stores", "ifetches" };
+
+	for (unsigned i = 0; i < cache_level_count(c); i++)
+		cJSON_AddItemToArray(levels,
+				     level_json(cache_level_config(c, i), cache_level_stats(c, i)));
+	cJSON_AddItemToObject(obj, "dram", traffic_json(cache_dram(c)));
+	scratch = cJSON_AddObjectToObject(obj, "scratch");
+	add_u64(scratch, "read_bytes", cs->scratch_read_bytes);
+	add_u64(scratch, "write_bytes", cs->scratch_write_bytes);
+	cpu = cJSON_AddObjectToObject(obj, "cpu");
+	for (int op = 0; op < CACHE_OP_COUNT; op++) {
+		char key[32];
+
+		add_u64(cpu, op_names[op], cs->ops[op]);
+		snprintf(key, sizeof(key), "%s_bytes", op_names[op]);
+		add_u64(cpu, key, cs->bytes[op]);
+	}
+	arrays = cJSON_AddObjectToObject(obj, "arrays");
+	for (unsigned a = 0; a < cache_array_count(c); a++) {
+		const struct cache_traffic *t = cache_array_traffic(c, a);
+		cJSON *o;
+
+		if (a == 0 && t->read_bytes == 0 && t->write_bytes == 0)
+			continue;
+		o = traffic_json(t);
+		cJSON_AddStringToObject(o, "space", cache_array_is_scratch(c, a) ? "scratch" : "dram");
+		add_u64(o, "scratch_read_bytes", cache_array_scratch(c, a)[0]);
+		add_u64(o, "scratch_write_bytes", cache_array_scratch(c, a)[1]);
+		cJSON_AddItemToObject(arrays, cache_array_name(c, a), o);
+	}
+	phases = cJSON_AddObjectToObject(obj, "phases");
+	for (unsigned p = 0; p < cache_phase_count(c); p++) {
+		const struct cache_traffic *t = cache_phase_traffic(c, p);
+		cJSON *o, *per_array, *lv;
+		bool any = t->read_bytes || t->write_bytes;
+
+		for (unsigned i = 0; i < cache_level_count(c) && !any; i++) {
+			const struct cache_level_stats *st = cache_phase_level_stats(c, p, i);
+
+			any = st->reads || st->writes;
+		}
+		if (p == 0 && !any)
+			continue;
+		o = traffic_json(t);
+		per_array = cJSON_AddObjectToObject(o, "arrays");
+		for (unsigned a = 0; a < cache_array_count(c); a++) {
+			const struct cache_traffic *pa = cache_phase_array_traffic(c, p, a);
+
+			if (pa->read_bytes || pa->write_bytes)
+				cJSON_AddItemToObject(per_array, cache_array_name(c, a),
+						      traffic_json(pa));
+		}
+		lv = cJSON_AddArrayToObject(o, "levels");
+		for (unsigned i = 0; i < cache_level_count(c); i++) {
+			cJSON *l = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(l, "name", cache_level_config(c, i)->name);
+			level_stats_json(l, cache_phase_level_stats(c, p, i));
+			cJSON_AddItemToArray(lv, l);
+		}
+		cJSON_AddItemToObject(phases, cache_phase_name(c, p), o);
+	}
+}
+
+char *
+report_command_line(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s, *p;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) * 4 + 3;
+	s = p = xzalloc(len);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool plain = *a != '\0';
+
+		for (const char *q = a; *q && plain; q++)
+			plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789-_=:,./+@%", *q) != NULL;
+		if (i)
+			*p++ = ' ';
+		if (plain) {
+			p = stpcpy(p, a);
+			continue;
+		}
+		*p++ = '\'';
+		for (const char *q = a; *q; q++) {
+			if (*q == '\'')
+				p = stpcpy(p, "'\\''");
+			else
+				*p++ = *q;
+		}
+		*p++ = '\'';
+	}
+	*p = '\0';
+	return s;
+}
+
+void
+report_add_header(cJSON *obj, int argc, char **argv)
+{
+	char *args = report_command_line(argc, argv);
+	char *cmd = xzalloc(strlen(args) + 8);
+
+	sprintf(cmd, "memsim %s", args);
+	cJSON_AddStringToObject(obj, "memsim_version", MEMSIM_VERSION);
+	cJSON_AddStringToObject(obj, "command", cmd);
+	free(cmd);
+	free(args);
+}
+
+static void
+print_bytes(FILE *f, const char *label, uint64_t v)
+{
+	fprintf(f, "  %-22s %16" PRIu64 "  (%.3f MiB)\n", label, v, (double)v / 1048576.0);
+}
+
+void
+report_print_cache(FILE *f, struct cache *c)
+{
+	const struct cache_traffic *d = cache_dram(c);
+	const struct cache_cpu_stats *cs = cache_cpu(c);
+
+	fprintf(f, "accesses: %" PRIu64 " loads (%" PRIu64 " B), %" PRIu64 " stores (%" PRIu64
+		   " B), %" PRIu64 " instruction fetches\n",
+		cs->ops[CACHE_OP_LOAD], cs->bytes[CACHE_OP_LOAD], cs->ops[CACHE_OP_STORE],
+		cs->bytes[CACHE_OP_STORE], cs->ops[CACHE_OP_IFETCH]);
+	if (cache_level_count(c)) {
+		fprintf(f, "\n%-5s %-22s %14s %14s %12s %12s %9s %12s %12s\n", "level", "geometry",
+			"reads", "writes", "read_miss", "write_miss", "miss%", "fills",
+			"writebacks");
+		for (unsigned i = 0; i < cache_level_count(c); i++) {
+			const struct cache_level_config *l = cache_level_config(c, i);
+			const struct cache_level_stats *st = cache_level_stats(c, i);
+			uint64_t acc = st->reads + st->writes;
+			char geo[64], sz[24];
+
+			snprintf(geo, sizeof(geo), "%s %s %u-way %uB", format_size_bytes(l->size_bytes, sz, sizeof(sz)),
+				 cache_repl_str(l->repl), l->assoc, l->line_bytes);
+			fprintf(f,
+				"%-5s %-22s %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %12" PRIu64
+				" %8.3f%% %12" PRIu64 " %12" PRIu64 "\n",
+				l->name, geo, st->reads, st->writes, st->read_misses, st->write_misses,
+				acc ? 100.0 * (double)(st->read_misses + st->write_misses) / (double)acc
+				    : 0.0,
+				st->fills, st->writebacks);
+		}
+	}
+	fprintf(f, "\nDRAM\n");
+	print_bytes(f, "read_bytes", d->read_bytes);
+	print_bytes(f, "  of which rfo_bytes", d->rfo_bytes);
+	print_bytes(f, "write_bytes", d->write_bytes);
+	print_bytes(f, "  of which flush", d->flush_write_bytes);
+	print_bytes(f, "total", d->read_bytes + d->write_bytes);
+	print_bytes(f, "total without flush", d->read_bytes + d->write_bytes -
+						      d->flush_write_bytes - d->flush_read_bytes);
+	if (cs->scratch_read_bytes || cs->scratch_write_bytes) {
+		print_bytes(f, "scratch read", cs->scratch_read_bytes);
+		print_bytes(f, "scratch write", cs->scratch_write_bytes);
+	}
+	if (cache_array_count(c) > 1) {
+		fprintf(f, "\n%-16s %16s %16s %16s\n", "array", "dram_read", "dram_write", "rfo");
+		for (unsigned a = 0; a < cache_array_count(c); a++) {
+			const struct cache_traffic *t = cache_array_traffic(c, a);
+
+			if (a == 0 && !t->read_bytes && !t->write_bytes)
+				continue;
+			fprintf(f, "%-16s %16" PRIu64 " %16" PRIu64 " %16" PRIu64 "%s\n",
+				cache_array_name(c, a), t->read_bytes, t->write_bytes, t->rfo_bytes,
+				cache_array_is_scratch(c, a) ? "  (scratch)" : "");
+		}
+	}
+	if (cache_phase_count(c) > 1) {
+		fprintf(f, "\n%-16s %16s %16s\n", "phase", "dram_read", "dram_write");
+		for (unsigned p = 0; p < cache_phase_count(c); p++) {
+			const struct cache_traffic *t = cache_phase_traffic(c, p);
+
+			if (p == 0 && !t->read_bytes && !t->write_bytes)
+				continue;
+			fprintf(f, "%-16s %16" PRIu64 " %16" PRIu64 "\n", cache_phase_name(c, p),
+				t->read_bytes, t->write_bytes);
+		}
+	}
+}
+
+int
+report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
+{
+	char *text = cJSON_Print(obj);
+	char *tmp = NULL;
+	FILE *f;
+	int rc = 0;
+
+	if (!text) {
+		snprintf(err, errlen, "cannot format JSON for %s", path);
+		return -ENOMEM;
+	}
+	if (strcmp(path, "-") == 0) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+		cJSON_free(text);
+		return fflush(stdout) ? -EIO : 0;
+	}
+	tmp = xzalloc(strlen(path) + 16);
+	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) || ferror(f)) {
+		rc = -errno;
+		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		rc = -errno;
+		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	cJSON_free(text);
+	return rc;
+}

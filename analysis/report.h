@@ -1,0 +1,30 @@
+#pragma once
+
+/*
+ * Reports of a cache model's counters: the JSON objects of DESIGN.md ("levels", "dram",
+ * "scratch", "arrays", "phases") built with cJSON, a readable text table, and safe writing of
+ * JSON files.
+ */
+
+#include <stdio.h>
+
+#include <cJSON.h>
+
+#include "sim/cache.h"
+#include "sim/spec.h"
+
+/* Adds "levels", "dram", "scratch", "cpu", "arrays" and "phases" for model c to obj. */
+void report_add_cache(cJSON *obj, struct cache *c);
+
+/* Adds "memsim_version" and "command": "memsim " and the subcommand's argv, shell-quoted. */
+void report_add_header(cJSON *obj, int argc, char **argv);
+
+/* Returns argv joined as a shell command line; caller frees with free(). */
+char *report_command_line(int argc, char **argv);
+
+/* Prints the per-level table, the DRAM bytes and the per-array / per-phase split. */
+void report_print_cache(FILE *f, struct cache *c);
+
+/* Writes obj to path ("-" for stdout) through a temporary file renamed into place, so a
+ * reader never sees half a file. Returns 0, or a negative errno with a message in err. */
+int report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);

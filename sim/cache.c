@@ -1,0 +1,1105 @@
+/*
+ * Notes:
+ *  - A line is named by its line address (addr >> line_shift). A set's slots hold
+ *    (line << 1) | dirty, or TAG_INVALID when empty.
+ *  - LRU and FIFO keep each set's slots in order, most recently used (LRU) or newest (FIFO)
+ *    first, the valid slots a prefix; so the victim is always the last slot and an LRU hit on
+ *    slot 0 changes nothing. Random and tree-PLRU keep lines in fixed slots and fill the first
+ *    empty slot before evicting anything.
+ *  - A miss that allocates takes its victim out of the set, sends the fetch below, installs
+ *    the line, and only then writes the victim back (or hands it to an exclusive level below):
+ *    Dinero IV's order (its pending stack is LIFO and the copy-back is pushed first), so after
+ *    an L1 miss the level below has the victim's line as its most recent.
+ *  - A write-back from above is a write access to the level below (Dinero IV): it updates
+ *    recency, and on a miss a write-allocate level allocates the line, fetching it first only
+ *    if the write does not cover the whole line. A level marked quiet_writebacks instead marks
+ *    a present line dirty without touching recency and passes an absent one down, which is how
+ *    Cachegrind (which ignores write-backs) behaves.
+ *  - The final flush writes dirty lines back level by level from L1 down; inside a level it
+ *    goes from the last set to the first and, inside a set, from the least recent slot up:
+ *    the order in which Dinero IV's end-of-trace copy-back reaches the level below.
+ *  - An access that straddles lines touches every line it spans and counts once per line.
+ *  - Merged repeats (count > 1): the first access is simulated and the others are hits on the
+ *    line it just made most recent, which changes no replacement state under any policy here.
+ *    Where repeats still travel (write-through, a no-write-allocate miss) they travel with
+ *    their count.
+ *  - Write-validate keeps a valid-bit per granule (a byte for lines up to 64 bytes, line/64
+ *    bytes above): a store miss allocates without a fetch; a load that touches a granule no
+ *    store made valid fetches the line then (counted as a read miss and a fill). Dirty lines
+ *    are written back whole.
+ *  - DRAM bytes: a fill moves the requesting level's line; a write-back moves a line; a write
+ *    that passes the last level (write-through, no-write-allocate) moves its own bytes.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cache.h"
+#include "sim/util.h"
+
+#define TAG_INVALID UINT64_MAX
+#define MAX_LINES (UINT64_C(1) << 27) /* 1 GiB of tags: beyond that, refuse to simulate */
+
+enum req {
+	REQ_READ,      /* a load, or a fill requested by the level above */
+	REQ_WRITE,     /* a store, or a write passed through from above */
+	REQ_WRITEBACK, /* a dirty line evicted by the level above */
+	REQ_VICTIM,    /* a line evicted by the level above into this exclusive level */
+};
+
+enum {
+	F_RFO = 1u << 0,    /* the read serves a write miss above */
+	F_IFETCH = 1u << 1, /* the read serves an instruction fetch */
+	F_FLUSH = 1u << 2,  /* traffic caused by the final flush */
+	F_DIRTY = 1u << 3,  /* REQ_VICTIM: the line handed down is dirty */
+};
+
+#define RES_DIRTY 1u /* a read at an exclusive level handed up a dirty line */
+
+struct level {
+	struct cache_level_config cfg;
+	uint64_t *tags;
+	uint64_t *mask;  /* write-validate: valid granules per slot */
+	uint8_t *plru;   /* tree-PLRU: node bits per set, nodes 1 .. ways-1 */
+	uint32_t ways;
+	uint64_t set_mask;
+	unsigned line_shift;
+	unsigned granule_shift;
+	uint64_t full_mask;
+	uint64_t rng;
+	int below; /* index of the level below, or -1 for DRAM */
+	bool below_exclusive;
+	bool ordered; /* LRU or FIFO: slots kept in order */
+	bool fast_read, fast_write;
+	struct cache_level_stats st;
+};
+
+struct array {
+	char name[CACHE_NAME_MAX];
+	uint64_t base, end;
+	bool scratch;
+	struct cache_traffic traffic;
+	uint64_t scratch_bytes[2];
+};
+
+struct phase {
+	char name[CACHE_NAME_MAX];
+	struct cache_traffic traffic;
+	struct cache_traffic per_array[CACHE_MAX_ARRAYS + 1];
+	struct cache_level_stats lvl[CACHE_MAX_LEVELS + 1];
+};
+
+struct cache {
+	struct cache_config cfg;
+	struct level lv[CACHE_MAX_LEVELS + 1];
+	unsigned nlv;
+	int icache; /* index of I1 in lv, or -1 */
+	struct cache_traffic dram;
+	struct cache_cpu_stats cpu;
+	struct array arrays[CACHE_MAX_ARRAYS + 1];
+	unsigned narrays;
+	unsigned nscratch;
+	unsigned last_array;
+	struct phase *phases;
+	unsigned nphases, phases_cap;
+	unsigned cur_phase;
+	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
+};
+
+static const char *repl_names[] = { "lru", "fifo", "random", "plru" };
+static const char *write_names[] = { "wb", "wt" };
+static const char *alloc_names[] = { "wa", "nwa", "wv" };
+static const char *incl_names[] = { "nine", "incl", "excl" };
+
+const char *
+cache_repl_str(enum cache_repl r)
+{
+	return repl_names[r];
+}
+
+const char *
+cache_write_str(enum cache_write_policy w)
+{
+	return write_names[w];
+}
+
+const char *
+cache_alloc_str(enum cache_alloc_policy a)
+{
+	return alloc_names[a];
+}
+
+const char *
+cache_inclusion_str(enum cache_inclusion i)
+{
+	return incl_names[i];
+}
+
+/* ---- validation ---- */
+
+static int
+check_geometry(const struct cache_level_config *l, char *err, size_t errlen)
+{
+	uint64_t lines, ways, sets;
+
+	if (l->line_bytes == 0 || !is_pow2(l->line_bytes)) {
+		snprintf(err, errlen, "%s: line size %u is not a power of two", l->name,
+			 l->line_bytes);
+		return -EINVAL;
+	}
+	if (l->size_bytes == 0) {
+		snprintf(err, errlen, "%s: size is zero", l->name);
+		return -EINVAL;
+	}
+	if (l->line_bytes > l->size_bytes) {
+		snprintf(err, errlen, "%s: line (%u B) is larger than the cache (%llu B)", l->name,
+			 l->line_bytes, (unsigned long long)l->size_bytes);
+		return -EINVAL;
+	}
+	if (l->size_bytes % l->line_bytes) {
+		snprintf(err, errlen, "%s: size %llu B is not a whole number of %u B lines",
+			 l->name, (unsigned long long)l->size_bytes, l->line_bytes);
+		return -EINVAL;
+	}
+	lines = l->size_bytes / l->line_bytes;
+	if (lines > MAX_LINES) {
+		snprintf(err, errlen, "%s: %llu lines is more than memsim simulates (%llu)",
+			 l->name, (unsigned long long)lines, (unsigned long long)MAX_LINES);
+		return -EINVAL;
+	}
+	ways = l->fully_assoc ? lines : l->assoc;
+	if (ways == 0) {
+		snprintf(err, errlen, "%s: associativity is zero", l->name);
+		return -EINVAL;
+	}
+	if (ways > lines || lines % ways) {
+		snprintf(err, errlen, "%s: %llu ways do not divide the %llu lines", l->name,
+			 (unsigned long long)ways, (unsigned long long)lines);
+		return -EINVAL;
+	}
+	sets = lines / ways;
+	if (!is_pow2(sets)) {
+		snprintf(err, errlen,
+			 "%s: %llu sets (size / (ways x line)) is not a power of two", l->name,
+			 (unsigned long long)sets);
+		return -EINVAL;
+	}
+	if (l->repl == CACHE_REPL_PLRU && !is_pow2(ways)) {
+		snprintf(err, errlen, "%s: plru needs a power-of-two number of ways, not %llu",
+			 l->name, (unsigned long long)ways);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
+{
+	int rc;
+
+	if (cfg->levels > CACHE_MAX_LEVELS) {
+		snprintf(err, errlen, "%u cache levels; at most %d are supported", cfg->levels,
+			 CACHE_MAX_LEVELS);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < cfg->levels; i++) {
+		const struct cache_level_config *l = &cfg->level[i];
+		const struct cache_level_config *up = i ? &cfg->level[i - 1] : NULL;
+
+		if ((rc = check_geometry(l, err, errlen)))
+			return rc;
+		if (!up && l->inclusion != CACHE_INCL_NINE) {
+			snprintf(err, errlen, "%s: '%s' needs a level above it", l->name,
+				 cache_inclusion_str(l->inclusion));
+			return -EINVAL;
+		}
+		if (!up && l->quiet_writebacks) {
+			snprintf(err, errlen, "%s: 'quietwb' needs a level above it", l->name);
+			return -EINVAL;
+		}
+		if (l->inclusion == CACHE_INCL_EXCLUSIVE) {
+			if (up->line_bytes != l->line_bytes) {
+				snprintf(err, errlen,
+					 "%s: 'excl' needs the same line size as %s (%u B, not %u B)",
+					 l->name, up->name, up->line_bytes, l->line_bytes);
+				return -EINVAL;
+			}
+			if (up->write == CACHE_WRITE_THROUGH) {
+				snprintf(err, errlen,
+					 "%s: 'excl' below a write-through %s is not supported",
+					 l->name, up->name);
+				return -EINVAL;
+			}
+			if (l->quiet_writebacks) {
+				snprintf(err, errlen, "%s: 'excl' and 'quietwb' do not combine",
+					 l->name);
+				return -EINVAL;
+			}
+		}
+		if (l->inclusion == CACHE_INCL_INCLUSIVE) {
+			for (unsigned j = 0; j < i; j++) {
+				if (cfg->level[j].line_bytes > l->line_bytes) {
+					snprintf(err, errlen,
+						 "%s: 'incl' needs lines at least as large as %s's",
+						 l->name, cfg->level[j].name);
+					return -EINVAL;
+				}
+			}
+			if (cfg->has_icache && i >= 1 && cfg->icache.line_bytes > l->line_bytes) {
+				snprintf(err, errlen,
+					 "%s: 'incl' needs lines at least as large as I1's", l->name);
+				return -EINVAL;
+			}
+		}
+	}
+	if (cfg->has_icache) {
+		const struct cache_level_config *l = &cfg->icache;
+
+		if ((rc = check_geometry(l, err, errlen)))
+			return rc;
+		if (l->inclusion != CACHE_INCL_NINE || l->quiet_writebacks) {
+			snprintf(err, errlen, "I1: inclusion and write-back words do not apply");
+			return -EINVAL;
+		}
+		if (cfg->levels == 0) {
+			snprintf(err, errlen, "I1 needs an L1 beside it");
+			return -EINVAL;
+		}
+		if (cfg->levels >= 2 && cfg->level[1].inclusion == CACHE_INCL_EXCLUSIVE) {
+			snprintf(err, errlen, "L2: 'excl' with an I1 above is not supported");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- construction ---- */
+
+static void
+level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed, unsigned idx)
+{
+	uint64_t lines = cfg->size_bytes / cfg->line_bytes;
+	uint64_t sets;
+	unsigned bits;
+
+	L->cfg = *cfg;
+	L->ways = cfg->fully_assoc ? (uint32_t)lines : cfg->assoc;
+	L->cfg.assoc = L->ways;
+	sets = lines / L->ways;
+	L->set_mask = sets - 1;
+	L->line_shift = log2_u64(cfg->line_bytes);
+	L->tags = xzalloc(lines * sizeof(uint64_t));
+	memset(L->tags, 0xff, lines * sizeof(uint64_t));
+	if (cfg->alloc == CACHE_ALLOC_VALIDATE) {
+		L->mask = xzalloc(lines * sizeof(uint64_t));
+		L->granule_shift = cfg->line_bytes > 64 ? L->line_shift - 6 : 0;
+		bits = cfg->line_bytes >> L->granule_shift;
+		L->full_mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+	}
+	if (cfg->repl == CACHE_REPL_PLRU)
+		L->plru = xzalloc(sets * L->ways);
+	/* Distinct, reproducible streams per level (splitmix64 constant). */
+	L->rng = (seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (idx + 1))) | 1;
+	L->ordered = cfg->repl == CACHE_REPL_LRU || cfg->repl == CACHE_REPL_FIFO;
+	L->fast_read = cfg->repl != CACHE_REPL_PLRU && cfg->alloc != CACHE_ALLOC_VALIDATE;
+	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
+}
+
+struct cache *
+cache_create(const struct cache_config *cfg)
+{
+	struct cache *c;
+	char err[256];
+
+	if (cache_config_validate(cfg, err, sizeof(err)))
+		return NULL;
+	c = xzalloc(sizeof(*c));
+	c->cfg = *cfg;
+	for (unsigned i = 0; i < cfg->levels; i++) {
+		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i);
+		c->lv[i].below = i + 1 < cfg->levels ? (int)i + 1 : -1;
+		c->lv[i].below_exclusive =
+			i + 1 < cfg->levels && cfg->level[i + 1].inclusion == CACHE_INCL_EXCLUSIVE;
+	}
+	c->nlv = cfg->levels;
+	c->icache = -1;
+	if (cfg->has_icache) {
+		c->icache = (int)c->nlv;
+		level_init(&c->lv[c->nlv], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS);
+		c->lv[c->nlv].below = cfg->levels >= 2 ? 1 : -1;
+		c->nlv++;
+	}
+	snprintf(c->arrays[0].name, sizeof(c->arrays[0].name), "other");
+	c->narrays = 1;
+	c->phases_cap = 8;
+	c->phases = xzalloc(c->phases_cap * sizeof(*c->phases));
+	snprintf(c->phases[0].name, sizeof(c->phases[0].name), "(none)");
+	c->nphases = 1;
+	return c;
+}
+
+void
+cache_destroy(struct cache *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < c->nlv; i++) {
+		free(c->lv[i].tags);
+		free(c->lv[i].mask);
+		free(c->lv[i].plru);
+	}
+	free(c->phases);
+	free(c);
+}
+
+const struct cache_config *
+cache_get_config(const struct cache *c)
+{
+	return &c->cfg;
+}
+
+/* ---- accounting ---- */
+
+static unsigned
+find_array(struct cache *c, uint64_t addr)
+{
+	const struct array *a = &c->arrays[c->last_array];
+
+	if (c->last_array && addr >= a->base && addr < a->end)
+		return c->last_array;
+	for (unsigned i = c->narrays; i-- > 1;) {
+		a = &c->arrays[i];
+		if (addr >= a->base && addr < a->end) {
+			c->last_array = i;
+			return i;
+		}
+	}
+	return 0;
+}
+
+static void
+traffic_add(struct cache_traffic *t, uint64_t bytes, bool write, unsigned flags)
+{
+	if (write) {
+		t->write_bytes += bytes;
+		if (flags & F_FLUSH)
+			t->flush_write_bytes += bytes;
+	} else {
+		t->read_bytes += bytes;
+		if (flags & F_RFO)
+			t->rfo_bytes += bytes;
+		if (flags & F_FLUSH)
+			t->flush_read_bytes += bytes;
+	}
+}
+
+static void
+dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
+{
+	unsigned a = find_array(c, addr);
+	struct phase *p = &c->phases[c->cur_phase];
+
+	traffic_add(&c->dram, bytes, write, flags);
+	traffic_add(&c->arrays[a].traffic, bytes, write, flags);
+	traffic_add(&p->traffic, bytes, write, flags);
+	traffic_add(&p->per_array[a], bytes, write, flags);
+}
+
+/* ---- set operations ---- */
+
+static inline int
+find_way(const uint64_t *set, uint32_t ways, uint64_t line)
+{
+	for (uint32_t i = 0; i < ways; i++)
+		if ((set[i] >> 1) == line)
+			return (int)i;
+	return -1;
+}
+
+static void
+plru_touch(struct level *L, uint64_t set_idx, uint32_t way)
+{
+	uint8_t *bits = L->plru + set_idx * L->ways;
+	unsigned depth = log2_u64(L->ways);
+	unsigned node = 1;
+
+	/* Each node points to the half that holds the next victim: away from this way. */
+	for (unsigned d = depth; d-- > 0;) {
+		unsigned go = (way >> d) & 1;
+
+		bits[node] = (uint8_t)!go;
+		node = node * 2 + go;
+	}
+}
+
+static uint32_t
+plru_victim(const struct level *L, uint64_t set_idx)
+{
+	const uint8_t *bits = L->plru + set_idx * L->ways;
+	unsigned node = 1;
+
+	while (node < L->ways)
+		node = node * 2 + bits[node];
+	return node - L->ways;
+}
+
+static uint64_t
+rng_next(struct level *L)
+{
+	/* xorshift64*: small, fast and reproducible from the seed. */
+	L->rng ^= L->rng >> 12;
+	L->rng ^= L->rng << 25;
+	L->rng ^= L->rng >> 27;
+	return L->rng * UINT64_C(2685821657736338717);
+}
+
+/* Marks slot w used; returns where the line sits afterwards. */
+static inline uint32_t
+touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
+{
+	if (L->cfg.repl == CACHE_REPL_LRU && w > 0) {
+		uint64_t e = set[w];
+
+		memmove(set + 1, set, w * sizeof(*set));
+		set[0] = e;
+		if (L->mask) {
+			uint64_t *m = L->mask + set_idx * L->ways;
+			uint64_t me = m[w];
+
+			memmove(m + 1, m, w * sizeof(*m));
+			m[0] = me;
+		}
+		return 0;
+	}
+	if (L->cfg.repl == CACHE_REPL_PLRU)
+		plru_touch(L, set_idx, w);
+	return w;
+}
+
+static void
+remove_slot(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
+{
+	if (L->ordered) {
+		uint32_t tail = L->ways - 1 - w;
+
+		memmove(set + w, set + w + 1, tail * sizeof(*set));
+		set[L->ways - 1] = TAG_INVALID;
+		if (L->mask) {
+			uint64_t *m = L->mask + set_idx * L->ways;
+
+			memmove(m + w, m + w + 1, tail * sizeof(*m));
+			m[L->ways - 1] = 0;
+		}
+		return;
+	}
+	set[w] = TAG_INVALID;
+	if (L->mask)
+		L->mask[set_idx * L->ways + w] = 0;
+}
+
+/* Returns a free slot, or -1 when the set is full. */
+static int
+free_slot(const struct level *L, const uint64_t *set)
+{
+	if (L->ordered)
+		return set[L->ways - 1] == TAG_INVALID ? (int)L->ways - 1 : -1;
+	for (uint32_t i = 0; i < L->ways; i++)
+		if (set[i] == TAG_INVALID)
+			return (int)i;
+	return -1;
+}
+
+static uint32_t
+choose_victim(struct level *L, uint64_t set_idx)
+{
+	switch (L->cfg.repl) {
+	case CACHE_REPL_RANDOM:
+		return (uint32_t)(rng_next(L) % L->ways);
+	case CACHE_REPL_PLRU:
+		return plru_victim(L, set_idx);
+	default:
+		return L->ways - 1;
+	}
+}
+
+/* Installs a line into the free slot w; returns its slot. */
+static uint32_t
+install(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w, uint64_t line, bool dirty,
+	uint64_t mask)
+{
+	uint64_t e = (line << 1) | (dirty ? 1 : 0);
+
+	if (L->ordered) {
+		memmove(set + 1, set, (L->ways - 1) * sizeof(*set));
+		set[0] = e;
+		if (L->mask) {
+			uint64_t *m = L->mask + set_idx * L->ways;
+
+			memmove(m + 1, m, (L->ways - 1) * sizeof(*m));
+			m[0] = mask;
+		}
+		return 0;
+	}
+	set[w] = e;
+	if (L->mask)
+		L->mask[set_idx * L->ways + w] = mask;
+	if (L->cfg.repl == CACHE_REPL_PLRU)
+		plru_touch(L, set_idx, w);
+	return w;
+}
+
+/* Granules of [addr, addr + size) inside one line: touched ones, or only fully written ones. */
+static uint64_t
+granules(const struct level *L, uint64_t addr, uint32_t size, bool whole_only)
+{
+	uint64_t off = addr & (L->cfg.line_bytes - 1);
+	uint64_t g = UINT64_C(1) << L->granule_shift;
+	uint64_t first = whole_only ? (off + g - 1) >> L->granule_shift : off >> L->granule_shift;
+	uint64_t end = whole_only ? (off + size) >> L->granule_shift
+				  : ((off + size - 1) >> L->granule_shift) + 1;
+	uint64_t n;
+
+	if (end <= first)
+		return 0;
+	n = end - first;
+	return (n >= 64 ? UINT64_MAX : ((UINT64_C(1) << n) - 1)) << first;
+}
+
+/* ---- the hierarchy ---- */
+
+static unsigned level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req,
+			  uint32_t count, unsigned flags);
+
+/* Sends a request for [addr, addr + size) to what lies below level li, split into the lines of
+ * the level below. */
+static unsigned
+to_below(struct cache *c, int li, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+	 unsigned flags)
+{
+	int b = c->lv[li].below;
+	uint64_t end = addr + size;
+	unsigned res = 0;
+
+	if (b < 0) {
+		dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
+			      flags);
+		return 0;
+	}
+	while (addr < end) {
+		uint64_t lb = c->lv[b].cfg.line_bytes;
+		uint64_t piece_end = (addr | (lb - 1)) + 1;
+
+		if (piece_end > end)
+			piece_end = end;
+		res |= level_ref(c, b, addr, (uint32_t)(piece_end - addr), req, count, flags);
+		addr = piece_end;
+	}
+	return res;
+}
+
+/* Removes the lines inside line `line` of level li from every level above li. Returns true if
+ * any removed copy was dirty (its data joins li's write-back). */
+static bool
+back_invalidate(struct cache *c, int li, uint64_t line)
+{
+	unsigned shift = c->lv[li].line_shift;
+	uint64_t base = line << shift, end = base + (UINT64_C(1) << shift);
+	bool dirty = false;
+
+	for (unsigned u = 0; u < c->nlv; u++) {
+		struct level *U = &c->lv[u];
+
+		/* Levels above li: data levels 0..li-1, and I1 when it feeds a level at or above li. */
+		if ((int)u == li || (u < c->cfg.levels && (int)u > li))
+			continue;
+		if ((int)u == c->icache && (U->below < 0 || U->below > li))
+			continue;
+		for (uint64_t a = base; a < end; a += U->cfg.line_bytes) {
+			uint64_t ul = a >> U->line_shift;
+			uint64_t si = ul & U->set_mask;
+			uint64_t *set = U->tags + si * U->ways;
+			int w = find_way(set, U->ways, ul);
+
+			if (w < 0)
+				continue;
+			dirty |= set[w] & 1;
+			remove_slot(U, set, si, (uint32_t)w);
+			U->st.invalidations++;
+		}
+	}
+	return dirty;
+}
+
+/* A line taken out of a set to make room, waiting to be written back. */
+struct victim {
+	bool valid;
+	bool dirty;
+	uint64_t line;
+};
+
+/* Removes slot w of level li's set as a victim: counts the eviction and, for an inclusive
+ * level, back-invalidates the levels above (their dirty data joins the victim). */
+static struct victim
+take_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint32_t w)
+{
+	struct level *L = &c->lv[li];
+	struct victim v = { true, set[w] & 1, set[w] >> 1 };
+
+	L->st.evictions++;
+	remove_slot(L, set, set_idx, w);
+	if (L->cfg.inclusion == CACHE_INCL_INCLUSIVE)
+		v.dirty |= back_invalidate(c, li, v.line);
+	return v;
+}
+
+/* Sends a victim below: a write-back if dirty, or the hand-over to an exclusive level. */
+static void
+dispose_victim(struct cache *c, int li, const struct victim *v, unsigned flags)
+{
+	struct level *L = &c->lv[li];
+	uint64_t addr = v->line << L->line_shift;
+
+	flags &= F_FLUSH;
+	if (v->dirty) {
+		L->st.writebacks++;
+		if (flags & F_FLUSH)
+			L->st.flush_writebacks++;
+	}
+	if (L->below_exclusive)
+		to_below(c, li, addr, L->cfg.line_bytes, REQ_VICTIM, 1,
+			 flags | (v->dirty ? F_DIRTY : 0));
+	else if (v->dirty)
+		to_below(c, li, addr, L->cfg.line_bytes, REQ_WRITEBACK, 1, flags);
+}
+
+/* Allocates `line` in level li after a miss, in Dinero IV's order: the victim leaves the set,
+ * the fetch (unless fetch is false) reaches the level below, the line is installed, and only
+ * then does the victim's write-back go down. Returns the slot the line landed in. */
+static uint32_t
+allocate(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, bool fetch,
+	 bool dirty, uint64_t mask, unsigned flags)
+{
+	struct level *L = &c->lv[li];
+	struct victim v = { false, false, 0 };
+	int w = free_slot(L, set);
+	uint32_t slot;
+
+	if (w < 0) {
+		w = (int)choose_victim(L, set_idx);
+		v = take_victim(c, li, set, set_idx, (uint32_t)w);
+		if (L->ordered)
+			w = (int)L->ways - 1;
+	}
+	if (fetch) {
+		unsigned res = to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ,
+					1, flags & (F_RFO | F_IFETCH | F_FLUSH));
+
+		L->st.fills++;
+		dirty |= res & RES_DIRTY;
+	}
+	slot = install(L, set, set_idx, (uint32_t)w, line, dirty, mask);
+	if (v.valid)
+		dispose_victim(c, li, &v, flags);
+	return slot;
+}
+
+static void
+count_read_miss(struct level *L, unsigned flags)
+{
+	L->st.read_misses++;
+	if (flags & F_RFO)
+		L->st.rfo_misses++;
+	if (flags & F_IFETCH)
+		L->st.ifetch_misses++;
+}
+
+static unsigned
+level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
+	   uint64_t addr, uint32_t size, unsigned flags)
+{
+	struct level *L = &c->lv[li];
+
+	if (L->cfg.inclusion == CACHE_INCL_EXCLUSIVE) {
+		/* A victim cache hands the line up and forgets it; a miss is fetched from below
+		 * straight into the level above. */
+		if (w >= 0) {
+			unsigned res = (set[w] & 1) ? RES_DIRTY : 0;
+
+			remove_slot(L, set, set_idx, (uint32_t)w);
+			return res;
+		}
+		count_read_miss(L, flags);
+		return to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ, 1,
+				flags & (F_RFO | F_IFETCH | F_FLUSH));
+	}
+	if (w >= 0) {
+		uint32_t nw = touch(L, set, set_idx, (uint32_t)w);
+
+		if (L->mask) {
+			uint64_t *m = &L->mask[set_idx * L->ways + nw];
+
+			if ((*m & granules(L, addr, size, false)) != granules(L, addr, size, false)) {
+				/* Write-validated line with bytes never written: fetch them now. */
+				count_read_miss(L, flags);
+				to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ,
+					 1, flags & (F_RFO | F_IFETCH | F_FLUSH));
+				L->st.fills++;
+				*m = L->full_mask;
+			}
+		}
+		return 0;
+	}
+	count_read_miss(L, flags);
+	allocate(c, li, set, set_idx, line, true, false, L->mask ? L->full_mask : 0, flags);
+	return 0;
+}
+
+static void
+level_write(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
+	    uint64_t addr, uint32_t size, enum req req, uint32_t count, unsigned flags)
+{
+	struct level *L = &c->lv[li];
+	bool through = L->cfg.write == CACHE_WRITE_THROUGH;
+	uint64_t wmask = L->mask ? granules(L, addr, size, true) : 0;
+
+	if (w >= 0) {
+		uint32_t nw = (req == REQ_WRITEBACK && L->cfg.quiet_writebacks)
+				      ? (uint32_t)w
+				      : touch(L, set, set_idx, (uint32_t)w);
+
+		if (L->mask)
+			L->mask[set_idx * L->ways + nw] |= wmask;
+		if (through)
+			to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+		else
+			set[nw] |= 1;
+		return;
+	}
+	if (L->cfg.inclusion == CACHE_INCL_EXCLUSIVE || L->cfg.alloc == CACHE_ALLOC_NONE ||
+	    (req == REQ_WRITEBACK && L->cfg.quiet_writebacks)) {
+		/* No allocation: every repeat misses and passes down. */
+		L->st.write_misses += count;
+		to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+		return;
+	}
+	L->st.write_misses++;
+	if (L->cfg.alloc == CACHE_ALLOC_VALIDATE) {
+		allocate(c, li, set, set_idx, line, false, !through, wmask, flags);
+	} else {
+		/* Write-allocate fetches the line unless the write covers all of it (a write-back
+		 * of an equal-sized line): nothing would be merged, so Dinero IV skips the fetch. */
+		bool whole = size == L->cfg.line_bytes;
+
+		allocate(c, li, set, set_idx, line, !whole, !through, L->mask ? L->full_mask : 0,
+			 flags | F_RFO);
+	}
+	if (through)
+		to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+}
+
+static void
+level_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
+	     unsigned flags)
+{
+	struct level *L = &c->lv[li];
+	bool dirty = flags & F_DIRTY;
+
+	L->st.writes++;
+	if (w >= 0) {
+		uint32_t nw = touch(L, set, set_idx, (uint32_t)w);
+
+		set[nw] |= dirty ? 1 : 0;
+		return;
+	}
+	allocate(c, li, set, set_idx, line, false, dirty, L->mask ? L->full_mask : 0,
+		 flags & F_FLUSH);
+}
+
+/* One request to level li for bytes inside one of its lines. */
+static unsigned
+level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, uint32_t count,
+	  unsigned flags)
+{
+	struct level *L = &c->lv[li];
+	uint64_t line = addr >> L->line_shift;
+	uint64_t set_idx = line & L->set_mask;
+	uint64_t *set = L->tags + set_idx * L->ways;
+	int w = find_way(set, L->ways, line);
+
+	switch (req) {
+	case REQ_READ:
+		L->st.reads += count;
+		return level_read(c, li, set, set_idx, line, w, addr, size, flags);
+	case REQ_VICTIM:
+		level_victim(c, li, set, set_idx, line, w, flags);
+		return 0;
+	default:
+		L->st.writes += count;
+		level_write(c, li, set, set_idx, line, w, addr, size, req, count, flags);
+		return 0;
+	}
+}
+
+static bool
+scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
+{
+	for (unsigned i = 1; i < c->narrays; i++) {
+		struct array *a = &c->arrays[i];
+
+		if (a->scratch && addr >= a->base && addr < a->end) {
+			a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
+			if (op == CACHE_OP_STORE)
+				c->cpu.scratch_write_bytes += bytes;
+			else
+				c->cpu.scratch_read_bytes += bytes;
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
+{
+	cache_access_merged(c, addr, size, op, count, (uint64_t)size * count);
+}
+
+void
+cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+		    uint32_t count, uint64_t bytes)
+{
+	struct level *L;
+	uint64_t line, last;
+	bool write = op == CACHE_OP_STORE;
+
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	if (c->nscratch && op != CACHE_OP_IFETCH && scratch_access(c, addr, op, bytes))
+		return;
+	if (op == CACHE_OP_IFETCH) {
+		if (c->icache < 0)
+			return;
+		L = &c->lv[c->icache];
+	} else if (c->cfg.levels == 0) {
+		dram_transfer(c, addr, bytes, write, 0);
+		return;
+	} else {
+		L = &c->lv[0];
+	}
+	line = addr >> L->line_shift;
+	last = (addr + size - 1) >> L->line_shift;
+	for (;; line++) {
+		uint64_t piece = line == (addr >> L->line_shift) ? addr : line << L->line_shift;
+		uint64_t piece_end = line == last ? addr + size : (line + 1) << L->line_shift;
+		uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
+
+		/* Hit on the most recent slot: no replacement state changes (see Notes). */
+		if ((set[0] >> 1) == line && (write ? L->fast_write : L->fast_read)) {
+			if (write) {
+				L->st.writes += count;
+				set[0] |= 1;
+			} else {
+				L->st.reads += count;
+			}
+		} else {
+			level_ref(c, (int)(L - c->lv), piece, (uint32_t)(piece_end - piece),
+				  write ? REQ_WRITE : REQ_READ, count,
+				  op == CACHE_OP_IFETCH ? F_IFETCH : 0);
+		}
+		if (line == last)
+			break;
+	}
+}
+
+/* ---- phases ---- */
+
+static void
+stats_add_delta(struct cache_level_stats *dst, const struct cache_level_stats *now,
+		struct cache_level_stats *snap)
+{
+	uint64_t *d = (uint64_t *)dst, *s = (uint64_t *)snap;
+	const uint64_t *n = (const uint64_t *)now;
+
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++) {
+		d[i] += n[i] - s[i];
+		s[i] = n[i];
+	}
+}
+
+static void
+sync_phase(struct cache *c)
+{
+	for (unsigned i = 0; i < c->nlv; i++)
+		stats_add_delta(&c->phases[c->cur_phase].lvl[i], &c->lv[i].st, &c->snap[i]);
+}
+
+int
+cache_add_phase(struct cache *c, const char *name)
+{
+	struct phase *p;
+
+	for (unsigned i = 1; i < c->nphases; i++)
+		if (strcmp(c->phases[i].name, name) == 0)
+			return (int)i;
+	if (c->nphases == c->phases_cap) {
+		c->phases_cap *= 2;
+		c->phases = xrealloc(c->phases, c->phases_cap * sizeof(*c->phases));
+	}
+	p = &c->phases[c->nphases];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return (int)c->nphases++;
+}
+
+void
+cache_set_phase(struct cache *c, int phase)
+{
+	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
+		return;
+	sync_phase(c);
+	c->cur_phase = (unsigned)phase;
+}
+
+/* ---- flush ---- */
+
+void
+cache_flush(struct cache *c)
+{
+	cache_set_phase(c, cache_add_phase(c, "flush"));
+	for (unsigned li = 0; li < c->cfg.levels; li++) {
+		struct level *L = &c->lv[li];
+		uint64_t sets = L->set_mask + 1;
+
+		for (uint64_t s = sets; s-- > 0;) {
+			uint64_t *set = L->tags + s * L->ways;
+
+			for (uint32_t w = L->ways; w-- > 0;) {
+				uint64_t e = set[w];
+
+				if (e == TAG_INVALID || !(e & 1))
+					continue;
+				set[w] = e & ~UINT64_C(1);
+				L->st.writebacks++;
+				L->st.flush_writebacks++;
+				to_below(c, (int)li, (e >> 1) << L->line_shift, L->cfg.line_bytes,
+					 REQ_WRITEBACK, 1, F_FLUSH);
+			}
+		}
+	}
+	sync_phase(c);
+}
+
+/* ---- arrays ---- */
+
+int
+cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes, bool scratch)
+{
+	struct array *a;
+
+	if (c->narrays > CACHE_MAX_ARRAYS)
+		return -ENOSPC;
+	a = &c->arrays[c->narrays];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->base = base;
+	a->end = base + bytes;
+	a->scratch = scratch;
+	if (scratch)
+		c->nscratch++;
+	return (int)c->narrays++;
+}
+
+/* ---- getters ---- */
+
+unsigned
+cache_level_count(const struct cache *c)
+{
+	return c->nlv;
+}
+
+const struct cache_level_config *
+cache_level_config(const struct cache *c, unsigned i)
+{
+	return &c->lv[i].cfg;
+}
+
+const struct cache_level_stats *
+cache_level_stats(const struct cache *c, unsigned i)
+{
+	return &c->lv[i].st;
+}
+
+const struct cache_traffic *
+cache_dram(const struct cache *c)
+{
+	return &c->dram;
+}
+
+const struct cache_cpu_stats *
+cache_cpu(const struct cache *c)
+{
+	return &c->cpu;
+}
+
+unsigned
+cache_array_count(const struct cache *c)
+{
+	return c->narrays;
+}
+
+const char *
+cache_array_name(const struct cache *c, unsigned i)
+{
+	return c->arrays[i].name;
+}
+
+bool
+cache_array_is_scratch(const struct cache *c, unsigned i)
+{
+	return c->arrays[i].scratch;
+}
+
+const struct cache_traffic *
+cache_array_traffic(const struct cache *c, unsigned i)
+{
+	return &c->arrays[i].traffic;
+}
+
+const uint64_t *
+cache_array_scratch(const struct cache *c, unsigned i)
+{
+	return c->arrays[i].scratch_bytes;
+}
+
+unsigned
+cache_phase_count(const struct cache *c)
+{
+	return c->nphases;
+}
+
+const char *
+cache_phase_name(const struct cache *c, unsigned i)
+{
+	return c->phases[i].name;
+}
+
+const struct cache_traffic *
+cache_phase_traffic(const struct cache *c, unsigned i)
+{
+	return &c->phases[i].traffic;
+}
+
+const struct cache_traffic *
+cache_phase_array_traffic(const struct cache *c, unsigned p, unsigned a)
+{
+	return &c->phases[p].per_array[a];
+}
+
+const struct cache_level_stats *
+cache_phase_level_stats(struct cache *c, unsigned p, unsigned i)
+{
+	sync_phase(c);
+	return &c->phases[p].lvl[i];
+}

@@ -1,0 +1,176 @@
+#pragma once
+
+/*
+ * The memory-hierarchy model: 0 to 4 data cache levels (L1 .. L4), an optional instruction
+ * cache (I1) beside L1, DRAM below the last level, and on-chip scratch ranges that bypass the
+ * caches. It counts per-level events and DRAM bytes, split per array and per phase.
+ *
+ * Address ranges are half-open everywhere: [addr, addr + bytes).
+ *
+ * A config must pass cache_config_validate() before cache_create(); the access path trusts it.
+ * No global state: any number of models can live in one process.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CACHE_MAX_LEVELS 4
+#define CACHE_MAX_ARRAYS 64
+#define CACHE_NAME_MAX 32
+
+enum cache_repl {
+	CACHE_REPL_LRU = 0,
+	CACHE_REPL_FIFO,
+	CACHE_REPL_RANDOM,
+	CACHE_REPL_PLRU,
+};
+
+enum cache_write_policy {
+	CACHE_WRITE_BACK = 0,
+	CACHE_WRITE_THROUGH,
+};
+
+enum cache_alloc_policy {
+	CACHE_ALLOC_FETCH = 0, /* wa: a write miss fetches the line (read for ownership) */
+	CACHE_ALLOC_NONE,      /* nwa: a write miss passes the write to the level below */
+	CACHE_ALLOC_VALIDATE,  /* wv: a write miss allocates without fetching; bytes become valid */
+};
+
+enum cache_inclusion {
+	CACHE_INCL_NINE = 0,   /* non-inclusive non-exclusive of the levels above */
+	CACHE_INCL_INCLUSIVE,  /* holds every line of the levels above; evictions back-invalidate */
+	CACHE_INCL_EXCLUSIVE,  /* victim cache of the level above: holds only its evicted lines */
+};
+
+enum cache_op {
+	CACHE_OP_LOAD = 0,
+	CACHE_OP_STORE,
+	CACHE_OP_IFETCH,
+	CACHE_OP_COUNT,
+};
+
+struct cache_level_config {
+	char name[8];         /* "L1" .. "L4", "I1" */
+	uint64_t size_bytes;
+	uint32_t assoc;       /* ways per set; size/line when fully associative */
+	bool fully_assoc;     /* spelled "full" in specs */
+	uint32_t line_bytes;
+	enum cache_repl repl;
+	enum cache_write_policy write;
+	enum cache_alloc_policy alloc;
+	enum cache_inclusion inclusion; /* relation to the levels above this one */
+	bool quiet_writebacks; /* write-backs from above update a present line without touching its
+				  recency and pass down when the line is absent (Cachegrind) */
+};
+
+struct cache_config {
+	unsigned levels; /* data levels; 0: no cache, every access moves its own bytes to DRAM */
+	struct cache_level_config level[CACHE_MAX_LEVELS];
+	bool has_icache; /* I1 beside L1; without it instruction fetches are only counted */
+	struct cache_level_config icache;
+	uint64_t seed;   /* random replacement; the same seed gives the same run */
+};
+
+/* Per-level counters. Accesses are counted per line touched (an access that spans two lines
+ * counts twice). hits = reads + writes - read_misses - write_misses. */
+struct cache_level_stats {
+	uint64_t reads;        /* demand reads: loads, fills requested by the level above */
+	uint64_t writes;       /* stores, write-throughs and write-backs from above, victims */
+	uint64_t read_misses;
+	uint64_t write_misses;
+	uint64_t rfo_misses;    /* read misses caused by a write miss above (inside read_misses) */
+	uint64_t ifetch_misses; /* read misses caused by instruction fetches (inside read_misses) */
+	uint64_t fills;        /* lines fetched from below and installed */
+	uint64_t evictions;    /* valid lines replaced */
+	uint64_t writebacks;   /* dirty lines written below (flush included) */
+	uint64_t flush_writebacks;
+	uint64_t invalidations; /* lines dropped by back-invalidation from an inclusive level */
+};
+
+/* DRAM-level traffic in bytes. read_bytes includes rfo_bytes and flush_read_bytes; write_bytes
+ * includes flush_write_bytes, so the no-flush view is write_bytes - flush_write_bytes. */
+struct cache_traffic {
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t rfo_bytes;        /* fills caused by write misses (read for ownership) */
+	uint64_t flush_write_bytes; /* dirty lines written back by the final flush */
+	uint64_t flush_read_bytes;  /* fills the flush caused (write-allocate below a flushed level) */
+};
+
+/* What the processor issued, merged repeats included. */
+struct cache_cpu_stats {
+	uint64_t ops[CACHE_OP_COUNT];   /* loads, stores, instruction fetches */
+	uint64_t bytes[CACHE_OP_COUNT];
+	uint64_t scratch_read_bytes;    /* loads and stores that hit a scratch range */
+	uint64_t scratch_write_bytes;
+};
+
+struct cache;
+
+/* Checks a config: geometry (power-of-two set count and line, line no larger than the cache,
+ * ways dividing the lines), policy combinations. Returns 0, or -EINVAL with a one-line message
+ * naming the bad level and part in err. */
+int cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen);
+
+/* Builds a model from a validated config; the caches start empty. Caller frees with
+ * cache_destroy(). */
+struct cache *cache_create(const struct cache_config *cfg);
+void cache_destroy(struct cache *c);
+
+/* The config the model was built from (borrowed). */
+const struct cache_config *cache_get_config(const struct cache *c);
+
+/* One load, store or instruction fetch of size bytes (size >= 1, addr + size must not wrap),
+ * repeated count times back to back (count >= 1: merged same-line accesses). */
+void cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count);
+
+/* The same for count merged accesses whose union [addr, addr + size) lies inside one L1 line
+ * and whose own sizes add up to bytes (the tracing layer's same-line merging). */
+void cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+			 uint32_t count, uint64_t bytes);
+
+/* Writes every dirty line back, level by level from L1 down, as the final flush; lines stay
+ * valid and clean. Traffic it causes is counted as flush traffic, in a phase named "flush". */
+void cache_flush(struct cache *c);
+
+/* Declares a named address range for per-array accounting. scratch: accesses to the range
+ * never enter the caches and count as scratch bytes. Later declarations win where ranges
+ * overlap. Returns the array's index (>= 1; 0 is "other"), or -ENOSPC past CACHE_MAX_ARRAYS. */
+int cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes,
+		    bool scratch);
+
+/* Declares a phase; returns its index (>= 1; 0 is the unnamed phase before any). Declaring
+ * an existing name returns the existing index. */
+int cache_add_phase(struct cache *c, const char *name);
+/* Makes phase index current: later traffic is counted to it. */
+void cache_set_phase(struct cache *c, int phase);
+
+unsigned cache_level_count(const struct cache *c); /* data levels plus I1 if present */
+/* Level i: 0 .. levels-1 are L1.., levels is I1. Borrowed; valid until cache_destroy(). */
+const struct cache_level_config *cache_level_config(const struct cache *c, unsigned i);
+const struct cache_level_stats *cache_level_stats(const struct cache *c, unsigned i);
+const struct cache_traffic *cache_dram(const struct cache *c);
+const struct cache_cpu_stats *cache_cpu(const struct cache *c);
+
+unsigned cache_array_count(const struct cache *c); /* including "other" at index 0 */
+const char *cache_array_name(const struct cache *c, unsigned i);
+bool cache_array_is_scratch(const struct cache *c, unsigned i);
+const struct cache_traffic *cache_array_traffic(const struct cache *c, unsigned i);
+/* Scratch bytes of array i: [0] read, [1] written. */
+const uint64_t *cache_array_scratch(const struct cache *c, unsigned i);
+
+unsigned cache_phase_count(const struct cache *c); /* including the unnamed phase 0 */
+const char *cache_phase_name(const struct cache *c, unsigned i);
+const struct cache_traffic *cache_phase_traffic(const struct cache *c, unsigned i);
+/* DRAM traffic of array a during phase p. */
+const struct cache_traffic *cache_phase_array_traffic(const struct cache *c, unsigned p,
+						      unsigned a);
+/* Level counters accumulated while phase p was current. */
+const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigned p, unsigned i);
+
+/* Names used in specs and reports. */
+const char *cache_repl_str(enum cache_repl r);
+const char *cache_write_str(enum cache_write_policy w);
+const char *cache_alloc_str(enum cache_alloc_policy a);
+const char *cache_inclusion_str(enum cache_inclusion i);

@@ -1,0 +1,319 @@
+/*
+ * `memsim bench`: replay speed on a synthetic trace shaped like the inner loops of attention.
+ *
+ * The trace is the S = Q K^T loop nest of a naive kernel, unblocked: for each query row i and
+ * key row j, a dot product over k that interleaves two row streams (Q[i][k], K[j][k], 4-byte
+ * elements) with a strided column stream (V^T read down a column every 8th step, stride N
+ * elements), then one store of S[i][j]. With N = 4096 and d = 64, K and V^T are 1 MiB each: the
+ * row streams mostly hit L1, the column stream misses L1 and partly L2.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "analysis/report.h"
+#include "sim/commands.h"
+#include "sim/replay.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+#include "traces/mtrace.h"
+
+#define BENCH_N 4096u
+#define BENCH_D 64u
+#define Q_BASE UINT64_C(0x10000000)
+#define K_BASE UINT64_C(0x20000000)
+#define VT_BASE UINT64_C(0x30000000)
+#define S_BASE UINT64_C(0x40000000)
+
+struct sink {
+	struct cache *cache;
+	struct mtrace_writer *mt;
+	FILE *din;
+};
+
+static inline void
+emit(struct sink *s, enum trace_event_kind kind, uint64_t addr)
+{
+	if (s->cache)
+		cache_access(s->cache, addr, 4, (enum cache_op)kind, 1);
+	if (s->mt)
+		mtrace_writer_access(s->mt, kind, addr, 4, 1);
+	if (s->din)
+		fprintf(s->din, "%d %" PRIx64 "\n", kind == TRACE_EV_STORE ? 1 : 0, addr);
+}
+
+/* Generates at least `target` accesses (whole query rows); returns how many. */
+static uint64_t
+generate(struct sink *s, uint64_t target)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; n < target; i++) {
+		uint64_t qrow = Q_BASE + (i % BENCH_N) * BENCH_D * 4;
+
+		for (uint64_t j = 0; j < BENCH_N; j++) {
+			uint64_t krow = K_BASE + j * BENCH_D * 4;
+
+			for (uint64_t k = 0; k < BENCH_D; k++) {
+				emit(s, TRACE_EV_LOAD, qrow + k * 4);
+				emit(s, TRACE_EV_LOAD, krow + k * 4);
+				if (k % 8 == 0)
+					emit(s, TRACE_EV_LOAD, VT_BASE + (k * BENCH_N + j) * 4);
+			}
+			emit(s, TRACE_EV_STORE, S_BASE + ((i % BENCH_N) * BENCH_N + j) * 4);
+			n += 2 * BENCH_D + BENCH_D / 8 + 1;
+		}
+	}
+	return n;
+}
+
+void
+usage_bench(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim bench [--accesses N] [--cache SPEC] [--dir DIR] [--repeat R]\n"
+		"                    [--keep] [--json FILE]\n"
+		"\n"
+		"Builds a synthetic attention-shaped trace (two interleaved row streams and a strided\n"
+		"column stream, the S = QK^T loop of a naive kernel), writes it in memsim's binary\n"
+		"format and in din, replays both through the cache model and prints accesses per\n"
+		"second, with the rate of feeding the generator straight into the model for scale.\n"
+		"All three must give identical counters; bench fails if they do not.\n"
+		"\n"
+		"  -n, --accesses N   at least this many accesses [50000000]\n"
+		"  -c, --cache SPEC   cache spec or preset [L1=32K:8:64,L2=1M:16:64]\n"
+		"  -d, --dir DIR      where the trace files go [$TMPDIR or /tmp]\n"
+		"  -r, --repeat R     replays of each file; the best time is reported [3]\n"
+		"      --keep         keep the trace files\n"
+		"  -j, --json FILE    also write the figures as JSON\n");
+}
+
+static bool
+same_counters(struct cache *a, struct cache *b)
+{
+	const struct cache_traffic *da = cache_dram(a), *db = cache_dram(b);
+
+	for (unsigned i = 0; i < cache_level_count(a); i++)
+		if (memcmp(cache_level_stats(a, i), cache_level_stats(b, i),
+			   sizeof(struct cache_level_stats)))
+			return false;
+	return memcmp(da, db, sizeof(*da)) == 0;
+}
+
+struct timing {
+	const char *name;
+	double best, worst;
+	uint64_t accesses;
+	uint64_t file_bytes;
+};
+
+static int
+time_replay(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
+	    struct timing *t, struct cache **keep, char *err, size_t errlen)
+{
+	for (int r = 0; r < repeat; r++) {
+		struct replay_result res;
+
+		if (replay_file(path, fmt, spec, true, &res, err, errlen))
+			return -1;
+		if (r == 0 || res.seconds < t->best)
+			t->best = res.seconds;
+		if (r == 0 || res.seconds > t->worst)
+			t->worst = res.seconds;
+		t->accesses = res.accesses;
+		if (r == repeat - 1) {
+			*keep = res.cache;
+			res.cache = NULL;
+		}
+		replay_result_finish(&res);
+	}
+	return 0;
+}
+
+static uint64_t
+file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return 0;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fclose(f);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+int
+cmd_bench(int argc, char **argv)
+{
+	enum { OPT_KEEP = 256 };
+	static const struct option opts[] = {
+		{ "accesses", required_argument, NULL, 'n' },
+		{ "cache", required_argument, NULL, 'c' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t target = 50000000, repeat = 3;
+	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	bool keep = false;
+	struct spec spec;
+	char err[512], mt_path[4096], din_path[4096];
+	struct sink direct = { 0 }, files = { 0 };
+	struct timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
+			       { "memsim binary trace", 0, 0, 0, 0 },
+			       { "din text trace", 0, 0, 0, 0 } };
+	struct cache *result[3] = { NULL, NULL, NULL };
+	double t0;
+	int opt, rc = EXIT_RUNTIME;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "n:c:d:r:j:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			if (!parse_u64(optarg, &target) || target == 0)
+				return usage_error("bench", "--accesses: '%s' is not a positive number", optarg);
+			break;
+		case 'c':
+			spec_text = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'r':
+			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100)
+				return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100", optarg);
+			break;
+		case OPT_KEEP:
+			keep = true;
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'h':
+			usage_bench(stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("bench", "bad option");
+		}
+	}
+	if (optind != argc)
+		return usage_error("bench", "bench takes no file arguments");
+	if (spec_parse(spec_text, &spec, err, sizeof(err)))
+		return usage_error("bench", "--cache: %s", err);
+	snprintf(mt_path, sizeof(mt_path), "%s/memsim-bench-%ld.mtr", dir, (long)getpid());
+	snprintf(din_path, sizeof(din_path), "%s/memsim-bench-%ld.din", dir, (long)getpid());
+
+	/* 1. The generator straight into the model: the ceiling for any trace format. */
+	direct.cache = cache_create(&spec.cache);
+	t0 = now_seconds();
+	t[0].accesses = generate(&direct, target);
+	t[0].best = t[0].worst = now_seconds() - t0;
+	cache_flush(direct.cache);
+	result[0] = direct.cache;
+
+	/* 2. The same accesses written once to both files. */
+	files.mt = mtrace_writer_open(mt_path, "memsim bench (synthetic attention trace)", err,
+				      sizeof(err));
+	if (!files.mt) {
+		fprintf(stderr, "memsim: %s\n", err);
+		goto out;
+	}
+	files.din = fopen(din_path, "w");
+	if (!files.din) {
+		fprintf(stderr, "memsim: cannot create %s: %s\n", din_path, strerror(errno));
+		mtrace_writer_close(files.mt, err, sizeof(err));
+		goto out;
+	}
+	fprintf(stderr, "memsim: bench: writing %" PRIu64 " accesses to %s and %s\n", t[0].accesses,
+		mt_path, din_path);
+	generate(&files, target);
+	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
+		fclose(files.din);
+		goto out;
+	}
+	if (fclose(files.din)) {
+		fprintf(stderr, "memsim: writing %s: %s\n", din_path, strerror(errno));
+		goto out;
+	}
+	t[1].file_bytes = file_size(mt_path);
+	t[2].file_bytes = file_size(din_path);
+
+	/* 3. Replays, best of `repeat`. */
+	if (time_replay(mt_path, TRACE_FORMAT_MEMSIM, &spec, (int)repeat, &t[1], &result[1], err,
+			sizeof(err)) ||
+	    time_replay(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
+			sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
+		goto out;
+	}
+	if (!same_counters(result[0], result[1]) || !same_counters(result[0], result[2]) ||
+	    t[1].accesses != t[0].accesses || t[2].accesses != t[0].accesses) {
+		fprintf(stderr, "memsim: bench: the three replays disagree; this is a bug\n");
+		goto out;
+	}
+
+	printf("memsim bench: %" PRIu64 " accesses, cache %s, best of %" PRIu64 "\n\n",
+	       t[0].accesses, spec_text, repeat);
+	printf("%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
+	       "bytes/access");
+	for (int i = 0; i < 3; i++) {
+		printf("%-30s %10.3f %14.3e %12.1f %14.2f\n", t[i].name, t[i].best,
+		       (double)t[i].accesses / t[i].best, (double)t[i].file_bytes / 1048576.0,
+		       (double)t[i].file_bytes / (double)t[i].accesses);
+	}
+	printf("\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
+	printf("counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
+	       100.0 * (double)(cache_level_stats(result[1], 0)->read_misses +
+				cache_level_stats(result[1], 0)->write_misses) /
+		       (double)t[0].accesses,
+	       (double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
+		       1048576.0);
+	if (json_path) {
+		cJSON *root = cJSON_CreateObject(), *runs;
+
+		report_add_header(root, argc, argv);
+		cJSON_AddStringToObject(root, "cache", spec_text);
+		cJSON_AddNumberToObject(root, "accesses", (double)t[0].accesses);
+		runs = cJSON_AddArrayToObject(root, "runs");
+		for (int i = 0; i < 3; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "source", t[i].name);
+			cJSON_AddNumberToObject(o, "best_seconds", t[i].best);
+			cJSON_AddNumberToObject(o, "worst_seconds", t[i].worst);
+			cJSON_AddNumberToObject(o, "accesses_per_second",
+						(double)t[i].accesses / t[i].best);
+			cJSON_AddNumberToObject(o, "file_bytes", (double)t[i].file_bytes);
+			cJSON_AddItemToArray(runs, o);
+		}
+		if (report_write_json(json_path, root, err, sizeof(err))) {
+			fprintf(stderr, "memsim: %s\n", err);
+			cJSON_Delete(root);
+			goto out;
+		}
+		cJSON_Delete(root);
+	}
+	rc = EXIT_OK;
+out:
+	for (int i = 0; i < 3; i++)
+		cache_destroy(result[i]);
+	if (!keep) {
+		unlink(mt_path);
+		unlink(din_path);
+	}
+	return rc;
+}

@@ -1,0 +1,34 @@
+#pragma once
+
+/*
+ * The `memsim` subcommands. Each takes its own argv (argv[0] is the command name) and returns
+ * the process exit status: 0 ok, 1 runtime failure, 2 usage error.
+ */
+
+#include <stdio.h>
+
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,
+};
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *f);
+	const char *summary;
+};
+
+/* All commands, terminated by a row with name NULL. */
+extern const struct command commands[];
+
+int cmd_replay(int argc, char **argv);
+void usage_replay(FILE *f);
+int cmd_presets(int argc, char **argv);
+void usage_presets(FILE *f);
+int cmd_bench(int argc, char **argv);
+void usage_bench(FILE *f);
+
+/* Prints "memsim: msg" and "Try 'memsim help CMD'." to stderr; returns EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,39 @@
+#pragma once
+
+/*
+ * Replaying a trace through a cache model: the engine behind `memsim replay` and `memsim
+ * bench`. Memory use does not grow with the trace: events are decoded in fixed batches.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/cache.h"
+#include "sim/spec.h"
+#include "traces/reader.h"
+
+struct replay_result {
+	struct cache *cache; /* owned; freed by replay_result_finish() */
+	enum trace_format format;
+	uint64_t records;
+	uint64_t accesses; /* loads + stores + instruction fetches, repeats included */
+	uint64_t skipped;
+	char *tool_version;
+	char *recorded_command;
+	char spec_text[1024];
+	double seconds; /* wall time of the replay loop (reading and simulating) */
+};
+
+/* Feeds every event of r into c; trace arrays of space TILE go to scratch when
+ * tiles_in_scratch. Returns 0, or -1 with the reader's message in err. Adds the accesses seen
+ * to *accesses. */
+int replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
+		  uint64_t *accesses, char *err, size_t errlen);
+
+/* Opens path, builds a model from spec, replays, and flushes unless flush is false. Returns 0
+ * or -1 with a one-line message in err (nothing is left allocated then). */
+int replay_file(const char *path, enum trace_format format, const struct spec *spec, bool flush,
+		struct replay_result *out, char *err, size_t errlen);
+
+void replay_result_finish(struct replay_result *res);

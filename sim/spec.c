@@ -1,0 +1,472 @@
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/spec.h"
+#include "sim/util.h"
+
+const struct spec_preset spec_presets[] = {
+	{ "host", NULL, "this machine's data caches, read from sysfs",
+	  "/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,ways_of_associativity,"
+	  "coherency_line_size,number_of_sets}; replacement modelled as LRU" },
+	{ "i5-8250u", "L1=32K:8:64,L2=256K:4:64,L3=6M:12:64:incl",
+	  "Intel Core i5-8250U (Kaby Lake R), the labs' machine",
+	  "Intel 64 and IA-32 Optimization Reference Manual (Skylake client cache table) and "
+	  "WikiChip: L1d 32 KiB 8-way, L2 256 KiB 4-way, L3 6 MiB 12-way shared and inclusive; "
+	  "64 B lines; LRU stands in for Intel's undocumented adaptive policies" },
+	{ "cachegrind", "I1=32K:8:64,L1=32K:8:64,L2=1M:16:64:quietwb",
+	  "Cachegrind's model: I1 and D1 over one LL, LRU, write-allocate, write-backs ignored",
+	  "valgrind cachegrind/cg_sim.c; run Cachegrind with --I1=32768,8,64 --D1=32768,8,64 "
+	  "--LL=1048576,16,64 for the same geometry" },
+	{ "lab", "none,tiles=scratch",
+	  "the lab formulas' machine: tiles in on-chip scratch, no cache below them",
+	  "lab 'Bytes-Moved Delta of Flash vs Naive' (shared/seeds/002): every load or store of "
+	  "an array in memory moves its own bytes to or from DRAM" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const char *word_list = "lru|fifo|random|plru|wb|wt|wa|nwa|wv|nine|incl|excl|quietwb";
+
+/* Applies one policy word; `seen` tracks which group was already given. */
+static int
+apply_word(struct cache_level_config *l, const char *w, unsigned *seen, const char **prev,
+	   char *err, size_t errlen)
+{
+	static const struct {
+		const char *word;
+		unsigned group;
+		int value;
+	} words[] = {
+		{ "lru", 0, CACHE_REPL_LRU },    { "fifo", 0, CACHE_REPL_FIFO },
+		{ "random", 0, CACHE_REPL_RANDOM }, { "plru", 0, CACHE_REPL_PLRU },
+		{ "wb", 1, CACHE_WRITE_BACK },   { "wt", 1, CACHE_WRITE_THROUGH },
+		{ "wa", 2, CACHE_ALLOC_FETCH },  { "nwa", 2, CACHE_ALLOC_NONE },
+		{ "wv", 2, CACHE_ALLOC_VALIDATE }, { "nine", 3, CACHE_INCL_NINE },
+		{ "incl", 3, CACHE_INCL_INCLUSIVE }, { "excl", 3, CACHE_INCL_EXCLUSIVE },
+		{ "quietwb", 4, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		unsigned g = words[i].group;
+
+		if (strcasecmp(w, words[i].word) != 0)
+			continue;
+		if (*seen & (1u << g)) {
+			snprintf(err, errlen, "%s: '%s' and '%s' both given", l->name, prev[g], w);
+			return -EINVAL;
+		}
+		*seen |= 1u << g;
+		prev[g] = words[i].word;
+		switch (g) {
+		case 0:
+			l->repl = (enum cache_repl)words[i].value;
+			break;
+		case 1:
+			l->write = (enum cache_write_policy)words[i].value;
+			break;
+		case 2:
+			l->alloc = (enum cache_alloc_policy)words[i].value;
+			break;
+		case 3:
+			l->inclusion = (enum cache_inclusion)words[i].value;
+			break;
+		default:
+			l->quiet_writebacks = true;
+			break;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "%s: unknown policy word '%s' (expected %s)", l->name, w, word_list);
+	return -EINVAL;
+}
+
+static int
+parse_size_field(const char *lname, const char *what, const char *s, uint64_t *out, char *err,
+		 size_t errlen)
+{
+	int rc = parse_size_bytes(s, out);
+
+	if (rc == -ERANGE) {
+		snprintf(err, errlen, "%s: %s '%s' overflows 64 bits", lname, what, s);
+		return -EINVAL;
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: %s '%s' is not a size (digits with optional B, K, M, G)",
+			 lname, what, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parses "SIZE:ASSOC:LINE[:WORD...]" into l (l->name already set). */
+static int
+parse_level(char *value, struct cache_level_config *l, char *err, size_t errlen)
+{
+	char *fields[16];
+	unsigned n = 0, seen = 0;
+	const char *prev[5] = { 0 };
+	uint64_t v;
+	char *save = NULL;
+
+	for (char *tok = strtok_r(value, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		if (n == sizeof(fields) / sizeof(fields[0])) {
+			snprintf(err, errlen, "%s: too many ':' fields", l->name);
+			return -EINVAL;
+		}
+		fields[n++] = tok;
+	}
+	if (n < 3) {
+		snprintf(err, errlen, "%s: expected size:assoc:line, e.g. %s=32K:8:64", l->name,
+			 l->name);
+		return -EINVAL;
+	}
+	if (parse_size_field(l->name, "size", fields[0], &l->size_bytes, err, errlen))
+		return -EINVAL;
+	if (strcasecmp(fields[1], "full") == 0) {
+		l->fully_assoc = true;
+	} else if (!parse_u64(fields[1], &v)) {
+		snprintf(err, errlen, "%s: associativity '%s' is not a number or 'full'", l->name,
+			 fields[1]);
+		return -EINVAL;
+	} else if (v > UINT32_MAX) {
+		snprintf(err, errlen, "%s: associativity '%s' is too large", l->name, fields[1]);
+		return -EINVAL;
+	} else {
+		l->assoc = (uint32_t)v;
+	}
+	if (parse_size_field(l->name, "line size", fields[2], &v, err, errlen))
+		return -EINVAL;
+	if (v > (UINT64_C(1) << 20)) {
+		snprintf(err, errlen, "%s: line size '%s' is too large", l->name, fields[2]);
+		return -EINVAL;
+	}
+	l->line_bytes = (uint32_t)v;
+	for (unsigned i = 3; i < n; i++)
+		if (apply_word(l, fields[i], &seen, prev, err, errlen))
+			return -EINVAL;
+	if (!l->fully_assoc && l->assoc && l->line_bytes && l->size_bytes / l->line_bytes &&
+	    l->assoc == l->size_bytes / l->line_bytes)
+		l->fully_assoc = true;
+	return 0;
+}
+
+static const struct spec_preset *
+find_preset(const char *name)
+{
+	for (const struct spec_preset *p = spec_presets; p->name; p++)
+		if (strcasecmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static int parse_items(const char *text, struct spec *out, char *err, size_t errlen);
+
+int
+spec_parse(const char *text, struct spec *out, char *err, size_t errlen)
+{
+	const struct spec_preset *p;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!text || !*text) {
+		snprintf(err, errlen, "empty cache spec");
+		return -EINVAL;
+	}
+	p = find_preset(text);
+	if (p && !p->spec) {
+		rc = spec_from_sysfs("/sys/devices/system/cpu/cpu0/cache", out, err, errlen);
+		if (rc)
+			return rc;
+	} else if (p) {
+		rc = parse_items(p->spec, out, err, errlen);
+		if (rc)
+			return rc;
+	} else {
+		rc = parse_items(text, out, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (p)
+		snprintf(out->preset, sizeof(out->preset), "%s", p->name);
+	if (cache_config_validate(&out->cache, err, errlen))
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_items(const char *text, struct spec *out, char *err, size_t errlen)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	int rc = -EINVAL;
+	bool have_none = false;
+
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		char name[8];
+		struct cache_level_config *l;
+
+		if (strcasecmp(item, "none") == 0) {
+			have_none = true;
+			continue;
+		}
+		if (!eq) {
+			if (find_preset(item))
+				snprintf(err, errlen,
+					 "preset '%s' cannot be combined with other spec items",
+					 item);
+			else
+				snprintf(err, errlen,
+					 "unknown cache spec or preset '%s' (presets: host, "
+					 "i5-8250u, cachegrind, lab; or a spec like "
+					 "L1=32K:8:64,L2=1M:16:64)",
+					 item);
+			goto out;
+		}
+		*eq = '\0';
+		if (strcasecmp(item, "tiles") == 0) {
+			if (strcasecmp(eq + 1, "scratch") == 0) {
+				out->tiles_in_scratch = true;
+			} else if (strcasecmp(eq + 1, "dram") == 0) {
+				out->tiles_in_scratch = false;
+			} else {
+				snprintf(err, errlen, "tiles: '%s' is not 'scratch' or 'dram'",
+					 eq + 1);
+				goto out;
+			}
+			continue;
+		}
+		if (strlen(item) != 2 || !strchr("LlIi", item[0]) || item[1] < '1' ||
+		    item[1] > '9') {
+			snprintf(err, errlen, "unknown cache level '%s' (expected L1..L4 or I1)",
+				 item);
+			goto out;
+		}
+		name[0] = (char)toupper((unsigned char)item[0]);
+		name[1] = item[1];
+		name[2] = '\0';
+		if (name[0] == 'I') {
+			if (name[1] != '1' || out->cache.has_icache) {
+				snprintf(err, errlen, "%s: only one instruction cache, I1, is modelled",
+					 name);
+				goto out;
+			}
+			l = &out->cache.icache;
+			out->cache.has_icache = true;
+		} else {
+			unsigned idx = (unsigned)(name[1] - '1');
+
+			if (idx >= CACHE_MAX_LEVELS) {
+				snprintf(err, errlen, "%s: at most %d data levels (L1..L4)", name,
+					 CACHE_MAX_LEVELS);
+				goto out;
+			}
+			if (idx != out->cache.levels) {
+				if (idx < out->cache.levels)
+					snprintf(err, errlen, "%s given twice", name);
+				else
+					snprintf(err, errlen, "%s given before L%u", name,
+						 out->cache.levels + 1);
+				goto out;
+			}
+			l = &out->cache.level[idx];
+			out->cache.levels++;
+		}
+		memcpy(l->name, name, 3);
+		if (parse_level(eq + 1, l, err, errlen))
+			goto out;
+	}
+	if (have_none && (out->cache.levels || out->cache.has_icache)) {
+		snprintf(err, errlen, "'none' means no cache levels; it cannot be combined with "
+				      "level items");
+		goto out;
+	}
+	if (!have_none && !out->cache.levels && !out->cache.has_icache) {
+		snprintf(err, errlen, "cache spec '%s' names no level (use 'none' for no cache)",
+			 text);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
+
+/* ---- host preset ---- */
+
+static int
+read_sysfs_line(const char *dir, const char *entry, const char *file, char *buf, size_t len)
+{
+	char path[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, entry, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	n = strlen(buf);
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int
+read_sysfs_u64(const char *dir, const char *entry, const char *file, uint64_t *out, bool size)
+{
+	char buf[64];
+	int rc = read_sysfs_line(dir, entry, file, buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	if (size)
+		return parse_size_bytes(buf, out) ? -EINVAL : 0;
+	return parse_u64(buf, out) ? 0 : -EINVAL;
+}
+
+int
+spec_from_sysfs(const char *sysfs_dir, struct spec *out, char *err, size_t errlen)
+{
+	DIR *d = opendir(sysfs_dir);
+	struct dirent *de;
+	struct cache_level_config found[CACHE_MAX_LEVELS + 1];
+	bool have[CACHE_MAX_LEVELS + 1] = { false };
+	bool have_i = false;
+	struct cache_level_config icache;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(found, 0, sizeof(found));
+	if (!d) {
+		snprintf(err, errlen, "host: cannot read %s: %s", sysfs_dir, strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char type[32];
+		uint64_t level, size, ways, line, sets;
+		struct cache_level_config l;
+
+		if (strncmp(de->d_name, "index", 5) != 0)
+			continue;
+		if (read_sysfs_line(sysfs_dir, de->d_name, "type", type, sizeof(type)) ||
+		    read_sysfs_u64(sysfs_dir, de->d_name, "level", &level, false) ||
+		    read_sysfs_u64(sysfs_dir, de->d_name, "size", &size, true) ||
+		    read_sysfs_u64(sysfs_dir, de->d_name, "ways_of_associativity", &ways, false) ||
+		    read_sysfs_u64(sysfs_dir, de->d_name, "coherency_line_size", &line, false)) {
+			snprintf(err, errlen, "host: %s/%s is missing or has unreadable fields",
+				 sysfs_dir, de->d_name);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (level < 1 || level > CACHE_MAX_LEVELS || !line || !ways || size < line) {
+			snprintf(err, errlen, "host: %s/%s describes an unusable cache (level %llu)",
+				 sysfs_dir, de->d_name, (unsigned long long)level);
+			rc = -EINVAL;
+			goto out;
+		}
+		memset(&l, 0, sizeof(l));
+		snprintf(l.name, sizeof(l.name), "%c%u", strcmp(type, "Instruction") ? 'L' : 'I',
+			 (unsigned)level);
+		l.line_bytes = (uint32_t)line;
+		l.assoc = (uint32_t)ways;
+		l.size_bytes = size;
+		sets = size / line / ways;
+		if (sets == 0 || !is_pow2(sets) || sets * ways * line != size) {
+			/* Non-power-of-two set counts (sliced LLCs) cannot be bit-indexed: keep the
+			 * line, take the next power of two of sets and as many ways as keep the
+			 * size at or just under the real one. */
+			uint64_t lines = size / line;
+			uint64_t p2 = sets ? UINT64_C(1) << log2_u64(sets) : 1;
+			char a[24], b[24];
+			size_t used = strlen(out->note);
+
+			if (p2 < sets)
+				p2 <<= 1;
+			while (p2 > 1 && lines / p2 == 0)
+				p2 >>= 1;
+			l.assoc = (uint32_t)(lines / p2);
+			l.size_bytes = p2 * l.assoc * line;
+			snprintf(out->note + used, sizeof(out->note) - used,
+				 "%s%s: %llu sets is not a power of two; modelled as %llu sets x %u "
+				 "ways (%s of %s)",
+				 used ? "; " : "", l.name, (unsigned long long)sets,
+				 (unsigned long long)p2, l.assoc,
+				 format_size_bytes(l.size_bytes, a, sizeof(a)),
+				 format_size_bytes(size, b, sizeof(b)));
+		}
+		if (l.name[0] == 'I') {
+			if (level == 1) {
+				icache = l;
+				have_i = true;
+			}
+			continue;
+		}
+		if (level == 1 && strcmp(type, "Data") != 0 && strcmp(type, "Unified") != 0)
+			continue;
+		found[level] = l;
+		have[level] = true;
+	}
+	for (unsigned lv = 1; lv <= CACHE_MAX_LEVELS && have[lv]; lv++)
+		out->cache.level[out->cache.levels++] = found[lv];
+	if (out->cache.levels == 0) {
+		snprintf(err, errlen, "host: no data cache found under %s", sysfs_dir);
+		rc = -ENOENT;
+		goto out;
+	}
+	if (have_i) {
+		out->cache.icache = icache;
+		out->cache.has_icache = true;
+	}
+	snprintf(out->preset, sizeof(out->preset), "host");
+out:
+	closedir(d);
+	return rc;
+}
+
+/* ---- formatting ---- */
+
+char *
+spec_format_level(const struct cache_level_config *l, char *buf, size_t len)
+{
+	char size[24], line[24], assoc[24];
+
+	if (l->fully_assoc)
+		snprintf(assoc, sizeof(assoc), "full");
+	else
+		snprintf(assoc, sizeof(assoc), "%u", l->assoc);
+	format_size_bytes(l->size_bytes, size, sizeof(size));
+	snprintf(line, sizeof(line), "%u", l->line_bytes);
+	snprintf(buf, len, "%s:%s:%s:%s:%s:%s:%s%s", size, assoc, line, cache_repl_str(l->repl),
+		 cache_write_str(l->write), cache_alloc_str(l->alloc),
+		 cache_inclusion_str(l->inclusion), l->quiet_writebacks ? ":quietwb" : "");
+	return buf;
+}
+
+char *
+spec_format(const struct spec *s, char *buf, size_t len)
+{
+	size_t used = 0;
+	char lv[128];
+
+	buf[0] = '\0';
+	if (s->cache.has_icache)
+		used += (size_t)snprintf(buf + used, len - used, "I1=%s,",
+					 spec_format_level(&s->cache.icache, lv, sizeof(lv)));
+	for (unsigned i = 0; i < s->cache.levels && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s=%s,", s->cache.level[i].name,
+					 spec_format_level(&s->cache.level[i], lv, sizeof(lv)));
+	if (s->cache.levels == 0 && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "none,");
+	if (used < len)
+		snprintf(buf + used, len - used, "tiles=%s",
+			 s->tiles_in_scratch ? "scratch" : "dram");
+	return buf;
+}

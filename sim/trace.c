@@ -1,0 +1,158 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/trace.h"
+#include "sim/util.h"
+
+struct phase_map {
+	char name[CACHE_NAME_MAX];
+	int cache_idx;
+	int writer_idx;
+};
+
+struct trace_state {
+	struct cache *cache;
+	struct mtrace_writer *writer;
+	int tiles_in_scratch;
+	struct phase_map *phases;
+	unsigned nphases, phases_cap;
+};
+
+struct trace_ctx *
+trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
+{
+	struct trace_ctx *t = xzalloc(sizeof(*t));
+
+	t->state = xzalloc(sizeof(*t->state));
+	t->state->cache = c;
+	t->state->writer = w;
+	t->state->tiles_in_scratch = tiles_in_scratch;
+	t->pend_line = UINT64_MAX;
+	/* Merge at L1-line granularity; with no cache any granule works, since each access
+	 * then moves its own bytes. */
+	if (c && cache_get_config(c)->levels > 0)
+		t->line_shift = log2_u64(cache_get_config(c)->level[0].line_bytes);
+	else
+		t->line_shift = 6;
+	t->merge = c && !w;
+	return t;
+}
+
+void
+trace_flush(struct trace_ctx *t)
+{
+	if (t->pend_line == UINT64_MAX)
+		return;
+	cache_access_merged(t->state->cache, t->pend_lo, (uint32_t)(t->pend_hi - t->pend_lo),
+			    (enum cache_op)t->pend_op, t->pend_count, t->pend_bytes);
+	t->pend_line = UINT64_MAX;
+}
+
+void
+trace_ctx_destroy(struct trace_ctx *t)
+{
+	if (!t)
+		return;
+	trace_flush(t);
+	free(t->state->phases);
+	free(t->state);
+	free(t);
+}
+
+int
+trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
+	    enum trace_space space)
+{
+	struct trace_state *s = t->state;
+	uint64_t base = (uint64_t)(uintptr_t)p;
+
+	trace_flush(t);
+	if (s->writer) {
+		int rc = mtrace_writer_array(s->writer, name, base, bytes, space);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (s->cache) {
+		bool scratch = space == TRACE_SPACE_SCRATCH ||
+			       (space == TRACE_SPACE_TILE && s->tiles_in_scratch);
+		int rc = cache_add_array(s->cache, name, base, bytes, scratch);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+trace_phase(struct trace_ctx *t, const char *name)
+{
+	struct trace_state *s = t->state;
+	struct phase_map *m = NULL;
+
+	trace_flush(t);
+	for (unsigned i = 0; i < s->nphases; i++)
+		if (strcmp(s->phases[i].name, name) == 0)
+			m = &s->phases[i];
+	if (!m) {
+		if (s->nphases == s->phases_cap) {
+			s->phases_cap = s->phases_cap ? s->phases_cap * 2 : 8;
+			s->phases = xrealloc(s->phases, s->phases_cap * sizeof(*s->phases));
+		}
+		m = &s->phases[s->nphases++];
+		memset(m, 0, sizeof(*m));
+		strncpy(m->name, name, sizeof(m->name) - 1);
+		m->cache_idx = s->cache ? cache_add_phase(s->cache, name) : -1;
+		m->writer_idx = s->writer ? mtrace_writer_phase(s->writer, name) : -1;
+	}
+	if (s->cache)
+		cache_set_phase(s->cache, m->cache_idx);
+	if (s->writer)
+		mtrace_writer_set_phase(s->writer, m->writer_idx);
+}
+
+void
+trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_op op)
+{
+	struct trace_state *s = t->state;
+
+	if (bytes == 0)
+		return;
+	/* Very long spans go out in pieces the 32-bit access size can carry. */
+	while (bytes > (UINT32_C(1) << 30)) {
+		trace_access_slow(t, addr, UINT32_C(1) << 30, op);
+		addr += UINT32_C(1) << 30;
+		bytes -= UINT32_C(1) << 30;
+	}
+	if (s->writer)
+		mtrace_writer_access(s->writer, (enum trace_event_kind)op, addr, (uint32_t)bytes, 1);
+	if (!s->cache)
+		return;
+	if (t->pend_line != UINT64_MAX) {
+		uint64_t line = addr >> t->line_shift;
+
+		/* Same test as the inline path, for the recording case that skips it. */
+		if (line == t->pend_line && op == t->pend_op &&
+		    ((addr + bytes - 1) >> t->line_shift) == line && t->pend_count < TRACE_MAX_MERGE) {
+			if (addr < t->pend_lo)
+				t->pend_lo = addr;
+			if (addr + bytes > t->pend_hi)
+				t->pend_hi = addr + bytes;
+			t->pend_count++;
+			t->pend_bytes += bytes;
+			return;
+		}
+		trace_flush(t);
+	}
+	if ((addr >> t->line_shift) != ((addr + bytes - 1) >> t->line_shift)) {
+		cache_access(s->cache, addr, (uint32_t)bytes, op, 1);
+		return;
+	}
+	t->pend_line = addr >> t->line_shift;
+	t->pend_lo = addr;
+	t->pend_hi = addr + bytes;
+	t->pend_count = 1;
+	t->pend_bytes = bytes;
+	t->pend_op = op;
+}

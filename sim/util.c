@@ -1,0 +1,174 @@
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/util.h"
+
+void *
+xzalloc(size_t bytes)
+{
+	void *p = calloc(1, bytes ? bytes : 1);
+
+	if (!p) {
+		fprintf(stderr, "memsim: out of memory allocating %zu bytes\n", bytes);
+		abort();
+	}
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t bytes)
+{
+	void *q = realloc(p, bytes ? bytes : 1);
+
+	if (!q) {
+		fprintf(stderr, "memsim: out of memory allocating %zu bytes\n", bytes);
+		abort();
+	}
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = xzalloc(n);
+	memcpy(d, s, n);
+	return d;
+}
+
+bool
+parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int base = 10;
+
+	if (!s || !*s || !isdigit((unsigned char)s[0]))
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	}
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = (uint64_t)v;
+	return true;
+}
+
+bool
+parse_hex_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 16)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return false;
+		v = (v << 4) | d;
+	}
+	*out = v;
+	return true;
+}
+
+int
+parse_size_bytes(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const char *p = s;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	switch (toupper((unsigned char)*p)) {
+	case '\0':
+		break;
+	case 'B':
+		p++;
+		break;
+	case 'K':
+		shift = 10;
+		p++;
+		break;
+	case 'M':
+		shift = 20;
+		p++;
+		break;
+	case 'G':
+		shift = 30;
+		p++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift) {
+		/* Accept "K", "KB", "KiB". */
+		if (p[0] == 'i' && toupper((unsigned char)p[1]) == 'B')
+			p += 2;
+		else if (toupper((unsigned char)p[0]) == 'B')
+			p++;
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+char *
+format_size_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = { 'G', 'M', 'K' };
+	static const unsigned shifts[] = { 30, 20, 10 };
+
+	for (size_t i = 0; i < sizeof(units); i++) {
+		uint64_t unit = UINT64_C(1) << shifts[i];
+
+		if (bytes && bytes % unit == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", bytes / unit, units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 "B", bytes);
+	return buf;
+}
+
+double
+now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,49 @@
+#pragma once
+
+/*
+ * Small helpers shared by every module: allocation that aborts only on out-of-memory, strict
+ * number parsers (no atoi anywhere), and bit arithmetic.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* calloc() that aborts with a message on out-of-memory: the only place that may abort. */
+void *xzalloc(size_t bytes);
+/* realloc() with the same contract as xzalloc(); new bytes are not zeroed. */
+void *xrealloc(void *p, size_t bytes);
+/* strdup() with the same contract as xzalloc(); xstrdup(NULL) returns NULL. */
+char *xstrdup(const char *s);
+
+/* Parses a whole decimal (or 0x hex) unsigned number. Rejects empty input, signs, trailing junk
+ * and values above UINT64_MAX. Returns true and sets *out on success. */
+bool parse_u64(const char *s, uint64_t *out);
+
+/* Parses a whole hexadecimal number without 0x prefix (trace addresses). */
+bool parse_hex_u64(const char *s, size_t len, uint64_t *out);
+
+/* Parses a byte size: digits followed by an optional unit B, K, M or G (powers of 1024, case
+ * insensitive, "KiB"/"KB" accepted). Returns 0 on success, -EINVAL for bad syntax, -ERANGE if
+ * the value does not fit in 64 bits. */
+int parse_size_bytes(const char *s, uint64_t *out);
+
+/* Formats a byte count with the largest unit that divides it exactly ("32K", "6M", "100B").
+ * Writes into buf (at least 24 bytes) and returns buf. */
+char *format_size_bytes(uint64_t bytes, char *buf, size_t len);
+
+static inline bool
+is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* floor(log2(x)) for x > 0. */
+static inline unsigned
+log2_u64(uint64_t x)
+{
+	return 63u - (unsigned)__builtin_clzll(x);
+}
+
+/* Monotonic clock in seconds. */
+double now_seconds(void);

@@ -1,0 +1,105 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/util.h"
+#include "traces/input.h"
+
+#define INPUT_BUF_BYTES (1u << 20)
+
+int
+input_open(struct input *in, const char *path)
+{
+	memset(in, 0, sizeof(*in));
+	if (strcmp(path, "-") == 0) {
+		in->fd = STDIN_FILENO;
+		in->path = xstrdup("stdin");
+	} else {
+		in->fd = open(path, O_RDONLY);
+		if (in->fd < 0)
+			return -errno;
+		in->owns_fd = true;
+		in->path = xstrdup(path);
+	}
+	in->cap = INPUT_BUF_BYTES;
+	in->buf = xzalloc(in->cap + 1);
+	return 0;
+}
+
+void
+input_close(struct input *in)
+{
+	if (in->owns_fd && in->fd >= 0)
+		close(in->fd);
+	free(in->buf);
+	free(in->path);
+	memset(in, 0, sizeof(*in));
+	in->fd = -1;
+}
+
+size_t
+input_fill(struct input *in, size_t need)
+{
+	while (in->len - in->pos < need && !in->eof) {
+		ssize_t n;
+
+		if (in->pos > 0) {
+			memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+			in->consumed += in->pos;
+			in->len -= in->pos;
+			in->pos = 0;
+		}
+		n = read(in->fd, in->buf + in->len, in->cap - in->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			in->error = errno;
+			in->eof = true;
+		} else if (n == 0) {
+			in->eof = true;
+		} else {
+			in->len += (size_t)n;
+		}
+	}
+	return in->len - in->pos;
+}
+
+char *
+input_line(struct input *in, size_t *len, bool *too_long)
+{
+	uint8_t *start, *nl;
+	size_t avail;
+
+	*too_long = false;
+	avail = in->len - in->pos;
+	nl = avail ? memchr(in->buf + in->pos, '\n', avail) : NULL;
+	if (!nl) {
+		/* Refill until a newline arrives, the buffer is half full, or the input ends. */
+		while (!nl && !in->eof && in->len - in->pos < in->cap / 2) {
+			size_t before = in->len - in->pos;
+
+			input_fill(in, before + 1);
+			nl = memchr(in->buf + in->pos + before, '\n', in->len - in->pos - before);
+		}
+		avail = in->len - in->pos;
+		if (!nl) {
+			if (avail == 0)
+				return NULL;
+			if (!in->eof) {
+				*too_long = true;
+				nl = in->buf + in->pos + in->cap / 2 - 1;
+			} else {
+				nl = in->buf + in->len; /* last line without '\n' */
+			}
+		}
+	}
+	start = in->buf + in->pos;
+	*len = (size_t)(nl - start);
+	in->pos = (size_t)(nl - in->buf) + (nl < in->buf + in->len ? 1 : 0);
+	if (*len && start[*len - 1] == '\r')
+		(*len)--;
+	start[*len] = '\0';
+	return (char *)start;
+}

@@ -1,0 +1,35 @@
+#pragma once
+
+/*
+ * Buffered reading of a trace file or stdin in large blocks, for the trace readers: the whole
+ * file is never held in memory.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct input {
+	int fd;
+	bool owns_fd;
+	bool eof;
+	int error;       /* errno of a failed read, or 0 */
+	uint8_t *buf;
+	size_t cap;
+	size_t pos, len; /* unread bytes are buf[pos .. len) */
+	uint64_t consumed; /* bytes before buf[0] in the stream */
+	char *path;      /* for messages; "stdin" for "-" */
+};
+
+/* Opens path ("-" for stdin). Returns 0 or a negative errno. */
+int input_open(struct input *in, const char *path);
+void input_close(struct input *in);
+
+/* Makes at least `need` unread bytes available unless the stream ends first (need <= cap / 2).
+ * Returns the number of unread bytes. */
+size_t input_fill(struct input *in, size_t need);
+
+/* Returns the next line without its '\n' (and '\r'), NUL-terminated in place, with its length
+ * in *len; NULL at end of input. A last line without '\n' is returned too. Lines longer than
+ * half the buffer are cut and flagged by *too_long. */
+char *input_line(struct input *in, size_t *len, bool *too_long);

@@ -1,0 +1,647 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/util.h"
+#include "traces/mtrace.h"
+#include "traces/reader_impl.h"
+
+#define WRITER_BUF_BYTES (1u << 20)
+#define MAX_COUNT 65535u
+#define FAR_DELTA (UINT64_C(1) << 16) /* beyond this, a slot is reused by recency */
+
+/* ---- writer ---- */
+
+struct decl {
+	bool is_array;
+	char name[32];
+	uint64_t base, bytes;
+	enum trace_space space;
+};
+
+struct mtrace_writer {
+	int fd;
+	bool owns_fd;
+	int error;
+	char *path;
+	char *command;
+	uint8_t *buf;
+	size_t len;
+	bool header_done;
+	struct decl *decls; /* declared before the header was written */
+	unsigned ndecls, decls_cap;
+	unsigned narrays, nphases;
+	uint64_t slot_addr[MTRACE_SLOTS];
+	uint32_t slot_size[MTRACE_SLOTS];
+	uint64_t slot_used[MTRACE_SLOTS];
+	uint64_t tick;
+	bool have_pending;
+	struct trace_event pending;
+	uint64_t records, accesses;
+};
+
+static void
+flush_buf(struct mtrace_writer *w)
+{
+	size_t off = 0;
+
+	while (off < w->len && !w->error) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->error = errno;
+		} else {
+			off += (size_t)n;
+		}
+	}
+	w->len = 0;
+}
+
+static inline void
+reserve(struct mtrace_writer *w, size_t n)
+{
+	if (w->len + n > WRITER_BUF_BYTES)
+		flush_buf(w);
+}
+
+static inline void
+put_u8(struct mtrace_writer *w, uint8_t v)
+{
+	w->buf[w->len++] = v;
+}
+
+static inline void
+put_varint(struct mtrace_writer *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		w->buf[w->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	w->buf[w->len++] = (uint8_t)v;
+}
+
+static void
+put_str(struct mtrace_writer *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	/* Strings are short (names, a command line); cut anything absurd. */
+	if (n > 65536)
+		n = 65536;
+	reserve(w, n + 10);
+	put_varint(w, n);
+	if (n + w->len > WRITER_BUF_BYTES) {
+		flush_buf(w);
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void
+put_decl_body(struct mtrace_writer *w, const struct decl *d)
+{
+	put_str(w, d->name);
+	if (d->is_array) {
+		reserve(w, 32);
+		put_varint(w, d->base);
+		put_varint(w, d->bytes);
+		put_u8(w, (uint8_t)d->space);
+	}
+}
+
+static void
+write_header(struct mtrace_writer *w)
+{
+	uint32_t v = MTRACE_VERSION;
+	unsigned na = 0, np = 0;
+
+	reserve(w, 16);
+	memcpy(w->buf + w->len, MTRACE_MAGIC, 8);
+	w->len += 8;
+	for (int i = 0; i < 4; i++)
+		put_u8(w, (uint8_t)(v >> (8 * i)));
+	put_str(w, MEMSIM_VERSION);
+	put_str(w, w->command ? w->command : "");
+	for (unsigned i = 0; i < w->ndecls; i++)
+		na += w->decls[i].is_array;
+	np = w->ndecls - na;
+	reserve(w, 10);
+	put_varint(w, na);
+	for (unsigned i = 0; i < w->ndecls; i++)
+		if (w->decls[i].is_array)
+			put_decl_body(w, &w->decls[i]);
+	reserve(w, 10);
+	put_varint(w, np);
+	for (unsigned i = 0; i < w->ndecls; i++)
+		if (!w->decls[i].is_array)
+			put_decl_body(w, &w->decls[i]);
+	free(w->decls);
+	w->decls = NULL;
+	w->ndecls = 0;
+	w->header_done = true;
+}
+
+struct mtrace_writer *
+mtrace_writer_open(const char *path, const char *command, char *err, size_t errlen)
+{
+	struct mtrace_writer *w = xzalloc(sizeof(*w));
+
+	if (strcmp(path, "-") == 0) {
+		w->fd = STDOUT_FILENO;
+	} else {
+		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (w->fd < 0) {
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+			free(w);
+			return NULL;
+		}
+		w->owns_fd = true;
+	}
+	w->path = xstrdup(path);
+	w->command = xstrdup(command);
+	w->buf = xzalloc(WRITER_BUF_BYTES);
+	for (int i = 0; i < MTRACE_SLOTS; i++)
+		w->slot_size[i] = 4;
+	return w;
+}
+
+static void
+emit(struct mtrace_writer *w, const struct trace_event *e)
+{
+	int best = -1, lru = 0;
+	uint64_t best_dist = UINT64_MAX;
+	int64_t delta;
+	uint64_t zig;
+	bool size_field, count_field;
+
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 32);
+	w->records++;
+	w->tick++;
+	for (int s = 0; s < MTRACE_SLOTS; s++) {
+		int64_t d = (int64_t)(e->addr - w->slot_addr[s]);
+		uint64_t dist = d < 0 ? (uint64_t)-d : (uint64_t)d;
+
+		if (e->kind <= TRACE_EV_STORE && e->count == 1 && e->size == w->slot_size[s] &&
+		    d % (int64_t)e->size == 0 && d / (int64_t)e->size >= -8 &&
+		    d / (int64_t)e->size <= 7) {
+			put_u8(w, (uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8)));
+			w->slot_addr[s] = e->addr;
+			w->slot_used[s] = w->tick;
+			return;
+		}
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = s;
+		}
+		if (w->slot_used[s] < w->slot_used[lru])
+			lru = s;
+	}
+	if (best_dist > FAR_DELTA)
+		best = lru;
+	delta = (int64_t)(e->addr - w->slot_addr[best]);
+	zig = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+	size_field = e->size != w->slot_size[best];
+	count_field = e->count != 1;
+	put_u8(w, (uint8_t)(0x80 | (e->kind << 5) | (best << 3) | (size_field << 2) |
+			    (count_field << 1)));
+	put_varint(w, zig);
+	if (size_field)
+		put_varint(w, e->size);
+	if (count_field)
+		put_varint(w, e->count);
+	w->slot_addr[best] = e->addr;
+	w->slot_size[best] = e->size;
+	w->slot_used[best] = w->tick;
+}
+
+static void
+flush_pending(struct mtrace_writer *w)
+{
+	if (w->have_pending) {
+		emit(w, &w->pending);
+		w->have_pending = false;
+	}
+}
+
+void
+mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
+		     uint32_t size, uint32_t count)
+{
+	struct trace_event *p = &w->pending;
+
+	w->accesses += count;
+	if (w->have_pending && p->kind == kind && p->addr == addr && p->size == size &&
+	    p->count + count <= MAX_COUNT) {
+		p->count = (uint16_t)(p->count + count);
+		return;
+	}
+	flush_pending(w);
+	while (count > MAX_COUNT) {
+		struct trace_event e = { addr, size, (uint16_t)kind, (uint16_t)MAX_COUNT };
+
+		emit(w, &e);
+		count -= MAX_COUNT;
+	}
+	p->addr = addr;
+	p->size = size;
+	p->kind = (uint16_t)kind;
+	p->count = (uint16_t)count;
+	w->have_pending = true;
+}
+
+static int
+add_decl(struct mtrace_writer *w, const struct decl *d)
+{
+	flush_pending(w);
+	if (!w->header_done) {
+		if (w->ndecls == w->decls_cap) {
+			w->decls_cap = w->decls_cap ? w->decls_cap * 2 : 16;
+			w->decls = xrealloc(w->decls, w->decls_cap * sizeof(*w->decls));
+		}
+		w->decls[w->ndecls++] = *d;
+	} else {
+		reserve(w, 8);
+		put_u8(w, (uint8_t)(0xe0 | (d->is_array ? MTRACE_CTRL_ARRAY
+							: MTRACE_CTRL_DECLARE_PHASE)));
+		put_decl_body(w, d);
+		w->records++;
+	}
+	return d->is_array ? (int)w->narrays++ : (int)w->nphases++;
+}
+
+int
+mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base, uint64_t bytes,
+		    enum trace_space space)
+{
+	struct decl d = { .is_array = true, .base = base, .bytes = bytes, .space = space };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return add_decl(w, &d);
+}
+
+int
+mtrace_writer_phase(struct mtrace_writer *w, const char *name)
+{
+	struct decl d = { .is_array = false };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return add_decl(w, &d);
+}
+
+void
+mtrace_writer_set_phase(struct mtrace_writer *w, int phase)
+{
+	flush_pending(w);
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 16);
+	put_u8(w, 0xe0 | MTRACE_CTRL_PHASE);
+	put_varint(w, (uint64_t)phase);
+	w->records++;
+}
+
+uint64_t
+mtrace_writer_accesses(const struct mtrace_writer *w)
+{
+	return w->accesses;
+}
+
+int
+mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	flush_pending(w);
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 32);
+	put_u8(w, 0xe0 | MTRACE_CTRL_END);
+	put_varint(w, w->records + 1); /* the end record counts itself */
+	put_varint(w, w->accesses);
+	flush_buf(w);
+	if (w->owns_fd && close(w->fd) && !w->error)
+		w->error = errno;
+	if (w->error) {
+		snprintf(err, errlen, "writing %s: %s", w->path, strerror(w->error));
+		rc = -w->error;
+	}
+	free(w->decls);
+	free(w->buf);
+	free(w->path);
+	free(w->command);
+	free(w);
+	return rc;
+}
+
+/* ---- reader ---- */
+
+/* Decoding works on a pointer into the input buffer with at least CHUNK bytes ahead unless
+ * the stream ends; a record never exceeds CHUNK bytes except control records with strings,
+ * which take the slow path. */
+#define CHUNK 64
+
+static bool
+get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (p >= end)
+			return false;
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Slow-path reads straight from the input, refilling as needed. */
+static bool
+in_varint(struct input *in, uint64_t *out)
+{
+	const uint8_t *p, *end;
+
+	input_fill(in, 10);
+	p = in->buf + in->pos;
+	end = in->buf + in->len;
+	if (!get_varint(&p, end, out))
+		return false;
+	in->pos = (size_t)(p - in->buf);
+	return true;
+}
+
+static bool
+in_bytes(struct input *in, void *dst, size_t n)
+{
+	if (input_fill(in, n) < n)
+		return false;
+	memcpy(dst, in->buf + in->pos, n);
+	in->pos += n;
+	return true;
+}
+
+static char *
+in_str(struct input *in, bool *ok)
+{
+	uint64_t n;
+	char *s;
+
+	*ok = false;
+	if (!in_varint(in, &n) || n > 65536)
+		return NULL;
+	s = xzalloc(n + 1);
+	if (!in_bytes(in, s, n)) {
+		free(s);
+		return NULL;
+	}
+	*ok = true;
+	return s;
+}
+
+static bool
+read_array_decl(struct trace_reader *r)
+{
+	struct trace_array a;
+	bool ok;
+	char *name = in_str(&r->in, &ok);
+	uint8_t space;
+
+	if (!ok)
+		return false;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	free(name);
+	if (!in_varint(&r->in, &a.base) || !in_varint(&r->in, &a.bytes) ||
+	    !in_bytes(&r->in, &space, 1) || space > TRACE_SPACE_TILE)
+		return false;
+	a.space = (enum trace_space)space;
+	if (r->narrays == r->arrays_cap) {
+		r->arrays_cap = r->arrays_cap ? r->arrays_cap * 2 : 16;
+		r->arrays = xrealloc(r->arrays, r->arrays_cap * sizeof(*r->arrays));
+	}
+	r->arrays[r->narrays++] = a;
+	return true;
+}
+
+static bool
+read_phase_decl(struct trace_reader *r)
+{
+	bool ok;
+	char *name = in_str(&r->in, &ok);
+
+	if (!ok)
+		return false;
+	if (r->nphases == r->phases_cap) {
+		r->phases_cap = r->phases_cap ? r->phases_cap * 2 : 16;
+		r->phases = xrealloc(r->phases, r->phases_cap * sizeof(*r->phases));
+	}
+	r->phases[r->nphases++] = name;
+	return true;
+}
+
+int
+mtrace_read_header(struct trace_reader *r)
+{
+	uint8_t magic[8], v[4];
+	uint64_t n;
+	bool ok;
+
+	if (!in_bytes(&r->in, magic, 8) || memcmp(magic, MTRACE_MAGIC, 8) != 0)
+		return (int)reader_fail(r, "%s: not a memsim trace (bad magic)", r->in.path);
+	if (!in_bytes(&r->in, v, 4))
+		goto truncated;
+	r->version = (unsigned)v[0] | (unsigned)v[1] << 8 | (unsigned)v[2] << 16 |
+		     (unsigned)v[3] << 24;
+	if (r->version != MTRACE_VERSION)
+		return (int)reader_fail(r, "%s: memsim trace format version %u; this memsim reads %u",
+					r->in.path, r->version, MTRACE_VERSION);
+	r->tool_version = in_str(&r->in, &ok);
+	if (!ok)
+		goto truncated;
+	r->command = in_str(&r->in, &ok);
+	if (!ok)
+		goto truncated;
+	if (!in_varint(&r->in, &n) || n > 1u << 20)
+		goto truncated;
+	for (uint64_t i = 0; i < n; i++)
+		if (!read_array_decl(r))
+			goto truncated;
+	if (!in_varint(&r->in, &n) || n > 1u << 20)
+		goto truncated;
+	for (uint64_t i = 0; i < n; i++)
+		if (!read_phase_decl(r))
+			goto truncated;
+	for (int i = 0; i < MTRACE_SLOTS; i++)
+		r->slot_size[i] = 4;
+	return 0;
+truncated:
+	return (int)reader_fail(r, "%s: header is truncated or garbled", r->in.path);
+}
+
+static long
+control_record(struct trace_reader *r, uint8_t h, struct trace_event *ev, bool *emitted)
+{
+	uint64_t a, b;
+
+	*emitted = false;
+	switch (h & 0x1f) {
+	case MTRACE_CTRL_PHASE:
+		if (!in_varint(&r->in, &a))
+			break;
+		if (a >= r->nphases)
+			return reader_fail(r, "%s: record %llu switches to undeclared phase %llu",
+					   r->in.path, (unsigned long long)r->records,
+					   (unsigned long long)a);
+		ev->kind = TRACE_EV_PHASE;
+		ev->addr = a;
+		ev->size = 0;
+		ev->count = 1;
+		*emitted = true;
+		return 0;
+	case MTRACE_CTRL_ARRAY:
+		if (!read_array_decl(r))
+			break;
+		ev->kind = TRACE_EV_ARRAY;
+		ev->addr = r->narrays - 1;
+		ev->size = 0;
+		ev->count = 1;
+		*emitted = true;
+		return 0;
+	case MTRACE_CTRL_DECLARE_PHASE:
+		if (!read_phase_decl(r))
+			break;
+		return 0;
+	case MTRACE_CTRL_END:
+		if (!in_varint(&r->in, &a) || !in_varint(&r->in, &b))
+			break;
+		/* The end record counts itself among the records. */
+		if (a != r->records || b != r->accesses)
+			return reader_fail(r,
+					   "%s: end record says %llu records and %llu accesses, "
+					   "but %llu and %llu were read",
+					   r->in.path, (unsigned long long)a, (unsigned long long)b,
+					   (unsigned long long)r->records,
+					   (unsigned long long)r->accesses);
+		if (input_fill(&r->in, 1) != 0)
+			return reader_fail(r, "%s: data after the end record", r->in.path);
+		r->done = true;
+		return 0;
+	default:
+		return reader_fail(r, "%s: record %llu has unknown control type %u", r->in.path,
+				   (unsigned long long)r->records + 1, h & 0x1f);
+	}
+	return reader_fail(r, "%s: truncated in record %llu", r->in.path,
+			   (unsigned long long)r->records);
+}
+
+long
+mtrace_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
+{
+	struct input *in = &r->in;
+	size_t n = 0;
+
+	while (n < max && !r->done) {
+		const uint8_t *p, *end, *limit;
+
+		input_fill(in, 2 * CHUNK);
+		if (in->pos == in->len)
+			return reader_fail(r, "%s: truncated after record %llu (no end record)",
+					   in->path, (unsigned long long)r->records);
+		p = in->buf + in->pos;
+		end = in->buf + in->len;
+		/* Fast loop over the bytes that surely hold whole access records. */
+		limit = end - (in->eof ? 0 : CHUNK);
+		while (n < max && p < limit) {
+			uint8_t h = *p;
+			struct trace_event *e = &buf[n];
+
+			if (!(h & 0x80)) {
+				unsigned s = (h >> 4) & 3;
+
+				e->addr = r->slot_addr[s] += (uint64_t)((int64_t)(h & 15) - 8) *
+							     r->slot_size[s];
+				e->size = r->slot_size[s];
+				e->kind = h >> 6;
+				e->count = 1;
+				if (e->addr > UINT64_MAX - e->size + 1) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(r, "%s: record %llu wraps the address space",
+							   in->path,
+							   (unsigned long long)r->records + 1);
+				}
+				p++;
+				n++;
+				r->records++;
+				r->accesses++;
+				continue;
+			}
+			if ((h & 0xe0) == 0xe0) {
+				bool emitted;
+
+				in->pos = (size_t)(p - in->buf) + 1;
+				r->records++;
+				if (control_record(r, h, e, &emitted) < 0)
+					return -1;
+				n += emitted;
+				goto refill; /* the slow path moved the input */
+			} else {
+				const uint8_t *q = p + 1;
+				unsigned s = (h >> 3) & 3;
+				uint64_t zig, size = r->slot_size[s], count = 1;
+
+				if ((h & 1) || !get_varint(&q, end, &zig) ||
+				    ((h & 4) && !get_varint(&q, end, &size)) ||
+				    ((h & 2) && !get_varint(&q, end, &count))) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(r, "%s: record %llu is %s", in->path,
+							   (unsigned long long)r->records + 1,
+							   (h & 1) ? "garbled (reserved bit set)"
+								   : "truncated");
+				}
+				if (size == 0 || size > UINT32_MAX || count == 0 ||
+				    count > 65535) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(r, "%s: record %llu has size %llu, count %llu",
+							   in->path,
+							   (unsigned long long)r->records + 1,
+							   (unsigned long long)size,
+							   (unsigned long long)count);
+				}
+				e->addr = r->slot_addr[s] += (uint64_t)((zig >> 1) ^ -(zig & 1));
+				e->size = (uint32_t)size;
+				e->kind = (h >> 5) & 3;
+				e->count = (uint16_t)count;
+				if (e->addr + size - 1 < e->addr) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(r, "%s: record %llu wraps the address space",
+							   in->path,
+							   (unsigned long long)r->records + 1);
+				}
+				r->slot_size[s] = (uint32_t)size;
+				p = q;
+				n++;
+				r->records++;
+				r->accesses += count;
+			}
+		}
+		in->pos = (size_t)(p - in->buf);
+refill:;
+	}
+	return (long)n;
+}

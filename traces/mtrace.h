@@ -1,0 +1,64 @@
+#pragma once
+
+/*
+ * memsim's binary trace format, version 1 (little endian, LEB128 varints):
+ *
+ *   header  "MEMSIMTR" | u32 version | str tool_version | str command
+ *           | varint n_arrays | n x (str name, varint base, varint bytes, u8 space)
+ *           | varint n_phases | n x str name
+ *   records, then one end record; nothing may follow it.
+ *
+ * Four address slots each remember the last address and size used through them, so the
+ * interleaved streams of a kernel cost one byte per access:
+ *   short 0ossdddd        load (o=0) or store (o=1) of the slot's size at
+ *                         slot address + (dddd - 8) x size
+ *   long  1kkss SC0       k: 0 load, 1 store, 2 instruction fetch; then zigzag varint delta
+ *                         from the slot address, [varint size if S], [varint count if C]
+ *   ctrl  111ttttt        t=1 phase switch (varint index), t=2 array (str, varint base,
+ *                         varint bytes, u8 space), t=3 phase (str), t=4 end (varint records,
+ *                         varint accesses)
+ * str = varint length + bytes. The end record's counts let a reader tell a complete trace from
+ * a truncated one.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "traces/reader.h"
+
+#define MTRACE_MAGIC "MEMSIMTR"
+#define MTRACE_VERSION 1u
+
+enum mtrace_ctrl {
+	MTRACE_CTRL_PHASE = 1,
+	MTRACE_CTRL_ARRAY = 2,
+	MTRACE_CTRL_DECLARE_PHASE = 3,
+	MTRACE_CTRL_END = 4,
+};
+
+struct mtrace_writer;
+
+/* Creates path ("-" for stdout) and records command and this tool's version in the header.
+ * The header is written with the first access, so arrays and phases declared before it land
+ * in the header tables. Returns NULL with a message in err. Close with mtrace_writer_close(). */
+struct mtrace_writer *mtrace_writer_open(const char *path, const char *command, char *err,
+					 size_t errlen);
+
+/* Declares an array or a phase; returns its index (0-based), or a negative errno. */
+int mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base,
+			uint64_t bytes, enum trace_space space);
+int mtrace_writer_phase(struct mtrace_writer *w, const char *name);
+void mtrace_writer_set_phase(struct mtrace_writer *w, int phase);
+
+/* Appends one access (kind LOAD, STORE or IFETCH) repeated count times. Exact repeats of the
+ * previous access are merged into its count. */
+void mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
+			  uint32_t size, uint32_t count);
+
+/* Accesses appended so far (repeats included) and records written. */
+uint64_t mtrace_writer_accesses(const struct mtrace_writer *w);
+
+/* Writes the end record and closes. Returns 0, or a negative errno with a message in err if
+ * any write failed (the file is then incomplete and says so to readers). Frees w. */
+int mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen);

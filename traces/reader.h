@@ -1,0 +1,81 @@
+#pragma once
+
+/*
+ * Streaming trace readers for Dinero IV's din text, Valgrind lackey's --trace-mem=yes output
+ * and memsim's own binary format. Events are decoded in batches; the file is never loaded
+ * whole. A garbled or truncated trace is an error naming the file and the line (text) or
+ * record (binary): the valid prefix is never passed off as the whole trace.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum trace_format {
+	TRACE_FORMAT_AUTO = 0,
+	TRACE_FORMAT_DIN,
+	TRACE_FORMAT_LACKEY,
+	TRACE_FORMAT_MEMSIM,
+};
+
+enum trace_event_kind {
+	TRACE_EV_LOAD = 0, /* the first three match enum cache_op */
+	TRACE_EV_STORE = 1,
+	TRACE_EV_IFETCH = 2,
+	TRACE_EV_PHASE,    /* addr: index of the phase that starts */
+	TRACE_EV_ARRAY,    /* addr: index of an array declared mid-trace */
+};
+
+struct trace_event {
+	uint64_t addr;
+	uint32_t size;   /* bytes */
+	uint16_t kind;   /* enum trace_event_kind */
+	uint16_t count;  /* back-to-back repeats of the same access, >= 1 */
+};
+
+enum trace_space {
+	TRACE_SPACE_DRAM = 0, /* ordinary memory: through the caches */
+	TRACE_SPACE_SCRATCH,  /* on-chip buffer: never enters the caches */
+	TRACE_SPACE_TILE,     /* a kernel's tile: scratch or memory, as the cache preset says */
+};
+
+struct trace_array {
+	char name[32];
+	uint64_t base;
+	uint64_t bytes;
+	enum trace_space space;
+};
+
+struct trace_reader;
+
+/* Opens path ("-" for stdin) in the given format (AUTO sniffs it). Returns NULL with a
+ * one-line message in err on failure. Caller closes with trace_reader_close(). */
+struct trace_reader *trace_reader_open(const char *path, enum trace_format format, char *err,
+				       size_t errlen);
+void trace_reader_close(struct trace_reader *r);
+
+/* Decodes up to max events into buf. Returns how many (> 0), 0 at the end of a complete
+ * trace, or -1 on error (message from trace_reader_error()). */
+long trace_reader_read(struct trace_reader *r, struct trace_event *buf, size_t max);
+const char *trace_reader_error(const struct trace_reader *r);
+
+enum trace_format trace_reader_format(const struct trace_reader *r);
+const char *trace_format_name(enum trace_format f);
+/* Parses "din", "lackey", "memsim"; returns false for anything else. */
+bool trace_format_parse(const char *name, enum trace_format *out);
+
+/* memsim format header fields (empty strings for text formats). Borrowed. */
+const char *trace_reader_tool_version(const struct trace_reader *r);
+const char *trace_reader_command(const struct trace_reader *r);
+unsigned trace_reader_format_version(const struct trace_reader *r);
+
+/* Array and phase tables (memsim format): those in the header, plus any declared so far. */
+unsigned trace_reader_array_count(const struct trace_reader *r);
+const struct trace_array *trace_reader_array(const struct trace_reader *r, unsigned i);
+unsigned trace_reader_phase_count(const struct trace_reader *r);
+const char *trace_reader_phase(const struct trace_reader *r, unsigned i);
+
+/* Records (binary) or lines (text) read so far, and text lines skipped as comments or
+ * Valgrind messages or din escape records. */
+uint64_t trace_reader_records(const struct trace_reader *r);
+uint64_t trace_reader_skipped(const struct trace_reader *r);

@@ -1,0 +1,40 @@
+#pragma once
+
+/* Internal to traces/: the reader state shared by the format decoders. */
+
+#include "traces/input.h"
+#include "traces/reader.h"
+
+#define MTRACE_SLOTS 4
+
+struct trace_reader {
+	struct input in;
+	enum trace_format format;
+	char err[512];
+	bool failed;
+	bool done;
+	uint64_t records;  /* binary records, or text lines */
+	uint64_t skipped;
+	/* memsim format */
+	unsigned version;
+	char *tool_version;
+	char *command;
+	struct trace_array *arrays;
+	unsigned narrays, arrays_cap;
+	char **phases;
+	unsigned nphases, phases_cap;
+	uint64_t slot_addr[MTRACE_SLOTS];
+	uint32_t slot_size[MTRACE_SLOTS];
+	uint64_t accesses;
+	/* lackey: the store half of an 'M' line that did not fit in the batch */
+	bool have_pending;
+	struct trace_event pending;
+};
+
+/* Records a one-line error; always returns -1 so decoders can `return reader_fail(...)`. */
+long reader_fail(struct trace_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+long din_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
+long lackey_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
+int mtrace_read_header(struct trace_reader *r);
+long mtrace_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
