@@ -50,6 +50,7 @@ level_stats_json(cJSON *o, const struct cache_level_stats *st)
 	add_u64(o, "writebacks", st->writebacks);
 	add_u64(o, "flush_writebacks", st->flush_writebacks);
 	add_u64(o, "invalidations", st->invalidations);
+	add_u64(o, "victims_in", st->victims_in);
 }
 
 static cJSON *

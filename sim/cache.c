@@ -54,6 +54,7 @@ enum {
 	F_IFETCH = 1u << 1, /* the read serves an instruction fetch */
 	F_FLUSH = 1u << 2,  /* traffic caused by the final flush */
 	F_DIRTY = 1u << 3,  /* REQ_VICTIM: the line handed down is dirty */
+	F_COUNTED = 1u << 4, /* the caller already counted this read or write */
 };
 
 #define RES_DIRTY 1u /* a read at an exclusive level handed up a dirty line */
@@ -455,6 +456,38 @@ rng_next(struct level *L)
 	return L->rng * UINT64_C(2685821657736338717);
 }
 
+/* Set slots move by one place on LRU hits, installs and removals. Sets are short, and a libc
+ * memmove call costs more than the move, so the moves are written as rotations, which the
+ * compiler keeps inline (a plain copy loop it would turn back into a memmove call). */
+
+/* s[1 .. n] = s[0 .. n-1] */
+static inline void
+slots_up(uint64_t *s, uint32_t n)
+{
+	uint64_t carry = s[0];
+
+	for (uint32_t j = 1; j <= n; j++) {
+		uint64_t t = s[j];
+
+		s[j] = carry;
+		carry = t;
+	}
+}
+
+/* s[0 .. n-1] = s[1 .. n] */
+static inline void
+slots_down(uint64_t *s, uint32_t n)
+{
+	uint64_t carry = s[n];
+
+	for (uint32_t j = n; j-- > 0;) {
+		uint64_t t = s[j];
+
+		s[j] = carry;
+		carry = t;
+	}
+}
+
 /* Marks slot w used; returns where the line sits afterwards. */
 static inline uint32_t
 touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
@@ -462,13 +495,13 @@ touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 	if (L->cfg.repl == CACHE_REPL_LRU && w > 0) {
 		uint64_t e = set[w];
 
-		memmove(set + 1, set, w * sizeof(*set));
+		slots_up(set, w);
 		set[0] = e;
 		if (L->mask) {
 			uint64_t *m = L->mask + set_idx * L->ways;
 			uint64_t me = m[w];
 
-			memmove(m + 1, m, w * sizeof(*m));
+			slots_up(m, w);
 			m[0] = me;
 		}
 		return 0;
@@ -484,12 +517,12 @@ remove_slot(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 	if (L->ordered) {
 		uint32_t tail = L->ways - 1 - w;
 
-		memmove(set + w, set + w + 1, tail * sizeof(*set));
+		slots_down(set + w, tail);
 		set[L->ways - 1] = TAG_INVALID;
 		if (L->mask) {
 			uint64_t *m = L->mask + set_idx * L->ways;
 
-			memmove(m + w, m + w + 1, tail * sizeof(*m));
+			slots_down(m + w, tail);
 			m[L->ways - 1] = 0;
 		}
 		return;
@@ -532,12 +565,12 @@ install(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w, uint64_t l
 	uint64_t e = (line << 1) | (dirty ? 1 : 0);
 
 	if (L->ordered) {
-		memmove(set + 1, set, (L->ways - 1) * sizeof(*set));
+		slots_up(set, L->ways - 1);
 		set[0] = e;
 		if (L->mask) {
 			uint64_t *m = L->mask + set_idx * L->ways;
 
-			memmove(m + 1, m, (L->ways - 1) * sizeof(*m));
+			slots_up(m, L->ways - 1);
 			m[0] = mask;
 		}
 		return 0;
@@ -806,7 +839,7 @@ level_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t 
 	struct level *L = &c->lv[li];
 	bool dirty = flags & F_DIRTY;
 
-	L->st.writes++;
+	L->st.victims_in++;
 	if (w >= 0) {
 		uint32_t nw = touch(L, set, set_idx, (uint32_t)w);
 
@@ -830,14 +863,17 @@ level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, u
 
 	switch (req) {
 	case REQ_READ:
-		L->st.reads += count;
-		return level_read(c, li, set, set_idx, line, w, addr, size, flags);
+		if (!(flags & F_COUNTED))
+			L->st.reads += count;
+		return level_read(c, li, set, set_idx, line, w, addr, size, flags & ~F_COUNTED);
 	case REQ_VICTIM:
 		level_victim(c, li, set, set_idx, line, w, flags);
 		return 0;
 	default:
-		L->st.writes += count;
-		level_write(c, li, set, set_idx, line, w, addr, size, req, count, flags);
+		if (!(flags & F_COUNTED))
+			L->st.writes += count;
+		level_write(c, li, set, set_idx, line, w, addr, size, req, count,
+			    flags & ~F_COUNTED);
 		return 0;
 	}
 }
@@ -860,38 +896,16 @@ scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 	return false;
 }
 
-void
-cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
+/* One access through level L (L1, or I1 for instruction fetches), line by line. */
+static void
+access_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	     uint32_t count, unsigned flags)
 {
-	cache_access_merged(c, addr, size, op, count, (uint64_t)size * count);
-}
+	uint64_t first = addr >> L->line_shift;
+	uint64_t last = (addr + size - 1) >> L->line_shift;
 
-void
-cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
-		    uint32_t count, uint64_t bytes)
-{
-	struct level *L;
-	uint64_t line, last;
-	bool write = op == CACHE_OP_STORE;
-
-	c->cpu.ops[op] += count;
-	c->cpu.bytes[op] += bytes;
-	if (c->nscratch && op != CACHE_OP_IFETCH && scratch_access(c, addr, op, bytes))
-		return;
-	if (op == CACHE_OP_IFETCH) {
-		if (c->icache < 0)
-			return;
-		L = &c->lv[c->icache];
-	} else if (c->cfg.levels == 0) {
-		dram_transfer(c, addr, bytes, write, 0);
-		return;
-	} else {
-		L = &c->lv[0];
-	}
-	line = addr >> L->line_shift;
-	last = (addr + size - 1) >> L->line_shift;
-	for (;; line++) {
-		uint64_t piece = line == (addr >> L->line_shift) ? addr : line << L->line_shift;
+	for (uint64_t line = first;; line++) {
+		uint64_t piece = line == first ? addr : line << L->line_shift;
 		uint64_t piece_end = line == last ? addr + size : (line + 1) << L->line_shift;
 		uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
 
@@ -905,12 +919,108 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 			}
 		} else {
 			level_ref(c, (int)(L - c->lv), piece, (uint32_t)(piece_end - piece),
-				  write ? REQ_WRITE : REQ_READ, count,
-				  op == CACHE_OP_IFETCH ? F_IFETCH : 0);
+				  write ? REQ_WRITE : REQ_READ, count, flags);
 		}
 		if (line == last)
 			break;
 	}
+}
+
+void
+cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
+{
+	cache_access_merged(c, addr, size, op, count, (uint64_t)size * count);
+}
+
+void
+cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+		    uint32_t count, uint64_t bytes)
+{
+	bool write = op == CACHE_OP_STORE;
+
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	if (op == CACHE_OP_IFETCH) {
+		if (c->icache >= 0)
+			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
+		return;
+	}
+	if (c->nscratch && scratch_access(c, addr, op, bytes))
+		return;
+	if (c->cfg.levels == 0) {
+		dram_transfer(c, addr, bytes, write, 0);
+		return;
+	}
+	access_lines(c, &c->lv[0], addr, size, write, count, 0);
+}
+
+size_t
+cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+{
+	struct level *L = &c->lv[0];
+	uint64_t ops = 0, st_ops = 0, bytes = 0, st_bytes = 0, lines = 0, st_lines = 0;
+	const uint64_t *tags;
+	uint64_t set_mask, ways;
+	unsigned shift;
+	size_t i, end;
+
+	if (c->cfg.levels == 0 || c->nscratch || !L->fast_write) {
+		for (i = 0; i < n && refs[i].kind < CACHE_OP_COUNT; i++)
+			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
+				     refs[i].count);
+		return i;
+	}
+	/* The common case: a write-back L1 without scratch ranges, where a load or store that
+	 * hits the most recent slot of its set changes at most a dirty bit. The counters are
+	 * summed in a pass of their own so the simulation loop keeps its state in registers. */
+	shift = L->line_shift;
+	for (end = 0; end < n && refs[end].kind <= CACHE_OP_STORE; end++) {
+		/* Scalars with k in {0, 1} as a multiplier: arrays indexed by kind would chain
+		 * every iteration through store-to-load forwarding. */
+		const struct cache_ref *r = &refs[end];
+		uint64_t k = r->kind, cnt = r->count, b = (uint64_t)r->size * cnt;
+		uint64_t one = ((r->addr ^ (r->addr + r->size - 1)) >> shift) == 0;
+
+		ops += cnt;
+		st_ops += k * cnt;
+		bytes += b;
+		st_bytes += k * b;
+		lines += one * cnt;
+		st_lines += one * k * cnt;
+	}
+	c->cpu.ops[CACHE_OP_LOAD] += ops - st_ops;
+	c->cpu.ops[CACHE_OP_STORE] += st_ops;
+	c->cpu.bytes[CACHE_OP_LOAD] += bytes - st_bytes;
+	c->cpu.bytes[CACHE_OP_STORE] += st_bytes;
+	L->st.reads += lines - st_lines;
+	L->st.writes += st_lines;
+
+	tags = L->tags;
+	set_mask = L->set_mask;
+	ways = L->ways;
+	for (i = 0; i < end; i++) {
+		const struct cache_ref *r = &refs[i];
+		uint64_t addr = r->addr;
+		uint64_t line = addr >> shift;
+		unsigned k = r->kind;
+		uint64_t *set;
+
+		if (__builtin_expect(((addr + r->size - 1) >> shift) != line, 0)) {
+			access_lines(c, L, addr, r->size, k, r->count, 0);
+			continue;
+		}
+		set = (uint64_t *)tags + (line & set_mask) * ways;
+		if (__builtin_expect((set[0] >> 1) == line, 1)) {
+			set[0] |= k;
+			continue;
+		}
+		level_ref(c, 0, addr, r->size, k ? REQ_WRITE : REQ_READ, r->count, F_COUNTED);
+	}
+	if (end < n && refs[end].kind == CACHE_OP_IFETCH) {
+		cache_access(c, refs[end].addr, refs[end].size, CACHE_OP_IFETCH, refs[end].count);
+		end++;
+	}
+	return end;
 }
 
 /* ---- phases ---- */

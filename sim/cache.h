@@ -50,6 +50,15 @@ enum cache_op {
 	CACHE_OP_COUNT,
 };
 
+/* One access as trace readers deliver it. A kind of CACHE_OP_COUNT or more is not an access
+ * (a trace control event) and stops cache_access_refs(). */
+struct cache_ref {
+	uint64_t addr;
+	uint32_t size;  /* bytes, >= 1; addr + size must not wrap */
+	uint16_t kind;  /* enum cache_op for accesses */
+	uint16_t count; /* back-to-back repeats of the same access, >= 1 */
+};
+
 struct cache_level_config {
 	char name[8];         /* "L1" .. "L4", "I1" */
 	uint64_t size_bytes;
@@ -76,7 +85,7 @@ struct cache_config {
  * counts twice). hits = reads + writes - read_misses - write_misses. */
 struct cache_level_stats {
 	uint64_t reads;        /* demand reads: loads, fills requested by the level above */
-	uint64_t writes;       /* stores, write-throughs and write-backs from above, victims */
+	uint64_t writes;       /* stores, write-throughs and write-backs from above */
 	uint64_t read_misses;
 	uint64_t write_misses;
 	uint64_t rfo_misses;    /* read misses caused by a write miss above (inside read_misses) */
@@ -86,6 +95,7 @@ struct cache_level_stats {
 	uint64_t writebacks;   /* dirty lines written below (flush included) */
 	uint64_t flush_writebacks;
 	uint64_t invalidations; /* lines dropped by back-invalidation from an inclusive level */
+	uint64_t victims_in;    /* exclusive level: lines received from the level above */
 };
 
 /* DRAM-level traffic in bytes. read_bytes includes rfo_bytes and flush_read_bytes; write_bytes
@@ -129,6 +139,10 @@ void cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op o
  * and whose own sizes add up to bytes (the tracing layer's same-line merging). */
 void cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
 			 uint32_t count, uint64_t bytes);
+
+/* Simulates refs[0 .. n) in order up to the first that is not an access; returns how many
+ * were consumed. The replay fast path: same result as one cache_access() per ref. */
+size_t cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n);
 
 /* Writes every dirty line back, level by level from L1 down, as the final flush; lines stay
  * valid and clean. Traffic it causes is counted as flush traffic, in a phase named "flush". */

@@ -3,9 +3,11 @@
  *
  * The trace is the S = Q K^T loop nest of a naive kernel, unblocked: for each query row i and
  * key row j, a dot product over k that interleaves two row streams (Q[i][k], K[j][k], 4-byte
- * elements) with a strided column stream (V^T read down a column every 8th step, stride N
- * elements), then one store of S[i][j]. With N = 4096 and d = 64, K and V^T are 1 MiB each: the
- * row streams mostly hit L1, the column stream misses L1 and partly L2.
+ * elements) with a strided column stream (V^T read down a column every 8th step, stride one
+ * padded row of N + pad elements), then one store of S[i][j]. With N = 4096 and d = 64, K and
+ * V^T are 1 MiB each: Q stays in L1, K streams through it (a miss per line), the column stream
+ * reuses its lines across 16 consecutive j. With pad = 0 the column's lines all fall in one L1
+ * set (a 16 KiB stride) and thrash it: the worst case, selectable with --pad 0.
  */
 
 #include <errno.h>
@@ -51,7 +53,7 @@ emit(struct sink *s, enum trace_event_kind kind, uint64_t addr)
 
 /* Generates at least `target` accesses (whole query rows); returns how many. */
 static uint64_t
-generate(struct sink *s, uint64_t target)
+generate(struct sink *s, uint64_t target, uint64_t pad)
 {
 	uint64_t n = 0;
 
@@ -65,7 +67,7 @@ generate(struct sink *s, uint64_t target)
 				emit(s, TRACE_EV_LOAD, qrow + k * 4);
 				emit(s, TRACE_EV_LOAD, krow + k * 4);
 				if (k % 8 == 0)
-					emit(s, TRACE_EV_LOAD, VT_BASE + (k * BENCH_N + j) * 4);
+					emit(s, TRACE_EV_LOAD, VT_BASE + (k * (BENCH_N + pad) + j) * 4);
 			}
 			emit(s, TRACE_EV_STORE, S_BASE + ((i % BENCH_N) * BENCH_N + j) * 4);
 			n += 2 * BENCH_D + BENCH_D / 8 + 1;
@@ -91,6 +93,8 @@ usage_bench(FILE *f)
 		"  -c, --cache SPEC   cache spec or preset [L1=32K:8:64,L2=1M:16:64]\n"
 		"  -d, --dir DIR      where the trace files go [$TMPDIR or /tmp]\n"
 		"  -r, --repeat R     replays of each file; the best time is reported [3]\n"
+		"  -p, --pad P        elements of padding per V^T row; 0 puts the column stream in\n"
+		"                     one L1 set, the conflict worst case [16]\n"
 		"      --keep         keep the trace files\n"
 		"  -j, --json FILE    also write the figures as JSON\n");
 }
@@ -160,12 +164,13 @@ cmd_bench(int argc, char **argv)
 		{ "cache", required_argument, NULL, 'c' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "pad", required_argument, NULL, 'p' },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t target = 50000000, repeat = 3;
+	uint64_t target = 50000000, repeat = 3, pad = 16;
 	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	bool keep = false;
@@ -180,7 +185,7 @@ cmd_bench(int argc, char **argv)
 	int opt, rc = EXIT_RUNTIME;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:c:d:r:j:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:c:d:r:p:j:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_u64(optarg, &target) || target == 0)
@@ -195,6 +200,10 @@ cmd_bench(int argc, char **argv)
 		case 'r':
 			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100)
 				return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100", optarg);
+			break;
+		case 'p':
+			if (!parse_u64(optarg, &pad) || pad > 4096)
+				return usage_error("bench", "--pad: '%s' is not a number from 0 to 4096", optarg);
 			break;
 		case OPT_KEEP:
 			keep = true;
@@ -219,7 +228,7 @@ cmd_bench(int argc, char **argv)
 	/* 1. The generator straight into the model: the ceiling for any trace format. */
 	direct.cache = cache_create(&spec.cache);
 	t0 = now_seconds();
-	t[0].accesses = generate(&direct, target);
+	t[0].accesses = generate(&direct, target, pad);
 	t[0].best = t[0].worst = now_seconds() - t0;
 	cache_flush(direct.cache);
 	result[0] = direct.cache;
@@ -239,7 +248,7 @@ cmd_bench(int argc, char **argv)
 	}
 	fprintf(stderr, "memsim: bench: writing %" PRIu64 " accesses to %s and %s\n", t[0].accesses,
 		mt_path, din_path);
-	generate(&files, target);
+	generate(&files, target, pad);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		fclose(files.din);
@@ -266,8 +275,9 @@ cmd_bench(int argc, char **argv)
 		goto out;
 	}
 
-	printf("memsim bench: %" PRIu64 " accesses, cache %s, best of %" PRIu64 "\n\n",
-	       t[0].accesses, spec_text, repeat);
+	printf("memsim bench: %" PRIu64 " accesses, cache %s, V^T row pad %" PRIu64
+	       ", best of %" PRIu64 "\n\n",
+	       t[0].accesses, spec_text, pad, repeat);
 	printf("%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
 	       "bytes/access");
 	for (int i = 0; i < 3; i++) {

@@ -26,10 +26,11 @@ int
 replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
 	      uint64_t *accesses, char *err, size_t errlen)
 {
-	struct trace_event *buf = xzalloc(BATCH * sizeof(*buf));
+	struct cache_ref *buf = xzalloc(BATCH * sizeof(*buf));
 	int *phase_map = NULL;
 	unsigned mapped = 0;
-	uint64_t acc = 0;
+	const struct cache_cpu_stats *cpu = cache_cpu(c);
+	uint64_t before = cpu->ops[0] + cpu->ops[1] + cpu->ops[2];
 	int rc = -1;
 
 	for (unsigned i = 0; i < trace_reader_array_count(r); i++)
@@ -44,13 +45,15 @@ replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
 		}
 		if (n == 0)
 			break;
-		for (long i = 0; i < n; i++) {
-			const struct trace_event *e = &buf[i];
+		for (long i = 0; i < n;) {
+			const struct cache_ref *e = &buf[i];
+			size_t done = cache_access_refs(c, e, (size_t)(n - i));
 
-			if (e->kind <= TRACE_EV_IFETCH) {
-				cache_access(c, e->addr, e->size, (enum cache_op)e->kind, e->count);
-				acc += e->count;
-			} else if (e->kind == TRACE_EV_PHASE) {
+			i += (long)done;
+			if (i == n)
+				break;
+			e = &buf[i++];
+			if (e->kind == TRACE_EV_PHASE) {
 				unsigned np = trace_reader_phase_count(r);
 
 				if (mapped < np) {
@@ -68,7 +71,7 @@ replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
 	}
 	rc = 0;
 out:
-	*accesses += acc;
+	*accesses += cpu->ops[0] + cpu->ops[1] + cpu->ops[2] - before;
 	free(buf);
 	free(phase_map);
 	return rc;

@@ -30,7 +30,7 @@ hex_field(const char *s, const char *end, uint64_t *out, size_t *digits)
 }
 
 long
-din_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
+din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	size_t n = 0;
 

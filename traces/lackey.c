@@ -34,7 +34,7 @@ parse_addr_size(const char *s, size_t len, uint64_t *addr, uint32_t *size)
 }
 
 long
-lackey_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
+lackey_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	size_t n = 0;
 
@@ -46,7 +46,7 @@ lackey_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
 		size_t len;
 		bool too_long;
 		char *line = input_line(&r->in, &len, &too_long);
-		struct trace_event *e = &buf[n];
+		struct cache_ref *e = &buf[n];
 		const char *body;
 		char op;
 
@@ -78,7 +78,7 @@ lackey_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
 		e->kind = op == 'I' ? TRACE_EV_IFETCH : op == 'S' ? TRACE_EV_STORE : TRACE_EV_LOAD;
 		n++;
 		if (op == 'M') {
-			struct trace_event st = *e;
+			struct cache_ref st = *e;
 
 			st.kind = TRACE_EV_STORE;
 			if (n < max) {

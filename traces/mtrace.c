@@ -41,7 +41,7 @@ struct mtrace_writer {
 	uint64_t slot_used[MTRACE_SLOTS];
 	uint64_t tick;
 	bool have_pending;
-	struct trace_event pending;
+	struct cache_ref pending;
 	uint64_t records, accesses;
 };
 
@@ -173,7 +173,7 @@ mtrace_writer_open(const char *path, const char *command, char *err, size_t errl
 }
 
 static void
-emit(struct mtrace_writer *w, const struct trace_event *e)
+emit(struct mtrace_writer *w, const struct cache_ref *e)
 {
 	int best = -1, lru = 0;
 	uint64_t best_dist = UINT64_MAX;
@@ -236,7 +236,7 @@ void
 mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
 		     uint32_t size, uint32_t count)
 {
-	struct trace_event *p = &w->pending;
+	struct cache_ref *p = &w->pending;
 
 	w->accesses += count;
 	if (w->have_pending && p->kind == kind && p->addr == addr && p->size == size &&
@@ -246,7 +246,7 @@ mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64
 	}
 	flush_pending(w);
 	while (count > MAX_COUNT) {
-		struct trace_event e = { addr, size, (uint16_t)kind, (uint16_t)MAX_COUNT };
+		struct cache_ref e = { addr, size, (uint16_t)kind, (uint16_t)MAX_COUNT };
 
 		emit(w, &e);
 		count -= MAX_COUNT;
@@ -495,7 +495,7 @@ truncated:
 }
 
 static long
-control_record(struct trace_reader *r, uint8_t h, struct trace_event *ev, bool *emitted)
+control_record(struct trace_reader *r, uint8_t h, struct cache_ref *ev, bool *emitted)
 {
 	uint64_t a, b;
 
@@ -551,13 +551,15 @@ control_record(struct trace_reader *r, uint8_t h, struct trace_event *ev, bool *
 }
 
 long
-mtrace_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
+mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	struct input *in = &r->in;
 	size_t n = 0;
 
 	while (n < max && !r->done) {
 		const uint8_t *p, *end, *limit;
+		uint64_t addr[MTRACE_SLOTS], records = r->records, accesses = r->accesses;
+		uint32_t ssize[MTRACE_SLOTS];
 
 		input_fill(in, 2 * CHUNK);
 		if (in->pos == in->len)
@@ -565,83 +567,91 @@ mtrace_decode(struct trace_reader *r, struct trace_event *buf, size_t max)
 					   in->path, (unsigned long long)r->records);
 		p = in->buf + in->pos;
 		end = in->buf + in->len;
-		/* Fast loop over the bytes that surely hold whole access records. */
+		/* Fast loop over the bytes that surely hold whole access records, with the
+		 * slots and counters in locals so they stay in registers. */
 		limit = end - (in->eof ? 0 : CHUNK);
+		memcpy(addr, r->slot_addr, sizeof(addr));
+		memcpy(ssize, r->slot_size, sizeof(ssize));
 		while (n < max && p < limit) {
 			uint8_t h = *p;
-			struct trace_event *e = &buf[n];
+			struct cache_ref *e = &buf[n];
 
 			if (!(h & 0x80)) {
 				unsigned s = (h >> 4) & 3;
+				uint64_t a = addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * ssize[s];
 
-				e->addr = r->slot_addr[s] += (uint64_t)((int64_t)(h & 15) - 8) *
-							     r->slot_size[s];
-				e->size = r->slot_size[s];
+				if (__builtin_expect(a > UINT64_MAX - ssize[s] + 1, 0))
+					goto bad_wrap;
+				addr[s] = a;
+				e->addr = a;
+				e->size = ssize[s];
 				e->kind = h >> 6;
 				e->count = 1;
-				if (e->addr > UINT64_MAX - e->size + 1) {
-					in->pos = (size_t)(p - in->buf);
-					return reader_fail(r, "%s: record %llu wraps the address space",
-							   in->path,
-							   (unsigned long long)r->records + 1);
-				}
 				p++;
 				n++;
-				r->records++;
-				r->accesses++;
+				records++;
+				accesses++;
 				continue;
 			}
-			if ((h & 0xe0) == 0xe0) {
-				bool emitted;
-
-				in->pos = (size_t)(p - in->buf) + 1;
-				r->records++;
-				if (control_record(r, h, e, &emitted) < 0)
-					return -1;
-				n += emitted;
-				goto refill; /* the slow path moved the input */
-			} else {
+			if ((h & 0xe0) == 0xe0)
+				break; /* control record: slow path below */
+			{
 				const uint8_t *q = p + 1;
 				unsigned s = (h >> 3) & 3;
-				uint64_t zig, size = r->slot_size[s], count = 1;
+				uint64_t zig, size = ssize[s], count = 1, a;
 
 				if ((h & 1) || !get_varint(&q, end, &zig) ||
 				    ((h & 4) && !get_varint(&q, end, &size)) ||
 				    ((h & 2) && !get_varint(&q, end, &count))) {
 					in->pos = (size_t)(p - in->buf);
+					r->records = records;
 					return reader_fail(r, "%s: record %llu is %s", in->path,
-							   (unsigned long long)r->records + 1,
+							   (unsigned long long)records + 1,
 							   (h & 1) ? "garbled (reserved bit set)"
 								   : "truncated");
 				}
-				if (size == 0 || size > UINT32_MAX || count == 0 ||
-				    count > 65535) {
+				if (size == 0 || size > UINT32_MAX || count == 0 || count > 65535) {
 					in->pos = (size_t)(p - in->buf);
 					return reader_fail(r, "%s: record %llu has size %llu, count %llu",
-							   in->path,
-							   (unsigned long long)r->records + 1,
+							   in->path, (unsigned long long)records + 1,
 							   (unsigned long long)size,
 							   (unsigned long long)count);
 				}
-				e->addr = r->slot_addr[s] += (uint64_t)((zig >> 1) ^ -(zig & 1));
+				a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+				if (a > UINT64_MAX - size + 1)
+					goto bad_wrap;
+				addr[s] = a;
+				ssize[s] = (uint32_t)size;
+				e->addr = a;
 				e->size = (uint32_t)size;
 				e->kind = (h >> 5) & 3;
 				e->count = (uint16_t)count;
-				if (e->addr + size - 1 < e->addr) {
-					in->pos = (size_t)(p - in->buf);
-					return reader_fail(r, "%s: record %llu wraps the address space",
-							   in->path,
-							   (unsigned long long)r->records + 1);
-				}
-				r->slot_size[s] = (uint32_t)size;
 				p = q;
 				n++;
-				r->records++;
-				r->accesses += count;
+				records++;
+				accesses += count;
 			}
 		}
+		memcpy(r->slot_addr, addr, sizeof(addr));
+		memcpy(r->slot_size, ssize, sizeof(ssize));
+		r->records = records;
+		r->accesses = accesses;
 		in->pos = (size_t)(p - in->buf);
-refill:;
+		if (n < max && p < limit) {
+			/* A control record. */
+			bool emitted;
+
+			in->pos++;
+			r->records++;
+			if (control_record(r, *p, &buf[n], &emitted) < 0)
+				return -1;
+			n += emitted;
+		}
+		continue;
+bad_wrap:
+		in->pos = (size_t)(p - in->buf);
+		return reader_fail(r, "%s: record %llu wraps the address space", in->path,
+				   (unsigned long long)records + 1);
 	}
 	return (long)n;
 }

@@ -124,7 +124,7 @@ trace_reader_close(struct trace_reader *r)
 }
 
 long
-trace_reader_read(struct trace_reader *r, struct trace_event *buf, size_t max)
+trace_reader_read(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	long n;
 

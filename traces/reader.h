@@ -5,11 +5,16 @@
  * and memsim's own binary format. Events are decoded in batches; the file is never loaded
  * whole. A garbled or truncated trace is an error naming the file and the line (text) or
  * record (binary): the valid prefix is never passed off as the whole trace.
+ *
+ * Events are struct cache_ref (sim/cache.h), so a batch goes straight to the model; kinds
+ * past the three access kinds are trace controls the replayer handles.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sim/cache.h"
 
 enum trace_format {
 	TRACE_FORMAT_AUTO = 0,
@@ -26,12 +31,6 @@ enum trace_event_kind {
 	TRACE_EV_ARRAY,    /* addr: index of an array declared mid-trace */
 };
 
-struct trace_event {
-	uint64_t addr;
-	uint32_t size;   /* bytes */
-	uint16_t kind;   /* enum trace_event_kind */
-	uint16_t count;  /* back-to-back repeats of the same access, >= 1 */
-};
 
 enum trace_space {
 	TRACE_SPACE_DRAM = 0, /* ordinary memory: through the caches */
@@ -56,7 +55,7 @@ void trace_reader_close(struct trace_reader *r);
 
 /* Decodes up to max events into buf. Returns how many (> 0), 0 at the end of a complete
  * trace, or -1 on error (message from trace_reader_error()). */
-long trace_reader_read(struct trace_reader *r, struct trace_event *buf, size_t max);
+long trace_reader_read(struct trace_reader *r, struct cache_ref *buf, size_t max);
 const char *trace_reader_error(const struct trace_reader *r);
 
 enum trace_format trace_reader_format(const struct trace_reader *r);

@@ -28,13 +28,13 @@ struct trace_reader {
 	uint64_t accesses;
 	/* lackey: the store half of an 'M' line that did not fit in the batch */
 	bool have_pending;
-	struct trace_event pending;
+	struct cache_ref pending;
 };
 
 /* Records a one-line error; always returns -1 so decoders can `return reader_fail(...)`. */
 long reader_fail(struct trace_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-long din_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
-long lackey_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
+long din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
+long lackey_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
 int mtrace_read_header(struct trace_reader *r);
-long mtrace_decode(struct trace_reader *r, struct trace_event *buf, size_t max);
+long mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);

@@ -1,0 +1,208 @@
+/*
+ * Cache specs: what parses and to what, every rejected spec with the part its message must
+ * name, the presets, and the host preset read from fake sysfs trees in tests/data/sysfs.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/spec.h"
+
+#ifndef TEST_DATA_DIR
+#error "TEST_DATA_DIR must point at tests/data"
+#endif
+
+struct good_case {
+	const char *spec;
+	const char *canonical; /* spec_format() of the result */
+};
+
+/* clang-format off */
+static const struct good_case good[] = {
+	{ "L1=32K:8:64,L2=1M:16:64",
+	  "L1=32K:8:64:lru:wb:wa:nine,L2=1M:16:64:lru:wb:wa:nine,tiles=dram" },
+	{ "l1=32k:8:64B", "L1=32K:8:64:lru:wb:wa:nine,tiles=dram" },
+	{ "L1=32KiB:8:64,L2=1M:16:64:plru:wt:excl",
+	  "L1=32K:8:64:lru:wb:wa:nine,L2=1M:16:64:plru:wt:wa:excl,tiles=dram" },
+	{ "L1=1K:full:32:fifo:nwa", "L1=1K:full:32:fifo:wb:nwa:nine,tiles=dram" },
+	{ "L1=1K:32:32", "L1=1K:full:32:lru:wb:wa:nine,tiles=dram" },
+	{ "L1=4K:1:64:random:wv", "L1=4K:1:64:random:wb:wv:nine,tiles=dram" },
+	{ "L1=32K:8:64,L2=256K:4:64,L3=6M:12:64:incl,L4=64M:16:64:quietwb",
+	  "L1=32K:8:64:lru:wb:wa:nine,L2=256K:4:64:lru:wb:wa:nine,L3=6M:12:64:lru:wb:wa:incl,"
+	  "L4=64M:16:64:lru:wb:wa:nine:quietwb,tiles=dram" },
+	{ "I1=32K:8:64,L1=32K:8:64,tiles=scratch",
+	  "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,tiles=scratch" },
+	{ "none", "none,tiles=dram" },
+	{ "lab", "none,tiles=scratch" },
+	{ "cachegrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
+			"L2=1M:16:64:lru:wb:wa:nine:quietwb,tiles=dram" },
+	{ "i5-8250u", "L1=32K:8:64:lru:wb:wa:nine,L2=256K:4:64:lru:wb:wa:nine,"
+		      "L3=6M:12:64:lru:wb:wa:incl,tiles=dram" },
+	{ NULL, NULL },
+};
+
+struct bad_case {
+	const char *spec;
+	const char *message; /* a substring the one-line message must contain */
+};
+
+static const struct bad_case bad[] = {
+	{ "", "empty cache spec" },
+	{ "L1=48K:8:64", "L1: 96 sets" },                       /* not a power of two */
+	{ "L1=32K:8:48", "L1: line size 48 is not a power of two" },
+	{ "L1=64:1:128", "L1: line (128 B) is larger than the cache (64 B)" },
+	{ "L1=32K:8:64:lfu", "L1: unknown policy word 'lfu'" },
+	{ "L1=32K:8:64:lru:fifo", "L1: 'lru' and 'fifo' both given" },
+	{ "L1=32K:8:64:wb:wt", "L1: 'wb' and 'wt' both given" },
+	{ "L1=0:8:64", "L1: size is zero" },
+	{ "L1=32K:0:64", "L1: associativity is zero" },
+	{ "L1=32K:8:0", "L1: line size 0 is not a power of two" },
+	{ "L1=99999999999999999999K:8:64", "L1: size '99999999999999999999K' overflows" },
+	{ "L1=17179869184G:8:64", "L1: size '17179869184G' overflows" },
+	{ "L1=32K:99999999999:64", "L1: associativity '99999999999' is too large" },
+	{ "L1=32X:8:64", "L1: size '32X' is not a size" },
+	{ "L1=32K:eight:64", "L1: associativity 'eight'" },
+	{ "L1=32K:8", "L1: expected size:assoc:line" },
+	{ "L1=32K:24:64", "L1: 24 ways do not divide the 512 lines" },
+	{ "L1=1K:6:64:plru", "L1: 6 ways do not divide" },
+	{ "L1=384:3:64:plru", "L1: plru needs a power-of-two number of ways" },
+	{ "L2=1M:16:64", "L2 given before L1" },
+	{ "L1=32K:8:64,L1=32K:8:64", "L1 given twice" },
+	{ "L1=32K:8:64,L3=1M:16:64", "L3 given before L2" },
+	{ "L5=1M:16:64", "L5: at most 4 data levels" },
+	{ "X1=1M:16:64", "unknown cache level 'X1'" },
+	{ "L1=32K:8:64:incl", "L1: 'incl' needs a level above it" },
+	{ "L1=32K:8:64:quietwb", "L1: 'quietwb' needs a level above it" },
+	{ "L1=32K:8:64,L2=1M:16:128:excl", "L2: 'excl' needs the same line size as L1" },
+	{ "L1=32K:8:64:wt,L2=1M:16:64:excl", "L2: 'excl' below a write-through L1" },
+	{ "L1=32K:8:128,L2=1M:16:64:incl", "L2: 'incl' needs lines at least as large as L1's" },
+	{ "I1=32K:8:64", "I1 needs an L1 beside it" },
+	{ "I1=32K:8:64,I1=32K:8:64,L1=32K:8:64", "only one instruction cache" },
+	{ "foo", "unknown cache spec or preset 'foo'" },
+	{ "lab,L1=32K:8:64", "preset 'lab' cannot be combined" },
+	{ "none,L1=32K:8:64", "'none' means no cache levels" },
+	{ "L1=32K:8:64,tiles=sram", "tiles: 'sram' is not 'scratch' or 'dram'" },
+	{ "L1=64G:1:64", "more than memsim simulates" },
+	{ "tiles=dram", "names no level" },
+	{ NULL, NULL },
+};
+/* clang-format on */
+
+static void
+test_good_specs(void **state)
+{
+	(void)state;
+	for (const struct good_case *g = good; g->spec; g++) {
+		struct spec s;
+		char err[512], buf[1024];
+
+		if (spec_parse(g->spec, &s, err, sizeof(err)))
+			fail_msg("'%s' rejected: %s", g->spec, err);
+		spec_format(&s, buf, sizeof(buf));
+		if (strcmp(buf, g->canonical) != 0)
+			fail_msg("'%s' became '%s', expected '%s'", g->spec, buf, g->canonical);
+	}
+}
+
+static void
+test_bad_specs(void **state)
+{
+	(void)state;
+	for (const struct bad_case *b = bad; b->spec; b++) {
+		struct spec s;
+		char err[512] = "";
+
+		if (spec_parse(b->spec, &s, err, sizeof(err)) == 0)
+			fail_msg("'%s' accepted", b->spec);
+		if (!strstr(err, b->message))
+			fail_msg("'%s': message '%s' does not contain '%s'", b->spec, err,
+				 b->message);
+		if (strchr(err, '\n'))
+			fail_msg("'%s': message is more than one line", b->spec);
+	}
+}
+
+/* The canonical form parses back to itself. */
+static void
+test_round_trip(void **state)
+{
+	(void)state;
+	for (const struct good_case *g = good; g->spec; g++) {
+		struct spec a, b;
+		char err[512], buf[1024], buf2[1024];
+
+		assert_int_equal(spec_parse(g->spec, &a, err, sizeof(err)), 0);
+		spec_format(&a, buf, sizeof(buf));
+		if (spec_parse(buf, &b, err, sizeof(err)))
+			fail_msg("canonical '%s' rejected: %s", buf, err);
+		spec_format(&b, buf2, sizeof(buf2));
+		assert_string_equal(buf, buf2);
+	}
+}
+
+static void
+test_host_sysfs(void **state)
+{
+	struct spec s;
+	char err[512], buf[1024];
+
+	(void)state;
+	/* A server part whose 260 MiB L3 has 212992 sets: modelled with 2^18 sets x 16 ways. */
+	assert_int_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/xeon", &s, err, sizeof(err)), 0);
+	spec_format(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "I1=32K:8:64:lru:wb:wa:nine,L1=48K:12:64:lru:wb:wa:nine,"
+				 "L2=2M:16:64:lru:wb:wa:nine,L3=256M:16:64:lru:wb:wa:nine,"
+				 "tiles=dram");
+	assert_non_null(strstr(s.note, "L3: 212992 sets is not a power of two"));
+	assert_non_null(strstr(s.note, "262144 sets x 16 ways (256M of 260M)"));
+	assert_int_equal(cache_config_validate(&s.cache, err, sizeof(err)), 0);
+
+	assert_int_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/client", &s, err, sizeof(err)), 0);
+	spec_format(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
+				 "L2=256K:4:64:lru:wb:wa:nine,L3=6M:12:64:lru:wb:wa:nine,"
+				 "tiles=dram");
+	assert_string_equal(s.note, "");
+
+	assert_int_not_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/broken", &s, err, sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "index0 is missing or has unreadable fields"));
+	assert_int_not_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/none-here", &s, err,
+					     sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "host: cannot read"));
+}
+
+static void
+test_presets_listed(void **state)
+{
+	const char *want[] = { "host", "i5-8250u", "cachegrind", "lab" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct spec_preset *p = spec_presets;
+
+		while (p->name && strcmp(p->name, want[i]) != 0)
+			p++;
+		assert_non_null(p->name);
+		assert_non_null(p->source);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_specs),   cmocka_unit_test(test_bad_specs),
+		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_host_sysfs),
+		cmocka_unit_test(test_presets_listed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

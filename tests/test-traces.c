@@ -1,0 +1,379 @@
+/*
+ * Trace formats: memsim's binary format round-trips events, arrays and phases exactly and
+ * refuses every truncation; din and lackey text parse as Dinero IV and lackey mean them, and
+ * garbled lines are errors naming file and line.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "traces/mtrace.h"
+#include "traces/reader.h"
+
+static char tmpdir[] = "/tmp/memsim-test-traces-XXXXXX";
+
+static void
+path_in_tmp(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Reads every event; returns the count, or -1 with the message in err. */
+static long
+read_all(const char *path, enum trace_format fmt, struct cache_ref *out, size_t max, char *err,
+	 size_t errlen)
+{
+	struct trace_reader *r = trace_reader_open(path, fmt, err, errlen);
+	size_t n = 0;
+
+	if (!r)
+		return -1;
+	for (;;) {
+		/* Small, odd batches exercise the refills. */
+		long got = trace_reader_read(r, out + n, max - n < 7 ? max - n : 7);
+
+		if (got < 0) {
+			snprintf(err, errlen, "%s", trace_reader_error(r));
+			trace_reader_close(r);
+			return -1;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n == max)
+			break;
+	}
+	trace_reader_close(r);
+	return (long)n;
+}
+
+static uint64_t
+lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 11;
+}
+
+#define NEV 200000
+
+static struct cache_ref want[NEV + 16], got[NEV + 16];
+
+/* Writes a trace with every record shape: short and long records, all slots, ifetches,
+ * large and negative deltas, addresses near the top, counts, arrays and phases declared in
+ * the header and mid-trace. Returns the number of events a reader should see. */
+static size_t
+write_sample(const char *path, size_t nacc)
+{
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-traces --sample", err, sizeof(err));
+	uint64_t rng = 12345, stream[3] = { 0x10000, 0x7fff0000, 0xffffffffffff0000ULL };
+	size_t n = 0;
+	int ph;
+
+	assert_non_null(w);
+	assert_int_equal(mtrace_writer_array(w, "Q", 0x10000, 4096, TRACE_SPACE_DRAM), 0);
+	assert_int_equal(mtrace_writer_array(w, "tile", 0x7fff0000, 256, TRACE_SPACE_TILE), 1);
+	ph = mtrace_writer_phase(w, "scores");
+	mtrace_writer_set_phase(w, ph);
+	want[n++] = (struct cache_ref){ (uint64_t)ph, 0, TRACE_EV_PHASE, 1 };
+	for (size_t i = 0; i < nacc; i++) {
+		uint64_t r = lcg(&rng);
+		unsigned s = r % 3;
+		enum trace_event_kind kind = (enum trace_event_kind)((r >> 4) % 3);
+		uint32_t size = 1u << ((r >> 8) % 4);
+		uint32_t count = (r >> 12) % 16 == 0 ? 1 + (uint32_t)((r >> 16) % 300) : 1;
+
+		if ((r >> 20) % 50 == 0)
+			stream[s] -= (r >> 24) % 100000; /* a jump back */
+		else
+			stream[s] += size;
+		if (i == nacc / 2) {
+			int arr = mtrace_writer_array(w, "late", 0x5000, 64, TRACE_SPACE_SCRATCH);
+
+			assert_int_equal(arr, 2);
+			want[n++] = (struct cache_ref){ 2, 0, TRACE_EV_ARRAY, 1 };
+			ph = mtrace_writer_phase(w, "softmax");
+			mtrace_writer_set_phase(w, ph);
+			want[n++] = (struct cache_ref){ (uint64_t)ph, 0, TRACE_EV_PHASE, 1 };
+		}
+		mtrace_writer_access(w, kind, stream[s], size, count);
+		/* The writer merges exact repeats into one event. */
+		if (n && want[n - 1].kind == kind && want[n - 1].addr == stream[s] &&
+		    want[n - 1].size == size && want[n - 1].count + count <= 65535)
+			want[n - 1].count = (uint16_t)(want[n - 1].count + count);
+		else
+			want[n++] = (struct cache_ref){ stream[s], size, (uint16_t)kind,
+							(uint16_t)count };
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+	return n;
+}
+
+static void
+test_memsim_round_trip(void **state)
+{
+	char path[512], err[512];
+	size_t n;
+	long rn;
+	struct trace_reader *r;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "round.mtr");
+	n = write_sample(path, NEV);
+	rn = read_all(path, TRACE_FORMAT_AUTO, got, NEV + 16, err, sizeof(err));
+	if (rn < 0)
+		fail_msg("read failed: %s", err);
+	assert_int_equal((size_t)rn, n);
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(&want[i], &got[i], sizeof(got[i])) != 0)
+			fail_msg("event %zu: got kind %u addr %llx size %u count %u, want kind %u "
+				 "addr %llx size %u count %u",
+				 i, got[i].kind, (unsigned long long)got[i].addr, got[i].size,
+				 got[i].count, want[i].kind, (unsigned long long)want[i].addr,
+				 want[i].size, want[i].count);
+	r = trace_reader_open(path, TRACE_FORMAT_MEMSIM, err, sizeof(err));
+	assert_non_null(r);
+	assert_string_equal(trace_reader_command(r), "test-traces --sample");
+	assert_int_equal(trace_reader_format_version(r), MTRACE_VERSION);
+	assert_int_equal(trace_reader_array_count(r), 2); /* the header's; "late" comes later */
+	assert_string_equal(trace_reader_array(r, 1)->name, "tile");
+	assert_int_equal(trace_reader_array(r, 1)->space, TRACE_SPACE_TILE);
+	assert_int_equal(trace_reader_array(r, 0)->bytes, 4096);
+	assert_int_equal(trace_reader_phase_count(r), 1);
+	while (trace_reader_read(r, got, 1000) > 0)
+		;
+	assert_int_equal(trace_reader_array_count(r), 3);
+	assert_int_equal(trace_reader_array(r, 2)->space, TRACE_SPACE_SCRATCH);
+	assert_string_equal(trace_reader_phase(r, 1), "softmax");
+	trace_reader_close(r);
+}
+
+/* Every proper prefix of a trace is refused: a truncated file never passes for a whole one. */
+static void
+test_memsim_truncation(void **state)
+{
+	char path[512], cut[512], err[512];
+	FILE *f;
+	long size;
+	char *bytes;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "small.mtr");
+	path_in_tmp(cut, sizeof(cut), "cut.mtr");
+	write_sample(path, 300);
+	f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	bytes = malloc((size_t)size);
+	assert_int_equal(fread(bytes, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	for (long len = 0; len < size; len++) {
+		f = fopen(cut, "wb");
+		fwrite(bytes, 1, (size_t)len, f);
+		fclose(f);
+		if (read_all(cut, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) >= 0)
+			fail_msg("a %ld-byte prefix of a %ld-byte trace was accepted", len, size);
+		assert_non_null(strstr(err, cut));
+	}
+	/* Trailing garbage after the end record is refused too. */
+	f = fopen(cut, "wb");
+	fwrite(bytes, 1, (size_t)size, f);
+	fputc(0, f);
+	fclose(f);
+	assert_true(read_all(cut, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "after the end record"));
+	/* A wrong magic or version is named. */
+	memcpy(bytes, "MEMSIMTX", 8);
+	f = fopen(cut, "wb");
+	fwrite(bytes, 1, (size_t)size, f);
+	fclose(f);
+	assert_true(read_all(cut, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "bad magic"));
+	memcpy(bytes, "MEMSIMTR", 8);
+	bytes[8] = 9;
+	f = fopen(cut, "wb");
+	fwrite(bytes, 1, (size_t)size, f);
+	fclose(f);
+	assert_true(read_all(cut, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "format version 9"));
+	free(bytes);
+}
+
+static void
+test_din(void **state)
+{
+	char path[512], err[512];
+	long n;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "a.din");
+	write_text(path, "0 1000\n"
+			 "1 0x101f   a comment\n"
+			 "\n"
+			 "2\t7FE\n"
+			 "  0 abc\r\n"
+			 "1 403"); /* no final newline */
+	n = read_all(path, TRACE_FORMAT_AUTO, got, 16, err, sizeof(err));
+	assert_int_equal(n, 5);
+	/* Dinero IV: 4-byte references at the address rounded down to 4. */
+	assert_true(got[0].kind == TRACE_EV_LOAD && got[0].addr == 0x1000 && got[0].size == 4);
+	assert_true(got[1].kind == TRACE_EV_STORE && got[1].addr == 0x101c);
+	assert_true(got[2].kind == TRACE_EV_IFETCH && got[2].addr == 0x7fc);
+	assert_true(got[3].kind == TRACE_EV_LOAD && got[3].addr == 0xabc);
+	assert_true(got[4].kind == TRACE_EV_STORE && got[4].addr == 0x400);
+
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "0 1000\n1 zz\n", ":2: bad address" },
+		{ "0 1000\n0\n", ":2: bad label" },
+		{ "0 10\n0 20\n5 40\n", ":3: din label 5 is not supported" },
+		{ "0 10 \nx 40\n", ":2: bad label" },
+		{ "0 12345678901234567\n", ":1: bad address" },
+		{ NULL, NULL },
+	};
+	for (int i = 0; bad[i].text; i++) {
+		write_text(path, bad[i].text);
+		assert_true(read_all(path, TRACE_FORMAT_DIN, got, 16, err, sizeof(err)) < 0);
+		if (!strstr(err, bad[i].msg) || !strstr(err, path))
+			fail_msg("din '%s': message '%s' lacks '%s'", bad[i].text, err, bad[i].msg);
+	}
+}
+
+static void
+test_lackey(void **state)
+{
+	char path[512], err[512];
+	long n;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "a.lackey");
+	write_text(path, "==123== Lackey, an example Valgrind tool\n"
+			 "==123== Command: ./prog\n"
+			 "I  0400d7d4,8\n"
+			 " L 7ff000ff0,8\n"
+			 " S 04012345,4\n"
+			 " M 0601090,4\n"
+			 "I  0400d7dc,3\n"
+			 "==123== \n");
+	n = read_all(path, TRACE_FORMAT_AUTO, got, 16, err, sizeof(err));
+	if (n < 0)
+		fail_msg("%s", err);
+	assert_int_equal(n, 6);
+	assert_true(got[0].kind == TRACE_EV_IFETCH && got[0].addr == 0x400d7d4 && got[0].size == 8);
+	assert_true(got[1].kind == TRACE_EV_LOAD && got[1].addr == 0x7ff000ff0 && got[1].size == 8);
+	assert_true(got[2].kind == TRACE_EV_STORE && got[2].addr == 0x4012345 && got[2].size == 4);
+	/* M: a load, then a store to the same bytes. */
+	assert_true(got[3].kind == TRACE_EV_LOAD && got[3].addr == 0x601090);
+	assert_true(got[4].kind == TRACE_EV_STORE && got[4].addr == 0x601090);
+	assert_true(got[5].kind == TRACE_EV_IFETCH && got[5].size == 3);
+
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ " L 1000,8\n X 1000,8\n", ":2: not a lackey line" },
+		{ " L 1000,8\n L 1000\n", ":2: bad address,size" },
+		{ " L zz,8\n", ":1: bad address,size" },
+		{ " L 1000,0\n", ":1: bad address,size" },
+		{ " S ffffffffffffffff,8\n", ":1: bad address,size" },
+		{ "hello\n", ":1: not a lackey line" },
+		{ NULL, NULL },
+	};
+	for (int i = 0; bad[i].text; i++) {
+		write_text(path, bad[i].text);
+		assert_true(read_all(path, TRACE_FORMAT_LACKEY, got, 16, err, sizeof(err)) < 0);
+		if (!strstr(err, bad[i].msg) || !strstr(err, path))
+			fail_msg("lackey '%s': message '%s' lacks '%s'", bad[i].text, err,
+				 bad[i].msg);
+	}
+}
+
+/* A batch boundary that falls inside an 'M' line keeps the store for the next batch. */
+static void
+test_lackey_modify_split(void **state)
+{
+	char path[512], err[512];
+	struct trace_reader *r;
+	struct cache_ref one[1];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "m.lackey");
+	write_text(path, " M 100,4\n M 200,4\n");
+	r = trace_reader_open(path, TRACE_FORMAT_LACKEY, err, sizeof(err));
+	assert_non_null(r);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(trace_reader_read(r, one, 1), 1);
+		assert_int_equal(one[0].kind, i % 2 ? TRACE_EV_STORE : TRACE_EV_LOAD);
+		assert_int_equal(one[0].addr, i < 2 ? 0x100 : 0x200);
+	}
+	assert_int_equal(trace_reader_read(r, one, 1), 0);
+	trace_reader_close(r);
+}
+
+static void
+test_open_errors(void **state)
+{
+	char path[512], err[512];
+
+	(void)state;
+	assert_null(trace_reader_open("/nonexistent/t.din", TRACE_FORMAT_AUTO, err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot open trace /nonexistent/t.din"));
+	path_in_tmp(path, sizeof(path), "empty");
+	write_text(path, "");
+	assert_null(trace_reader_open(path, TRACE_FORMAT_AUTO, err, sizeof(err)));
+	assert_non_null(strstr(err, "empty trace"));
+	write_text(path, "hello world\n");
+	assert_null(trace_reader_open(path, TRACE_FORMAT_AUTO, err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot tell the trace format"));
+	write_text(path, "0 100\n");
+	assert_null(trace_reader_open(path, TRACE_FORMAT_MEMSIM, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a memsim trace"));
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[600];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memsim_round_trip), cmocka_unit_test(test_memsim_truncation),
+		cmocka_unit_test(test_din),		 cmocka_unit_test(test_lackey),
+		cmocka_unit_test(test_lackey_modify_split), cmocka_unit_test(test_open_errors),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
