@@ -1,12 +1,11 @@
 #include "config.h"
 
+#include <cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cJSON.h>
 
 #include "analysis/report.h"
 #include "sim/util.h"
@@ -103,7 +102,8 @@ report_add_cache(cJSON *obj, struct cache *c)
 		if (a == 0 && t->read_bytes == 0 && t->write_bytes == 0)
 			continue;
 		o = traffic_json(t);
-		cJSON_AddStringToObject(o, "space", cache_array_is_scratch(c, a) ? "scratch" : "dram");
+		cJSON_AddStringToObject(o, "space",
+					cache_array_is_scratch(c, a) ? "scratch" : "dram");
 		add_u64(o, "scratch_read_bytes", cache_array_scratch(c, a)[0]);
 		add_u64(o, "scratch_write_bytes", cache_array_scratch(c, a)[1]);
 		cJSON_AddItemToObject(arrays, cache_array_name(c, a), o);
@@ -157,7 +157,8 @@ report_command_line(int argc, char **argv)
 
 		for (const char *q = a; *q && plain; q++)
 			plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				       "0123456789-_=:,./+@%", *q) != NULL;
+				       "0123456789-_=:,./+@%",
+				       *q) != NULL;
 		if (i)
 			*p++ = ' ';
 		if (plain) {
@@ -196,14 +197,25 @@ print_bytes(FILE *f, const char *label, uint64_t v)
 	fprintf(f, "  %-22s %16" PRIu64 "  (%.3f MiB)\n", label, v, (double)v / 1048576.0);
 }
 
+/* True if the run named phases of its own (not just the final flush). */
+static bool
+named_phases(const struct cache *c)
+{
+	for (unsigned p = 1; p < cache_phase_count(c); p++)
+		if (strcmp(cache_phase_name(c, p), "flush") != 0)
+			return true;
+	return false;
+}
+
 void
 report_print_cache(FILE *f, struct cache *c)
 {
 	const struct cache_traffic *d = cache_dram(c);
 	const struct cache_cpu_stats *cs = cache_cpu(c);
 
-	fprintf(f, "accesses: %" PRIu64 " loads (%" PRIu64 " B), %" PRIu64 " stores (%" PRIu64
-		   " B), %" PRIu64 " instruction fetches\n",
+	fprintf(f,
+		"accesses: %" PRIu64 " loads (%" PRIu64 " B), %" PRIu64 " stores (%" PRIu64
+		" B), %" PRIu64 " instruction fetches\n",
 		cs->ops[CACHE_OP_LOAD], cs->bytes[CACHE_OP_LOAD], cs->ops[CACHE_OP_STORE],
 		cs->bytes[CACHE_OP_STORE], cs->ops[CACHE_OP_IFETCH]);
 	if (cache_level_count(c)) {
@@ -216,15 +228,29 @@ report_print_cache(FILE *f, struct cache *c)
 			uint64_t acc = st->reads + st->writes;
 			char geo[64], sz[24];
 
-			snprintf(geo, sizeof(geo), "%s %s %u-way %uB", format_size_bytes(l->size_bytes, sz, sizeof(sz)),
+			snprintf(geo, sizeof(geo), "%s %s %u-way %uB",
+				 format_size_bytes(l->size_bytes, sz, sizeof(sz)),
 				 cache_repl_str(l->repl), l->assoc, l->line_bytes);
 			fprintf(f,
 				"%-5s %-22s %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %12" PRIu64
 				" %8.3f%% %12" PRIu64 " %12" PRIu64 "\n",
-				l->name, geo, st->reads, st->writes, st->read_misses, st->write_misses,
-				acc ? 100.0 * (double)(st->read_misses + st->write_misses) / (double)acc
+				l->name, geo, st->reads, st->writes, st->read_misses,
+				st->write_misses,
+				acc ? 100.0 * (double)(st->read_misses + st->write_misses) /
+						(double)acc
 				    : 0.0,
 				st->fills, st->writebacks);
+		}
+		for (unsigned i = 0; i < cache_level_count(c); i++) {
+			const struct cache_level_stats *st = cache_level_stats(c, i);
+
+			if (i > 0 && (st->ifetch_misses || st->rfo_misses))
+				fprintf(f,
+					"%-5s of the read misses, %" PRIu64
+					" serve write misses above "
+					"(rfo) and %" PRIu64 " instruction fetches\n",
+					cache_level_config(c, i)->name, st->rfo_misses,
+					st->ifetch_misses);
 		}
 	}
 	fprintf(f, "\nDRAM\n");
@@ -233,8 +259,8 @@ report_print_cache(FILE *f, struct cache *c)
 	print_bytes(f, "write_bytes", d->write_bytes);
 	print_bytes(f, "  of which flush", d->flush_write_bytes);
 	print_bytes(f, "total", d->read_bytes + d->write_bytes);
-	print_bytes(f, "total without flush", d->read_bytes + d->write_bytes -
-						      d->flush_write_bytes - d->flush_read_bytes);
+	print_bytes(f, "total without flush",
+		    d->read_bytes + d->write_bytes - d->flush_write_bytes - d->flush_read_bytes);
 	if (cs->scratch_read_bytes || cs->scratch_write_bytes) {
 		print_bytes(f, "scratch read", cs->scratch_read_bytes);
 		print_bytes(f, "scratch write", cs->scratch_write_bytes);
@@ -251,7 +277,7 @@ report_print_cache(FILE *f, struct cache *c)
 				cache_array_is_scratch(c, a) ? "  (scratch)" : "");
 		}
 	}
-	if (cache_phase_count(c) > 1) {
+	if (named_phases(c)) {
 		fprintf(f, "\n%-16s %16s %16s\n", "phase", "dram_read", "dram_write");
 		for (unsigned p = 0; p < cache_phase_count(c); p++) {
 			const struct cache_traffic *t = cache_phase_traffic(c, p);

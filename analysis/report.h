@@ -6,9 +6,8 @@
  * JSON files.
  */
 
-#include <stdio.h>
-
 #include <cJSON.h>
+#include <stdio.h>
 
 #include "sim/cache.h"
 #include "sim/spec.h"

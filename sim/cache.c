@@ -31,12 +31,13 @@
  *    that passes the last level (write-through, no-write-allocate) moves its own bytes.
  */
 
+#include "sim/cache.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cache.h"
 #include "sim/util.h"
 
 #define TAG_INVALID UINT64_MAX
@@ -50,10 +51,10 @@ enum req {
 };
 
 enum {
-	F_RFO = 1u << 0,    /* the read serves a write miss above */
-	F_IFETCH = 1u << 1, /* the read serves an instruction fetch */
-	F_FLUSH = 1u << 2,  /* traffic caused by the final flush */
-	F_DIRTY = 1u << 3,  /* REQ_VICTIM: the line handed down is dirty */
+	F_RFO = 1u << 0,     /* the read serves a write miss above */
+	F_IFETCH = 1u << 1,  /* the read serves an instruction fetch */
+	F_FLUSH = 1u << 2,   /* traffic caused by the final flush */
+	F_DIRTY = 1u << 3,   /* REQ_VICTIM: the line handed down is dirty */
 	F_COUNTED = 1u << 4, /* the caller already counted this read or write */
 };
 
@@ -62,8 +63,8 @@ enum {
 struct level {
 	struct cache_level_config cfg;
 	uint64_t *tags;
-	uint64_t *mask;  /* write-validate: valid granules per slot */
-	uint8_t *plru;   /* tree-PLRU: node bits per set, nodes 1 .. ways-1 */
+	uint64_t *mask; /* write-validate: valid granules per slot */
+	uint8_t *plru;  /* tree-PLRU: node bits per set, nodes 1 .. ways-1 */
 	uint32_t ways;
 	uint64_t set_mask;
 	unsigned line_shift;
@@ -182,9 +183,8 @@ check_geometry(const struct cache_level_config *l, char *err, size_t errlen)
 	}
 	sets = lines / ways;
 	if (!is_pow2(sets)) {
-		snprintf(err, errlen,
-			 "%s: %llu sets (size / (ways x line)) is not a power of two", l->name,
-			 (unsigned long long)sets);
+		snprintf(err, errlen, "%s: %llu sets (size / (ways x line)) is not a power of two",
+			 l->name, (unsigned long long)sets);
 		return -EINVAL;
 	}
 	if (l->repl == CACHE_REPL_PLRU && !is_pow2(ways)) {
@@ -222,9 +222,10 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 		}
 		if (l->inclusion == CACHE_INCL_EXCLUSIVE) {
 			if (up->line_bytes != l->line_bytes) {
-				snprintf(err, errlen,
-					 "%s: 'excl' needs the same line size as %s (%u B, not %u B)",
-					 l->name, up->name, up->line_bytes, l->line_bytes);
+				snprintf(
+					err, errlen,
+					"%s: 'excl' needs the same line size as %s (%u B, not %u B)",
+					l->name, up->name, up->line_bytes, l->line_bytes);
 				return -EINVAL;
 			}
 			if (up->write == CACHE_WRITE_THROUGH) {
@@ -250,7 +251,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			}
 			if (cfg->has_icache && i >= 1 && cfg->icache.line_bytes > l->line_bytes) {
 				snprintf(err, errlen,
-					 "%s: 'incl' needs lines at least as large as I1's", l->name);
+					 "%s: 'incl' needs lines at least as large as I1's",
+					 l->name);
 				return -EINVAL;
 			}
 		}
@@ -402,9 +404,7 @@ dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsign
 	unsigned a = find_array(c, addr);
 	struct phase *p = &c->phases[c->cur_phase];
 
-	traffic_add(&c->dram, bytes, write, flags);
-	traffic_add(&c->arrays[a].traffic, bytes, write, flags);
-	traffic_add(&p->traffic, bytes, write, flags);
+	/* Only the (phase, array) cell: the totals are summed from the cells when asked for. */
 	traffic_add(&p->per_array[a], bytes, write, flags);
 }
 
@@ -644,7 +644,8 @@ back_invalidate(struct cache *c, int li, uint64_t line)
 	for (unsigned u = 0; u < c->nlv; u++) {
 		struct level *U = &c->lv[u];
 
-		/* Levels above li: data levels 0..li-1, and I1 when it feeds a level at or above li. */
+		/* Levels above li: data levels 0..li-1, and I1 when it feeds a level at or above
+		 * li. */
 		if ((int)u == li || (u < c->cfg.levels && (int)u > li))
 			continue;
 		if ((int)u == c->icache && (U->below < 0 || U->below > li))
@@ -773,7 +774,8 @@ level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t li
 		if (L->mask) {
 			uint64_t *m = &L->mask[set_idx * L->ways + nw];
 
-			if ((*m & granules(L, addr, size, false)) != granules(L, addr, size, false)) {
+			if ((*m & granules(L, addr, size, false)) !=
+			    granules(L, addr, size, false)) {
 				/* Write-validated line with bytes never written: fetch them now. */
 				count_read_miss(L, flags);
 				to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ,
@@ -822,7 +824,8 @@ level_write(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t l
 		allocate(c, li, set, set_idx, line, false, !through, wmask, flags);
 	} else {
 		/* Write-allocate fetches the line unless the write covers all of it (a write-back
-		 * of an equal-sized line): nothing would be merged, so Dinero IV skips the fetch. */
+		 * of an equal-sized line): nothing would be merged, so Dinero IV skips the fetch.
+		 */
 		bool whole = size == L->cfg.line_bytes;
 
 		allocate(c, li, set, set_idx, line, !whole, !through, L->mask ? L->full_mask : 0,
@@ -933,8 +936,8 @@ cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, ui
 }
 
 void
-cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
-		    uint32_t count, uint64_t bytes)
+cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+		    uint64_t bytes)
 {
 	bool write = op == CACHE_OP_STORE;
 
@@ -954,8 +957,45 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	access_lines(c, &c->lv[0], addr, size, write, count, 0);
 }
 
-size_t
-cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+bool
+cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
+{
+	struct level *L = &c->lv[0];
+
+	if (c->cfg.levels == 0 || c->nscratch || !L->fast_write)
+		return false;
+	v->tags = L->tags;
+	v->set_mask = L->set_mask;
+	v->ways = L->ways;
+	v->line_shift = L->line_shift;
+	return true;
+}
+
+void
+cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
+		 uint64_t store_bytes)
+{
+	c->lv[0].st.reads += loads;
+	c->lv[0].st.writes += stores;
+	c->cpu.ops[CACHE_OP_LOAD] += loads;
+	c->cpu.ops[CACHE_OP_STORE] += stores;
+	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;
+	c->cpu.bytes[CACHE_OP_STORE] += store_bytes;
+}
+
+bool
+cache_merge_is_exact(const struct cache *c)
+{
+	const struct cache_level_config *l1 = &c->cfg.level[0];
+
+	/* Write-through and no-write-allocate send every repeated store below; write-validate
+	 * repeats can validate more bytes; with no cache each access is its own transfer. */
+	return c->cfg.levels > 0 && l1->write == CACHE_WRITE_BACK && l1->alloc == CACHE_ALLOC_FETCH;
+}
+
+/* Loads and stores from refs[0] up to the first other kind; returns how many. */
+static size_t
+data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 {
 	struct level *L = &c->lv[0];
 	uint64_t ops = 0, st_ops = 0, bytes = 0, st_bytes = 0, lines = 0, st_lines = 0;
@@ -965,7 +1005,7 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	size_t i, end;
 
 	if (c->cfg.levels == 0 || c->nscratch || !L->fast_write) {
-		for (i = 0; i < n && refs[i].kind < CACHE_OP_COUNT; i++)
+		for (i = 0; i < n && refs[i].kind <= CACHE_OP_STORE; i++)
 			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
 				     refs[i].count);
 		return i;
@@ -1016,11 +1056,22 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 		}
 		level_ref(c, 0, addr, r->size, k ? REQ_WRITE : REQ_READ, r->count, F_COUNTED);
 	}
-	if (end < n && refs[end].kind == CACHE_OP_IFETCH) {
-		cache_access(c, refs[end].addr, refs[end].size, CACHE_OP_IFETCH, refs[end].count);
-		end++;
-	}
 	return end;
+}
+
+size_t
+cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		i += data_refs(c, refs + i, n - i);
+		for (; i < n && refs[i].kind == CACHE_OP_IFETCH; i++)
+			cache_access(c, refs[i].addr, refs[i].size, CACHE_OP_IFETCH, refs[i].count);
+		if (i < n && refs[i].kind >= CACHE_OP_COUNT)
+			break;
+	}
+	return i;
 }
 
 /* ---- phases ---- */
@@ -1141,9 +1192,39 @@ cache_level_stats(const struct cache *c, unsigned i)
 	return &c->lv[i].st;
 }
 
-const struct cache_traffic *
-cache_dram(const struct cache *c)
+static void
+traffic_sum(struct cache_traffic *dst, const struct cache_traffic *t)
 {
+	dst->read_bytes += t->read_bytes;
+	dst->write_bytes += t->write_bytes;
+	dst->rfo_bytes += t->rfo_bytes;
+	dst->flush_write_bytes += t->flush_write_bytes;
+	dst->flush_read_bytes += t->flush_read_bytes;
+}
+
+/* Rebuilds the DRAM, per-array and per-phase totals from the (phase, array) cells. */
+static void
+sum_traffic(struct cache *c)
+{
+	memset(&c->dram, 0, sizeof(c->dram));
+	for (unsigned a = 0; a < c->narrays; a++)
+		memset(&c->arrays[a].traffic, 0, sizeof(c->arrays[a].traffic));
+	for (unsigned p = 0; p < c->nphases; p++) {
+		struct phase *ph = &c->phases[p];
+
+		memset(&ph->traffic, 0, sizeof(ph->traffic));
+		for (unsigned a = 0; a < c->narrays; a++) {
+			traffic_sum(&ph->traffic, &ph->per_array[a]);
+			traffic_sum(&c->arrays[a].traffic, &ph->per_array[a]);
+		}
+		traffic_sum(&c->dram, &ph->traffic);
+	}
+}
+
+const struct cache_traffic *
+cache_dram(struct cache *c)
+{
+	sum_traffic(c);
 	return &c->dram;
 }
 
@@ -1172,8 +1253,9 @@ cache_array_is_scratch(const struct cache *c, unsigned i)
 }
 
 const struct cache_traffic *
-cache_array_traffic(const struct cache *c, unsigned i)
+cache_array_traffic(struct cache *c, unsigned i)
 {
+	sum_traffic(c);
 	return &c->arrays[i].traffic;
 }
 
@@ -1196,8 +1278,9 @@ cache_phase_name(const struct cache *c, unsigned i)
 }
 
 const struct cache_traffic *
-cache_phase_traffic(const struct cache *c, unsigned i)
+cache_phase_traffic(struct cache *c, unsigned i)
 {
+	sum_traffic(c);
 	return &c->phases[i].traffic;
 }
 

@@ -38,9 +38,9 @@ enum cache_alloc_policy {
 };
 
 enum cache_inclusion {
-	CACHE_INCL_NINE = 0,   /* non-inclusive non-exclusive of the levels above */
-	CACHE_INCL_INCLUSIVE,  /* holds every line of the levels above; evictions back-invalidate */
-	CACHE_INCL_EXCLUSIVE,  /* victim cache of the level above: holds only its evicted lines */
+	CACHE_INCL_NINE = 0,  /* non-inclusive non-exclusive of the levels above */
+	CACHE_INCL_INCLUSIVE, /* holds every line of the levels above; evictions back-invalidate */
+	CACHE_INCL_EXCLUSIVE, /* victim cache of the level above: holds only its evicted lines */
 };
 
 enum cache_op {
@@ -60,10 +60,10 @@ struct cache_ref {
 };
 
 struct cache_level_config {
-	char name[8];         /* "L1" .. "L4", "I1" */
+	char name[8]; /* "L1" .. "L4", "I1" */
 	uint64_t size_bytes;
-	uint32_t assoc;       /* ways per set; size/line when fully associative */
-	bool fully_assoc;     /* spelled "full" in specs */
+	uint32_t assoc;   /* ways per set; size/line when fully associative */
+	bool fully_assoc; /* spelled "full" in specs */
 	uint32_t line_bytes;
 	enum cache_repl repl;
 	enum cache_write_policy write;
@@ -78,21 +78,21 @@ struct cache_config {
 	struct cache_level_config level[CACHE_MAX_LEVELS];
 	bool has_icache; /* I1 beside L1; without it instruction fetches are only counted */
 	struct cache_level_config icache;
-	uint64_t seed;   /* random replacement; the same seed gives the same run */
+	uint64_t seed; /* random replacement; the same seed gives the same run */
 };
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines
  * counts twice). hits = reads + writes - read_misses - write_misses. */
 struct cache_level_stats {
-	uint64_t reads;        /* demand reads: loads, fills requested by the level above */
-	uint64_t writes;       /* stores, write-throughs and write-backs from above */
+	uint64_t reads;  /* demand reads: loads, fills requested by the level above */
+	uint64_t writes; /* stores, write-throughs and write-backs from above */
 	uint64_t read_misses;
 	uint64_t write_misses;
 	uint64_t rfo_misses;    /* read misses caused by a write miss above (inside read_misses) */
 	uint64_t ifetch_misses; /* read misses caused by instruction fetches (inside read_misses) */
-	uint64_t fills;        /* lines fetched from below and installed */
-	uint64_t evictions;    /* valid lines replaced */
-	uint64_t writebacks;   /* dirty lines written below (flush included) */
+	uint64_t fills;         /* lines fetched from below and installed */
+	uint64_t evictions;     /* valid lines replaced */
+	uint64_t writebacks;    /* dirty lines written below (flush included) */
 	uint64_t flush_writebacks;
 	uint64_t invalidations; /* lines dropped by back-invalidation from an inclusive level */
 	uint64_t victims_in;    /* exclusive level: lines received from the level above */
@@ -103,16 +103,17 @@ struct cache_level_stats {
 struct cache_traffic {
 	uint64_t read_bytes;
 	uint64_t write_bytes;
-	uint64_t rfo_bytes;        /* fills caused by write misses (read for ownership) */
+	uint64_t rfo_bytes;         /* fills caused by write misses (read for ownership) */
 	uint64_t flush_write_bytes; /* dirty lines written back by the final flush */
-	uint64_t flush_read_bytes;  /* fills the flush caused (write-allocate below a flushed level) */
+	uint64_t flush_read_bytes;  /* fills the flush caused (write-allocate below a flushed level)
+				     */
 };
 
 /* What the processor issued, merged repeats included. */
 struct cache_cpu_stats {
-	uint64_t ops[CACHE_OP_COUNT];   /* loads, stores, instruction fetches */
+	uint64_t ops[CACHE_OP_COUNT]; /* loads, stores, instruction fetches */
 	uint64_t bytes[CACHE_OP_COUNT];
-	uint64_t scratch_read_bytes;    /* loads and stores that hit a scratch range */
+	uint64_t scratch_read_bytes; /* loads and stores that hit a scratch range */
 	uint64_t scratch_write_bytes;
 };
 
@@ -135,14 +136,55 @@ const struct cache_config *cache_get_config(const struct cache *c);
  * repeated count times back to back (count >= 1: merged same-line accesses). */
 void cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count);
 
-/* The same for count merged accesses whose union [addr, addr + size) lies inside one L1 line
- * and whose own sizes add up to bytes (the tracing layer's same-line merging). */
+/* The tracing layer's same-line merging: count accesses of one kind, back to back, all inside
+ * the L1 line of the first one, [addr, addr + size); their sizes add up to bytes. Exact only
+ * where cache_merge_is_exact() says so: the repeats are then hits that change no state. */
 void cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
 			 uint32_t count, uint64_t bytes);
+
+/* True when repeats on the line just accessed change no state (a write-back, write-allocate
+ * L1 under any replacement policy), so merging them loses nothing. */
+bool cache_merge_is_exact(const struct cache *c);
 
 /* Simulates refs[0 .. n) in order up to the first that is not an access; returns how many
  * were consumed. The replay fast path: same result as one cache_access() per ref. */
 size_t cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n);
+
+/* For replay loops that decode their own stream: L1's tag array, to test inline whether an
+ * access hits the most recent slot of its set, the one case where a hit changes at most the
+ * dirty bit. Slot 0 of set s is tags[s * ways] and holds (line << 1) | dirty. */
+struct cache_fast_l1 {
+	uint64_t *tags;
+	uint64_t set_mask;
+	uint64_t ways;
+	unsigned line_shift;
+};
+
+/* Fills *v and returns true when the inline test applies: a write-back L1 that is LRU, FIFO
+ * or random, without write-validate, and no scratch ranges. */
+bool cache_fast_l1(struct cache *c, struct cache_fast_l1 *v);
+
+/* If the access (op 0 load, 1 store) lies in one line that sits in its set's most recent
+ * slot, records it (a store marks the line dirty) and returns true; the caller counts it with
+ * cache_count_fast(). Otherwise changes nothing: pass the access to cache_access(). */
+static inline bool
+cache_fast_hit(const struct cache_fast_l1 *v, uint64_t addr, uint32_t size, unsigned op)
+{
+	uint64_t line = addr >> v->line_shift;
+	uint64_t *slot;
+
+	if (((addr + size - 1) >> v->line_shift) != line)
+		return false;
+	slot = v->tags + (line & v->set_mask) * v->ways;
+	if ((*slot >> 1) != line)
+		return false;
+	*slot |= op;
+	return true;
+}
+
+/* Adds accesses that cache_fast_hit() took to the counters. */
+void cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
+		      uint64_t store_bytes);
 
 /* Writes every dirty line back, level by level from L1 down, as the final flush; lines stay
  * valid and clean. Traffic it causes is counted as flush traffic, in a phase named "flush". */
@@ -151,8 +193,7 @@ void cache_flush(struct cache *c);
 /* Declares a named address range for per-array accounting. scratch: accesses to the range
  * never enter the caches and count as scratch bytes. Later declarations win where ranges
  * overlap. Returns the array's index (>= 1; 0 is "other"), or -ENOSPC past CACHE_MAX_ARRAYS. */
-int cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes,
-		    bool scratch);
+int cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes, bool scratch);
 
 /* Declares a phase; returns its index (>= 1; 0 is the unnamed phase before any). Declaring
  * an existing name returns the existing index. */
@@ -164,19 +205,20 @@ unsigned cache_level_count(const struct cache *c); /* data levels plus I1 if pre
 /* Level i: 0 .. levels-1 are L1.., levels is I1. Borrowed; valid until cache_destroy(). */
 const struct cache_level_config *cache_level_config(const struct cache *c, unsigned i);
 const struct cache_level_stats *cache_level_stats(const struct cache *c, unsigned i);
-const struct cache_traffic *cache_dram(const struct cache *c);
+/* Totals are summed from the per-(phase, array) cells on each call. */
+const struct cache_traffic *cache_dram(struct cache *c);
 const struct cache_cpu_stats *cache_cpu(const struct cache *c);
 
 unsigned cache_array_count(const struct cache *c); /* including "other" at index 0 */
 const char *cache_array_name(const struct cache *c, unsigned i);
 bool cache_array_is_scratch(const struct cache *c, unsigned i);
-const struct cache_traffic *cache_array_traffic(const struct cache *c, unsigned i);
+const struct cache_traffic *cache_array_traffic(struct cache *c, unsigned i);
 /* Scratch bytes of array i: [0] read, [1] written. */
 const uint64_t *cache_array_scratch(const struct cache *c, unsigned i);
 
 unsigned cache_phase_count(const struct cache *c); /* including the unnamed phase 0 */
 const char *cache_phase_name(const struct cache *c, unsigned i);
-const struct cache_traffic *cache_phase_traffic(const struct cache *c, unsigned i);
+const struct cache_traffic *cache_phase_traffic(struct cache *c, unsigned i);
 /* DRAM traffic of array a during phase p. */
 const struct cache_traffic *cache_phase_array_traffic(const struct cache *c, unsigned p,
 						      unsigned a);

@@ -1,15 +1,18 @@
 /*
  * `memsim bench`: replay speed on a synthetic trace shaped like the inner loops of attention.
  *
- * The trace is the S = Q K^T loop nest of a naive kernel, unblocked: for each query row i and
- * key row j, a dot product over k that interleaves two row streams (Q[i][k], K[j][k], 4-byte
- * elements) with a strided column stream (V^T read down a column every 8th step, stride one
- * padded row of N + pad elements), then one store of S[i][j]. With N = 4096 and d = 64, K and
- * V^T are 1 MiB each: Q stays in L1, K streams through it (a miss per line), the column stream
- * reuses its lines across 16 consecutive j. With pad = 0 the column's lines all fall in one L1
- * set (a 16 KiB stride) and thrash it: the worst case, selectable with --pad 0.
+ * The trace is the S = Q K^T loop nest of an attention kernel: for a query row i and a key row
+ * j, a dot product over k that interleaves two row streams (Q[i][k], K[j][k], 4-byte elements)
+ * with a strided column stream (V^T read down a column every 8th step, stride one padded row of
+ * N + pad elements), then one store of S[i][j]. N = 4096, d = 64: K and V^T are 1 MiB each.
+ *  - blocked (default): the loop order of the blocked kernels memsim traces: key rows in
+ *    blocks of 64 (16 KiB, kept in L1) swept by every query row; L1 misses are rare.
+ *  - unblocked: j runs over all 4096 key rows for each i, so K streams through L1 with a miss
+ *    per line (about 3% of accesses miss L1, half of those miss L2 too).
+ * With pad = 0 the column's lines all fall in one L1 set (a 16 KiB stride) and thrash it.
  */
 
+#include <cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cJSON.h>
 
 #include "analysis/report.h"
 #include "sim/commands.h"
@@ -51,28 +52,38 @@ emit(struct sink *s, enum trace_event_kind kind, uint64_t addr)
 		fprintf(s->din, "%d %" PRIx64 "\n", kind == TRACE_EV_STORE ? 1 : 0, addr);
 }
 
-/* Generates at least `target` accesses (whole query rows); returns how many. */
+/* One (i, j) step: the dot product with its column reads, then the store of S[i][j]. */
 static uint64_t
-generate(struct sink *s, uint64_t target, uint64_t pad)
+step(struct sink *s, uint64_t i, uint64_t j, uint64_t pad)
+{
+	uint64_t qrow = Q_BASE + i * BENCH_D * 4, krow = K_BASE + j * BENCH_D * 4;
+
+	for (uint64_t k = 0; k < BENCH_D; k++) {
+		emit(s, TRACE_EV_LOAD, qrow + k * 4);
+		emit(s, TRACE_EV_LOAD, krow + k * 4);
+		if (k % 8 == 0)
+			emit(s, TRACE_EV_LOAD, VT_BASE + (k * (BENCH_N + pad) + j) * 4);
+	}
+	emit(s, TRACE_EV_STORE, S_BASE + (i * BENCH_N + j) * 4);
+	return 2 * BENCH_D + BENCH_D / 8 + 1;
+}
+
+/* Generates at least `target` accesses, whole rows of j at a time; returns how many. */
+static uint64_t
+generate(struct sink *s, uint64_t target, uint64_t pad, bool blocked)
 {
 	uint64_t n = 0;
 
-	for (uint64_t i = 0; n < target; i++) {
-		uint64_t qrow = Q_BASE + (i % BENCH_N) * BENCH_D * 4;
-
-		for (uint64_t j = 0; j < BENCH_N; j++) {
-			uint64_t krow = K_BASE + j * BENCH_D * 4;
-
-			for (uint64_t k = 0; k < BENCH_D; k++) {
-				emit(s, TRACE_EV_LOAD, qrow + k * 4);
-				emit(s, TRACE_EV_LOAD, krow + k * 4);
-				if (k % 8 == 0)
-					emit(s, TRACE_EV_LOAD, VT_BASE + (k * (BENCH_N + pad) + j) * 4);
-			}
-			emit(s, TRACE_EV_STORE, S_BASE + ((i % BENCH_N) * BENCH_N + j) * 4);
-			n += 2 * BENCH_D + BENCH_D / 8 + 1;
-		}
+	if (!blocked) {
+		for (uint64_t i = 0; n < target; i++)
+			for (uint64_t j = 0; j < BENCH_N; j++)
+				n += step(s, i % BENCH_N, j, pad);
+		return n;
 	}
+	for (uint64_t jb = 0; n < target; jb = (jb + 64) % BENCH_N)
+		for (uint64_t i = 0; i < BENCH_N && n < target; i++)
+			for (uint64_t j = jb; j < jb + 64; j++)
+				n += step(s, i, j, pad);
 	return n;
 }
 
@@ -93,6 +104,9 @@ usage_bench(FILE *f)
 		"  -c, --cache SPEC   cache spec or preset [L1=32K:8:64,L2=1M:16:64]\n"
 		"  -d, --dir DIR      where the trace files go [$TMPDIR or /tmp]\n"
 		"  -r, --repeat R     replays of each file; the best time is reported [3]\n"
+		"  -s, --shape S      blocked: key rows in blocks of 64 as blocked kernels sweep them;\n"
+		"                     unblocked: every key row per query row, K streaming through L1\n"
+		"                     [blocked]\n"
 		"  -p, --pad P        elements of padding per V^T row; 0 puts the column stream in\n"
 		"                     one L1 set, the conflict worst case [16]\n"
 		"      --keep         keep the trace files\n"
@@ -165,6 +179,7 @@ cmd_bench(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "pad", required_argument, NULL, 'p' },
+		{ "shape", required_argument, NULL, 's' },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -173,7 +188,7 @@ cmd_bench(int argc, char **argv)
 	uint64_t target = 50000000, repeat = 3, pad = 16;
 	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	bool keep = false;
+	bool keep = false, blocked = true;
 	struct spec spec;
 	char err[512], mt_path[4096], din_path[4096];
 	struct sink direct = { 0 }, files = { 0 };
@@ -185,11 +200,14 @@ cmd_bench(int argc, char **argv)
 	int opt, rc = EXIT_RUNTIME;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:c:d:r:p:j:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_u64(optarg, &target) || target == 0)
-				return usage_error("bench", "--accesses: '%s' is not a positive number", optarg);
+				return usage_error("bench",
+						   "--accesses: '%s' is not a positive number",
+						   optarg);
 			break;
 		case 'c':
 			spec_text = optarg;
@@ -199,11 +217,25 @@ cmd_bench(int argc, char **argv)
 			break;
 		case 'r':
 			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100)
-				return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100", optarg);
+				return usage_error("bench",
+						   "--repeat: '%s' is not a number from 1 to 100",
+						   optarg);
 			break;
 		case 'p':
 			if (!parse_u64(optarg, &pad) || pad > 4096)
-				return usage_error("bench", "--pad: '%s' is not a number from 0 to 4096", optarg);
+				return usage_error("bench",
+						   "--pad: '%s' is not a number from 0 to 4096",
+						   optarg);
+			break;
+		case 's':
+			if (strcmp(optarg, "blocked") == 0)
+				blocked = true;
+			else if (strcmp(optarg, "unblocked") == 0)
+				blocked = false;
+			else
+				return usage_error("bench",
+						   "--shape: '%s' is not blocked or unblocked",
+						   optarg);
 			break;
 		case OPT_KEEP:
 			keep = true;
@@ -215,7 +247,7 @@ cmd_bench(int argc, char **argv)
 			usage_bench(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("bench", "bad option");
+			return option_error("bench", opt, argv);
 		}
 	}
 	if (optind != argc)
@@ -228,7 +260,7 @@ cmd_bench(int argc, char **argv)
 	/* 1. The generator straight into the model: the ceiling for any trace format. */
 	direct.cache = cache_create(&spec.cache);
 	t0 = now_seconds();
-	t[0].accesses = generate(&direct, target, pad);
+	t[0].accesses = generate(&direct, target, pad, blocked);
 	t[0].best = t[0].worst = now_seconds() - t0;
 	cache_flush(direct.cache);
 	result[0] = direct.cache;
@@ -248,7 +280,7 @@ cmd_bench(int argc, char **argv)
 	}
 	fprintf(stderr, "memsim: bench: writing %" PRIu64 " accesses to %s and %s\n", t[0].accesses,
 		mt_path, din_path);
-	generate(&files, target, pad);
+	generate(&files, target, pad, blocked);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		fclose(files.din);
@@ -275,9 +307,9 @@ cmd_bench(int argc, char **argv)
 		goto out;
 	}
 
-	printf("memsim bench: %" PRIu64 " accesses, cache %s, V^T row pad %" PRIu64
+	printf("memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
 	       ", best of %" PRIu64 "\n\n",
-	       t[0].accesses, spec_text, pad, repeat);
+	       t[0].accesses, blocked ? "blocked" : "unblocked", spec_text, pad, repeat);
 	printf("%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
 	       "bytes/access");
 	for (int i = 0; i < 3; i++) {
@@ -287,7 +319,8 @@ cmd_bench(int argc, char **argv)
 	}
 	printf("\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
 	printf("counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
-	       100.0 * (double)(cache_level_stats(result[1], 0)->read_misses +
+	       100.0 *
+		       (double)(cache_level_stats(result[1], 0)->read_misses +
 				cache_level_stats(result[1], 0)->write_misses) /
 		       (double)t[0].accesses,
 	       (double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
@@ -297,6 +330,8 @@ cmd_bench(int argc, char **argv)
 
 		report_add_header(root, argc, argv);
 		cJSON_AddStringToObject(root, "cache", spec_text);
+		cJSON_AddStringToObject(root, "shape", blocked ? "blocked" : "unblocked");
+		cJSON_AddNumberToObject(root, "pad", (double)pad);
 		cJSON_AddNumberToObject(root, "accesses", (double)t[0].accesses);
 		runs = cJSON_AddArrayToObject(root, "runs");
 		for (int i = 0; i < 3; i++) {

@@ -8,9 +8,10 @@
 void
 usage_presets(FILE *f)
 {
-	fprintf(f, "Usage: memsim presets\n\n"
-		   "Lists the cache presets: the geometry each stands for, in spec syntax with every\n"
-		   "policy word explicit, and where its numbers come from.\n");
+	fprintf(f,
+		"Usage: memsim presets\n\n"
+		"Lists the cache presets: the geometry each stands for, in spec syntax with every\n"
+		"policy word explicit, and where its numbers come from.\n");
 }
 
 int

@@ -1,12 +1,11 @@
 #include "config.h"
 
+#include <cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cJSON.h>
 
 #include "analysis/report.h"
 #include "sim/cache.h"
@@ -43,12 +42,14 @@ usage_replay(FILE *f)
 		"\n"
 		"Semantics (see README, 'Cache semantics'):\n"
 		"  - With write-back + write-allocate and LRU or FIFO, counts match Dinero IV exactly:\n"
-		"    a miss first writes back its dirty victim (a write access to the level below that\n"
-		"    updates its recency), then fetches; at the end dirty lines are copied back level by\n"
-		"    level (flush_write_bytes), unless --no-flush.\n"
+		"    a miss fetches its line from the level below, then writes back its dirty victim\n"
+		"    (a write access there that updates its recency); at the end dirty lines are copied\n"
+		"    back level by level (flush_write_bytes), unless --no-flush.\n"
 		"  - din references are 4 bytes at the address rounded down to 4 (as Dinero IV reads\n"
-		"    them); label 2 (instruction fetch) goes to I1 if the spec has one, else it is\n"
-		"    only counted.\n"
+		"    them); label 3 (misc) is a read; label 2 (instruction fetch) goes to I1 if the\n"
+		"    spec has one, else it is only counted.\n"
+		"  - quietwb (the cachegrind preset's LL): write-backs from above do not touch recency,\n"
+		"    as in Cachegrind, which ignores write-backs.\n"
 		"  - lackey 'M' is a load then a store; accesses spanning lines touch each line and\n"
 		"    count once per line (Cachegrind counts a straddling access once).\n"
 		"  - DRAM bytes = line size x (lines filled + dirty lines written back); rfo_bytes are\n"
@@ -80,11 +81,15 @@ cmd_replay(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:c:j:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":f:c:j:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			if (!trace_format_parse(optarg, &format))
-				return usage_error("replay", "--format: unknown format '%s' (din, lackey, memsim)", optarg);
+				return usage_error(
+					"replay",
+					"--format: unknown format '%s' (din, lackey, memsim)",
+					optarg);
 			break;
 		case 'c':
 			spec_text = optarg;
@@ -97,18 +102,20 @@ cmd_replay(int argc, char **argv)
 			break;
 		case OPT_SEED:
 			if (!parse_u64(optarg, &seed))
-				return usage_error("replay", "--seed: '%s' is not a number", optarg);
+				return usage_error("replay", "--seed: '%s' is not a number",
+						   optarg);
 			break;
 		case 'h':
 			usage_replay(stdout);
 			return EXIT_OK;
 		default:
-			return usage_error("replay", "bad option");
+			return option_error("replay", opt, argv);
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("replay", optind == argc ? "replay needs a trace FILE (or - for stdin)"
-							    : "replay takes one trace FILE");
+		return usage_error("replay", optind == argc
+						     ? "replay needs a trace FILE (or - for stdin)"
+						     : "replay takes one trace FILE");
 	path = argv[optind];
 	if (!spec_text)
 		return usage_error("replay", "replay needs --cache SPEC|PRESET");

@@ -30,5 +30,9 @@ void usage_presets(FILE *f);
 int cmd_bench(int argc, char **argv);
 void usage_bench(FILE *f);
 
-/* Prints "memsim: msg" and "Try 'memsim help CMD'." to stderr; returns EXIT_USAGE. */
+/* After getopt_long() returned '?' or ':' (optstring starting with ':', opterr 0): names the
+ * unknown option or the one missing its value. Returns EXIT_USAGE. */
+int option_error(const char *cmd, int opt, char **argv);
+
+/* Prints one line "memsim: msg (see 'memsim help CMD')" to stderr; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

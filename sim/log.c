@@ -1,6 +1,6 @@
-#include <stdio.h>
-
 #include "sim/log.h"
+
+#include <stdio.h>
 
 static void
 default_sink(enum sim_log_level level, const char *fmt, va_list args)

@@ -19,8 +19,7 @@ typedef void (*sim_log_sink)(enum sim_log_level level, const char *fmt, va_list 
 
 /* Logs one message (no trailing newline needed) at level; messages above the current
  * verbosity are dropped. */
-void sim_log(enum sim_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void sim_log(enum sim_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Replaces the sink; NULL restores the default, which writes "memsim: message" to stderr. */
 void sim_log_set_sink(sim_log_sink sink);

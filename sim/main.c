@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,9 +13,12 @@ static int cmd_version(int argc, char **argv);
 static void usage_version(FILE *f);
 
 const struct command commands[] = {
-	{ "replay", cmd_replay, usage_replay, "replay a trace (din, lackey, memsim) through a cache model" },
-	{ "presets", cmd_presets, usage_presets, "list the cache presets with their geometry and sources" },
-	{ "bench", cmd_bench, usage_bench, "measure replay speed on a synthetic attention-shaped trace" },
+	{ "replay", cmd_replay, usage_replay,
+	  "replay a trace (din, lackey, memsim) through a cache model" },
+	{ "presets", cmd_presets, usage_presets,
+	  "list the cache presets with their geometry and sources" },
+	{ "bench", cmd_bench, usage_bench,
+	  "measure replay speed on a synthetic attention-shaped trace" },
 	{ "help", cmd_help, usage_help, "show help for memsim or one command" },
 	{ "version", cmd_version, usage_version, "print the version" },
 	{ NULL, NULL, NULL, NULL },
@@ -32,9 +36,10 @@ find_command(const char *name)
 static void
 usage_main(FILE *f)
 {
-	fprintf(f, "Usage: memsim COMMAND [OPTIONS]\n\n"
-		   "memsim counts the bytes a kernel moves to and from DRAM through a configurable\n"
-		   "cache hierarchy, and compares them with closed-form formulas.\n\nCommands:\n");
+	fprintf(f,
+		"Usage: memsim COMMAND [OPTIONS]\n\n"
+		"memsim counts the bytes a kernel moves to and from DRAM through a configurable\n"
+		"cache hierarchy, and compares them with closed-form formulas.\n\nCommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
@@ -50,14 +55,27 @@ usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'memsim help%s%s'.\n", cmd ? " " : "", cmd ? cmd : "");
+	fprintf(stderr, " (see 'memsim help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
 	return EXIT_USAGE;
+}
+
+int
+option_error(const char *cmd, int opt, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return usage_error(cmd, "option '%s' needs a value", arg);
+	if (optopt && strncmp(arg, "--", 2) != 0)
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", arg);
 }
 
 static void
 usage_help(FILE *f)
 {
-	fprintf(f, "Usage: memsim help [COMMAND]\n\nShows the options of COMMAND, or the list of commands.\n");
+	fprintf(f,
+		"Usage: memsim help [COMMAND]\n\nShows the options of COMMAND, or the list of commands.\n");
 }
 
 static int
@@ -99,10 +117,8 @@ main(int argc, char **argv)
 {
 	const struct command *c;
 
-	if (argc < 2) {
-		usage_main(stderr);
-		return EXIT_USAGE;
-	}
+	if (argc < 2)
+		return usage_error(NULL, "no command given");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage_main(stdout);
 		return EXIT_OK;

@@ -1,15 +1,14 @@
+#include "sim/replay.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/replay.h"
 #include "sim/util.h"
 
-#define BATCH 4096
-
 static int
-declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in_scratch,
-	      char *err, size_t errlen)
+declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in_scratch, char *err,
+	      size_t errlen)
 {
 	const struct trace_array *a = trace_reader_array(r, i);
 	bool scratch = a->space == TRACE_SPACE_SCRATCH ||
@@ -23,56 +22,45 @@ declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in
 }
 
 int
-replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
-	      uint64_t *accesses, char *err, size_t errlen)
+replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch, uint64_t *accesses,
+	      char *err, size_t errlen)
 {
-	struct cache_ref *buf = xzalloc(BATCH * sizeof(*buf));
-	int *phase_map = NULL;
-	unsigned mapped = 0;
 	const struct cache_cpu_stats *cpu = cache_cpu(c);
 	uint64_t before = cpu->ops[0] + cpu->ops[1] + cpu->ops[2];
+	int *phase_map = NULL;
+	unsigned mapped = 0;
 	int rc = -1;
 
 	for (unsigned i = 0; i < trace_reader_array_count(r); i++)
 		if (declare_array(r, c, i, tiles_in_scratch, err, errlen))
 			goto out;
 	for (;;) {
-		long n = trace_reader_read(r, buf, BATCH);
+		struct cache_ref ctl;
+		long got = trace_reader_simulate(r, c, &ctl);
 
-		if (n < 0) {
+		if (got < 0) {
 			snprintf(err, errlen, "%s", trace_reader_error(r));
 			goto out;
 		}
-		if (n == 0)
+		if (got == 0)
 			break;
-		for (long i = 0; i < n;) {
-			const struct cache_ref *e = &buf[i];
-			size_t done = cache_access_refs(c, e, (size_t)(n - i));
+		if (ctl.kind == TRACE_EV_PHASE) {
+			unsigned np = trace_reader_phase_count(r);
 
-			i += (long)done;
-			if (i == n)
-				break;
-			e = &buf[i++];
-			if (e->kind == TRACE_EV_PHASE) {
-				unsigned np = trace_reader_phase_count(r);
-
-				if (mapped < np) {
-					phase_map = xrealloc(phase_map, np * sizeof(*phase_map));
-					for (; mapped < np; mapped++)
-						phase_map[mapped] =
-							cache_add_phase(c, trace_reader_phase(r, mapped));
-				}
-				cache_set_phase(c, phase_map[e->addr]);
-			} else if (declare_array(r, c, (unsigned)e->addr, tiles_in_scratch, err,
-						 errlen)) {
-				goto out;
+			if (mapped < np) {
+				phase_map = xrealloc(phase_map, np * sizeof(*phase_map));
+				for (; mapped < np; mapped++)
+					phase_map[mapped] =
+						cache_add_phase(c, trace_reader_phase(r, mapped));
 			}
+			cache_set_phase(c, phase_map[ctl.addr]);
+		} else if (declare_array(r, c, (unsigned)ctl.addr, tiles_in_scratch, err, errlen)) {
+			goto out;
 		}
 	}
 	rc = 0;
 out:
 	*accesses += cpu->ops[0] + cpu->ops[1] + cpu->ops[2] - before;
-	free(buf);
 	free(phase_map);
 	return rc;
 }

@@ -1,3 +1,5 @@
+#include "sim/spec.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -6,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/spec.h"
 #include "sim/util.h"
 
 const struct spec_preset spec_presets[] = {
@@ -41,12 +42,18 @@ apply_word(struct cache_level_config *l, const char *w, unsigned *seen, const ch
 		unsigned group;
 		int value;
 	} words[] = {
-		{ "lru", 0, CACHE_REPL_LRU },    { "fifo", 0, CACHE_REPL_FIFO },
-		{ "random", 0, CACHE_REPL_RANDOM }, { "plru", 0, CACHE_REPL_PLRU },
-		{ "wb", 1, CACHE_WRITE_BACK },   { "wt", 1, CACHE_WRITE_THROUGH },
-		{ "wa", 2, CACHE_ALLOC_FETCH },  { "nwa", 2, CACHE_ALLOC_NONE },
-		{ "wv", 2, CACHE_ALLOC_VALIDATE }, { "nine", 3, CACHE_INCL_NINE },
-		{ "incl", 3, CACHE_INCL_INCLUSIVE }, { "excl", 3, CACHE_INCL_EXCLUSIVE },
+		{ "lru", 0, CACHE_REPL_LRU },
+		{ "fifo", 0, CACHE_REPL_FIFO },
+		{ "random", 0, CACHE_REPL_RANDOM },
+		{ "plru", 0, CACHE_REPL_PLRU },
+		{ "wb", 1, CACHE_WRITE_BACK },
+		{ "wt", 1, CACHE_WRITE_THROUGH },
+		{ "wa", 2, CACHE_ALLOC_FETCH },
+		{ "nwa", 2, CACHE_ALLOC_NONE },
+		{ "wv", 2, CACHE_ALLOC_VALIDATE },
+		{ "nine", 3, CACHE_INCL_NINE },
+		{ "incl", 3, CACHE_INCL_INCLUSIVE },
+		{ "excl", 3, CACHE_INCL_EXCLUSIVE },
 		{ "quietwb", 4, 1 },
 	};
 
@@ -250,8 +257,8 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 		name[2] = '\0';
 		if (name[0] == 'I') {
 			if (name[1] != '1' || out->cache.has_icache) {
-				snprintf(err, errlen, "%s: only one instruction cache, I1, is modelled",
-					 name);
+				snprintf(err, errlen,
+					 "%s: only one instruction cache, I1, is modelled", name);
 				goto out;
 			}
 			l = &out->cache.icache;
@@ -280,8 +287,9 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 			goto out;
 	}
 	if (have_none && (out->cache.levels || out->cache.has_icache)) {
-		snprintf(err, errlen, "'none' means no cache levels; it cannot be combined with "
-				      "level items");
+		snprintf(err, errlen,
+			 "'none' means no cache levels; it cannot be combined with "
+			 "level items");
 		goto out;
 	}
 	if (!have_none && !out->cache.levels && !out->cache.has_icache) {
@@ -367,8 +375,9 @@ spec_from_sysfs(const char *sysfs_dir, struct spec *out, char *err, size_t errle
 			goto out;
 		}
 		if (level < 1 || level > CACHE_MAX_LEVELS || !line || !ways || size < line) {
-			snprintf(err, errlen, "host: %s/%s describes an unusable cache (level %llu)",
-				 sysfs_dir, de->d_name, (unsigned long long)level);
+			snprintf(err, errlen,
+				 "host: %s/%s describes an unusable cache (level %llu)", sysfs_dir,
+				 de->d_name, (unsigned long long)level);
 			rc = -EINVAL;
 			goto out;
 		}
@@ -394,13 +403,14 @@ spec_from_sysfs(const char *sysfs_dir, struct spec *out, char *err, size_t errle
 				p2 >>= 1;
 			l.assoc = (uint32_t)(lines / p2);
 			l.size_bytes = p2 * l.assoc * line;
-			snprintf(out->note + used, sizeof(out->note) - used,
-				 "%s%s: %llu sets is not a power of two; modelled as %llu sets x %u "
-				 "ways (%s of %s)",
-				 used ? "; " : "", l.name, (unsigned long long)sets,
-				 (unsigned long long)p2, l.assoc,
-				 format_size_bytes(l.size_bytes, a, sizeof(a)),
-				 format_size_bytes(size, b, sizeof(b)));
+			snprintf(
+				out->note + used, sizeof(out->note) - used,
+				"%s%s: %llu sets is not a power of two; modelled as %llu sets x %u "
+				"ways (%s of %s)",
+				used ? "; " : "", l.name, (unsigned long long)sets,
+				(unsigned long long)p2, l.assoc,
+				format_size_bytes(l.size_bytes, a, sizeof(a)),
+				format_size_bytes(size, b, sizeof(b)));
 		}
 		if (l.name[0] == 'I') {
 			if (level == 1) {

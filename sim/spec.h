@@ -28,7 +28,7 @@ struct spec {
 
 struct spec_preset {
 	const char *name;
-	const char *spec;   /* NULL: built at run time (host) */
+	const char *spec; /* NULL: built at run time (host) */
 	const char *summary;
 	const char *source; /* where the numbers come from */
 };

@@ -1,8 +1,9 @@
+#include "sim/trace.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/trace.h"
 #include "sim/util.h"
 
 struct phase_map {
@@ -29,13 +30,12 @@ trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
 	t->state->writer = w;
 	t->state->tiles_in_scratch = tiles_in_scratch;
 	t->pend_line = UINT64_MAX;
-	/* Merge at L1-line granularity; with no cache any granule works, since each access
-	 * then moves its own bytes. */
+	/* Merge at L1-line granularity. */
 	if (c && cache_get_config(c)->levels > 0)
 		t->line_shift = log2_u64(cache_get_config(c)->level[0].line_bytes);
 	else
 		t->line_shift = 6;
-	t->merge = c && !w;
+	t->merge = c && !w && cache_merge_is_exact(c);
 	return t;
 }
 
@@ -44,8 +44,8 @@ trace_flush(struct trace_ctx *t)
 {
 	if (t->pend_line == UINT64_MAX)
 		return;
-	cache_access_merged(t->state->cache, t->pend_lo, (uint32_t)(t->pend_hi - t->pend_lo),
-			    (enum cache_op)t->pend_op, t->pend_count, t->pend_bytes);
+	cache_access_merged(t->state->cache, t->pend_addr, t->pend_size, (enum cache_op)t->pend_op,
+			    t->pend_count, t->pend_bytes);
 	t->pend_line = UINT64_MAX;
 }
 
@@ -126,7 +126,8 @@ trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_o
 		bytes -= UINT32_C(1) << 30;
 	}
 	if (s->writer)
-		mtrace_writer_access(s->writer, (enum trace_event_kind)op, addr, (uint32_t)bytes, 1);
+		mtrace_writer_access(s->writer, (enum trace_event_kind)op, addr, (uint32_t)bytes,
+				     1);
 	if (!s->cache)
 		return;
 	if (t->pend_line != UINT64_MAX) {
@@ -134,24 +135,22 @@ trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_o
 
 		/* Same test as the inline path, for the recording case that skips it. */
 		if (line == t->pend_line && op == t->pend_op &&
-		    ((addr + bytes - 1) >> t->line_shift) == line && t->pend_count < TRACE_MAX_MERGE) {
-			if (addr < t->pend_lo)
-				t->pend_lo = addr;
-			if (addr + bytes > t->pend_hi)
-				t->pend_hi = addr + bytes;
+		    ((addr + bytes - 1) >> t->line_shift) == line &&
+		    t->pend_count < TRACE_MAX_MERGE) {
 			t->pend_count++;
 			t->pend_bytes += bytes;
 			return;
 		}
 		trace_flush(t);
 	}
-	if ((addr >> t->line_shift) != ((addr + bytes - 1) >> t->line_shift)) {
+	if (!cache_merge_is_exact(s->cache) ||
+	    (addr >> t->line_shift) != ((addr + bytes - 1) >> t->line_shift)) {
 		cache_access(s->cache, addr, (uint32_t)bytes, op, 1);
 		return;
 	}
 	t->pend_line = addr >> t->line_shift;
-	t->pend_lo = addr;
-	t->pend_hi = addr + bytes;
+	t->pend_addr = addr;
+	t->pend_size = (uint32_t)bytes;
 	t->pend_count = 1;
 	t->pend_bytes = bytes;
 	t->pend_op = op;

@@ -11,8 +11,9 @@
  *
  * In the traced build the accesses go to a live cache model, to a trace file, or both.
  * Consecutive accesses of one kind to the line just accessed are merged before they reach
- * the model (a hit on the most recent line changes no replacement state); the merged count
- * keeps hit totals exact. Traces are written unmerged, since a replay may use other lines.
+ * the model when that is exact (cache_merge_is_exact(): a write-back, write-allocate L1, where
+ * such a repeat is a hit that changes no state); the merged count keeps hit totals exact.
+ * Traces are written unmerged, since a replay may use other lines and policies.
  *
  * Address ranges are half-open: [p, p + bytes).
  */
@@ -32,20 +33,20 @@ struct trace_state;
  * lives behind `state`. Fields are owned by sim/trace.c. */
 struct trace_ctx {
 	uint64_t pend_line; /* line of the pending merged access; UINT64_MAX when none */
-	uint64_t pend_lo, pend_hi;
-	uint64_t pend_bytes;
+	uint64_t pend_addr; /* the first access of the run */
+	uint32_t pend_size;
 	uint32_t pend_count;
+	uint64_t pend_bytes;
 	uint32_t pend_op;
 	unsigned line_shift;
-	int merge; /* 0 while recording: every access takes the slow path */
+	int merge; /* 0 when merging is not exact or while recording: all take the slow path */
 	struct trace_state *state;
 };
 
 /* Creates a context feeding cache c and/or writer w (either may be NULL, not both); neither is
  * owned. tiles_in_scratch places TRACE_SPACE_TILE arrays in scratch. Caller frees with
  * trace_ctx_destroy(), which first hands over any pending merged access. */
-struct trace_ctx *trace_ctx_create(struct cache *c, struct mtrace_writer *w,
-				   int tiles_in_scratch);
+struct trace_ctx *trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch);
 void trace_ctx_destroy(struct trace_ctx *t);
 
 /* Hands the pending merged access to the model; call before reading its counters. */
@@ -67,10 +68,6 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 
 	if (t->merge && line == t->pend_line && op == t->pend_op &&
 	    ((a + bytes - 1) >> t->line_shift) == line && t->pend_count < TRACE_MAX_MERGE) {
-		if (a < t->pend_lo)
-			t->pend_lo = a;
-		if (a + bytes > t->pend_hi)
-			t->pend_hi = a + bytes;
 		t->pend_count++;
 		t->pend_bytes += bytes;
 		return;

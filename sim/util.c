@@ -1,3 +1,5 @@
+#include "sim/util.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -5,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "sim/util.h"
 
 void *
 xzalloc(size_t bytes)

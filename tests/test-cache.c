@@ -6,6 +6,7 @@
  * Then property tests: merged repeats, random replacement, independent models.
  */
 
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cmocka.h>
 
 #include "sim/cache.h"
 #include "sim/spec.h"
@@ -162,7 +161,7 @@ run_seq(struct cache *c, const char *seq)
 	char *copy = strdup(seq), *save = NULL;
 
 	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		enum cache_op op = tok[0] == 'w' ? CACHE_OP_STORE
+		enum cache_op op = tok[0] == 'w'   ? CACHE_OP_STORE
 				   : tok[0] == 'i' ? CACHE_OP_IFETCH
 						   : CACHE_OP_LOAD;
 		char *slash;
@@ -189,32 +188,35 @@ test_sequences(void **state)
 		for (unsigned i = 0; i < t->nlevels; i++) {
 			const struct cache_level_stats *st = cache_level_stats(c, i);
 			const struct lvl_expect *e = &t->lv[i];
-			uint64_t got[8] = { st->reads, st->writes, st->read_misses, st->write_misses,
-					    st->fills, st->evictions, st->writebacks,
-					    st->invalidations };
-			uint64_t want[8] = { e->reads, e->writes, e->read_misses, e->write_misses,
-					     e->fills, e->evictions, e->writebacks,
-					     e->invalidations };
-			static const char *names[8] = { "reads", "writes", "read_misses",
-							"write_misses", "fills", "evictions",
-							"writebacks", "invalidations" };
+			uint64_t got[8] = { st->reads,        st->writes,       st->read_misses,
+					    st->write_misses, st->fills,        st->evictions,
+					    st->writebacks,   st->invalidations };
+			uint64_t want[8] = { e->reads,        e->writes,       e->read_misses,
+					     e->write_misses, e->fills,        e->evictions,
+					     e->writebacks,   e->invalidations };
+			static const char *names[8] = { "reads",       "writes",
+							"read_misses", "write_misses",
+							"fills",       "evictions",
+							"writebacks",  "invalidations" };
 
 			for (int k = 0; k < 8; k++)
 				if (got[k] != want[k])
-					fail_msg("%s: level %u %s = %llu, expected %llu", t->name, i,
-						 names[k], (unsigned long long)got[k],
+					fail_msg("%s: level %u %s = %llu, expected %llu", t->name,
+						 i, names[k], (unsigned long long)got[k],
 						 (unsigned long long)want[k]);
 		}
 		d = cache_dram(c);
 		if (d->read_bytes != t->dram_read || d->write_bytes != t->dram_write ||
 		    d->rfo_bytes != t->rfo || d->flush_write_bytes != t->flush_write)
-			fail_msg("%s: dram read %llu write %llu rfo %llu flush %llu, expected %llu %llu "
-				 "%llu %llu",
-				 t->name, (unsigned long long)d->read_bytes,
-				 (unsigned long long)d->write_bytes, (unsigned long long)d->rfo_bytes,
-				 (unsigned long long)d->flush_write_bytes,
-				 (unsigned long long)t->dram_read, (unsigned long long)t->dram_write,
-				 (unsigned long long)t->rfo, (unsigned long long)t->flush_write);
+			fail_msg(
+				"%s: dram read %llu write %llu rfo %llu flush %llu, expected %llu %llu "
+				"%llu %llu",
+				t->name, (unsigned long long)d->read_bytes,
+				(unsigned long long)d->write_bytes,
+				(unsigned long long)d->rfo_bytes,
+				(unsigned long long)d->flush_write_bytes,
+				(unsigned long long)t->dram_read, (unsigned long long)t->dram_write,
+				(unsigned long long)t->rfo, (unsigned long long)t->flush_write);
 		cache_destroy(c);
 	}
 }

@@ -4,6 +4,7 @@
  * copy-back (see SEMANTICS.md and COMMANDS.txt there). Every number must match exactly.
  */
 
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cmocka.h>
 
 #include "sim/replay.h"
 #include "sim/spec.h"
@@ -71,12 +70,17 @@ test_dinero_golden(void **state)
 		st = cache_level_stats(res.cache, li);
 		{
 			uint64_t line_bytes = cache_level_config(res.cache, li)->line_bytes;
-			uint64_t got[7] = { st->reads, st->writes, st->read_misses, st->write_misses,
-					    st->writebacks, st->fills * line_bytes,
+			uint64_t got[7] = { st->reads,
+					    st->writes,
+					    st->read_misses,
+					    st->write_misses,
+					    st->writebacks,
+					    st->fills * line_bytes,
 					    st->writebacks * line_bytes };
-			static const char *names[7] = { "reads", "writes", "read_misses",
-							"write_misses", "copies_back",
-							"bytes_from_below", "bytes_to_below" };
+			static const char *names[7] = { "reads",         "writes",
+							"read_misses",   "write_misses",
+							"copies_back",   "bytes_from_below",
+							"bytes_to_below" };
 
 			for (int k = 0; k < 7; k++)
 				if (got[k] != v[k])

@@ -3,14 +3,13 @@
  * name, the presets, and the host preset read from fake sysfs trees in tests/data/sysfs.
  */
 
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <cmocka.h>
 
 #include "sim/spec.h"
 
@@ -173,9 +172,8 @@ test_host_sysfs(void **state)
 	assert_int_not_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/broken", &s, err, sizeof(err)),
 			     0);
 	assert_non_null(strstr(err, "index0 is missing or has unreadable fields"));
-	assert_int_not_equal(spec_from_sysfs(TEST_DATA_DIR "/sysfs/none-here", &s, err,
-					     sizeof(err)),
-			     0);
+	assert_int_not_equal(
+		spec_from_sysfs(TEST_DATA_DIR "/sysfs/none-here", &s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "host: cannot read"));
 }
 
@@ -199,8 +197,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good_specs),   cmocka_unit_test(test_bad_specs),
-		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_host_sysfs),
+		cmocka_unit_test(test_good_specs),     cmocka_unit_test(test_bad_specs),
+		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_host_sysfs),
 		cmocka_unit_test(test_presets_listed),
 	};
 

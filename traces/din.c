@@ -1,8 +1,9 @@
 /*
  * Dinero IV's "din" text format: one reference per line, "LABEL ADDRESS [anything]", both in
  * hex (an optional 0x is accepted), the rest of the line a comment. Labels: 0 data read,
- * 1 data write, 2 instruction fetch. As Dinero IV does (dinfmt.c), every reference is 4 bytes
- * at the address rounded down to a multiple of 4.
+ * 1 data write, 2 instruction fetch, 3 "misc" (Dinero IV treats it as a read; so does memsim).
+ * As Dinero IV does (dinfmt.c), every reference is 4 bytes at the address rounded down to a
+ * multiple of 4. Labels 4 and 5 (copy-back and invalidate escapes) are refused.
  */
 
 #include <ctype.h>
@@ -57,23 +58,25 @@ din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		}
 		p = hex_field(p, end, &label, &digits);
 		if (digits == 0 || digits > 8 || p == end || (*p != ' ' && *p != '\t'))
-			return reader_fail(r, "%s:%llu: bad label in '%.40s' (expected 'LABEL ADDRESS')",
-					   r->in.path, (unsigned long long)r->records, line);
+			return reader_fail(
+				r, "%s:%llu: bad label in '%.40s' (expected 'LABEL ADDRESS')",
+				r->in.path, (unsigned long long)r->records, line);
 		while (p < end && (*p == ' ' || *p == '\t'))
 			p++;
 		p = hex_field(p, end, &addr, &digits);
 		if (digits == 0 || digits > 16 || (p < end && *p != ' ' && *p != '\t'))
 			return reader_fail(r, "%s:%llu: bad address in '%.40s'", r->in.path,
 					   (unsigned long long)r->records, line);
-		if (label > 2)
-			return reader_fail(r,
-					   "%s:%llu: din label %llu is not supported (0 read, 1 write, "
-					   "2 instruction fetch)",
-					   r->in.path, (unsigned long long)r->records,
-					   (unsigned long long)label);
+		if (label > 3)
+			return reader_fail(
+				r,
+				"%s:%llu: din label %llu is not supported (0 read, 1 write, "
+				"2 instruction fetch, 3 misc)",
+				r->in.path, (unsigned long long)r->records,
+				(unsigned long long)label);
 		buf[n].addr = addr & ~UINT64_C(3);
 		buf[n].size = 4;
-		buf[n].kind = (uint16_t)label;
+		buf[n].kind = (uint16_t)(label == 3 ? TRACE_EV_LOAD : label);
 		buf[n].count = 1;
 		n++;
 	}

@@ -1,3 +1,5 @@
+#include "traces/input.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -5,7 +7,6 @@
 #include <unistd.h>
 
 #include "sim/util.h"
-#include "traces/input.h"
 
 #define INPUT_BUF_BYTES (1u << 20)
 

@@ -13,12 +13,12 @@ struct input {
 	int fd;
 	bool owns_fd;
 	bool eof;
-	int error;       /* errno of a failed read, or 0 */
+	int error; /* errno of a failed read, or 0 */
 	uint8_t *buf;
 	size_t cap;
-	size_t pos, len; /* unread bytes are buf[pos .. len) */
+	size_t pos, len;   /* unread bytes are buf[pos .. len) */
 	uint64_t consumed; /* bytes before buf[0] in the stream */
-	char *path;      /* for messages; "stdin" for "-" */
+	char *path;        /* for messages; "stdin" for "-" */
 };
 
 /* Opens path ("-" for stdin). Returns 0 or a negative errno. */

@@ -63,8 +63,8 @@ lackey_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		if (len >= 3 && line[0] == 'I' && line[1] == ' ' && line[2] == ' ') {
 			op = 'I';
 			body = line + 3;
-		} else if (len >= 3 && line[0] == ' ' && line[2] == ' ' &&
-			   strchr("LSM", line[1]) && line[1]) {
+		} else if (len >= 3 && line[0] == ' ' && line[2] == ' ' && strchr("LSM", line[1]) &&
+			   line[1]) {
 			op = line[1];
 			body = line + 3;
 		} else {

@@ -193,7 +193,8 @@ emit(struct mtrace_writer *w, const struct cache_ref *e)
 		if (e->kind <= TRACE_EV_STORE && e->count == 1 && e->size == w->slot_size[s] &&
 		    d % (int64_t)e->size == 0 && d / (int64_t)e->size >= -8 &&
 		    d / (int64_t)e->size <= 7) {
-			put_u8(w, (uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8)));
+			put_u8(w,
+			       (uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8)));
 			w->slot_addr[s] = e->addr;
 			w->slot_used[s] = w->tick;
 			return;
@@ -270,8 +271,8 @@ add_decl(struct mtrace_writer *w, const struct decl *d)
 		w->decls[w->ndecls++] = *d;
 	} else {
 		reserve(w, 8);
-		put_u8(w, (uint8_t)(0xe0 | (d->is_array ? MTRACE_CTRL_ARRAY
-							: MTRACE_CTRL_DECLARE_PHASE)));
+		put_u8(w, (uint8_t)(0xe0 |
+				    (d->is_array ? MTRACE_CTRL_ARRAY : MTRACE_CTRL_DECLARE_PHASE)));
 		put_decl_body(w, d);
 		w->records++;
 	}
@@ -466,10 +467,11 @@ mtrace_read_header(struct trace_reader *r)
 		return (int)reader_fail(r, "%s: not a memsim trace (bad magic)", r->in.path);
 	if (!in_bytes(&r->in, v, 4))
 		goto truncated;
-	r->version = (unsigned)v[0] | (unsigned)v[1] << 8 | (unsigned)v[2] << 16 |
-		     (unsigned)v[3] << 24;
+	r->version =
+		(unsigned)v[0] | (unsigned)v[1] << 8 | (unsigned)v[2] << 16 | (unsigned)v[3] << 24;
 	if (r->version != MTRACE_VERSION)
-		return (int)reader_fail(r, "%s: memsim trace format version %u; this memsim reads %u",
+		return (int)reader_fail(r,
+					"%s: memsim trace format version %u; this memsim reads %u",
 					r->in.path, r->version, MTRACE_VERSION);
 	r->tool_version = in_str(&r->in, &ok);
 	if (!ok)
@@ -550,6 +552,78 @@ control_record(struct trace_reader *r, uint8_t h, struct cache_ref *ev, bool *em
 			   (unsigned long long)r->records);
 }
 
+/* Decodes the long access record whose header h is at p, updating the slot state; returns
+ * the byte after it, or NULL after recording an error (records = records read before it). */
+static inline const uint8_t *
+long_record(struct trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *addr,
+	    uint32_t *ssize, uint64_t records, struct cache_ref *e)
+{
+	uint8_t h = *p;
+	const uint8_t *q = p + 1;
+	unsigned s = (h >> 3) & 3;
+	uint64_t zig, size = ssize[s], count = 1, a;
+
+	if ((h & 1) || !get_varint(&q, end, &zig) || ((h & 4) && !get_varint(&q, end, &size)) ||
+	    ((h & 2) && !get_varint(&q, end, &count))) {
+		reader_fail(r, "%s: record %llu is %s", r->in.path, (unsigned long long)records + 1,
+			    (h & 1) ? "garbled (reserved bit set)" : "truncated");
+		return NULL;
+	}
+	if (size == 0 || size > UINT32_MAX || count == 0 || count > 65535) {
+		reader_fail(r, "%s: record %llu has size %llu, count %llu", r->in.path,
+			    (unsigned long long)records + 1, (unsigned long long)size,
+			    (unsigned long long)count);
+		return NULL;
+	}
+	a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+	if (a > UINT64_MAX - size + 1) {
+		reader_fail(r, "%s: record %llu wraps the address space", r->in.path,
+			    (unsigned long long)records + 1);
+		return NULL;
+	}
+	addr[s] = a;
+	ssize[s] = (uint32_t)size;
+	e->addr = a;
+	e->size = (uint32_t)size;
+	e->kind = (h >> 5) & 3;
+	e->count = (uint16_t)count;
+	return q;
+}
+
+/* Decodes a short record (header h) into e, updating the slot; false if it wraps. */
+static inline bool
+short_record(uint8_t h, uint64_t *addr, const uint32_t *ssize, struct cache_ref *e)
+{
+	unsigned s = (h >> 4) & 3;
+	uint32_t size = ssize[s];
+	uint64_t a = addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * size;
+
+	if (__builtin_expect(a > UINT64_MAX - size + 1, 0))
+		return false;
+	addr[s] = a;
+	e->addr = a;
+	e->size = size;
+	e->kind = h >> 6;
+	e->count = 1;
+	return true;
+}
+
+/* Handles the control record at the input position after a fast loop stopped on it. Returns
+ * 1 if it produced an event in *ev, 0 if not, -1 on error. */
+static long
+after_fast_loop(struct trace_reader *r, struct cache_ref *ev)
+{
+	struct input *in = &r->in;
+	bool emitted;
+	uint8_t h = in->buf[in->pos];
+
+	in->pos++;
+	r->records++;
+	if (control_record(r, h, ev, &emitted) < 0)
+		return -1;
+	return emitted;
+}
+
 long
 mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
@@ -560,6 +634,7 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		const uint8_t *p, *end, *limit;
 		uint64_t addr[MTRACE_SLOTS], records = r->records, accesses = r->accesses;
 		uint32_t ssize[MTRACE_SLOTS];
+		bool at_control = false;
 
 		input_fill(in, 2 * CHUNK);
 		if (in->pos == in->len)
@@ -574,62 +649,28 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		memcpy(ssize, r->slot_size, sizeof(ssize));
 		while (n < max && p < limit) {
 			uint8_t h = *p;
-			struct cache_ref *e = &buf[n];
 
 			if (!(h & 0x80)) {
-				unsigned s = (h >> 4) & 3;
-				uint64_t a = addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * ssize[s];
-
-				if (__builtin_expect(a > UINT64_MAX - ssize[s] + 1, 0))
-					goto bad_wrap;
-				addr[s] = a;
-				e->addr = a;
-				e->size = ssize[s];
-				e->kind = h >> 6;
-				e->count = 1;
+				if (!short_record(h, addr, ssize, &buf[n])) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(
+						r, "%s: record %llu wraps the address space",
+						in->path, (unsigned long long)records + 1);
+				}
 				p++;
 				n++;
 				records++;
 				accesses++;
-				continue;
-			}
-			if ((h & 0xe0) == 0xe0)
-				break; /* control record: slow path below */
-			{
-				const uint8_t *q = p + 1;
-				unsigned s = (h >> 3) & 3;
-				uint64_t zig, size = ssize[s], count = 1, a;
-
-				if ((h & 1) || !get_varint(&q, end, &zig) ||
-				    ((h & 4) && !get_varint(&q, end, &size)) ||
-				    ((h & 2) && !get_varint(&q, end, &count))) {
-					in->pos = (size_t)(p - in->buf);
-					r->records = records;
-					return reader_fail(r, "%s: record %llu is %s", in->path,
-							   (unsigned long long)records + 1,
-							   (h & 1) ? "garbled (reserved bit set)"
-								   : "truncated");
-				}
-				if (size == 0 || size > UINT32_MAX || count == 0 || count > 65535) {
-					in->pos = (size_t)(p - in->buf);
-					return reader_fail(r, "%s: record %llu has size %llu, count %llu",
-							   in->path, (unsigned long long)records + 1,
-							   (unsigned long long)size,
-							   (unsigned long long)count);
-				}
-				a = addr[s] + ((zig >> 1) ^ -(zig & 1));
-				if (a > UINT64_MAX - size + 1)
-					goto bad_wrap;
-				addr[s] = a;
-				ssize[s] = (uint32_t)size;
-				e->addr = a;
-				e->size = (uint32_t)size;
-				e->kind = (h >> 5) & 3;
-				e->count = (uint16_t)count;
-				p = q;
+			} else if ((h & 0xe0) == 0xe0) {
+				at_control = true;
+				break;
+			} else {
+				p = long_record(r, p, end, addr, ssize, records, &buf[n]);
+				if (!p)
+					return -1;
+				accesses += buf[n].count;
 				n++;
 				records++;
-				accesses += count;
 			}
 		}
 		memcpy(r->slot_addr, addr, sizeof(addr));
@@ -637,21 +678,149 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		r->records = records;
 		r->accesses = accesses;
 		in->pos = (size_t)(p - in->buf);
-		if (n < max && p < limit) {
-			/* A control record. */
-			bool emitted;
+		if (at_control) {
+			long got = after_fast_loop(r, &buf[n]);
 
-			in->pos++;
-			r->records++;
-			if (control_record(r, *p, &buf[n], &emitted) < 0)
+			if (got < 0)
 				return -1;
-			n += emitted;
+			/* A control event ends the batch, so a caller can act on it before any
+			 * later access. */
+			if (got > 0)
+				return (long)n + 1;
 		}
-		continue;
-bad_wrap:
-		in->pos = (size_t)(p - in->buf);
-		return reader_fail(r, "%s: record %llu wraps the address space", in->path,
-				   (unsigned long long)records + 1);
 	}
 	return (long)n;
+}
+
+/* The state of the inline-hit loop. */
+struct hit_run {
+	uint64_t addr[MTRACE_SLOTS];
+	uint32_t ssize[MTRACE_SLOTS];
+	uint64_t n[MTRACE_SLOTS][2]; /* inline hits per slot, loads and stores */
+};
+
+/* Consumes short records from p while each one hits the most recent slot of its L1 set, and
+ * returns where it stopped: at limit, or at a record it did not consume (a long or control
+ * record, a short one that misses or wraps). Short records keep their slot's size, so counts
+ * per slot give the bytes afterwards; few live values keep the loop in registers. */
+static __attribute__((noinline)) const uint8_t *
+run_hits(struct hit_run *run, const struct cache_fast_l1 *v, const uint8_t *p, const uint8_t *limit)
+{
+	uint64_t *const tags = v->tags;
+	const uint64_t set_mask = v->set_mask, ways = v->ways;
+	const unsigned shift = v->line_shift;
+
+	while (p < limit) {
+		uint8_t h = *p;
+		unsigned s = (h >> 4) & 3, op = h >> 6;
+		uint32_t size = run->ssize[s];
+		uint64_t a = run->addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * size;
+		uint64_t line = a >> shift, *slot;
+
+		if ((h & 0x80) || a > UINT64_MAX - size + 1 || ((a + size - 1) >> shift) != line)
+			break;
+		slot = tags + (line & set_mask) * ways;
+		if ((*slot >> 1) != line)
+			break;
+		*slot |= op;
+		run->addr[s] = a;
+		run->n[s][op]++;
+		p++;
+	}
+	return p;
+}
+
+/* Adds the inline hits of a run to the model's counters and clears them. */
+static void
+count_run(struct cache *c, struct hit_run *run)
+{
+	uint64_t loads = 0, stores = 0, lb = 0, sb = 0;
+
+	for (int s = 0; s < MTRACE_SLOTS; s++) {
+		loads += run->n[s][0];
+		stores += run->n[s][1];
+		lb += run->n[s][0] * run->ssize[s];
+		sb += run->n[s][1] * run->ssize[s];
+		run->n[s][0] = run->n[s][1] = 0;
+	}
+	cache_count_fast(c, loads, stores, lb, sb);
+}
+
+long
+mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast_l1 *v,
+		struct cache_ref *ctl)
+{
+	struct input *in = &r->in;
+
+	while (!r->done) {
+		const uint8_t *p, *end, *limit;
+		struct hit_run run = { .n = { { 0 } } };
+		uint64_t records = r->records, accesses = r->accesses;
+		bool at_control = false;
+		struct cache_ref e;
+
+		input_fill(in, 2 * CHUNK);
+		if (in->pos == in->len)
+			return reader_fail(r, "%s: truncated after record %llu (no end record)",
+					   in->path, (unsigned long long)r->records);
+		p = in->buf + in->pos;
+		end = in->buf + in->len;
+		limit = end - (in->eof ? 0 : CHUNK);
+		memcpy(run.addr, r->slot_addr, sizeof(run.addr));
+		memcpy(run.ssize, r->slot_size, sizeof(run.ssize));
+		/* Decode and simulate in one pass: runs of one-byte records that hit L1's most
+		 * recent slot go through run_hits(); everything else is decoded here and handed
+		 * to the model. */
+		while (p < limit) {
+			const uint8_t *q = run_hits(&run, v, p, limit);
+			uint8_t h;
+
+			records += (uint64_t)(q - p);
+			accesses += (uint64_t)(q - p);
+			p = q;
+			if (p >= limit)
+				break;
+			h = *p;
+			if (!(h & 0x80)) {
+				if (!short_record(h, run.addr, run.ssize, &e))
+					break;
+				p++;
+			} else if ((h & 0xe0) == 0xe0) {
+				at_control = true;
+				break;
+			} else {
+				/* A record with a size field may change its slot's size, which the
+				 * per-slot counts of the run rely on: count them first. */
+				if (h & 4)
+					count_run(c, &run);
+				p = long_record(r, p, end, run.addr, run.ssize, records, &e);
+				if (!p)
+					return -1;
+			}
+			records++;
+			accesses += e.count;
+			if (e.kind <= CACHE_OP_STORE && cache_fast_hit(v, e.addr, e.size, e.kind))
+				cache_count_fast(c, e.kind ? 0 : e.count, e.kind ? e.count : 0,
+						 e.kind ? 0 : (uint64_t)e.size * e.count,
+						 e.kind ? (uint64_t)e.size * e.count : 0);
+			else
+				cache_access(c, e.addr, e.size, (enum cache_op)e.kind, e.count);
+		}
+		count_run(c, &run);
+		memcpy(r->slot_addr, run.addr, sizeof(run.addr));
+		memcpy(r->slot_size, run.ssize, sizeof(run.ssize));
+		r->records = records;
+		r->accesses = accesses;
+		in->pos = (size_t)(p - in->buf);
+		if (p < limit && !at_control)
+			return reader_fail(r, "%s: record %llu wraps the address space", in->path,
+					   (unsigned long long)records + 1);
+		if (at_control) {
+			long got = after_fast_loop(r, ctl);
+
+			if (got != 0)
+				return got;
+		}
+	}
+	return 0;
 }

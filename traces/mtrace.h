@@ -46,8 +46,8 @@ struct mtrace_writer *mtrace_writer_open(const char *path, const char *command, 
 					 size_t errlen);
 
 /* Declares an array or a phase; returns its index (0-based), or a negative errno. */
-int mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base,
-			uint64_t bytes, enum trace_space space);
+int mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base, uint64_t bytes,
+			enum trace_space space);
 int mtrace_writer_phase(struct mtrace_writer *w, const char *name);
 void mtrace_writer_set_phase(struct mtrace_writer *w, int phase);
 

@@ -148,6 +148,39 @@ trace_reader_read(struct trace_reader *r, struct cache_ref *buf, size_t max)
 	return n;
 }
 
+long
+trace_reader_simulate(struct trace_reader *r, struct cache *c, struct cache_ref *ctl)
+{
+	struct cache_fast_l1 v;
+
+	if (r->failed)
+		return -1;
+	if (r->format == TRACE_FORMAT_MEMSIM && cache_fast_l1(c, &v)) {
+		long rc = r->done ? 0 : mtrace_simulate(r, c, &v, ctl);
+
+		if (rc >= 0 && r->in.error)
+			return reader_fail(r, "reading %s: %s", r->in.path, strerror(r->in.error));
+		return rc;
+	}
+	/* Other formats and models: batches through cache_access_refs(). A control event ends
+	 * a batch, so nothing decoded is left behind. */
+	for (;;) {
+		struct cache_ref buf[1024];
+		long n = trace_reader_read(r, buf, 1024);
+		size_t done;
+
+		if (n <= 0)
+			return n;
+		done = cache_access_refs(c, buf, (size_t)n);
+		if (done < (size_t)n) {
+			*ctl = buf[done];
+			if (done + 1 < (size_t)n)
+				return reader_fail(r, "internal: events after a control event");
+			return 1;
+		}
+	}
+}
+
 const char *
 trace_reader_error(const struct trace_reader *r)
 {

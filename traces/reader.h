@@ -27,10 +27,9 @@ enum trace_event_kind {
 	TRACE_EV_LOAD = 0, /* the first three match enum cache_op */
 	TRACE_EV_STORE = 1,
 	TRACE_EV_IFETCH = 2,
-	TRACE_EV_PHASE,    /* addr: index of the phase that starts */
-	TRACE_EV_ARRAY,    /* addr: index of an array declared mid-trace */
+	TRACE_EV_PHASE, /* addr: index of the phase that starts */
+	TRACE_EV_ARRAY, /* addr: index of an array declared mid-trace */
 };
-
 
 enum trace_space {
 	TRACE_SPACE_DRAM = 0, /* ordinary memory: through the caches */
@@ -54,9 +53,16 @@ struct trace_reader *trace_reader_open(const char *path, enum trace_format forma
 void trace_reader_close(struct trace_reader *r);
 
 /* Decodes up to max events into buf. Returns how many (> 0), 0 at the end of a complete
- * trace, or -1 on error (message from trace_reader_error()). */
+ * trace, or -1 on error (message from trace_reader_error()). A control event (phase,
+ * array) is always the last event of its batch. */
 long trace_reader_read(struct trace_reader *r, struct cache_ref *buf, size_t max);
 const char *trace_reader_error(const struct trace_reader *r);
+
+/* Feeds the trace's accesses straight into model c up to the next control event, which it
+ * returns in *ctl: 1 with an event, 0 at the end of a complete trace, -1 on error. Same result
+ * as trace_reader_read() and cache_access_refs(), faster: for memsim traces over a
+ * write-back L1 it decodes and simulates in one pass. */
+long trace_reader_simulate(struct trace_reader *r, struct cache *c, struct cache_ref *ctl);
 
 enum trace_format trace_reader_format(const struct trace_reader *r);
 const char *trace_format_name(enum trace_format f);

@@ -13,7 +13,7 @@ struct trace_reader {
 	char err[512];
 	bool failed;
 	bool done;
-	uint64_t records;  /* binary records, or text lines */
+	uint64_t records; /* binary records, or text lines */
 	uint64_t skipped;
 	/* memsim format */
 	unsigned version;
@@ -32,9 +32,12 @@ struct trace_reader {
 };
 
 /* Records a one-line error; always returns -1 so decoders can `return reader_fail(...)`. */
-long reader_fail(struct trace_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+long reader_fail(struct trace_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 long din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
 long lackey_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
 int mtrace_read_header(struct trace_reader *r);
 long mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
+long mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast_l1 *v,
+		     struct cache_ref *ctl);

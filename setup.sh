@@ -1,0 +1,46 @@
+#!/bin/sh
+# memsim's two set-up commands, for a fresh Debian 12 machine as root:
+#   ./setup.sh main   installs what is missing, builds, and runs the main job
+#   ./setup.sh test   installs what is missing, builds, and runs every test
+set -eu
+cd "$(dirname "$0")"
+
+# What each package is for: meson/ninja/pkg-config build; cJSON reports; cmocka unit tests;
+# PAPI hardware counters; valgrind (Cachegrind, Callgrind, lackey) cross-checks; gnuplot plots.
+PKGS="build-essential meson ninja-build pkg-config libcjson-dev libcmocka-dev libpapi-dev
+papi-tools valgrind gnuplot-nox"
+
+install_missing() {
+	missing=""
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		echo "setup: installing$missing"
+		apt-get update -q
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+	fi
+}
+
+build() {
+	[ -f build/build.ninja ] || meson setup build -Dwerror=true
+	ninja -C build
+}
+
+case "${1:-}" in
+main)
+	install_missing
+	build
+	exec sh tools/main-job.sh
+	;;
+test)
+	install_missing
+	build
+	exec sh tests/run.sh build
+	;;
+*)
+	echo "usage: ./setup.sh main|test" >&2
+	exit 2
+	;;
+esac

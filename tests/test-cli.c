@@ -1,0 +1,282 @@
+/*
+ * The memsim command as a user meets it: exit status 0 / 1 / 2, a one-line message naming
+ * the problem for every bad input, JSON that parses with the documented keys, stdin traces,
+ * and results already written never lost.
+ */
+
+#include <cJSON.h>
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define DIN TEST_DATA_DIR "/dinero/t4_mixed.din"
+
+static char tmpdir[] = "/tmp/memsim-test-cli-XXXXXX";
+static char out_path[600], err_path[600];
+
+struct result {
+	int rc;
+	char *out;
+	char *err;
+};
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return calloc(1, 1);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Runs "memsim ARGS" through the shell (so tests can pipe); captures stdout and stderr. */
+static struct result
+memsim(const char *fmt, ...)
+{
+	char args[2048], cmd[4096];
+	va_list ap;
+	struct result r;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s %s >%s 2>%s", tmpdir, MEMSIM_BIN, args, out_path,
+		 err_path);
+	status = system(cmd);
+	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r.out = slurp(out_path);
+	r.err = slurp(err_path);
+	return r;
+}
+
+static void
+result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Exit status rc and exactly one stderr line containing msg. */
+static void
+expect_error(const char *args, int rc, const char *msg)
+{
+	struct result r = memsim("%s", args);
+	char *nl = strchr(r.err, '\n');
+
+	if (r.rc != rc)
+		fail_msg("memsim %s: exit %d, expected %d (stderr: %s)", args, r.rc, rc, r.err);
+	if (!strstr(r.err, msg))
+		fail_msg("memsim %s: stderr '%s' lacks '%s'", args, r.err, msg);
+	if (!nl || nl[1] != '\0')
+		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
+	result_free(&r);
+}
+
+static void
+write_file(const char *name, const char *text)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_usage_errors(void **state)
+{
+	(void)state;
+	expect_error("", 2, "no command given");
+	expect_error("frobnicate", 2, "unknown command 'frobnicate'");
+	expect_error("replay", 2, "replay needs a trace FILE");
+	expect_error("replay " DIN, 2, "replay needs --cache");
+	expect_error("replay " DIN " --cache L1=48K:8:64", 2, "L1: 96 sets");
+	expect_error("replay " DIN " --cache L1=32K:8:64:lfu", 2, "unknown policy word 'lfu'");
+	expect_error("replay " DIN " --cache L1=32K:8:64,L2=1M:0:64", 2,
+		     "L2: associativity is zero");
+	expect_error("replay " DIN " --cache L1=99999999999999999999G:8:64", 2, "overflows");
+	expect_error("replay " DIN " --cache nosuchpreset", 2,
+		     "unknown cache spec or preset 'nosuchpreset'");
+	expect_error("replay --format xyz " DIN " --cache lab", 2, "unknown format 'xyz'");
+	expect_error("replay " DIN " " DIN " --cache lab", 2, "replay takes one trace FILE");
+	expect_error("replay " DIN " --cache lab --seed -1", 2, "--seed");
+	expect_error("replay " DIN " --cache lab --bogus", 2, "unknown option '--bogus'");
+	expect_error("replay " DIN " --cache lab -z", 2, "unknown option '-z'");
+	expect_error("replay " DIN " --cache", 2, "option '--cache' needs a value");
+	expect_error("help nosuch", 2, "unknown command 'nosuch'");
+	expect_error("bench --accesses 0", 2, "--accesses");
+	expect_error("presets extra", 2, "presets takes no arguments");
+}
+
+static void
+test_runtime_errors(void **state)
+{
+	char path[700];
+
+	(void)state;
+	expect_error("replay /nonexistent/t.din --cache lab", 1,
+		     "cannot open trace /nonexistent/t.din");
+	write_file("bad.din", "0 100\n1 200\n0 zz\n");
+	expect_error("replay bad.din --cache lab", 1, "bad.din:3: bad address");
+	write_file("bad.lackey", " L 100,4\n S 200\n");
+	expect_error("replay --format lackey bad.lackey --cache lab", 1,
+		     "bad.lackey:2: bad address,size");
+	write_file("unknown.txt", "hello\n");
+	expect_error("replay unknown.txt --cache lab", 1, "cannot tell the trace format");
+	/* A truncated binary trace: record one with bench, cut it. */
+	{
+		struct result r =
+			memsim("bench --accesses 20000 --repeat 1 --keep --dir %s", tmpdir);
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	snprintf(path, sizeof(path),
+		 "cd %s && f=$(ls memsim-bench-*.mtr) && head -c 3000 $f > cut.mtr", tmpdir);
+	assert_int_equal(system(path), 0);
+	expect_error("replay cut.mtr --cache cachegrind", 1, "truncated");
+	/* The table is printed and kept even when the JSON cannot be written. */
+	{
+		struct result r = memsim("replay %s --cache lab --json /nonexistent/x.json", DIN);
+
+		assert_int_equal(r.rc, 1);
+		assert_non_null(strstr(r.out, "DRAM"));
+		assert_non_null(strstr(r.err, "/nonexistent/x.json"));
+		result_free(&r);
+	}
+}
+
+static void
+test_replay_json(void **state)
+{
+	struct result r;
+	char *json;
+	cJSON *root, *levels, *dram, *cfg;
+	char path[700];
+
+	(void)state;
+	r = memsim("replay %s --cache L1=4K:4:32,L2=32K:8:64 --json out.json", DIN);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2"));
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
+	json = slurp(path);
+	root = cJSON_Parse(json);
+	assert_non_null(root);
+	assert_non_null(cJSON_GetObjectItem(root, "memsim_version"));
+	assert_non_null(strstr(cJSON_GetObjectItem(root, "command")->valuestring, "memsim replay"));
+	cfg = cJSON_GetObjectItem(root, "config");
+	assert_string_equal(cJSON_GetObjectItem(cfg, "cache")->valuestring,
+			    "L1=4K:4:32:lru:wb:wa:nine,L2=32K:8:64:lru:wb:wa:nine,tiles=dram");
+	levels = cJSON_GetObjectItem(root, "levels");
+	assert_int_equal(cJSON_GetArraySize(levels), 2);
+	/* Dinero IV's numbers for this trace and geometry (tests/data/dinero/expected.tsv). */
+	assert_int_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(levels, 1), "read_misses")->valuedouble,
+		7186);
+	assert_int_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(levels, 0), "line_bytes")->valuedouble, 32);
+	dram = cJSON_GetObjectItem(root, "dram");
+	assert_int_equal(cJSON_GetObjectItem(dram, "read_bytes")->valuedouble, 460992);
+	assert_int_equal(cJSON_GetObjectItem(dram, "write_bytes")->valuedouble, 199040);
+	assert_non_null(cJSON_GetObjectItem(dram, "rfo_bytes"));
+	assert_non_null(cJSON_GetObjectItem(dram, "flush_write_bytes"));
+	assert_non_null(cJSON_GetObjectItem(root, "scratch"));
+	cJSON_Delete(root);
+	free(json);
+
+	/* The same trace from stdin, without the flush. */
+	r = memsim("replay - --cache L1=4K:4:32,L2=32K:8:64 --no-flush --json - < %s", DIN);
+	assert_int_equal(r.rc, 0);
+	json = strchr(r.out, '{');
+	assert_non_null(json);
+	root = cJSON_Parse(json);
+	assert_non_null(root);
+	dram = cJSON_GetObjectItem(root, "dram");
+	assert_int_equal(cJSON_GetObjectItem(dram, "flush_write_bytes")->valuedouble, 0);
+	assert_int_equal(cJSON_GetObjectItem(dram, "read_bytes")->valuedouble, 460992);
+	cJSON_Delete(root);
+	result_free(&r);
+}
+
+static void
+test_help_and_presets(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("help replay");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "Usage: memsim replay"));
+	assert_non_null(strstr(r.out, "Dinero IV"));
+	result_free(&r);
+	r = memsim("replay --help");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("presets");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "cachegrind"));
+	assert_non_null(strstr(r.out, "--D1=32768,8,64"));
+	assert_non_null(strstr(r.out, "lab"));
+	assert_non_null(strstr(r.out, "i5-8250u"));
+	result_free(&r);
+	r = memsim("bench --accesses 50000 --repeat 1 --dir %s", tmpdir);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "accesses/s"));
+	assert_non_null(strstr(r.out, "counters identical across the three: yes"));
+	result_free(&r);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(out_path, sizeof(out_path), "%s/stdout", tmpdir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", tmpdir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[700];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_replay_json),
+		cmocka_unit_test(test_help_and_presets),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
