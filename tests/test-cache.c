@@ -6,7 +6,6 @@
  * Then property tests: merged repeats, random replacement, independent models.
  */
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 
 #include "sim/cache.h"
 #include "sim/spec.h"
+#include "tests/unit.h"
 
 struct lvl_expect {
 	uint64_t reads, writes, read_misses, write_misses, fills, evictions, writebacks,

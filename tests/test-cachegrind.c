@@ -9,7 +9,6 @@
 
 #include "config.h"
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +20,7 @@
 
 #include "sim/replay.h"
 #include "sim/spec.h"
+#include "tests/unit.h"
 
 static char tmpdir[] = "/tmp/memsim-test-cg-XXXXXX";
 

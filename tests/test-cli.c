@@ -5,7 +5,6 @@
  */
 
 #include <cJSON.h>
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include "tests/unit.h"
 
 #define DIN TEST_DATA_DIR "/dinero/t4_mixed.din"
 

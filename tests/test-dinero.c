@@ -4,7 +4,6 @@
  * copy-back (see SEMANTICS.md and COMMANDS.txt there). Every number must match exactly.
  */
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +14,7 @@
 
 #include "sim/replay.h"
 #include "sim/spec.h"
+#include "tests/unit.h"
 
 #define DIR TEST_DATA_DIR "/dinero"
 

@@ -3,7 +3,6 @@
  * name, the presets, and the host preset read from fake sysfs trees in tests/data/sysfs.
  */
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "sim/spec.h"
+#include "tests/unit.h"
 
 #ifndef TEST_DATA_DIR
 #error "TEST_DATA_DIR must point at tests/data"

@@ -4,7 +4,6 @@
  * (one cache_access per element, written out by hand here), and recorded then replayed.
  */
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +17,7 @@
 #include "sim/spec.h"
 #include "sim/trace.h"
 #include "tests/trace-kernel.h"
+#include "tests/unit.h"
 
 #define N 24
 

@@ -4,7 +4,6 @@
  * garbled lines are errors naming file and line.
  */
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit.h"
 #include "traces/mtrace.h"
 #include "traces/reader.h"
 
