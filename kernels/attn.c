@@ -1,0 +1,543 @@
+#include "kernels/attn.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "sim/util.h"
+
+static const char *kernel_names[] = { "naive", "flash1", "flash2", "proj" };
+static const char *dtype_names[] = { "fp32", "fp16", "bf16" };
+
+const char *
+attn_kernel_name(enum attn_kernel k)
+{
+	return kernel_names[k];
+}
+
+const char *
+attn_dtype_name(enum attn_dtype t)
+{
+	return dtype_names[t];
+}
+
+bool
+attn_kernel_parse(const char *s, enum attn_kernel *out)
+{
+	for (int k = 0; k < ATTN_KERNEL_COUNT; k++)
+		if (strcasecmp(s, kernel_names[k]) == 0) {
+			*out = (enum attn_kernel)k;
+			return true;
+		}
+	return false;
+}
+
+bool
+attn_dtype_parse(const char *s, enum attn_dtype *out)
+{
+	for (int t = 0; t <= ATTN_BF16; t++)
+		if (strcasecmp(s, dtype_names[t]) == 0) {
+			*out = (enum attn_dtype)t;
+			return true;
+		}
+	return false;
+}
+
+/* a * b, or false on overflow. */
+static bool
+mul(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/* Sizes of the memory arrays, in bytes; false if any overflows. */
+struct sizes {
+	uint64_t q, kv, s, rowvec, x, wq, wkv;
+};
+
+static bool
+array_sizes(const struct attn_config *c, struct sizes *z)
+{
+	uint64_t s = dtype_bytes(c->dtype), bh, bkv, nd, nn, dm, dkv;
+
+	memset(z, 0, sizeof(*z));
+	if (!mul(c->batch, c->heads, &bh) || !mul(c->batch, c->kv_heads, &bkv) ||
+	    !mul(c->N, c->d, &nd) || !mul(bh, nd, &z->q) || !mul(z->q, s, &z->q) ||
+	    !mul(bkv, nd, &z->kv) || !mul(z->kv, s, &z->kv) || !mul(bh, c->N, &z->rowvec) ||
+	    !mul(z->rowvec, 4, &z->rowvec) || !mul(c->heads, c->d, &dm) ||
+	    !mul(c->kv_heads, c->d, &dkv))
+		return false;
+	if (c->kernel == ATTN_NAIVE &&
+	    (!mul(c->N, c->N, &nn) || !mul(bh, nn, &z->s) || !mul(z->s, s, &z->s)))
+		return false;
+	if (c->kernel == ATTN_PROJ &&
+	    (!mul(c->batch * c->N, dm, &z->x) || !mul(z->x, s, &z->x) || !mul(dm, dm, &z->wq) ||
+	     !mul(z->wq, s, &z->wq) || !mul(dm, dkv, &z->wkv) || !mul(z->wkv, s, &z->wkv)))
+		return false;
+	return true;
+}
+
+uint64_t
+attn_array_bytes(const struct attn_config *c)
+{
+	struct sizes z;
+	uint64_t total;
+
+	if (!array_sizes(c, &z))
+		return UINT64_MAX;
+	total = 2 * z.q + 2 * z.kv;
+	switch (c->kernel) {
+	case ATTN_NAIVE:
+		total += c->softmax_separate ? 2 * z.s : z.s;
+		break;
+	case ATTN_FLASH1:
+		total += 2 * z.rowvec;
+		break;
+	case ATTN_FLASH2:
+		total += z.rowvec;
+		break;
+	default:
+		total += 2 * z.x + 2 * z.wq + 2 * z.wkv;
+		break;
+	}
+	return total;
+}
+
+/* Memory this process may use: MemAvailable, else the physical memory. */
+static uint64_t
+available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb;
+
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				fclose(f);
+				return (uint64_t)kb * 1024;
+			}
+		}
+		fclose(f);
+	}
+	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+int
+attn_config_check(const struct attn_config *c, char *err, size_t errlen)
+{
+	static const struct {
+		const char *opt;
+		size_t off;
+	} nonzero[] = {
+		{ "--N", offsetof(struct attn_config, N) },
+		{ "--d", offsetof(struct attn_config, d) },
+		{ "--heads", offsetof(struct attn_config, heads) },
+		{ "--kv-heads", offsetof(struct attn_config, kv_heads) },
+		{ "--batch", offsetof(struct attn_config, batch) },
+		{ "--Br", offsetof(struct attn_config, Br) },
+		{ "--Bc", offsetof(struct attn_config, Bc) },
+	};
+	uint64_t bytes, avail;
+
+	for (size_t i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)c + nonzero[i].off, sizeof(v));
+		if (v == 0) {
+			snprintf(err, errlen, "%s must be at least 1", nonzero[i].opt);
+			return -EINVAL;
+		}
+	}
+	if (c->heads % c->kv_heads) {
+		snprintf(err, errlen, "--kv-heads %llu does not divide --heads %llu",
+			 (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
+		return -EINVAL;
+	}
+	if (c->d > 65536 || c->Br > (1u << 20) || c->Bc > (1u << 20)) {
+		snprintf(err, errlen, "--d, --Br and --Bc are limited to 65536, 2^20, 2^20");
+		return -EINVAL;
+	}
+	bytes = attn_array_bytes(c);
+	avail = available_bytes();
+	if (bytes == UINT64_MAX || bytes > avail / 10 * 9) {
+		char want[32], have[32];
+
+		if (bytes == UINT64_MAX)
+			snprintf(want, sizeof(want), "more than 2^64 bytes");
+		else
+			snprintf(want, sizeof(want), "%.1f GiB", (double)bytes / (1u << 30));
+		snprintf(have, sizeof(have), "%.1f GiB", (double)avail / (1u << 30));
+		snprintf(err, errlen,
+			 "%s N=%llu d=%llu heads=%llu batch=%llu %s: the arrays need %s; %s of "
+			 "memory is available",
+			 attn_kernel_name(c->kernel), (unsigned long long)c->N,
+			 (unsigned long long)c->d, (unsigned long long)c->heads,
+			 (unsigned long long)c->batch, attn_dtype_name(c->dtype), want, have);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void *
+alloc_array(uint64_t bytes, bool *ok)
+{
+	void *p;
+
+	if (bytes == 0)
+		return NULL;
+	/* Rounded up to whole lines so that every array starts on its own 64-byte line. */
+	p = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+	if (!p)
+		*ok = false;
+	return p;
+}
+
+struct attn_data *
+attn_data_create(const struct attn_config *c, char *err, size_t errlen)
+{
+	struct attn_data *d;
+	struct sizes z;
+	bool ok = true;
+	bool attention = c->kernel != ATTN_PROJ;
+
+	if (attn_config_check(c, err, errlen))
+		return NULL;
+	array_sizes(c, &z);
+	d = xzalloc(sizeof(*d));
+	d->cfg = *c;
+	d->Q = alloc_array(z.q, &ok);
+	d->K = alloc_array(z.kv, &ok);
+	d->V = alloc_array(z.kv, &ok);
+	d->O = alloc_array(z.q, &ok);
+	if (c->kernel == ATTN_NAIVE) {
+		d->S = alloc_array(z.s, &ok);
+		d->P = c->softmax_separate ? alloc_array(z.s, &ok) : d->S;
+		d->row = alloc_array(c->N * sizeof(float), &ok);
+	}
+	if (c->kernel == ATTN_FLASH1) {
+		d->m = alloc_array(z.rowvec, &ok);
+		d->l = alloc_array(z.rowvec, &ok);
+	}
+	if (c->kernel == ATTN_FLASH2)
+		d->lse = alloc_array(z.rowvec, &ok);
+	if (c->kernel == ATTN_PROJ) {
+		d->x = alloc_array(z.x, &ok);
+		d->y = alloc_array(z.x, &ok);
+		d->Wq = alloc_array(z.wq, &ok);
+		d->Wo = alloc_array(z.wq, &ok);
+		d->Wk = alloc_array(z.wkv, &ok);
+		d->Wv = alloc_array(z.wkv, &ok);
+	}
+	d->Qt = alloc_array(c->Br * c->d * sizeof(float), &ok);
+	d->Kt = alloc_array(c->Bc * c->d * sizeof(float), &ok);
+	d->St = alloc_array(c->Br * c->Bc * sizeof(float), &ok);
+	if (attention) {
+		d->Vt = alloc_array(c->Bc * c->d * sizeof(float), &ok);
+		d->Ot = alloc_array(c->Br * c->d * sizeof(float), &ok);
+	}
+	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_FLASH2) {
+		d->mt = alloc_array(c->Br * sizeof(float), &ok);
+		d->lt = alloc_array(c->Br * sizeof(float), &ok);
+	}
+	if (!ok) {
+		snprintf(err, errlen, "out of memory allocating %.1f GiB of arrays",
+			 (double)attn_array_bytes(c) / (1u << 30));
+		attn_data_destroy(d);
+		return NULL;
+	}
+	return d;
+}
+
+void
+attn_data_destroy(struct attn_data *d)
+{
+	if (!d)
+		return;
+	if (d->P != d->S)
+		free(d->P);
+	free(d->S);
+	void *all[] = { d->Q,  d->K,  d->V,  d->O,  d->m,   d->l,  d->lse,
+			d->x,  d->y,  d->Wq, d->Wk, d->Wv,  d->Wo, d->Qt,
+			d->Kt, d->Vt, d->St, d->Ot, d->row, d->mt, d->lt };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		free(all[i]);
+	free(d);
+}
+
+static uint64_t
+splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [-scale, scale). */
+static void
+fill(void *p, uint64_t bytes, enum attn_dtype t, uint64_t *rng, double scale)
+{
+	uint64_t n = bytes / dtype_bytes(t);
+
+	if (!p)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		dtype_store(p, i, (float)(scale * ((double)(splitmix(rng) >> 11) * 0x1p-52 - 1.0)),
+			    t);
+}
+
+void
+attn_data_fill(struct attn_data *d, uint64_t seed)
+{
+	const struct attn_config *c = &d->cfg;
+	struct sizes z;
+	uint64_t rng = seed;
+
+	array_sizes(c, &z);
+	if (c->kernel == ATTN_PROJ) {
+		/* Weights scaled by 1/sqrt(fan-in), as a layer is initialized, keep the outputs
+		 * of order one like the inputs. */
+		double w = 1.0 / sqrt((double)(c->heads * c->d));
+
+		fill(d->x, z.x, c->dtype, &rng, 1.0);
+		fill(d->Wq, z.wq, c->dtype, &rng, w);
+		fill(d->Wk, z.wkv, c->dtype, &rng, w);
+		fill(d->Wv, z.wkv, c->dtype, &rng, w);
+		fill(d->Wo, z.wq, c->dtype, &rng, w);
+		fill(d->O, z.q, c->dtype, &rng, 1.0);
+		return;
+	}
+	fill(d->Q, z.q, c->dtype, &rng, 1.0);
+	fill(d->K, z.kv, c->dtype, &rng, 1.0);
+	fill(d->V, z.kv, c->dtype, &rng, 1.0);
+}
+
+static void
+poison(void *p, uint64_t bytes)
+{
+	/* 0xff bytes are a NaN in fp32, fp16 and bf16 alike. */
+	if (p)
+		memset(p, 0xff, bytes);
+}
+
+void
+attn_data_poison(struct attn_data *d)
+{
+	const struct attn_config *c = &d->cfg;
+	struct sizes z;
+
+	array_sizes(c, &z);
+	if (c->kernel == ATTN_PROJ) {
+		poison(d->Q, z.q);
+		poison(d->K, z.kv);
+		poison(d->V, z.kv);
+		poison(d->y, z.x);
+		return;
+	}
+	poison(d->O, z.q);
+	poison(d->S, z.s);
+	if (d->P != d->S)
+		poison(d->P, z.s);
+	poison(d->m, z.rowvec);
+	poison(d->l, z.rowvec);
+	poison(d->lse, z.rowvec);
+}
+
+void attn_dispatch_native(struct attn_data *d, struct trace_ctx *t);
+void attn_dispatch_traced(struct attn_data *d, struct trace_ctx *t);
+
+void
+attn_run_native(struct attn_data *d)
+{
+	attn_dispatch_native(d, NULL);
+}
+
+void
+attn_run_traced(struct attn_data *d, struct trace_ctx *t)
+{
+	attn_dispatch_traced(d, t);
+	trace_flush(t);
+}
+
+/* ---- the double-precision reference ---- */
+
+static double
+at(const void *base, uint64_t i, enum attn_dtype t)
+{
+	return (double)dtype_load(base, i, t);
+}
+
+static void
+compare(struct attn_error *e, double out, double ref)
+{
+	double diff = fabs(out - ref);
+
+	e->checked++;
+	if (!isfinite(out)) {
+		e->nonfinite++;
+		return;
+	}
+	if (diff > e->max_abs)
+		e->max_abs = diff;
+	if (fabs(ref) > e->max_ref)
+		e->max_ref = fabs(ref);
+}
+
+static double
+unit_roundoff(enum attn_dtype t)
+{
+	return t == ATTN_FP16 ? 0x1p-11 : t == ATTN_BF16 ? 0x1p-8 : 0;
+}
+
+/* Reference O for one (b, h); returns max |score| seen. */
+static double
+ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e, double *vmax)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N, D = c->d, kvh = h / (c->heads / c->kv_heads);
+	const enum attn_dtype dt = c->dtype;
+	const uint64_t qoff = (b * c->heads + h) * N * D, kvoff = (b * c->kv_heads + kvh) * N * D;
+	double *sc = xzalloc(N * sizeof(double)), *o = xzalloc(D * sizeof(double));
+	double smax = 0, scale = 1.0 / sqrt((double)D);
+
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t lim = c->causal ? i + 1 : N;
+		double mx = -INFINITY, sum = 0;
+
+		for (uint64_t j = 0; j < lim; j++) {
+			double s = 0;
+
+			for (uint64_t k = 0; k < D; k++)
+				s += at(d->Q, qoff + i * D + k, dt) *
+				     at(d->K, kvoff + j * D + k, dt);
+			sc[j] = s * scale;
+			mx = sc[j] > mx ? sc[j] : mx;
+			smax = fabs(sc[j]) > smax ? fabs(sc[j]) : smax;
+		}
+		for (uint64_t j = 0; j < lim; j++)
+			sum += exp(sc[j] - mx);
+		memset(o, 0, D * sizeof(double));
+		for (uint64_t j = 0; j < lim; j++) {
+			double p = exp(sc[j] - mx) / sum;
+
+			for (uint64_t k = 0; k < D; k++) {
+				double v = at(d->V, kvoff + j * D + k, dt);
+
+				o[k] += p * v;
+				*vmax = fabs(v) > *vmax ? fabs(v) : *vmax;
+			}
+		}
+		for (uint64_t k = 0; k < D; k++)
+			compare(e, at(d->O, qoff + i * D + k, dt), o[k]);
+		if (c->kernel == ATTN_FLASH2) {
+			/* The logsumexp stays fp32: relative 1e-5. */
+			double lse = mx + log(sum),
+			       got = (double)d->lse[(b * c->heads + h) * N + i];
+
+			e->checked++;
+			if (!isfinite(got))
+				e->nonfinite++;
+			else if (fabs(got - lse) > 1e-5 * (fabs(lse) > 1 ? fabs(lse) : 1))
+				e->lse_bad++;
+		}
+	}
+	free(sc);
+	free(o);
+	return smax;
+}
+
+/* Reference of one product C = A W for proj, compared with the kernel's C. */
+static void
+ref_matmul(const struct attn_data *d, const void *A, bool a_split, uint64_t a_heads, const void *W,
+	   uint64_t K, uint64_t ncols, const void *C, bool c_split, uint64_t c_heads,
+	   struct attn_error *e)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N, D = c->d;
+	const enum attn_dtype dt = c->dtype;
+
+	for (uint64_t b = 0; b < c->batch; b++)
+		for (uint64_t n = 0; n < N; n++)
+			for (uint64_t j = 0; j < ncols; j++) {
+				double acc = 0;
+				uint64_t ci = c_split ? ((b * c_heads + j / D) * N + n) * D + j % D
+						      : (b * N + n) * ncols + j;
+
+				for (uint64_t k = 0; k < K; k++) {
+					uint64_t ai =
+						a_split ? ((b * a_heads + k / D) * N + n) * D +
+								  k % D
+							: (b * N + n) * K + k;
+
+					acc += at(A, ai, dt) * at(W, k * ncols + j, dt);
+				}
+				compare(e, at(C, ci, dt), acc);
+			}
+}
+
+struct attn_error
+attn_check(const struct attn_data *d)
+{
+	const struct attn_config *c = &d->cfg;
+	struct attn_error e = { 0 };
+	double smax = 0, vmax = 0, u = unit_roundoff(c->dtype);
+
+	if (c->kernel == ATTN_PROJ) {
+		uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;
+
+		ref_matmul(d, d->x, false, 0, d->Wq, Dm, Dm, d->Q, true, c->heads, &e);
+		ref_matmul(d, d->x, false, 0, d->Wk, Dm, Dkv, d->K, true, c->kv_heads, &e);
+		ref_matmul(d, d->x, false, 0, d->Wv, Dm, Dkv, d->V, true, c->kv_heads, &e);
+		ref_matmul(d, d->O, true, c->heads, d->Wo, Dm, Dm, d->y, false, 0, &e);
+		/* Stored once, after an fp32 accumulation. */
+		e.bound = 1e-5 + u * e.max_ref;
+	} else {
+		for (uint64_t b = 0; b < c->batch; b++)
+			for (uint64_t h = 0; h < c->heads; h++) {
+				double s = ref_head(d, b, h, &e, &vmax);
+
+				smax = s > smax ? s : smax;
+			}
+		switch (c->kernel) {
+		case ATTN_NAIVE:
+			/* S and P are stored in the dtype: a score error u |s| perturbs each
+			 * probability by up to 2 u smax (numerator and sum), P's own rounding
+			 * adds u, and O's store u again: |dO| <= u vmax (2 smax + 2). */
+			e.bound = 1e-5 + u * vmax * (2 * smax + 2);
+			break;
+		case ATTN_FLASH1:
+			/* O is stored in the dtype after each of the T_c key blocks and read
+			 * back; each store errs by u |O| <= u vmax. */
+			e.bound = 1e-5 + u * vmax * (double)(attn_blocks(c->N, c->Bc) + 1);
+			break;
+		default:
+			/* Everything stays fp32 until O's single store. */
+			e.bound = 1e-5 + u * e.max_ref;
+			break;
+		}
+	}
+	e.pass = e.nonfinite == 0 && e.lse_bad == 0 && e.max_abs <= e.bound;
+	return e;
+}
+
+double
+attn_flops(const struct attn_config *c)
+{
+	double bh = (double)c->batch * (double)c->heads, N = (double)c->N, d = (double)c->d;
+	double scores = c->causal ? N * (N + 1) / 2 : N * N;
+
+	if (c->kernel == ATTN_PROJ) {
+		double dm = (double)c->heads * d, dkv = (double)c->kv_heads * d;
+
+		return 2.0 * (double)c->batch * N * dm * (2 * dm + 2 * dkv);
+	}
+	/* QK^T and PV: 2 d FLOPs per score each; softmax: max, subtract, exp, sum, divide. */
+	return bh * scores * (4 * d + 5);
+}

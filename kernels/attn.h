@@ -1,0 +1,118 @@
+#pragma once
+
+/*
+ * The attention kernels and their data.
+ *
+ * Layout [batch][heads][N][d], row-major, in the storage dtype; K and V have kv_heads heads
+ * (grouped-query attention: query head h reads kv head h / (heads / kv_heads)). Compute is
+ * fp32. Every kernel is one source compiled twice: attn_run_native() (every TR_* macro gone)
+ * and attn_run_traced() (every access reported to a struct trace_ctx).
+ *
+ *  naive   three passes, like the three kernels a framework launches: S = Q K^T / sqrt(d)
+ *          (blocked: B_r query rows x B_c key rows through tiles), P = softmax(S) row by row
+ *          (causal mask applied here; S is materialized in full), O = P V (blocked).
+ *          P overwrites S unless softmax_separate is set.
+ *  flash1  FlashAttention-1 loop order: outer over K/V blocks, inner over Q blocks; O, l and m
+ *          live in memory and are read and written back at every outer step.
+ *  flash2  FlashAttention-2 loop order: outer over Q blocks, K/V blocks streamed, O and the
+ *          logsumexp written once; causal skips fully masked blocks.
+ *  proj    the input projections Q, K, V = x W_Q, x W_K, x W_V (x is [batch][N][heads * d])
+ *          and the output projection y = concat(O) W_O of a whole attention layer.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/dtype.h"
+#include "sim/trace.h"
+
+enum attn_kernel {
+	ATTN_NAIVE = 0,
+	ATTN_FLASH1,
+	ATTN_FLASH2,
+	ATTN_PROJ,
+	ATTN_KERNEL_COUNT,
+};
+
+struct attn_config {
+	enum attn_kernel kernel;
+	uint64_t N; /* sequence length */
+	uint64_t d; /* head dimension */
+	uint64_t heads;
+	uint64_t kv_heads; /* divides heads */
+	uint64_t batch;
+	enum attn_dtype dtype;
+	uint64_t Br, Bc; /* tile rows: query block, key/value block */
+	bool causal;
+	bool softmax_separate; /* naive: P in its own array instead of over S */
+};
+
+/* Arrays of a run. Pointers not used by the kernel are NULL. */
+struct attn_data {
+	struct attn_config cfg;
+	/* memory arrays, storage dtype unless noted */
+	void *Q, *K, *V, *O;
+	void *S, *P;  /* naive: [batch][heads][N][N]; P == S unless softmax_separate */
+	float *m, *l; /* flash1: running max and sum per query row, fp32 */
+	float *lse;   /* flash2: logsumexp per query row, fp32 */
+	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
+	/* tiles, fp32 */
+	float *Qt, *Kt, *Vt, *St, *Ot, *row, *mt, *lt;
+};
+
+/* Validates a config; returns 0, or -EINVAL with a one-line message naming the bad option
+ * (a zero size, kv_heads not dividing heads, buffers that would not fit in memory). */
+int attn_config_check(const struct attn_config *c, char *err, size_t errlen);
+
+/* Bytes of the memory arrays (not tiles) a run allocates. */
+uint64_t attn_array_bytes(const struct attn_config *c);
+
+/* Allocates the arrays of a run (64-byte aligned); NULL with a message if memory is short.
+ * Free with attn_data_destroy(). */
+struct attn_data *attn_data_create(const struct attn_config *c, char *err, size_t errlen);
+void attn_data_destroy(struct attn_data *d);
+
+/* Fills the inputs with values uniform in [-1, 1) from seed (stored rounded to the dtype). */
+void attn_data_fill(struct attn_data *d, uint64_t seed);
+/* Sets every output element to NaN, so an element a kernel fails to write is caught. */
+void attn_data_poison(struct attn_data *d);
+
+/* Runs the kernel of d->cfg. The traced build declares its arrays and phases to t. */
+void attn_run_native(struct attn_data *d);
+void attn_run_traced(struct attn_data *d, struct trace_ctx *t);
+
+struct attn_error {
+	double max_abs;     /* max |out - ref| over every output element */
+	double max_ref;     /* max |ref| */
+	double bound;       /* the max_abs allowed (see attn_check) */
+	uint64_t nonfinite; /* output elements that are NaN or infinite (never written) */
+	uint64_t lse_bad;   /* flash2: logsumexp values off by more than 1e-5 relative */
+	uint64_t checked;
+	bool pass;
+};
+
+/* Compares the outputs with a double-precision reference computed from the same (rounded)
+ * inputs: O (and flash2's logsumexp, to 1e-5 relative) for the attention kernels, Q, K, V
+ * and y for proj. The
+ * bound is 1e-5 for fp32; for fp16 and bf16 (unit roundoff u = 2^-11, 2^-8) it adds what the
+ * kernel's stores in that type can cost: u |O| for one final store, u vmax (2 smax + 2) for
+ * naive's stored S and P, u vmax (T_c + 1) for flash1's O stored at every step. */
+struct attn_error attn_check(const struct attn_data *d);
+
+/* FLOPs of the kernel: 4 N^2 d per head for QK^T and PV (half when causal) plus 5 per score
+ * for the softmax (max, subtract, exp, sum, scale); proj: 2 N D (3 D_in + D) x batch. */
+double attn_flops(const struct attn_config *c);
+
+const char *attn_kernel_name(enum attn_kernel k);
+const char *attn_dtype_name(enum attn_dtype t);
+/* Parse names; return false for unknown ones. */
+bool attn_kernel_parse(const char *s, enum attn_kernel *out);
+bool attn_dtype_parse(const char *s, enum attn_dtype *out);
+
+/* Number of tiles of n rows in blocks of b: ceil(n / b). */
+static inline uint64_t
+attn_blocks(uint64_t n, uint64_t b)
+{
+	return (n + b - 1) / b;
+}

@@ -1,0 +1,134 @@
+/*
+ * Naive attention: three passes over memory, like the three kernels a framework launches.
+ *
+ *  scores   for each block of B_r query rows (copied to tile Qt) and each block of B_c key rows
+ *           (copied to tile Kt): S[i][j] = Qt[i] . Kt[j] / sqrt(d), stored element by element.
+ *  softmax  for each row: the row of S is read into the fp32 row tile; its max and the sum of
+ *           exponentials are taken over the row tile; P[i][j] = exp(S[i][j] - max) / sum (0
+ *           above the diagonal when causal) is stored element by element over S (or into a
+ *           separate P).
+ *  av       for each block of B_r query rows: Ot = 0; for each block of B_c key rows, the
+ *           block of P is copied into tile St and V's rows into tile Vt, and Ot[i] += St[i][j]
+ * Vt[j]; then Ot is stored to O. Heads run one after another (batch, then head); S holds every
+ * head's scores.
+ */
+
+#include <math.h>
+#include <string.h>
+
+#include "kernels/tile.h"
+
+void
+KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t group = c->heads / c->kv_heads;
+	const enum attn_dtype dt = c->dtype;
+	const unsigned s = dtype_bytes(dt);
+	const float scale = 1.0f / sqrtf((float)D);
+
+	KERNEL(attn_declare)(d, t);
+	TR_PHASE(t, "scores");
+	for (uint64_t b = 0; b < c->batch; b++) {
+		for (uint64_t h = 0; h < c->heads; h++) {
+			uint64_t kvh = h / group;
+
+			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
+				uint64_t nr = N - r0 < Br ? N - r0 : Br;
+
+				tile_load(t, d->Qt, D, head_row(d->Q, b, h, c->heads, N, D, r0, dt),
+					  D, nr, D, dt);
+				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
+					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+
+					tile_load(t, d->Kt, D,
+						  head_row(d->K, b, kvh, c->kv_heads, N, D, c0, dt),
+						  D, nc, D, dt);
+					for (uint64_t i = 0; i < nr; i++) {
+						char *srow = head_row(d->S, b, h, c->heads, N, N,
+								      r0 + i, dt);
+
+						TR_LOAD_SPAN(t, d->Qt + i * D, D * sizeof(float));
+						for (uint64_t j = 0; j < nc; j++) {
+							TR_LOAD_SPAN(t, d->Kt + j * D,
+								     D * sizeof(float));
+							elem_store(t, srow, c0 + j,
+								   dot(d->Qt + i * D, d->Kt + j * D,
+								       D) * scale,
+								   dt);
+						}
+					}
+				}
+			}
+		}
+	}
+
+	TR_PHASE(t, "softmax");
+	for (uint64_t b = 0; b < c->batch; b++) {
+		for (uint64_t h = 0; h < c->heads; h++) {
+			for (uint64_t i = 0; i < N; i++) {
+				const char *srow = head_row(d->S, b, h, c->heads, N, N, i, dt);
+				char *prow = head_row(d->P, b, h, c->heads, N, N, i, dt);
+				uint64_t lim = c->causal ? i + 1 : N;
+				float mx = -INFINITY, sum = 0;
+
+				tile_load(t, d->row, N, srow, N, 1, N, dt);
+				TR_LOAD_SPAN(t, d->row, lim * sizeof(float));
+				for (uint64_t j = 0; j < lim; j++)
+					mx = d->row[j] > mx ? d->row[j] : mx;
+				TR_LOAD_SPAN(t, d->row, lim * sizeof(float));
+				for (uint64_t j = 0; j < lim; j++)
+					sum += expf(d->row[j] - mx);
+				TR_LOAD_SPAN(t, d->row, N * sizeof(float));
+				for (uint64_t j = 0; j < N; j++)
+					elem_store(t, prow, j,
+						   j < lim ? expf(d->row[j] - mx) / sum : 0.0f, dt);
+			}
+		}
+	}
+
+	TR_PHASE(t, "av");
+	for (uint64_t b = 0; b < c->batch; b++) {
+		for (uint64_t h = 0; h < c->heads; h++) {
+			uint64_t kvh = h / group;
+
+			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
+				uint64_t nr = N - r0 < Br ? N - r0 : Br;
+
+				memset(d->Ot, 0, nr * D * sizeof(float));
+				TR_STORE_SPAN(t, d->Ot, nr * D * sizeof(float));
+				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
+					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+
+					tile_load(t, d->St, Bc,
+						  head_row(d->P, b, h, c->heads, N, N, r0, dt) +
+							  c0 * s,
+						  N, nr, nc, dt);
+					tile_load(t, d->Vt, D,
+						  head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
+						  D, nc, D, dt);
+					for (uint64_t i = 0; i < nr; i++) {
+						float *orow = d->Ot + i * D;
+
+						TR_LOAD_SPAN(t, d->St + i * Bc, nc * sizeof(float));
+						TR_LOAD_SPAN(t, orow, D * sizeof(float));
+						for (uint64_t j = 0; j < nc; j++) {
+							TR_LOAD_SPAN(t, d->Vt + j * D,
+								     D * sizeof(float));
+							axpy(orow, d->St[i * Bc + j], d->Vt + j * D,
+							     D);
+						}
+						TR_STORE_SPAN(t, orow, D * sizeof(float));
+					}
+				}
+				for (uint64_t i = 0; i < nr; i++) {
+					TR_LOAD_SPAN(t, d->Ot + i * D, D * sizeof(float));
+					row_store(t,
+						  head_row(d->O, b, h, c->heads, N, D, r0 + i, dt),
+						  d->Ot + i * D, D, dt);
+				}
+			}
+		}
+	}
+}
