@@ -41,6 +41,8 @@
 #include "sim/util.h"
 
 #define TAG_INVALID UINT64_MAX
+#define INDEX_WAYS 64     /* above this, a level keeps a hash index instead of scanning sets */
+#define NIL UINT32_MAX
 #define MAX_LINES (UINT64_C(1) << 27) /* 1 GiB of tags: beyond that, refuse to simulate */
 
 enum req {
@@ -73,7 +75,15 @@ struct level {
 	uint64_t rng;
 	int below; /* index of the level below, or -1 for DRAM */
 	bool below_exclusive;
-	bool ordered; /* LRU or FIFO: slots kept in order */
+	bool ordered; /* LRU or FIFO, few ways: slots kept in order */
+	/* More than INDEX_WAYS ways (fully associative caches): a hash index from line to slot,
+	 * and per-set lists in recency (LRU) or insertion (FIFO) order, so nothing is O(ways). */
+	bool indexed;
+	uint32_t *hash; /* slot + 1, or 0 for empty; linear probing */
+	uint64_t hash_mask;
+	unsigned hash_shift;
+	uint32_t *prev, *next; /* list links per slot; free slots are chained through next */
+	uint32_t *head, *tail, *free_head; /* per set */
 	bool fast_read, fast_write;
 	struct cache_level_stats st;
 };
@@ -281,7 +291,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 /* ---- construction ---- */
 
 static void
-level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed, unsigned idx)
+level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed, unsigned idx,
+	   uint32_t index_ways)
 {
 	uint64_t lines = cfg->size_bytes / cfg->line_bytes;
 	uint64_t sets;
@@ -305,8 +316,32 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 		L->plru = xzalloc(sets * L->ways);
 	/* Distinct, reproducible streams per level (splitmix64 constant). */
 	L->rng = (seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (idx + 1))) | 1;
-	L->ordered = cfg->repl == CACHE_REPL_LRU || cfg->repl == CACHE_REPL_FIFO;
-	L->fast_read = cfg->repl != CACHE_REPL_PLRU && cfg->alloc != CACHE_ALLOC_VALIDATE;
+	L->indexed = L->ways > (index_ways ? index_ways : INDEX_WAYS);
+	L->ordered = !L->indexed && (cfg->repl == CACHE_REPL_LRU || cfg->repl == CACHE_REPL_FIFO);
+	if (L->indexed) {
+		uint64_t hsize = UINT64_C(1) << (log2_u64(lines) + 1);
+
+		L->hash = xzalloc(hsize * sizeof(*L->hash));
+		L->hash_mask = hsize - 1;
+		L->hash_shift = 64 - log2_u64(hsize);
+		L->prev = xzalloc(lines * sizeof(*L->prev));
+		L->next = xzalloc(lines * sizeof(*L->next));
+		L->head = xzalloc(sets * sizeof(*L->head));
+		L->tail = xzalloc(sets * sizeof(*L->tail));
+		L->free_head = xzalloc(sets * sizeof(*L->free_head));
+		for (uint64_t st = 0; st < sets; st++) {
+			L->head[st] = L->tail[st] = NIL;
+			L->free_head[st] = (uint32_t)(st * L->ways);
+			for (uint64_t w = 0; w < L->ways; w++) {
+				uint64_t g = st * L->ways + w;
+
+				L->next[g] = w + 1 < L->ways ? (uint32_t)(g + 1) : NIL;
+			}
+		}
+	}
+	/* The most-recent-slot shortcut needs slot 0 to be the most recent line. */
+	L->fast_read = !L->indexed && cfg->repl != CACHE_REPL_PLRU &&
+		       cfg->alloc != CACHE_ALLOC_VALIDATE;
 	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
 }
 
@@ -321,7 +356,7 @@ cache_create(const struct cache_config *cfg)
 	c = xzalloc(sizeof(*c));
 	c->cfg = *cfg;
 	for (unsigned i = 0; i < cfg->levels; i++) {
-		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i);
+		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
 		c->lv[i].below = i + 1 < cfg->levels ? (int)i + 1 : -1;
 		c->lv[i].below_exclusive =
 			i + 1 < cfg->levels && cfg->level[i + 1].inclusion == CACHE_INCL_EXCLUSIVE;
@@ -330,7 +365,8 @@ cache_create(const struct cache_config *cfg)
 	c->icache = -1;
 	if (cfg->has_icache) {
 		c->icache = (int)c->nlv;
-		level_init(&c->lv[c->nlv], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS);
+		level_init(&c->lv[c->nlv], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS,
+			   cfg->index_ways);
 		c->lv[c->nlv].below = cfg->levels >= 2 ? 1 : -1;
 		c->nlv++;
 	}
@@ -352,6 +388,12 @@ cache_destroy(struct cache *c)
 		free(c->lv[i].tags);
 		free(c->lv[i].mask);
 		free(c->lv[i].plru);
+		free(c->lv[i].hash);
+		free(c->lv[i].prev);
+		free(c->lv[i].next);
+		free(c->lv[i].head);
+		free(c->lv[i].tail);
+		free(c->lv[i].free_head);
 	}
 	free(c->phases);
 	free(c);
@@ -411,12 +453,103 @@ dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsign
 /* ---- set operations ---- */
 
 static inline int
-find_way(const uint64_t *set, uint32_t ways, uint64_t line)
+scan_way(const uint64_t *set, uint32_t ways, uint64_t line)
 {
 	for (uint32_t i = 0; i < ways; i++)
 		if ((set[i] >> 1) == line)
 			return (int)i;
 	return -1;
+}
+
+/* -- the index of high-associativity levels -- */
+
+static inline uint64_t
+hash_home(const struct level *L, uint64_t line)
+{
+	return (line * UINT64_C(0x9e3779b97f4a7c15)) >> L->hash_shift;
+}
+
+static int
+index_find(const struct level *L, uint64_t set_idx, uint64_t line)
+{
+	for (uint64_t i = hash_home(L, line);; i = (i + 1) & L->hash_mask) {
+		uint32_t h = L->hash[i];
+
+		if (h == 0)
+			return -1;
+		if ((L->tags[h - 1] >> 1) == line)
+			return (int)(h - 1 - set_idx * L->ways);
+	}
+}
+
+static void
+index_insert(struct level *L, uint64_t line, uint32_t g)
+{
+	uint64_t i = hash_home(L, line);
+
+	while (L->hash[i])
+		i = (i + 1) & L->hash_mask;
+	L->hash[i] = g + 1;
+}
+
+/* Linear-probing removal with backward shift: later entries of the run move into the hole
+ * when their home position allows it, so lookups never need tombstones. */
+static void
+index_remove(struct level *L, uint64_t line)
+{
+	uint64_t i = hash_home(L, line), j;
+
+	while ((L->tags[L->hash[i] - 1] >> 1) != line)
+		i = (i + 1) & L->hash_mask;
+	for (j = i;;) {
+		uint64_t k;
+
+		j = (j + 1) & L->hash_mask;
+		if (L->hash[j] == 0)
+			break;
+		k = hash_home(L, L->tags[L->hash[j] - 1] >> 1);
+		/* Move entry j into hole i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			L->hash[i] = L->hash[j];
+			i = j;
+		}
+	}
+	L->hash[i] = 0;
+}
+
+static void
+list_unlink(struct level *L, uint64_t set_idx, uint32_t g)
+{
+	uint32_t p = L->prev[g], n = L->next[g];
+
+	if (p == NIL)
+		L->head[set_idx] = n;
+	else
+		L->next[p] = n;
+	if (n == NIL)
+		L->tail[set_idx] = p;
+	else
+		L->prev[n] = p;
+}
+
+static void
+list_push_front(struct level *L, uint64_t set_idx, uint32_t g)
+{
+	uint32_t h = L->head[set_idx];
+
+	L->prev[g] = NIL;
+	L->next[g] = h;
+	if (h == NIL)
+		L->tail[set_idx] = g;
+	else
+		L->prev[h] = g;
+	L->head[set_idx] = g;
+}
+
+static inline int
+find_way(const struct level *L, const uint64_t *set, uint64_t set_idx, uint64_t line)
+{
+	return L->indexed ? index_find(L, set_idx, line) : scan_way(set, L->ways, line);
 }
 
 static void
@@ -492,6 +625,17 @@ slots_down(uint64_t *s, uint32_t n)
 static inline uint32_t
 touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 {
+	if (L->indexed) {
+		uint32_t g = (uint32_t)(set_idx * L->ways + w);
+
+		if (L->cfg.repl == CACHE_REPL_LRU && L->head[set_idx] != g) {
+			list_unlink(L, set_idx, g);
+			list_push_front(L, set_idx, g);
+		} else if (L->cfg.repl == CACHE_REPL_PLRU) {
+			plru_touch(L, set_idx, w);
+		}
+		return w;
+	}
 	if (L->cfg.repl == CACHE_REPL_LRU && w > 0) {
 		uint64_t e = set[w];
 
@@ -514,6 +658,18 @@ touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 static void
 remove_slot(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 {
+	if (L->indexed) {
+		uint32_t g = (uint32_t)(set_idx * L->ways + w);
+
+		index_remove(L, set[w] >> 1);
+		list_unlink(L, set_idx, g);
+		set[w] = TAG_INVALID;
+		if (L->mask)
+			L->mask[g] = 0;
+		L->next[g] = L->free_head[set_idx];
+		L->free_head[set_idx] = g;
+		return;
+	}
 	if (L->ordered) {
 		uint32_t tail = L->ways - 1 - w;
 
@@ -534,8 +690,12 @@ remove_slot(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 
 /* Returns a free slot, or -1 when the set is full. */
 static int
-free_slot(const struct level *L, const uint64_t *set)
+free_slot(const struct level *L, const uint64_t *set, uint64_t set_idx)
 {
+	if (L->indexed)
+		return L->free_head[set_idx] == NIL
+			       ? -1
+			       : (int)(L->free_head[set_idx] - set_idx * L->ways);
 	if (L->ordered)
 		return set[L->ways - 1] == TAG_INVALID ? (int)L->ways - 1 : -1;
 	for (uint32_t i = 0; i < L->ways; i++)
@@ -553,7 +713,9 @@ choose_victim(struct level *L, uint64_t set_idx)
 	case CACHE_REPL_PLRU:
 		return plru_victim(L, set_idx);
 	default:
-		return L->ways - 1;
+		/* LRU and FIFO: the end of the order. */
+		return L->indexed ? (uint32_t)(L->tail[set_idx] - set_idx * L->ways)
+				  : L->ways - 1;
 	}
 }
 
@@ -564,6 +726,21 @@ install(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w, uint64_t l
 {
 	uint64_t e = (line << 1) | (dirty ? 1 : 0);
 
+	if (L->indexed) {
+		/* Any free slot will do: take the first of the free list. */
+		uint32_t g = L->free_head[set_idx];
+
+		L->free_head[set_idx] = L->next[g];
+		w = (uint32_t)(g - set_idx * L->ways);
+		set[w] = e;
+		if (L->mask)
+			L->mask[g] = mask;
+		index_insert(L, line, g);
+		list_push_front(L, set_idx, g);
+		if (L->cfg.repl == CACHE_REPL_PLRU)
+			plru_touch(L, set_idx, w);
+		return w;
+	}
 	if (L->ordered) {
 		slots_up(set, L->ways - 1);
 		set[0] = e;
@@ -654,7 +831,7 @@ back_invalidate(struct cache *c, int li, uint64_t line)
 			uint64_t ul = a >> U->line_shift;
 			uint64_t si = ul & U->set_mask;
 			uint64_t *set = U->tags + si * U->ways;
-			int w = find_way(set, U->ways, ul);
+			int w = find_way(U, set, si, ul);
 
 			if (w < 0)
 				continue;
@@ -717,7 +894,7 @@ allocate(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line
 {
 	struct level *L = &c->lv[li];
 	struct victim v = { false, false, 0 };
-	int w = free_slot(L, set);
+	int w = free_slot(L, set, set_idx);
 	uint32_t slot;
 
 	if (w < 0) {
@@ -862,7 +1039,7 @@ level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, u
 	uint64_t line = addr >> L->line_shift;
 	uint64_t set_idx = line & L->set_mask;
 	uint64_t *set = L->tags + set_idx * L->ways;
-	int w = find_way(set, L->ways, line);
+	int w = find_way(L, set, set_idx, line);
 
 	switch (req) {
 	case REQ_READ:
@@ -1133,21 +1310,35 @@ cache_flush(struct cache *c)
 		struct level *L = &c->lv[li];
 		uint64_t sets = L->set_mask + 1;
 
+		uint32_t *order = xzalloc(L->ways * sizeof(*order));
+
 		for (uint64_t s = sets; s-- > 0;) {
 			uint64_t *set = L->tags + s * L->ways;
+			uint32_t n = 0;
 
-			for (uint32_t w = L->ways; w-- > 0;) {
-				uint64_t e = set[w];
+			/* Least recent (or oldest) first: slots from the end, or an indexed level's
+			 * list from its tail. The order is taken first because a write-back into an
+			 * inclusive level can back-invalidate lines of this set. */
+			if (L->indexed) {
+				for (uint32_t g = L->tail[s]; g != NIL; g = L->prev[g])
+					order[n++] = (uint32_t)(g - s * L->ways);
+			} else {
+				for (uint32_t w = L->ways; w-- > 0;)
+					order[n++] = w;
+			}
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t e = set[order[k]];
 
 				if (e == TAG_INVALID || !(e & 1))
 					continue;
-				set[w] = e & ~UINT64_C(1);
+				set[order[k]] = e & ~UINT64_C(1);
 				L->st.writebacks++;
 				L->st.flush_writebacks++;
 				to_below(c, (int)li, (e >> 1) << L->line_shift, L->cfg.line_bytes,
 					 REQ_WRITEBACK, 1, F_FLUSH);
 			}
 		}
+		free(order);
 	}
 	sync_phase(c);
 }

@@ -79,6 +79,8 @@ struct cache_config {
 	bool has_icache; /* I1 beside L1; without it instruction fetches are only counted */
 	struct cache_level_config icache;
 	uint64_t seed; /* random replacement; the same seed gives the same run */
+	uint32_t index_ways; /* levels with more ways than this keep a hash index instead of
+				scanning their sets [0: 64]; the counts do not depend on it */
 };
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines

@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv);
 static void usage_version(FILE *f);
 
 const struct command commands[] = {
+	{ "run", cmd_run, usage_run, "simulate an attention kernel and compare with the formulas" },
 	{ "replay", cmd_replay, usage_replay,
 	  "replay a trace (din, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,

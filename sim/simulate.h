@@ -1,0 +1,28 @@
+#pragma once
+
+/*
+ * Running a kernel through the cache model (the traced build, live): allocate and fill the
+ * arrays, feed every access to a fresh model, flush unless asked not to.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/attn.h"
+#include "sim/cache.h"
+#include "sim/spec.h"
+
+struct sim_result {
+	struct cache *cache; /* owned; freed by sim_result_finish() */
+	double seconds;      /* wall time of the traced run */
+	bool checked;
+	struct attn_error error; /* when checked */
+};
+
+/* Simulates cfg on spec with inputs from seed; check also compares the outputs with the
+ * double-precision reference. Returns 0, or -1 with a one-line message in err. */
+int sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
+	       bool check, struct sim_result *out, char *err, size_t errlen);
+
+void sim_result_finish(struct sim_result *r);
