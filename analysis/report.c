@@ -142,6 +142,30 @@ report_add_cache(cJSON *obj, struct cache *c)
 	}
 }
 
+void
+report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s, bool flush,
+		  uint64_t seed)
+{
+	cJSON *cfg = cJSON_AddObjectToObject(obj, "config");
+	char buf[1024];
+
+	cJSON_AddStringToObject(cfg, "kernel", attn_kernel_name(c->kernel));
+	add_u64(cfg, "N", c->N);
+	add_u64(cfg, "d", c->d);
+	add_u64(cfg, "heads", c->heads);
+	add_u64(cfg, "kv_heads", c->kv_heads);
+	add_u64(cfg, "batch", c->batch);
+	cJSON_AddStringToObject(cfg, "dtype", attn_dtype_name(c->dtype));
+	add_u64(cfg, "Br", c->Br);
+	add_u64(cfg, "Bc", c->Bc);
+	cJSON_AddBoolToObject(cfg, "causal", c->causal);
+	cJSON_AddBoolToObject(cfg, "softmax_separate", c->softmax_separate);
+	cJSON_AddStringToObject(cfg, "cache", spec_format(s, buf, sizeof(buf)));
+	cJSON_AddStringToObject(cfg, "preset", s->preset);
+	cJSON_AddBoolToObject(cfg, "flush", flush);
+	add_u64(cfg, "seed", seed);
+}
+
 char *
 report_command_line(int argc, char **argv)
 {

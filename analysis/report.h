@@ -9,11 +9,16 @@
 #include <cJSON.h>
 #include <stdio.h>
 
+#include "kernels/attn.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
 
 /* Adds "levels", "dram", "scratch", "cpu", "arrays" and "phases" for model c to obj. */
 void report_add_cache(cJSON *obj, struct cache *c);
+
+/* Adds "config": the kernel configuration of DESIGN.md's keys and the cache as parsed. */
+void report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s, bool flush,
+		       uint64_t seed);
 
 /* Adds "memsim_version" and "command": "memsim " and the subcommand's argv, shell-quoted. */
 void report_add_header(cJSON *obj, int argc, char **argv);

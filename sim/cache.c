@@ -41,7 +41,7 @@
 #include "sim/util.h"
 
 #define TAG_INVALID UINT64_MAX
-#define INDEX_WAYS 64     /* above this, a level keeps a hash index instead of scanning sets */
+#define INDEX_WAYS 64 /* above this, a level keeps a hash index instead of scanning sets */
 #define NIL UINT32_MAX
 #define MAX_LINES (UINT64_C(1) << 27) /* 1 GiB of tags: beyond that, refuse to simulate */
 
@@ -340,8 +340,8 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 		}
 	}
 	/* The most-recent-slot shortcut needs slot 0 to be the most recent line. */
-	L->fast_read = !L->indexed && cfg->repl != CACHE_REPL_PLRU &&
-		       cfg->alloc != CACHE_ALLOC_VALIDATE;
+	L->fast_read =
+		!L->indexed && cfg->repl != CACHE_REPL_PLRU && cfg->alloc != CACHE_ALLOC_VALIDATE;
 	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
 }
 
@@ -714,8 +714,7 @@ choose_victim(struct level *L, uint64_t set_idx)
 		return plru_victim(L, set_idx);
 	default:
 		/* LRU and FIFO: the end of the order. */
-		return L->indexed ? (uint32_t)(L->tail[set_idx] - set_idx * L->ways)
-				  : L->ways - 1;
+		return L->indexed ? (uint32_t)(L->tail[set_idx] - set_idx * L->ways) : L->ways - 1;
 	}
 }
 

@@ -78,7 +78,7 @@ struct cache_config {
 	struct cache_level_config level[CACHE_MAX_LEVELS];
 	bool has_icache; /* I1 beside L1; without it instruction fetches are only counted */
 	struct cache_level_config icache;
-	uint64_t seed; /* random replacement; the same seed gives the same run */
+	uint64_t seed;       /* random replacement; the same seed gives the same run */
 	uint32_t index_ways; /* levels with more ways than this keep a hash index instead of
 				scanning their sets [0: 64]; the counts do not depend on it */
 };

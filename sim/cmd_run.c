@@ -1,12 +1,13 @@
 #include "config.h"
 
+#include <cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
+#include "analysis/compare.h"
+#include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
 #include "sim/options.h"
@@ -15,25 +16,26 @@
 void
 usage_run(FILE *f)
 {
-	fprintf(f, "Usage: memsim run --kernel naive|flash1|flash2|proj [--N N] [--d D] [--heads H]\n"
-		   "                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
-		   "                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
-		   "                  [--no-flush] [--seed N] [--json FILE]\n"
-		   "\n"
-		   "Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
-		   "per array next to the formulas.\n"
-		   "\n"
-		   "  --N, --d            sequence length, head dimension [1024, 64]\n"
-		   "  --heads, --kv-heads query heads and key/value heads (grouped-query) [1, = heads]\n"
-		   "  --batch             [1]\n"
-		   "  --dtype             storage type; compute is fp32 [fp32]\n"
-		   "  --Br, --Bc          query and key/value tile rows [64, 64]\n"
-		   "  --causal            causal mask\n"
-		   "  --softmax-separate  naive: P in its own array (default: over S)\n"
-		   "  --cache             cache spec or preset [lab]\n"
-		   "  --no-flush          leave dirty lines in the caches at the end\n"
-		   "  --seed              input values and random replacement [1]\n"
-		   "  --json FILE         write the report as JSON (- for stdout)\n");
+	fprintf(f,
+		"Usage: memsim run --kernel naive|flash1|flash2|proj [--N N] [--d D] [--heads H]\n"
+		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
+		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
+		"                  [--no-flush] [--seed N] [--json FILE]\n"
+		"\n"
+		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
+		"per array next to the formulas.\n"
+		"\n"
+		"  --N, --d            sequence length, head dimension [1024, 64]\n"
+		"  --heads, --kv-heads query heads and key/value heads (grouped-query) [1, = heads]\n"
+		"  --batch             [1]\n"
+		"  --dtype             storage type; compute is fp32 [fp32]\n"
+		"  --Br, --Bc          query and key/value tile rows [64, 64]\n"
+		"  --causal            causal mask\n"
+		"  --softmax-separate  naive: P in its own array (default: over S)\n"
+		"  --cache             cache spec or preset [lab]\n"
+		"  --no-flush          leave dirty lines in the caches at the end\n"
+		"  --seed              input values and random replacement [1]\n"
+		"  --json FILE         write the report as JSON (- for stdout)\n");
 }
 
 int
@@ -43,6 +45,9 @@ cmd_run(int argc, char **argv)
 	struct kernel_options o;
 	struct spec spec;
 	struct sim_result res;
+	struct formula_machine machine;
+	struct formula_result f;
+	struct comparison cmp;
 	char err[512], buf[512];
 	int opt, rc;
 
@@ -68,14 +73,25 @@ cmd_run(int argc, char **argv)
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	printf("memsim run: %s\ncache %s\ntraced in %.3f s\n\n", kernel_config_str(&o.cfg, buf, sizeof(buf)),
-	       spec_format(&spec, err, sizeof(err)), res.seconds);
+	printf("memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
+	       kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
+	       res.seconds);
 	report_print_cache(stdout, res.cache);
+	formula_machine_from_spec(&spec, o.flush, &machine);
+	formula_eval(&o.cfg, &machine, &f);
+	compare_build(res.cache, &o.cfg, &f, &cmp);
+	compare_print(stdout, &f, &cmp);
 	if (o.json_path) {
 		cJSON *root = cJSON_CreateObject();
 
 		report_add_header(root, argc, argv);
+		report_add_config(root, &o.cfg, &spec, o.flush, o.seed);
 		report_add_cache(root, res.cache);
+		compare_add_json(root, &f, &cmp);
+		cJSON_AddNumberToObject(root, "flops", f.flops);
+		cJSON_AddNumberToObject(root, "intensity",
+					cmp.exact.measured > 0 ? f.flops / cmp.exact.measured : 0);
+		cJSON_AddNumberToObject(root, "traced_seconds", res.seconds);
 		rc = report_write_json(o.json_path, root, err, sizeof(err));
 		cJSON_Delete(root);
 		if (rc) {

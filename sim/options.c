@@ -1,9 +1,10 @@
+#include "sim/options.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim/commands.h"
-#include "sim/options.h"
 #include "sim/util.h"
 
 void
@@ -40,8 +41,9 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 	switch (opt) {
 	case OPT_KERNEL:
 		if (!attn_kernel_parse(arg, &c->kernel))
-			return usage_error(cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2, proj)",
-					   arg);
+			return usage_error(
+				cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2, proj)",
+				arg);
 		o->kernel_given = true;
 		return 1;
 	case OPT_N:
@@ -61,7 +63,8 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 		return size_value(cmd, "--Bc", arg, &c->Bc) ? EXIT_USAGE : 1;
 	case OPT_DTYPE:
 		if (!attn_dtype_parse(arg, &c->dtype))
-			return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)", arg);
+			return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)",
+					   arg);
 		return 1;
 	case OPT_CAUSAL:
 		c->causal = true;
@@ -108,7 +111,8 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 char *
 kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
+	snprintf(buf, len,
+		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
 		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
 		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,

@@ -34,23 +34,24 @@ enum {
 };
 
 /* The shared long options, for copying into a command's table. */
-#define KERNEL_LONG_OPTIONS                                                                  \
-	{ "kernel", required_argument, NULL, OPT_KERNEL },                                   \
-		{ "N", required_argument, NULL, OPT_N },                                     \
-		{ "d", required_argument, NULL, OPT_D },                                     \
-		{ "heads", required_argument, NULL, OPT_HEADS },                             \
-		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },                       \
-		{ "batch", required_argument, NULL, OPT_BATCH },                             \
-		{ "dtype", required_argument, NULL, OPT_DTYPE },                             \
-		{ "Br", required_argument, NULL, OPT_BR },                                   \
-		{ "Bc", required_argument, NULL, OPT_BC },                                   \
-		{ "causal", no_argument, NULL, OPT_CAUSAL },                                 \
-		{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },                     \
-		{ "cache", required_argument, NULL, OPT_CACHE },                             \
-		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },                             \
-		{ "seed", required_argument, NULL, OPT_SEED },                               \
-		{ "json", required_argument, NULL, OPT_JSON },                               \
-		{ "help", no_argument, NULL, OPT_HELP }
+#define KERNEL_LONG_OPTIONS                                                                        \
+	{ "kernel", required_argument, NULL, OPT_KERNEL },                                         \
+		{ "N", required_argument, NULL, OPT_N }, { "d", required_argument, NULL, OPT_D },  \
+		{ "heads", required_argument, NULL, OPT_HEADS },                                   \
+		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },                             \
+		{ "batch", required_argument, NULL, OPT_BATCH },                                   \
+		{ "dtype", required_argument, NULL, OPT_DTYPE },                                   \
+		{ "Br", required_argument, NULL, OPT_BR },                                         \
+		{ "Bc", required_argument, NULL, OPT_BC },                                         \
+		{ "causal", no_argument, NULL, OPT_CAUSAL },                                       \
+		{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },                           \
+		{ "cache", required_argument, NULL, OPT_CACHE },                                   \
+		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },                                   \
+		{ "seed", required_argument, NULL, OPT_SEED },                                     \
+		{ "json", required_argument, NULL, OPT_JSON },                                     \
+	{                                                                                          \
+		"help", no_argument, NULL, OPT_HELP                                                \
+	}
 
 struct kernel_options {
 	struct attn_config cfg;

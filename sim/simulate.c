@@ -1,7 +1,8 @@
+#include "sim/simulate.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/simulate.h"
 #include "sim/trace.h"
 #include "sim/util.h"
 

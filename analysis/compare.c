@@ -1,0 +1,210 @@
+#include "analysis/compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static double
+ratio(double measured, double predicted)
+{
+	if (predicted == 0)
+		return measured == 0 ? 1.0 : INFINITY;
+	return measured / predicted;
+}
+
+static bool
+close_enough(double measured, double predicted, double tol, double negligible)
+{
+	double diff = fabs(measured - predicted), big = fmax(measured, predicted);
+
+	return diff <= tol * big || (big <= negligible && diff <= negligible);
+}
+
+void
+compare_build(struct cache *c, const struct attn_config *cfg, const struct formula_result *f,
+	      struct comparison *out)
+{
+	const struct cache_traffic *d = cache_dram(c);
+	double total = (double)(d->read_bytes + d->write_bytes);
+	double negligible = COMPARE_NEGLIGIBLE * total;
+	double o_write = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->arrays_within = true;
+	/* Every array either side names: the formula's, then any the run has that it lacks. */
+	for (unsigned i = 0; i < f->narrays; i++) {
+		struct compare_array *a = &out->arrays[out->narrays++];
+
+		snprintf(a->name, sizeof(a->name), "%s", f->arrays[i].name);
+		a->exact_read = f->arrays[i].read_bytes;
+		a->exact_write = f->arrays[i].write_bytes;
+	}
+	for (unsigned i = 0; i < cache_array_count(c); i++) {
+		const struct cache_traffic *t = cache_array_traffic(c, i);
+		const char *name = cache_array_name(c, i);
+		struct compare_array *a = NULL;
+
+		for (unsigned k = 0; k < out->narrays; k++)
+			if (strcmp(out->arrays[k].name, name) == 0)
+				a = &out->arrays[k];
+		if (!a) {
+			if (t->read_bytes == 0 && t->write_bytes == 0)
+				continue;
+			if (out->narrays == sizeof(out->arrays) / sizeof(out->arrays[0]))
+				continue;
+			a = &out->arrays[out->narrays++];
+			snprintf(a->name, sizeof(a->name), "%s", name);
+		}
+		a->measured_read += (double)t->read_bytes;
+		a->measured_write += (double)t->write_bytes;
+		if (strcmp(name, "O") == 0)
+			o_write = (double)(t->write_bytes + t->rfo_bytes);
+	}
+	for (unsigned k = 0; k < out->narrays; k++) {
+		struct compare_array *a = &out->arrays[k];
+		double m = a->measured_read + a->measured_write, p = a->exact_read + a->exact_write;
+
+		a->ratio = ratio(m, p);
+		a->within = close_enough(m, p, COMPARE_EXACT_TOLERANCE, negligible) &&
+			    close_enough(a->measured_read, a->exact_read, COMPARE_EXACT_TOLERANCE,
+					 negligible) &&
+			    close_enough(a->measured_write, a->exact_write, COMPARE_EXACT_TOLERANCE,
+					 negligible);
+		out->arrays_within &= a->within;
+	}
+
+	out->exact.formula = "exact";
+	out->exact.applicable = true;
+	out->exact.predicted = f->read_bytes + f->write_bytes;
+	out->exact.measured = total;
+	out->exact.ratio = ratio(total, out->exact.predicted);
+	out->exact.tolerance = COMPARE_EXACT_TOLERANCE;
+	out->exact.within = close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE, 0);
+	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s",
+		 d->flush_write_bytes ? ", the final flush included" : "");
+	if (!out->exact.within)
+		snprintf(
+			out->exact.why_not, sizeof(out->exact.why_not), "%s",
+			f->tiles_approximate
+				? "tiles in memory spill from a cache this small: their traffic is "
+				  "not modeled"
+				: "the cache is not fully associative LRU (conflict misses) or a "
+				  "reuse distance sits at the cache size");
+	else if (!out->arrays_within)
+		snprintf(out->exact.why_not, sizeof(out->exact.why_not),
+			 "the total agrees but not every array does");
+
+	out->lab.formula = "lab";
+	out->lab.applicable = f->lab_bytes > 0;
+	out->lab.tolerance = COMPARE_LAB_TOLERANCE;
+	snprintf(out->regime, sizeof(out->regime), "%s", f->regime.text);
+	out->in_regime = f->regime.within_assumptions;
+	if (out->lab.applicable) {
+		bool naive = cfg->kernel == ATTN_NAIVE;
+
+		out->lab.predicted = f->lab_bytes;
+		out->lab.measured = naive ? total - o_write : total;
+		out->lab.ratio = ratio(out->lab.measured, out->lab.predicted);
+		out->lab.within = close_enough(out->lab.measured, out->lab.predicted,
+					       COMPARE_LAB_TOLERANCE, 0);
+		snprintf(out->lab.basis, sizeof(out->lab.basis), "%s",
+			 naive ? "all DRAM bytes except O's write and its read for ownership, "
+				 "which the lab formula leaves out"
+			       : "all DRAM bytes (Q read, K and V reads, O and logsumexp written)");
+		if (!out->lab.within)
+			snprintf(out->lab.why_not, sizeof(out->lab.why_not), "%s",
+				 f->regime.within_assumptions
+					 ? "inside the lab's assumptions, yet outside the tolerance"
+					 : f->regime.text);
+	}
+}
+
+static cJSON *
+total_json(const struct compare_total *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "formula", t->formula);
+	cJSON_AddNumberToObject(o, "predicted_bytes", t->predicted);
+	cJSON_AddNumberToObject(o, "measured_bytes", t->measured);
+	cJSON_AddNumberToObject(o, "ratio", isfinite(t->ratio) ? t->ratio : -1);
+	cJSON_AddNumberToObject(o, "tolerance", t->tolerance);
+	cJSON_AddBoolToObject(o, "within", t->within);
+	cJSON_AddStringToObject(o, "basis", t->basis);
+	cJSON_AddStringToObject(o, "why_not", t->why_not);
+	return o;
+}
+
+void
+compare_add_json(cJSON *obj, const struct formula_result *f, const struct comparison *cmp)
+{
+	cJSON *formulas = cJSON_AddObjectToObject(obj, "formulas");
+	cJSON *lab = cJSON_AddObjectToObject(formulas, "lab");
+	cJSON *exact = cJSON_AddObjectToObject(formulas, "exact");
+	cJSON *arrays = cJSON_AddObjectToObject(exact, "arrays");
+	cJSON *per = cJSON_AddObjectToObject(exact, "per_array");
+	cJSON *compare = cJSON_AddArrayToObject(obj, "compare");
+	cJSON *reg;
+
+	cJSON_AddNumberToObject(lab, "bytes", f->lab_bytes);
+	cJSON_AddBoolToObject(lab, "applicable", f->lab_bytes > 0);
+	cJSON_AddNumberToObject(exact, "bytes", f->read_bytes + f->write_bytes);
+	cJSON_AddNumberToObject(exact, "read_bytes", f->read_bytes);
+	cJSON_AddNumberToObject(exact, "write_bytes", f->write_bytes);
+	cJSON_AddNumberToObject(exact, "rfo_bytes", f->rfo_bytes);
+	cJSON_AddNumberToObject(exact, "flush_bytes", f->flush_bytes);
+	cJSON_AddBoolToObject(exact, "tiles_approximate", f->tiles_approximate);
+	for (unsigned i = 0; i < cmp->narrays; i++) {
+		const struct compare_array *a = &cmp->arrays[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(arrays, a->name, a->exact_read + a->exact_write);
+		cJSON_AddNumberToObject(o, "exact_read_bytes", a->exact_read);
+		cJSON_AddNumberToObject(o, "exact_write_bytes", a->exact_write);
+		cJSON_AddNumberToObject(o, "measured_read_bytes", a->measured_read);
+		cJSON_AddNumberToObject(o, "measured_write_bytes", a->measured_write);
+		cJSON_AddNumberToObject(o, "ratio", isfinite(a->ratio) ? a->ratio : -1);
+		cJSON_AddBoolToObject(o, "within", a->within);
+		cJSON_AddItemToObject(per, a->name, o);
+	}
+	cJSON_AddBoolToObject(exact, "arrays_within", cmp->arrays_within);
+	if (cmp->lab.applicable)
+		cJSON_AddItemToArray(compare, total_json(&cmp->lab));
+	cJSON_AddItemToArray(compare, total_json(&cmp->exact));
+	reg = cJSON_AddObjectToObject(obj, "regime");
+	cJSON_AddBoolToObject(reg, "within_lab_assumptions", cmp->in_regime);
+	cJSON_AddStringToObject(reg, "text", cmp->regime);
+}
+
+static void
+print_total(FILE *out, const struct compare_total *t)
+{
+	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s\n",
+		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
+		100 * t->tolerance, t->why_not[0] ? ": " : "", t->why_not);
+	fprintf(out, "       basis: %s\n", t->basis);
+}
+
+void
+compare_print(FILE *out, const struct formula_result *f, const struct comparison *cmp)
+{
+	fprintf(out, "\n%-10s %14s %14s %14s %14s %8s\n", "array", "read", "exact read", "write",
+		"exact write", "ratio");
+	for (unsigned i = 0; i < cmp->narrays; i++) {
+		const struct compare_array *a = &cmp->arrays[i];
+
+		fprintf(out, "%-10s %14.0f %14.0f %14.0f %14.0f %8.3f%s\n", a->name,
+			a->measured_read, a->exact_read, a->measured_write, a->exact_write,
+			a->ratio, a->within ? "" : "  <- outside 5%");
+	}
+	fprintf(out, "\n");
+	if (cmp->lab.applicable)
+		print_total(out, &cmp->lab);
+	print_total(out, &cmp->exact);
+	fprintf(out, "regime: %s%s\n", cmp->regime,
+		cmp->lab.applicable ? (cmp->in_regime ? " (inside the lab's assumptions)"
+						      : " (outside the lab's assumptions)")
+				    : "");
+	fprintf(out, "FLOPs %.4g, intensity %.3f FLOP/byte (measured bytes)\n", f->flops,
+		cmp->exact.measured > 0 ? f->flops / cmp->exact.measured : 0.0);
+}

@@ -1,0 +1,822 @@
+/*
+ * The closed forms of analysis/formulas.h.
+ *
+ * Method. Lines are counted, not bytes: for an array of B bytes, B / L lines. Each group of
+ * lines that the kernel treats alike follows a sequence of accesses; each access comes a
+ * reuse distance after the previous access to the same line: the number of OTHER lines the
+ * kernel touches in between (written G_x below, derived from the loop nests of the kernels;
+ * "block" means the lines of B_r or B_c rows). Under LRU with room for C lines an access hits
+ * exactly when its distance is below C (no conflict misses: the sets of a fully associative
+ * cache). Then, for one line:
+ *   - a miss on a load, or on a partial store under write-allocate, reads the line (the
+ *     latter is read for ownership);
+ *   - a miss on a line that was dirty is preceded by its write-back;
+ *   - a line still dirty at the end is written by the final flush (or, when the run touches
+ *     C other lines after its last access, by an eviction).
+ * seq() below applies these rules; the kernels' sections list the sequences and distances.
+ *
+ * Notation (all in lines): rq = d s / L, one row of Q, K, V or O in the storage type;
+ * qb = B_r rq and kb = B_c rq, a block of query or key rows; Srow = N s / L, one row of S;
+ * T_r = ceil(N / B_r), T_c = ceil(N / B_c); g = heads / kv_heads; tiles t* (0 when they live
+ * in scratch). Partial last tiles are averaged into T_r and T_c.
+ */
+
+#include "analysis/formulas.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { LD, ST, STW }; /* load, partial store, whole-line store */
+
+struct step {
+	int op;
+	double gap; /* reuse distance in lines; INFINITY for a line's first access */
+	double rep; /* how many times in a row */
+};
+
+struct q {
+	double L, C, s, N, d, Br, Bc, B, H, Hkv, g, Tr, Tc;
+	double rq, qb, kb, Srow, Sseg;
+	double tq, tk, tv, ts, to, trow, tm; /* tiles in memory, else 0 */
+	double Qall, Kall, Sall, Oall, vec;  /* vec: one fp32 value per query row, all heads */
+	bool rfo, flush;
+};
+
+static struct formula_array *
+arr(struct formula_result *r, const char *name)
+{
+	for (unsigned i = 0; i < r->narrays; i++)
+		if (strcmp(r->arrays[i].name, name) == 0)
+			return &r->arrays[i];
+	if (r->narrays == FORMULA_MAX_ARRAYS)
+		return &r->arrays[FORMULA_MAX_ARRAYS - 1];
+	snprintf(r->arrays[r->narrays].name, sizeof(r->arrays[0].name), "%s", name);
+	return &r->arrays[r->narrays++];
+}
+
+/* Adds to a the traffic of n lines that each follow steps[0 .. ns), then see gap_end other
+ * lines before the run ends. */
+static void
+seq(struct formula_array *a, const struct q *q, double n, const struct step *steps, int ns,
+    double gap_end)
+{
+	/* A sequence that starts with a finite distance continues an earlier one: the line
+	 * was there, clean (earlier stores belong in the sequence). */
+	bool present = ns > 0 && isfinite(steps[0].gap), dirty = false;
+	double reads = 0, rfo = 0, writes = 0, flush = 0;
+
+	if (n <= 0)
+		return;
+	for (int i = 0; i < ns; i++) {
+		const struct step *st = &steps[i];
+		/* The first repetition can differ (state from before); from the second on, each
+		 * one repeats the same increments: count it once and multiply. */
+		double last[3] = { 0, 0, 0 };
+
+		for (int k = 0; k < 2 && k < st->rep; k++) {
+			double r0 = reads, f0 = rfo, w0 = writes;
+			bool miss = !present || st->gap >= q->C;
+
+			if (miss) {
+				if (present && dirty)
+					writes += 1;
+				if (st->op == LD || (st->op == ST && q->rfo)) {
+					reads += 1;
+					if (st->op == ST)
+						rfo += 1;
+				}
+				present = true;
+				dirty = st->op != LD;
+			} else {
+				dirty = dirty || st->op != LD;
+			}
+			last[0] = reads - r0;
+			last[1] = rfo - f0;
+			last[2] = writes - w0;
+		}
+		if (st->rep > 2) {
+			reads += (st->rep - 2) * last[0];
+			rfo += (st->rep - 2) * last[1];
+			writes += (st->rep - 2) * last[2];
+		}
+	}
+	if (present && dirty) {
+		if (gap_end >= q->C) {
+			writes += 1;
+		} else if (q->flush) {
+			writes += 1;
+			flush += 1;
+		}
+	}
+	a->read_bytes += n * reads * q->L;
+	a->rfo_bytes += n * rfo * q->L;
+	a->write_bytes += n * writes * q->L;
+	a->flush_bytes += n * flush * q->L;
+}
+
+/* One access kind to fresh lines: a read, or a partial store. */
+static void
+once(struct formula_array *a, const struct q *q, double n, int op, double gap_end)
+{
+	struct step s = { op, INFINITY, 1 };
+
+	seq(a, q, n, &s, 1, gap_end);
+}
+
+static void
+setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
+{
+	double L = m->line_bytes, tile = m->tiles_in_scratch ? 0 : 1;
+
+	memset(q, 0, sizeof(*q));
+	q->L = L;
+	q->C = m->capacity_bytes / L;
+	q->s = dtype_bytes(c->dtype);
+	q->N = (double)c->N;
+	q->d = (double)c->d;
+	q->Br = (double)(c->Br < c->N ? c->Br : c->N);
+	q->Bc = (double)(c->Bc < c->N ? c->Bc : c->N);
+	q->B = (double)c->batch;
+	q->H = (double)c->heads;
+	q->Hkv = (double)c->kv_heads;
+	q->g = q->H / q->Hkv;
+	q->Tr = (double)attn_blocks(c->N, c->Br);
+	q->Tc = (double)attn_blocks(c->N, c->Bc);
+	q->rq = q->d * q->s / L;
+	q->qb = q->Br * q->rq;
+	q->kb = q->Bc * q->rq;
+	q->Srow = q->N * q->s / L;
+	q->Sseg = q->Bc * q->s / L;
+	q->tq = tile * q->Br * q->d * 4 / L;
+	q->tk = tile * q->Bc * q->d * 4 / L;
+	q->tv = q->tk;
+	q->ts = tile * q->Br * q->Bc * 4 / L;
+	q->to = q->tq;
+	q->trow = tile * q->N * 4 / L;
+	q->tm = tile * q->Br * 4 / L;
+	q->Qall = q->B * q->H * q->N * q->rq;
+	q->Kall = q->B * q->Hkv * q->N * q->rq;
+	q->Sall = q->B * q->H * q->N * q->Srow;
+	q->Oall = q->Qall;
+	q->vec = q->B * q->H * q->N * 4 / L;
+	q->rfo = m->rfo;
+	q->flush = m->flush;
+}
+
+/* K or V: read once per kv head, then again at each of the other g T_r - 1 query blocks
+ * that use it (every block of every head of the group) unless they come within gap. */
+static void
+reread(struct formula_array *a, const struct q *q, double gap)
+{
+	struct step s[2] = { { LD, INFINITY, 1 }, { LD, gap, q->g * q->Tr - 1 } };
+
+	seq(a, q, q->Kall, s, 2, INFINITY);
+}
+
+/* Tiles in memory: written whole on first use, then hit while the kernel's per-iteration
+ * lines fit, so their only DRAM traffic is the final flush. When they do not fit (caches of
+ * a few tiles), the spill traffic is not modeled: the result says so. */
+static void
+tiles(struct formula_result *r, const struct q *q, const char *const *names, const double *lines,
+      int n, double working_set)
+{
+	for (int i = 0; i < n; i++)
+		if (lines[i] > 0)
+			once(arr(r, names[i]), q, lines[i], STW, 0);
+	if (lines[0] > 0 && working_set >= q->C)
+		r->tiles_approximate = true;
+}
+
+/* ---- naive ---- */
+
+/* S (and P) in naive. Take an S line of row r = r0 + i of query block z (blocks counted
+ * over batches and heads, Z in all) and key block jb:
+ *   - scores stores it (partial stores: read for ownership, then dirty);
+ *   - softmax loads it after every other S line except the rows below r in block z that
+ *     scores stored before it, U1 = (B_r - 1 - i) jb Sseg, plus the Q blocks after z, the K
+ *     lines scores still touched, and the row tile: G1 = Sall - 1 - U1 + ...;
+ *   - softmax stores P over it a row (and the row tile) later: G_P = Srow - 1 + trow;
+ *   - av loads it after every other P line except the rows above r in block z that av has
+ *     not reached, U2 = i (T_c - 1 - jb) Sseg, plus the V lines and O rows av touched
+ *     before: G2 = Sall - 1 - U2 + ....
+ * With P apart, S waits also for the P rows stored before r, and P for the S rows loaded
+ * after r. Where S is far from the cache size every line agrees and the sums collapse; near
+ * it the loop below counts lines by their own distances. */
+static void
+naive_scores_matrix(struct formula_result *r, const struct attn_config *c, const struct q *q,
+		    double G_P)
+{
+	double Z = q->B * q->H * q->Tr, per_head = q->Tr, rows = q->B * q->H * q->N;
+	double lo1 = q->Sall - 1 - (q->Br - 1) * (q->Tc - 1) * q->Sseg, hi1, lo2, hi2;
+	double sep = c->softmax_separate ? 1 : 0;
+	bool spread;
+
+	/* Largest extras: the first block sees all Q and K after it, the last all V and O
+	 * before it (and, apart, all of P or S). */
+	hi1 = q->Sall - 1 + q->Qall + q->Kall + q->tq + q->tk + q->trow + sep * q->Sall;
+	lo2 = q->Sall - 1 - (q->Br - 1) * (q->Tc - 1) * q->Sseg;
+	hi2 = q->Sall - 1 + q->Kall + q->Oall + q->tv + q->ts + q->to + sep * q->Sall;
+	spread = !((lo1 >= q->C && lo2 >= q->C) || (hi1 < q->C && hi2 < q->C));
+	if (!spread) {
+		/* Every line has the same fate: one sequence for all. */
+		double g1 = lo1 >= q->C ? INFINITY : 0, g2 = lo2 >= q->C ? INFINITY : 0;
+		struct step in_place[] = {
+			{ ST, INFINITY, 1 }, { LD, g1, 1 }, { ST, G_P, 1 }, { LD, g2, 1 }
+		};
+		struct step st[] = { { ST, INFINITY, 1 }, { LD, g1, 1 } };
+		struct step pt[] = { { ST, INFINITY, 1 }, { LD, g2, 1 } };
+
+		if (!c->softmax_separate) {
+			seq(arr(r, "S"), q, q->Sall, in_place, 4, q->Sall / 2);
+		} else {
+			seq(arr(r, "S"), q, q->Sall, st, 2, INFINITY);
+			seq(arr(r, "P"), q, q->Sall, pt, 2, q->Sall / 2);
+		}
+		return;
+	}
+	for (double z = 0; z < Z; z++) {
+		double head = floor(z / per_head), ib = z - head * per_head;
+		double kvhead = floor(head / q->g), heads = q->B * q->H, kvheads = q->B * q->Hkv;
+		bool more_blocks_same_kv = ib < per_head - 1 || fmod(head, q->g) < q->g - 1;
+		bool earlier_same_kv = ib > 0 || fmod(head, q->g) > 0;
+		double q_after = (Z - 1 - z) * q->qb;
+		double o_before = z * q->Br * q->rq;
+		double kv_later = (kvheads - 1 - kvhead) * q->N * q->rq;
+		double kv_earlier = kvhead * q->N * q->rq;
+		double row0 = z * q->Br; /* global row of the block's first row */
+
+		(void)heads;
+		for (double i = 0; i < q->Br; i++) {
+			for (double jb = 0; jb < q->Tc; jb++) {
+				double U1 = (q->Br - 1 - i) * jb * q->Sseg;
+				double U2 = i * (q->Tc - 1 - jb) * q->Sseg;
+				double k_after =
+					kv_later + (more_blocks_same_kv ? q->N * q->rq
+									: (q->Tc - 1 - jb) * q->kb);
+				double v_before =
+					kv_earlier + (earlier_same_kv ? q->N * q->rq : jb * q->kb);
+				double g1 = q->Sall - 1 - U1 + q_after + k_after + q->tq + q->tk +
+					    q->trow + sep * (row0 + i) * q->Srow;
+				double g2 = q->Sall - 1 - U2 + v_before + o_before + q->tv + q->ts +
+					    q->to + sep * (rows - row0 - i - 1) * q->Srow;
+				double end = (Z - 1 - z) * q->Br * q->Srow;
+
+				if (!c->softmax_separate) {
+					struct step st[] = { { ST, INFINITY, 1 },
+							     { LD, g1, 1 },
+							     { ST, G_P, 1 },
+							     { LD, g2, 1 } };
+
+					seq(arr(r, "S"), q, q->Sseg, st, 4, end);
+				} else {
+					struct step st[] = { { ST, INFINITY, 1 }, { LD, g1, 1 } };
+					struct step pt[] = { { ST, INFINITY, 1 }, { LD, g2, 1 } };
+
+					seq(arr(r, "S"), q, q->Sseg, st, 2, INFINITY);
+					seq(arr(r, "P"), q, q->Sseg, pt, 2, end);
+				}
+			}
+		}
+	}
+}
+
+static void
+naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	/* scores: per (query block ib, key block jb): K block, Kt, then for each query row its
+	 * Qt row, every Kt row and its S segment. A K line comes back at the next query block
+	 * after every other K line, one block row of S, the next Q block and the tiles. */
+	double G_K = q->N * q->rq - 1 + q->Br * q->Srow + q->qb + q->tq + q->tk;
+	/* av: the same for V, with the P block rows, the O block stored, and its tiles. */
+	double G_V = q->N * q->rq - 1 + q->Br * q->Srow + q->Br * q->rq + q->tv + q->ts + q->to;
+	double G_P = q->Srow - 1 + q->trow;
+	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->trow };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile",
+						  "S_tile", "O_tile", "row_tile" };
+
+	once(arr(r, "Q"), q, q->Qall, LD, INFINITY);
+	reread(arr(r, "K"), q, G_K);
+	reread(arr(r, "V"), q, G_V);
+	once(arr(r, "O"), q, q->Oall, ST, q->Oall / 2);
+	naive_scores_matrix(r, c, q, G_P);
+	tiles(r, q, tile_names, tile_lines, 6,
+	      q->tq + q->tk + q->kb + q->Br * q->Sseg + q->tv + q->ts + q->to);
+}
+
+/* ---- flash2 ---- */
+
+/* Number of key blocks query block ib uses. */
+static double
+flash_kblocks(const struct attn_config *c, uint64_t ib)
+{
+	uint64_t r_end = (ib + 1) * c->Br < c->N ? (ib + 1) * c->Br : c->N;
+
+	return c->causal ? (double)attn_blocks(r_end, c->Bc) : (double)attn_blocks(c->N, c->Bc);
+}
+
+static void
+flash2(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->tm, q->tm };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
+						  "O_tile", "m_tile", "l_tile" };
+	double extra = q->qb + q->Br * q->rq + q->Br * 4 / q->L + q->tq + q->tk + q->tv + q->ts +
+		       q->to + 2 * q->tm;
+	uint64_t Tr = attn_blocks(c->N, c->Br);
+
+	once(arr(r, "Q"), q, q->Qall, LD, INFINITY);
+	once(arr(r, "O"), q, q->Oall, ST, q->Oall / 2);
+	once(arr(r, "lse"), q, q->vec, ST, q->vec / 2);
+	if (!c->causal) {
+		/* A K (or V) line comes back at the next query block after every other K line,
+		 * all T_c V blocks (or the reverse), the O and lse rows of the finished block,
+		 * the next Q block and the tiles. */
+		double G = 2 * q->N * q->rq - 1 + extra;
+
+		reread(arr(r, "K"), q, G);
+		reread(arr(r, "V"), q, G);
+	} else {
+		/* Causal: query block ib uses key blocks 0 .. n(ib) - 1, so a key line used at
+		 * ib comes back at ib + 1 after the other n(ib) kb - 1 K lines and n(ib) V blocks.
+		 * Each kv line is read on first use, then again at each later query block (and each
+		 * further head of its group) whose distance reaches C. */
+		double reads = 0, first = 0;
+
+		for (uint64_t ib = 0; ib < Tr; ib++) {
+			double n = flash_kblocks(c, ib), prev = ib ? flash_kblocks(c, ib - 1) : 0;
+			double G = 2 * fmin(prev * q->Bc, q->N) * q->rq - 1 + extra;
+
+			/* rows new at ib, and rows used again */
+			first += (fmin(n * q->Bc, q->N) - fmin(prev * q->Bc, q->N)) * q->rq;
+			if (ib > 0 && G >= q->C)
+				reads += fmin(prev * q->Bc, q->N) * q->rq;
+		}
+		/* Per kv head: the first head of the group reads `first` plus the re-reads. A
+		 * further head first uses key block jb at its query block jb: by then every other
+		 * K and V line of the kv head has been touched, and its own Q and O blocks up to
+		 * jb: G_next(jb) = 2 kv - 1 + (jb + 1)(qb + B_r rq) + .... */
+		{
+			double again = 0, kvh = q->B * q->Hkv;
+			uint64_t Tc = attn_blocks(c->N, c->Bc);
+			struct formula_array *k = arr(r, "K"), *v = arr(r, "V");
+
+			for (uint64_t jb = 0; jb < Tc; jb++) {
+				double rows = fmin(q->Bc, q->N - (double)(jb * c->Bc));
+				double G = 2 * q->N * q->rq - 1 +
+					   (double)(jb + 1) * (q->qb + q->Br * q->rq) + extra -
+					   q->qb - q->Br * q->rq;
+
+				if (G >= q->C)
+					again += rows * q->rq;
+			}
+			k->read_bytes +=
+				kvh * (first + reads + (q->g - 1) * (again + reads)) * q->L;
+			v->read_bytes +=
+				kvh * (first + reads + (q->g - 1) * (again + reads)) * q->L;
+		}
+	}
+	tiles(r, q, tile_names, tile_lines, 7, q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->kb);
+}
+
+/* ---- flash1 ---- */
+
+/* First query block active at key block jb: causal skips the blocks that end before the key
+ * block starts. */
+static uint64_t
+flash1_first(const struct attn_config *c, uint64_t jb)
+{
+	return c->causal ? (jb * c->Bc) / c->Br : 0;
+}
+
+/* Key blocks for which query block ib is active. */
+static uint64_t
+flash1_active(const struct attn_config *c, uint64_t ib)
+{
+	uint64_t r_end = (ib + 1) * c->Br < c->N ? (ib + 1) * c->Br : c->N;
+
+	return c->causal ? attn_blocks(r_end, c->Bc) : attn_blocks(c->N, c->Bc);
+}
+
+static void
+flash1(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	uint64_t Tc = attn_blocks(c->N, c->Bc), Tr = attn_blocks(c->N, c->Br);
+	double mb = q->Br * 4 / q->L, ob = q->qb, m_h = q->N * 4 / q->L;
+	double q_h = q->N * q->rq, o_h = q_h, kv_h = q->N * q->rq, heads = q->B * q->H;
+	double tiles_all = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
+	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->tm, q->tm };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
+						  "O_tile", "m_tile", "l_tile" };
+	/* init stores O, m and l of every head in order; the flash phase then runs head by head.
+	 * A line of query block ib of head hh (over batches and heads) is first loaded at key
+	 * block 0 after: the init of the later heads, the flash phase of the earlier ones (their
+	 * Q, O, m, l and their groups' K and V), the rest of its own head's O, m and l, then K
+	 * and V block 0 and the Q blocks up to its own:
+	 *   G_init(hh, ib) = (H' - 1 - hh)(o + 2m) + hh (q + o + 2m) + 2 kv ceil(hh / g)
+	 *                    + o - 1 + 2 m + (ib + 1) qb + 2 kb                     (H' = B H) */
+	/* Between a query block's use at key block jb - 1 and at jb come the other active
+	 * blocks' Q, O, m and l, the new K and V blocks and the tiles. With f = the first
+	 * active block at jb, a = T_r - f blocks are active:
+	 *   Q:       G_Q(jb) = a qb - 1 + a (ob + 2 mb) + 2 kb
+	 *   O, m, l: G_O(jb) = a (qb + ob + 2 mb) - 1 + 2 kb
+	 * Both shrink as jb grows, so the key blocks whose distance reaches C come first. */
+	uint64_t q_miss = 1, o_miss = 1; /* key blocks 1 .. *_miss - 1 miss */
+	double qreads = 0, oloads = 0;
+	struct formula_array *Q = arr(r, "Q"), *O = arr(r, "O"), *M = arr(r, "m"),
+			     *Lr = arr(r, "l");
+	struct step kvs[2];
+
+	for (uint64_t jb = 1; jb < Tc; jb++) {
+		/* rows of the query blocks active at jb, as lines of Q (or O) and of m (or l) */
+		double ar = q->N - (double)(flash1_first(c, jb) * c->Br);
+		double aq = ar * q->rq, am = ar * 4 / q->L;
+
+		if (aq - 1 + aq + 2 * am + 2 * q->kb + tiles_all >= q->C)
+			q_miss = jb + 1;
+		if (2 * aq + 2 * am - 1 + 2 * q->kb + tiles_all >= q->C)
+			o_miss = jb + 1;
+	}
+	for (uint64_t ib = 0; ib < Tr; ib++) {
+		uint64_t J = flash1_active(c, ib);
+		double nr = fmin(q->Br, q->N - (double)(ib * c->Br)) / q->Br; /* share of a block */
+
+		/* Q: read at its first key block, then at each later one that misses. */
+		qreads += nr * (1 + (double)((J < q_miss ? J : q_miss) - 1));
+		/* O, m, l: loaded at each of the J key blocks; the first load follows init. */
+		oloads += nr * heads * (double)((J < o_miss ? J : o_miss) - 1);
+		for (double hh = 0; hh < heads; hh++) {
+			double G_init = (heads - 1 - hh) * (o_h + 2 * m_h) +
+					hh * (q_h + o_h + 2 * m_h) + 2 * kv_h * ceil(hh / q->g) +
+					o_h - 1 + 2 * m_h +
+					fmin((double)(ib + 1) * q->Br, q->N) * q->rq + 2 * q->kb +
+					tiles_all;
+
+			oloads += nr * (G_init >= q->C);
+		}
+	}
+	/* Each missing load of O, m or l finds its line dirty (stored at init or at the previous
+	 * key block): a write-back, then a read. Init's partial stores read for ownership; the
+	 * last store of every line is written once more at the end. */
+	Q->read_bytes += heads * qreads * q->qb * q->L;
+	{
+		double final_o = q->Oall, final_m = q->vec;
+		double rfo = q->rfo ? 1 : 0;
+
+		O->read_bytes += (oloads * ob + rfo * q->Oall) * q->L;
+		O->rfo_bytes += rfo * q->Oall * q->L;
+		O->write_bytes += (oloads * ob + final_o) * q->L;
+		M->read_bytes += (oloads * mb + rfo * q->vec) * q->L;
+		M->rfo_bytes += rfo * q->vec * q->L;
+		M->write_bytes += (oloads * mb + final_m) * q->L;
+		Lr->read_bytes += M->read_bytes;
+		Lr->rfo_bytes += M->rfo_bytes;
+		Lr->write_bytes += M->write_bytes;
+		if (q->flush) {
+			/* The lines still cached at the end: the last C lines' worth of the
+			 * final query blocks' O, m and l. */
+			double last = fmin(q->C, final_o + 2 * final_m);
+
+			O->flush_bytes += last * final_o / (final_o + 2 * final_m) * q->L;
+			M->flush_bytes += last * final_m / (final_o + 2 * final_m) * q->L;
+			Lr->flush_bytes += last * final_m / (final_o + 2 * final_m) * q->L;
+		}
+	}
+	/* K and V: each block read once per head; a further head of a group finds it again
+	 * after a whole head of the group: its K, V and both heads' Q, O, m, l. */
+	kvs[0] = (struct step){ LD, INFINITY, 1 };
+	kvs[1] =
+		(struct step){ LD, 2 * kv_h - 1 + 2 * (q_h + o_h + 2 * m_h) + tiles_all, q->g - 1 };
+	seq(arr(r, "K"), q, q->Kall, kvs, 2, INFINITY);
+	seq(arr(r, "V"), q, q->Kall, kvs, 2, INFINITY);
+	tiles(r, q, tile_names, tile_lines, 7, tiles_all + 2 * q->kb + q->qb + ob);
+}
+
+/* ---- proj ---- */
+
+/* One product C = A W per batch: A is N x K (row blocks of B_r rows, d-wide slices), W is
+ * K x n (column blocks of B_c columns), C is N x n. The loop order is row block ib, column
+ * block jb, slice k; C's block is stored after its last slice. */
+struct product {
+	const char *a, *w, *c;
+	double K, n;
+};
+
+static void
+proj(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	double Dm = q->H * q->d, Dkv = q->Hkv * q->d, s = q->s, L = q->L;
+	double tiles_all = q->tq + q->tk + q->ts;
+	double tile_lines[] = { q->tq, q->tk, q->ts };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "S_tile" };
+	const struct product prods[4] = {
+		{ "x", "W_Q", "Q", Dm, Dm },
+		{ "x", "W_K", "K", Dm, Dkv },
+		{ "x", "W_V", "V", Dm, Dkv },
+		{ "O", "W_O", "y", Dm, Dm },
+	};
+	double blocks = q->B * q->Tr; /* row blocks over all batches */
+
+	for (int m = 0; m < 4; m++) {
+		const struct product *p = &prods[m];
+		double Tn = ceil(p->n / q->Bc), Ks = ceil(p->K / q->d);
+		double a_block = q->Br * p->K * s / L, a_slice = q->Br * q->d * s / L;
+		double w_all = p->K * p->n * s / L, w_slice = q->d * q->Bc * s / L;
+		double c_row = q->Br * p->n * s / L; /* one row of C blocks */
+		double a_lines = q->B * q->N * p->K * s / L;
+		struct formula_array *A = arr(r, p->a), *W = arr(r, p->w);
+
+		/* A: a line of block ib comes back at the next column block after the rest of the
+		 * block, one column block of W (K B_c) and the C block stored. */
+		{
+			double G_A = a_block - 1 + p->K * q->Bc * s / L + q->Br * q->Bc * s / L +
+				     tiles_all;
+			bool shared = m > 0 && strcmp(prods[m - 1].a, p->a) == 0;
+
+			/* First use in this product: new, or (x after the previous product) after
+			 * the rest of that product and this one's start; averaged over blocks. */
+			for (double ib = 0; ib < blocks; ib++) {
+				double first = INFINITY;
+
+				if (shared) {
+					const struct product *pp = &prods[m - 1];
+					double w_prev = pp->K * pp->n * s / L;
+					double last = ib == blocks - 1;
+
+					first = q->B * q->N * p->K * s / L - 1 +
+						(last ? w_prev / 2 : w_prev) +
+						(ib > 0 ? w_all : w_all / 2) +
+						(blocks - 1 - ib) * q->Br * pp->n * s / L +
+						ib * q->Br * p->n * s / L + tiles_all;
+				}
+				{
+					struct step st[2] = { { LD, first, 1 },
+							      { LD, G_A, Tn - 1 } };
+
+					seq(A, q, a_lines / blocks, st, 2, INFINITY);
+				}
+			}
+		}
+		/* W: a line of column block jb, slice k comes back at the next row block after
+		 * every other W line, the C blocks of one row, and the A lines between: the rest of
+		 * block ib (all of it unless jb is the last column block) and of block ib + 1 the
+		 * slices up to k (all of it unless jb is the first). */
+		for (double jb = 0; jb < Tn; jb++) {
+			for (double k = 0; k < Ks; k++) {
+				double x_between =
+					(jb < Tn - 1 ? a_block : (Ks - 1 - k) * a_slice) +
+					(jb > 0 ? a_block : (k + 1) * a_slice);
+				double G_W = w_all - 1 + x_between + c_row + tiles_all;
+				struct step st[2] = { { LD, INFINITY, 1 },
+						      { LD, G_W, blocks - 1 } };
+
+				seq(W, q,
+				    w_slice * (fmin(q->Bc, p->n - jb * q->Bc) / q->Bc) *
+					    (fmin(q->d, p->K - k * q->d) / q->d),
+				    st, 2, INFINITY);
+			}
+		}
+		once(arr(r, p->c), q, q->B * q->N * p->n * s / L, ST,
+		     q->B * q->N * p->n * s / L / 2);
+	}
+	(void)c;
+	tiles(r, q, tile_names, tile_lines, 3,
+	      q->tq + q->tk + q->ts + q->Br * q->d * s / L + q->d * q->Bc * s / L);
+}
+
+/* ---- no cache: every access moves its own bytes ---- */
+
+static void
+add(struct formula_result *r, const char *name, double rd, double wr)
+{
+	struct formula_array *a = arr(r, name);
+
+	a->read_bytes += rd;
+	a->write_bytes += wr;
+}
+
+static void
+no_cache(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	double s = q->s, N = q->N, d = q->d, bh = q->B * q->H;
+	double head = N * d * s, S = N * N * s, vec = N * 4;
+	uint64_t Tr = attn_blocks(c->N, c->Br);
+
+	switch (c->kernel) {
+	case ATTN_NAIVE:
+		add(r, "Q", bh * head, 0);
+		add(r, "K", bh * q->Tr * head, 0);
+		add(r, "V", bh * q->Tr * head, 0);
+		add(r, "O", 0, bh * head);
+		add(r, "S", bh * (c->softmax_separate ? S : 2 * S),
+		    bh * (c->softmax_separate ? S : 2 * S));
+		if (c->softmax_separate)
+			add(r, "P", bh * S, bh * S);
+		break;
+	case ATTN_FLASH2: {
+		double krows = 0;
+
+		/* Each query block reads its key blocks' rows (the last block may be short). */
+		for (uint64_t ib = 0; ib < Tr; ib++)
+			krows += fmin(flash_kblocks(c, ib) * q->Bc, N);
+		add(r, "Q", bh * head, 0);
+		add(r, "K", bh * krows * d * s, 0);
+		add(r, "V", bh * krows * d * s, 0);
+		add(r, "O", 0, bh * head);
+		add(r, "lse", 0, bh * vec);
+		break;
+	}
+	case ATTN_FLASH1: {
+		double qrows = 0;
+		uint64_t Tc = attn_blocks(c->N, c->Bc);
+
+		for (uint64_t jb = 0; jb < Tc; jb++) {
+			uint64_t ib0 = c->causal ? (jb * c->Bc) / c->Br : 0;
+
+			qrows += (double)c->N - (double)(ib0 * c->Br);
+		}
+		add(r, "Q", bh * qrows * d * s, 0);
+		add(r, "O", bh * qrows * d * s, bh * (head + qrows * d * s));
+		add(r, "m", bh * qrows * 4, bh * (vec + qrows * 4));
+		add(r, "l", bh * qrows * 4, bh * (vec + qrows * 4));
+		add(r, "K", bh * head, 0);
+		add(r, "V", bh * head, 0);
+		break;
+	}
+	default: {
+		double Dm = q->H * d, Dkv = q->Hkv * d, rows = q->B * N;
+		double tq = ceil(Dm / q->Bc), tkv = ceil(Dkv / q->Bc);
+
+		/* x is read once per column block of each of the three input products. */
+		add(r, "x", rows * Dm * s * (tq + 2 * tkv), 0);
+		add(r, "W_Q", q->B * q->Tr * Dm * Dm * s, 0);
+		add(r, "W_K", q->B * q->Tr * Dm * Dkv * s, 0);
+		add(r, "W_V", q->B * q->Tr * Dm * Dkv * s, 0);
+		add(r, "W_O", q->B * q->Tr * Dm * Dm * s, 0);
+		add(r, "O", rows * Dm * s * tq, 0);
+		add(r, "Q", 0, rows * Dm * s);
+		add(r, "K", 0, rows * Dkv * s);
+		add(r, "V", 0, rows * Dkv * s);
+		add(r, "y", 0, rows * Dm * s);
+		break;
+	}
+	}
+}
+
+/* ---- lab formulas and regimes ---- */
+
+double
+formula_lab(const struct attn_config *c)
+{
+	double N = (double)c->N, d = (double)c->d, s = dtype_bytes(c->dtype);
+	double heads = (double)c->batch * (double)c->heads;
+
+	switch (c->kernel) {
+	case ATTN_NAIVE:
+		return heads * (12 * N * d + 16 * N * N) * s / 4;
+	case ATTN_FLASH2:
+		return heads * 8 * N * d * (1 + N / (double)c->Br) * s / 4;
+	default:
+		return 0;
+	}
+}
+
+static void
+regime(struct formula_result *r, const struct attn_config *c, const struct formula_machine *m,
+       const struct q *q)
+{
+	struct formula_regime *g = &r->regime;
+	double kv_bytes = 2 * q->N * q->d * q->s, S_bytes = q->Sall * q->L;
+	char kv[32], S[32], C[32];
+
+	snprintf(kv, sizeof(kv), "%.3g MiB", kv_bytes / 1048576);
+	snprintf(S, sizeof(S), "%.3g MiB", S_bytes / 1048576);
+	snprintf(C, sizeof(C), "%.3g MiB", m->capacity_bytes / 1048576);
+	g->within_assumptions = false;
+	if (c->kernel == ATTN_NAIVE) {
+		double G_K = (q->Tc - 1) * q->kb + q->Br * q->Srow + q->qb + q->tq + q->tk;
+		double G_S1 = q->Sall - 1;
+
+		if (m->no_cache)
+			snprintf(g->text, sizeof(g->text),
+				 "K/V fit in cache fails: no cache holds K and V between query "
+				 "blocks, so each is read T_r = %.0f times, not once",
+				 q->Tr);
+		else if (G_K >= q->C)
+			snprintf(
+				g->text, sizeof(g->text),
+				"K/V fit in cache fails: K, V and a block row of S (%.3g MiB) do not "
+				"fit in %s, so K and V are read T_r = %.0f times, not once",
+				G_K * q->L / 1048576, C, q->Tr);
+		else if (G_S1 < q->C)
+			snprintf(
+				g->text, sizeof(g->text),
+				"S spills to DRAM fails: S and P (%s) fit in %s and never reach DRAM "
+				"between passes",
+				S, C);
+		else if (m->rfo && c->softmax_separate)
+			snprintf(g->text, sizeof(g->text),
+				 "no read-for-ownership fails: write-allocate reads S and P before "
+				 "writing them (+2 N^2 s)");
+		else {
+			g->within_assumptions = true;
+			snprintf(g->text, sizeof(g->text),
+				 "K/V stay in cache (%s), S spills to DRAM (%s > %s)%s", kv, S, C,
+				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)"
+					: "");
+		}
+	} else if (c->kernel == ATTN_FLASH2) {
+		double G = (2 * q->Tc - 1) * q->kb + q->qb;
+
+		if (c->causal)
+			snprintf(
+				g->text, sizeof(g->text),
+				"all blocks computed fails: causal skips the masked key blocks the "
+				"lab formula counts (about half of K and V)");
+		else if (!m->no_cache && G < q->C)
+			snprintf(
+				g->text, sizeof(g->text),
+				"K/V re-read per query block fails: K and V (%s) stay in %s, so they "
+				"are read once, not N/B_r = %.0f times",
+				kv, C, q->N / q->Br);
+		else {
+			g->within_assumptions = true;
+			snprintf(
+				g->text, sizeof(g->text),
+				"K/V re-read from DRAM for each of the N/B_r = %.0f query blocks%s",
+				q->N / q->Br,
+				m->no_cache ? " (no cache)"
+					    : ", since they do not fit in the cache");
+		}
+	} else {
+		snprintf(g->text, sizeof(g->text), "the lab has no formula for %s",
+			 attn_kernel_name(c->kernel));
+	}
+}
+
+void
+formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machine *m)
+{
+	const struct cache_config *c = &s->cache;
+
+	memset(m, 0, sizeof(*m));
+	m->tiles_in_scratch = s->tiles_in_scratch;
+	m->flush = flush;
+	if (c->levels == 0) {
+		m->no_cache = true;
+		m->line_bytes = 1;
+		return;
+	}
+	m->capacity_bytes = (double)c->level[c->levels - 1].size_bytes;
+	m->line_bytes = (double)c->level[c->levels - 1].line_bytes;
+	m->rfo = c->level[0].alloc == CACHE_ALLOC_FETCH;
+}
+
+int
+formula_eval(const struct attn_config *c, const struct formula_machine *m,
+	     struct formula_result *out)
+{
+	struct q q;
+
+	memset(out, 0, sizeof(*out));
+	setup(&q, c, m);
+	if (m->no_cache) {
+		q.L = 1;
+		no_cache(out, c, &q);
+	} else {
+		switch (c->kernel) {
+		case ATTN_NAIVE:
+			naive(out, c, &q);
+			break;
+		case ATTN_FLASH1:
+			flash1(out, c, &q);
+			break;
+		case ATTN_FLASH2:
+			flash2(out, c, &q);
+			break;
+		default:
+			proj(out, c, &q);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < out->narrays; i++) {
+		out->read_bytes += out->arrays[i].read_bytes;
+		out->write_bytes += out->arrays[i].write_bytes;
+		out->rfo_bytes += out->arrays[i].rfo_bytes;
+		out->flush_bytes += out->arrays[i].flush_bytes;
+	}
+	out->lab_bytes = formula_lab(c);
+	out->flops = attn_flops(c);
+	regime(out, c, m, &q);
+	return 0;
+}
+
+const struct formula_array *
+formula_array(const struct formula_result *r, const char *name)
+{
+	for (unsigned i = 0; i < r->narrays; i++)
+		if (strcmp(r->arrays[i].name, name) == 0)
+			return &r->arrays[i];
+	return NULL;
+}

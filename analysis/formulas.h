@@ -1,0 +1,78 @@
+#pragma once
+
+/*
+ * Closed-form DRAM bytes of the attention kernels.
+ *
+ * The lab formulas, exactly as the lab states them (shared/seeds/002, fp32 units scaled by
+ * s/4): naive (12 N d + 16 N^2) s/4 per head (leaves out the O write), flash
+ * 8 N d (1 + N / B_r) s/4 per head (FlashAttention-2 loop order: Q read, O written, K and V
+ * read once per query block).
+ *
+ * The exact formulas, derived from the kernels as written (kernels/) for a machine whose
+ * level above DRAM is a least-recently-used cache of C bytes in lines of L bytes: every line
+ * of every array follows a sequence of accesses (load, partial store, whole-line store), each
+ * a reuse distance after the previous one (the number of other lines touched in between,
+ * written out per kernel in analysis/formulas.c and README "Formulas"). A fully associative
+ * LRU cache hits exactly when that distance is below C / L; a write-back cache writes a dirty
+ * line once per eviction or at the final flush; write-allocate fetches a line on a partial
+ * store miss (read for ownership), write-validate does not. With no cache, every access moves
+ * its own bytes.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/attn.h"
+#include "sim/spec.h"
+
+#define FORMULA_MAX_ARRAYS 24
+
+/* What the formulas need to know of the machine. */
+struct formula_machine {
+	bool no_cache;         /* every access moves its own bytes (the lab preset) */
+	double capacity_bytes; /* C: the level above DRAM (the last level) */
+	double line_bytes;     /* L */
+	bool rfo;              /* write-allocate with fetch: partial store misses read the line */
+	bool tiles_in_scratch;
+	bool flush; /* dirty lines written back at the end */
+};
+
+struct formula_array {
+	char name[32];
+	double read_bytes;  /* including rfo_bytes */
+	double write_bytes; /* including flush_bytes */
+	double rfo_bytes;
+	double flush_bytes;
+};
+
+/* Why a lab formula's assumption holds or fails, per kernel. */
+struct formula_regime {
+	bool within_assumptions;
+	char text[256]; /* the regime in words, or the failed assumption (why_not) */
+};
+
+struct formula_result {
+	struct formula_array arrays[FORMULA_MAX_ARRAYS];
+	unsigned narrays;
+	double read_bytes, write_bytes, rfo_bytes, flush_bytes;
+	double lab_bytes;                /* 0 for kernels without a lab formula (flash1, proj) */
+	double lab_basis_bytes_excluded; /* bytes the lab formula leaves out (naive: O's write) */
+	struct formula_regime regime;
+	double flops;
+	bool tiles_approximate; /* tiles in memory that spill from the cache: not modeled */
+};
+
+/* The machine a spec describes: its last level (or no cache), RFO from L1's write-miss
+ * policy, tile placement. */
+void formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machine *m);
+
+/* Evaluates the lab and exact formulas. Returns 0, or -EINVAL for a config the formulas do not
+ * cover (never for a config attn_config_check() accepts). */
+int formula_eval(const struct attn_config *c, const struct formula_machine *m,
+		 struct formula_result *out);
+
+/* The lab formula alone, in bytes (all heads and batches); 0 when the kernel has none. */
+double formula_lab(const struct attn_config *c);
+
+/* The array named name, or NULL. */
+const struct formula_array *formula_array(const struct formula_result *r, const char *name);
