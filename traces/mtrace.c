@@ -699,7 +699,7 @@ struct fused {
 	/* By a short record's low six bits (slot, delta): the step (dddd - 8) x slot size, so
 	 * the loop adds a looked-up step instead of multiplying. */
 	int64_t step[MTRACE_SLOTS * 16];
-	uint64_t loads, stores, load_bytes, store_bytes;
+	uint64_t accesses, bytes, stores, store_bytes;
 };
 
 /* Fills the steps of slot s from its size. */
@@ -714,16 +714,20 @@ set_steps(struct fused *f, unsigned s)
  * inside one line, whether they hit L1 or miss (a miss goes to cache_fast_miss()); returns
  * where it stopped: at limit, or at a record it did not consume (a control record, an
  * instruction fetch, a long record with a size or count field, an access that straddles
- * lines, a record that is garbled). *records counts what it consumed. The counters stay in
- * registers and the slot addresses in a local array, which stores to the tags cannot alias. */
-static const uint8_t *
-fused_run(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
-	  const uint8_t *limit, const uint8_t *end, uint64_t *records)
+ * lines, a record that is garbled). *records counts what it consumed.
+ * Callers pass L1's line_shift and ways, as constants where they can: with a constant
+ * geometry the compiler turns the set lookup into a few shifts and masks. The hot values
+ * stay in registers and the slot addresses in a local array, which stores to the tags cannot
+ * alias; stores, rare in traces, are counted in memory. */
+static ALWAYS_INLINE const uint8_t *
+fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	   const uint8_t *limit, const uint8_t *end, uint64_t *records, const unsigned shift,
+	   const uint64_t ways)
 {
-	uint64_t *const tags = v->tags;
-	const uint64_t set_mask = v->set_mask, ways = v->ways;
-	const unsigned shift = v->line_shift;
-	uint64_t addr[MTRACE_SLOTS], n = 0, stores = 0, bytes = 0, store_bytes = 0;
+	/* The geometry as constants, for cache_fast_hit_older() too. */
+	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways, shift, v->lru };
+	const uint8_t *const start = p;
+	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
 
 	memcpy(addr, f->addr, sizeof(addr));
 	while (p < limit) {
@@ -746,44 +750,63 @@ fused_run(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const
 			s = (h >> 3) & 3;
 			op = (h >> 5) & 1;
 			a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+			long_bytes += (uint64_t)(next - p) - 1;
 		}
 		size = f->ssize[s];
 		line = a >> shift;
 		/* An access that wraps the address space straddles too: its wrapped end lies far
-		 * below its start. */
-		if (((a + size - 1) >> shift) != line)
+		 * below its start. The record is left to the caller, varint bytes included. */
+		if (((a + size - 1) >> shift) != line) {
+			long_bytes -= (uint64_t)(next - p) - 1;
 			break;
-		set = tags + (line & set_mask) * ways;
+		}
+		set = g.tags + (line & g.set_mask) * ways;
 		if ((set[0] >> 1) == line) {
 			/* Only stores write the tag: a load that did would make the next access
 			 * to the line wait for the store to forward. */
 			if (op)
 				set[0] |= 1;
-		} else if (!cache_fast_hit_older(v, set, line, (unsigned)op)) {
+		} else if (!cache_fast_hit_older(&g, set, line, (unsigned)op)) {
 			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
 		}
+		if (op) {
+			f->stores++;
+			f->store_bytes += size;
+		}
 		addr[s] = a;
-		n++;
-		stores += op;
 		bytes += size;
-		store_bytes += size & -op;
 		p = next;
 	}
 	memcpy(f->addr, addr, sizeof(addr));
-	*records += n;
-	f->loads += n - stores;
-	f->stores += stores;
-	f->load_bytes += bytes - store_bytes;
-	f->store_bytes += store_bytes;
+	/* One record per byte, but for the varint bytes of long records. */
+	*records += (uint64_t)(p - start) - long_bytes;
+	f->accesses += (uint64_t)(p - start) - long_bytes;
+	f->bytes += bytes;
 	return p;
 }
 
-/* Adds the accesses fused_run() settled to the model's counters and clears them. */
+/* fused_loop() for the usual L1 geometry, 64-byte lines and 8 ways, and for any other. */
+static const uint8_t *
+fused_run_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	       const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, 6, 8);
+}
+
+static const uint8_t *
+fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	      const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways);
+}
+
+/* Adds the accesses the fused loop settled to the model's counters and clears them. */
 static void
 count_fused(struct cache *c, struct fused *f)
 {
-	cache_count_fast(c, f->loads, f->stores, f->load_bytes, f->store_bytes);
-	f->loads = f->stores = f->load_bytes = f->store_bytes = 0;
+	cache_count_fast(c, f->accesses - f->stores, f->stores, f->bytes - f->store_bytes,
+			 f->store_bytes);
+	f->accesses = f->bytes = f->stores = f->store_bytes = 0;
 }
 
 long
@@ -794,7 +817,7 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 
 	while (!r->done) {
 		const uint8_t *p, *end, *limit;
-		struct fused f = { .loads = 0 };
+		struct fused f = { .accesses = 0 };
 		uint64_t records = r->records, accesses = r->accesses;
 		bool at_control = false;
 		struct cache_ref e;
@@ -817,7 +840,8 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 			uint64_t before = records;
 			uint8_t h;
 
-			p = fused_run(&f, c, v, p, limit, end, &records);
+			p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8 : fused_run_any)(
+				&f, c, v, p, limit, end, &records);
 			accesses += records - before;
 			if (p >= limit)
 				break;
