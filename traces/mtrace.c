@@ -833,7 +833,7 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 		memcpy(f.ssize, r->slot_size, sizeof(f.ssize));
 		for (unsigned s = 0; s < MTRACE_SLOTS; s++)
 			set_steps(&f, s);
-		/* Decode and simulate in one pass: fused_run() takes the loads and stores inside
+		/* Decode and simulate in one pass: fused_loop() takes the loads and stores inside
 		 * one line that need no size or count field, nearly all of them; the rest are
 		 * decoded here and handed to the model. */
 		while (p < limit) {
