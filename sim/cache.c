@@ -1144,7 +1144,23 @@ cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
 	v->set_mask = L->set_mask;
 	v->ways = L->ways;
 	v->line_shift = L->line_shift;
+	v->lru = L->cfg.repl == CACHE_REPL_LRU;
 	return true;
+}
+
+void
+cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
+{
+	struct level *L = &c->lv[0];
+	uint64_t line = addr >> L->line_shift;
+	uint64_t set_idx = line & L->set_mask;
+	uint64_t *set = L->tags + set_idx * L->ways;
+
+	/* level_ref() without the lookup the caller has made, and with the access counted. */
+	if (op)
+		level_write(c, 0, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
+	else
+		level_read(c, 0, set, set_idx, line, -1, addr, size, 0);
 }
 
 void

@@ -152,39 +152,61 @@ bool cache_merge_is_exact(const struct cache *c);
  * were consumed. The replay fast path: same result as one cache_access() per ref. */
 size_t cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n);
 
-/* For replay loops that decode their own stream: L1's tag array, to test inline whether an
- * access hits the most recent slot of its set, the one case where a hit changes at most the
- * dirty bit. Slot 0 of set s is tags[s * ways] and holds (line << 1) | dirty. */
+/* For replay loops that decode their own stream: L1's tag array, to settle inline a load or
+ * store that lies in one line and hits. Set s is tags[s * ways ..], its slots hold
+ * (line << 1) | dirty; the most recent line is in slot 0 (LRU keeps slots in recency order).
+ * A hit in slot 0 changes at most the dirty bit. */
 struct cache_fast_l1 {
 	uint64_t *tags;
 	uint64_t set_mask;
 	uint64_t ways;
 	unsigned line_shift;
+	bool lru; /* a hit moves the line to slot 0; otherwise a hit changes only the dirty bit */
 };
 
 /* Fills *v and returns true when the inline test applies: a write-back L1 that is LRU, FIFO
  * or random, without write-validate, and no scratch ranges. */
 bool cache_fast_l1(struct cache *c, struct cache_fast_l1 *v);
 
-/* If the access (op 0 load, 1 store) lies in one line that sits in its set's most recent
- * slot, records it (a store marks the line dirty) and returns true; the caller counts it with
- * cache_count_fast(). Otherwise changes nothing: pass the access to cache_access(). */
+/* For a load (op 0) or store (op 1) of line that set (its L1 set) does not hold in slot 0:
+ * if a later slot holds it, records the hit as the model does (LRU moves the line to slot 0,
+ * a store marks it dirty) and returns true; the caller counts it with cache_count_fast().
+ * Otherwise changes nothing and returns false: pass the access to cache_fast_miss(). */
 static inline bool
-cache_fast_hit(const struct cache_fast_l1 *v, uint64_t addr, uint32_t size, unsigned op)
+cache_fast_hit_older(const struct cache_fast_l1 *v, uint64_t *set, uint64_t line, unsigned op)
 {
-	uint64_t line = addr >> v->line_shift;
-	uint64_t *slot;
+	for (uint64_t w = 1; w < v->ways; w++) {
+		uint64_t e = set[w];
 
-	if (((addr + size - 1) >> v->line_shift) != line)
-		return false;
-	slot = v->tags + (line & v->set_mask) * v->ways;
-	if ((*slot >> 1) != line)
-		return false;
-	*slot |= op;
-	return true;
+		if ((e >> 1) != line)
+			continue;
+		e |= op;
+		if (v->lru) {
+			/* set[1 .. w] = set[0 .. w-1], as a rotation that stays inline (a copy
+			 * loop may become a memmove call). */
+			uint64_t carry = set[0];
+
+			for (uint64_t j = 1; j <= w; j++) {
+				uint64_t t = set[j];
+
+				set[j] = carry;
+				carry = t;
+			}
+			set[0] = e;
+		} else {
+			set[w] = e;
+		}
+		return true;
+	}
+	return false;
 }
 
-/* Adds accesses that cache_fast_hit() took to the counters. */
+/* Simulates a load (op 0) or store (op 1) of [addr, addr + size) inside one line that L1 does
+ * not hold (the caller has looked in every slot of its set). The caller counts the access with
+ * cache_count_fast(), as for a hit; the miss and what it causes below are counted here. */
+void cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op);
+
+/* Adds accesses settled through cache_fast_l1 (hits and cache_fast_miss()) to the counters. */
 void cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
 		      uint64_t store_bytes);
 

@@ -1,7 +1,8 @@
 /*
  * Trace formats: memsim's binary format round-trips events, arrays and phases exactly and
  * refuses every truncation; din and lackey text parse as Dinero IV and lackey mean them, and
- * garbled lines are errors naming file and line.
+ * garbled lines are errors naming file and line. Replaying a memsim trace (decoding fused
+ * with the model's inline hit tests) gives the counters of one cache_access() per event.
  */
 
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/replay.h"
+#include "sim/spec.h"
 #include "tests/unit.h"
 #include "traces/mtrace.h"
 #include "traces/reader.h"
@@ -164,6 +167,143 @@ test_memsim_round_trip(void **state)
 	assert_int_equal(trace_reader_array(r, 2)->space, TRACE_SPACE_SCRATCH);
 	assert_string_equal(trace_reader_phase(r, 1), "softmax");
 	trace_reader_close(r);
+}
+
+/* Writes a trace with locality: four streams wandering in 96 KiB, so accesses hit L1's most
+ * recent slots, hit older slots and miss, with sizes from 1 to 100 bytes (some straddle lines),
+ * repeats, instruction fetches, a mid-trace array and a phase switch. */
+static void
+write_local_sample(const char *path, size_t nacc)
+{
+	static const uint32_t sizes[] = { 4, 4, 4, 8, 1, 2, 16, 64, 100 };
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-traces --local", err, sizeof(err));
+	uint64_t rng = 777, stream[4] = { 0x100000, 0x104000, 0x108000, 0x110000 };
+	uint32_t size[4] = { 4, 4, 4, 8 };
+
+	assert_non_null(w);
+	mtrace_writer_array(w, "A", 0x100000, 0x8000, TRACE_SPACE_DRAM);
+	mtrace_writer_set_phase(w, mtrace_writer_phase(w, "one"));
+	for (size_t i = 0; i < nacc; i++) {
+		uint64_t r = lcg(&rng);
+		unsigned s = r % 4;
+		enum trace_event_kind kind = (r >> 4) % 8 == 0 ? TRACE_EV_STORE : TRACE_EV_LOAD;
+		uint32_t count = (r >> 8) % 64 == 0 ? 1 + (uint32_t)((r >> 14) % 5) : 1;
+
+		if ((r >> 20) % 200 == 0)
+			size[s] = sizes[(r >> 28) % 9];
+		if ((r >> 36) % 500 == 0)
+			kind = TRACE_EV_IFETCH;
+		if ((r >> 40) % 64 == 0)
+			stream[s] = 0x100000 + (r >> 46) % 0x18000; /* a jump, any alignment */
+		else
+			stream[s] = 0x100000 +
+				    (stream[s] + size[s] * ((r >> 48) % 3) - 0x100000) % 0x18000;
+		if (i == nacc / 2) {
+			mtrace_writer_array(w, "late", 0x108000, 0x1000, TRACE_SPACE_DRAM);
+			mtrace_writer_set_phase(w, mtrace_writer_phase(w, "two"));
+		}
+		mtrace_writer_access(w, kind, stream[s], size[s], count);
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+}
+
+/* One cache_access() per decoded event, with arrays and phases as replay_reader() maps them. */
+static void
+replay_by_event(const char *path, struct cache *c)
+{
+	char err[512];
+	struct trace_reader *r = trace_reader_open(path, TRACE_FORMAT_MEMSIM, err, sizeof(err));
+	unsigned arrays = 0, phases = 0;
+	int map[16];
+	long n;
+
+	assert_non_null(r);
+	for (; arrays < trace_reader_array_count(r); arrays++)
+		cache_add_array(c, trace_reader_array(r, arrays)->name,
+				trace_reader_array(r, arrays)->base,
+				trace_reader_array(r, arrays)->bytes, false);
+	while ((n = trace_reader_read(r, got, 1000)) > 0) {
+		for (long i = 0; i < n; i++) {
+			const struct cache_ref *e = &got[i];
+
+			if (e->kind == TRACE_EV_PHASE) {
+				for (; phases < trace_reader_phase_count(r); phases++)
+					map[phases] =
+						cache_add_phase(c, trace_reader_phase(r, phases));
+				cache_set_phase(c, map[e->addr]);
+			} else if (e->kind == TRACE_EV_ARRAY) {
+				const struct trace_array *a = trace_reader_array(r, arrays++);
+
+				cache_add_array(c, a->name, a->base, a->bytes, false);
+			} else {
+				cache_access(c, e->addr, e->size, (enum cache_op)e->kind, e->count);
+			}
+		}
+	}
+	assert_int_equal(n, 0);
+	trace_reader_close(r);
+}
+
+static void
+test_memsim_fused_replay(void **state)
+{
+	static const char *specs[] = {
+		"L1=4K:8:64,L2=32K:16:64",
+		"L1=4K:4:64:fifo,L2=32K:8:64",
+		"L1=4K:8:64:random,L2=32K:8:64:random",
+		"L1=4K:8:64:plru,L2=32K:8:64",
+		"L1=4K:8:64:wt:nwa,L2=32K:8:64",
+		"L1=4K:8:64:wv,L2=32K:8:64",
+		"L1=3K:6:64,L2=24K:12:64:incl",
+		"L1=2K:full:32,L2=32K:8:64:incl",
+		"L1=4K:1:64,L2=8K:2:64:excl,L3=64K:8:64",
+		"L1=8K:16:128,L2=64K:8:128:quietwb",
+		"I1=2K:2:64,L1=4K:8:64,L2=32K:8:64",
+		NULL,
+	};
+	char path[512], err[512];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "local.mtr");
+	write_local_sample(path, NEV);
+	for (int i = 0; specs[i]; i++) {
+		struct spec spec;
+		struct replay_result res;
+		struct cache *ref;
+		uint64_t sum = 0;
+
+		assert_int_equal(spec_parse(specs[i], &spec, err, sizeof(err)), 0);
+		if (replay_file(path, TRACE_FORMAT_MEMSIM, &spec, true, &res, err, sizeof(err)))
+			fail_msg("%s: %s", specs[i], err);
+		ref = cache_create(&spec.cache);
+		replay_by_event(path, ref);
+		cache_flush(ref);
+		for (unsigned l = 0; l < cache_level_count(ref); l++)
+			if (memcmp(cache_level_stats(ref, l), cache_level_stats(res.cache, l),
+				   sizeof(struct cache_level_stats)))
+				fail_msg("%s: level %u counters differ", specs[i], l);
+		assert_memory_equal(cache_cpu(ref), cache_cpu(res.cache),
+				    sizeof(struct cache_cpu_stats));
+		assert_int_equal(cache_phase_count(ref), cache_phase_count(res.cache));
+		assert_int_equal(cache_array_count(ref), cache_array_count(res.cache));
+		for (unsigned p = 0; p < cache_phase_count(ref); p++) {
+			for (unsigned a = 0; a < cache_array_count(ref); a++)
+				assert_memory_equal(cache_phase_array_traffic(ref, p, a),
+						    cache_phase_array_traffic(res.cache, p, a),
+						    sizeof(struct cache_traffic));
+			for (unsigned l = 0; l < cache_level_count(ref); l++)
+				assert_memory_equal(cache_phase_level_stats(ref, p, l),
+						    cache_phase_level_stats(res.cache, p, l),
+						    sizeof(struct cache_level_stats));
+		}
+		/* The sample is meant to exercise hits off the most recent slot and misses. */
+		sum = cache_level_stats(ref, 0)->read_misses +
+		      cache_level_stats(ref, 0)->write_misses;
+		assert_true(sum > NEV / 100);
+		cache_destroy(ref);
+		replay_result_finish(&res);
+	}
 }
 
 /* Every proper prefix of a trace is refused: a truncated file never passes for a whole one. */
@@ -374,6 +514,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memsim_round_trip),
 		cmocka_unit_test(test_memsim_truncation),
+		cmocka_unit_test(test_memsim_fused_replay),
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_lackey),
 		cmocka_unit_test(test_lackey_modify_split),

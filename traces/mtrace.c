@@ -692,58 +692,121 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 	return (long)n;
 }
 
-/* The state of the inline-hit loop. */
-struct hit_run {
+/* The state of the fused loop: the slots, and the accesses it settled, not yet counted. */
+struct fused {
 	uint64_t addr[MTRACE_SLOTS];
 	uint32_t ssize[MTRACE_SLOTS];
-	uint64_t n[MTRACE_SLOTS][2]; /* inline hits per slot, loads and stores */
+	/* By a short record's low six bits (slot, delta): the step (dddd - 8) x slot size, so
+	 * the loop adds a looked-up step instead of multiplying. */
+	int64_t step[MTRACE_SLOTS * 16];
+	uint64_t accesses, bytes, stores, store_bytes;
 };
 
-/* Consumes short records from p while each one hits the most recent slot of its L1 set, and
- * returns where it stopped: at limit, or at a record it did not consume (a long or control
- * record, a short one that misses or wraps). Short records keep their slot's size, so counts
- * per slot give the bytes afterwards; few live values keep the loop in registers. */
-static __attribute__((noinline)) const uint8_t *
-run_hits(struct hit_run *run, const struct cache_fast_l1 *v, const uint8_t *p, const uint8_t *limit)
+/* Fills the steps of slot s from its size. */
+static void
+set_steps(struct fused *f, unsigned s)
 {
-	uint64_t *const tags = v->tags;
-	const uint64_t set_mask = v->set_mask, ways = v->ways;
-	const unsigned shift = v->line_shift;
+	for (int d = 0; d < 16; d++)
+		f->step[s * 16 + d] = (int64_t)(d - 8) * (int64_t)f->ssize[s];
+}
 
+/* Decodes and simulates records from p while they are loads or stores of the slot's size
+ * inside one line, whether they hit L1 or miss (a miss goes to cache_fast_miss()); returns
+ * where it stopped: at limit, or at a record it did not consume (a control record, an
+ * instruction fetch, a long record with a size or count field, an access that straddles
+ * lines, a record that is garbled). *records counts what it consumed.
+ * Callers pass L1's line_shift and ways, as constants where they can: with a constant
+ * geometry the compiler turns the set lookup into a few shifts and masks. The hot values
+ * stay in registers and the slot addresses in a local array, which stores to the tags cannot
+ * alias; stores, rare in traces, are counted in memory. */
+static ALWAYS_INLINE const uint8_t *
+fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	   const uint8_t *limit, const uint8_t *end, uint64_t *records, const unsigned shift,
+	   const uint64_t ways)
+{
+	/* The geometry as constants, for cache_fast_hit_older() too. */
+	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways, shift, v->lru };
+	const uint8_t *const start = p;
+	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
+
+	memcpy(addr, f->addr, sizeof(addr));
 	while (p < limit) {
+		const uint8_t *next = p + 1;
 		uint8_t h = *p;
-		unsigned s = (h >> 4) & 3, op = h >> 6;
-		uint32_t size = run->ssize[s];
-		uint64_t a = run->addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * size;
-		uint64_t line = a >> shift, *slot;
+		unsigned s;
+		uint64_t op, size, a, line, *set;
 
-		if ((h & 0x80) || a > UINT64_MAX - size + 1 || ((a + size - 1) >> shift) != line)
+		if (!(h & 0x80)) {
+			s = (h >> 4) & 3;
+			op = h >> 6;
+			a = addr[s] + (uint64_t)f->step[h & 0x3f];
+		} else {
+			uint64_t zig;
+
+			/* A long load or store without size and count fields: a far jump of a
+			 * slot, as a column walk makes. Anything else is for the caller. */
+			if ((h & 0xc7) != 0x80 || !get_varint(&next, end, &zig))
+				break;
+			s = (h >> 3) & 3;
+			op = (h >> 5) & 1;
+			a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+			long_bytes += (uint64_t)(next - p) - 1;
+		}
+		size = f->ssize[s];
+		line = a >> shift;
+		/* An access that wraps the address space straddles too: its wrapped end lies far
+		 * below its start. The record is left to the caller, varint bytes included. */
+		if (((a + size - 1) >> shift) != line) {
+			long_bytes -= (uint64_t)(next - p) - 1;
 			break;
-		slot = tags + (line & set_mask) * ways;
-		if ((*slot >> 1) != line)
-			break;
-		*slot |= op;
-		run->addr[s] = a;
-		run->n[s][op]++;
-		p++;
+		}
+		set = g.tags + (line & g.set_mask) * ways;
+		if ((set[0] >> 1) == line) {
+			/* Only stores write the tag: a load that did would make the next access
+			 * to the line wait for the store to forward. */
+			if (op)
+				set[0] |= 1;
+		} else if (!cache_fast_hit_older(&g, set, line, (unsigned)op)) {
+			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
+		}
+		if (op) {
+			f->stores++;
+			f->store_bytes += size;
+		}
+		addr[s] = a;
+		bytes += size;
+		p = next;
 	}
+	memcpy(f->addr, addr, sizeof(addr));
+	/* One record per byte, but for the varint bytes of long records. */
+	*records += (uint64_t)(p - start) - long_bytes;
+	f->accesses += (uint64_t)(p - start) - long_bytes;
+	f->bytes += bytes;
 	return p;
 }
 
-/* Adds the inline hits of a run to the model's counters and clears them. */
-static void
-count_run(struct cache *c, struct hit_run *run)
+/* fused_loop() for the usual L1 geometry, 64-byte lines and 8 ways, and for any other. */
+static const uint8_t *
+fused_run_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	       const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
-	uint64_t loads = 0, stores = 0, lb = 0, sb = 0;
+	return fused_loop(f, c, v, p, limit, end, records, 6, 8);
+}
 
-	for (int s = 0; s < MTRACE_SLOTS; s++) {
-		loads += run->n[s][0];
-		stores += run->n[s][1];
-		lb += run->n[s][0] * run->ssize[s];
-		sb += run->n[s][1] * run->ssize[s];
-		run->n[s][0] = run->n[s][1] = 0;
-	}
-	cache_count_fast(c, loads, stores, lb, sb);
+static const uint8_t *
+fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	      const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways);
+}
+
+/* Adds the accesses the fused loop settled to the model's counters and clears them. */
+static void
+count_fused(struct cache *c, struct fused *f)
+{
+	cache_count_fast(c, f->accesses - f->stores, f->stores, f->bytes - f->store_bytes,
+			 f->store_bytes);
+	f->accesses = f->bytes = f->stores = f->store_bytes = 0;
 }
 
 long
@@ -754,7 +817,7 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 
 	while (!r->done) {
 		const uint8_t *p, *end, *limit;
-		struct hit_run run = { .n = { { 0 } } };
+		struct fused f = { .accesses = 0 };
 		uint64_t records = r->records, accesses = r->accesses;
 		bool at_control = false;
 		struct cache_ref e;
@@ -766,49 +829,45 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 		p = in->buf + in->pos;
 		end = in->buf + in->len;
 		limit = end - (in->eof ? 0 : CHUNK);
-		memcpy(run.addr, r->slot_addr, sizeof(run.addr));
-		memcpy(run.ssize, r->slot_size, sizeof(run.ssize));
-		/* Decode and simulate in one pass: runs of one-byte records that hit L1's most
-		 * recent slot go through run_hits(); everything else is decoded here and handed
-		 * to the model. */
+		memcpy(f.addr, r->slot_addr, sizeof(f.addr));
+		memcpy(f.ssize, r->slot_size, sizeof(f.ssize));
+		for (unsigned s = 0; s < MTRACE_SLOTS; s++)
+			set_steps(&f, s);
+		/* Decode and simulate in one pass: fused_loop() takes the loads and stores inside
+		 * one line that need no size or count field, nearly all of them; the rest are
+		 * decoded here and handed to the model. */
 		while (p < limit) {
-			const uint8_t *q = run_hits(&run, v, p, limit);
+			uint64_t before = records;
 			uint8_t h;
 
-			records += (uint64_t)(q - p);
-			accesses += (uint64_t)(q - p);
-			p = q;
+			p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8 : fused_run_any)(
+				&f, c, v, p, limit, end, &records);
+			accesses += records - before;
 			if (p >= limit)
 				break;
 			h = *p;
 			if (!(h & 0x80)) {
-				if (!short_record(h, run.addr, run.ssize, &e))
+				if (!short_record(h, f.addr, f.ssize, &e))
 					break;
 				p++;
 			} else if ((h & 0xe0) == 0xe0) {
 				at_control = true;
 				break;
 			} else {
-				/* A record with a size field may change its slot's size, which the
-				 * per-slot counts of the run rely on: count them first. */
-				if (h & 4)
-					count_run(c, &run);
-				p = long_record(r, p, end, run.addr, run.ssize, records, &e);
+				p = long_record(r, p, end, f.addr, f.ssize, records, &e);
 				if (!p)
 					return -1;
+				/* A size field may have changed the slot's size. */
+				if (h & 4)
+					set_steps(&f, (h >> 3) & 3);
 			}
 			records++;
 			accesses += e.count;
-			if (e.kind <= CACHE_OP_STORE && cache_fast_hit(v, e.addr, e.size, e.kind))
-				cache_count_fast(c, e.kind ? 0 : e.count, e.kind ? e.count : 0,
-						 e.kind ? 0 : (uint64_t)e.size * e.count,
-						 e.kind ? (uint64_t)e.size * e.count : 0);
-			else
-				cache_access(c, e.addr, e.size, (enum cache_op)e.kind, e.count);
+			cache_access(c, e.addr, e.size, (enum cache_op)e.kind, e.count);
 		}
-		count_run(c, &run);
-		memcpy(r->slot_addr, run.addr, sizeof(run.addr));
-		memcpy(r->slot_size, run.ssize, sizeof(run.ssize));
+		count_fused(c, &f);
+		memcpy(r->slot_addr, f.addr, sizeof(f.addr));
+		memcpy(r->slot_size, f.ssize, sizeof(f.ssize));
 		r->records = records;
 		r->accesses = accesses;
 		in->pos = (size_t)(p - in->buf);
