@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/report.h"
@@ -26,6 +27,7 @@
 #include "sim/replay.h"
 #include "sim/spec.h"
 #include "sim/util.h"
+#include "kernels/attn.h"
 #include "traces/mtrace.h"
 
 #define BENCH_N 4096u
@@ -87,6 +89,136 @@ generate(struct sink *s, uint64_t target, uint64_t pad, bool blocked)
 	return n;
 }
 
+/* Runs argv (argv[0] a path) with stdout and stderr to /dev/null; returns its wall time, or a
+ * negative value if it could not run or failed. */
+static double
+timed_child(char *const argv[])
+{
+	double t0;
+	pid_t pid;
+	int status;
+
+	fflush(NULL); /* or the child's stdio would write our buffered output again */
+	t0 = now_seconds();
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		FILE *devnull = freopen("/dev/null", "w", stdout);
+
+		(void)devnull;
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1;
+	return now_seconds() - t0;
+}
+
+/* The kernel part of the benchmark: traced run vs native run, and Cachegrind on the native
+ * run vs the traced run, each a whole process (allocation and fill included in all three). */
+static int
+bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
+{
+	static const char *kernels[] = { "naive", "flash2" };
+	char self[4096], nstr[32], err[512];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
+	cJSON *root = cJSON_CreateObject(), *rows = NULL;
+	int rc = EXIT_OK;
+
+	if (n <= 0) {
+		fprintf(stderr, "memsim: cannot find the memsim executable (/proc/self/exe)\n");
+		cJSON_Delete(root);
+		return EXIT_RUNTIME;
+	}
+	self[n] = '\0';
+	snprintf(nstr, sizeof(nstr), "%llu", (unsigned long long)N);
+	report_add_header(root, argc, argv);
+	rows = cJSON_AddArrayToObject(root, "kernels");
+	printf("memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64, cachegrind preset for the "
+	       "traced run\n",
+	       nstr);
+	if (!have_valgrind)
+		printf("valgrind not found: the Cachegrind column is not measured\n");
+	printf("\n%-8s %10s %10s %10s %12s %10s %14s %12s\n", "kernel", "native s", "traced s",
+	       "traced/nat", "cachegrind s", "cg/traced", "traced RSS MiB", "arrays MiB");
+	for (int k = 0; k < 2; k++) {
+		char *nat[] = { self, "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
+		char json[64];
+		char *tr[] = { self, "run", "--kernel", (char *)kernels[k], "--N", nstr, "--cache",
+			       "cachegrind", "--json", json, NULL };
+		char out[600];
+		char *cg[] = { "valgrind", "--tool=cachegrind", "--cache-sim=yes",
+			       "--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64", out, self,
+			       "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
+		double tn, tt, tc = -1, rss = -1;
+		struct attn_config cfg = { ATTN_NAIVE, N, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+		cJSON *o;
+
+		attn_kernel_parse(kernels[k], &cfg.kernel);
+		snprintf(out, sizeof(out), "--cachegrind-out-file=/dev/null");
+		/* All three are whole processes: allocate, fill, run once. */
+		snprintf(json, sizeof(json), "/tmp/memsim-bench-%ld.json", (long)getpid());
+		tn = timed_child(nat);
+		tt = timed_child(tr);
+		if (have_valgrind)
+			tc = timed_child(cg);
+		{
+			/* The traced run reports its own peak memory. */
+			FILE *jf = fopen(json, "r");
+
+			if (jf) {
+				char *text = xzalloc(1 << 22);
+				size_t got = fread(text, 1, (1 << 22) - 1, jf);
+				cJSON *j;
+
+				text[got] = '\0';
+				j = cJSON_Parse(text);
+				if (cJSON_GetObjectItem(j, "peak_rss_bytes"))
+					rss = cJSON_GetObjectItem(j, "peak_rss_bytes")->valuedouble;
+				cJSON_Delete(j);
+				free(text);
+				fclose(jf);
+			}
+			unlink(json);
+		}
+		if (tn < 0 || tt < 0) {
+			fprintf(stderr, "memsim: bench: a %s run failed\n", kernels[k]);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		printf("%-8s %10.3f %10.3f %10.2f %12s %10s %14.1f %12.1f\n", kernels[k], tn, tt,
+		       tt / tn, tc >= 0 ? (snprintf(err, 20, "%.3f", tc), err) : "-",
+		       tc >= 0 ? (snprintf(err + 32, 20, "%.2f", tc / tt), err + 32) : "-",
+		       rss / 1048576, (double)attn_array_bytes(&cfg) / 1048576);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "kernel", kernels[k]);
+		cJSON_AddNumberToObject(o, "N", (double)N);
+		cJSON_AddNumberToObject(o, "native_seconds", tn);
+		cJSON_AddNumberToObject(o, "traced_seconds", tt);
+		cJSON_AddNumberToObject(o, "traced_over_native", tt / tn);
+		if (tc >= 0) {
+			cJSON_AddNumberToObject(o, "cachegrind_seconds", tc);
+			cJSON_AddNumberToObject(o, "cachegrind_over_traced", tc / tt);
+		}
+		cJSON_AddNumberToObject(o, "traced_peak_rss_bytes", rss);
+		cJSON_AddNumberToObject(o, "array_bytes", (double)attn_array_bytes(&cfg));
+		cJSON_AddItemToArray(rows, o);
+	}
+	printf("\nTargets: traced/native <= 10, cachegrind/traced >= 5. Each time is a whole process\n"
+	       "that allocates, fills and runs the kernel once. The traced run's memory is the\n"
+	       "arrays plus the fixed-size cache model: it does not grow with the access count.\n");
+	if (rc == EXIT_OK && json_path && report_write_json(json_path, root, err, sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
+		rc = EXIT_RUNTIME;
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
 void
 usage_bench(FILE *f)
 {
@@ -110,7 +242,10 @@ usage_bench(FILE *f)
 		"  -p, --pad P        elements of padding per V^T row; 0 puts the column stream in\n"
 		"                     one L1 set, the conflict worst case [16]\n"
 		"      --keep         keep the trace files\n"
-		"  -j, --json FILE    also write the figures as JSON\n");
+		"  -j, --json FILE    also write the figures as JSON\n"
+		"      --kernels      instead: time the traced run of naive and flash2 against\n"
+		"                     their native run and against Cachegrind on the native run\n"
+		"      --N N          --kernels: sequence length [2048]\n");
 }
 
 static bool
@@ -172,7 +307,7 @@ file_size(const char *path)
 int
 cmd_bench(int argc, char **argv)
 {
-	enum { OPT_KEEP = 256 };
+	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN };
 	static const struct option opts[] = {
 		{ "accesses", required_argument, NULL, 'n' },
 		{ "cache", required_argument, NULL, 'c' },
@@ -181,6 +316,8 @@ cmd_bench(int argc, char **argv)
 		{ "pad", required_argument, NULL, 'p' },
 		{ "shape", required_argument, NULL, 's' },
 		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ "kernels", no_argument, NULL, OPT_KERNELS },
+		{ "N", required_argument, NULL, OPT_KN },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -188,7 +325,8 @@ cmd_bench(int argc, char **argv)
 	uint64_t target = 50000000, repeat = 3, pad = 16;
 	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	bool keep = false, blocked = true;
+	bool keep = false, blocked = true, kernels = false;
+	uint64_t kn = 2048;
 	struct spec spec;
 	char err[512], mt_path[4096], din_path[4096];
 	struct sink direct = { 0 }, files = { 0 };
@@ -240,6 +378,13 @@ cmd_bench(int argc, char **argv)
 		case OPT_KEEP:
 			keep = true;
 			break;
+		case OPT_KERNELS:
+			kernels = true;
+			break;
+		case OPT_KN:
+			if (!parse_u64(optarg, &kn) || kn == 0)
+				return usage_error("bench", "--N: '%s' is not a positive number", optarg);
+			break;
 		case 'j':
 			json_path = optarg;
 			break;
@@ -252,6 +397,8 @@ cmd_bench(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
+	if (kernels)
+		return bench_kernels(kn, json_path, argc, argv);
 	if (spec_parse(spec_text, &spec, err, sizeof(err)))
 		return usage_error("bench", "--cache: %s", err);
 	snprintf(mt_path, sizeof(mt_path), "%s/memsim-bench-%ld.mtr", dir, (long)getpid());

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
@@ -92,6 +93,15 @@ cmd_run(int argc, char **argv)
 		cJSON_AddNumberToObject(root, "intensity",
 					cmp.exact.measured > 0 ? f.flops / cmp.exact.measured : 0);
 		cJSON_AddNumberToObject(root, "traced_seconds", res.seconds);
+		{
+			struct rusage ru;
+
+			/* Peak memory of the whole run: the arrays plus the cache model; nothing
+			 * in it grows with the number of accesses. */
+			if (getrusage(RUSAGE_SELF, &ru) == 0)
+				cJSON_AddNumberToObject(root, "peak_rss_bytes",
+							(double)ru.ru_maxrss * 1024);
+		}
 		rc = report_write_json(o.json_path, root, err, sizeof(err));
 		cJSON_Delete(root);
 		if (rc) {

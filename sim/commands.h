@@ -27,6 +27,8 @@ int cmd_replay(int argc, char **argv);
 void usage_replay(FILE *f);
 int cmd_presets(int argc, char **argv);
 void usage_presets(FILE *f);
+int cmd_native(int argc, char **argv);
+void usage_native(FILE *f);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *f);
 int cmd_bench(int argc, char **argv);

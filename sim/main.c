@@ -14,6 +14,7 @@ static void usage_version(FILE *f);
 
 const struct command commands[] = {
 	{ "run", cmd_run, usage_run, "simulate an attention kernel and compare with the formulas" },
+	{ "native", cmd_native, usage_native, "time the native build of a kernel (what Cachegrind and PAPI measure)" },
 	{ "replay", cmd_replay, usage_replay,
 	  "replay a trace (din, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,

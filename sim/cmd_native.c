@@ -1,0 +1,107 @@
+/*
+ * `memsim native`: the native build of a kernel (every TR_* macro compiled away), timed. It is
+ * also the program Cachegrind, Callgrind and PAPI measure, so it does nothing else: allocate,
+ * fill, run, optionally check.
+ */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/commands.h"
+#include "sim/options.h"
+#include "sim/util.h"
+
+void
+usage_native(FILE *f)
+{
+	fprintf(f, "Usage: memsim native --kernel K [size options as for run] [--repeat R] [--check]\n"
+		   "\n"
+		   "Runs the native build of a kernel R times and prints each run's time and the\n"
+		   "median. --check compares the outputs with the double-precision reference.\n");
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+cmd_native(int argc, char **argv)
+{
+	enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK };
+	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
+					      { "repeat", required_argument, NULL, OPT_REPEAT },
+					      { "check", no_argument, NULL, OPT_CHECK },
+					      { NULL, 0, NULL, 0 } };
+	struct kernel_options o;
+	struct spec spec;
+	struct attn_data *d;
+	uint64_t repeat = 1;
+	bool check = false;
+	double *times;
+	char err[512], buf[512];
+	int opt, rc;
+
+	kernel_options_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			usage_native(stdout);
+			return EXIT_OK;
+		}
+		if (opt == OPT_REPEAT) {
+			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 1000)
+				return usage_error("native", "--repeat: '%s' is not 1 to 1000", optarg);
+			continue;
+		}
+		if (opt == OPT_CHECK) {
+			check = true;
+			continue;
+		}
+		rc = kernel_option(&o, opt, optarg, "native");
+		if (rc == 0)
+			return option_error("native", opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error("native", "unexpected argument '%s'", argv[optind]);
+	if ((rc = kernel_options_finish(&o, &spec, "native", true)))
+		return rc;
+	d = attn_data_create(&o.cfg, err, sizeof(err));
+	if (!d) {
+		fprintf(stderr, "memsim: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	attn_data_fill(d, o.seed);
+	if (check)
+		attn_data_poison(d);
+	times = xzalloc(repeat * sizeof(*times));
+	for (uint64_t i = 0; i < repeat; i++) {
+		double t0 = now_seconds();
+
+		attn_run_native(d);
+		times[i] = now_seconds() - t0;
+	}
+	printf("native %s\n", kernel_config_str(&o.cfg, buf, sizeof(buf)));
+	for (uint64_t i = 0; i < repeat; i++)
+		printf("run %llu: %.6f s\n", (unsigned long long)i + 1, times[i]);
+	qsort(times, repeat, sizeof(*times), cmp_double);
+	printf("median %.6f s\n", times[repeat / 2]);
+	rc = EXIT_OK;
+	if (check) {
+		struct attn_error e = attn_check(d);
+
+		printf("check: max error %.3e (bound %.3e), %llu non-finite: %s\n", e.max_abs, e.bound,
+		       (unsigned long long)e.nonfinite, e.pass ? "pass" : "FAIL");
+		rc = e.pass ? EXIT_OK : EXIT_RUNTIME;
+	}
+	free(times);
+	attn_data_destroy(d);
+	return rc;
+}
