@@ -190,8 +190,10 @@ alloc_array(uint64_t bytes, bool *ok)
 
 	if (bytes == 0)
 		return NULL;
-	/* Rounded up to whole lines so that every array starts on its own 64-byte line. */
-	p = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+	/* Page-aligned and rounded up to whole pages: every array starts on a line of its own
+	 * for any line size up to 4 KiB, so no line holds the end of one array and the start
+	 * of the next, and DRAM traffic is attributed to the right array. */
+	p = aligned_alloc(4096, (bytes + 4095) & ~(uint64_t)4095);
 	if (!p)
 		*ok = false;
 	return p;

@@ -5,14 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
 #include "sim/options.h"
-#include "sim/simulate.h"
+#include "sim/study.h"
 
 void
 usage_run(FILE *f)
@@ -45,10 +44,7 @@ cmd_run(int argc, char **argv)
 	static const struct option opts[] = { KERNEL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
 	struct kernel_options o;
 	struct spec spec;
-	struct sim_result res;
-	struct formula_machine machine;
-	struct formula_result f;
-	struct comparison cmp;
+	struct study st;
 	char err[512], buf[512];
 	int opt, rc;
 
@@ -70,46 +66,25 @@ cmd_run(int argc, char **argv)
 		return usage_error("run", "unexpected argument '%s'", argv[optind]);
 	if ((rc = kernel_options_finish(&o, &spec, "run", true)))
 		return rc;
-	if (sim_kernel(&o.cfg, &spec, o.flush, o.seed, false, &res, err, sizeof(err))) {
+	if (study_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
 	printf("memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
 	       kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-	       res.seconds);
-	report_print_cache(stdout, res.cache);
-	formula_machine_from_spec(&spec, o.flush, &machine);
-	formula_eval(&o.cfg, &machine, &f);
-	compare_build(res.cache, &o.cfg, &f, &cmp);
-	compare_print(stdout, &f, &cmp);
+	       st.sim.seconds);
+	report_print_cache(stdout, st.sim.cache);
+	compare_print(stdout, &st.f, &st.cmp);
+	rc = EXIT_OK;
 	if (o.json_path) {
-		cJSON *root = cJSON_CreateObject();
+		cJSON *root = study_json(&st, argc, argv);
 
-		report_add_header(root, argc, argv);
-		report_add_config(root, &o.cfg, &spec, o.flush, o.seed);
-		report_add_cache(root, res.cache);
-		compare_add_json(root, &f, &cmp);
-		cJSON_AddNumberToObject(root, "flops", f.flops);
-		cJSON_AddNumberToObject(root, "intensity",
-					cmp.exact.measured > 0 ? f.flops / cmp.exact.measured : 0);
-		cJSON_AddNumberToObject(root, "traced_seconds", res.seconds);
-		{
-			struct rusage ru;
-
-			/* Peak memory of the whole run: the arrays plus the cache model; nothing
-			 * in it grows with the number of accesses. */
-			if (getrusage(RUSAGE_SELF, &ru) == 0)
-				cJSON_AddNumberToObject(root, "peak_rss_bytes",
-							(double)ru.ru_maxrss * 1024);
-		}
-		rc = report_write_json(o.json_path, root, err, sizeof(err));
-		cJSON_Delete(root);
-		if (rc) {
+		if (report_write_json(o.json_path, root, err, sizeof(err))) {
 			fprintf(stderr, "memsim: %s\n", err);
-			sim_result_finish(&res);
-			return EXIT_RUNTIME;
+			rc = EXIT_RUNTIME;
 		}
+		cJSON_Delete(root);
 	}
-	sim_result_finish(&res);
-	return EXIT_OK;
+	study_finish(&st);
+	return rc;
 }

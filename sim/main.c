@@ -14,7 +14,10 @@ static void usage_version(FILE *f);
 
 const struct command commands[] = {
 	{ "run", cmd_run, usage_run, "simulate an attention kernel and compare with the formulas" },
+	{ "formula", cmd_formula, usage_formula, "the lab and exact formulas alone, instantly, any size" },
 	{ "native", cmd_native, usage_native, "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
+	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
 	{ "replay", cmd_replay, usage_replay,
 	  "replay a trace (din, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,

@@ -23,6 +23,12 @@ const struct spec_preset spec_presets[] = {
 	  "Cachegrind's model: I1 and D1 over one LL, LRU, write-allocate, write-backs ignored",
 	  "valgrind cachegrind/cg_sim.c; run Cachegrind with --I1=32768,8,64 --D1=32768,8,64 "
 	  "--LL=1048576,16,64 for the same geometry" },
+	{ "h100", "L1=50M:25:128:wv,tiles=scratch",
+	  "NVIDIA H100 SXM: the 50 MiB L2 as the one cache level, tiles in shared memory",
+	  "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 50 MB L2 (taken as "
+	  "50 MiB), 128-byte lines with 32-byte sectors (sectors not modelled), up to 228 KB of "
+	  "shared memory per SM holding the tiles, write-back L2 that takes partial writes "
+	  "without fetching (write-validate); 25 ways give a power-of-two set count (16384)" },
 	{ "lab", "none,tiles=scratch",
 	  "the lab formulas' machine: tiles in on-chip scratch, no cache below them",
 	  "lab 'Bytes-Moved Delta of Flash vs Naive' (shared/seeds/002): every load or store of "
@@ -228,7 +234,7 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 			else
 				snprintf(err, errlen,
 					 "unknown cache spec or preset '%s' (presets: host, "
-					 "i5-8250u, cachegrind, lab; or a spec like "
+					 "i5-8250u, cachegrind, h100, lab; or a spec like "
 					 "L1=32K:8:64,L2=1M:16:64)",
 					 item);
 			goto out;

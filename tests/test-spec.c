@@ -39,6 +39,7 @@ static const struct good_case good[] = {
 	  "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,tiles=scratch" },
 	{ "none", "none,tiles=dram" },
 	{ "lab", "none,tiles=scratch" },
+	{ "h100", "L1=50M:25:128:lru:wb:wv:nine,tiles=scratch" },
 	{ "cachegrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
 			"L2=1M:16:64:lru:wb:wa:nine:quietwb,tiles=dram" },
 	{ "i5-8250u", "L1=32K:8:64:lru:wb:wa:nine,L2=256K:4:64:lru:wb:wa:nine,"
@@ -180,7 +181,7 @@ test_host_sysfs(void **state)
 static void
 test_presets_listed(void **state)
 {
-	const char *want[] = { "host", "i5-8250u", "cachegrind", "lab" };
+	const char *want[] = { "host", "i5-8250u", "cachegrind", "h100", "lab" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
