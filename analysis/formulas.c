@@ -165,14 +165,64 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->flush = m->flush;
 }
 
-/* K or V: read once per kv head, then again at each of the other g T_r - 1 query blocks
- * that use it (every block of every head of the group) unless they come within gap. */
-static void
-reread(struct formula_array *a, const struct q *q, double gap)
-{
-	struct step s[2] = { { LD, INFINITY, 1 }, { LD, gap, q->g * q->Tr - 1 } };
+/* The distance a K or V line of key block jb travels from its use at one query block (of
+ * nr_prev rows) to the next (of nr_next rows). */
+typedef double (*kv_gap_fn)(const struct q *q, double nr_prev, double nr_next, double jb);
 
-	seq(a, q, q->Kall, s, 2, INFINITY);
+/* K or V lines: read at first use, then again at each later query block of each head of the
+ * group whose distance reaches C. Query blocks are full but the last (N mod B_r rows), so the
+ * transitions are full -> full, full -> last and, between heads of a group, last -> full. */
+static void
+kv_reads(struct formula_array *a, const struct q *q, kv_gap_fn gap)
+{
+	double last = q->N - (q->Tr - 1) * q->Br, misses = 0;
+	struct {
+		double count, nr_prev, nr_next;
+	} tr[3] = {
+		{ q->g * fmax(q->Tr - 2, 0), q->Br, q->Br },
+		{ q->Tr > 1 ? q->g : 0, q->Br, last },
+		{ q->g - 1, last, q->Tr > 1 ? q->Br : last },
+	};
+
+	for (int t = 0; t < 3; t++) {
+		if (tr[t].count <= 0)
+			continue;
+		for (double jb = 0; jb < q->Tc; jb++) {
+			double rows = fmin(q->Bc, q->N - jb * q->Bc);
+
+			if (gap(q, tr[t].nr_prev, tr[t].nr_next, jb) >= q->C)
+				misses += tr[t].count * rows * q->rq;
+		}
+	}
+	a->read_bytes += q->B * q->Hkv * (q->N * q->rq + misses) * q->L;
+}
+
+/* naive: between a K line's use at one query block and the next come every other K line,
+ * the S rows stored in between (the rest of the first block's rows after key block jb, the
+ * second block's rows before it), the second Q block and the tiles. */
+static double
+naive_gap_k(const struct q *q, double nr_prev, double nr_next, double jb)
+{
+	return q->N * q->rq - 1 + nr_prev * (q->Srow - jb * q->Sseg) + nr_next * jb * q->Sseg +
+	       nr_next * q->rq + q->tq + q->tk;
+}
+
+/* naive av: the same with P's rows loaded, and the first block's O rows stored. */
+static double
+naive_gap_v(const struct q *q, double nr_prev, double nr_next, double jb)
+{
+	return q->N * q->rq - 1 + nr_prev * (q->Srow - jb * q->Sseg) + nr_next * jb * q->Sseg +
+	       nr_prev * q->rq + q->tv + q->ts + q->to;
+}
+
+/* flash2: every other K line and all V lines (or the reverse), the first block's O and
+ * logsumexp rows, the second Q block and the tiles. */
+static double
+flash2_gap(const struct q *q, double nr_prev, double nr_next, double jb)
+{
+	(void)jb;
+	return 2 * q->N * q->rq - 1 + nr_next * q->rq + nr_prev * (q->rq + 4 / q->L) + q->tq +
+	       q->tk + q->tv + q->ts + q->to + 2 * q->tm;
 }
 
 /* Tiles in memory: written whole on first use, then hit while the kernel's per-iteration
@@ -241,17 +291,20 @@ naive_scores_matrix(struct formula_result *r, const struct attn_config *c, const
 		double kvhead = floor(head / q->g), heads = q->B * q->H, kvheads = q->B * q->Hkv;
 		bool more_blocks_same_kv = ib < per_head - 1 || fmod(head, q->g) < q->g - 1;
 		bool earlier_same_kv = ib > 0 || fmod(head, q->g) > 0;
-		double q_after = (Z - 1 - z) * q->qb;
-		double o_before = z * q->Br * q->rq;
+		double row0 = head * q->N + ib * q->Br; /* global row of the block's first row */
+		double nr = fmin(q->Br, q->N - ib * q->Br); /* rows of this block */
+		double q_after = (rows - row0 - nr) * q->rq;
+		double o_before = row0 * q->rq;
 		double kv_later = (kvheads - 1 - kvhead) * q->N * q->rq;
 		double kv_earlier = kvhead * q->N * q->rq;
-		double row0 = z * q->Br; /* global row of the block's first row */
 
 		(void)heads;
-		for (double i = 0; i < q->Br; i++) {
+
+		for (double i = 0; i < nr; i++) {
 			for (double jb = 0; jb < q->Tc; jb++) {
-				double U1 = (q->Br - 1 - i) * jb * q->Sseg;
-				double U2 = i * (q->Tc - 1 - jb) * q->Sseg;
+				double seg = fmin(q->Bc, q->N - jb * q->Bc) * q->s / q->L;
+				double U1 = (nr - 1 - i) * jb * q->Sseg;
+				double U2 = i * fmax(q->Srow - (jb + 1) * q->Sseg, 0);
 				double k_after =
 					kv_later + (more_blocks_same_kv ? q->N * q->rq
 									: (q->Tc - 1 - jb) * q->kb);
@@ -269,13 +322,13 @@ naive_scores_matrix(struct formula_result *r, const struct attn_config *c, const
 							     { ST, G_P, 1 },
 							     { LD, g2, 1 } };
 
-					seq(arr(r, "S"), q, q->Sseg, st, 4, end);
+					seq(arr(r, "S"), q, seg, st, 4, end);
 				} else {
 					struct step st[] = { { ST, INFINITY, 1 }, { LD, g1, 1 } };
 					struct step pt[] = { { ST, INFINITY, 1 }, { LD, g2, 1 } };
 
-					seq(arr(r, "S"), q, q->Sseg, st, 2, INFINITY);
-					seq(arr(r, "P"), q, q->Sseg, pt, 2, end);
+					seq(arr(r, "S"), q, seg, st, 2, INFINITY);
+					seq(arr(r, "P"), q, seg, pt, 2, end);
 				}
 			}
 		}
@@ -286,19 +339,15 @@ static void
 naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
 	/* scores: per (query block ib, key block jb): K block, Kt, then for each query row its
-	 * Qt row, every Kt row and its S segment. A K line comes back at the next query block
-	 * after every other K line, one block row of S, the next Q block and the tiles. */
-	double G_K = q->N * q->rq - 1 + q->Br * q->Srow + q->qb + q->tq + q->tk;
-	/* av: the same for V, with the P block rows, the O block stored, and its tiles. */
-	double G_V = q->N * q->rq - 1 + q->Br * q->Srow + q->Br * q->rq + q->tv + q->ts + q->to;
+	 * Qt row, every Kt row and its S segment; K and V distances in naive_gap_k/v. */
 	double G_P = q->Srow - 1 + q->trow;
 	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->trow };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile",
 						  "S_tile", "O_tile", "row_tile" };
 
 	once(arr(r, "Q"), q, q->Qall, LD, INFINITY);
-	reread(arr(r, "K"), q, G_K);
-	reread(arr(r, "V"), q, G_V);
+	kv_reads(arr(r, "K"), q, naive_gap_k);
+	kv_reads(arr(r, "V"), q, naive_gap_v);
 	once(arr(r, "O"), q, q->Oall, ST, q->Oall / 2);
 	naive_scores_matrix(r, c, q, G_P);
 	tiles(r, q, tile_names, tile_lines, 6,
@@ -330,13 +379,9 @@ flash2(struct formula_result *r, const struct attn_config *c, const struct q *q)
 	once(arr(r, "O"), q, q->Oall, ST, q->Oall / 2);
 	once(arr(r, "lse"), q, q->vec, ST, q->vec / 2);
 	if (!c->causal) {
-		/* A K (or V) line comes back at the next query block after every other K line,
-		 * all T_c V blocks (or the reverse), the O and lse rows of the finished block,
-		 * the next Q block and the tiles. */
-		double G = 2 * q->N * q->rq - 1 + extra;
-
-		reread(arr(r, "K"), q, G);
-		reread(arr(r, "V"), q, G);
+		/* Distances in flash2_gap(). */
+		kv_reads(arr(r, "K"), q, flash2_gap);
+		kv_reads(arr(r, "V"), q, flash2_gap);
 	} else {
 		/* Causal: query block ib uses key blocks 0 .. n(ib) - 1, so a key line used at
 		 * ib comes back at ib + 1 after the other n(ib) kb - 1 K lines and n(ib) V blocks.
@@ -423,7 +468,11 @@ flash1(struct formula_result *r, const struct attn_config *c, const struct q *q)
 	 *   O, m, l: G_O(jb) = a (qb + ob + 2 mb) - 1 + 2 kb
 	 * Both shrink as jb grows, so the key blocks whose distance reaches C come first. */
 	uint64_t q_miss = 1, o_miss = 1; /* key blocks 1 .. *_miss - 1 miss */
-	double qreads = 0, oloads = 0;
+	double qreads = 0, oloads = 0, ostores = 0;
+	/* Between loading an O (m, l) line and storing it back: the rest of the O block, the m
+	 * and l blocks, and the rows stored before it. In a cache smaller than that, every store
+	 * misses too (a read for ownership under write-allocate). */
+	bool store_misses = ob - 1 + 2 * mb + tiles_all >= q->C;
 	struct formula_array *Q = arr(r, "Q"), *O = arr(r, "O"), *M = arr(r, "m"),
 			     *Lr = arr(r, "l");
 	struct step kvs[2];
@@ -446,6 +495,7 @@ flash1(struct formula_result *r, const struct attn_config *c, const struct q *q)
 		qreads += nr * (1 + (double)((J < q_miss ? J : q_miss) - 1));
 		/* O, m, l: loaded at each of the J key blocks; the first load follows init. */
 		oloads += nr * heads * (double)((J < o_miss ? J : o_miss) - 1);
+		ostores += store_misses ? nr * heads * (double)J : 0;
 		for (double hh = 0; hh < heads; hh++) {
 			double G_init = (heads - 1 - hh) * (o_h + 2 * m_h) +
 					hh * (q_h + o_h + 2 * m_h) + 2 * kv_h * ceil(hh / q->g) +
@@ -464,11 +514,11 @@ flash1(struct formula_result *r, const struct attn_config *c, const struct q *q)
 		double final_o = q->Oall, final_m = q->vec;
 		double rfo = q->rfo ? 1 : 0;
 
-		O->read_bytes += (oloads * ob + rfo * q->Oall) * q->L;
-		O->rfo_bytes += rfo * q->Oall * q->L;
+		O->read_bytes += (oloads * ob + rfo * (q->Oall + ostores * ob)) * q->L;
+		O->rfo_bytes += rfo * (q->Oall + ostores * ob) * q->L;
 		O->write_bytes += (oloads * ob + final_o) * q->L;
-		M->read_bytes += (oloads * mb + rfo * q->vec) * q->L;
-		M->rfo_bytes += rfo * q->vec * q->L;
+		M->read_bytes += (oloads * mb + rfo * (q->vec + ostores * mb)) * q->L;
+		M->rfo_bytes += rfo * (q->vec + ostores * mb) * q->L;
 		M->write_bytes += (oloads * mb + final_m) * q->L;
 		Lr->read_bytes += M->read_bytes;
 		Lr->rfo_bytes += M->rfo_bytes;
@@ -695,7 +745,7 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 	snprintf(C, sizeof(C), "%.3g MiB", m->capacity_bytes / 1048576);
 	g->within_assumptions = false;
 	if (c->kernel == ATTN_NAIVE) {
-		double G_K = (q->Tc - 1) * q->kb + q->Br * q->Srow + q->qb + q->tq + q->tk;
+		double G_K = naive_gap_k(q, q->Br, q->Br, 0);
 		double G_S1 = q->Sall - 1;
 
 		if (m->no_cache)
@@ -727,7 +777,7 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 					: "");
 		}
 	} else if (c->kernel == ATTN_FLASH2) {
-		double G = (2 * q->Tc - 1) * q->kb + q->qb;
+		double G = flash2_gap(q, q->Br, q->Br, 0);
 
 		if (c->causal)
 			snprintf(

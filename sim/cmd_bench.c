@@ -23,11 +23,11 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "kernels/attn.h"
 #include "sim/commands.h"
 #include "sim/replay.h"
 #include "sim/spec.h"
 #include "sim/util.h"
-#include "kernels/attn.h"
 #include "traces/mtrace.h"
 
 #define BENCH_N 4096u
@@ -148,14 +148,27 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 	for (int k = 0; k < 2; k++) {
 		char *nat[] = { self, "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
 		char json[64];
-		char *tr[] = { self, "run", "--kernel", (char *)kernels[k], "--N", nstr, "--cache",
-			       "cachegrind", "--json", json, NULL };
+		char *tr[] = { self,     "run", "--kernel", (char *)kernels[k],
+			       "--N",    nstr,  "--cache",  "cachegrind",
+			       "--json", json,  NULL };
 		char out[600];
-		char *cg[] = { "valgrind", "--tool=cachegrind", "--cache-sim=yes",
-			       "--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64", out, self,
-			       "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
+		char *cg[] = { "valgrind",
+			       "--tool=cachegrind",
+			       "--cache-sim=yes",
+			       "--I1=32768,8,64",
+			       "--D1=32768,8,64",
+			       "--LL=1048576,16,64",
+			       out,
+			       self,
+			       "native",
+			       "--kernel",
+			       (char *)kernels[k],
+			       "--N",
+			       nstr,
+			       NULL };
 		double tn, tt, tc = -1, rss = -1;
-		struct attn_config cfg = { ATTN_NAIVE, N, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+		struct attn_config cfg = { ATTN_NAIVE, N,  64, 1,     1,    1,
+					   ATTN_FP32,  64, 64, false, false };
 		cJSON *o;
 
 		attn_kernel_parse(kernels[k], &cfg.kernel);
@@ -383,7 +396,8 @@ cmd_bench(int argc, char **argv)
 			break;
 		case OPT_KN:
 			if (!parse_u64(optarg, &kn) || kn == 0)
-				return usage_error("bench", "--N: '%s' is not a positive number", optarg);
+				return usage_error("bench", "--N: '%s' is not a positive number",
+						   optarg);
 			break;
 		case 'j':
 			json_path = optarg;

@@ -3,10 +3,9 @@
  * (no arrays are allocated, so N = 10^6 is instant).
  */
 
+#include <cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
-
-#include <cJSON.h>
 
 #include "analysis/formulas.h"
 #include "analysis/report.h"
@@ -16,11 +15,12 @@
 void
 usage_formula(FILE *f)
 {
-	fprintf(f, "Usage: memsim formula --kernel K [size options as for run] [--cache SPEC|PRESET]\n"
-		   "                      [--no-flush] [--json FILE]\n"
-		   "\n"
-		   "Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
-		   "cache's last level (README \"Formulas\"), with FLOPs and arithmetic intensity.\n");
+	fprintf(f,
+		"Usage: memsim formula --kernel K [size options as for run] [--cache SPEC|PRESET]\n"
+		"                      [--no-flush] [--json FILE]\n"
+		"\n"
+		"Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
+		"cache's last level (README \"Formulas\"), with FLOPs and arithmetic intensity.\n");
 }
 
 int
@@ -65,14 +65,15 @@ cmd_formula(int argc, char **argv)
 	printf("%-10s %18.0f %18.0f %18.0f\n\n", "total", f.read_bytes, f.write_bytes, f.rfo_bytes);
 	printf("exact formula: %.0f bytes (%.4g MiB)\n", total, total / 1048576);
 	if (f.lab_bytes > 0)
-		printf("lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes, f.lab_bytes / 1048576,
+		printf("lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes,
+		       f.lab_bytes / 1048576,
 		       o.cfg.kernel == ATTN_NAIVE ? ", without O's write" : "");
 	printf("regime: %s\n", f.regime.text);
 	if (f.tiles_approximate)
 		printf("note: the tiles live in memory and spill from a cache this small; their "
 		       "traffic is not modeled\n");
-	printf("FLOPs %.6g; intensity %.4g FLOP/byte (exact)%s\n", f.flops, total > 0 ? f.flops / total : 0.0,
-	       f.lab_bytes > 0 ? "" : "");
+	printf("FLOPs %.6g; intensity %.4g FLOP/byte (exact)%s\n", f.flops,
+	       total > 0 ? f.flops / total : 0.0, f.lab_bytes > 0 ? "" : "");
 	if (f.lab_bytes > 0)
 		printf("intensity by the lab formula %.4g FLOP/byte\n", f.flops / f.lab_bytes);
 	if (o.json_path) {

@@ -15,10 +15,11 @@
 void
 usage_native(FILE *f)
 {
-	fprintf(f, "Usage: memsim native --kernel K [size options as for run] [--repeat R] [--check]\n"
-		   "\n"
-		   "Runs the native build of a kernel R times and prints each run's time and the\n"
-		   "median. --check compares the outputs with the double-precision reference.\n");
+	fprintf(f,
+		"Usage: memsim native --kernel K [size options as for run] [--repeat R] [--check]\n"
+		"\n"
+		"Runs the native build of a kernel R times and prints each run's time and the\n"
+		"median. --check compares the outputs with the double-precision reference.\n");
 }
 
 static int
@@ -56,7 +57,8 @@ cmd_native(int argc, char **argv)
 		}
 		if (opt == OPT_REPEAT) {
 			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 1000)
-				return usage_error("native", "--repeat: '%s' is not 1 to 1000", optarg);
+				return usage_error("native", "--repeat: '%s' is not 1 to 1000",
+						   optarg);
 			continue;
 		}
 		if (opt == OPT_CHECK) {
@@ -97,8 +99,8 @@ cmd_native(int argc, char **argv)
 	if (check) {
 		struct attn_error e = attn_check(d);
 
-		printf("check: max error %.3e (bound %.3e), %llu non-finite: %s\n", e.max_abs, e.bound,
-		       (unsigned long long)e.nonfinite, e.pass ? "pass" : "FAIL");
+		printf("check: max error %.3e (bound %.3e), %llu non-finite: %s\n", e.max_abs,
+		       e.bound, (unsigned long long)e.nonfinite, e.pass ? "pass" : "FAIL");
 		rc = e.pass ? EXIT_OK : EXIT_RUNTIME;
 	}
 	free(times);

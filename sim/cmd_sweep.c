@@ -15,6 +15,7 @@
 
 #include "config.h"
 
+#include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,8 +28,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <cJSON.h>
 
 #include "analysis/report.h"
 #include "sim/commands.h"
@@ -93,7 +92,8 @@ parse_list(const char *opt, const char *text, struct u64_list *out, bool size_un
 		uint64_t lo, hi, step;
 
 		if (!c1) {
-			if ((size_units ? parse_size_bytes(item, &lo) != 0 : !parse_u64(item, &lo))) {
+			if ((size_units ? parse_size_bytes(item, &lo) != 0
+					: !parse_u64(item, &lo))) {
 				rc = usage_error("sweep", "%s: '%s' is not a number", opt, item);
 				break;
 			}
@@ -110,21 +110,27 @@ parse_list(const char *opt, const char *text, struct u64_list *out, bool size_un
 
 			*c1 = '\0';
 			if (!c2 || (c2[1] != 'x' && c2[1] != '+')) {
-				rc = usage_error("sweep", "%s: range '%s:...' needs :xF or :+S", opt, item);
+				rc = usage_error("sweep", "%s: range '%s:...' needs :xF or :+S",
+						 opt, item);
 				break;
 			}
 			*c2 = '\0';
 			geometric = c2[1] == 'x';
-			if ((size_units ? parse_size_bytes(item, &lo) != 0 : !parse_u64(item, &lo)) ||
-			    (size_units ? parse_size_bytes(c1 + 1, &hi) != 0 : !parse_u64(c1 + 1, &hi)) ||
-			    (geometric ? !parse_u64(c2 + 2, &step) : (size_units ? parse_size_bytes(c2 + 2, &step) != 0 : !parse_u64(c2 + 2, &step))) ||
+			if ((size_units ? parse_size_bytes(item, &lo) != 0
+					: !parse_u64(item, &lo)) ||
+			    (size_units ? parse_size_bytes(c1 + 1, &hi) != 0
+					: !parse_u64(c1 + 1, &hi)) ||
+			    (geometric ? !parse_u64(c2 + 2, &step)
+				       : (size_units ? parse_size_bytes(c2 + 2, &step) != 0
+						     : !parse_u64(c2 + 2, &step))) ||
 			    step == 0 || (geometric && step < 2) || lo == 0 || hi < lo) {
 				rc = usage_error("sweep", "%s: bad range in '%s'", opt, text);
 				break;
 			}
 			for (uint64_t v = lo; v <= hi; v = geometric ? v * step : v + step) {
 				if (out->n == MAX_LIST) {
-					rc = usage_error("sweep", "%s: more than %d values", opt, MAX_LIST);
+					rc = usage_error("sweep", "%s: more than %d values", opt,
+							 MAX_LIST);
 					break;
 				}
 				out->v[out->n++] = v;
@@ -165,8 +171,8 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 			if (strcmp(s.cache.level[k].name, level) == 0)
 				l = &s.cache.level[k];
 		if (!l)
-			return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'", level,
-					   base);
+			return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'",
+					   level, base);
 		l->size_bytes = sizes.v[i];
 		if (l->fully_assoc)
 			l->assoc = (uint32_t)(sizes.v[i] / l->line_bytes);
@@ -205,41 +211,85 @@ plan_items(const struct sweep_plan *p, size_t *count)
 	struct sweep_item *items = xzalloc(cap * sizeof(*items));
 
 	for (unsigned ca = 0; ca < p->ncaches; ca++)
-	for (unsigned k = 0; k < p->nkernels; k++)
-	for (unsigned t = 0; t < p->ndtypes; t++)
-	for (unsigned cz = 0; cz < p->ncausal; cz++)
-	for (unsigned a = 0; a < p->heads.n; a++)
-	for (unsigned kv = 0; kv < (p->kv_given ? p->kv_heads.n : 1); kv++)
-	for (unsigned b = 0; b < p->batch.n; b++)
-	for (unsigned dd = 0; dd < p->d.n; dd++)
-	for (unsigned br = 0; br < p->Br.n; br++)
-	for (unsigned bc = 0; bc < p->Bc.n; bc++)
-	for (unsigned nn = 0; nn < p->N.n; nn++) {
-		struct sweep_item it;
+		for (unsigned k = 0; k < p->nkernels; k++)
+			for (unsigned t = 0; t < p->ndtypes; t++)
+				for (unsigned cz = 0; cz < p->ncausal; cz++)
+					for (unsigned a = 0; a < p->heads.n; a++)
+						for (unsigned kv = 0;
+						     kv < (p->kv_given ? p->kv_heads.n : 1); kv++)
+							for (unsigned b = 0; b < p->batch.n; b++)
+								for (unsigned dd = 0; dd < p->d.n;
+								     dd++)
+									for (unsigned br = 0;
+									     br < p->Br.n; br++)
+										for (unsigned bc =
+											     0;
+										     bc < p->Bc.n;
+										     bc++)
+											for (unsigned nn =
+												     0;
+											     nn <
+											     p->N.n;
+											     nn++) {
+												struct sweep_item
+													it;
 
-		memset(&it, 0, sizeof(it));
-		it.cfg.kernel = p->kernels[k];
-		it.cfg.dtype = p->dtypes[t];
-		it.cfg.causal = p->causal[cz];
-		it.cfg.heads = p->heads.v[a];
-		it.cfg.kv_heads = p->kv_given ? p->kv_heads.v[kv] : it.cfg.heads;
-		it.cfg.batch = p->batch.v[b];
-		it.cfg.d = p->d.v[dd];
-		it.cfg.Br = p->Br.v[br];
-		it.cfg.Bc = p->Bc.v[bc];
-		it.cfg.N = p->N.v[nn];
-		it.cfg.softmax_separate = p->softmax_separate;
-		it.cache = ca;
-		if (it.cfg.kv_heads == 0 || it.cfg.heads % it.cfg.kv_heads ||
-		    (it.cfg.kernel == ATTN_PROJ && it.cfg.causal))
-			continue;
-		item_key(&it, p);
-		if (n == cap) {
-			cap *= 2;
-			items = xrealloc(items, cap * sizeof(*items));
-		}
-		items[n++] = it;
-	}
+												memset(&it,
+												       0,
+												       sizeof(it));
+												it.cfg.kernel =
+													p->kernels
+														[k];
+												it.cfg.dtype =
+													p->dtypes
+														[t];
+												it.cfg.causal =
+													p->causal
+														[cz];
+												it.cfg.heads =
+													p->heads.v
+														[a];
+												it.cfg.kv_heads =
+													p->kv_given
+														? p->kv_heads
+															  .v[kv]
+														: it.cfg.heads;
+												it.cfg.batch =
+													p->batch.v
+														[b];
+												it.cfg.d =
+													p->d.v[dd];
+												it.cfg.Br =
+													p->Br.v[br];
+												it.cfg.Bc =
+													p->Bc.v[bc];
+												it.cfg.N =
+													p->N.v[nn];
+												it.cfg.softmax_separate =
+													p->softmax_separate;
+												it.cache =
+													ca;
+												if (it.cfg.kv_heads ==
+													    0 ||
+												    it.cfg.heads %
+													    it.cfg.kv_heads ||
+												    (it.cfg.kernel ==
+													     ATTN_PROJ &&
+												     it.cfg.causal))
+													continue;
+												item_key(
+													&it,
+													p);
+												if (n ==
+												    cap) {
+													cap *= 2;
+													items = xrealloc(
+														items,
+														cap * sizeof(*items));
+												}
+												items[n++] =
+													it;
+											}
 	*count = n;
 	return items;
 }
@@ -322,8 +372,7 @@ csv_row(FILE *f, const cJSON *r)
 		flag(cJSON_GetObjectItem(r, "formulas"), "exact", "arrays_within"),
 		num(cJSON_GetObjectItem(r, "formulas"), "lab", "bytes"),
 		lab ? num(lab, "measured_bytes", NULL) : 0, lab ? num(lab, "ratio", NULL) : 0,
-		lab ? flag(lab, "within", NULL) : 0,
-		flag(r, "regime", "within_lab_assumptions"));
+		lab ? flag(lab, "within", NULL) : 0, flag(r, "regime", "within_lab_assumptions"));
 	csv_quoted(f, str(r, "regime", "text"));
 	fprintf(f, ",%.6g,%.6g,%.6g,", num(r, "flops", NULL), num(r, "intensity", NULL),
 		num(r, "traced_seconds", NULL));
@@ -572,29 +621,31 @@ cmd_sweep(int argc, char **argv)
 		OPT_FORMULA_ONLY,
 	};
 	/* The shared options, but --causal takes an optional list (--causal=no,yes). */
-	static const struct option opts[] = { { "kernel", required_argument, NULL, OPT_KERNEL },
-					      { "N", required_argument, NULL, OPT_N },
-					      { "d", required_argument, NULL, OPT_D },
-					      { "heads", required_argument, NULL, OPT_HEADS },
-					      { "kv-heads", required_argument, NULL, OPT_KV_HEADS },
-					      { "batch", required_argument, NULL, OPT_BATCH },
-					      { "dtype", required_argument, NULL, OPT_DTYPE },
-					      { "Br", required_argument, NULL, OPT_BR },
-					      { "Bc", required_argument, NULL, OPT_BC },
-					      { "causal", optional_argument, NULL, OPT_CAUSAL },
-					      { "softmax-separate", no_argument, NULL, OPT_SEPARATE },
-					      { "cache", required_argument, NULL, OPT_CACHE },
-					      { "no-flush", no_argument, NULL, OPT_NO_FLUSH },
-					      { "seed", required_argument, NULL, OPT_SEED },
-					      { "json", required_argument, NULL, OPT_JSON },
-					      { "help", no_argument, NULL, OPT_HELP },
-					      { "out", required_argument, NULL, OPT_OUT },
-					      { "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
-					      { "jobs", required_argument, NULL, OPT_JOBS },
-					      { "resume", no_argument, NULL, OPT_RESUME },
-					      { "shard", required_argument, NULL, OPT_SHARD },
-					      { "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "N", required_argument, NULL, OPT_N },
+		{ "d", required_argument, NULL, OPT_D },
+		{ "heads", required_argument, NULL, OPT_HEADS },
+		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "Br", required_argument, NULL, OPT_BR },
+		{ "Bc", required_argument, NULL, OPT_BC },
+		{ "causal", optional_argument, NULL, OPT_CAUSAL },
+		{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct sweep_plan p;
 	const char *out = NULL, *cache_sweep = NULL, *caches[MAX_CACHES];
 	unsigned ncache_args = 0;
@@ -641,11 +692,15 @@ cmd_sweep(int argc, char **argv)
 			char *copy = xstrdup(optarg), *save = NULL;
 
 			p.nkernels = 0;
-			for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+			for (char *k = strtok_r(copy, ",", &save); k;
+			     k = strtok_r(NULL, ",", &save)) {
 				if (p.nkernels == ATTN_KERNEL_COUNT ||
 				    !attn_kernel_parse(k, &p.kernels[p.nkernels])) {
+					int e = usage_error("sweep",
+							    "--kernel: unknown kernel '%s'", k);
+
 					free(copy);
-					return usage_error("sweep", "--kernel: unknown kernel '%s'", k);
+					return e;
 				}
 				p.nkernels++;
 			}
@@ -656,10 +711,14 @@ cmd_sweep(int argc, char **argv)
 			char *copy = xstrdup(optarg), *save = NULL;
 
 			p.ndtypes = 0;
-			for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+			for (char *k = strtok_r(copy, ",", &save); k;
+			     k = strtok_r(NULL, ",", &save)) {
 				if (p.ndtypes == 3 || !attn_dtype_parse(k, &p.dtypes[p.ndtypes])) {
+					int e = usage_error("sweep", "--dtype: unknown dtype '%s'",
+							    k);
+
 					free(copy);
-					return usage_error("sweep", "--dtype: unknown dtype '%s'", k);
+					return e;
 				}
 				p.ndtypes++;
 			}
@@ -682,9 +741,12 @@ cmd_sweep(int argc, char **argv)
 
 					if ((!yes && strcmp(v, "no") != 0 && strcmp(v, "0") != 0) ||
 					    p.ncausal == 2) {
+						int e = usage_error(
+							"sweep", "--causal: '%s' is not no or yes",
+							v);
+
 						free(copy);
-						return usage_error("sweep",
-								   "--causal: '%s' is not no or yes", v);
+						return e;
 					}
 					p.causal[p.ncausal++] = yes;
 				}
@@ -744,7 +806,8 @@ cmd_sweep(int argc, char **argv)
 			if (sscanf(optarg, "%llu/%llu", (unsigned long long *)&shard_i,
 				   (unsigned long long *)&shard_n) != 2 ||
 			    shard_n == 0 || shard_i >= shard_n)
-				return usage_error("sweep", "--shard: '%s' is not i/n with 0 <= i < n",
+				return usage_error("sweep",
+						   "--shard: '%s' is not i/n with 0 <= i < n",
 						   optarg);
 			break;
 		case OPT_FORMULA_ONLY:
@@ -775,7 +838,9 @@ cmd_sweep(int argc, char **argv)
 		}
 		if (spec_parse(caches[i], &s, err, sizeof(err)))
 			return usage_error("sweep", "--cache: %s", err);
-		p.caches[p.ncaches++] = xstrdup(spec_format(&s, buf, sizeof(buf)));
+		/* A preset keeps its name (reports show it); a spec its canonical form. */
+		p.caches[p.ncaches++] =
+			xstrdup(s.preset[0] ? s.preset : spec_format(&s, buf, sizeof(buf)));
 	}
 	items = plan_items(&p, &nitems);
 	/* Every configuration is checked up front, so a bad one is a usage error before any run
@@ -794,8 +859,8 @@ cmd_sweep(int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "%s/results.json", out);
 	if (!resume && access(path, F_OK) == 0) {
-		rc = usage_error("sweep", "%s exists: pass --resume to continue it, or another --out",
-				 path);
+		rc = usage_error("sweep",
+				 "%s exists: pass --resume to continue it, or another --out", path);
 		goto out;
 	}
 	ndone = load_results(out, &done_keys, err, sizeof(err));
@@ -827,8 +892,9 @@ cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "memsim: %s\n", err);
 		goto out;
 	}
-	fprintf(stderr, "memsim: sweep: %zu configurations, %ld already done, %zu to run on %llu "
-			"workers -> %s\n",
+	fprintf(stderr,
+		"memsim: sweep: %zu configurations, %ld already done, %zu to run on %llu "
+		"workers -> %s\n",
 		nitems, ndone, todo_n, (unsigned long long)jobs, out);
 	if (jobs > todo_n)
 		jobs = todo_n ? todo_n : 1;
@@ -889,11 +955,13 @@ cmd_sweep(int argc, char **argv)
 				wk->buf = xrealloc(wk->buf, wk->cap);
 			}
 			{
-				ssize_t got = read(wk->from, wk->buf + wk->len, wk->cap - wk->len - 1);
+				ssize_t got =
+					read(wk->from, wk->buf + wk->len, wk->cap - wk->len - 1);
 
 				if (got <= 0) {
 					/* The worker died mid-run (killed, out of memory). */
-					fprintf(stderr, "\nmemsim: sweep: a worker died running %s\n",
+					fprintf(stderr,
+						"\nmemsim: sweep: a worker died running %s\n",
 						items[wk->task].key);
 					wk->task = -1;
 					finished++;
@@ -921,7 +989,8 @@ cmd_sweep(int argc, char **argv)
 					{
 						if (strcmp(str(e, "formula", NULL), "exact") == 0)
 							exact_within += flag(e, "within", NULL);
-						else if (flag(r, "regime", "within_lab_assumptions")) {
+						else if (flag(r, "regime",
+							      "within_lab_assumptions")) {
 							lab_in++;
 							lab_in_ok += flag(e, "within", NULL);
 						}
@@ -938,14 +1007,16 @@ cmd_sweep(int argc, char **argv)
 		}
 		if (finished != shown) {
 			double el = now_seconds() - t0;
-			double eta = finished ? el / (double)finished * (double)(todo_n - (size_t)finished)
+			double eta = finished ? el / (double)finished *
+							(double)(todo_n - (size_t)finished)
 					      : 0;
 
 			/* A terminal gets one line rewritten in place; a log a line per tenth. */
 			if (tty || finished * 10 / (long)todo_n != shown * 10 / (long)todo_n ||
 			    finished == (long)todo_n)
-				fprintf(stderr, "%smemsim: sweep: %ld/%zu done, %ld failed, %.0f s elapsed, "
-						"about %.0f s left%s",
+				fprintf(stderr,
+					"%smemsim: sweep: %ld/%zu done, %ld failed, %.0f s elapsed, "
+					"about %.0f s left%s",
 					tty ? "\r" : "", finished, todo_n, errors, el, eta,
 					tty ? "   " : "\n");
 			shown = finished;
@@ -955,8 +1026,9 @@ cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "\n");
 	rc = EXIT_OK;
 	if (interrupted) {
-		fprintf(stderr, "memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume "
-				"continues\n",
+		fprintf(stderr,
+			"memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume "
+			"continues\n",
 			finished, todo_n, out);
 		rc = EXIT_RUNTIME;
 	}
@@ -1000,11 +1072,12 @@ out:
 void
 usage_merge(FILE *f)
 {
-	fprintf(f, "Usage: memsim merge --out DIR SHARD_DIR...\n"
-		   "\n"
-		   "Joins the results.json of several sweep shards into DIR/results.json (one object\n"
-		   "per line, each configuration once), writes DIR/results.csv and a manifest.json\n"
-		   "naming the shards.\n");
+	fprintf(f,
+		"Usage: memsim merge --out DIR SHARD_DIR...\n"
+		"\n"
+		"Joins the results.json of several sweep shards into DIR/results.json (one object\n"
+		"per line, each configuration once), writes DIR/results.csv and a manifest.json\n"
+		"naming the shards.\n");
 }
 
 int
@@ -1089,7 +1162,8 @@ cmd_merge(int argc, char **argv)
 			}
 			r = cJSON_Parse(line);
 			if (!r) {
-				fprintf(stderr, "memsim: %s:%ld: not JSON; left out\n", path, lineno);
+				fprintf(stderr, "memsim: %s:%ld: not JSON; left out\n", path,
+					lineno);
 				continue;
 			}
 			key = str(r, "key", NULL);

@@ -14,8 +14,13 @@ static void usage_version(FILE *f);
 
 const struct command commands[] = {
 	{ "run", cmd_run, usage_run, "simulate an attention kernel and compare with the formulas" },
-	{ "formula", cmd_formula, usage_formula, "the lab and exact formulas alone, instantly, any size" },
-	{ "native", cmd_native, usage_native, "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "formula", cmd_formula, usage_formula,
+	  "the lab and exact formulas alone, instantly, any size" },
+	{ "native", cmd_native, usage_native,
+	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "study", cmd_study, usage_study,
+	  "the default study: the lab's sweep and the exactness sweep" },
+	{ "table", cmd_table, usage_table, "print the comparison table of a sweep directory" },
 	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
 	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
 	{ "replay", cmd_replay, usage_replay,

@@ -58,7 +58,8 @@ study_json(struct study *st, int argc, char **argv)
 		/* Peak memory of the process so far: the arrays plus the cache model; nothing in
 		 * it grows with the number of accesses. */
 		if (getrusage(RUSAGE_SELF, &ru) == 0)
-			cJSON_AddNumberToObject(root, "peak_rss_bytes", (double)ru.ru_maxrss * 1024);
+			cJSON_AddNumberToObject(root, "peak_rss_bytes",
+						(double)ru.ru_maxrss * 1024);
 	} else {
 		struct comparison none;
 

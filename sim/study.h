@@ -6,10 +6,9 @@
  * writes one per line.
  */
 
+#include <cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-#include <cJSON.h>
 
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
@@ -30,8 +29,8 @@ struct study {
 
 /* Runs one configuration; simulate false evaluates the formulas only. Returns 0, or -1 with a
  * one-line message in err. Free with study_finish(). */
-int study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec,
-	      bool flush, uint64_t seed, bool simulate, char *err, size_t errlen);
+int study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec, bool flush,
+	      uint64_t seed, bool simulate, char *err, size_t errlen);
 void study_finish(struct study *st);
 
 /* The report object: header (if argv given), config, levels, dram, scratch, arrays, phases,

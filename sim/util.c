@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void *
@@ -171,4 +172,28 @@ now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int
+mkdir_p(const char *path)
+{
+	char *copy = xstrdup(path);
+	int rc = 0;
+
+	for (char *p = copy + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	free(copy);
+	return rc;
 }

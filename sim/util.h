@@ -53,5 +53,9 @@ log2_u64(uint64_t x)
 	return 63u - (unsigned)__builtin_clzll(x);
 }
 
+/* Creates directory path and any missing parents (mode 0755). Returns 0 or a negative
+ * errno. */
+int mkdir_p(const char *path);
+
 /* Monotonic clock in seconds. */
 double now_seconds(void);

@@ -352,9 +352,14 @@ static void
 test_index_equals_scan(void **state)
 {
 	static const char *specs[] = {
-		"L1=8K:full:64",	 "L1=8K:full:64:fifo",	 "L1=8K:full:64:plru",
-		"L1=8K:full:64:random", "L1=16K:64:64:wt:nwa", "L1=2K:8:32,L2=16K:64:64:wv",
-		"L1=4K:full:64,L2=64K:128:64:incl", NULL,
+		"L1=8K:full:64",
+		"L1=8K:full:64:fifo",
+		"L1=8K:full:64:plru",
+		"L1=8K:full:64:random",
+		"L1=16K:64:64:wt:nwa",
+		"L1=2K:8:32,L2=16K:64:64:wv",
+		"L1=4K:full:64,L2=64K:128:64:incl",
+		NULL,
 	};
 
 	(void)state;

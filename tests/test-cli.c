@@ -248,6 +248,187 @@ test_help_and_presets(void **state)
 	result_free(&r);
 }
 
+static void
+test_kernel_option_errors(void **state)
+{
+	(void)state;
+	expect_error("run --kernel naive --N 0", 2, "--N must be at least 1");
+	expect_error("run --kernel naive --d 0", 2, "--d must be at least 1");
+	expect_error("run --kernel naive --heads 4 --kv-heads 3", 2,
+		     "--kv-heads 3 does not divide --heads 4");
+	expect_error("run --kernel flash2 --Br 0", 2, "--Br must be at least 1");
+	expect_error("run --kernel flash2 --Bc 0", 2, "--Bc must be at least 1");
+	expect_error("run --kernel flash3", 2, "unknown kernel 'flash3'");
+	expect_error("run --kernel naive --dtype fp8", 2, "unknown dtype 'fp8'");
+	expect_error("run --kernel naive --N 1000000", 2, "the arrays need");
+	expect_error("run --kernel naive --N x12", 2, "--N: 'x12' is not a whole number");
+	expect_error("run --N 64", 2, "run needs --kernel");
+	expect_error("run --kernel naive --cache L1=3K:8:64", 2, "--cache: L1:");
+	expect_error("native --kernel naive --N 0", 2, "--N must be at least 1");
+	expect_error("formula --kernel naive --d 0", 2, "--d must be at least 1");
+	expect_error("sweep --kernel naive", 2, "sweep needs --out DIR");
+	expect_error("sweep --out x --kernel naive --N 64:32:x2", 2, "--N: bad range");
+	expect_error("sweep --out x --kernel naive --N 0", 2, "--N must be at least 1");
+	expect_error("sweep --out x --kernel naive --shard 2/2", 2, "--shard");
+	expect_error("sweep --out x --kernel naive --causal=maybe", 2, "--causal: 'maybe'");
+	expect_error("sweep --out x --kernel naive --cache-sweep L3=1M:2M:x2", 2,
+		     "L3 is not a level");
+	expect_error("merge --out x", 2, "merge needs at least one shard directory");
+	expect_error("table", 2, "table takes a sweep directory");
+}
+
+static void
+test_run_and_formula(void **state)
+{
+	struct result r;
+	char *json;
+	cJSON *root, *cmp, *e;
+	int lab = 0, exact = 0;
+
+	(void)state;
+	r = memsim("run --kernel flash2 --N 256 --cache lab --json run.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "lab    formula"));
+	assert_non_null(strstr(r.out, "within 30%"));
+	result_free(&r);
+	{
+		char path[700];
+
+		snprintf(path, sizeof(path), "%s/run.json", tmpdir);
+		json = slurp(path);
+	}
+	root = cJSON_Parse(json);
+	assert_non_null(root);
+	/* DESIGN.md's keys. */
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(root, "config"), "kernel")->valuestring,
+		"flash2");
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "formulas"), "lab"));
+	assert_non_null(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(root, "formulas"), "exact"), "arrays"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "arrays"), "K"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "phases"), "flash_tile"));
+	assert_true(cJSON_GetObjectItem(root, "flops")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(root, "intensity")->valuedouble > 0);
+	cmp = cJSON_GetObjectItem(root, "compare");
+	cJSON_ArrayForEach(e, cmp)
+	{
+		const char *f = cJSON_GetObjectItem(e, "formula")->valuestring;
+
+		assert_non_null(cJSON_GetObjectItem(e, "basis"));
+		assert_non_null(cJSON_GetObjectItem(e, "why_not"));
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "within")));
+		lab += strcmp(f, "lab") == 0;
+		exact += strcmp(f, "exact") == 0;
+	}
+	assert_int_equal(lab, 1);
+	assert_int_equal(exact, 1);
+	cJSON_Delete(root);
+	free(json);
+
+	r = memsim("formula --kernel naive --N 1000000 --d 128 --cache i5-8250u");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "lab formula:"));
+	assert_non_null(strstr(r.out, "FLOPs"));
+	result_free(&r);
+	r = memsim("native --kernel naive --N 96 --d 24 --check");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "check: max error"));
+	assert_non_null(strstr(r.out, "pass"));
+	result_free(&r);
+}
+
+static int
+lines_of(const char *path)
+{
+	char *text = slurp(path);
+	int n = 0;
+
+	for (char *p = text; *p; p++)
+		n += *p == '\n';
+	free(text);
+	return n;
+}
+
+/* A sweep interrupted mid-way keeps every finished row; --resume runs only the rest; shards
+ * merge into the same set of rows. */
+static void
+test_sweep_resume_merge(void **state)
+{
+	char path[700], cmd[1600];
+	struct result r;
+	int before, after;
+
+	(void)state;
+	/* Interrupt a sweep a moment after it starts (several rows take longer than that). */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && (%s sweep --out sw --kernel naive,flash2 --N 512:2048:x2 --dtype "
+		 "fp32,fp16 --cache i5-8250u --jobs 2 >/dev/null 2>&1 & pid=$!; sleep 1.5; "
+		 "kill -INT $pid; wait $pid; echo $? > sw.rc)",
+		 tmpdir, MEMSIM_BIN);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/sw/results.json", tmpdir);
+	before = lines_of(path);
+	assert_true(before < 12);
+	/* Every kept line is a whole JSON object. */
+	{
+		char *text = slurp(path), *save = NULL;
+
+		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			cJSON *o = cJSON_Parse(l);
+
+			assert_non_null(o);
+			assert_non_null(cJSON_GetObjectItem(o, "key"));
+			cJSON_Delete(o);
+		}
+		free(text);
+	}
+	/* A new sweep into the same directory refuses to overwrite it... */
+	expect_error("sweep --out sw --kernel naive --N 512", 2, "pass --resume");
+	/* ... --resume finishes it without repeating a row. */
+	r = memsim("sweep --out sw --kernel naive,flash2 --N 512:2048:x2 --dtype fp32,fp16 "
+		   "--cache i5-8250u --resume");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	after = lines_of(path);
+	assert_int_equal(after, 12);
+	snprintf(path, sizeof(path), "%s/sw/results.csv", tmpdir);
+	assert_int_equal(lines_of(path), 13);
+	snprintf(path, sizeof(path), "%s/sw/manifest.json", tmpdir);
+	{
+		char *m = slurp(path);
+		cJSON *o = cJSON_Parse(m);
+
+		assert_non_null(o);
+		assert_non_null(cJSON_GetObjectItem(o, "date"));
+		assert_non_null(cJSON_GetObjectItem(o, "versions"));
+		assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "hardware"), "caches"));
+		assert_non_null(cJSON_GetObjectItem(o, "seed"));
+		assert_non_null(cJSON_GetObjectItem(o, "command"));
+		cJSON_Delete(o);
+		free(m);
+	}
+	/* Shards: two halves, merged, give the 12 rows again. */
+	r = memsim("sweep --out s0 --kernel naive,flash2 --N 512:2048:x2 --dtype fp32,fp16 "
+		   "--cache i5-8250u --shard 0/2 --formula-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("sweep --out s1 --kernel naive,flash2 --N 512:2048:x2 --dtype fp32,fp16 "
+		   "--cache i5-8250u --shard 1/2 --formula-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("merge --out sm s0 s1 s0");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "merged 12 runs (6 duplicates dropped)"));
+	result_free(&r);
+	r = memsim("table sw");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "within 30%, in regime"));
+	assert_non_null(strstr(r.out, "crossover:"));
+	result_free(&r);
+	(void)before;
+}
+
 static int
 setup(void **state)
 {
@@ -277,6 +458,9 @@ main(void)
 		cmocka_unit_test(test_runtime_errors),
 		cmocka_unit_test(test_replay_json),
 		cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_kernel_option_errors),
+		cmocka_unit_test(test_run_and_formula),
+		cmocka_unit_test(test_sweep_resume_merge),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

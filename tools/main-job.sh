@@ -1,31 +1,12 @@
 #!/bin/sh
-# The main job of ./setup.sh main: a replay demo. memsim replays a Dinero IV trace, then a
-# real program's accesses streamed from valgrind lackey, and Cachegrind runs the same program
-# with the same geometry for comparison. Outputs land in out/demo/.
+# The main job of ./setup.sh main: memsim's default study (memsim study): the bytes-moved lab's
+# sweep (naive vs flash2, d = 64, B_r = B_c = 64, fp32 and fp16, N = 256 .. 8192, on the lab
+# and i5-8250u presets) and the exactness sweep (every kernel on fully associative caches of
+# 32 KiB .. 64 MiB), then the comparison tables. About two minutes on 2 cores. Results land
+# in out/study/; an interrupted study resumes where it stopped.
 set -eu
 cd "$(dirname "$0")/.."
-memsim=build/memsim
-prog=build/tests/xcheck-prog
-out=out/demo
-mkdir -p "$out"
-
-echo "== memsim presets"
-$memsim presets
-
-echo "== a din trace (tests/data/dinero/t4_mixed.din) through the i5-8250u preset"
-$memsim replay tests/data/dinero/t4_mixed.din --cache i5-8250u --json "$out/din-i5-8250u.json"
-
-echo
-echo "== $prog recorded by valgrind lackey, streamed into memsim, cachegrind preset"
-valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$prog" 3>&1 >/dev/null 2>&1 |
-	$memsim replay - --format lackey --cache cachegrind --json "$out/lackey-cachegrind.json"
-
-echo
-echo "== the same program under Cachegrind, same geometry (compare D1 and LL data misses)"
-valgrind --tool=cachegrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 \
-	--LL=1048576,16,64 --cachegrind-out-file="$out/cachegrind.out" "$prog" 2>&1 >/dev/null |
-	grep -E "D1  misses|LLd misses|I1  misses"
-echo
-echo "memsim: L1 misses = read_miss + write_miss of L1 above; LL data misses = L2 read_miss"
-echo "minus its instruction-fetch misses ($out/lackey-cachegrind.json, levels[1])."
-echo "JSON reports are in $out/."
+if [ -f out/study/lab/results.json ] || [ -f out/study/exact/results.json ]; then
+	exec build/memsim study --out out/study --resume
+fi
+exec build/memsim study --out out/study

@@ -1,0 +1,397 @@
+/*
+ * `memsim study`: the default study, and `memsim table`: its comparison tables for any sweep.
+ *
+ * The study is the bytes-moved lab's sweep (shared/seeds/002): naive vs flash2, d = 64,
+ * B_r = B_c = 64, fp32 and fp16, N from 256 doubling to --max-N, on the lab preset and the
+ * lab machine's preset (i5-8250u); then the exactness sweep: every kernel at N = 256 .. 2048
+ * on a fully associative LRU cache from 32 KiB to 64 MiB with tiles in scratch.
+ */
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/commands.h"
+#include "sim/util.h"
+
+struct row {
+	char kernel[16], dtype[8], cache[256], regime[320], why_not[320];
+	double N, measured, lab, exact, lab_measured, lab_ratio, exact_ratio, intensity;
+	bool lab_within, exact_within, arrays_within, in_regime, has_lab;
+	char worst_array[32];
+	double worst_ratio;
+};
+
+static int
+row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->cache, y->cache);
+
+	if (!c)
+		c = strcmp(x->kernel, y->kernel);
+	if (!c)
+		c = strcmp(x->dtype, y->dtype);
+	if (!c)
+		c = (x->N > y->N) - (x->N < y->N);
+	return c;
+}
+
+/* Reads DIR/results.json into rows; returns how many, -1 if unreadable. */
+static long
+read_rows(const char *dir, struct row **out)
+{
+	char path[4096];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n = 0, rcap = 64;
+	struct row *rows = xzalloc(rcap * sizeof(*rows));
+
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	f = fopen(path, "r");
+	if (!f) {
+		free(rows);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		cJSON *r = cJSON_Parse(line), *cfg, *cmp, *e, *per;
+		struct row *w;
+
+		if (!r)
+			continue;
+		if (cJSON_GetObjectItem(r, "error")) {
+			cJSON_Delete(r);
+			continue;
+		}
+		if (n == rcap) {
+			rcap *= 2;
+			rows = xrealloc(rows, rcap * sizeof(*rows));
+		}
+		w = &rows[n++];
+		memset(w, 0, sizeof(*w));
+		cfg = cJSON_GetObjectItem(r, "config");
+		snprintf(w->kernel, sizeof(w->kernel), "%s",
+			 cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel")));
+		snprintf(w->dtype, sizeof(w->dtype), "%s",
+			 cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "dtype")));
+		snprintf(w->cache, sizeof(w->cache), "%s",
+			 cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "preset"))[0]
+				 ? cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "preset"))
+				 : cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "cache")));
+		w->N = cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "N"));
+		w->intensity = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "intensity"));
+		w->in_regime = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "regime"),
+								"within_lab_assumptions"));
+		snprintf(w->regime, sizeof(w->regime), "%s",
+			 cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(r, "regime"), "text")));
+		w->lab = cJSON_GetNumberValue(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(r, "formulas"), "lab"), "bytes"));
+		w->arrays_within = cJSON_IsTrue(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(r, "formulas"), "exact"),
+			"arrays_within"));
+		cmp = cJSON_GetObjectItem(r, "compare");
+		cJSON_ArrayForEach(e, cmp)
+		{
+			const char *fm = cJSON_GetStringValue(cJSON_GetObjectItem(e, "formula"));
+
+			if (strcmp(fm, "lab") == 0) {
+				w->has_lab = true;
+				w->lab_measured = cJSON_GetNumberValue(
+					cJSON_GetObjectItem(e, "measured_bytes"));
+				w->lab_ratio =
+					cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ratio"));
+				w->lab_within = cJSON_IsTrue(cJSON_GetObjectItem(e, "within"));
+				snprintf(w->why_not, sizeof(w->why_not), "%s",
+					 cJSON_GetStringValue(cJSON_GetObjectItem(e, "why_not")));
+			} else {
+				w->measured = cJSON_GetNumberValue(
+					cJSON_GetObjectItem(e, "measured_bytes"));
+				w->exact = cJSON_GetNumberValue(
+					cJSON_GetObjectItem(e, "predicted_bytes"));
+				w->exact_ratio =
+					cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ratio"));
+				w->exact_within = cJSON_IsTrue(cJSON_GetObjectItem(e, "within"));
+			}
+		}
+		/* The array furthest from its formula. */
+		per = cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(r, "formulas"), "exact"),
+			"per_array");
+		w->worst_ratio = 1;
+		snprintf(w->worst_array, sizeof(w->worst_array), "-");
+		cJSON_ArrayForEach(e, per)
+		{
+			double ratio = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ratio"));
+			double m = cJSON_GetNumberValue(
+					   cJSON_GetObjectItem(e, "measured_read_bytes")) +
+				   cJSON_GetNumberValue(
+					   cJSON_GetObjectItem(e, "measured_write_bytes"));
+
+			if (m > 0 && ratio > 0 && fabs(log(ratio)) > fabs(log(w->worst_ratio))) {
+				w->worst_ratio = ratio;
+				snprintf(w->worst_array, sizeof(w->worst_array), "%s", e->string);
+			}
+		}
+		cJSON_Delete(r);
+	}
+	free(line);
+	fclose(f);
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	*out = rows;
+	return (long)n;
+}
+
+/* The lab comparison: every run with its lab verdict and regime. */
+static void
+print_lab_table(const struct row *rows, long n)
+{
+	printf("%-10s %-6s %-5s %6s %12s %12s %12s %8s %8s  %s\n", "cache", "kernel", "dtype", "N",
+	       "measured MiB", "lab MiB", "exact MiB", "meas/lab", "meas/ex", "lab verdict");
+	for (long i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+
+		printf("%-10.10s %-6s %-5s %6.0f %12.3f %12.3f %12.3f %8.3f %8.3f  %s%s%s\n",
+		       r->cache, r->kernel, r->dtype, r->N, r->measured / 1048576,
+		       r->has_lab ? r->lab / 1048576 : 0.0, r->exact / 1048576,
+		       r->has_lab ? r->lab_ratio : 0.0, r->exact_ratio,
+		       !r->has_lab     ? "no lab formula"
+		       : r->lab_within ? (r->in_regime ? "within 30%, in regime"
+						       : "within 30%, out of regime")
+				       : (r->in_regime ? "OUTSIDE 30% in regime" : "outside: "),
+		       r->has_lab && !r->lab_within && !r->in_regime ? r->regime : "", "");
+	}
+}
+
+/* The smallest N from which flash2 moves fewer bytes than naive, per cache and dtype. */
+static void
+print_crossover(const struct row *rows, long n)
+{
+	for (long i = 0; i < n; i++) {
+		const struct row *f = &rows[i];
+		double first = -1;
+
+		if (strcmp(f->kernel, "flash2") != 0 ||
+		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") &&
+		     !strcmp(rows[i - 1].cache, f->cache) && !strcmp(rows[i - 1].dtype, f->dtype)))
+			continue;
+		for (long k = i;
+		     k < n && !strcmp(rows[k].kernel, "flash2") &&
+		     !strcmp(rows[k].cache, f->cache) && !strcmp(rows[k].dtype, f->dtype);
+		     k++) {
+			for (long j = 0; j < n; j++) {
+				if (strcmp(rows[j].kernel, "naive") ||
+				    strcmp(rows[j].cache, f->cache) ||
+				    strcmp(rows[j].dtype, f->dtype) || rows[j].N != rows[k].N)
+					continue;
+				if (rows[k].measured < rows[j].measured && first < 0)
+					first = rows[k].N;
+			}
+		}
+		if (first > 0)
+			printf("crossover: flash2 moves fewer DRAM bytes than naive from N = %.0f "
+			       "(%s, %s)\n",
+			       first, f->cache, f->dtype);
+		else
+			printf("crossover: flash2 never moves fewer DRAM bytes than naive in this "
+			       "sweep (%s, %s)\n",
+			       f->cache, f->dtype);
+	}
+}
+
+/* The exactness summary: per kernel, runs whose every array is within 5%, and the worst. */
+static bool
+print_exact_summary(const struct row *rows, long n)
+{
+	static const char *kernels[] = { "naive", "flash1", "flash2", "proj" };
+	bool all = n > 0;
+
+	printf("%-7s %6s %22s %18s %s\n", "kernel", "runs", "every array within 5%",
+	       "total within 5%", "worst array (ratio measured/exact, cache, N)");
+	for (int k = 0; k < 4; k++) {
+		long runs = 0, ok = 0, tot_ok = 0;
+		const struct row *worst = NULL;
+
+		for (long i = 0; i < n; i++) {
+			if (strcmp(rows[i].kernel, kernels[k]))
+				continue;
+			runs++;
+			ok += rows[i].arrays_within;
+			tot_ok += rows[i].exact_within;
+			if (!worst ||
+			    fabs(log(rows[i].worst_ratio)) > fabs(log(worst->worst_ratio)))
+				worst = &rows[i];
+		}
+		if (!runs)
+			continue;
+		all &= ok == runs;
+		if (worst->worst_ratio == 1)
+			printf("%-7s %6ld %22ld %18ld every array equal to the byte\n", kernels[k],
+			       runs, ok, tot_ok);
+		else
+			printf("%-7s %6ld %22ld %18ld %s %.4f, %s, N=%.0f\n", kernels[k], runs, ok,
+			       tot_ok, worst->worst_array, worst->worst_ratio, worst->cache,
+			       worst->N);
+	}
+	return all;
+}
+
+void
+usage_table(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim table DIR [--exact]\n"
+		"\n"
+		"Prints the comparison table of a sweep directory: measured bytes, lab and exact\n"
+		"formulas, ratios and the lab verdict with its regime; the N from which flash2\n"
+		"moves fewer bytes than naive. --exact prints the per-kernel exactness summary.\n");
+}
+
+int
+cmd_table(int argc, char **argv)
+{
+	struct row *rows;
+	long n;
+	bool exact = argc > 2 && strcmp(argv[2], "--exact") == 0;
+
+	if (argc < 2 || (argc > 2 && !exact) || argc > 3)
+		return usage_error("table", "table takes a sweep directory (and --exact)");
+	if (strcmp(argv[1], "--help") == 0) {
+		usage_table(stdout);
+		return EXIT_OK;
+	}
+	n = read_rows(argv[1], &rows);
+	if (n < 0) {
+		fprintf(stderr, "memsim: cannot read %s/results.json\n", argv[1]);
+		return EXIT_RUNTIME;
+	}
+	if (exact) {
+		print_exact_summary(rows, n);
+	} else {
+		print_lab_table(rows, n);
+		print_crossover(rows, n);
+	}
+	free(rows);
+	return EXIT_OK;
+}
+
+void
+usage_study(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim study [--out DIR] [--max-N N] [--resume]\n"
+		"\n"
+		"The default study: the bytes-moved lab's sweep (naive vs flash2, d = 64,\n"
+		"B_r = B_c = 64, fp32 and fp16, N = 256 doubling to --max-N, on the lab and\n"
+		"i5-8250u presets) into DIR/lab, and the exactness sweep (every kernel, N = 256\n"
+		"to 2048, fully associative LRU caches of 32 KiB to 64 MiB, tiles in scratch)\n"
+		"into DIR/exact; then the comparison tables. [out/study, 8192]\n");
+}
+
+int
+cmd_study(int argc, char **argv)
+{
+	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
+					      { "max-N", required_argument, NULL, 'n' },
+					      { "resume", no_argument, NULL, 'r' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	const char *out = "out/study";
+	uint64_t maxn = 8192;
+	bool resume = false;
+	char lab_dir[4096], exact_dir[4096], nrange[64];
+	struct row *rows;
+	long n;
+	int opt, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:n:rh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, &maxn) || maxn < 256)
+				return usage_error("study", "--max-N: '%s' is not a number >= 256",
+						   optarg);
+			break;
+		case 'r':
+			resume = true;
+			break;
+		case 'h':
+			usage_study(stdout);
+			return EXIT_OK;
+		default:
+			return option_error("study", opt, argv);
+		}
+	}
+	if (optind != argc)
+		return usage_error("study", "unexpected argument '%s'", argv[optind]);
+	if (mkdir_p(out)) {
+		fprintf(stderr, "memsim: cannot create %s\n", out);
+		return EXIT_RUNTIME;
+	}
+	snprintf(lab_dir, sizeof(lab_dir), "%s/lab", out);
+	snprintf(exact_dir, sizeof(exact_dir), "%s/exact", out);
+	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)maxn);
+	{
+		char *sw[] = {
+			"sweep",   "--out", lab_dir,   "--kernel", "naive,flash2",
+			"--N",     nrange,  "--d",     "64",       "--Br",
+			"64",      "--Bc",  "64",      "--dtype",  "fp32,fp16",
+			"--cache", "lab",   "--cache", "i5-8250u", resume ? "--resume" : NULL,
+			NULL
+		};
+		int swc = resume ? 20 : 19;
+
+		printf("== the bytes-moved lab's sweep -> %s\n", lab_dir);
+		fflush(stdout);
+		if ((rc = cmd_sweep(swc, sw)) != EXIT_OK)
+			return rc;
+	}
+	{
+		char *sw[] = { "sweep",
+			       "--out",
+			       exact_dir,
+			       "--kernel",
+			       "naive,flash1,flash2,proj",
+			       "--N",
+			       "256:2048:x2",
+			       "--cache",
+			       "L1=32K:full:64,tiles=scratch",
+			       "--cache-sweep",
+			       "L1=32K:64M:x2",
+			       resume ? "--resume" : NULL,
+			       NULL };
+		int swc = resume ? 12 : 11;
+
+		printf("== the exactness sweep -> %s\n", exact_dir);
+		fflush(stdout);
+		if ((rc = cmd_sweep(swc, sw)) != EXIT_OK)
+			return rc;
+	}
+	printf("\n== lab formulas vs memsim (%s)\n\n", lab_dir);
+	n = read_rows(lab_dir, &rows);
+	if (n < 0)
+		return EXIT_RUNTIME;
+	print_lab_table(rows, n);
+	printf("\n");
+	print_crossover(rows, n);
+	free(rows);
+	printf("\n== exact formulas vs memsim, every array, fully associative LRU 32 KiB .. 64 MiB "
+	       "(%s)\n\n",
+	       exact_dir);
+	n = read_rows(exact_dir, &rows);
+	if (n < 0)
+		return EXIT_RUNTIME;
+	rc = print_exact_summary(rows, n) ? EXIT_OK : EXIT_RUNTIME;
+	free(rows);
+	printf("\nReports: %s/*/results.json, results.csv, manifest.json; memsim table DIR prints a "
+	       "table again.\n",
+	       out);
+	return rc;
+}

@@ -1,0 +1,203 @@
+/*
+ * The formulas: the lab formulas against the lab's own numbers, the regime verdicts, and the
+ * exact formulas against simulation, every array within 5%, over a grid small enough for
+ * every test run (the README's main job runs the full one): every kernel, fully associative
+ * caches from 8 KiB to 4 MiB around the crossovers, with causal, grouped-query attention,
+ * batch, fp16 and partial tiles; then the no-cache (lab) preset, where they are exact.
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/compare.h"
+#include "analysis/formulas.h"
+#include "sim/simulate.h"
+#include "tests/unit.h"
+
+static void
+test_lab_formulas(void **state)
+{
+	struct attn_config c = { ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+
+	(void)state;
+	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
+	assert_true(formula_lab(&c) == 12.0 * 1024 * 64 + 16.0 * 1024 * 1024);
+	c.dtype = ATTN_FP16;
+	assert_true(formula_lab(&c) == (12.0 * 1024 * 64 + 16.0 * 1024 * 1024) / 2);
+	c.kernel = ATTN_FLASH2;
+	c.dtype = ATTN_FP32;
+	assert_true(formula_lab(&c) == 8.0 * 1024 * 64 * (1 + 1024.0 / 64));
+	c.heads = 8;
+	c.batch = 2;
+	assert_true(formula_lab(&c) == 16 * 8.0 * 1024 * 64 * (1 + 1024.0 / 64));
+	c.kernel = ATTN_FLASH1;
+	assert_true(formula_lab(&c) == 0);
+}
+
+static struct formula_result
+eval(const struct attn_config *c, const char *spec_text)
+{
+	struct spec s;
+	struct formula_machine m;
+	struct formula_result f;
+	char err[256];
+
+	assert_int_equal(spec_parse(spec_text, &s, err, sizeof(err)), 0);
+	formula_machine_from_spec(&s, true, &m);
+	assert_int_equal(formula_eval(c, &m, &f), 0);
+	return f;
+}
+
+static void
+test_regimes(void **state)
+{
+	struct attn_config naive = {
+		ATTN_NAIVE, 4096, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false
+	};
+	struct attn_config flash = naive;
+	struct formula_result f;
+
+	(void)state;
+	flash.kernel = ATTN_FLASH2;
+	/* 6 MiB holds K and V (2 MiB) but not S (64 MiB): the naive formula's regime. */
+	f = eval(&naive, "i5-8250u");
+	assert_true(f.regime.within_assumptions);
+	/* With no cache K and V are re-read; with 64 MiB... S (64 MiB) fits with nothing else? */
+	f = eval(&naive, "lab");
+	assert_false(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "K/V fit in cache fails"));
+	f = eval(&naive, "L1=1G:16:64");
+	assert_non_null(strstr(f.regime.text, "S spills to DRAM fails"));
+	naive.softmax_separate = true;
+	f = eval(&naive, "i5-8250u");
+	assert_non_null(strstr(f.regime.text, "no read-for-ownership fails"));
+	/* flash: the lab preset is its regime; a cache holding K and V is not; causal is not. */
+	f = eval(&flash, "lab");
+	assert_true(f.regime.within_assumptions);
+	f = eval(&flash, "i5-8250u");
+	assert_non_null(strstr(f.regime.text, "K/V re-read per query block fails"));
+	flash.causal = true;
+	f = eval(&flash, "lab");
+	assert_non_null(strstr(f.regime.text, "causal"));
+}
+
+/* Any size, instantly: N = 10^6, d = 128, several heads. */
+static void
+test_huge(void **state)
+{
+	struct attn_config c = {
+		ATTN_FLASH2, 1000000, 128, 16, 4, 2, ATTN_BF16, 64, 64, true, false
+	};
+	struct formula_result f;
+
+	(void)state;
+	for (int k = 0; k < ATTN_KERNEL_COUNT; k++) {
+		c.kernel = (enum attn_kernel)k;
+		c.causal = k != ATTN_PROJ;
+		f = eval(&c, "h100");
+		assert_true(isfinite(f.read_bytes) && f.read_bytes > 0);
+		assert_true(isfinite(f.flops) && f.flops > 0);
+	}
+}
+
+struct grid {
+	const char *name;
+	uint64_t N, d, heads, kv_heads, batch, Br, Bc;
+	enum attn_dtype dtype;
+	bool causal, separate;
+};
+
+static const struct grid grids[] = {
+	{ "plain", 256, 64, 1, 1, 1, 64, 64, ATTN_FP32, false, false },
+	{ "causal", 256, 64, 1, 1, 1, 64, 64, ATTN_FP32, true, false },
+	{ "gqa", 128, 32, 4, 2, 2, 32, 32, ATTN_FP16, true, false },
+	{ "partial", 160, 40, 1, 1, 1, 48, 80, ATTN_FP32, false, false },
+	{ "separate", 128, 64, 1, 1, 1, 64, 64, ATTN_FP32, true, true },
+	{ NULL, 0, 0, 0, 0, 0, 0, 0, ATTN_FP32, false, false },
+};
+
+static void
+check_grid(const char *const *caches)
+{
+	for (const struct grid *g = grids; g->name; g++)
+		for (int k = 0; k < ATTN_KERNEL_COUNT; k++)
+			for (int ci = 0; caches[ci]; ci++) {
+				struct attn_config c = { (enum attn_kernel)k,
+							 g->N,
+							 g->d,
+							 g->heads,
+							 g->kv_heads,
+							 g->batch,
+							 g->dtype,
+							 g->Br,
+							 g->Bc,
+							 g->causal && k != ATTN_PROJ,
+							 g->separate };
+				struct spec s;
+				struct sim_result res;
+				struct formula_machine m;
+				struct formula_result f;
+				struct comparison cmp;
+				char err[256];
+
+				if (g->separate && k != ATTN_NAIVE)
+					continue;
+				assert_int_equal(spec_parse(caches[ci], &s, err, sizeof(err)), 0);
+				assert_int_equal(
+					sim_kernel(&c, &s, true, 3, false, &res, err, sizeof(err)),
+					0);
+				formula_machine_from_spec(&s, true, &m);
+				formula_eval(&c, &m, &f);
+				compare_build(res.cache, &c, &f, &cmp);
+				for (unsigned a = 0; a < cmp.narrays; a++)
+					if (!cmp.arrays[a].within)
+						fail_msg(
+							"%s %s on %s: %s measured %.0f + %.0f, formula "
+							"%.0f + %.0f",
+							g->name, attn_kernel_name(c.kernel),
+							caches[ci], cmp.arrays[a].name,
+							cmp.arrays[a].measured_read,
+							cmp.arrays[a].measured_write,
+							cmp.arrays[a].exact_read,
+							cmp.arrays[a].exact_write);
+				assert_true(cmp.exact.within);
+				sim_result_finish(&res);
+			}
+}
+
+static void
+test_exact_vs_simulation(void **state)
+{
+	static const char *caches[] = {
+		"L1=8K:full:64,tiles=scratch",       "L1=32K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",      "L1=128K:full:64,tiles=scratch",
+		"L1=256K:full:64,tiles=scratch",     "L1=512K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
+		"L1=256K:full:128:wv,tiles=scratch", NULL,
+	};
+
+	(void)state;
+	check_grid(caches);
+}
+
+static void
+test_exact_no_cache(void **state)
+{
+	static const char *caches[] = { "lab", NULL };
+
+	(void)state;
+	check_grid(caches);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lab_formulas),   cmocka_unit_test(test_regimes),
+		cmocka_unit_test(test_huge),           cmocka_unit_test(test_exact_vs_simulation),
+		cmocka_unit_test(test_exact_no_cache),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
