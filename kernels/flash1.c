@@ -78,23 +78,10 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 					for (uint64_t i = 0; i < nr; i++) {
 						uint64_t qi = r0 + i;
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
-						float rmax = -INFINITY, mnew, lnew, alpha, beta,
-						      psum = 0;
+						float rmax, mnew, lnew, alpha, beta, psum = 0;
 
-						TR_LOAD_SPAN(t, d->Qt + i * D, D * sizeof(float));
-						for (uint64_t j = 0; j < nc; j++) {
-							float v = -INFINITY;
-
-							TR_LOAD_SPAN(t, d->Kt + j * D,
-								     D * sizeof(float));
-							if (!c->causal || c0 + j <= qi)
-								v = dot(d->Qt + i * D,
-									d->Kt + j * D, D) *
-								    scale;
-							srow[j] = v;
-							rmax = v > rmax ? v : rmax;
-						}
-						TR_STORE_SPAN(t, srow, nc * sizeof(float));
+						rmax = score_row(t, srow, d->Qt + i * D, d->Kt, D,
+								 nc, c0, qi, c->causal, scale);
 						if (rmax == -INFINITY)
 							continue;
 						TR_LOAD(t, &d->mt[i], sizeof(float));

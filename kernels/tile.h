@@ -8,6 +8,8 @@
  * tiles are traced as spans.
  */
 
+#include <math.h>
+
 #include "kernels/attn.h"
 #include "sim/trace.h"
 
@@ -116,6 +118,31 @@ axpy(float *y, float a, const float *x, uint64_t n)
 {
 	for (uint64_t k = 0; k < n; k++)
 		y[k] += a * x[k];
+}
+
+/*
+ * The online-softmax kernels' score step: srow[j] = q . k_j * scale for the nc key rows of
+ * the K tile (kt, rows d apart), -inf where the causal mask hides key c0 + j from query qi.
+ * Returns the row maximum (-inf when every key is masked).
+ */
+static inline float
+score_row(struct trace_ctx *t, float *srow, const float *q, const float *kt, uint64_t d,
+	  uint64_t nc, uint64_t c0, uint64_t qi, bool causal, float scale)
+{
+	float rmax = -INFINITY;
+
+	TR_LOAD_SPAN(t, q, d * sizeof(float));
+	for (uint64_t j = 0; j < nc; j++) {
+		float v = -INFINITY;
+
+		TR_LOAD_SPAN(t, kt + j * d, d * sizeof(float));
+		if (!causal || c0 + j <= qi)
+			v = dot(q, kt + j * d, d) * scale;
+		srow[j] = v;
+		rmax = v > rmax ? v : rmax;
+	}
+	TR_STORE_SPAN(t, srow, nc * sizeof(float));
+	return rmax;
 }
 
 /* Declares the kernel's memory arrays and tiles to the tracing layer. */
