@@ -355,6 +355,27 @@ attn_data_poison(struct attn_data *d)
 void attn_dispatch_native(struct attn_data *d, struct trace_ctx *t);
 void attn_dispatch_traced(struct attn_data *d, struct trace_ctx *t);
 
+int
+attn_evict_caches(uint64_t bytes)
+{
+	volatile const unsigned char *p;
+	unsigned char *buf;
+	unsigned sum = 0;
+
+	if (bytes == 0)
+		return 0;
+	buf = malloc(bytes);
+	if (!buf)
+		return -ENOMEM;
+	/* Written first: untouched pages would all map to the zero page and evict nothing. */
+	memset(buf, 1, bytes);
+	p = buf;
+	for (uint64_t i = 0; i < bytes; i += 32)
+		sum += p[i];
+	free(buf);
+	return sum == 0 ? -EIO : 0; /* never: keeps the reads */
+}
+
 void
 attn_run_native(struct attn_data *d)
 {

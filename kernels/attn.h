@@ -78,6 +78,12 @@ void attn_data_fill(struct attn_data *d, uint64_t seed);
 /* Sets every output element to NaN, so an element a kernel fails to write is caught. */
 void attn_data_poison(struct attn_data *d);
 
+/* Writes then reads a fresh buffer of `bytes`, so that a cache of at most half that holds
+ * none of the run's arrays: the native kernel then starts cold, as a simulated run does (the
+ * fill just wrote the inputs). A function of its own, so per-function counts (Cachegrind)
+ * leave it out. Returns 0 or -ENOMEM. */
+int attn_evict_caches(uint64_t bytes);
+
 /* Runs the kernel of d->cfg. The traced build declares its arrays and phases to t. */
 void attn_run_native(struct attn_data *d);
 void attn_run_traced(struct attn_data *d, struct trace_ctx *t);

@@ -9,19 +9,21 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sim/util.h"
+
 enum attn_dtype {
 	ATTN_FP32 = 0,
 	ATTN_FP16,
 	ATTN_BF16,
 };
 
-static inline unsigned
+static ALWAYS_INLINE unsigned
 dtype_bytes(enum attn_dtype t)
 {
 	return t == ATTN_FP32 ? 4 : 2;
 }
 
-static inline uint16_t
+static ALWAYS_INLINE uint16_t
 float_to_bf16(float f)
 {
 	uint32_t u;
@@ -33,7 +35,7 @@ float_to_bf16(float f)
 	return (uint16_t)(u >> 16);
 }
 
-static inline float
+static ALWAYS_INLINE float
 bf16_to_float(uint16_t h)
 {
 	uint32_t u = (uint32_t)h << 16;
@@ -44,7 +46,7 @@ bf16_to_float(uint16_t h)
 }
 
 /* Element i of a row of type t, as fp32. */
-static inline float
+static ALWAYS_INLINE float
 dtype_load(const void *row, uint64_t i, enum attn_dtype t)
 {
 	switch (t) {
@@ -57,7 +59,7 @@ dtype_load(const void *row, uint64_t i, enum attn_dtype t)
 	}
 }
 
-static inline void
+static ALWAYS_INLINE void
 dtype_store(void *row, uint64_t i, float v, enum attn_dtype t)
 {
 	switch (t) {
@@ -74,7 +76,7 @@ dtype_store(void *row, uint64_t i, float v, enum attn_dtype t)
 }
 
 /* The value v takes once stored as t (what a kernel can read back). */
-static inline float
+static ALWAYS_INLINE float
 dtype_round(float v, enum attn_dtype t)
 {
 	switch (t) {

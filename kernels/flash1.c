@@ -8,7 +8,6 @@
  */
 
 #include <math.h>
-#include <string.h>
 
 #include "kernels/tile.h"
 
@@ -23,20 +22,19 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 
 	KERNEL(attn_declare)(d, t);
 	TR_PHASE(t, "init");
-	memset(d->Ot, 0, D * sizeof(float));
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
 			float *m = d->m + (b * c->heads + h) * N,
 			      *l = d->l + (b * c->heads + h) * N;
 
 			for (uint64_t i = 0; i < N; i++) {
-				TR_LOAD_SPAN(t, d->Ot, D * sizeof(float));
-				row_store(t, head_row(d->O, b, h, c->heads, N, D, i, dt), d->Ot, D,
-					  dt);
-				m[i] = -INFINITY;
-				TR_STORE(t, &m[i], sizeof(float));
-				l[i] = 0;
-				TR_STORE(t, &l[i], sizeof(float));
+				char *orow = head_row(d->O, b, h, c->heads, N, D, i, dt);
+
+				for (uint64_t k = 0; k < D; k++)
+					dtype_store(orow, k, 0, dt);
+				TR_ZIP(t, D, TR_OUT_N(orow, dtype_bytes(dt)));
+				put(t, &m[i], -INFINITY);
+				put(t, &l[i], 0);
 			}
 		}
 	}
@@ -60,72 +58,51 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t r0 = 0; r0 < N; r0 += Br) {
 					uint64_t nr = N - r0 < Br ? N - r0 : Br;
 
+					/* every query of this block precedes every key */
 					if (c->causal && r0 + nr <= c0)
-						continue; /* every query of this block precedes
-							     every key */
+						continue;
 					tile_load(t, d->Qt, D,
 						  head_row(d->Q, b, h, c->heads, N, D, r0, dt), D,
 						  nr, D, dt);
 					tile_load(t, d->Ot, D,
 						  head_row(d->O, b, h, c->heads, N, D, r0, dt), D,
 						  nr, D, dt);
-					TR_LOAD_SPAN(t, m + r0, nr * sizeof(float));
-					TR_LOAD_SPAN(t, l + r0, nr * sizeof(float));
-					memcpy(d->mt, m + r0, nr * sizeof(float));
-					memcpy(d->lt, l + r0, nr * sizeof(float));
-					TR_STORE_SPAN(t, d->mt, nr * sizeof(float));
-					TR_STORE_SPAN(t, d->lt, nr * sizeof(float));
+					tile_load(t, d->mt, 0, m + r0, 0, 1, nr, ATTN_FP32);
+					tile_load(t, d->lt, 0, l + r0, 0, 1, nr, ATTN_FP32);
 					for (uint64_t i = 0; i < nr; i++) {
-						uint64_t qi = r0 + i;
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
-						float rmax, mnew, lnew, alpha, beta, psum = 0;
+						float rmax, mold, lold, mnew, lnew, alpha, psum = 0;
 
 						rmax = score_row(t, srow, d->Qt + i * D, d->Kt, D,
-								 nc, c0, qi, c->causal, scale);
+								 nc, c0, r0 + i, c->causal, scale);
 						if (rmax == -INFINITY)
 							continue;
-						TR_LOAD(t, &d->mt[i], sizeof(float));
-						TR_LOAD(t, &d->lt[i], sizeof(float));
-						mnew = d->mt[i] > rmax ? d->mt[i] : rmax;
-						TR_LOAD_SPAN(t, srow, nc * sizeof(float));
+						mold = get(t, &d->mt[i]);
+						lold = get(t, &d->lt[i]);
+						mnew = mold > rmax ? mold : rmax;
 						for (uint64_t j = 0; j < nc; j++) {
 							srow[j] = expf(srow[j] - mnew);
 							psum += srow[j];
 						}
-						alpha = d->lt[i] * expf(d->mt[i] - mnew);
+						TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));
+						alpha = lold * expf(mold - mnew);
 						lnew = alpha + psum;
-						beta = 1.0f / lnew;
-						TR_LOAD_SPAN(t, orow, D * sizeof(float));
-						for (uint64_t k = 0; k < D; k++)
-							orow[k] *= alpha;
-						for (uint64_t j = 0; j < nc; j++) {
-							TR_LOAD_SPAN(t, d->Vt + j * D,
-								     D * sizeof(float));
-							axpy(orow, srow[j], d->Vt + j * D, D);
-						}
-						for (uint64_t k = 0; k < D; k++)
-							orow[k] *= beta;
-						TR_STORE_SPAN(t, orow, D * sizeof(float));
-						d->mt[i] = mnew;
-						d->lt[i] = lnew;
-						TR_STORE(t, &d->mt[i], sizeof(float));
-						TR_STORE(t, &d->lt[i], sizeof(float));
+						/* O = (l_old e^(m_old - m_new) O + P V) / l_new */
+						scale_row(t, orow, alpha, D);
+						for (uint64_t j = 0; j < nc; j++)
+							axpy(t, orow, get(t, &srow[j]),
+							     d->Vt + j * D, D);
+						scale_row(t, orow, 1.0f / lnew, D);
+						put(t, &d->mt[i], mnew);
+						put(t, &d->lt[i], lnew);
 					}
-					for (uint64_t i = 0; i < nr; i++) {
-						TR_LOAD_SPAN(t, d->Ot + i * D, D * sizeof(float));
+					for (uint64_t i = 0; i < nr; i++)
 						row_store(t,
 							  head_row(d->O, b, h, c->heads, N, D,
 								   r0 + i, dt),
 							  d->Ot + i * D, D, dt);
-					}
-					TR_LOAD_SPAN(t, d->mt, nr * sizeof(float));
-					TR_LOAD_SPAN(t, d->lt, nr * sizeof(float));
-					for (uint64_t i = 0; i < nr; i++) {
-						m[r0 + i] = d->mt[i];
-						TR_STORE(t, &m[r0 + i], sizeof(float));
-						l[r0 + i] = d->lt[i];
-						TR_STORE(t, &l[r0 + i], sizeof(float));
-					}
+					row_store(t, m + r0, d->mt, nr, ATTN_FP32);
+					row_store(t, l + r0, d->lt, nr, ATTN_FP32);
 				}
 			}
 		}

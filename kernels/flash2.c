@@ -7,7 +7,6 @@
  */
 
 #include <math.h>
-#include <string.h>
 
 #include "kernels/tile.h"
 
@@ -25,6 +24,7 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
 			uint64_t kvh = h / group;
+			float *lse = d->lse + (b * c->heads + h) * N;
 
 			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
@@ -36,10 +36,8 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 					d->mt[i] = -INFINITY;
 					d->lt[i] = 0;
 				}
-				memset(d->Ot, 0, nr * D * sizeof(float));
-				TR_STORE_SPAN(t, d->mt, nr * sizeof(float));
-				TR_STORE_SPAN(t, d->lt, nr * sizeof(float));
-				TR_STORE_SPAN(t, d->Ot, nr * D * sizeof(float));
+				TR_ZIP(t, nr, TR_OUT(d->mt), TR_OUT(d->lt));
+				zero(t, d->Ot, nr * D);
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
 					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
 
@@ -50,53 +48,41 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 						  head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
 						  D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++) {
-						uint64_t qi = r0 + i;
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
-						float rmax, mnew, alpha, psum = 0;
+						float rmax, mold, mnew, alpha, psum = 0;
 
 						rmax = score_row(t, srow, d->Qt + i * D, d->Kt, D,
-								 nc, c0, qi, c->causal, scale);
+								 nc, c0, r0 + i, c->causal, scale);
 						/* every key of this block masked */
 						if (rmax == -INFINITY)
 							continue;
-						TR_LOAD(t, &d->mt[i], sizeof(float));
-						TR_LOAD(t, &d->lt[i], sizeof(float));
-						mnew = d->mt[i] > rmax ? d->mt[i] : rmax;
-						alpha = expf(d->mt[i] - mnew);
-						TR_LOAD_SPAN(t, srow, nc * sizeof(float));
-						TR_LOAD_SPAN(t, orow, D * sizeof(float));
-						for (uint64_t k = 0; k < D; k++)
-							orow[k] *= alpha;
+						mold = get(t, &d->mt[i]);
+						mnew = mold > rmax ? mold : rmax;
+						alpha = expf(mold - mnew);
+						/* P = exp(S - m) in place, then O = alpha O + P V
+						 */
 						for (uint64_t j = 0; j < nc; j++) {
-							float p = expf(srow[j] - mnew);
-
-							psum += p;
-							TR_LOAD_SPAN(t, d->Vt + j * D,
-								     D * sizeof(float));
-							axpy(orow, p, d->Vt + j * D, D);
+							srow[j] = expf(srow[j] - mnew);
+							psum += srow[j];
 						}
-						TR_STORE_SPAN(t, orow, D * sizeof(float));
-						d->lt[i] = d->lt[i] * alpha + psum;
-						d->mt[i] = mnew;
-						TR_STORE(t, &d->mt[i], sizeof(float));
-						TR_STORE(t, &d->lt[i], sizeof(float));
+						TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));
+						scale_row(t, orow, alpha, D);
+						for (uint64_t j = 0; j < nc; j++)
+							axpy(t, orow, get(t, &srow[j]),
+							     d->Vt + j * D, D);
+						put(t, &d->lt[i], get(t, &d->lt[i]) * alpha + psum);
+						put(t, &d->mt[i], mnew);
 					}
 				}
-				TR_LOAD_SPAN(t, d->lt, nr * sizeof(float));
-				TR_LOAD_SPAN(t, d->mt, nr * sizeof(float));
 				for (uint64_t i = 0; i < nr; i++) {
 					float *orow = d->Ot + i * D;
-					float inv = 1.0f / d->lt[i];
-					float *lse = d->lse + (b * c->heads + h) * N + r0 + i;
+					float li = get(t, &d->lt[i]);
 
-					TR_LOAD_SPAN(t, orow, D * sizeof(float));
-					for (uint64_t k = 0; k < D; k++)
-						orow[k] *= inv;
+					scale_row(t, orow, 1.0f / li, D);
 					row_store(t,
 						  head_row(d->O, b, h, c->heads, N, D, r0 + i, dt),
 						  orow, D, dt);
-					*lse = d->mt[i] + logf(d->lt[i]);
-					TR_STORE(t, lse, sizeof(float));
+					put(t, &lse[r0 + i], get(t, &d->mt[i]) + logf(li));
 				}
 			}
 		}

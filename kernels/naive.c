@@ -14,7 +14,6 @@
  */
 
 #include <math.h>
-#include <string.h>
 
 #include "kernels/tile.h"
 
@@ -49,15 +48,12 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 						char *srow = head_row(d->S, b, h, c->heads, N, N,
 								      r0 + i, dt);
 
-						TR_LOAD_SPAN(t, d->Qt + i * D, D * sizeof(float));
-						for (uint64_t j = 0; j < nc; j++) {
-							TR_LOAD_SPAN(t, d->Kt + j * D,
-								     D * sizeof(float));
+						for (uint64_t j = 0; j < nc; j++)
 							elem_store(t, srow, c0 + j,
-								   dot(d->Qt + i * D, d->Kt + j * D,
+								   dot(t, d->Qt + i * D,
+								       d->Kt + j * D,
 								       D) * scale,
 								   dt);
-						}
 					}
 				}
 			}
@@ -74,16 +70,17 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 				float mx = -INFINITY, sum = 0;
 
 				tile_load(t, d->row, N, srow, N, 1, N, dt);
-				TR_LOAD_SPAN(t, d->row, lim * sizeof(float));
 				for (uint64_t j = 0; j < lim; j++)
 					mx = d->row[j] > mx ? d->row[j] : mx;
-				TR_LOAD_SPAN(t, d->row, lim * sizeof(float));
+				TR_ZIP(t, lim, TR_IN(d->row));
 				for (uint64_t j = 0; j < lim; j++)
 					sum += expf(d->row[j] - mx);
-				TR_LOAD_SPAN(t, d->row, N * sizeof(float));
+				TR_ZIP(t, lim, TR_IN(d->row));
 				for (uint64_t j = 0; j < N; j++)
-					elem_store(t, prow, j,
-						   j < lim ? expf(d->row[j] - mx) / sum : 0.0f, dt);
+					dtype_store(prow, j,
+						    j < lim ? expf(d->row[j] - mx) / sum : 0.0f,
+						    dt);
+				TR_ZIP(t, N, TR_IN(d->row), TR_OUT_N(prow, s));
 			}
 		}
 	}
@@ -96,8 +93,7 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
 
-				memset(d->Ot, 0, nr * D * sizeof(float));
-				TR_STORE_SPAN(t, d->Ot, nr * D * sizeof(float));
+				zero(t, d->Ot, nr * D);
 				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
 					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
 
@@ -108,26 +104,16 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 					tile_load(t, d->Vt, D,
 						  head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
 						  D, nc, D, dt);
-					for (uint64_t i = 0; i < nr; i++) {
-						float *orow = d->Ot + i * D;
-
-						TR_LOAD_SPAN(t, d->St + i * Bc, nc * sizeof(float));
-						TR_LOAD_SPAN(t, orow, D * sizeof(float));
-						for (uint64_t j = 0; j < nc; j++) {
-							TR_LOAD_SPAN(t, d->Vt + j * D,
-								     D * sizeof(float));
-							axpy(orow, d->St[i * Bc + j], d->Vt + j * D,
-							     D);
-						}
-						TR_STORE_SPAN(t, orow, D * sizeof(float));
-					}
+					for (uint64_t i = 0; i < nr; i++)
+						for (uint64_t j = 0; j < nc; j++)
+							axpy(t, d->Ot + i * D,
+							     get(t, &d->St[i * Bc + j]),
+							     d->Vt + j * D, D);
 				}
-				for (uint64_t i = 0; i < nr; i++) {
-					TR_LOAD_SPAN(t, d->Ot + i * D, D * sizeof(float));
+				for (uint64_t i = 0; i < nr; i++)
 					row_store(t,
 						  head_row(d->O, b, h, c->heads, N, D, r0 + i, dt),
 						  d->Ot + i * D, D, dt);
-				}
 			}
 		}
 	}

@@ -9,8 +9,6 @@
  * slice of A in tile At = Qt, of W in tile Wt = Kt), then is stored.
  */
 
-#include <string.h>
-
 #include "kernels/tile.h"
 
 /* Where row n, column j of a product lands, and where row n, column k of its input is. */
@@ -21,7 +19,7 @@ struct operand {
 	uint64_t width;
 };
 
-static inline char *
+static ALWAYS_INLINE char *
 operand_at(const struct operand *o, uint64_t b, uint64_t n, uint64_t col, uint64_t N, uint64_t d,
 	   enum attn_dtype dt)
 {
@@ -32,7 +30,7 @@ operand_at(const struct operand *o, uint64_t b, uint64_t n, uint64_t col, uint64
 }
 
 /* C[b] = A[b] W for every batch: A is N x K, W is K x ncols (row-major, storage dtype). */
-static void
+static ALWAYS_INLINE void
 matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const void *W, uint64_t K,
        uint64_t ncols, const struct operand *C)
 {
@@ -48,8 +46,7 @@ matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const 
 			for (uint64_t c0 = 0; c0 < ncols; c0 += Bc) {
 				uint64_t nc = ncols - c0 < Bc ? ncols - c0 : Bc;
 
-				memset(d->St, 0, nr * Bc * sizeof(float));
-				TR_STORE_SPAN(t, d->St, nr * Bc * sizeof(float));
+				zero(t, d->St, nr * Bc);
 				for (uint64_t k0 = 0; k0 < K; k0 += D) {
 					uint64_t nk = K - k0 < D ? K - k0 : D;
 
@@ -61,22 +58,13 @@ matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const 
 					tile_load(t, d->Kt, Bc,
 						  (const char *)W + (k0 * ncols + c0) * s, ncols,
 						  nk, nc, dt);
-					for (uint64_t i = 0; i < nr; i++) {
-						float *crow = d->St + i * Bc;
-
-						TR_LOAD_SPAN(t, d->Qt + i * D, nk * sizeof(float));
-						TR_LOAD_SPAN(t, crow, nc * sizeof(float));
-						for (uint64_t k = 0; k < nk; k++) {
-							TR_LOAD_SPAN(t, d->Kt + k * Bc,
-								     nc * sizeof(float));
-							axpy(crow, d->Qt[i * D + k], d->Kt + k * Bc,
-							     nc);
-						}
-						TR_STORE_SPAN(t, crow, nc * sizeof(float));
-					}
+					for (uint64_t i = 0; i < nr; i++)
+						for (uint64_t k = 0; k < nk; k++)
+							axpy(t, d->St + i * Bc,
+							     get(t, &d->Qt[i * D + k]),
+							     d->Kt + k * Bc, nc);
 				}
 				for (uint64_t i = 0; i < nr; i++) {
-					TR_LOAD_SPAN(t, d->St + i * Bc, nc * sizeof(float));
 					/* A run of columns never crosses a head in the split layout
 					 * when B_c divides d; else store column runs per head. */
 					for (uint64_t j = 0; j < nc;) {

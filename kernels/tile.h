@@ -2,16 +2,21 @@
 
 /*
  * Helpers shared by the kernels (compiled into both builds): moving rows between memory
- * arrays in the storage dtype and fp32 tiles, and dot products. Loads are traced as one span
- * per row; stores to memory arrays element by element, so a write-allocate cache sees the
- * read for ownership of a line's first store, as a CPU's scalar stores cause; stores into
- * tiles are traced as spans.
+ * arrays in the storage dtype and fp32 tiles, dot products, row updates. Each helper does its
+ * loop and reports it with one TR_ZIP naming the arrays the loop walks, in the order the loop
+ * body touches them: per cache set the traced lines are those the native loop touches, in
+ * the same order, so Cachegrind on the native build and memsim on the traced one see the
+ * same line sequence (up to the compiler's spills and libm's tables). Stores are reported
+ * element-sized: a write-allocate cache fetches the line (read for ownership) as it does for
+ * a CPU's scalar stores. Every helper is always inlined, so the native kernel's accesses stay
+ * inside the kernel's own function (what Cachegrind's per-function counts read).
  */
 
 #include <math.h>
 
 #include "kernels/attn.h"
 #include "sim/trace.h"
+#include "sim/util.h"
 
 #ifdef MEMSIM_NATIVE
 #define KERNEL(name) name##_native
@@ -20,15 +25,16 @@
 #endif
 
 /* Element offset of row r of head h in batch b of a [batch][nh][N][d] array, in bytes. */
-static inline char *
+static ALWAYS_INLINE char *
 head_row(void *base, uint64_t b, uint64_t h, uint64_t nh, uint64_t N, uint64_t d, uint64_t r,
 	 enum attn_dtype t)
 {
 	return (char *)base + (((b * nh + h) * N + r) * d) * dtype_bytes(t);
 }
 
-/* tile[r][0 .. n) = src row r, for r < nr; src rows are src_stride elements apart. */
-static inline void
+/* tile[r][0 .. n) = src row r, for r < nr; src rows are src_stride elements apart. A loop,
+ * not memcpy: the kernel's accesses stay in its own function. */
+static ALWAYS_INLINE void
 tile_load(struct trace_ctx *t, float *tile, uint64_t tile_stride, const void *src,
 	  uint64_t src_stride, uint64_t nr, uint64_t n, enum attn_dtype dt)
 {
@@ -38,54 +44,23 @@ tile_load(struct trace_ctx *t, float *tile, uint64_t tile_stride, const void *sr
 		const char *row = (const char *)src + r * src_stride * s;
 		float *dst = tile + r * tile_stride;
 
-		TR_LOAD_SPAN(t, row, n * s);
-		switch (dt) {
-		case ATTN_FP16:
-			for (uint64_t k = 0; k < n; k++)
-				dst[k] = (float)((const _Float16 *)row)[k];
-			break;
-		case ATTN_BF16:
-			for (uint64_t k = 0; k < n; k++)
-				dst[k] = bf16_to_float(((const uint16_t *)row)[k]);
-			break;
-		default:
-			memcpy(dst, row, n * sizeof(float));
-			break;
-		}
-		TR_STORE_SPAN(t, dst, n * sizeof(float));
+		for (uint64_t k = 0; k < n; k++)
+			dst[k] = dtype_load(row, k, dt);
+		TR_ZIP(t, n, TR_IN_N(row, s), TR_OUT(dst));
 	}
 }
 
-/* dst[0 .. n) = src[0 .. n) in the storage dtype, one traced store per element. */
-static inline void
+/* dst[0 .. n) = src[0 .. n), dst a memory row in the storage dtype. */
+static ALWAYS_INLINE void
 row_store(struct trace_ctx *t, void *dst, const float *src, uint64_t n, enum attn_dtype dt)
 {
-	unsigned s = dtype_bytes(dt);
-
-	switch (dt) {
-	case ATTN_FP16:
-		for (uint64_t k = 0; k < n; k++) {
-			((_Float16 *)dst)[k] = (_Float16)src[k];
-			TR_STORE(t, (char *)dst + k * s, s);
-		}
-		break;
-	case ATTN_BF16:
-		for (uint64_t k = 0; k < n; k++) {
-			((uint16_t *)dst)[k] = float_to_bf16(src[k]);
-			TR_STORE(t, (char *)dst + k * s, s);
-		}
-		break;
-	default:
-		for (uint64_t k = 0; k < n; k++) {
-			((float *)dst)[k] = src[k];
-			TR_STORE(t, (char *)dst + k * s, s);
-		}
-		break;
-	}
+	for (uint64_t k = 0; k < n; k++)
+		dtype_store(dst, k, src[k], dt);
+	TR_ZIP(t, n, TR_IN(src), TR_OUT_N(dst, dtype_bytes(dt)));
 }
 
-/* One element of a memory array, stored and traced. */
-static inline void
+/* Element i of a memory row in the storage dtype = v. */
+static ALWAYS_INLINE void
 elem_store(struct trace_ctx *t, void *row, uint64_t i, float v, enum attn_dtype dt)
 {
 	unsigned s = dtype_bytes(dt);
@@ -94,13 +69,38 @@ elem_store(struct trace_ctx *t, void *row, uint64_t i, float v, enum attn_dtype 
 	TR_STORE(t, (char *)row + i * s, s);
 }
 
+/* One fp32 element, read or written. */
+static ALWAYS_INLINE float
+get(struct trace_ctx *t, const float *p)
+{
+	TR_LOAD_ELEM(t, p);
+	return *p;
+}
+
+static ALWAYS_INLINE void
+put(struct trace_ctx *t, float *p, float v)
+{
+	*p = v;
+	TR_STORE_ELEM(t, p);
+}
+
+/* y[0 .. n) = 0 */
+static ALWAYS_INLINE void
+zero(struct trace_ctx *t, float *y, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		y[k] = 0;
+	TR_ZIP(t, n, TR_OUT(y));
+}
+
 /* Sum of a[k] * b[k]; four partial sums keep the FMA chain short. */
-static inline float
-dot(const float *a, const float *b, uint64_t n)
+static ALWAYS_INLINE float
+dot(struct trace_ctx *t, const float *a, const float *b, uint64_t n)
 {
 	float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 	uint64_t k = 0;
 
+	TR_ZIP(t, n, TR_IN(a), TR_IN(b));
 	for (; k + 4 <= n; k += 4) {
 		s0 += a[k] * b[k];
 		s1 += a[k + 1] * b[k + 1];
@@ -113,11 +113,21 @@ dot(const float *a, const float *b, uint64_t n)
 }
 
 /* y[0 .. n) += a * x[0 .. n) */
-static inline void
-axpy(float *y, float a, const float *x, uint64_t n)
+static ALWAYS_INLINE void
+axpy(struct trace_ctx *t, float *y, float a, const float *x, uint64_t n)
 {
 	for (uint64_t k = 0; k < n; k++)
 		y[k] += a * x[k];
+	TR_ZIP(t, n, TR_IN(y), TR_IN(x), TR_OUT(y));
+}
+
+/* y[0 .. n) *= a */
+static ALWAYS_INLINE void
+scale_row(struct trace_ctx *t, float *y, float a, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		y[k] *= a;
+	TR_ZIP(t, n, TR_IN(y), TR_OUT(y));
 }
 
 /*
@@ -125,23 +135,20 @@ axpy(float *y, float a, const float *x, uint64_t n)
  * the K tile (kt, rows d apart), -inf where the causal mask hides key c0 + j from query qi.
  * Returns the row maximum (-inf when every key is masked).
  */
-static inline float
+static ALWAYS_INLINE float
 score_row(struct trace_ctx *t, float *srow, const float *q, const float *kt, uint64_t d,
 	  uint64_t nc, uint64_t c0, uint64_t qi, bool causal, float scale)
 {
 	float rmax = -INFINITY;
 
-	TR_LOAD_SPAN(t, q, d * sizeof(float));
 	for (uint64_t j = 0; j < nc; j++) {
 		float v = -INFINITY;
 
-		TR_LOAD_SPAN(t, kt + j * d, d * sizeof(float));
 		if (!causal || c0 + j <= qi)
-			v = dot(q, kt + j * d, d) * scale;
-		srow[j] = v;
+			v = dot(t, q, kt + j * d, d) * scale;
+		put(t, &srow[j], v);
 		rmax = v > rmax ? v : rmax;
 	}
-	TR_STORE_SPAN(t, srow, nc * sizeof(float));
 	return rmax;
 }
 

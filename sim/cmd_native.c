@@ -4,9 +4,19 @@
  * fill, run, optionally check.
  */
 
+#include "config.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#if HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
 
 #include "sim/commands.h"
 #include "sim/options.h"
@@ -16,10 +26,15 @@ void
 usage_native(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim native --kernel K [size options as for run] [--repeat R] [--check]\n"
+		"Usage: memsim native --kernel K [size options as for run] [--repeat R]\n"
+		"                     [--evict SIZE] [--check]\n"
 		"\n"
 		"Runs the native build of a kernel R times and prints each run's time and the\n"
-		"median. --check compares the outputs with the double-precision reference.\n");
+		"median. --check compares the outputs with the double-precision reference.\n"
+		"--evict SIZE writes and reads a buffer of SIZE (e.g. 2M) before each run, so a\n"
+		"cache of up to SIZE/2 starts cold, as a simulated run does. Under Callgrind\n"
+		"(--instr-atstart=no) each run is bracketed by client requests and dumped as\n"
+		"'memsim-kernel': the counts cover the kernel alone.\n");
 }
 
 static int
@@ -33,15 +48,16 @@ cmp_double(const void *a, const void *b)
 int
 cmd_native(int argc, char **argv)
 {
-	enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK };
+	enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT };
 	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
 					      { "repeat", required_argument, NULL, OPT_REPEAT },
 					      { "check", no_argument, NULL, OPT_CHECK },
+					      { "evict", required_argument, NULL, OPT_EVICT },
 					      { NULL, 0, NULL, 0 } };
 	struct kernel_options o;
 	struct spec spec;
 	struct attn_data *d;
-	uint64_t repeat = 1;
+	uint64_t repeat = 1, evict = 0;
 	bool check = false;
 	double *times;
 	char err[512], buf[512];
@@ -58,6 +74,12 @@ cmd_native(int argc, char **argv)
 		if (opt == OPT_REPEAT) {
 			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 1000)
 				return usage_error("native", "--repeat: '%s' is not 1 to 1000",
+						   optarg);
+			continue;
+		}
+		if (opt == OPT_EVICT) {
+			if (parse_size_bytes(optarg, &evict) || evict > (1ull << 40))
+				return usage_error("native", "--evict: '%s' is not a size up to 1T",
 						   optarg);
 			continue;
 		}
@@ -85,10 +107,23 @@ cmd_native(int argc, char **argv)
 		attn_data_poison(d);
 	times = xzalloc(repeat * sizeof(*times));
 	for (uint64_t i = 0; i < repeat; i++) {
-		double t0 = now_seconds();
+		double t0;
 
+		if (attn_evict_caches(evict)) {
+			fprintf(stderr, "memsim: --evict: cannot allocate %llu bytes\n",
+				(unsigned long long)evict);
+			free(times);
+			attn_data_destroy(d);
+			return EXIT_RUNTIME;
+		}
+		/* START flushes Callgrind's simulated caches: the region starts cold. */
+		CALLGRIND_ZERO_STATS;
+		CALLGRIND_START_INSTRUMENTATION;
+		t0 = now_seconds();
 		attn_run_native(d);
 		times[i] = now_seconds() - t0;
+		CALLGRIND_STOP_INSTRUMENTATION;
+		CALLGRIND_DUMP_STATS_AT("memsim-kernel");
 	}
 	printf("native %s\n", kernel_config_str(&o.cfg, buf, sizeof(buf)));
 	for (uint64_t i = 0; i < repeat; i++)

@@ -36,12 +36,18 @@ trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
 	else
 		t->line_shift = 6;
 	t->merge = c && !w && cache_merge_is_exact(c);
+	t->fast = c && !w && cache_fast_l1(c, &t->l1);
 	return t;
 }
 
 void
 trace_flush(struct trace_ctx *t)
 {
+	if (t->fast_ops[0] | t->fast_ops[1]) {
+		cache_count_fast(t->state->cache, t->fast_ops[0], t->fast_ops[1], t->fast_bytes[0],
+				 t->fast_bytes[1]);
+		t->fast_ops[0] = t->fast_ops[1] = t->fast_bytes[0] = t->fast_bytes[1] = 0;
+	}
 	if (t->pend_line == UINT64_MAX)
 		return;
 	cache_access_merged(t->state->cache, t->pend_addr, t->pend_size, (enum cache_op)t->pend_op,
@@ -81,6 +87,8 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 
 		if (rc < 0)
 			return rc;
+		/* A scratch range takes the fast path away (cache_fast_l1()). */
+		t->fast = !s->writer && cache_fast_l1(s->cache, &t->l1);
 	}
 	return 0;
 }
@@ -110,6 +118,14 @@ trace_phase(struct trace_ctx *t, const char *name)
 		cache_set_phase(s->cache, m->cache_idx);
 	if (s->writer)
 		mtrace_writer_set_phase(s->writer, m->writer_idx);
+}
+
+void
+trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op, uint64_t *set,
+		   uint64_t line)
+{
+	if (!cache_fast_hit_older(&t->l1, set, line, op))
+		cache_fast_miss(t->state->cache, addr, bytes, op);
 }
 
 void

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "sim/cache.h"
+#include "sim/util.h"
 #include "traces/mtrace.h"
 #include "traces/reader.h"
 
@@ -29,16 +30,23 @@
 
 struct trace_state;
 
-/* The merge state is public so the per-access check inlines into kernels; everything else
- * lives behind `state`. Fields are owned by sim/trace.c. */
+/* The merge state and the L1 fast path are public so the per-access check inlines into
+ * kernels; everything else lives behind `state`. Fields are owned by sim/trace.c. */
 struct trace_ctx {
+	/* Live L1 fast path (cache_fast_l1()): a load or store inside one line settles here,
+	 * with a hit on its set's most recent slot fully inline. Counts wait in fast_ops and
+	 * fast_bytes until trace_flush(). */
+	int fast;
+	unsigned line_shift;
+	struct cache_fast_l1 l1;
+	uint64_t fast_ops[2], fast_bytes[2];
+	/* Merging, where the fast path does not apply. */
 	uint64_t pend_line; /* line of the pending merged access; UINT64_MAX when none */
 	uint64_t pend_addr; /* the first access of the run */
 	uint32_t pend_size;
 	uint32_t pend_count;
 	uint64_t pend_bytes;
 	uint32_t pend_op;
-	unsigned line_shift;
 	int merge; /* 0 when merging is not exact or while recording: all take the slow path */
 	struct trace_state *state;
 };
@@ -59,6 +67,9 @@ int trace_array(struct trace_ctx *t, const char *name, const void *p, size_t byt
 void trace_phase(struct trace_ctx *t, const char *name);
 
 void trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_op op);
+/* The fast path's access that misses slot 0 of its set. */
+void trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op,
+			uint64_t *set, uint64_t line);
 
 static inline void
 trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
@@ -66,6 +77,18 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 	uint64_t a = (uint64_t)(uintptr_t)p;
 	uint64_t line = a >> t->line_shift;
 
+	if (t->fast && ((a + bytes - 1) >> t->line_shift) == line && bytes) {
+		uint64_t *set = t->l1.tags + (line & t->l1.set_mask) * t->l1.ways;
+		unsigned w = op == CACHE_OP_STORE;
+
+		t->fast_ops[w]++;
+		t->fast_bytes[w] += bytes;
+		if ((set[0] >> 1) == line)
+			set[0] |= w;
+		else
+			trace_access_older(t, a, (uint32_t)bytes, w, set, line);
+		return;
+	}
 	if (t->merge && line == t->pend_line && op == t->pend_op &&
 	    ((a + bytes - 1) >> t->line_shift) == line && t->pend_count < TRACE_MAX_MERGE) {
 		t->pend_count++;
@@ -73,6 +96,70 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 		return;
 	}
 	trace_access_slow(t, a, bytes, op);
+}
+
+/* One array a loop walks element by element (see TR_ZIP). */
+struct trace_stream {
+	const void *p;
+	uint32_t elem; /* bytes per element */
+	uint32_t op;   /* enum cache_op */
+};
+
+#define TRACE_ZIP_MAX 8
+
+/*
+ * Reports a loop of n iterations whose iteration k touches element k of each stream, in
+ * stream order (loads before the stores of the same iteration, as the code reads). Each
+ * stream's lines are reported once, at the iteration that first reaches them: a load as the
+ * rest of the line, a store as its first element and then the rest, so a write-allocate
+ * cache fetches the line as for a CPU's scalar stores and a write-validate one sees every
+ * byte written. Per cache set this is the sequence of lines the loop touches, less
+ * repeated touches of lines already present; it differs from touching every element only in
+ * the recency order of two resident lines of the same set. Lines are L1's (64 B without a
+ * cache). At most TRACE_ZIP_MAX streams.
+ */
+static inline void
+trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
+{
+	uint64_t next[TRACE_ZIP_MAX] = { 0 }, k = 0;
+	const uint64_t line = UINT64_C(1) << t->line_shift;
+
+	if (ns > TRACE_ZIP_MAX)
+		ns = TRACE_ZIP_MAX;
+	while (k < n) {
+		uint64_t kn = n;
+
+		for (unsigned i = 0; i < ns; i++) {
+			if (next[i] == k) {
+				uint64_t a = (uint64_t)(uintptr_t)s[i].p + k * s[i].elem;
+				uint64_t rest = line - (a & (line - 1));
+				uint64_t e =
+					k + (is_pow2(s[i].elem)
+						     ? (rest + s[i].elem - 1) >> log2_u64(s[i].elem)
+						     : (rest + s[i].elem - 1) / s[i].elem);
+
+				if (e > n)
+					e = n;
+				uint64_t bytes = (e - k) * s[i].elem;
+				enum cache_op op = (enum cache_op)s[i].op;
+
+				if (bytes > rest)
+					bytes = rest; /* a straddling last element */
+				if (op == CACHE_OP_STORE && bytes > s[i].elem) {
+					/* The first element alone, as a scalar store: a
+					 * write-allocate miss fetches the line. */
+					trace_access(t, (const void *)(uintptr_t)a, s[i].elem, op);
+					a += s[i].elem;
+					bytes -= s[i].elem;
+				}
+				trace_access(t, (const void *)(uintptr_t)a, bytes, op);
+				next[i] = e;
+			}
+			if (next[i] < kn)
+				kn = next[i];
+		}
+		k = kn;
+	}
 }
 
 #ifdef MEMSIM_NATIVE
@@ -83,6 +170,7 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 #define TR_STORE(t, p, bytes) (TR_UNUSED(t), TR_UNUSED(p), TR_UNUSED(bytes))
 #define TR_LOAD_SPAN(t, p, bytes) (TR_UNUSED(t), TR_UNUSED(p), TR_UNUSED(bytes))
 #define TR_STORE_SPAN(t, p, bytes) (TR_UNUSED(t), TR_UNUSED(p), TR_UNUSED(bytes))
+#define TR_ZIP(t, n, ...) (TR_UNUSED(t), TR_UNUSED(n))
 #else
 #define TR_ARRAY(t, name, p, bytes, space) trace_array((t), (name), (p), (bytes), (space))
 #define TR_PHASE(t, name) trace_phase((t), (name))
@@ -90,7 +178,29 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 #define TR_STORE(t, p, bytes) trace_access((t), (p), (bytes), CACHE_OP_STORE)
 #define TR_LOAD_SPAN(t, p, bytes) trace_access((t), (p), (bytes), CACHE_OP_LOAD)
 #define TR_STORE_SPAN(t, p, bytes) trace_access((t), (p), (bytes), CACHE_OP_STORE)
+#define TR_ZIP(t, n, ...)                                                                          \
+	trace_zip((t), (n), (const struct trace_stream[]){ __VA_ARGS__ },                          \
+		  sizeof((const struct trace_stream[]){ __VA_ARGS__ }) /                           \
+			  sizeof(struct trace_stream))
 #endif
+
+/* Streams of TR_ZIP: a typed pointer, or an untyped one with its element size. */
+#define TR_IN(p)                                                                                   \
+	{                                                                                          \
+		(p), sizeof(*(p)), CACHE_OP_LOAD                                                   \
+	}
+#define TR_OUT(p)                                                                                  \
+	{                                                                                          \
+		(p), sizeof(*(p)), CACHE_OP_STORE                                                  \
+	}
+#define TR_IN_N(p, elem)                                                                           \
+	{                                                                                          \
+		(p), (elem), CACHE_OP_LOAD                                                         \
+	}
+#define TR_OUT_N(p, elem)                                                                          \
+	{                                                                                          \
+		(p), (elem), CACHE_OP_STORE                                                        \
+	}
 
 /* One element through a typed pointer. */
 #define TR_LOAD_ELEM(t, p) TR_LOAD((t), (p), sizeof(*(p)))
