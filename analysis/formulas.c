@@ -225,16 +225,17 @@ flash2_gap(const struct q *q, double nr_prev, double nr_next, double jb)
 	       q->tk + q->tv + q->ts + q->to + 2 * q->tm;
 }
 
-/* Tiles in memory: written whole on first use, then hit while the kernel's per-iteration
- * lines fit, so their only DRAM traffic is the final flush. When they do not fit (caches of
- * a few tiles), the spill traffic is not modeled: the result says so. */
+/* Tiles in memory: first touched by scalar stores (a read for ownership under write-allocate),
+ * then hit while the kernel's per-iteration lines fit, so their only other DRAM traffic is
+ * the final flush. When they do not fit (caches of a few tiles), the spill traffic is not
+ * modeled: the result says so. */
 static void
 tiles(struct formula_result *r, const struct q *q, const char *const *names, const double *lines,
       int n, double working_set)
 {
 	for (int i = 0; i < n; i++)
 		if (lines[i] > 0)
-			once(arr(r, names[i]), q, lines[i], STW, 0);
+			once(arr(r, names[i]), q, lines[i], ST, 0);
 	if (lines[0] > 0 && working_set >= q->C)
 		r->tiles_approximate = true;
 }

@@ -81,11 +81,11 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 						lold = get(t, &d->lt[i]);
 						mnew = mold > rmax ? mold : rmax;
 						for (uint64_t j = 0; j < nc; j++) {
-							srow[j] = expf(srow[j] - mnew);
+							srow[j] = attn_exp(srow[j] - mnew);
 							psum += srow[j];
 						}
 						TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));
-						alpha = lold * expf(mold - mnew);
+						alpha = lold * attn_exp(mold - mnew);
 						lnew = alpha + psum;
 						/* O = (l_old e^(m_old - m_new) O + P V) / l_new */
 						scale_row(t, orow, alpha, D);

@@ -58,11 +58,11 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 							continue;
 						mold = get(t, &d->mt[i]);
 						mnew = mold > rmax ? mold : rmax;
-						alpha = expf(mold - mnew);
+						alpha = attn_exp(mold - mnew);
 						/* P = exp(S - m) in place, then O = alpha O + P V
 						 */
 						for (uint64_t j = 0; j < nc; j++) {
-							srow[j] = expf(srow[j] - mnew);
+							srow[j] = attn_exp(srow[j] - mnew);
 							psum += srow[j];
 						}
 						TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));

@@ -74,11 +74,11 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 					mx = d->row[j] > mx ? d->row[j] : mx;
 				TR_ZIP(t, lim, TR_IN(d->row));
 				for (uint64_t j = 0; j < lim; j++)
-					sum += expf(d->row[j] - mx);
+					sum += attn_exp(d->row[j] - mx);
 				TR_ZIP(t, lim, TR_IN(d->row));
 				for (uint64_t j = 0; j < N; j++)
 					dtype_store(prow, j,
-						    j < lim ? expf(d->row[j] - mx) / sum : 0.0f,
+						    j < lim ? attn_exp(d->row[j] - mx) / sum : 0.0f,
 						    dt);
 				TR_ZIP(t, N, TR_IN(d->row), TR_OUT_N(prow, s));
 			}

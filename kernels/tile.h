@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "kernels/attn.h"
+#include "kernels/exp.h"
 #include "sim/trace.h"
 #include "sim/util.h"
 

@@ -18,6 +18,8 @@ const struct command commands[] = {
 	  "the lab and exact formulas alone, instantly, any size" },
 	{ "native", cmd_native, usage_native,
 	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "xcheck", cmd_xcheck, usage_xcheck,
+	  "memsim next to Cachegrind, Callgrind and PAPI on the native build" },
 	{ "study", cmd_study, usage_study,
 	  "the default study: the lab's sweep and the exactness sweep" },
 	{ "table", cmd_table, usage_table, "print the comparison table of a sweep directory" },

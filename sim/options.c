@@ -120,3 +120,37 @@ kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 		 c->softmax_separate ? " softmax-separate" : "");
 	return buf;
 }
+
+static void
+argv_add(struct kernel_argv *a, const char *opt, bool value, unsigned long long v)
+{
+	a->argv[a->argc++] = (char *)opt;
+	if (value) {
+		snprintf(a->buf[a->argc], sizeof(a->buf[0]), "%llu", v);
+		a->argv[a->argc] = a->buf[a->argc];
+		a->argc++;
+	}
+	a->argv[a->argc] = NULL;
+}
+
+void
+kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_argv *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->argv[a->argc++] = "--kernel";
+	a->argv[a->argc++] = (char *)attn_kernel_name(c->kernel);
+	argv_add(a, "--N", true, c->N);
+	argv_add(a, "--d", true, c->d);
+	argv_add(a, "--heads", true, c->heads);
+	argv_add(a, "--kv-heads", true, c->kv_heads);
+	argv_add(a, "--batch", true, c->batch);
+	argv_add(a, "--Br", true, c->Br);
+	argv_add(a, "--Bc", true, c->Bc);
+	argv_add(a, "--seed", true, seed);
+	a->argv[a->argc++] = "--dtype";
+	a->argv[a->argc++] = (char *)attn_dtype_name(c->dtype);
+	if (c->causal)
+		argv_add(a, "--causal", false, 0);
+	if (c->softmax_separate)
+		argv_add(a, "--softmax-separate", false, 0);
+}

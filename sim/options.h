@@ -77,3 +77,13 @@ int kernel_options_finish(struct kernel_options *o, struct spec *spec, const cha
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);
+
+/* The options that give c (and seed) to another memsim command, such as `memsim native` run
+ * under Valgrind: argv[0 .. argc) with a NULL after them, pointing into buf and static names. */
+#define KERNEL_ARGV_MAX 24
+struct kernel_argv {
+	char buf[KERNEL_ARGV_MAX][32];
+	char *argv[KERNEL_ARGV_MAX + 1];
+	int argc;
+};
+void kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_argv *a);

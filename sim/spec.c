@@ -23,6 +23,12 @@ const struct spec_preset spec_presets[] = {
 	  "Cachegrind's model: I1 and D1 over one LL, LRU, write-allocate, write-backs ignored",
 	  "valgrind cachegrind/cg_sim.c; run Cachegrind with --I1=32768,8,64 --D1=32768,8,64 "
 	  "--LL=1048576,16,64 for the same geometry" },
+	{ "callgrind", "I1=32K:8:64,L1=32K:8:64:wt,L2=1M:16:64",
+	  "Callgrind's --simulate-wb=yes model: write-through D1, write-back LL that counts "
+	  "dirty evictions",
+	  "valgrind callgrind/sim.c (cachesim_D1_Write: every store, hit or miss in D1, also "
+	  "references LL and dirties its line); run Callgrind with --cache-sim=yes "
+	  "--simulate-wb=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64" },
 	{ "h100", "L1=50M:25:128:wv,tiles=scratch",
 	  "NVIDIA H100 SXM: the 50 MiB L2 as the one cache level, tiles in shared memory",
 	  "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 50 MB L2 (taken as "
@@ -234,7 +240,7 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 			else
 				snprintf(err, errlen,
 					 "unknown cache spec or preset '%s' (presets: host, "
-					 "i5-8250u, cachegrind, h100, lab; or a spec like "
+					 "i5-8250u, cachegrind, callgrind, h100, lab; or a spec like "
 					 "L1=32K:8:64,L2=1M:16:64)",
 					 item);
 			goto out;
