@@ -206,9 +206,12 @@ vg_cachegrind_read(const char *path, vg_fn_filter keep, void *arg, struct vg_cou
 		} else if (isdigit((unsigned char)*s)) {
 			const char *p = s;
 
-			if (!have_events || !in_fn) {
-				fail(&r,
-				     "cost line outside a function (no 'events:' or 'fn=' before it)");
+			if (!have_events) {
+				fail(&r, "cost line before 'events:'");
+				goto out;
+			}
+			if (!in_fn) {
+				fail(&r, "cost line outside a function");
 				goto out;
 			}
 			while (isdigit((unsigned char)*p))
@@ -347,7 +350,11 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 		} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
 			const char *p = s + 1;
 
-			if (!have_events || !in_fn) {
+			if (!have_events) {
+				fail(&r, "cost line before 'events:'");
+				goto out;
+			}
+			if (!in_fn) {
 				fail(&r, "cost line outside a function");
 				goto out;
 			}

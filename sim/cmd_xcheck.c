@@ -616,9 +616,8 @@ out:
 		study_finish(&cg);
 	if (have_clg)
 		study_finish(&clg);
-	if (r.failed_keep)
-		fprintf(stderr, "memsim: xcheck: the tools' files are kept in %s\n", dir);
-	else if (!keep_dir)
+	/* After a tool failed its files stay: the message named them. */
+	if (!r.failed_keep && !keep_dir)
 		cleanup_dir(dir, made_dir);
 	return rc;
 }

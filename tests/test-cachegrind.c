@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "analysis/vgout.h"
 #include "sim/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
@@ -30,37 +31,6 @@ run(const char *cmd)
 	int rc = system(cmd);
 
 	return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
-/* Reads the "summary:" totals of a cachegrind.out file in the order of its "events:" line. */
-static int
-cachegrind_summary(const char *path, const char *const *names, unsigned long long *out, unsigned n)
-{
-	FILE *f = fopen(path, "r");
-	char line[4096], events[4096] = "";
-	int found = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "events:", 7) == 0)
-			snprintf(events, sizeof(events), "%s", line + 7);
-		if (strncmp(line, "summary:", 8) == 0 && events[0]) {
-			char *ev_save = NULL, *val_save = NULL;
-			char *ev = strtok_r(events, " \n", &ev_save);
-			char *val = strtok_r(line + 8, " \n", &val_save);
-
-			for (; ev && val; ev = strtok_r(NULL, " \n", &ev_save),
-					  val = strtok_r(NULL, " \n", &val_save))
-				for (unsigned i = 0; i < n; i++)
-					if (strcmp(ev, names[i]) == 0) {
-						out[i] = strtoull(val, NULL, 10);
-						found++;
-					}
-		}
-	}
-	fclose(f);
-	return found == (int)n ? 0 : -1;
 }
 
 static void
@@ -78,7 +48,8 @@ static void
 test_against_cachegrind(void **state)
 {
 	static const char *const names[] = { "I1mr", "ILmr", "D1mr", "D1mw", "DLmr", "DLmw" };
-	unsigned long long v[6];
+	uint64_t v[6];
+	struct vg_counts counts;
 	char cmd[2048], trace[512], cgout[512], err[512];
 	struct spec spec;
 	struct replay_result res;
@@ -100,7 +71,10 @@ test_against_cachegrind(void **state)
 		 "--LL=1048576,16,64 --cachegrind-out-file=%s %s >/dev/null 2>&1",
 		 cgout, XCHECK_PROG);
 	assert_int_equal(run(cmd), 0);
-	assert_int_equal(cachegrind_summary(cgout, names, v, 6), 0);
+	if (vg_cachegrind_read(cgout, NULL, NULL, &counts, err, sizeof(err)))
+		fail_msg("%s", err);
+	for (int i = 0; i < 6; i++)
+		assert_true(vg_counts_get(&counts, names[i], &v[i]));
 
 	assert_int_equal(spec_parse("cachegrind", &spec, err, sizeof(err)), 0);
 	if (replay_file(trace, TRACE_FORMAT_LACKEY, &spec, false, &res, err, sizeof(err)))

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/unit.h"
@@ -20,6 +21,7 @@
 
 static char tmpdir[] = "/tmp/memsim-test-cli-XXXXXX";
 static char out_path[600], err_path[600];
+static const char *env = ""; /* VAR=value words put before the command */
 
 struct result {
 	int rc;
@@ -58,8 +60,8 @@ memsim(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s >%s 2>%s", tmpdir, MEMSIM_BIN, args, out_path,
-		 err_path);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s %s %s >%s 2>%s", tmpdir, env, MEMSIM_BIN, args,
+		 out_path, err_path);
 	status = system(cmd);
 	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	r.out = slurp(out_path);
@@ -450,6 +452,61 @@ teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A stand-in for valgrind: the script body runs with valgrind's arguments. */
+static void
+fake_valgrind(const char *name, const char *body)
+{
+	char path[700], text[2048];
+
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s\n", body);
+	write_file(name, text);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* xcheck: a missing, failing or garbled tool is one line and exit 1, never a crash or a
+ * silent zero; bad options are usage errors. */
+static void
+test_xcheck_errors(void **state)
+{
+	char vg[700];
+
+	(void)state;
+	expect_error("xcheck --kernel naive --N 64 --with gdb", 2, "--with: unknown tool 'gdb'");
+	expect_error("xcheck --kernel naive --N 64 --cache i5-8250u", 2,
+		     "needs exactly two data levels");
+	expect_error("xcheck --kernel naive --N 64 --cache L1=32K:8:64:fifo,L2=1M:16:64", 2,
+		     "needs LRU replacement");
+	expect_error("xcheck --N 64", 2, "xcheck needs --kernel");
+
+	env = "MEMSIM_VALGRIND=/nonexistent/valgrind";
+	expect_error("xcheck --kernel naive --N 64", 1, "/nonexistent/valgrind not found");
+	env = "PATH=/nonexistent";
+	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
+		     "valgrind not found on PATH (install the valgrind package");
+
+	fake_valgrind("vg-fails", "echo '==7== valgrind: fake failure for the test' >&2\nexit 1");
+	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-fails", tmpdir);
+	env = vg;
+	expect_error("xcheck --kernel naive --N 64 --with cachegrind", 1,
+		     "cachegrind failed (exit status 1): ==7== valgrind: fake failure for the test");
+
+	/* Exits 0 but leaves a cachegrind.out that is not one. */
+	fake_valgrind("vg-garbles", "for a; do case $a in --cachegrind-out-file=*) "
+				    "printf 'events: Ir D1mr\\nfn=attn_naive_native\\n12 3 x\\n' "
+				    ">\"${a#*=}\";; esac; done\nexit 0");
+	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-garbles", tmpdir);
+	expect_error("xcheck --kernel naive --N 64 --with cachegrind", 1,
+		     "cachegrind.out:3: 'x' is not a count");
+
+	/* Exits 0 and writes nothing. */
+	fake_valgrind("vg-silent", "exit 0");
+	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-silent", tmpdir);
+	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
+		     "callgrind.out.1: No such file");
+	env = "";
+}
+
 int
 main(void)
 {
@@ -461,6 +518,7 @@ main(void)
 		cmocka_unit_test(test_kernel_option_errors),
 		cmocka_unit_test(test_run_and_formula),
 		cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_xcheck_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
