@@ -357,3 +357,36 @@ out:
 	cJSON_free(text);
 	return rc;
 }
+
+cJSON *
+report_read_json(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long n;
+	cJSON *root;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (64L << 20) ||
+	    fseek(f, 0, SEEK_SET)) {
+		snprintf(err, errlen, "%s: not a regular file of at most 64 MiB", path);
+		fclose(f);
+		return NULL;
+	}
+	text = xzalloc((size_t)n + 1);
+	if (fread(text, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err, errlen, "%s: read error", path);
+		free(text);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	root = cJSON_Parse(text);
+	free(text);
+	if (!root)
+		snprintf(err, errlen, "%s: not valid JSON", path);
+	return root;
+}

@@ -32,3 +32,7 @@ void report_print_cache(FILE *f, struct cache *c);
 /* Writes obj to path ("-" for stdout) through a temporary file renamed into place, so a
  * reader never sees half a file. Returns 0, or a negative errno with a message in err. */
 int report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);
+
+/* Reads the JSON document at path (at most 64 MiB). Returns it (caller frees with
+ * cJSON_Delete()), or NULL with "path: what" in err. */
+cJSON *report_read_json(const char *path, char *err, size_t errlen);

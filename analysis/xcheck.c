@@ -201,3 +201,67 @@ xcheck_all_within(const struct xcheck *x)
 		}
 	return true;
 }
+
+static const struct {
+	const char *source, *quantity, *title;
+} summary_cols[] = {
+	{ "Cachegrind", "d1_misses", "cg D1" },  { "Cachegrind", "ll_misses", "cg LL" },
+	{ "Callgrind", "d1_misses", "clg D1" },  { "Callgrind", "ll_misses", "clg LL" },
+	{ "Callgrind", "writebacks", "clg wb" }, { "exact formula", "dram_bytes", "exact" },
+	{ "lab formula", "dram_bytes", "lab" },
+};
+
+void
+xcheck_summary_header(FILE *out)
+{
+	fprintf(out, "%-7s %6s %4s %4s", "kernel", "N", "Br", "Bc");
+	for (size_t i = 0; i < sizeof(summary_cols) / sizeof(summary_cols[0]); i++)
+		fprintf(out, " %11s", summary_cols[i].title);
+	fprintf(out, "\n");
+}
+
+static double
+config_number(const cJSON *cfg, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(cfg, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+bool
+xcheck_summary_line(FILE *out, const cJSON *report)
+{
+	const cJSON *cfg = cJSON_GetObjectItem(report, "config"), *rows, *r;
+	bool all = true;
+
+	fprintf(out, "%-7s %6.0f %4.0f %4.0f",
+		cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel"))
+			? cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel"))
+			: "?",
+		config_number(cfg, "N"), config_number(cfg, "Br"), config_number(cfg, "Bc"));
+	rows = cJSON_GetObjectItem(report, "rows");
+	for (size_t i = 0; i < sizeof(summary_cols) / sizeof(summary_cols[0]); i++) {
+		const cJSON *rt = NULL, *ratio, *within;
+		char cell[32] = "-";
+
+		cJSON_ArrayForEach(r, rows)
+		{
+			const char *src = cJSON_GetStringValue(cJSON_GetObjectItem(r, "source"));
+
+			if (src && strcmp(src, summary_cols[i].source) == 0)
+				rt = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "ratios"),
+							 summary_cols[i].quantity);
+		}
+		ratio = cJSON_GetObjectItem(rt, "ratio");
+		within = cJSON_GetObjectItem(rt, "within");
+		if (cJSON_IsNumber(ratio)) {
+			snprintf(cell, sizeof(cell), "%.3f%s", ratio->valuedouble,
+				 cJSON_IsTrue(within) ? "" : " OUT");
+			all &= cJSON_IsTrue(within) ||
+			       strcmp(summary_cols[i].source, "lab formula") == 0;
+		}
+		fprintf(out, " %11s", cell);
+	}
+	fprintf(out, "\n");
+	return all;
+}

@@ -89,3 +89,11 @@ void xcheck_add_json(cJSON *obj, const struct xcheck *x);
 
 /* True when every ratio shown is within its tolerance. */
 bool xcheck_all_within(const struct xcheck *x);
+
+/* A summary of many xcheck reports (their JSON, as xcheck_add_json() wrote it next to the
+ * report's "config"): one line per report with the ratio of each tool's D1 and LL misses,
+ * write-backs and the formulas to memsim's; "OUT" marks a ratio outside its tolerance, "-" one
+ * not measured. xcheck_summary_line() returns false when a tool's or the exact formula's ratio
+ * is outside (the lab formula has its regimes: not counted). */
+void xcheck_summary_header(FILE *out);
+bool xcheck_summary_line(FILE *out, const cJSON *report);

@@ -8,12 +8,16 @@
  */
 
 #include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/report.h"
+#include "analysis/xcheck.h"
 #include "sim/commands.h"
 #include "sim/util.h"
 
@@ -239,15 +243,77 @@ print_exact_summary(const struct row *rows, long n)
 	return all;
 }
 
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The summary of DIR's xcheck reports, in file-name order. */
+static int
+xcheck_table(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL, path[4200], err[512];
+	size_t n = 0, cap = 0, bad = 0;
+	int rc = EXIT_OK;
+
+	if (!d) {
+		fprintf(stderr, "memsim: table: cannot read %s: %s\n", dir, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 32;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n == 0) {
+		fprintf(stderr, "memsim: table: no xcheck report (*.json) in %s\n", dir);
+		free(names);
+		return EXIT_RUNTIME;
+	}
+	qsort(names, n, sizeof(*names), name_cmp);
+	xcheck_summary_header(stdout);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *report;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		report = report_read_json(path, err, sizeof(err));
+		if (!report || !cJSON_GetObjectItem(report, "rows")) {
+			fprintf(stderr, "memsim: table: %s\n",
+				report ? "not an xcheck report" : err);
+			rc = EXIT_RUNTIME;
+		} else if (!xcheck_summary_line(stdout, report)) {
+			bad++;
+		}
+		cJSON_Delete(report);
+		free(names[i]);
+	}
+	free(names);
+	printf("%zu of %zu configurations have every tool's ratio within its tolerance\n", n - bad,
+	       n);
+	return rc;
+}
+
 void
 usage_table(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim table DIR [--exact]\n"
+		"Usage: memsim table DIR [--exact | --xcheck]\n"
 		"\n"
 		"Prints the comparison table of a sweep directory: measured bytes, lab and exact\n"
 		"formulas, ratios and the lab verdict with its regime; the N from which flash2\n"
-		"moves fewer bytes than naive. --exact prints the per-kernel exactness summary.\n");
+		"moves fewer bytes than naive. --exact prints the per-kernel exactness summary.\n"
+		"--xcheck summarizes the `memsim xcheck --json` reports in DIR (*.json): each\n"
+		"tool's ratio to memsim per configuration.\n");
 }
 
 int
@@ -256,13 +322,17 @@ cmd_table(int argc, char **argv)
 	struct row *rows;
 	long n;
 	bool exact = argc > 2 && strcmp(argv[2], "--exact") == 0;
+	bool xcheck = argc > 2 && strcmp(argv[2], "--xcheck") == 0;
 
-	if (argc < 2 || (argc > 2 && !exact) || argc > 3)
-		return usage_error("table", "table takes a sweep directory (and --exact)");
+	if (argc < 2 || (argc > 2 && !exact && !xcheck) || argc > 3)
+		return usage_error("table",
+				   "table takes a sweep directory (and --exact or --xcheck)");
 	if (strcmp(argv[1], "--help") == 0) {
 		usage_table(stdout);
 		return EXIT_OK;
 	}
+	if (xcheck)
+		return xcheck_table(argv[1]);
 	n = read_rows(argv[1], &rows);
 	if (n < 0) {
 		fprintf(stderr, "memsim: cannot read %s/results.json\n", argv[1]);
