@@ -4,9 +4,12 @@
  * and results already written never lost.
  */
 
+#include "config.h"
+
 #include <cJSON.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/unit.h"
 
@@ -431,6 +435,35 @@ test_sweep_resume_merge(void **state)
 	(void)before;
 }
 
+/* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
+ * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
+static void
+test_native_papi(void **state)
+{
+#if HAVE_PAPI
+	struct result r = memsim("native --kernel flash2 --N 64 --papi");
+	bool no_cpu_pmu = access("/sys/bus/event_source/devices/cpu", F_OK) != 0 &&
+			  access("/sys/bus/event_source/devices/cpu_core", F_OK) != 0;
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	if (no_cpu_pmu || strstr(r.out, "papi: no-pmu: "))
+		assert_non_null(strstr(r.out, "papi: no-pmu: no hardware PMU: "));
+	if (strstr(r.out, "papi: no-pmu: "))
+		assert_non_null(strstr(r.out, "PAPI_ENOEVNT (Event does not exist)"));
+	else if (!strstr(r.out, "papi: counted: ") && !strstr(r.out, "papi: no-permission: ") &&
+		 !strstr(r.out, "papi: component-disabled: "))
+		fail_msg("no PAPI status line in '%s'", r.out);
+	assert_non_null(strstr(r.out, "papi: strategy "));
+	assert_non_null(strstr(r.out, " page faults ("));
+	result_free(&r);
+#else
+	(void)state;
+	expect_error("native --kernel flash2 --N 64 --papi", 1,
+		     "memsim was built without PAPI (install libpapi-dev and rebuild)");
+#endif
+}
+
 static int
 setup(void **state)
 {
@@ -515,6 +548,7 @@ main(void)
 		cmocka_unit_test(test_runtime_errors),
 		cmocka_unit_test(test_replay_json),
 		cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_native_papi),
 		cmocka_unit_test(test_kernel_option_errors),
 		cmocka_unit_test(test_run_and_formula),
 		cmocka_unit_test(test_sweep_resume_merge),
