@@ -280,7 +280,7 @@ append_software(char *buf, size_t len, bool software_ok)
 	else
 		append(buf, len,
 		       "perf::TASK-CLOCK and perf::PAGE-FAULTS are missing too, so CPU "
-		       "time and page faults come from getrusage()");
+		       "time comes from PAPI_get_virt_nsec() and page faults from getrusage()");
 }
 
 static void
@@ -329,7 +329,8 @@ classify_core(const struct papi_facts *f, struct papi_class *out)
 		if (!f->software_ok)
 			append(r, len,
 			       "; perf::TASK-CLOCK or perf::PAGE-FAULTS could not be added, "
-			       "so CPU time and page faults come from getrusage()");
+			       "so CPU time comes from PAPI_get_virt_nsec() and page faults from "
+			       "getrusage()");
 		return;
 	case PAPI_ADD_NO_EVENT:
 		out->status = PAPI_STATUS_NO_PMU;

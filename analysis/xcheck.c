@@ -254,7 +254,11 @@ xcheck_summary_line(FILE *out, const cJSON *report)
 		}
 		ratio = cJSON_GetObjectItem(rt, "ratio");
 		within = cJSON_GetObjectItem(rt, "within");
-		if (cJSON_IsNumber(ratio)) {
+		if (rt && !cJSON_IsNumber(ratio)) {
+			/* memsim counts none where the tool counts some */
+			snprintf(cell, sizeof(cell), "inf OUT");
+			all = false;
+		} else if (cJSON_IsNumber(ratio)) {
 			snprintf(cell, sizeof(cell), "%.3f%s", ratio->valuedouble,
 				 cJSON_IsTrue(within) ? "" : " OUT");
 			all &= cJSON_IsTrue(within) ||

@@ -113,7 +113,8 @@ struct cache {
 	struct array arrays[CACHE_MAX_ARRAYS + 1];
 	unsigned narrays;
 	unsigned nscratch;
-	unsigned last_array;
+	uint64_t scratch_lo, scratch_hi; /* the span of every scratch range: outside it, none */
+	unsigned last_array, prev_array; /* find_array()'s guesses; 0 is none */
 	struct phase *phases;
 	unsigned nphases, phases_cap;
 	unsigned cur_phase;
@@ -414,9 +415,19 @@ find_array(struct cache *c, uint64_t addr)
 
 	if (c->last_array && addr >= a->base && addr < a->end)
 		return c->last_array;
+	/* Loops walk two or three arrays in turn: the one before the last is the next guess. */
+	a = &c->arrays[c->prev_array];
+	if (c->prev_array && addr >= a->base && addr < a->end) {
+		unsigned i = c->prev_array;
+
+		c->prev_array = c->last_array;
+		c->last_array = i;
+		return i;
+	}
 	for (unsigned i = c->narrays; i-- > 1;) {
 		a = &c->arrays[i];
 		if (addr >= a->base && addr < a->end) {
+			c->prev_array = c->last_array;
 			c->last_array = i;
 			return i;
 		}
@@ -1060,19 +1071,20 @@ level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, u
 static bool
 scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 {
-	for (unsigned i = 1; i < c->narrays; i++) {
-		struct array *a = &c->arrays[i];
+	struct array *a;
 
-		if (a->scratch && addr >= a->base && addr < a->end) {
-			a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
-			if (op == CACHE_OP_STORE)
-				c->cpu.scratch_write_bytes += bytes;
-			else
-				c->cpu.scratch_read_bytes += bytes;
-			return true;
-		}
-	}
-	return false;
+	if (addr < c->scratch_lo || addr >= c->scratch_hi)
+		return false;
+	/* The array owning addr (the last declared where ranges overlap), as for DRAM traffic. */
+	a = &c->arrays[find_array(c, addr)];
+	if (!a->scratch)
+		return false;
+	a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
+	if (op == CACHE_OP_STORE)
+		c->cpu.scratch_write_bytes += bytes;
+	else
+		c->cpu.scratch_read_bytes += bytes;
+	return true;
 }
 
 /* One access through level L (L1, or I1 for instruction fetches), line by line. */
@@ -1373,8 +1385,14 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	a->base = base;
 	a->end = base + bytes;
 	a->scratch = scratch;
-	if (scratch)
+	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
+	if (scratch) {
+		if (!c->nscratch || base < c->scratch_lo)
+			c->scratch_lo = base;
+		if (!c->nscratch || base + bytes > c->scratch_hi)
+			c->scratch_hi = base + bytes;
 		c->nscratch++;
+	}
 	return (int)c->narrays++;
 }
 

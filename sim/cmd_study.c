@@ -243,10 +243,38 @@ print_exact_summary(const struct row *rows, long n)
 	return all;
 }
 
-static int
-name_cmp(const void *a, const void *b)
+static const char *
+kernel_of(const cJSON *config)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(config, "kernel"));
+
+	return k ? k : "";
+}
+
+/* xcheck reports by kernel, then B_r, B_c (larger first), N; unreadable ones (NULL) last. */
+static int
+report_cmp(const void *a, const void *b)
+{
+	const cJSON *x = *(cJSON *const *)a, *y = *(cJSON *const *)b;
+	static const char *const keys[] = { "Br", "Bc", "N" };
+	const cJSON *cx, *cy;
+	int c;
+
+	if (!x || !y)
+		return (x == NULL) - (y == NULL);
+	cx = cJSON_GetObjectItem(x, "config");
+	cy = cJSON_GetObjectItem(y, "config");
+	c = strcmp(kernel_of(cx), kernel_of(cy));
+	if (c)
+		return c;
+	for (int i = 0; i < 3; i++) {
+		double vx = cJSON_GetNumberValue(cJSON_GetObjectItem(cx, keys[i]));
+		double vy = cJSON_GetNumberValue(cJSON_GetObjectItem(cy, keys[i]));
+
+		if (vx != vy)
+			return (i < 2 ? (vx < vy) - (vx > vy) : (vx > vy) - (vx < vy));
+	}
+	return 0;
 }
 
 /* The summary of DIR's xcheck reports, in file-name order. */
@@ -256,7 +284,8 @@ xcheck_table(const char *dir)
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL, path[4200], err[512];
-	size_t n = 0, cap = 0, bad = 0;
+	cJSON **reports;
+	size_t n = 0, cap = 0, bad = 0, good = 0;
 	int rc = EXIT_OK;
 
 	if (!d) {
@@ -280,24 +309,30 @@ xcheck_table(const char *dir)
 		free(names);
 		return EXIT_RUNTIME;
 	}
-	qsort(names, n, sizeof(*names), name_cmp);
-	xcheck_summary_header(stdout);
+	reports = xzalloc(n * sizeof(*reports));
 	for (size_t i = 0; i < n; i++) {
-		cJSON *report;
-
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		report = report_read_json(path, err, sizeof(err));
-		if (!report || !cJSON_GetObjectItem(report, "rows")) {
+		reports[i] = report_read_json(path, err, sizeof(err));
+		if (!reports[i] || !cJSON_GetObjectItem(reports[i], "rows")) {
 			fprintf(stderr, "memsim: table: %s\n",
-				report ? "not an xcheck report" : err);
+				reports[i] ? "not an xcheck report" : err);
+			cJSON_Delete(reports[i]);
+			reports[i] = NULL;
 			rc = EXIT_RUNTIME;
-		} else if (!xcheck_summary_line(stdout, report)) {
-			bad++;
 		}
-		cJSON_Delete(report);
 		free(names[i]);
 	}
 	free(names);
+	qsort(reports, n, sizeof(*reports), report_cmp);
+	xcheck_summary_header(stdout);
+	for (size_t i = 0; i < n && reports[i]; i++) {
+		good++;
+		if (!xcheck_summary_line(stdout, reports[i]))
+			bad++;
+		cJSON_Delete(reports[i]);
+	}
+	free(reports);
+	n = good;
 	printf("%zu of %zu configurations have every tool's ratio within its tolerance\n", n - bad,
 	       n);
 	return rc;

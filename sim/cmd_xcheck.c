@@ -27,6 +27,7 @@
 #include "analysis/xcheck.h"
 #include "sim/commands.h"
 #include "sim/options.h"
+#include "sim/papi_count.h"
 #include "sim/spawn.h"
 #include "sim/study.h"
 #include "sim/util.h"
@@ -429,6 +430,78 @@ cleanup_dir(const char *dir, bool made)
 		rmdir(dir);
 }
 
+static void
+run_native(void *arg)
+{
+	attn_run_native(arg);
+}
+
+/* memsim on the host preset (what a hardware counter would see: no final flush) and the
+ * native kernel counted by PAPI in this process, cold as the simulated run is. Returns 0, or
+ * -1 with a message when the run itself could not be made. */
+static int
+papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *rep, char *err,
+	  size_t errlen)
+{
+	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST], *p = &x->rows[XCHECK_PAPI];
+	struct spec host;
+	struct study st;
+	struct attn_data *d;
+	uint64_t line = 64, evict;
+	char buf[512], spec_text[512];
+
+	p->shown = true;
+	snprintf(p->source, sizeof(p->source), "PAPI");
+	snprintf(p->model, sizeof(p->model), "this machine");
+	if (spec_parse("host", &host, buf, sizeof(buf))) {
+		/* No sysfs cache description: PAPI still runs, without a memsim row beside it. */
+		snprintf(m->note, sizeof(m->note), "no host preset: %s", buf);
+		evict = 256ull << 20;
+	} else {
+		const struct cache_level_config *ll = &host.cache.level[host.cache.levels - 1];
+
+		if (study_run(&st, &o->cfg, &host, false, o->seed, true, err, errlen))
+			return -1;
+		m->shown = true;
+		snprintf(m->source, sizeof(m->source), "memsim");
+		snprintf(m->model, sizeof(m->model), "host preset");
+		memsim_row(&st, false, m);
+		m->q[XCHECK_D1_MISSES] = m->q[XCHECK_LL_MISSES] = -1;
+		m->q[XCHECK_DRAM_BYTES] = (double)(cache_dram(st.sim.cache)->read_bytes +
+						   cache_dram(st.sim.cache)->write_bytes);
+		snprintf(m->note, sizeof(m->note),
+			 "traced run on %s (from sysfs%s%s); DRAM bytes read and written, no final "
+			 "flush, as a counter read at the kernel's end sees them",
+			 spec_format(&host, spec_text, sizeof(spec_text)), host.note[0] ? ": " : "",
+			 host.note);
+		study_finish(&st);
+		line = ll->line_bytes;
+		evict = 2 * ll->size_bytes;
+		p->ref = XCHECK_MEMSIM_HOST;
+	}
+	if (evict > (1ull << 30))
+		evict = 1ull << 30;
+	d = attn_data_create(&o->cfg, err, errlen);
+	if (!d)
+		return -1;
+	attn_data_fill(d, o->seed);
+	if (attn_evict_caches(evict)) {
+		snprintf(err, errlen, "cannot allocate %llu bytes to evict the caches",
+			 (unsigned long long)evict);
+		attn_data_destroy(d);
+		return -1;
+	}
+	papi_measure(run_native, d, line, rep);
+	attn_data_destroy(d);
+	p->seconds = rep->seconds;
+	if (rep->dram_read_counted || rep->dram_write_counted)
+		p->q[XCHECK_DRAM_BYTES] = (double)(rep->dram_read_bytes + rep->dram_write_bytes);
+	snprintf(p->note, sizeof(p->note), "%s; %s%s%s", papi_report_line(rep, buf, sizeof(buf)),
+		 rep->reason, rep->strategy && rep->strategy->leaves_out ? "; " : "",
+		 rep->strategy && rep->strategy->leaves_out ? rep->strategy->leaves_out : "");
+	return 0;
+}
+
 static int
 xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, const char *keep_dir,
 	    int argc, char **argv)
@@ -439,7 +512,8 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 	struct study cg, clg;
 	struct run_ctx r;
 	char dir[1024], err[4096], buf[512];
-	bool made_dir = false, have_cg = false, have_clg = false;
+	bool made_dir = false, have_cg = false, have_clg = false, have_papi = false;
+	struct papi_report papi;
 	int rc = EXIT_RUNTIME;
 	ssize_t n;
 
@@ -587,12 +661,17 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 				: 0.0);
 		pf->q[XCHECK_DRAM_BYTES] = -1; /* prefetch fills are not counted: unknown */
 	}
+	if (with & WITH_PAPI) {
+		if (papi_rows(&x, o, &papi, err, sizeof(err)))
+			goto out;
+		have_papi = true;
+	}
 	if (inner_tile_bytes(&o->cfg) + 2048 > g.d1.size_bytes)
 		add_note(
 			&x,
 			"the inner loop sweeps %.1f KiB of tiles per query row, which fills the "
 			"%.0f KiB D1: which sets overflow then depends on the few lines the "
-			"compiler's register spills and libm's expf tables keep hot, which a "
+			"compiler's register spills and constant loads keep hot, which a "
 			"C-level trace cannot see, so D1 misses differ (LL misses do not); smaller "
 			"tiles (--Bc 32) leave room",
 			inner_tile_bytes(&o->cfg) / 1024.0, g.d1.size_bytes / 1024.0);
@@ -605,6 +684,8 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 		report_add_header(root, argc, argv);
 		report_add_config(root, &o->cfg, &cg_spec, false, o->seed);
 		xcheck_add_json(root, &x);
+		if (have_papi)
+			papi_report_json(&papi, cJSON_AddObjectToObject(root, "papi"));
 		if (report_write_json(o->json_path, root, err, sizeof(err))) {
 			fprintf(stderr, "memsim: xcheck: %s\n", err);
 			rc = EXIT_RUNTIME;

@@ -17,6 +17,8 @@ source_str(enum papi_source s)
 		return "papi";
 	case PAPI_SOURCE_GETRUSAGE:
 		return "getrusage";
+	case PAPI_SOURCE_VIRT:
+		return "PAPI_get_virt_nsec+getrusage";
 	case PAPI_SOURCE_NONE:
 	default:
 		return NULL;

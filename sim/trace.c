@@ -37,6 +37,13 @@ trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
 		t->line_shift = 6;
 	t->merge = c && !w && cache_merge_is_exact(c);
 	t->fast = c && !w && cache_fast_l1(c, &t->l1);
+	if (c && !w) {
+		const struct cache_config *cfg = cache_get_config(c);
+
+		t->zip_lines = cfg->levels == 0 || (cfg->level[0].assoc >= 4 &&
+						    (cfg->level[0].repl == CACHE_REPL_LRU ||
+						     cfg->level[0].repl == CACHE_REPL_FIFO));
+	}
 	return t;
 }
 

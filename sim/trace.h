@@ -47,7 +47,8 @@ struct trace_ctx {
 	uint32_t pend_count;
 	uint64_t pend_bytes;
 	uint32_t pend_op;
-	int merge; /* 0 when merging is not exact or while recording: all take the slow path */
+	int merge;     /* 0 when merging is not exact or while recording: all take the slow path */
+	int zip_lines; /* TR_ZIP reports lines, not elements (see trace_zip()) */
 	struct trace_state *state;
 };
 
@@ -114,9 +115,15 @@ struct trace_stream {
  * rest of the line, a store as its first element and then the rest, so a write-allocate
  * cache fetches the line as for a CPU's scalar stores and a write-validate one sees every
  * byte written. Per cache set this is the sequence of lines the loop touches, less
- * repeated touches of lines already present; it differs from touching every element only in
- * the recency order of two resident lines of the same set. Lines are L1's (64 B without a
- * cache). At most TRACE_ZIP_MAX streams.
+ * repeated touches of lines already present. Under LRU or FIFO with 4 ways or more that gives
+ * the same misses, fills and write-backs as touching every element when each stream's rows
+ * are whole lines (the kernels' fp32 rows with d a multiple of 16); rows that share lines can
+ * differ in the recency order of two resident lines of a set (under 1% of the misses,
+ * tests/test-trace-layer.c). With fewer ways (two streams ping-ponging in one set), tree-PLRU
+ * (every hit moves its state), random replacement (one generator for all sets, so the order
+ * of misses across sets matters), and while recording a trace for replays under other caches,
+ * every element is reported instead. Lines are L1's (64 B without a cache). At most
+ * TRACE_ZIP_MAX streams.
  */
 static inline void
 trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
@@ -126,6 +133,13 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 
 	if (ns > TRACE_ZIP_MAX)
 		ns = TRACE_ZIP_MAX;
+	if (!t->zip_lines) {
+		for (k = 0; k < n; k++)
+			for (unsigned i = 0; i < ns; i++)
+				trace_access(t, (const char *)s[i].p + k * s[i].elem, s[i].elem,
+					     (enum cache_op)s[i].op);
+		return;
+	}
 	while (k < n) {
 		uint64_t kn = n;
 

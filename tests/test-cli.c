@@ -521,8 +521,9 @@ test_xcheck_errors(void **state)
 	fake_valgrind("vg-fails", "echo '==7== valgrind: fake failure for the test' >&2\nexit 1");
 	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-fails", tmpdir);
 	env = vg;
-	expect_error("xcheck --kernel naive --N 64 --with cachegrind", 1,
-		     "cachegrind failed (exit status 1): ==7== valgrind: fake failure for the test");
+	expect_error(
+		"xcheck --kernel naive --N 64 --with cachegrind", 1,
+		"cachegrind failed (exit status 1): ==7== valgrind: fake failure for the test");
 
 	/* Exits 0 but leaves a cachegrind.out that is not one. */
 	fake_valgrind("vg-garbles", "for a; do case $a in --cachegrind-out-file=*) "
@@ -540,19 +541,58 @@ test_xcheck_errors(void **state)
 	env = "";
 }
 
+/* xcheck --with papi: on a machine without a PMU (this VM) the reason in PAPI's words and
+ * exit 0, the memsim row beside it filled; on a build without PAPI, one line saying so. */
+static void
+test_xcheck_papi(void **state)
+{
+	(void)state;
+#if HAVE_PAPI
+	{
+		struct result r = memsim("xcheck --kernel flash2 --N 64 --with papi --json x.json");
+		bool no_cpu_pmu = access("/sys/bus/event_source/devices/cpu", F_OK) != 0 &&
+				  access("/sys/bus/event_source/devices/cpu_core", F_OK) != 0;
+
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "memsim                     host preset"));
+		assert_non_null(strstr(r.out, "PAPI (this machine): "));
+		if (no_cpu_pmu)
+			assert_non_null(strstr(r.out, "PAPI (this machine): no-pmu: "));
+		if (strstr(r.out, "PAPI (this machine): no-pmu: "))
+			assert_non_null(strstr(r.out, "PAPI_ENOEVNT (Event does not exist)"));
+		assert_non_null(strstr(r.out, "exact formula              LL fully assoc. LRU"));
+		result_free(&r);
+		{
+			char path[700];
+			char *json;
+			cJSON *root, *papi;
+
+			snprintf(path, sizeof(path), "%s/x.json", tmpdir);
+			json = slurp(path);
+			root = cJSON_Parse(json);
+			papi = cJSON_GetObjectItem(root, "papi");
+			assert_non_null(papi);
+			assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(papi, "status")));
+			assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(papi, "reason")));
+			cJSON_Delete(root);
+			free(json);
+		}
+	}
+#else
+	expect_error("xcheck --kernel flash2 --N 64 --with papi", 1,
+		     "--with papi: this memsim was built without PAPI");
+#endif
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_runtime_errors),
-		cmocka_unit_test(test_replay_json),
-		cmocka_unit_test(test_help_and_presets),
-		cmocka_unit_test(test_native_papi),
-		cmocka_unit_test(test_kernel_option_errors),
-		cmocka_unit_test(test_run_and_formula),
-		cmocka_unit_test(test_sweep_resume_merge),
-		cmocka_unit_test(test_xcheck_errors),
+		cmocka_unit_test(test_usage_errors),    cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_replay_json),     cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_native_papi),     cmocka_unit_test(test_kernel_option_errors),
+		cmocka_unit_test(test_run_and_formula), cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_xcheck_errors),   cmocka_unit_test(test_xcheck_papi),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

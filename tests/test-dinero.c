@@ -93,7 +93,7 @@ test_dinero_golden(void **state)
 	}
 	fclose(f);
 	assert_true(rows >= 88);
-	printf("%u Dinero IV rows matched exactly\n", rows);
+	printf("# %u Dinero IV rows matched exactly\n", rows);
 }
 
 int

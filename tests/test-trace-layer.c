@@ -4,8 +4,10 @@
  * (one cache_access per element, written out by hand here), and recorded then replayed.
  */
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +76,131 @@ same(struct cache *x, struct cache *y)
 			   sizeof(struct cache_traffic)))
 			return false;
 	return true;
+}
+
+static double
+absdiff(uint64_t p, uint64_t q)
+{
+	return p > q ? (double)(p - q) : (double)(q - p);
+}
+
+/* Per level, the misses and write-backs that differ as a share of the element-by-element
+ * run's misses and write-backs; the largest over the levels (0: equal). Fills and evictions
+ * must match the misses, and DRAM bytes must be equal when everything else is. */
+static double
+miss_difference(struct cache *x, struct cache *y)
+{
+	double worst = 0;
+
+	for (unsigned i = 0; i < cache_level_count(x); i++) {
+		const struct cache_level_stats *p = cache_level_stats(x, i),
+					       *q = cache_level_stats(y, i);
+		double d = absdiff(p->read_misses, q->read_misses) +
+			   absdiff(p->write_misses, q->write_misses) +
+			   absdiff(p->writebacks, q->writebacks) + absdiff(p->fills, q->fills) +
+			   absdiff(p->evictions, q->evictions);
+		double base = (double)(q->read_misses + q->write_misses + q->writebacks + q->fills +
+				       q->evictions);
+
+		if (d > 0)
+			worst = fmax(worst, d / (base > 0 ? base : 1.0));
+	}
+	if (worst == 0 && (cache_dram(x)->read_bytes != cache_dram(y)->read_bytes ||
+			   cache_dram(x)->write_bytes != cache_dram(y)->write_bytes))
+		worst = 1e-9;
+	return worst;
+}
+
+/*
+ * TR_ZIP against touching every element in the loop's order, on caches small enough to evict
+ * all the time: the loops of the kernels' helpers (dot: two loads; axpy: load, load, store; an
+ * fp16 row into a tile; a tile row stored as fp16), every row length from 1 to 130 elements.
+ * Where TR_ZIP reports lines (LRU or FIFO L1 of 4 ways or more) the result must be equal for
+ * rows of whole lines and within 1% otherwise; elsewhere it reports elements: equal always.
+ */
+static void
+test_zip_equals_elements(void **state)
+{
+	static const struct {
+		const char *spec;
+		bool lines;
+	} caches[] = {
+		{ "L1=2K:4:64,L2=8K:8:64", true },
+		{ "L1=4K:8:64:wt", true },
+		{ "L1=2K:4:64:fifo,L2=8K:8:64:incl", true },
+		{ "L1=4K:8:64:wv", true },
+		{ "L1=4K:8:64:random", false },
+		{ "L1=1K:2:64,L2=4K:4:64", false },
+		{ "L1=512:1:64", false },
+		{ "L1=2K:4:64:plru,L2=8K:8:64:fifo", false },
+		{ "L1=1K:2:32:wt:nwa", false },
+	};
+	static float x[64 * 130] __attribute__((aligned(64))),
+		y[64 * 130] __attribute__((aligned(64)));
+	static uint16_t h[64 * 130] __attribute__((aligned(64)));
+	double worst_unaligned = 0;
+
+	(void)state;
+	for (size_t sp = 0; sp < sizeof(caches) / sizeof(caches[0]); sp++) {
+		for (uint64_t n = 1; n <= 130; n++) {
+			struct cache *cz = make(caches[sp].spec, NULL),
+				     *ce = make(caches[sp].spec, NULL);
+			struct trace_ctx *tz = trace_ctx_create(cz, NULL, 0);
+			struct trace_ctx *te = trace_ctx_create(ce, NULL, 0);
+			bool whole = n % 32 == 0; /* fp32 and fp16 rows of whole 64-byte lines */
+			double diff;
+
+			assert_int_equal(tz->zip_lines, caches[sp].lines);
+			for (uint64_t r = 0; r < 64; r++) {
+				float *xr = x + r * n, *yr = y + ((r * 7) % 64) * n;
+				uint16_t *hr = h + ((r * 13) % 64) * n;
+
+				TR_ZIP(tz, n, TR_IN(xr), TR_IN(yr));
+				TR_ZIP(tz, n, TR_IN(yr), TR_IN(xr), TR_OUT(yr));
+				TR_ZIP(tz, n, TR_IN_N(hr, 2), TR_OUT(xr));
+				TR_ZIP(tz, n, TR_IN(xr), TR_OUT_N(hr, 2));
+				for (uint64_t k = 0; k < n; k++) {
+					TR_LOAD_ELEM(te, &xr[k]);
+					TR_LOAD_ELEM(te, &yr[k]);
+				}
+				for (uint64_t k = 0; k < n; k++) {
+					TR_LOAD_ELEM(te, &yr[k]);
+					TR_LOAD_ELEM(te, &xr[k]);
+					TR_STORE_ELEM(te, &yr[k]);
+				}
+				for (uint64_t k = 0; k < n; k++) {
+					TR_LOAD_ELEM(te, &hr[k]);
+					TR_STORE_ELEM(te, &xr[k]);
+				}
+				for (uint64_t k = 0; k < n; k++) {
+					TR_LOAD_ELEM(te, &xr[k]);
+					TR_STORE_ELEM(te, &hr[k]);
+				}
+			}
+			trace_ctx_destroy(tz);
+			trace_ctx_destroy(te);
+			cache_flush(cz);
+			cache_flush(ce);
+			diff = miss_difference(cz, ce);
+			if (!caches[sp].lines || whole) {
+				if (diff != 0)
+					fail_msg("%s, rows of %llu: TR_ZIP differs by %.3g%%",
+						 caches[sp].spec, (unsigned long long)n,
+						 diff * 100);
+			} else {
+				worst_unaligned = fmax(worst_unaligned, diff);
+				if (diff > 0.01)
+					fail_msg("%s, rows of %llu (sharing lines): TR_ZIP differs "
+						 "by %.3g%%",
+						 caches[sp].spec, (unsigned long long)n,
+						 diff * 100);
+			}
+			cache_destroy(cz);
+			cache_destroy(ce);
+		}
+	}
+	print_message("# TR_ZIP vs elements, rows sharing lines: worst difference %.3f%%\n",
+		      worst_unaligned * 100);
 }
 
 static void
@@ -199,6 +326,7 @@ main(void)
 		cmocka_unit_test(test_native_matches_traced),
 		cmocka_unit_test(test_live_equals_by_hand),
 		cmocka_unit_test(test_record_replay),
+		cmocka_unit_test(test_zip_equals_elements),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
