@@ -652,10 +652,12 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 		}
 		snprintf(
 			pf->note, sizeof(pf->note),
-			"--simulate-hwpref=yes: a stream of 3 ascending (or descending) lines in a "
-			"4 KiB page fetches the line 5 ahead into LL, uncounted; demand LL misses "
-			"change by %+.1f%% against Callgrind without it, so a counter of LL misses "
-			"on prefetching hardware sees less than the DRAM traffic",
+			"--simulate-hwpref=yes: after 3 ascending (or descending) lines in a 4 KiB "
+			"page, each further one fetches the line 5 ahead into LL, uncounted; demand "
+			"LL misses change by %+.1f%% against Callgrind without it (prefetched lines "
+			"also evict lines still in use). Prefetch fills are DRAM traffic no "
+			"Callgrind event counts, so DRAM bytes are left blank; an LLC-miss counter "
+			"on prefetching hardware misses them too",
 			row->q[XCHECK_LL_MISSES] > 0
 				? (pf->q[XCHECK_LL_MISSES] / row->q[XCHECK_LL_MISSES] - 1) * 100
 				: 0.0);
