@@ -23,7 +23,7 @@ enum papi_source {
 	PAPI_SOURCE_PAPI,      /* perf::TASK-CLOCK and perf::PAGE-FAULTS through PAPI */
 	PAPI_SOURCE_GETRUSAGE, /* getrusage(RUSAGE_SELF): user + system time, minor + major faults
 				*/
-	PAPI_SOURCE_VIRT,      /* CPU time from PAPI_get_virt_nsec(), page faults from getrusage() */
+	PAPI_SOURCE_VIRT, /* CPU time from PAPI_get_virt_nsec(), page faults from getrusage() */
 };
 
 struct papi_event_value {

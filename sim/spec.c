@@ -238,11 +238,12 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 					 "preset '%s' cannot be combined with other spec items",
 					 item);
 			else
-				snprintf(err, errlen,
-					 "unknown cache spec or preset '%s' (presets: host, "
-					 "i5-8250u, cachegrind, callgrind, h100, lab; or a spec like "
-					 "L1=32K:8:64,L2=1M:16:64)",
-					 item);
+				snprintf(
+					err, errlen,
+					"unknown cache spec or preset '%s' (presets: host, "
+					"i5-8250u, cachegrind, callgrind, h100, lab; or a spec like "
+					"L1=32K:8:64,L2=1M:16:64)",
+					item);
 			goto out;
 		}
 		*eq = '\0';
