@@ -135,6 +135,22 @@ parse_counts(struct reader *r, const char *s, unsigned n, uint64_t *v)
 	return 0;
 }
 
+/* A cost line: a position (digits, or +n, -n, * in callgrind's compressed form), then the
+ * counts into v. It must follow the events line and a function. */
+static int
+cost_line(struct reader *r, const char *s, bool have_events, bool in_fn, unsigned n, uint64_t *v)
+{
+	const char *p = s + 1;
+
+	if (!have_events)
+		return fail(r, "cost line before 'events:'");
+	if (!in_fn)
+		return fail(r, "cost line outside a function");
+	while (isdigit((unsigned char)*p))
+		p++;
+	return parse_counts(r, p, n, v);
+}
+
 static int
 open_reader(struct reader *r, const char *path, char *err, size_t errlen)
 {
@@ -204,19 +220,7 @@ vg_cachegrind_read(const char *path, vg_fn_filter keep, void *arg, struct vg_cou
 				goto out;
 			have_summary = true;
 		} else if (isdigit((unsigned char)*s)) {
-			const char *p = s;
-
-			if (!have_events) {
-				fail(&r, "cost line before 'events:'");
-				goto out;
-			}
-			if (!in_fn) {
-				fail(&r, "cost line outside a function");
-				goto out;
-			}
-			while (isdigit((unsigned char)*p))
-				p++;
-			if (parse_counts(&r, p, out->n, v))
+			if (cost_line(&r, s, have_events, in_fn, out->n, v))
 				goto out;
 			for (unsigned i = 0; i < out->n; i++) {
 				all[i] += v[i];
@@ -348,19 +352,7 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 		} else if (starts(s, "calls=")) {
 			after_calls = true;
 		} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
-			const char *p = s + 1;
-
-			if (!have_events) {
-				fail(&r, "cost line before 'events:'");
-				goto out;
-			}
-			if (!in_fn) {
-				fail(&r, "cost line outside a function");
-				goto out;
-			}
-			while (isdigit((unsigned char)*p))
-				p++;
-			if (parse_counts(&r, p, out->n, v))
+			if (cost_line(&r, s, have_events, in_fn, out->n, v))
 				goto out;
 			if (after_calls) {
 				/* the call's inclusive cost: the callee's, counted there */

@@ -23,7 +23,8 @@
 #include "sim/spec.h"
 #include "tests/unit.h"
 
-static char tmpdir[] = "/tmp/memsim-test-cg-XXXXXX";
+#define TMPDIR_NAME "cg"
+#include "tests/tmpdir.h"
 
 static int
 run(const char *cmd)
@@ -91,23 +92,6 @@ test_against_cachegrind(void **state)
 	replay_result_finish(&res);
 }
 
-static int
-setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[600];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return run(cmd);
-}
-
 int
 main(void)
 {
@@ -115,5 +99,5 @@ main(void)
 		cmocka_unit_test(test_against_cachegrind),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

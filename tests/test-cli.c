@@ -21,9 +21,11 @@
 
 #include "tests/unit.h"
 
+#define TMPDIR_NAME "cli"
+#include "tests/tmpdir.h"
+
 #define DIN TEST_DATA_DIR "/dinero/t4_mixed.din"
 
-static char tmpdir[] = "/tmp/memsim-test-cli-XXXXXX";
 static char out_path[600], err_path[600];
 static const char *env = ""; /* VAR=value words put before the command */
 
@@ -467,22 +469,11 @@ test_native_papi(void **state)
 static int
 setup(void **state)
 {
-	(void)state;
-	if (!mkdtemp(tmpdir))
+	if (tmpdir_setup(state))
 		return -1;
 	snprintf(out_path, sizeof(out_path), "%s/stdout", tmpdir);
 	snprintf(err_path, sizeof(err_path), "%s/stderr", tmpdir);
 	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[700];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* A stand-in for valgrind: the script body runs with valgrind's arguments. */
@@ -595,5 +586,5 @@ main(void)
 		cmocka_unit_test(test_xcheck_errors),   cmocka_unit_test(test_xcheck_papi),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tmpdir_teardown);
 }

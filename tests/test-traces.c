@@ -17,10 +17,11 @@
 #include "sim/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
+
+#define TMPDIR_NAME "traces"
+#include "tests/tmpdir.h"
 #include "traces/mtrace.h"
 #include "traces/reader.h"
-
-static char tmpdir[] = "/tmp/memsim-test-traces-XXXXXX";
 
 static void
 path_in_tmp(char *buf, size_t len, const char *name)
@@ -491,23 +492,6 @@ test_open_errors(void **state)
 	assert_non_null(strstr(err, "not a memsim trace"));
 }
 
-static int
-setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[600];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int
 main(void)
 {
@@ -521,5 +505,5 @@ main(void)
 		cmocka_unit_test(test_open_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -16,11 +16,12 @@
 #include "sim/spawn.h"
 #include "tests/unit.h"
 
+#define TMPDIR_NAME "vgout"
+#include "tests/tmpdir.h"
+
 #define CG_GOOD TEST_DATA_DIR "/valgrind/cachegrind.out"
 #define CLG_GOOD TEST_DATA_DIR "/valgrind/callgrind.out.1"
 #define REGION "Client Request: memsim-kernel"
-
-static char tmpdir[] = "/tmp/memsim-test-vgout-XXXXXX";
 
 static bool
 kernel_fn(const char *fn, void *arg)
@@ -218,23 +219,6 @@ test_spawn(void **state)
 	assert_non_null(strstr(err, "cannot run /nonexistent/tool"));
 }
 
-static int
-setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[600];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int
 main(void)
 {
@@ -248,5 +232,5 @@ main(void)
 		cmocka_unit_test(test_spawn),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -24,7 +24,8 @@
 
 #include "tests/unit.h"
 
-static char tmpdir[] = "/tmp/memsim-test-xcheck-XXXXXX";
+#define TMPDIR_NAME "xcheck"
+#include "tests/tmpdir.h"
 
 static cJSON *
 xcheck(const char *args)
@@ -122,23 +123,6 @@ test_smallest_case(void **state)
 	check_case("--kernel naive --N 1024", true);
 }
 
-static int
-setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[600];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int
 main(void)
 {
@@ -146,5 +130,5 @@ main(void)
 		cmocka_unit_test(test_smallest_case),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
