@@ -10,9 +10,12 @@ cd "$(dirname "$0")"
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libcmocka-dev libpapi-dev
 papi-tools valgrind gnuplot-nox"
 
+# The test command also opens the HTML report in a headless browser.
+TEST_PKGS="chromium"
+
 install_missing() {
 	missing=""
-	for p in $PKGS; do
+	for p in $PKGS $1; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
 	done
@@ -30,12 +33,12 @@ build() {
 
 case "${1:-}" in
 main)
-	install_missing
+	install_missing ""
 	build
 	exec sh tools/main-job.sh
 	;;
 test)
-	install_missing
+	install_missing "$TEST_PKGS"
 	build
 	exec sh tests/run.sh build
 	;;

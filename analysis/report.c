@@ -384,9 +384,10 @@ report_read_json(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	fclose(f);
-	root = cJSON_Parse(text);
+	/* The whole file must be one document (a JSON-lines file is not). */
+	root = cJSON_ParseWithOpts(text, NULL, true);
 	free(text);
 	if (!root)
-		snprintf(err, errlen, "%s: not valid JSON", path);
+		snprintf(err, errlen, "%s: not one valid JSON document", path);
 	return root;
 }

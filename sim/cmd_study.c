@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "analysis/xcheck.h"
 #include "sim/commands.h"
+#include "sim/spawn.h"
 #include "sim/util.h"
 
 struct row {
@@ -387,34 +389,139 @@ void
 usage_study(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim study [--out DIR] [--max-N N] [--resume]\n"
+		"Usage: memsim study [--out DIR] [--max-N N] [--resume] [--small]\n"
 		"\n"
-		"The default study: the bytes-moved lab's sweep (naive vs flash2, d = 64,\n"
-		"B_r = B_c = 64, fp32 and fp16, N = 256 doubling to --max-N, on the lab and\n"
-		"i5-8250u presets) into DIR/lab, and the exactness sweep (every kernel, N = 256\n"
-		"to 2048, fully associative LRU caches of 32 KiB to 64 MiB, tiles in scratch)\n"
-		"into DIR/exact; then the comparison tables. [out/study, 8192]\n");
+		"The default study, every step into DIR [out/study]:\n"
+		"  lab/       the bytes-moved lab's sweep: naive vs flash2, d = 64, B_r = B_c = 64,\n"
+		"             fp32 and fp16, N = 256 doubling to --max-N [8192], on the lab and\n"
+		"             i5-8250u presets\n"
+		"  exact/     the exactness sweep: every kernel, N = 256 to 2048, fully associative\n"
+		"             LRU caches of 32 KiB to 64 MiB, tiles in scratch\n"
+		"  formulas/  the formulas alone for the labs' sizes (N = 64 .. 32768, d = 64, 128)\n"
+		"  ceilings.json  memory bandwidth and peak FLOP/s of this machine (memsim ceilings)\n"
+		"  profile/   the attention layer timed natively per operation (memsim profile)\n"
+		"  xcheck/    memsim against Cachegrind and Callgrind (when valgrind is installed)\n"
+		"  plots/     every plot (memsim plot), then report.md and report.html (memsim report)\n"
+		"--resume continues an interrupted study; --small runs a reduced study (N up to 512,\n"
+		"one exact size, quick ceilings, T = 64 and 128) for tests.\n");
+}
+
+/* Runs one memsim command in this process; argv ends with NULL. */
+static int
+step(const char *title, int (*cmd)(int, char **), char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	printf("== %s\n", title);
+	fflush(stdout);
+	return cmd(argc, argv);
+}
+
+static bool
+have_file(const char *dir, const char *name)
+{
+	char path[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (f)
+		fclose(f);
+	return f != NULL;
+}
+
+/* memsim xcheck for the study's configurations, when valgrind is installed; a report already
+ * there is kept on --resume. */
+static int
+study_xcheck(const char *out, bool small, bool resume)
+{
+	static const struct {
+		const char *kernel, *N, *Bc;
+	} cfgs[] = { { "naive", "256", "64" },
+		     { "flash2", "256", "32" },
+		     { "flash2", "256", "64" },
+		     { "naive", "1024", "64" } };
+	char dir[4200], path[4300], vg[4096];
+	size_t n = small ? 1 : sizeof(cfgs) / sizeof(cfgs[0]);
+
+	if (!spawn_find(getenv("MEMSIM_VALGRIND") && *getenv("MEMSIM_VALGRIND")
+				? getenv("MEMSIM_VALGRIND")
+				: "valgrind",
+			vg, sizeof(vg))) {
+		printf("== cross-checks skipped: valgrind is not installed\n");
+		return EXIT_OK;
+	}
+	snprintf(dir, sizeof(dir), "%s/xcheck", out);
+	if (mkdir_p(dir)) {
+		fprintf(stderr, "memsim: cannot create %s\n", dir);
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char name[128];
+		char *argv[] = { "xcheck",
+				 "--kernel",
+				 (char *)cfgs[i].kernel,
+				 "--N",
+				 (char *)cfgs[i].N,
+				 "--Bc",
+				 (char *)cfgs[i].Bc,
+				 "--with",
+				 "cachegrind,callgrind",
+				 "--json",
+				 path,
+				 NULL };
+		FILE *null;
+		int rc, saved;
+
+		snprintf(name, sizeof(name), "%s-N%s-Bc%s.json", cfgs[i].kernel, cfgs[i].N,
+			 cfgs[i].Bc);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (resume && have_file(dir, name))
+			continue;
+		printf("== cross-check %s N=%s B_c=%s -> %s\n", cfgs[i].kernel, cfgs[i].N,
+		       cfgs[i].Bc, path);
+		fflush(stdout);
+		/* The table goes to the JSON; keep the study's output to its summary. */
+		saved = dup(STDOUT_FILENO);
+		null = fopen("/dev/null", "w");
+		if (saved >= 0 && null)
+			dup2(fileno(null), STDOUT_FILENO);
+		rc = cmd_xcheck(11, argv);
+		fflush(stdout);
+		if (saved >= 0) {
+			dup2(saved, STDOUT_FILENO);
+			close(saved);
+		}
+		if (null)
+			fclose(null);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return EXIT_OK;
 }
 
 int
 cmd_study(int argc, char **argv)
 {
-	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
-					      { "max-N", required_argument, NULL, 'n' },
-					      { "resume", no_argument, NULL, 'r' },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' }, { "max-N", required_argument, NULL, 'n' },
+		{ "resume", no_argument, NULL, 'r' },    { "small", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 }
+	};
 	const char *out = "out/study";
 	uint64_t maxn = 8192;
-	bool resume = false;
-	char lab_dir[4096], exact_dir[4096], nrange[64];
+	bool resume = false, small = false, maxn_given = false;
+	char lab_dir[4096], exact_dir[4096], formulas_dir[4096], profile_dir[4096], nrange[64];
+	char *rs = NULL;
 	struct row *rows;
 	long n;
 	int opt, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:n:rh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:n:rsh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -423,9 +530,13 @@ cmd_study(int argc, char **argv)
 			if (!parse_u64(optarg, &maxn) || maxn < 256)
 				return usage_error("study", "--max-N: '%s' is not a number >= 256",
 						   optarg);
+			maxn_given = true;
 			break;
 		case 'r':
 			resume = true;
+			break;
+		case 's':
+			small = true;
 			break;
 		case 'h':
 			usage_study(stdout);
@@ -436,26 +547,28 @@ cmd_study(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("study", "unexpected argument '%s'", argv[optind]);
+	if (strlen(out) > 3000)
+		return usage_error("study", "--out: the path is too long");
+	if (small && !maxn_given)
+		maxn = 512;
 	if (mkdir_p(out)) {
 		fprintf(stderr, "memsim: cannot create %s\n", out);
 		return EXIT_RUNTIME;
 	}
+	rs = resume ? "--resume" : NULL;
 	snprintf(lab_dir, sizeof(lab_dir), "%s/lab", out);
 	snprintf(exact_dir, sizeof(exact_dir), "%s/exact", out);
+	snprintf(formulas_dir, sizeof(formulas_dir), "%s/formulas", out);
+	snprintf(profile_dir, sizeof(profile_dir), "%s/profile", out);
 	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)maxn);
 	{
-		char *sw[] = {
-			"sweep",   "--out", lab_dir,   "--kernel", "naive,flash2",
-			"--N",     nrange,  "--d",     "64",       "--Br",
-			"64",      "--Bc",  "64",      "--dtype",  "fp32,fp16",
-			"--cache", "lab",   "--cache", "i5-8250u", resume ? "--resume" : NULL,
-			NULL
-		};
-		int swc = resume ? 20 : 19;
+		char *sw[] = { "sweep",   "--out", lab_dir,   "--kernel", "naive,flash2",
+			       "--N",     nrange,  "--d",     "64",       "--Br",
+			       "64",      "--Bc",  "64",      "--dtype",  "fp32,fp16",
+			       "--cache", "lab",   "--cache", "i5-8250u", rs,
+			       NULL };
 
-		printf("== the bytes-moved lab's sweep -> %s\n", lab_dir);
-		fflush(stdout);
-		if ((rc = cmd_sweep(swc, sw)) != EXIT_OK)
+		if ((rc = step("the bytes-moved lab's sweep -> lab/", cmd_sweep, sw)) != EXIT_OK)
 			return rc;
 	}
 	{
@@ -465,20 +578,64 @@ cmd_study(int argc, char **argv)
 			       "--kernel",
 			       "naive,flash1,flash2,proj",
 			       "--N",
-			       "256:2048:x2",
+			       small ? "256" : "256:2048:x2",
 			       "--cache",
 			       "L1=32K:full:64,tiles=scratch",
 			       "--cache-sweep",
-			       "L1=32K:64M:x2",
-			       resume ? "--resume" : NULL,
+			       small ? "L1=32K:2M:x4" : "L1=32K:64M:x2",
+			       rs,
 			       NULL };
-		int swc = resume ? 12 : 11;
 
-		printf("== the exactness sweep -> %s\n", exact_dir);
-		fflush(stdout);
-		if ((rc = cmd_sweep(swc, sw)) != EXIT_OK)
+		if ((rc = step("the exactness sweep -> exact/", cmd_sweep, sw)) != EXIT_OK)
 			return rc;
 	}
+	{
+		char *sw[] = { "sweep",      "--out",
+			       formulas_dir, "--formula-only",
+			       "--kernel",   "naive,flash1,flash2",
+			       "--N",        "64,256,1024,2048,4096,8192,16384,32768",
+			       "--d",        "64,128",
+			       "--dtype",    "fp32,fp16",
+			       "--cache",    "lab",
+			       "--cache",    "i5-8250u",
+			       NULL };
+
+		if ((rc = step("the formulas at the labs' sizes -> formulas/", cmd_sweep, sw)) !=
+		    EXIT_OK)
+			return rc;
+	}
+	{
+		char *c[] = { "ceilings", "--out", (char *)out, small ? "--quick" : NULL, NULL };
+
+		if ((rc = step("the machine's ceilings -> ceilings.json", cmd_ceilings, c)) !=
+		    EXIT_OK)
+			return rc;
+	}
+	if (!(resume && have_file(profile_dir, "results.json"))) {
+		/* Bytes on the lab preset: each operation's operands to and from memory, the
+		 * lab's own accounting for its roofline. */
+		char *p[] = { "profile",
+			      "--out",
+			      profile_dir,
+			      "--cache",
+			      "lab",
+			      "--T",
+			      small ? "64,128" : "64,128,256,512",
+			      "--kernel",
+			      "naive,flash2",
+			      "--min-time",
+			      small ? "0.005" : "0.05",
+			      "--reps",
+			      small ? "5" : "30",
+			      NULL };
+
+		if ((rc = step("the attention layer, timed per operation -> profile/", cmd_profile,
+			       p)) != EXIT_OK)
+			return rc;
+	}
+	if ((rc = study_xcheck(out, small, resume)) != EXIT_OK)
+		return rc;
+
 	printf("\n== lab formulas vs memsim (%s)\n\n", lab_dir);
 	n = read_rows(lab_dir, &rows);
 	if (n < 0)
@@ -487,16 +644,33 @@ cmd_study(int argc, char **argv)
 	printf("\n");
 	print_crossover(rows, n);
 	free(rows);
-	printf("\n== exact formulas vs memsim, every array, fully associative LRU 32 KiB .. 64 MiB "
-	       "(%s)\n\n",
+	printf("\n== exact formulas vs memsim, every array, fully associative LRU caches (%s)\n\n",
 	       exact_dir);
 	n = read_rows(exact_dir, &rows);
 	if (n < 0)
 		return EXIT_RUNTIME;
 	rc = print_exact_summary(rows, n) ? EXIT_OK : EXIT_RUNTIME;
 	free(rows);
-	printf("\nReports: %s/*/results.json, results.csv, manifest.json; memsim table DIR prints a "
-	       "table again.\n",
-	       out);
+	{
+		char *p[] = { "plot", (char *)out, NULL };
+		int prc;
+
+		/* Without gnuplot the plots' data and scripts are still written: go on. */
+		printf("\n");
+		prc = step("plots -> plots/", cmd_plot, p);
+		if (prc != EXIT_OK)
+			printf("memsim: study: the plots were not drawn (see above); the report goes "
+			       "on without them\n");
+	}
+	{
+		char *p[] = { "report", (char *)out, NULL };
+		int rrc = step("the report -> report.md, report.html", cmd_report, p);
+
+		if (rrc != EXIT_OK)
+			return rrc;
+	}
+	printf("\nResults: %s/*/results.json, results.csv, manifest.json; the report: "
+	       "%s/report.html; memsim table DIR prints a table again.\n",
+	       out, out);
 	return rc;
 }

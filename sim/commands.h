@@ -41,6 +41,8 @@ int cmd_table(int argc, char **argv);
 void usage_table(FILE *f);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *f);
+int cmd_report(int argc, char **argv);
+void usage_report(FILE *f);
 int cmd_xcheck(int argc, char **argv);
 void usage_xcheck(FILE *f);
 int cmd_bench(int argc, char **argv);

@@ -18,6 +18,8 @@ const struct command commands[] = {
 	  "the lab and exact formulas alone, instantly, any size" },
 	{ "native", cmd_native, usage_native,
 	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "report", cmd_report, usage_report,
+	  "the labs' questions answered from a study directory (report.md, report.html)" },
 	{ "xcheck", cmd_xcheck, usage_xcheck,
 	  "memsim next to Cachegrind, Callgrind and PAPI on the native build" },
 	{ "study", cmd_study, usage_study,

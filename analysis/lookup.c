@@ -1,0 +1,429 @@
+#include "analysis/lookup.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "sim/util.h"
+
+struct lookup_file {
+	char name[LOOKUP_FILE_MAX];
+	cJSON **rows; /* NULL: missing or unreadable */
+	size_t n;
+};
+
+struct lookup_text {
+	struct lookup_src src;
+	char *text;
+};
+
+struct lookup {
+	char dir[1024];
+	struct lookup_file *files;
+	size_t nfiles;
+	struct lookup_num **nums;
+	size_t nnums, cap;
+	struct lookup_text *texts;
+	size_t ntexts;
+};
+
+struct lookup *
+lookup_create(const char *dir)
+{
+	struct lookup *l = xzalloc(sizeof(*l));
+
+	snprintf(l->dir, sizeof(l->dir), "%s", dir);
+	return l;
+}
+
+void
+lookup_destroy(struct lookup *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nfiles; i++) {
+		for (size_t k = 0; k < l->files[i].n; k++)
+			cJSON_Delete(l->files[i].rows[k]);
+		free(l->files[i].rows);
+	}
+	free(l->files);
+	for (size_t i = 0; i < l->nnums; i++)
+		free(l->nums[i]);
+	free(l->nums);
+	for (size_t i = 0; i < l->ntexts; i++)
+		free(l->texts[i].text);
+	free(l->texts);
+	free(l);
+}
+
+/* Reads file once: a JSON document, or JSON lines (one object per line; a torn line is
+ * skipped, as sweeps allow). */
+static struct lookup_file *
+file_of(struct lookup *l, const char *name)
+{
+	struct lookup_file *f;
+	char path[1200], err[512], *line = NULL;
+	size_t cap = 0, rcap = 0;
+	cJSON *doc;
+	FILE *in;
+
+	for (size_t i = 0; i < l->nfiles; i++)
+		if (strcmp(l->files[i].name, name) == 0)
+			return &l->files[i];
+	l->files = xrealloc(l->files, (l->nfiles + 1) * sizeof(*l->files));
+	f = &l->files[l->nfiles++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", l->dir, name);
+	doc = report_read_json(path, err, sizeof(err));
+	if (doc) {
+		f->rows = xzalloc(sizeof(*f->rows));
+		f->rows[0] = doc;
+		f->n = 1;
+		return f;
+	}
+	in = fopen(path, "r");
+	if (!in)
+		return f;
+	while (getline(&line, &cap, in) > 0) {
+		cJSON *r = cJSON_Parse(line);
+
+		if (!r)
+			continue;
+		if (f->n == rcap) {
+			rcap = rcap ? 2 * rcap : 64;
+			f->rows = xrealloc(f->rows, rcap * sizeof(*f->rows));
+		}
+		f->rows[f->n++] = r;
+	}
+	free(line);
+	fclose(in);
+	return f;
+}
+
+/* Does obj's value at key (a path) equal the text want? */
+static bool
+field_matches(const cJSON *obj, const char *key, const char *want)
+{
+	const cJSON *v = lookup_path(obj, key);
+	char *end;
+	double d;
+
+	if (!v)
+		return false;
+	if (cJSON_IsString(v))
+		return strcmp(v->valuestring, want) == 0;
+	if (cJSON_IsBool(v))
+		return strcmp(want, cJSON_IsTrue(v) ? "true" : "false") == 0;
+	if (cJSON_IsNumber(v)) {
+		d = strtod(want, &end);
+		return *want && !*end && d == v->valuedouble;
+	}
+	return false;
+}
+
+/* Does obj match every key=value of the comma-separated selector? */
+static bool
+row_matches(const cJSON *obj, const char *selector)
+{
+	char buf[LOOKUP_ROW_MAX], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", selector);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+
+		if (!eq)
+			return false;
+		*eq = '\0';
+		if (!field_matches(obj, t, eq + 1))
+			return false;
+	}
+	return true;
+}
+
+bool
+lookup_matches(const cJSON *obj, const char *selector)
+{
+	return !selector || !*selector || row_matches(obj, selector);
+}
+
+const cJSON *
+lookup_row(struct lookup *l, const char *file, const char *row)
+{
+	struct lookup_file *f = file_of(l, file);
+
+	for (size_t i = 0; i < f->n; i++)
+		if (!row || !*row || row_matches(f->rows[i], row))
+			return f->rows[i];
+	return NULL;
+}
+
+const cJSON *const *
+lookup_rows(struct lookup *l, const char *file, size_t *n)
+{
+	struct lookup_file *f = file_of(l, file);
+
+	*n = f->n;
+	return f->n ? (const cJSON *const *)f->rows : NULL;
+}
+
+const cJSON *
+lookup_path(const cJSON *obj, const char *path)
+{
+	char buf[LOOKUP_PATH_MAX], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *step = strtok_r(buf, ".", &save); step && obj;
+	     step = strtok_r(NULL, ".", &save)) {
+		char *br = strchr(step, '[');
+
+		if (!br) {
+			obj = cJSON_GetObjectItemCaseSensitive(obj, step);
+			continue;
+		}
+		/* name[field=value]: the element of array name whose field matches; name[i]: the
+		 * i-th element */
+		{
+			char *close = strrchr(br, ']'), *end;
+			const cJSON *arr, *e, *found = NULL;
+			long idx;
+
+			if (!close)
+				return NULL;
+			*br = '\0';
+			*close = '\0';
+			arr = cJSON_GetObjectItemCaseSensitive(obj, step);
+			idx = strtol(br + 1, &end, 10);
+			if (end != br + 1 && !*end) {
+				obj = idx >= 0 ? cJSON_GetArrayItem(arr, (int)idx) : NULL;
+				continue;
+			}
+			cJSON_ArrayForEach(e, arr)
+			{
+				if (row_matches(e, br + 1)) {
+					found = e;
+					break;
+				}
+			}
+			obj = found;
+		}
+	}
+	return obj;
+}
+
+bool
+lookup_get(struct lookup *l, const char *file, const char *row, const char *path,
+	   struct lookup_src *out)
+{
+	const cJSON *r = lookup_row(l, file, row), *v;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->file, sizeof(out->file), "%s", file);
+	snprintf(out->row, sizeof(out->row), "%s", row ? row : "");
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	v = r ? lookup_path(r, path) : NULL;
+	if (!cJSON_IsNumber(v))
+		return false;
+	out->value = v->valuedouble;
+	return true;
+}
+
+double
+lookup_eval(const struct lookup_num *n)
+{
+	double v = n->nsrc ? n->src[0].value : 0;
+
+	switch (n->op) {
+	case LOOKUP_RATIO:
+		v = n->nsrc > 1 && n->src[1].value != 0 ? v / n->src[1].value : NAN;
+		break;
+	case LOOKUP_PRODUCT:
+		for (unsigned i = 1; i < n->nsrc; i++)
+			v *= n->src[i].value;
+		break;
+	case LOOKUP_SUM:
+		for (unsigned i = 1; i < n->nsrc; i++)
+			v += n->src[i].value;
+		break;
+	case LOOKUP_DIFF:
+		v = n->nsrc > 1 ? v - n->src[1].value : NAN;
+		break;
+	case LOOKUP_QUOTIENT:
+		for (unsigned i = 1; i < n->nsrc; i++)
+			v /= n->src[i].value;
+		break;
+	default:
+		break;
+	}
+	return v * n->scale;
+}
+
+static void
+format(struct lookup_num *n)
+{
+	/* fmt is one of the report's own formats, never user input. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(n->text, sizeof(n->text), n->fmt, n->value);
+#pragma GCC diagnostic pop
+	if (strcmp(n->text, "-0") == 0 || strcmp(n->text, "-0.0") == 0)
+		memmove(n->text, n->text + 1, strlen(n->text));
+}
+
+const char *
+lookup_num(struct lookup *l, enum lookup_op op, const struct lookup_src *src, unsigned nsrc,
+	   double scale, const char *fmt)
+{
+	struct lookup_num *n = xzalloc(sizeof(*n));
+
+	n->op = op;
+	n->nsrc = nsrc > LOOKUP_SRC_MAX ? LOOKUP_SRC_MAX : nsrc;
+	memcpy(n->src, src, n->nsrc * sizeof(*src));
+	n->scale = scale;
+	snprintf(n->fmt, sizeof(n->fmt), "%s", fmt);
+	n->value = lookup_eval(n);
+	format(n);
+	if (l->nnums == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->nums = xrealloc(l->nums, l->cap * sizeof(*l->nums));
+	}
+	l->nums[l->nnums++] = n;
+	return n->text;
+}
+
+static const char *const op_names[] = { "value", "ratio", "product", "sum", "diff", "quotient" };
+
+const char *
+lookup_text(struct lookup *l, const char *file, const char *row, const char *path)
+{
+	const cJSON *r = lookup_row(l, file, row), *v = r ? lookup_path(r, path) : NULL;
+	struct lookup_text *t;
+
+	if (!cJSON_IsString(v))
+		return NULL;
+	l->texts = xrealloc(l->texts, (l->ntexts + 1) * sizeof(*l->texts));
+	t = &l->texts[l->ntexts++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->src.file, sizeof(t->src.file), "%s", file);
+	snprintf(t->src.row, sizeof(t->src.row), "%s", row ? row : "");
+	snprintf(t->src.path, sizeof(t->src.path), "%s", path);
+	t->text = xstrdup(v->valuestring);
+	return t->text;
+}
+
+cJSON *
+lookup_numbers_json(const struct lookup *l)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < l->ntexts; i++) {
+		cJSON *o = cJSON_CreateObject(), *s = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "text", l->texts[i].text);
+		cJSON_AddStringToObject(o, "op", "text");
+		cJSON_AddStringToObject(s, "file", l->texts[i].src.file);
+		cJSON_AddStringToObject(s, "row", l->texts[i].src.row);
+		cJSON_AddStringToObject(s, "path", l->texts[i].src.path);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "sources"), s);
+		cJSON_AddItemToArray(arr, o);
+	}
+
+	for (size_t i = 0; i < l->nnums; i++) {
+		const struct lookup_num *n = l->nums[i];
+		cJSON *o = cJSON_CreateObject(), *srcs;
+
+		cJSON_AddStringToObject(o, "text", n->text);
+		cJSON_AddStringToObject(o, "op", op_names[n->op]);
+		cJSON_AddNumberToObject(o, "scale", n->scale);
+		cJSON_AddStringToObject(o, "format", n->fmt);
+		srcs = cJSON_AddArrayToObject(o, "sources");
+		for (unsigned k = 0; k < n->nsrc; k++) {
+			cJSON *s = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(s, "file", n->src[k].file);
+			cJSON_AddStringToObject(s, "row", n->src[k].row);
+			cJSON_AddStringToObject(s, "path", n->src[k].path);
+			cJSON_AddNumberToObject(s, "value", n->src[k].value);
+			cJSON_AddItemToArray(srcs, s);
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+bool
+lookup_verify(struct lookup *l, const cJSON *number, char *why, size_t whylen)
+{
+	struct lookup_num n;
+	const cJSON *s;
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(number, "text"));
+	const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(number, "op"));
+	const char *fmt = cJSON_GetStringValue(cJSON_GetObjectItem(number, "format"));
+
+	memset(&n, 0, sizeof(n));
+	if (!text || !op) {
+		snprintf(why, whylen, "a recorded number lacks text or op");
+		return false;
+	}
+	if (strcmp(op, "text") == 0) {
+		const cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(number, "sources"), 0);
+		const char *file = cJSON_GetStringValue(cJSON_GetObjectItem(s0, "file"));
+		const char *row = cJSON_GetStringValue(cJSON_GetObjectItem(s0, "row"));
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(s0, "path"));
+		const cJSON *r = file && row && path ? lookup_row(l, file, row) : NULL;
+		const cJSON *v = r ? lookup_path(r, path) : NULL;
+
+		if (!cJSON_IsString(v) || strcmp(v->valuestring, text) != 0) {
+			snprintf(why, whylen, "text '%.60s' is not at %s [%s] %s", text,
+				 file ? file : "?", row ? row : "?", path ? path : "?");
+			return false;
+		}
+		return true;
+	}
+	if (!fmt) {
+		snprintf(why, whylen, "'%s' has no format", text);
+		return false;
+	}
+	for (int i = 0; i < 6; i++)
+		if (strcmp(op, op_names[i]) == 0)
+			n.op = (enum lookup_op)i;
+	n.scale = cJSON_GetNumberValue(cJSON_GetObjectItem(number, "scale"));
+	snprintf(n.fmt, sizeof(n.fmt), "%s", fmt);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(number, "sources"))
+	{
+		const char *file = cJSON_GetStringValue(cJSON_GetObjectItem(s, "file"));
+		const char *row = cJSON_GetStringValue(cJSON_GetObjectItem(s, "row"));
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(s, "path"));
+		double recorded = cJSON_GetNumberValue(cJSON_GetObjectItem(s, "value"));
+
+		if (n.nsrc == LOOKUP_SRC_MAX || !file || !row || !path) {
+			snprintf(why, whylen, "'%s': bad sources", text);
+			return false;
+		}
+		if (!lookup_get(l, file, row, path, &n.src[n.nsrc])) {
+			snprintf(why, whylen, "'%s': %s [%s] %s is not in the results", text, file,
+				 row, path);
+			return false;
+		}
+		if (n.src[n.nsrc].value != recorded) {
+			snprintf(why, whylen, "'%s': %s [%s] %s is %.17g, recorded %.17g", text,
+				 file, row, path, n.src[n.nsrc].value, recorded);
+			return false;
+		}
+		n.nsrc++;
+	}
+	if (n.nsrc == 0) {
+		snprintf(why, whylen, "'%s' has no source", text);
+		return false;
+	}
+	n.value = lookup_eval(&n);
+	format(&n);
+	if (strcmp(n.text, text) != 0) {
+		snprintf(why, whylen, "'%s': recomputed from the results it is '%s'", text, n.text);
+		return false;
+	}
+	return true;
+}

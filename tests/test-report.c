@@ -1,0 +1,296 @@
+/*
+ * The study end to end, small: `memsim study --small` into a scratch directory, then
+ *  - every PNG the study drew is a PNG of non-trivial size and every SVG is well-formed XML;
+ *  - the report names no number absent from the results: every number in report.md (outside
+ *    `code`, which holds the labs' formulas) is one recorded in report-numbers.json, and every
+ *    recorded number, re-read from its sources and recomputed, prints the same;
+ *  - report.html opens in headless Chromium with every image decoded and no script error
+ *    (its own check, read back from the DOM), and a screenshot is taken (kept when
+ *    MEMSIM_REPORT_SHOT names a path, for a person to look at).
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "analysis/lookup.h"
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "report"
+#include "tests/tmpdir.h"
+#include "tests/xmlcheck.h"
+
+static char study[700];
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+static int
+sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+}
+
+static bool
+have(const char *prog)
+{
+	return sh("command -v %s >/dev/null 2>&1", prog) == 0;
+}
+
+static void
+test_study(void **state)
+{
+	(void)state;
+	snprintf(study, sizeof(study), "%s/study", tmpdir);
+	if (sh("%s study --small --out %s >%s/study.log 2>&1", MEMSIM_BIN, study, tmpdir) != 0) {
+		sh("tail -20 %s/study.log >&2", tmpdir);
+		fail_msg("memsim study --small failed");
+	}
+}
+
+static void
+test_images(void **state)
+{
+	char dir[800], path[1100];
+	DIR *d;
+	struct dirent *e;
+	int png = 0, svg = 0;
+
+	(void)state;
+	if (!have("gnuplot"))
+		skip();
+	snprintf(dir, sizeof(dir), "%s/plots", study);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name), n;
+		char *data;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (len > 4 && strcmp(e->d_name + len - 4, ".png") == 0) {
+			data = slurp(path, &n);
+			assert_non_null(data);
+			if (n < 10000 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0 ||
+			    memcmp(data + 12, "IHDR", 4) != 0)
+				fail_msg("%s is not a PNG of non-trivial size (%zu bytes)", path,
+					 n);
+			png++;
+			free(data);
+		} else if (len > 4 && strcmp(e->d_name + len - 4, ".svg") == 0) {
+			char why[256];
+
+			data = slurp(path, &n);
+			assert_non_null(data);
+			if (!xml_well_formed(data, why, sizeof(why)))
+				fail_msg("%s is not well-formed XML: %s", path, why);
+			svg++;
+			free(data);
+		}
+	}
+	closedir(d);
+	print_message("# %d PNG and %d SVG files checked\n", png, svg);
+	assert_true(png >= 5 && svg == png);
+}
+
+/* Blanks every occurrence of s in buf. */
+static void
+blank(char *buf, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n)
+		return;
+	for (char *p = strstr(buf, s); p; p = strstr(p + n, s))
+		memset(p, ' ', n);
+}
+
+static void
+test_numbers(void **state)
+{
+	char path[800], why[1024];
+	char *md, *json;
+	cJSON *nums, *e;
+	struct lookup *l = lookup_create(study);
+	bool code = false;
+	int checked = 0, tokens = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/report.md", study);
+	md = slurp(path, NULL);
+	assert_non_null(md);
+	snprintf(path, sizeof(path), "%s/report-numbers.json", study);
+	json = slurp(path, NULL);
+	assert_non_null(json);
+	nums = cJSON_Parse(json);
+	assert_non_null(nums);
+	/* Every recorded number comes from the results. */
+	cJSON_ArrayForEach(e, nums)
+	{
+		if (!lookup_verify(l, e, why, sizeof(why)))
+			fail_msg("report-numbers.json: %s", why);
+		checked++;
+	}
+	/* Texts read from the results carry their own numbers. */
+	cJSON_ArrayForEach(e, nums)
+	{
+		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") == 0)
+			blank(md, cJSON_GetStringValue(cJSON_GetObjectItem(e, "text")));
+	}
+	/* Every number token outside `code` must be a recorded number. */
+	for (char *p = md; *p; p++) {
+		char tok[64];
+		size_t n = 0;
+		bool found = false;
+
+		if (*p == '`') {
+			code = !code;
+			continue;
+		}
+		if (code || !isdigit((unsigned char)*p) ||
+		    (p > md && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')))
+			continue;
+		while ((isdigit((unsigned char)p[n]) || p[n] == '.') && n < sizeof(tok) - 1)
+			n++;
+		if (isalpha((unsigned char)p[n]) || p[n] == '_') {
+			p += n;
+			continue; /* part of a name: i5, 8250u, L1 */
+		}
+		while (n && p[n - 1] == '.')
+			n--; /* a full stop */
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		p += n - 1;
+		tokens++;
+		cJSON_ArrayForEach(e, nums)
+		{
+			const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "text"));
+
+			found |= t &&
+				 (strcmp(t, tok) == 0 || (t[0] == '-' && strcmp(t + 1, tok) == 0));
+		}
+		if (!found)
+			fail_msg("report.md names %s, which is not a number read from the results",
+				 tok);
+	}
+	print_message("# %d numbers in report.md, %d recorded numbers and texts verified against "
+		      "the results\n",
+		      tokens, checked);
+	assert_true(tokens > 50);
+	cJSON_Delete(nums);
+	free(json);
+	free(md);
+	lookup_destroy(l);
+}
+
+static void
+test_manifest(void **state)
+{
+	char path[800];
+	char *text;
+	cJSON *m;
+	static const char *const keys[] = { "experiment", "date",     "seed",           "versions",
+					    "config",     "hardware", "results_summary" };
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/manifest.json", study);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	m = cJSON_Parse(text);
+	assert_non_null(m);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!cJSON_GetObjectItem(m, keys[i]))
+			fail_msg("manifest.json lacks %s", keys[i]);
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "results_summary"),
+						       "softmax_GFLOPS_at_T_max")));
+	cJSON_Delete(m);
+	free(text);
+}
+
+static void
+test_html_in_chromium(void **state)
+{
+	char dom[800], shot[800];
+	const char *keep = getenv("MEMSIM_REPORT_SHOT");
+	char *text;
+
+	(void)state;
+	if (!have("chromium"))
+		skip();
+	snprintf(dom, sizeof(dom), "%s/dom.html", tmpdir);
+	snprintf(shot, sizeof(shot), "%s", keep && *keep ? keep : "");
+	if (!shot[0])
+		snprintf(shot, sizeof(shot), "%s/report.png", tmpdir);
+	/* --virtual-time-budget lets the load event and the page's check run before the dump. */
+	assert_int_equal(sh("timeout 120 chromium --headless --no-sandbox --disable-gpu "
+			    "--virtual-time-budget=5000 --dump-dom file://%s/report.html >%s "
+			    "2>%s/chromium.log",
+			    study, dom, tmpdir),
+			 0);
+	text = slurp(dom, NULL);
+	assert_non_null(text);
+	if (!strstr(text, "data-check=\"ok\""))
+		fail_msg("report.html did not pass its own check in Chromium: %.200s",
+			 strstr(text, "data-check") ? strstr(text, "data-check") : "no data-check");
+	free(text);
+	assert_int_equal(sh("timeout 120 chromium --headless --no-sandbox --disable-gpu "
+			    "--hide-scrollbars --window-size=1200,4000 --screenshot=%s "
+			    "file://%s/report.html >/dev/null 2>>%s/chromium.log",
+			    shot, study, tmpdir),
+			 0);
+	text = slurp(shot, NULL);
+	assert_non_null(text);
+	assert_true(memcmp(text, "\x89PNG", 4) == 0);
+	free(text);
+	print_message("# report.html passed its check in Chromium; screenshot %s\n", shot);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_study),
+		cmocka_unit_test(test_images),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_html_in_chromium),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
