@@ -354,6 +354,35 @@ attn_data_poison(struct attn_data *d)
 
 void attn_dispatch_native(struct attn_data *d, struct trace_ctx *t);
 void attn_dispatch_traced(struct attn_data *d, struct trace_ctx *t);
+int attn_dispatch_phase_native(struct attn_data *d, struct trace_ctx *t, unsigned phase);
+
+/* In the order each kernel runs them; kernels/dispatch.c numbers them the same way. */
+static const char *const phase_names[ATTN_KERNEL_COUNT][4] = {
+	[ATTN_NAIVE] = { "scores", "softmax", "av", NULL },
+	[ATTN_FLASH1] = { "init", "flash_tile", NULL },
+	[ATTN_FLASH2] = { "flash_tile", NULL },
+	[ATTN_PROJ] = { "qkv_proj", "out_proj", NULL },
+};
+
+const char *
+attn_phase_name(enum attn_kernel k, unsigned i)
+{
+	if ((unsigned)k >= ATTN_KERNEL_COUNT || i >= 4)
+		return NULL;
+	return phase_names[k][i];
+}
+
+/* Index of phase in kernel k's list, or -EINVAL. */
+static int
+phase_index(enum attn_kernel k, const char *phase)
+{
+	const char *name;
+
+	for (unsigned i = 0; (name = attn_phase_name(k, i)); i++)
+		if (strcmp(name, phase) == 0)
+			return (int)i;
+	return -EINVAL;
+}
 
 int
 attn_evict_caches(uint64_t bytes)
@@ -387,6 +416,16 @@ attn_run_traced(struct attn_data *d, struct trace_ctx *t)
 {
 	attn_dispatch_traced(d, t);
 	trace_flush(t);
+}
+
+int
+attn_run_native_phase(struct attn_data *d, const char *phase)
+{
+	int i = phase_index(d->cfg.kernel, phase);
+
+	if (i < 0)
+		return i;
+	return attn_dispatch_phase_native(d, NULL, (unsigned)i);
 }
 
 /* ---- the double-precision reference ---- */
@@ -563,4 +602,26 @@ attn_flops(const struct attn_config *c)
 	}
 	/* QK^T and PV: 2 d FLOPs per score each; softmax: max, subtract, exp, sum, divide. */
 	return bh * scores * (4 * d + 5);
+}
+
+double
+attn_phase_flops(const struct attn_config *c, const char *phase)
+{
+	double bh = (double)c->batch * (double)c->heads, N = (double)c->N, d = (double)c->d;
+	double scores = c->causal ? N * (N + 1) / 2 : N * N;
+	double dm = (double)c->heads * d, dkv = (double)c->kv_heads * d;
+
+	if (phase_index(c->kernel, phase) < 0)
+		return NAN;
+	if (strcmp(phase, "qkv_proj") == 0)
+		return 2.0 * (double)c->batch * N * dm * (dm + 2 * dkv);
+	if (strcmp(phase, "out_proj") == 0)
+		return 2.0 * (double)c->batch * N * dm * dm;
+	if (strcmp(phase, "scores") == 0 || strcmp(phase, "av") == 0)
+		return bh * scores * 2 * d;
+	if (strcmp(phase, "softmax") == 0)
+		return bh * scores * 5;
+	if (strcmp(phase, "flash_tile") == 0)
+		return attn_flops(c);
+	return 0; /* flash1's init: stores only */
 }

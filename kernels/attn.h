@@ -88,6 +88,16 @@ int attn_evict_caches(uint64_t bytes);
 void attn_run_native(struct attn_data *d);
 void attn_run_traced(struct attn_data *d, struct trace_ctx *t);
 
+/* Phase i of kernel k in the order the kernel runs them (the names its traced build gives
+ * TR_PHASE): naive "scores", "softmax", "av"; flash1 "init", "flash_tile"; flash2
+ * "flash_tile"; proj "qkv_proj", "out_proj". NULL past the last phase. */
+const char *attn_phase_name(enum attn_kernel k, unsigned i);
+
+/* Runs one phase of d's kernel natively, alone: what the whole kernel does in that phase, on
+ * whatever the arrays hold (run the phases in order, or the whole kernel once, for the
+ * outputs to mean anything). Returns 0, or -EINVAL for a phase the kernel does not have. */
+int attn_run_native_phase(struct attn_data *d, const char *phase);
+
 struct attn_error {
 	double max_abs;     /* max |out - ref| over every output element */
 	double max_ref;     /* max |ref| */
@@ -109,6 +119,13 @@ struct attn_error attn_check(const struct attn_data *d);
 /* FLOPs of the kernel: 4 N^2 d per head for QK^T and PV (half when causal) plus 5 per score
  * for the softmax (max, subtract, exp, sum, scale); proj: 2 N D (3 D_in + D) x batch. */
 double attn_flops(const struct attn_config *c);
+
+/* FLOPs of one phase of c's kernel, per the same counts as attn_flops(), over batch and
+ * heads: qkv_proj 2 N D (D + 2 D_kv), out_proj 2 N D^2; scores and av 2 d per score each,
+ * softmax 5 per score (scores: N^2 per head, N (N + 1) / 2 when causal); flash_tile the whole
+ * attn_flops(), flash1's init 0. The phases of a kernel sum to attn_flops(). NAN for a phase
+ * the kernel does not have. */
+double attn_phase_flops(const struct attn_config *c, const char *phase);
 
 const char *attn_kernel_name(enum attn_kernel k);
 const char *attn_dtype_name(enum attn_dtype t);

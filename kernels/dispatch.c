@@ -3,6 +3,8 @@
  * the kernel. Tiles are declared as TRACE_SPACE_TILE: scratch or memory as the preset says.
  */
 
+#include <errno.h>
+
 #include "kernels/tile.h"
 
 static void
@@ -73,4 +75,24 @@ KERNEL(attn_dispatch)(struct attn_data *d, struct trace_ctx *t)
 		KERNEL(attn_proj)(d, t);
 		break;
 	}
+}
+
+int
+KERNEL(attn_dispatch_phase)(struct attn_data *d, struct trace_ctx *t, unsigned phase)
+{
+	static void (*const phases[ATTN_KERNEL_COUNT][3])(struct attn_data *,
+							  struct trace_ctx *) = {
+		[ATTN_NAIVE] = { KERNEL(attn_naive_scores), KERNEL(attn_naive_softmax),
+				 KERNEL(attn_naive_av) },
+		[ATTN_FLASH1] = { KERNEL(attn_flash1_init), KERNEL(attn_flash1_tile), NULL },
+		/* flash2's one phase is the whole kernel */
+		[ATTN_FLASH2] = { KERNEL(attn_flash2), NULL, NULL },
+		[ATTN_PROJ] = { KERNEL(attn_proj_qkv), KERNEL(attn_proj_out), NULL },
+	};
+
+	if ((unsigned)d->cfg.kernel >= ATTN_KERNEL_COUNT || phase >= 3 ||
+	    !phases[d->cfg.kernel][phase])
+		return -EINVAL;
+	phases[d->cfg.kernel][phase](d, t);
+	return 0;
 }

@@ -5,6 +5,9 @@
  * key block in with the online softmax, and writes O, m and l back. O stays normalized after
  * every step, as in the paper's Algorithm 1. Causal: query blocks that end before the key
  * block starts are skipped; inside, the mask is applied.
+ *
+ * The phases "init" (attn_flash1_init) and "flash_tile" (attn_flash1_tile) are functions of
+ * their own, so one can be run alone (attn_run_native_phase()).
  */
 
 #include <math.h>
@@ -12,15 +15,12 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
+KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
-	const uint64_t group = c->heads / c->kv_heads;
+	const uint64_t N = c->N, D = c->d;
 	const enum attn_dtype dt = c->dtype;
-	const float scale = 1.0f / sqrtf((float)D);
 
-	KERNEL(attn_declare)(d, t);
 	TR_PHASE(t, "init");
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
@@ -38,6 +38,16 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+}
+
+void
+KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t group = c->heads / c->kv_heads;
+	const enum attn_dtype dt = c->dtype;
+	const float scale = 1.0f / sqrtf((float)D);
 
 	TR_PHASE(t, "flash_tile");
 	for (uint64_t b = 0; b < c->batch; b++) {
@@ -107,4 +117,12 @@ KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+}
+
+void
+KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
+{
+	KERNEL(attn_declare)(d, t);
+	KERNEL(attn_flash1_init)(d, t);
+	KERNEL(attn_flash1_tile)(d, t);
 }

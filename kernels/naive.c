@@ -11,6 +11,9 @@
  *           block of P is copied into tile St and V's rows into tile Vt, and Ot[i] += St[i][j]
  * Vt[j]; then Ot is stored to O. Heads run one after another (batch, then head); S holds every
  * head's scores.
+ *
+ * Each pass is a function of its own (attn_naive_scores, _softmax, _av), so one phase can be
+ * timed alone (attn_run_native_phase()); attn_naive runs the three in order.
  */
 
 #include <math.h>
@@ -18,16 +21,14 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
+KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
-	const unsigned s = dtype_bytes(dt);
 	const float scale = 1.0f / sqrtf((float)D);
 
-	KERNEL(attn_declare)(d, t);
 	TR_PHASE(t, "scores");
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
@@ -59,6 +60,14 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+}
+
+void
+KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N;
+	const enum attn_dtype dt = c->dtype;
 
 	TR_PHASE(t, "softmax");
 	for (uint64_t b = 0; b < c->batch; b++) {
@@ -80,10 +89,20 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 					dtype_store(prow, j,
 						    j < lim ? attn_exp(d->row[j] - mx) / sum : 0.0f,
 						    dt);
-				TR_ZIP(t, N, TR_IN(d->row), TR_OUT_N(prow, s));
+				TR_ZIP(t, N, TR_IN(d->row), TR_OUT_N(prow, dtype_bytes(dt)));
 			}
 		}
 	}
+}
+
+void
+KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t group = c->heads / c->kv_heads;
+	const enum attn_dtype dt = c->dtype;
+	const unsigned s = dtype_bytes(dt);
 
 	TR_PHASE(t, "av");
 	for (uint64_t b = 0; b < c->batch; b++) {
@@ -117,4 +136,13 @@ KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+}
+
+void
+KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
+{
+	KERNEL(attn_declare)(d, t);
+	KERNEL(attn_naive_scores)(d, t);
+	KERNEL(attn_naive_softmax)(d, t);
+	KERNEL(attn_naive_av)(d, t);
 }

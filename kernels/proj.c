@@ -7,6 +7,9 @@
  * Each product C = A W is blocked the same way: for each block of B_r rows of A and each block
  * of B_c columns of W, the tile Ct accumulates over d-wide slices of the inner dimension (the
  * slice of A in tile At = Qt, of W in tile Wt = Kt), then is stored.
+ *
+ * Each phase is a function of its own (attn_proj_qkv, attn_proj_out), so one can be timed
+ * alone (attn_run_native_phase()); attn_proj runs both in order.
  */
 
 #include "kernels/tile.h"
@@ -85,19 +88,35 @@ matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const 
 }
 
 void
-KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t)
+KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;
-	struct operand x = { d->x, false, 0, Dm }, y = { d->y, false, 0, Dm };
-	struct operand q = { d->Q, true, c->heads, Dm }, o = { d->O, true, c->heads, Dm };
+	struct operand x = { d->x, false, 0, Dm };
+	struct operand q = { d->Q, true, c->heads, Dm };
 	struct operand k = { d->K, true, c->kv_heads, Dkv }, v = { d->V, true, c->kv_heads, Dkv };
 
-	KERNEL(attn_declare)(d, t);
 	TR_PHASE(t, "qkv_proj");
 	matmul(d, t, &x, d->Wq, Dm, Dm, &q);
 	matmul(d, t, &x, d->Wk, Dm, Dkv, &k);
 	matmul(d, t, &x, d->Wv, Dm, Dkv, &v);
+}
+
+void
+KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t Dm = c->heads * c->d;
+	struct operand y = { d->y, false, 0, Dm }, o = { d->O, true, c->heads, Dm };
+
 	TR_PHASE(t, "out_proj");
 	matmul(d, t, &o, d->Wo, Dm, Dm, &y);
+}
+
+void
+KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t)
+{
+	KERNEL(attn_declare)(d, t);
+	KERNEL(attn_proj_qkv)(d, t);
+	KERNEL(attn_proj_out)(d, t);
 }

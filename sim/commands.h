@@ -47,6 +47,10 @@ int cmd_xcheck(int argc, char **argv);
 void usage_xcheck(FILE *f);
 int cmd_bench(int argc, char **argv);
 void usage_bench(FILE *f);
+int cmd_ceilings(int argc, char **argv);
+void usage_ceilings(FILE *f);
+int cmd_profile(int argc, char **argv);
+void usage_profile(FILE *f);
 
 /* After getopt_long() returned '?' or ':' (optstring starting with ':', opterr 0): names the
  * unknown option or the one missing its value. Returns EXIT_USAGE. */

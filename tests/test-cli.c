@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -466,6 +467,307 @@ test_native_papi(void **state)
 #endif
 }
 
+static cJSON *
+read_json(const char *name)
+{
+	char path[700];
+	char *text;
+	cJSON *o;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp(path);
+	o = cJSON_Parse(text);
+	free(text);
+	if (!o)
+		fail_msg("%s is not JSON", name);
+	return o;
+}
+
+/* A number under key, failing when it is missing or not a number. */
+static double
+num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("'%s' is missing or not a number", key);
+	return v->valuedouble;
+}
+
+static const char *
+str(const cJSON *o, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+
+	if (!v)
+		fail_msg("'%s' is missing or not a string", key);
+	return v;
+}
+
+/* memsim ceilings --quick: the documented keys, positive numbers; a second call reuses the
+ * file and says so, --refresh measures again, a damaged file is measured again. */
+static void
+test_ceilings(void **state)
+{
+	struct result r;
+	cJSON *c, *bw, *fl;
+
+	(void)state;
+	r = memsim("ceilings --quick --out ceil");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "quick"));
+	assert_non_null(strstr(r.out, "bandwidth"));
+	assert_null(strstr(r.out, "reusing"));
+	result_free(&r);
+	c = read_json("ceil/ceilings.json");
+	assert_non_null(strstr(str(c, "memsim_version"), "."));
+	assert_int_equal(strlen(str(c, "date")), 20);
+	assert_true(str(c, "date")[10] == 'T' && str(c, "date")[19] == 'Z');
+	assert_true(strlen(str(c, "cpu")) > 0);
+	assert_true(num(c, "cores") >= 1);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "quick")));
+	bw = cJSON_GetObjectItem(c, "bandwidth");
+	assert_true(strlen(str(bw, "method")) > 20);
+	assert_true(num(bw, "array_bytes") > 0);
+	assert_true(num(bw, "array_bytes") * 3 <= 256.0 * 1024 * 1024);
+	assert_true(num(bw, "repetitions") >= 1);
+	assert_true(num(bw, "one_core_bytes_per_s") > 0);
+	assert_true(num(bw, "all_cores_bytes_per_s") > 0);
+	assert_true(num(bw, "threads") == num(c, "cores"));
+	fl = cJSON_GetObjectItem(c, "peak_flops");
+	assert_true(strlen(str(fl, "method")) > 20);
+	assert_true(strcmp(str(fl, "isa"), "avx2+fma") == 0 || strcmp(str(fl, "isa"), "sse2") == 0);
+	assert_true(num(fl, "one_core_flops_per_s") > 0);
+	assert_true(num(fl, "all_cores_flops_per_s") > 0);
+	assert_true(num(fl, "threads") == num(c, "cores"));
+	cJSON_Delete(c);
+
+	r = memsim("ceilings --quick --out ceil --json ceil2.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "reusing "));
+	assert_null(strstr(r.out, "measuring"));
+	result_free(&r);
+	c = read_json("ceil2.json");
+	assert_true(num(cJSON_GetObjectItem(c, "bandwidth"), "one_core_bytes_per_s") > 0);
+	cJSON_Delete(c);
+
+	r = memsim("ceilings --quick --out ceil --refresh");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "reusing"));
+	assert_non_null(strstr(r.out, "measuring"));
+	result_free(&r);
+
+	write_file("ceil/ceilings.json", "{\"cpu\": 1}\n");
+	r = memsim("ceilings --quick --out ceil");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "cannot be reused ('memsim_version' is missing"));
+	assert_non_null(strstr(r.out, "measuring"));
+	result_free(&r);
+	c = read_json("ceil/ceilings.json");
+	assert_true(num(c, "cores") >= 1);
+	cJSON_Delete(c);
+}
+
+static const char *const profile_row_keys[] = {
+	"T",      "d_model",    "heads",     "d_head",      "dtype",
+	"kernel", "op",         "seconds",   "repetitions", "calls_per_repetition",
+	"flops",  "dram_bytes", "intensity", "gflops",      "tokens_per_s",
+	"cache",  "preset",     NULL,
+};
+
+/* Checks every row of DIR/results.json; returns how many there are. ops lists the
+ * "kernel/op" pairs expected for each T, in order. */
+static int
+check_profile_rows(const char *dir, const char *const *ops, int nT)
+{
+	char path[700];
+	char *text, *save = NULL;
+	int n = 0, nops = 0;
+	double proj_p50 = 0, ops_p50 = 0;
+
+	while (ops[nops])
+		nops++;
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp(path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++) {
+		cJSON *o = cJSON_Parse(l), *sec;
+		char want[64];
+		double p50, flops, bytes;
+
+		assert_non_null(o);
+		for (const char *const *k = profile_row_keys; *k; k++)
+			if (!cJSON_GetObjectItemCaseSensitive(o, *k))
+				fail_msg("row %d lacks '%s': %s", n, *k, l);
+		snprintf(want, sizeof(want), "%s/%s", str(o, "kernel"), str(o, "op"));
+		if (strcmp(want, ops[n % nops]) != 0)
+			fail_msg("row %d is %s, expected %s", n, want, ops[n % nops]);
+		assert_string_equal(str(o, "dtype"), "fp32");
+		assert_true(num(o, "d_head") * num(o, "heads") == num(o, "d_model"));
+		sec = cJSON_GetObjectItem(o, "seconds");
+		p50 = num(sec, "p50");
+		flops = num(o, "flops");
+		bytes = num(o, "dram_bytes");
+		assert_true(p50 > 0);
+		assert_true(num(sec, "p95") >= p50);
+		assert_true(num(sec, "p99") >= num(sec, "p95"));
+		assert_true(num(sec, "mean") > 0);
+		assert_true(flops > 0);
+		assert_true(bytes > 0);
+		assert_true(fabs(num(o, "intensity") - flops / bytes) <= 1e-9 * flops / bytes);
+		assert_true(fabs(num(o, "gflops") - flops / p50 / 1e9) <= 1e-9 * flops / p50);
+		assert_true(fabs(num(o, "tokens_per_s") - num(o, "T") / p50) <=
+			    1e-9 * num(o, "T") / p50);
+		assert_true(strlen(str(o, "cache")) > 0);
+		assert_true(num(o, "repetitions") >= 1);
+		if (strcmp(str(o, "op"), "layer") == 0) {
+			/* the layer's p50: qkv_proj + out_proj + the kernel's ops */
+			assert_true(num(o, "calls_per_repetition") == 0);
+			assert_true(fabs(p50 - proj_p50 - ops_p50) <= 1e-9 * p50);
+			ops_p50 = 0;
+		} else {
+			assert_true(num(o, "calls_per_repetition") >= 1);
+			if (strcmp(str(o, "op"), "qkv_proj") == 0)
+				proj_p50 = p50;
+			else if (strcmp(str(o, "op"), "out_proj") == 0)
+				proj_p50 += p50;
+			else
+				ops_p50 += p50;
+		}
+		cJSON_Delete(o);
+	}
+	free(text);
+	assert_int_equal(n, nops * nT);
+	return n;
+}
+
+static void
+test_profile(void **state)
+{
+	static const char *const ops[] = {
+		"proj/qkv_proj",    "proj/out_proj", "naive/scores",
+		"naive/softmax",    "naive/av",      "naive/layer",
+		"flash2/attention", "flash2/layer",  NULL,
+	};
+	static const char *const ops2[] = {
+		"proj/qkv_proj", "proj/out_proj", "flash1/attention",
+		"flash1/layer",  "naive/scores",  "naive/softmax",
+		"naive/av",      "naive/layer",   NULL,
+	};
+	struct result r;
+	cJSON *m, *cfg;
+
+	(void)state;
+	r = memsim("profile --T 64 --min-time 0.002 --reps 3 --out prof");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "softmax"));
+	assert_non_null(strstr(r.out, "wrote 8 rows"));
+	result_free(&r);
+	check_profile_rows("prof", ops, 1);
+	m = read_json("prof/manifest.json");
+	assert_true(strlen(str(m, "date")) == 20);
+	assert_non_null(strstr(str(m, "command"), "memsim profile --T 64"));
+	assert_true(num(m, "seed") == 1);
+	assert_true(strlen(str(cJSON_GetObjectItem(m, "versions"), "compiler")) > 0);
+	assert_true(strlen(str(cJSON_GetObjectItem(m, "versions"), "memsim")) > 0);
+	assert_true(strlen(str(cJSON_GetObjectItem(m, "hardware"), "cpu_model")) > 0);
+	assert_true(num(cJSON_GetObjectItem(m, "hardware"), "cores") >= 1);
+	cfg = cJSON_GetObjectItem(m, "config");
+	assert_true(num(cfg, "d_model") == 64);
+	assert_true(num(cfg, "heads") == 4);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cfg, "T")), 1);
+	assert_true(strlen(str(cfg, "cache")) > 0);
+	assert_true(num(cfg, "min_time") == 0.002);
+	assert_true(num(cfg, "reps") == 3);
+	cJSON_Delete(m);
+
+	/* Two sizes, flash1 and naive on an explicit cache, --json beside DIR. */
+	r = memsim("profile --T 40,24 --d-model 32 --heads 2 --kernel flash1,naive,flash1 "
+		   "--cache L1=4K:4:64,L2=64K:8:64 --min-time 0.001 --reps 2 --out prof2 "
+		   "--json prof2.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	check_profile_rows("prof2", ops2, 2);
+	m = read_json("prof2.json");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 16);
+	assert_true(num(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "manifest"), "config"),
+			"d_head") == 16);
+	assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "rows"), 0), "preset"),
+			    "");
+	cJSON_Delete(m);
+}
+
+/* Killed (SIGTERM: a background job of a non-interactive shell ignores SIGINT), profile
+ * keeps every row it wrote, each line whole. */
+static void
+test_profile_interrupted(void **state)
+{
+	char path[700], cmd[1600];
+	char *text, *save = NULL;
+	int n = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && (%s profile --T 64,128,256,512 --min-time 0.01 --reps 40 --out pint "
+		 ">/dev/null 2>&1 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; true)",
+		 tmpdir, MEMSIM_BIN);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/pint/results.json", tmpdir);
+	text = slurp(path);
+	/* no torn last line */
+	assert_true(text[0] == '\0' || text[strlen(text) - 1] == '\n');
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++) {
+		cJSON *o = cJSON_Parse(l);
+
+		assert_non_null(o);
+		assert_non_null(cJSON_GetObjectItem(o, "seconds"));
+		cJSON_Delete(o);
+	}
+	free(text);
+	print_message("# %d rows kept after the interrupt\n", n);
+	assert_true(n < 32);
+}
+
+static void
+test_profile_errors(void **state)
+{
+	(void)state;
+	expect_error("profile --T 0", 2, "--T: sequence lengths must be at least 1");
+	expect_error("profile --T 64,0", 2, "--T: sequence lengths must be at least 1");
+	expect_error("profile --T 64,x", 2, "--T: 'x' is not a whole number");
+	expect_error("profile --T ''", 2, "--T: '' is not a list");
+	expect_error("profile --heads 3", 2, "--heads 3 does not divide --d-model 64");
+	expect_error("profile --heads 0", 2, "--heads must be at least 1");
+	expect_error("profile --d-model 0", 2, "--d-model must be at least 1");
+	expect_error("profile --kernel flash3", 2, "--kernel: unknown kernel 'flash3'");
+	expect_error("profile --kernel proj", 2, "always profiled");
+	expect_error("profile --min-time 0", 2, "--min-time: 0 is not a time");
+	expect_error("profile --min-time -1", 2, "--min-time: -1 is not a time");
+	expect_error("profile --min-time soon", 2, "--min-time: 'soon' is not a number");
+	expect_error("profile --reps 0", 2, "--reps: '0' is not 1 to 100000");
+	expect_error("profile --cache L1=3K:8:64", 2, "--cache: L1:");
+	expect_error("profile --T 1000000", 2, "the arrays need");
+	expect_error("profile --bogus", 2, "unknown option '--bogus'");
+	expect_error("profile extra", 2, "unexpected argument 'extra'");
+	expect_error("ceilings --bogus", 2, "unknown option '--bogus'");
+	expect_error("ceilings extra", 2, "unexpected argument 'extra'");
+	write_file("plainfile", "x\n");
+	expect_error("profile --T 64 --min-time 0.001 --reps 1 --out plainfile/sub", 1,
+		     "cannot create plainfile/sub");
+	expect_error("ceilings --quick --out plainfile/sub", 1, "cannot create plainfile/sub");
+	{
+		struct result r = memsim("help profile");
+
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "Usage: memsim profile"));
+		assert_non_null(strstr(r.out, "[64,128,256,512]"));
+		result_free(&r);
+		r = memsim("help ceilings");
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "Usage: memsim ceilings"));
+		result_free(&r);
+	}
+}
+
 static int
 setup(void **state)
 {
@@ -579,11 +881,20 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage_errors),    cmocka_unit_test(test_runtime_errors),
-		cmocka_unit_test(test_replay_json),     cmocka_unit_test(test_help_and_presets),
-		cmocka_unit_test(test_native_papi),     cmocka_unit_test(test_kernel_option_errors),
-		cmocka_unit_test(test_run_and_formula), cmocka_unit_test(test_sweep_resume_merge),
-		cmocka_unit_test(test_xcheck_errors),   cmocka_unit_test(test_xcheck_papi),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_replay_json),
+		cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_native_papi),
+		cmocka_unit_test(test_kernel_option_errors),
+		cmocka_unit_test(test_run_and_formula),
+		cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_xcheck_errors),
+		cmocka_unit_test(test_xcheck_papi),
+		cmocka_unit_test(test_ceilings),
+		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_profile_interrupted),
+		cmocka_unit_test(test_profile_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tmpdir_teardown);

@@ -6,6 +6,7 @@
  * must compute exactly what the native build computes.
  */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,133 @@ test_proj(void **state)
 	test_kernel(ATTN_PROJ);
 }
 
+/* Every phase run alone, in order, computes what the whole kernel computes (outputs and, for
+ * naive, S/P bit for bit); the traced build names the phases attn_phase_name() lists. */
+static void
+test_phases(void **state)
+{
+	char err[256];
+
+	(void)state;
+	for (int k = 0; k < ATTN_KERNEL_COUNT; k++)
+		for (const struct shape *s = shapes; s->N; s++)
+			for (int causal = 0; causal <= (k == ATTN_PROJ ? 0 : 1); causal++) {
+				struct attn_config cfg = {
+					.kernel = (enum attn_kernel)k,
+					.N = s->N,
+					.d = s->d,
+					.heads = s->heads,
+					.kv_heads = s->kv_heads,
+					.batch = s->batch,
+					.dtype = s == shapes ? ATTN_FP16 : ATTN_FP32,
+					.Br = s->Br,
+					.Bc = s->Bc,
+					.causal = causal,
+				};
+				struct attn_data *whole = attn_data_create(&cfg, err, sizeof(err));
+				struct attn_data *parts = attn_data_create(&cfg, err, sizeof(err));
+				struct spec spec;
+				struct cache *c;
+				struct trace_ctx *t;
+				const char *name;
+				unsigned i, j;
+
+				assert_non_null(whole);
+				assert_non_null(parts);
+				attn_data_fill(whole, seed);
+				attn_data_fill(parts, seed);
+				attn_data_poison(whole);
+				attn_data_poison(parts);
+				attn_run_native(whole);
+				for (i = 0; (name = attn_phase_name(cfg.kernel, i)); i++)
+					assert_int_equal(attn_run_native_phase(parts, name), 0);
+				assert_true(i > 0);
+				if (!outputs_equal(whole, parts))
+					fail_msg("%s: the phases run one by one computed something "
+						 "else than the whole kernel",
+						 attn_kernel_name(cfg.kernel));
+				if (k == ATTN_NAIVE)
+					assert_memory_equal(whole->S, parts->S,
+							    cfg.batch * cfg.heads * cfg.N * cfg.N *
+								    dtype_bytes(cfg.dtype));
+				assert_int_equal(attn_run_native_phase(parts, "no-such-phase"),
+						 -EINVAL);
+				assert_int_equal(attn_run_native_phase(parts, k == ATTN_PROJ
+										      ? "scores"
+										      : "qkv_proj"),
+						 -EINVAL);
+
+				/* The traced build's phases, in order (0 is the unnamed one). */
+				assert_int_equal(spec_parse("L1=4K:4:64", &spec, err, sizeof(err)),
+						 0);
+				c = cache_create(&spec.cache);
+				t = trace_ctx_create(c, NULL, 0);
+				attn_run_traced(parts, t);
+				trace_ctx_destroy(t);
+				assert_int_equal(cache_phase_count(c), i + 1);
+				for (j = 0; j < i; j++)
+					assert_string_equal(cache_phase_name(c, j + 1),
+							    attn_phase_name(cfg.kernel, j));
+				cache_destroy(c);
+				attn_data_destroy(whole);
+				attn_data_destroy(parts);
+			}
+}
+
+/* The phases' FLOPs add up to the kernel's, exactly; unknown phases are NAN. */
+static void
+test_phase_flops(void **state)
+{
+	(void)state;
+	for (int k = 0; k < ATTN_KERNEL_COUNT; k++)
+		for (const struct shape *s = shapes; s->N; s++)
+			for (int causal = 0; causal <= 1; causal++) {
+				struct attn_config cfg = {
+					.kernel = (enum attn_kernel)k,
+					.N = s->N,
+					.d = s->d,
+					.heads = s->heads,
+					.kv_heads = s->kv_heads,
+					.batch = s->batch,
+					.dtype = ATTN_FP32,
+					.Br = s->Br,
+					.Bc = s->Bc,
+					.causal = causal,
+				};
+				double sum = 0;
+				const char *name;
+
+				for (unsigned i = 0; (name = attn_phase_name(cfg.kernel, i)); i++) {
+					double f = attn_phase_flops(&cfg, name);
+
+					assert_false(isnan(f));
+					assert_true(f >= 0);
+					sum += f;
+				}
+				if (sum != attn_flops(&cfg))
+					fail_msg(
+						"%s: phases sum to %.0f FLOPs, attn_flops says %.0f",
+						attn_kernel_name(cfg.kernel), sum,
+						attn_flops(&cfg));
+				assert_true(isnan(attn_phase_flops(&cfg, "no-such-phase")));
+			}
+	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
+	{
+		struct attn_config c = {
+			ATTN_PROJ, 64, 16, 4, 4, 1, ATTN_FP32, 64, 64, false, false
+		};
+
+		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
+		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
+		c.kernel = ATTN_NAIVE;
+		assert_true(attn_phase_flops(&c, "scores") == 4 * 2.0 * 64 * 64 * 16);
+		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * 64 * 64);
+		assert_true(attn_phase_flops(&c, "av") == 4 * 2.0 * 64 * 64 * 16);
+		c.kernel = ATTN_FLASH1;
+		assert_true(attn_phase_flops(&c, "init") == 0);
+	}
+}
+
 /* A kernel that skipped an output element would leave the poison: check the check. */
 static void
 test_poison_is_caught(void **state)
@@ -232,6 +360,8 @@ main(void)
 		cmocka_unit_test(test_flash1),
 		cmocka_unit_test(test_flash2),
 		cmocka_unit_test(test_proj),
+		cmocka_unit_test(test_phases),
+		cmocka_unit_test(test_phase_flops),
 		cmocka_unit_test(test_poison_is_caught),
 		cmocka_unit_test(test_exp),
 		cmocka_unit_test(test_bad_configs),

@@ -1,0 +1,91 @@
+#pragma once
+
+/*
+ * The machine's ceilings for a roofline, measured natively: memory bandwidth with a
+ * STREAM-like triad and peak FLOP/s with an FMA-bound micro-kernel, each on one core and on
+ * all cores (POSIX threads). `memsim ceilings` runs them and keeps the result in
+ * DIR/ceilings.json (ceilings_json() gives its schema).
+ *
+ * Notes:
+ * - Bandwidth counts bytes the STREAM way: 24 per triad element (read b[i] and c[i], write
+ *   a[i]); the read for ownership a write-allocate cache does on a[i] is not counted, so the
+ *   DRAM traffic is 32 bytes per element and the number is what a kernel can stream, not what
+ *   the memory bus carries.
+ * - Each array is at least 4x the last-level cache, so no repetition finds its data in cache;
+ *   the total is capped at half of MemAvailable (the arrays shrink, with a note, when memory is
+ *   short). Quick runs use arrays that may fit in the cache: not a DRAM measurement.
+ * - Peak FLOP/s is for fp32, the kernels' compute type: 8-lane AVX2 FMAs where the CPU has
+ *   AVX2 and FMA, 2 FLOPs per lane; else 4-lane SSE2 multiplies and adds, 1 FLOP per lane each.
+ *   Wider units (AVX-512) are not used: the kernels are not compiled for them either.
+ * - Each number is the best of its repetitions (STREAM's rule: the least disturbed run).
+ */
+
+#include <cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ceilings {
+	char memsim_version[32];
+	char date[32];  /* "YYYY-MM-DDTHH:MM:SSZ", UTC */
+	char cpu[256];  /* model name from /proc/cpuinfo */
+	unsigned cores; /* online processors */
+	bool quick;
+	/* bandwidth */
+	char bw_method[512];  /* one sentence */
+	uint64_t array_bytes; /* each of the three arrays */
+	unsigned bw_repetitions;
+	unsigned bw_threads; /* of the all-cores run */
+	double one_core_bytes_per_s, all_cores_bytes_per_s;
+	/* peak FLOP/s */
+	char flops_method[512];
+	char isa[16]; /* "avx2+fma" or "sse2" */
+	unsigned flops_repetitions;
+	unsigned flops_threads;
+	double one_core_flops_per_s, all_cores_flops_per_s;
+	char note[512]; /* adjustments made (arrays shrunk, quick run); "" if none */
+};
+
+/* The CPU's model name from /proc/cpuinfo ("unknown" if there is none) into buf; returns buf. */
+char *ceilings_cpu_model(char *buf, size_t len);
+
+/* Online processors (at least 1). */
+unsigned ceilings_cores(void);
+
+/* MemAvailable from /proc/meminfo, in bytes; the physical memory if it cannot be read. */
+uint64_t ceilings_mem_available(void);
+
+/* Bytes of each triad array for a last-level cache of llc_bytes: 4.25x the LLC (the host
+ * preset may model a sliced LLC a little smaller than it is; 4.25x keeps each array at least
+ * 4x the real one), the three at most half of mem_available; quick: at most 256 MiB for the
+ * three. A multiple of 4 KiB. Says in note (may be NULL) what was shrunk, if anything. */
+uint64_t ceilings_array_bytes(uint64_t llc_bytes, uint64_t mem_available, bool quick, char *note,
+			      size_t notelen);
+
+/* Triad a[i] = b[i] + s c[i] over three arrays of array_bytes, first touched by `threads`
+ * threads; the best of reps repetitions on one thread, then on `threads` threads, in bytes per
+ * second (24 per element). Returns 0, or a negative errno with a message in err (memory,
+ * threads, a wrong result). */
+int ceilings_bandwidth(uint64_t array_bytes, unsigned reps, unsigned threads, double *one_core,
+		       double *all_cores, char *err, size_t errlen);
+
+/* The instruction set the FLOP kernel uses here: "avx2+fma" or "sse2" (or "c" off x86). */
+const char *ceilings_isa(void);
+
+/* FMA-bound kernel, calibrated to run at least min_seconds, best of reps, on one thread and
+ * on `threads` threads, in FLOP/s. Returns 0, or a negative errno with a message in err. */
+int ceilings_peak_flops(double min_seconds, unsigned reps, unsigned threads, double *one_core,
+			double *all_cores, char *err, size_t errlen);
+
+/* Measures everything into *out (date, CPU, cores, version filled in) for a last-level cache
+ * of llc_bytes; quick: small arrays, fewer repetitions. Returns 0, or a negative errno with a
+ * message in err. */
+int ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err,
+		     size_t errlen);
+
+/* The JSON document of c (the schema in docs/profile.md). Caller frees with cJSON_Delete(). */
+cJSON *ceilings_json(const struct ceilings *c);
+
+/* Reads a document written by ceilings_json() back. Returns 0, or -EINVAL with the missing or
+ * mistyped key named in err. */
+int ceilings_from_json(const cJSON *obj, struct ceilings *out, char *err, size_t errlen);
