@@ -39,6 +39,8 @@ int cmd_study(int argc, char **argv);
 void usage_study(FILE *f);
 int cmd_table(int argc, char **argv);
 void usage_table(FILE *f);
+int cmd_plot(int argc, char **argv);
+void usage_plot(FILE *f);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *f);
 int cmd_report(int argc, char **argv);

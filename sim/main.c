@@ -29,6 +29,8 @@ const struct command commands[] = {
 	{ "study", cmd_study, usage_study,
 	  "the default study: the lab's sweep and the exactness sweep" },
 	{ "table", cmd_table, usage_table, "print the comparison table of a sweep directory" },
+	{ "plot", cmd_plot, usage_plot,
+	  "draw a study directory's plots with gnuplot (PNG, SVG, data, scripts)" },
 	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
 	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
 	{ "replay", cmd_replay, usage_replay,

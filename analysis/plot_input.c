@@ -1,0 +1,353 @@
+/*
+ * Reading the inputs of `memsim plot`. Notes:
+ * - Every number a plot needs is checked here (present, finite, in range), so the plot code
+ *   trusts the tables.
+ * - Keys are looked up by dotted paths ("config.N", "seconds.p50"), the report's nesting.
+ * - Bytes stay doubles: cJSON keeps every number as one, exact up to 2^53.
+ */
+
+#include "analysis/plot_input.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/report.h"
+#include "sim/util.h"
+
+static const char *const source_paths[PLOT_SOURCES] = {
+	[PLOT_SOURCE_LAB] = "lab/results.json",
+	[PLOT_SOURCE_EXACT] = "exact/results.json",
+	[PLOT_SOURCE_PROFILE] = "profile/results.json",
+	[PLOT_SOURCE_CEILINGS] = "ceilings.json",
+};
+
+const char *
+plot_source_path(enum plot_source s)
+{
+	return s < PLOT_SOURCES ? source_paths[s] : "";
+}
+
+unsigned
+plot_dtype_bytes(const char *dtype)
+{
+	if (strcmp(dtype, "fp32") == 0)
+		return 4;
+	if (strcmp(dtype, "fp16") == 0 || strcmp(dtype, "bf16") == 0)
+		return 2;
+	return 0;
+}
+
+/* The item at a dotted path ("config.N") under obj, or NULL. */
+static const cJSON *
+get(const cJSON *obj, const char *path)
+{
+	char key[64];
+
+	while (obj && *path) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		obj = cJSON_GetObjectItemCaseSensitive(obj, key);
+		path += n;
+		if (*path == '.')
+			path++;
+	}
+	return obj;
+}
+
+/* Where a row is read from, and the first problem found in it. */
+struct ctx {
+	const char *path;
+	unsigned long line; /* 0: a whole-file document */
+	char *err;
+	size_t errlen;
+	bool bad;
+};
+
+static void
+problem(struct ctx *c, const char *key, const char *what)
+{
+	if (c->bad)
+		return;
+	c->bad = true;
+	if (c->line)
+		snprintf(c->err, c->errlen, "%s:%lu: %s %s", c->path, c->line, key, what);
+	else
+		snprintf(c->err, c->errlen, "%s: %s %s", c->path, key, what);
+}
+
+/* A finite number >= min; sets the problem and returns min when it is not one. */
+static double
+number(struct ctx *c, const cJSON *obj, const char *key, double min)
+{
+	const cJSON *v = get(obj, key);
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min) {
+		problem(c, key,
+			!v        ? "is missing"
+			: min > 0 ? "is not a positive number"
+				  : "is not a number >= 0");
+		return min;
+	}
+	return v->valuedouble;
+}
+
+/* A whole number in [1, 2^31). */
+static unsigned
+count(struct ctx *c, const cJSON *obj, const char *key)
+{
+	double v = number(c, obj, key, 1);
+
+	if (!c->bad && (v != floor(v) || v >= 2147483648.0)) {
+		problem(c, key, "is not a whole number below 2^31");
+		return 1;
+	}
+	return (unsigned)v;
+}
+
+/* A number that may be absent: def then. */
+static double
+optional_number(struct ctx *c, const cJSON *obj, const char *key, double def)
+{
+	return get(obj, key) ? number(c, obj, key, 0) : def;
+}
+
+/* A non-empty string copied into out (empty when allow_empty and it is ""). */
+static void
+string(struct ctx *c, const cJSON *obj, const char *key, char *out, size_t len, bool allow_empty)
+{
+	const char *s = cJSON_GetStringValue(get(obj, key));
+
+	out[0] = '\0';
+	if (!s || (!allow_empty && !*s)) {
+		problem(c, key, s ? "is empty" : "is missing or not a string");
+		return;
+	}
+	if (strlen(s) >= len) {
+		problem(c, key, "is too long");
+		return;
+	}
+	snprintf(out, len, "%s", s);
+}
+
+/* Fills r from one sweep row; false (and skipped) for rows without DRAM bytes. */
+static bool
+read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
+{
+	const char *mode = cJSON_GetStringValue(get(row, "mode"));
+	const cJSON *levels = get(row, "levels"), *last;
+	char preset[160], spec[512];
+
+	if (get(row, "error") || (mode && strcmp(mode, "simulated") != 0))
+		return false;
+	memset(r, 0, sizeof(*r));
+	string(c, row, "config.kernel", r->kernel, sizeof(r->kernel), false);
+	string(c, row, "config.dtype", r->dtype, sizeof(r->dtype), false);
+	r->N = count(c, row, "config.N");
+	r->d = count(c, row, "config.d");
+	r->Br = count(c, row, "config.Br");
+	r->Bc = count(c, row, "config.Bc");
+	r->causal = cJSON_IsTrue(get(row, "config.causal"));
+	string(c, row, "config.cache", spec, sizeof(spec), false);
+	if (get(row, "config.preset"))
+		string(c, row, "config.preset", preset, sizeof(preset), true);
+	else
+		preset[0] = '\0';
+	/* A label only: a long spec may be cut. */
+	snprintf(r->cache, sizeof(r->cache), "%.*s", (int)sizeof(r->cache) - 1,
+		 preset[0] ? preset : spec);
+	r->dtype_bytes = plot_dtype_bytes(r->dtype);
+	if (!c->bad && !r->dtype_bytes)
+		problem(c, "config.dtype", "is not fp32, fp16 or bf16");
+	if (get(row, "dram.total_bytes"))
+		r->dram_bytes = number(c, row, "dram.total_bytes", 0);
+	else
+		r->dram_bytes = number(c, row, "dram.read_bytes", 0) +
+				number(c, row, "dram.write_bytes", 0);
+	r->flops = number(c, row, "flops", 0);
+	r->intensity = optional_number(c, row, "intensity",
+				       r->dram_bytes > 0 ? r->flops / r->dram_bytes : 0);
+	r->lab_bytes = -1;
+	if (get(row, "formulas.lab.bytes") && !cJSON_IsFalse(get(row, "formulas.lab.applicable")))
+		r->lab_bytes = number(c, row, "formulas.lab.bytes", 0);
+	r->exact_bytes = optional_number(c, row, "formulas.exact.bytes", -1);
+	if (levels && !cJSON_IsArray(levels))
+		problem(c, "levels", "is not an array");
+	last = cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1);
+	if (last)
+		r->ll_size_bytes = number(c, last, "size_bytes", 1);
+	return true;
+}
+
+static void
+read_op(struct ctx *c, const cJSON *row, struct plot_op *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->T = count(c, row, "T");
+	o->d_model = count(c, row, "d_model");
+	o->heads = count(c, row, "heads");
+	o->d_head = count(c, row, "d_head");
+	string(c, row, "dtype", o->dtype, sizeof(o->dtype), false);
+	string(c, row, "kernel", o->kernel, sizeof(o->kernel), false);
+	string(c, row, "op", o->op, sizeof(o->op), false);
+	o->p50_seconds = number(c, row, "seconds.p50", 1e-300);
+	o->flops = number(c, row, "flops", 0);
+	o->dram_bytes = number(c, row, "dram_bytes", 0);
+	o->intensity = optional_number(c, row, "intensity",
+				       o->dram_bytes > 0 ? o->flops / o->dram_bytes : 0);
+	o->gflops = optional_number(c, row, "gflops", o->flops / o->p50_seconds / 1e9);
+}
+
+/* Reads a JSON-lines file row by row into *rows (elem bytes each) with fill(); returns the
+ * number of rows kept, or -1 with the problem in err. */
+static long
+read_lines(const char *path, size_t elem, void **rows,
+	   bool (*fill)(struct ctx *c, const cJSON *row, void *out), char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, rcap = 16;
+	long n = 0;
+	ssize_t len;
+	struct ctx c = { .path = path, .err = err, .errlen = errlen };
+	char *out = xzalloc(rcap * elem);
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(out);
+		return -1;
+	}
+	while (!c.bad && (len = getline(&line, &cap, f)) > 0) {
+		cJSON *row;
+
+		c.line++;
+		if (strspn(line, " \t\r\n") == (size_t)len)
+			continue;
+		row = cJSON_Parse(line);
+		if (!row || !cJSON_IsObject(row)) {
+			cJSON_Delete(row);
+			/* A run cut off mid-line by an interrupt, as sweep --resume drops it. */
+			if (line[len - 1] != '\n' && feof(f))
+				break;
+			problem(&c, "the line", "is not a JSON object");
+			break;
+		}
+		if ((size_t)n == rcap) {
+			rcap *= 2;
+			out = xrealloc(out, rcap * elem);
+		}
+		if (fill(&c, row, out + (size_t)n * elem))
+			n++;
+		cJSON_Delete(row);
+	}
+	if (!c.bad && ferror(f))
+		problem(&c, "", "read error");
+	free(line);
+	fclose(f);
+	if (c.bad) {
+		free(out);
+		return -1;
+	}
+	*rows = out;
+	return n;
+}
+
+static bool
+fill_run(struct ctx *c, const cJSON *row, void *out)
+{
+	return read_run(c, row, out);
+}
+
+static bool
+fill_op(struct ctx *c, const cJSON *row, void *out)
+{
+	read_op(c, row, out);
+	return true;
+}
+
+static bool
+read_ceilings(const char *path, struct plot_ceilings *k, char *err, size_t errlen)
+{
+	struct ctx c = { .path = path, .err = err, .errlen = errlen };
+	cJSON *root = report_read_json(path, err, errlen);
+
+	if (!root)
+		return false;
+	memset(k, 0, sizeof(*k));
+	if (get(root, "cpu"))
+		string(&c, root, "cpu", k->cpu, sizeof(k->cpu), true);
+	if (get(root, "peak_flops.isa"))
+		string(&c, root, "peak_flops.isa", k->isa, sizeof(k->isa), true);
+	k->cores = get(root, "cores") ? count(&c, root, "cores") : 0;
+	k->quick = cJSON_IsTrue(get(root, "quick"));
+	k->bw_one_bytes_per_s = number(&c, root, "bandwidth.one_core_bytes_per_s", 1);
+	k->bw_all_bytes_per_s = number(&c, root, "bandwidth.all_cores_bytes_per_s", 1);
+	k->flops_one_per_s = number(&c, root, "peak_flops.one_core_flops_per_s", 1);
+	k->flops_all_per_s = number(&c, root, "peak_flops.all_cores_flops_per_s", 1);
+	k->bw_threads = get(root, "bandwidth.threads") ? count(&c, root, "bandwidth.threads") : 0;
+	k->flops_threads =
+		get(root, "peak_flops.threads") ? count(&c, root, "peak_flops.threads") : 0;
+	cJSON_Delete(root);
+	return !c.bad;
+}
+
+int
+plot_input_load(struct plot_input *in, const char *dir)
+{
+	struct stat st;
+
+	memset(in, 0, sizeof(*in));
+	if (stat(dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	snprintf(in->dir, sizeof(in->dir), "%s", dir);
+	for (int s = 0; s < PLOT_SOURCES; s++) {
+		char path[4200], *err = in->error[s];
+		size_t errlen = sizeof(in->error[s]);
+		long n = 0;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, source_paths[s]);
+		if (stat(path, &st) != 0 && errno == ENOENT)
+			continue;
+		in->present[s] = true;
+		switch (s) {
+		case PLOT_SOURCE_LAB:
+			n = read_lines(path, sizeof(*in->lab), (void **)&in->lab, fill_run, err,
+				       errlen);
+			in->nlab = n > 0 ? (size_t)n : 0;
+			break;
+		case PLOT_SOURCE_EXACT:
+			n = read_lines(path, sizeof(*in->exact), (void **)&in->exact, fill_run, err,
+				       errlen);
+			in->nexact = n > 0 ? (size_t)n : 0;
+			break;
+		case PLOT_SOURCE_PROFILE:
+			n = read_lines(path, sizeof(*in->ops), (void **)&in->ops, fill_op, err,
+				       errlen);
+			in->nops = n > 0 ? (size_t)n : 0;
+			break;
+		case PLOT_SOURCE_CEILINGS:
+			n = read_ceilings(path, &in->ceilings, err, errlen) ? 1 : -1;
+			break;
+		}
+		in->usable[s] = n >= 0;
+	}
+	return 0;
+}
+
+void
+plot_input_finish(struct plot_input *in)
+{
+	free(in->lab);
+	free(in->exact);
+	free(in->ops);
+	in->lab = in->exact = NULL;
+	in->ops = NULL;
+	in->nlab = in->nexact = in->nops = 0;
+}
