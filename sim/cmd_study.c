@@ -425,6 +425,8 @@ have_file(const char *dir, const char *name)
 	char path[4300];
 	FILE *f;
 
+	if (strlen(dir) + strlen(name) + 2 > sizeof(path))
+		return false;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "r");
 	if (f)
@@ -443,7 +445,7 @@ study_xcheck(const char *out, bool small, bool resume)
 		     { "flash2", "256", "32" },
 		     { "flash2", "256", "64" },
 		     { "naive", "1024", "64" } };
-	char dir[4200], path[4300], vg[4096];
+	char dir[3100], path[3300], vg[4096];
 	size_t n = small ? 1 : sizeof(cfgs) / sizeof(cfgs[0]);
 
 	if (!spawn_find(getenv("MEMSIM_VALGRIND") && *getenv("MEMSIM_VALGRIND")

@@ -114,12 +114,14 @@ test_images(void **state)
 			png++;
 			free(data);
 		} else if (len > 4 && strcmp(e->d_name + len - 4, ".svg") == 0) {
-			char why[256];
+			const char *why;
+			int paths;
 
 			data = slurp(path, &n);
 			assert_non_null(data);
-			if (!xml_well_formed(data, why, sizeof(why)))
-				fail_msg("%s is not well-formed XML: %s", path, why);
+			if ((why = xml_check(data, &paths)) || paths == 0)
+				fail_msg("%s is not a well-formed SVG with paths: %s", path,
+					 why ? why : "no path");
 			svg++;
 			free(data);
 		}
@@ -186,8 +188,16 @@ test_numbers(void **state)
 		if (code || !isdigit((unsigned char)*p) ||
 		    (p > md && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')))
 			continue;
-		while ((isdigit((unsigned char)p[n]) || p[n] == '.') && n < sizeof(tok) - 1)
+		while ((isdigit((unsigned char)p[n]) || p[n] == '.') && n < sizeof(tok) - 8)
 			n++;
+		/* an exponent belongs to the number: 3.47e+10 */
+		if ((p[n] == 'e' || p[n] == 'E') &&
+		    (isdigit((unsigned char)p[n + 1]) ||
+		     ((p[n + 1] == '+' || p[n + 1] == '-') && isdigit((unsigned char)p[n + 2])))) {
+			n += p[n + 1] == '+' || p[n + 1] == '-' ? 2 : 1;
+			while (isdigit((unsigned char)p[n]) && n < sizeof(tok) - 1)
+				n++;
+		}
 		if (isalpha((unsigned char)p[n]) || p[n] == '_') {
 			p += n;
 			continue; /* part of a name: i5, 8250u, L1 */

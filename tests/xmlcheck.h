@@ -1,9 +1,8 @@
 #pragma once
 
 /*
- * A small XML well-formedness check for the SVG files the tests read: declarations,
- * comments, CDATA and DOCTYPE skipped; start and end tags balanced; attributes quoted;
- * entities well formed; exactly one root element, <svg>.
+ * An XML well-formedness check for the SVG files the tests read (tests/test-plot.c,
+ * tests/test-report.c).
  */
 
 #include <ctype.h>
@@ -11,124 +10,135 @@
 #include <stdio.h>
 #include <string.h>
 
-#define XML_DEPTH_MAX 256
-
-static bool
-xml_fail(char *why, size_t len, const char *msg, const char *at, const char *start)
+/* A small XML well-formedness checker: declarations, comments and CDATA are skipped; tags
+ * must nest and match, attributes must be name="value" or name='value' with no '<' in the
+ * value, text may hold no '<' or bare '&', and there is one root element, <svg>. Returns
+ * NULL or what is wrong; counts the elements named path and polyline. */
+static const char *
+xml_check(const char *s, int *paths)
 {
-	snprintf(why, len, "%s at byte %ld", msg, (long)(at - start));
-	return false;
-}
-
-static bool
-xml_well_formed(const char *s, char *why, size_t len)
-{
-	const char *start = s, *stack[XML_DEPTH_MAX];
-	size_t names[XML_DEPTH_MAX];
+	static char why[160];
+	char stack[64][32];
 	int depth = 0, roots = 0;
 
+	*paths = 0;
 	while (*s) {
 		if (*s == '&') {
-			const char *semi = strchr(s, ';');
+			size_t n = strspn(s + 1,
+					  "#abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					  "0123456789");
 
-			if (!semi || semi - s > 10 || semi == s + 1)
-				return xml_fail(why, len, "bad entity", s, start);
-			s = semi + 1;
+			if (n == 0 || s[1 + n] != ';')
+				return "a bare '&' in text";
+			s += n + 2;
 			continue;
 		}
 		if (*s != '<') {
 			if (depth == 0 && !isspace((unsigned char)*s))
-				return xml_fail(why, len, "text outside the root", s, start);
+				return "text outside the root element";
 			s++;
 			continue;
 		}
-		if (strncmp(s, "<!--", 4) == 0) {
-			const char *e = strstr(s + 4, "-->");
-
-			if (!e)
-				return xml_fail(why, len, "unterminated comment", s, start);
-			s = e + 3;
-		} else if (strncmp(s, "<![CDATA[", 9) == 0) {
-			const char *e = strstr(s + 9, "]]>");
-
-			if (!e)
-				return xml_fail(why, len, "unterminated CDATA", s, start);
-			s = e + 3;
-		} else if (strncmp(s, "<?", 2) == 0) {
-			const char *e = strstr(s + 2, "?>");
-
-			if (!e)
-				return xml_fail(why, len, "unterminated declaration", s, start);
-			s = e + 2;
-		} else if (strncmp(s, "<!", 2) == 0) {
-			const char *e = strchr(s + 2, '>');
-
-			if (!e)
-				return xml_fail(why, len, "unterminated DOCTYPE", s, start);
-			s = e + 1;
-		} else if (s[1] == '/') {
-			const char *n = s + 2;
-			size_t k = strcspn(n, " \t\r\n>");
-
-			if (depth == 0 || k != names[depth - 1] ||
-			    strncmp(n, stack[depth - 1], k) != 0)
-				return xml_fail(why, len, "end tag does not match", s, start);
-			depth--;
-			s = strchr(n, '>');
+		if (!strncmp(s, "<?", 2)) {
+			s = strstr(s, "?>");
 			if (!s)
-				return xml_fail(why, len, "unterminated end tag", n, start);
+				return "an unclosed <?";
+			s += 2;
+		} else if (!strncmp(s, "<!--", 4)) {
+			s = strstr(s + 4, "-->");
+			if (!s)
+				return "an unclosed comment";
+			s += 3;
+		} else if (!strncmp(s, "<![CDATA[", 9)) {
+			s = strstr(s, "]]>");
+			if (!s)
+				return "an unclosed CDATA section";
+			s += 3;
+		} else if (!strncmp(s, "<!DOCTYPE", 9)) {
+			s = strchr(s, '>');
+			if (!s)
+				return "an unclosed DOCTYPE";
 			s++;
 		} else {
-			const char *n = s + 1, *p;
-			size_t k = strcspn(n, " \t\r\n/>");
+			bool closing = s[1] == '/';
+			const char *name = s + 1 + closing;
+			size_t n =
+				strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					     "0123456789_:.-");
 
-			if (k == 0 || !(isalpha((unsigned char)*n) || *n == '_'))
-				return xml_fail(why, len, "stray '<'", s, start);
-			if (depth == 0) {
-				if (++roots > 1)
-					return xml_fail(why, len, "a second root element", s,
-							start);
-				if (k != 3 || strncmp(n, "svg", 3) != 0)
-					return xml_fail(why, len, "the root is not <svg>", s,
-							start);
-			}
-			p = n + k;
-			/* attributes: name="value" or name='value' */
-			for (;;) {
-				while (isspace((unsigned char)*p))
-					p++;
-				if (*p == '>' || (p[0] == '/' && p[1] == '>'))
-					break;
-				if (!*p)
-					return xml_fail(why, len, "unterminated tag", s, start);
-				while (*p && *p != '=' && *p != '>' && !isspace((unsigned char)*p))
-					p++;
-				if (*p != '=' || (p[1] != '"' && p[1] != '\''))
-					return xml_fail(why, len, "unquoted attribute", p, start);
-				{
-					char q = p[1];
-					const char *e = strchr(p + 2, q);
-
-					if (!e || memchr(p + 2, '<', (size_t)(e - p - 2)))
-						return xml_fail(why, len, "bad attribute value", p,
-								start);
-					p = e + 1;
+			if (n == 0 || n >= sizeof(stack[0]) || isdigit((unsigned char)name[0]))
+				return "a stray '<'";
+			s = name + n;
+			if (closing) {
+				s += strspn(s, " \t\r\n");
+				if (*s != '>')
+					return "junk in a closing tag";
+				if (depth == 0 || strlen(stack[depth - 1]) != n ||
+				    strncmp(stack[depth - 1], name, n)) {
+					snprintf(why, sizeof(why), "</%.*s> closes <%s>", (int)n,
+						 name, depth ? stack[depth - 1] : "nothing");
+					return why;
 				}
+				depth--;
+				s++;
+				continue;
 			}
-			if (*p == '/') {
-				s = p + 2;
-			} else {
-				if (depth == XML_DEPTH_MAX)
-					return xml_fail(why, len, "nested too deep", s, start);
-				stack[depth] = n;
-				names[depth++] = k;
-				s = p + 1;
+			if (depth == 0) {
+				if (roots++)
+					return "more than one root element";
+				if (n != 3 || strncmp(name, "svg", 3))
+					return "the root element is not <svg>";
 			}
+			if ((n == 4 && !strncmp(name, "path", 4)) ||
+			    (n == 8 && !strncmp(name, "polyline", 8)))
+				(*paths)++;
+			/* Attributes. */
+			for (;;) {
+				size_t ws = strspn(s, " \t\r\n"), an;
+				char q;
+
+				s += ws;
+				if (*s == '>' || !strncmp(s, "/>", 2))
+					break;
+				if (!ws)
+					return "attributes not separated by space";
+				an = strspn(s,
+					    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					    "0123456789_:.-");
+				if (an == 0)
+					return "a bad attribute name";
+				s += an;
+				s += strspn(s, " \t\r\n");
+				if (*s != '=')
+					return "an attribute without a value";
+				s++;
+				s += strspn(s, " \t\r\n");
+				q = *s;
+				if (q != '"' && q != '\'')
+					return "an unquoted attribute value";
+				s++;
+				while (*s && *s != q) {
+					if (*s == '<')
+						return "a '<' in an attribute value";
+					s++;
+				}
+				if (!*s)
+					return "an unclosed attribute value";
+				s++;
+			}
+			if (*s == '/') {
+				s += 2;
+				continue;
+			}
+			if (depth == (int)(sizeof(stack) / sizeof(stack[0])))
+				return "nesting too deep";
+			snprintf(stack[depth++], sizeof(stack[0]), "%.*s", (int)n, name);
+			s++;
 		}
 	}
 	if (depth)
-		return xml_fail(why, len, "unclosed element", s, start);
-	if (roots != 1)
-		return xml_fail(why, len, "no root element", s, start);
-	return true;
+		return "unclosed elements at the end";
+	if (!roots)
+		return "no root element";
+	return NULL;
 }
