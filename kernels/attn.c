@@ -107,26 +107,6 @@ attn_array_bytes(const struct attn_config *c)
 	return total;
 }
 
-/* Memory this process may use: MemAvailable, else the physical memory. */
-static uint64_t
-available_bytes(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb;
-
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-				fclose(f);
-				return (uint64_t)kb * 1024;
-			}
-		}
-		fclose(f);
-	}
-	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 int
 attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 {
@@ -163,7 +143,7 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	bytes = attn_array_bytes(c);
-	avail = available_bytes();
+	avail = mem_available_bytes();
 	if (bytes == UINT64_MAX || bytes > avail / 10 * 9) {
 		char want[32], have[32];
 

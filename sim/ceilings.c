@@ -65,20 +65,7 @@ ceilings_cores(void)
 uint64_t
 ceilings_mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb;
-
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-				fclose(f);
-				return (uint64_t)kb * 1024;
-			}
-		}
-		fclose(f);
-	}
-	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	return mem_available_bytes();
 }
 
 uint64_t

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void *
 xzalloc(size_t bytes)
@@ -196,4 +197,23 @@ mkdir_p(const char *path)
 	}
 	free(copy);
 	return rc;
+}
+
+uint64_t
+mem_available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb;
+
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				fclose(f);
+				return (uint64_t)kb * 1024;
+			}
+		}
+		fclose(f);
+	}
+	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 }

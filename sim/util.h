@@ -59,3 +59,6 @@ int mkdir_p(const char *path);
 
 /* Monotonic clock in seconds. */
 double now_seconds(void);
+
+/* Memory this process may use: MemAvailable from /proc/meminfo, else the physical memory. */
+uint64_t mem_available_bytes(void);

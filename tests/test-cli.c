@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/slurp.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli"
@@ -35,25 +36,6 @@ struct result {
 	char *out;
 	char *err;
 };
-
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return calloc(1, 1);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		buf[0] = '\0';
-	fclose(f);
-	return buf;
-}
 
 /* Runs "memsim ARGS" through the shell (so tests can pipe); captures stdout and stderr. */
 static struct result
@@ -71,8 +53,8 @@ memsim(const char *fmt, ...)
 		 out_path, err_path);
 	status = system(cmd);
 	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r.out = slurp(out_path);
-	r.err = slurp(err_path);
+	r.out = slurp_text(out_path);
+	r.err = slurp_text(err_path);
 	return r;
 }
 
@@ -190,7 +172,7 @@ test_replay_json(void **state)
 	assert_non_null(strstr(r.out, "L2"));
 	result_free(&r);
 	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
-	json = slurp(path);
+	json = slurp_text(path);
 	root = cJSON_Parse(json);
 	assert_non_null(root);
 	assert_non_null(cJSON_GetObjectItem(root, "memsim_version"));
@@ -304,7 +286,7 @@ test_run_and_formula(void **state)
 		char path[700];
 
 		snprintf(path, sizeof(path), "%s/run.json", tmpdir);
-		json = slurp(path);
+		json = slurp_text(path);
 	}
 	root = cJSON_Parse(json);
 	assert_non_null(root);
@@ -350,7 +332,7 @@ test_run_and_formula(void **state)
 static int
 lines_of(const char *path)
 {
-	char *text = slurp(path);
+	char *text = slurp_text(path);
 	int n = 0;
 
 	for (char *p = text; *p; p++)
@@ -381,7 +363,7 @@ test_sweep_resume_merge(void **state)
 	assert_true(before < 12);
 	/* Every kept line is a whole JSON object. */
 	{
-		char *text = slurp(path), *save = NULL;
+		char *text = slurp_text(path), *save = NULL;
 
 		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			cJSON *o = cJSON_Parse(l);
@@ -405,7 +387,7 @@ test_sweep_resume_merge(void **state)
 	assert_int_equal(lines_of(path), 13);
 	snprintf(path, sizeof(path), "%s/sw/manifest.json", tmpdir);
 	{
-		char *m = slurp(path);
+		char *m = slurp_text(path);
 		cJSON *o = cJSON_Parse(m);
 
 		assert_non_null(o);
@@ -475,7 +457,7 @@ read_json(const char *name)
 	cJSON *o;
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	text = slurp(path);
+	text = slurp_text(path);
 	o = cJSON_Parse(text);
 	free(text);
 	if (!o)
@@ -588,7 +570,7 @@ check_profile_rows(const char *dir, const char *const *ops, int nT)
 	while (ops[nops])
 		nops++;
 	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
-	text = slurp(path);
+	text = slurp_text(path);
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++) {
 		cJSON *o = cJSON_Parse(l), *sec;
 		char want[64];
@@ -712,7 +694,7 @@ test_profile_interrupted(void **state)
 		 tmpdir, MEMSIM_BIN);
 	assert_int_equal(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/pint/results.json", tmpdir);
-	text = slurp(path);
+	text = slurp_text(path);
 	/* no torn last line */
 	assert_true(text[0] == '\0' || text[strlen(text) - 1] == '\n');
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++) {
@@ -861,7 +843,7 @@ test_xcheck_papi(void **state)
 			cJSON *root, *papi;
 
 			snprintf(path, sizeof(path), "%s/x.json", tmpdir);
-			json = slurp(path);
+			json = slurp_text(path);
 			root = cJSON_Parse(json);
 			papi = cJSON_GetObjectItem(root, "papi");
 			assert_non_null(papi);

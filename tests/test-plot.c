@@ -26,6 +26,7 @@
 
 #include "analysis/plot.h"
 #include "analysis/plot_input.h"
+#include "tests/slurp.h"
 #include "tests/unit.h"
 #include "tests/xmlcheck.h"
 
@@ -46,29 +47,6 @@ struct result {
 	char *out;
 	char *err;
 };
-
-static char *
-slurp(const char *path, long *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (len)
-		*len = -1;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	if (len)
-		*len = n;
-	return buf;
-}
 
 /* Runs "ENV memsim ARGS" in tmpdir through the shell; captures stdout and stderr. */
 static struct result

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "analysis/lookup.h"
+#include "tests/slurp.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "report"
@@ -32,27 +33,6 @@
 #include "tests/xmlcheck.h"
 
 static char study[700];
-
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
 
 static int
 sh(const char *fmt, ...)
@@ -100,7 +80,8 @@ test_images(void **state)
 	d = opendir(dir);
 	assert_non_null(d);
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name), n;
+		size_t len = strlen(e->d_name);
+		long n;
 		char *data;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
