@@ -1145,12 +1145,33 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	access_lines(c, &c->lv[0], addr, size, write, count, 0);
 }
 
+void
+cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t accesses,
+		  uint64_t bytes)
+{
+	struct array *a = &c->arrays[i];
+
+	c->cpu.ops[op] += accesses;
+	c->cpu.bytes[op] += bytes;
+	a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
+	if (op == CACHE_OP_STORE)
+		c->cpu.scratch_write_bytes += bytes;
+	else
+		c->cpu.scratch_read_bytes += bytes;
+}
+
 bool
 cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
 {
+	return !c->nscratch && cache_fast_l1_without_scratch(c, v);
+}
+
+bool
+cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
+{
 	struct level *L = &c->lv[0];
 
-	if (c->cfg.levels == 0 || c->nscratch || !L->fast_write)
+	if (c->cfg.levels == 0 || !L->fast_write)
 		return false;
 	v->tags = L->tags;
 	v->set_mask = L->set_mask;

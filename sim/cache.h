@@ -237,6 +237,15 @@ unsigned cache_array_count(const struct cache *c); /* including "other" at index
 const char *cache_array_name(const struct cache *c, unsigned i);
 bool cache_array_is_scratch(const struct cache *c, unsigned i);
 const struct cache_traffic *cache_array_traffic(struct cache *c, unsigned i);
+/* Adds `accesses` loads or stores of `bytes` in all to scratch array i (cache_add_array() with
+ * scratch set), for a caller that keeps scratch addresses away from cache_access(). */
+void cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t accesses,
+		       uint64_t bytes);
+
+/* As cache_fast_l1(), for a caller that keeps every scratch address away from the model (it
+ * reports them with cache_scratch_add()): scratch ranges do not rule the fast path out. */
+bool cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v);
+
 /* Scratch bytes of array i: [0] read, [1] written. */
 const uint64_t *cache_array_scratch(const struct cache *c, unsigned i);
 

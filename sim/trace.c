@@ -12,10 +12,20 @@ struct phase_map {
 	int writer_idx;
 };
 
+/* A declared array as the tracing layer sees it: its range, whether it is scratch, and its
+ * index in the cache model. */
+struct trace_range {
+	uint64_t base, end;
+	int cache_idx;
+	bool scratch;
+};
+
 struct trace_state {
 	struct cache *cache;
 	struct mtrace_writer *writer;
 	int tiles_in_scratch;
+	struct trace_range *ranges;
+	unsigned nranges, last;
 	struct phase_map *phases;
 	unsigned nphases, phases_cap;
 };
@@ -36,7 +46,7 @@ trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
 	else
 		t->line_shift = 6;
 	t->merge = c && !w && cache_merge_is_exact(c);
-	t->fast = c && !w && cache_fast_l1(c, &t->l1);
+	t->fast = c && !w && cache_fast_l1_without_scratch(c, &t->l1);
 	if (c && !w) {
 		const struct cache_config *cfg = cache_get_config(c);
 
@@ -69,6 +79,7 @@ trace_ctx_destroy(struct trace_ctx *t)
 		return;
 	trace_flush(t);
 	free(t->state->phases);
+	free(t->state->ranges);
 	free(t->state);
 	free(t);
 }
@@ -91,11 +102,30 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 		bool scratch = space == TRACE_SPACE_SCRATCH ||
 			       (space == TRACE_SPACE_TILE && s->tiles_in_scratch);
 		int rc = cache_add_array(s->cache, name, base, bytes, scratch);
+		struct trace_range *r;
 
 		if (rc < 0)
 			return rc;
-		/* A scratch range takes the fast path away (cache_fast_l1()). */
-		t->fast = !s->writer && cache_fast_l1(s->cache, &t->l1);
+		if (s->writer) /* recording: every access goes to the writer and the model */
+			return 0;
+		s->ranges = xrealloc(s->ranges, (s->nranges + 1) * sizeof(*s->ranges));
+		r = &s->ranges[s->nranges++];
+		r->base = base;
+		r->end = base + bytes;
+		r->cache_idx = rc;
+		r->scratch = scratch;
+		s->last = 0;
+		if (scratch) {
+			uint64_t lo = t->scratch_len ? t->scratch_lo : base;
+			uint64_t hi = t->scratch_len ? t->scratch_lo + t->scratch_len : base + bytes;
+
+			if (base < lo)
+				lo = base;
+			if (base + bytes > hi)
+				hi = base + bytes;
+			t->scratch_lo = lo;
+			t->scratch_len = hi - lo;
+		}
 	}
 	return 0;
 }
@@ -125,6 +155,28 @@ trace_phase(struct trace_ctx *t, const char *name)
 		cache_set_phase(s->cache, m->cache_idx);
 	if (s->writer)
 		mtrace_writer_set_phase(s->writer, m->writer_idx);
+}
+
+bool
+trace_scratch(struct trace_ctx *t, uint64_t addr, uint64_t n, uint64_t bytes, enum cache_op op)
+{
+	struct trace_state *s = t->state;
+	const struct trace_range *r = s->nranges ? &s->ranges[s->last] : NULL;
+
+	/* The owner of addr is the last declared range holding it, as in the cache model. */
+	if (!r || addr < r->base || addr >= r->end) {
+		r = NULL;
+		for (unsigned i = s->nranges; i-- > 0;)
+			if (addr >= s->ranges[i].base && addr < s->ranges[i].end) {
+				s->last = i;
+				r = &s->ranges[i];
+				break;
+			}
+	}
+	if (!r || !r->scratch || addr + bytes > r->end)
+		return false;
+	cache_scratch_add(s->cache, (unsigned)r->cache_idx, op, n, bytes);
+	return true;
 }
 
 void

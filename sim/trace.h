@@ -49,6 +49,9 @@ struct trace_ctx {
 	uint32_t pend_op;
 	int merge;     /* 0 when merging is not exact or while recording: all take the slow path */
 	int zip_lines; /* TR_ZIP reports lines, not elements (see trace_zip()) */
+	/* Scratch arrays are counted here, never sent to the model: [scratch_lo, +scratch_len)
+	 * spans them all (0 long while recording, when every access goes to the writer). */
+	uint64_t scratch_lo, scratch_len;
 	struct trace_state *state;
 };
 
@@ -68,6 +71,11 @@ int trace_array(struct trace_ctx *t, const char *name, const void *p, size_t byt
 void trace_phase(struct trace_ctx *t, const char *name);
 
 void trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_op op);
+/* An access inside the scratch span: counted against its scratch array and true, or false
+ * for an address between scratch arrays. n accesses of bytes in all. */
+bool trace_scratch(struct trace_ctx *t, uint64_t addr, uint64_t n, uint64_t bytes,
+		   enum cache_op op);
+
 /* The fast path's access that misses slot 0 of its set. */
 void trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op,
 			uint64_t *set, uint64_t line);
@@ -78,6 +86,8 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 	uint64_t a = (uint64_t)(uintptr_t)p;
 	uint64_t line = a >> t->line_shift;
 
+	if (a - t->scratch_lo < t->scratch_len && trace_scratch(t, a, 1, bytes, op))
+		return;
 	if (t->fast && ((a + bytes - 1) >> t->line_shift) == line && bytes) {
 		uint64_t *set = t->l1.tags + (line & t->l1.set_mask) * t->l1.ways;
 		unsigned w = op == CACHE_OP_STORE;
@@ -133,6 +143,30 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 
 	if (ns > TRACE_ZIP_MAX)
 		ns = TRACE_ZIP_MAX;
+	/* A stream wholly in a scratch array never reaches the model: its bytes in one go, its
+	 * accesses counted as the line-by-line report below would make them. */
+	for (unsigned i = 0; i < ns; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)s[i].p, len = n * s[i].elem;
+
+		if (n && a - t->scratch_lo < t->scratch_len &&
+		    a + len - 1 - t->scratch_lo < t->scratch_len) {
+			uint64_t lines = ((a + len - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
+			uint64_t acc = !t->zip_lines ? n
+				       : s[i].op == CACHE_OP_STORE && n > lines ? 2 * lines
+										: lines;
+
+			if (trace_scratch(t, a, acc, len, (enum cache_op)s[i].op)) {
+				struct trace_stream rest[TRACE_ZIP_MAX];
+				unsigned m = 0;
+
+				for (unsigned j = 0; j < ns && m < TRACE_ZIP_MAX; j++)
+					if (j != i)
+						rest[m++] = s[j];
+				trace_zip(t, n, rest, m);
+				return;
+			}
+		}
+	}
 	if (!t->zip_lines) {
 		for (k = 0; k < n; k++)
 			for (unsigned i = 0; i < ns; i++)
