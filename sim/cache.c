@@ -1146,8 +1146,7 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 }
 
 void
-cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t accesses,
-		  uint64_t bytes)
+cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t accesses, uint64_t bytes)
 {
 	struct array *a = &c->arrays[i];
 

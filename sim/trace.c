@@ -117,7 +117,8 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 		s->last = 0;
 		if (scratch) {
 			uint64_t lo = t->scratch_len ? t->scratch_lo : base;
-			uint64_t hi = t->scratch_len ? t->scratch_lo + t->scratch_len : base + bytes;
+			uint64_t hi =
+				t->scratch_len ? t->scratch_lo + t->scratch_len : base + bytes;
 
 			if (base < lo)
 				lo = base;

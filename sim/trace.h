@@ -150,8 +150,9 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 
 		if (n && a - t->scratch_lo < t->scratch_len &&
 		    a + len - 1 - t->scratch_lo < t->scratch_len) {
-			uint64_t lines = ((a + len - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
-			uint64_t acc = !t->zip_lines ? n
+			uint64_t lines =
+				((a + len - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
+			uint64_t acc = !t->zip_lines                            ? n
 				       : s[i].op == CACHE_OP_STORE && n > lines ? 2 * lines
 										: lines;
 
