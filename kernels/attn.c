@@ -398,6 +398,22 @@ attn_run_traced(struct attn_data *d, struct trace_ctx *t)
 	trace_flush(t);
 }
 
+void attn_declare_traced(const struct attn_data *d, struct trace_ctx *t);
+int attn_dispatch_phase_traced(struct attn_data *d, struct trace_ctx *t, unsigned phase);
+
+int
+attn_run_traced_phase(struct attn_data *d, struct trace_ctx *t, unsigned i)
+{
+	int rc;
+
+	/* flash2's one phase is its whole kernel, which declares the arrays itself */
+	if (d->cfg.kernel != ATTN_FLASH2)
+		attn_declare_traced(d, t);
+	rc = attn_dispatch_phase_traced(d, t, i);
+	trace_flush(t);
+	return rc;
+}
+
 int
 attn_run_native_phase(struct attn_data *d, const char *phase)
 {

@@ -98,6 +98,10 @@ const char *attn_phase_name(enum attn_kernel k, unsigned i);
  * outputs to mean anything). Returns 0, or -EINVAL for a phase the kernel does not have. */
 int attn_run_native_phase(struct attn_data *d, const char *phase);
 
+/* Phase i of d's kernel alone through the traced build (its arrays declared to t first):
+ * one GPU kernel launch's worth, for memsim gpucheck. Returns 0 or -EINVAL. */
+int attn_run_traced_phase(struct attn_data *d, struct trace_ctx *t, unsigned i);
+
 struct attn_error {
 	double max_abs;     /* max |out - ref| over every output element */
 	double max_ref;     /* max |ref| */

@@ -43,6 +43,8 @@ int cmd_plot(int argc, char **argv);
 void usage_plot(FILE *f);
 int cmd_run(int argc, char **argv);
 void usage_run(FILE *f);
+int cmd_gpucheck(int argc, char **argv);
+void usage_gpucheck(FILE *f);
 int cmd_report(int argc, char **argv);
 void usage_report(FILE *f);
 int cmd_xcheck(int argc, char **argv);

@@ -18,6 +18,8 @@ const struct command commands[] = {
 	  "the lab and exact formulas alone, instantly, any size" },
 	{ "native", cmd_native, usage_native,
 	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "gpucheck", cmd_gpucheck, usage_gpucheck,
+	  "the CUDA kernels' DRAM bytes under Nsight Compute next to memsim's h100 preset" },
 	{ "report", cmd_report, usage_report,
 	  "the labs' questions answered from a study directory (report.md, report.html)" },
 	{ "xcheck", cmd_xcheck, usage_xcheck,

@@ -859,6 +859,57 @@ test_xcheck_papi(void **state)
 #endif
 }
 
+/* gpucheck: without a GPU (CI) one line and exit 1; with stand-ins for memsim-gpu and ncu
+ * (ncu printing a CSV kept from a real H100 run) the table and its ratios. */
+static void
+test_gpucheck(void **state)
+{
+	char env_buf[1400];
+	struct result r;
+
+	(void)state;
+	r = memsim("gpucheck --kernel flash2 --N 64 --heads 2");
+	assert_int_equal(r.rc, 1);
+	if (!strstr(r.err, "memsim-gpu not found") && !strstr(r.err, "not found on PATH") &&
+	    !strstr(r.err, "CUDA"))
+		fail_msg("gpucheck without a GPU: '%s'", r.err);
+	assert_true(strchr(r.err, '\n') == r.err + strlen(r.err) - 1);
+	result_free(&r);
+	expect_error("gpucheck --kernel proj --N 64", 2, "the GPU kernels are naive and flash2");
+	expect_error("gpucheck --kernel naive --N 64 --no-gpu --memsim-from x.json", 2,
+		     "exclude each other");
+
+	r = memsim("gpucheck --kernel naive --N 256 --heads 2 --no-gpu --json side.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "softmax"));
+	result_free(&r);
+
+	fake_valgrind("gpu-ok", "[ \"$1\" = probe ] && echo ok; exit 0");
+	fake_valgrind("ncu-csv", "cat " TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16.csv");
+	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-csv", tmpdir,
+		 tmpdir);
+	env = env_buf;
+	r = memsim("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
+		   "/ncu/naive-N1024-h16-fp16-memsim.json");
+	assert_int_equal(r.rc, 0);
+	/* memsim's side and the H100's, launch by launch */
+	assert_non_null(
+		strstr(r.out, "scores          4.194       12.976       33.554        4.203"));
+	assert_non_null(strstr(r.out, "verdict: ncu's DRAM bytes are within memsim's"));
+	result_free(&r);
+	/* a memsim side of another configuration is refused */
+	expect_error("gpucheck --kernel naive --N 2048 --heads 16 --memsim-from " TEST_DATA_DIR
+		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+		     1, "not memsim's side of this configuration");
+	fake_valgrind("ncu-fails", "echo '==ERROR== the profiler failed' >&2; exit 3");
+	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-fails", tmpdir,
+		 tmpdir);
+	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
+		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+		     1, "ncu failed (exit status 3): ==ERROR== the profiler failed");
+	env = "";
+}
+
 int
 main(void)
 {
@@ -877,6 +928,7 @@ main(void)
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_profile_interrupted),
 		cmocka_unit_test(test_profile_errors),
+		cmocka_unit_test(test_gpucheck),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tmpdir_teardown);

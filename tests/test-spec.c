@@ -39,7 +39,9 @@ static const struct good_case good[] = {
 	  "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,tiles=scratch" },
 	{ "none", "none,tiles=dram" },
 	{ "lab", "none,tiles=scratch" },
-	{ "h100", "L1=50M:25:128:lru:wb:wv:nine,tiles=scratch" },
+	{ "h100", "L1=22M:22:128:lru:wb:wv:nine,tiles=scratch" },
+	{ "h100-50m", "L1=50M:25:128:lru:wb:wv:nine,tiles=scratch" },
+	{ "callgrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wt:wa:nine,L2=1M:16:64:lru:wb:wa:nine,tiles=dram" },
 	{ "cachegrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
 			"L2=1M:16:64:lru:wb:wa:nine:quietwb,tiles=dram" },
 	{ "i5-8250u", "L1=32K:8:64:lru:wb:wa:nine,L2=256K:4:64:lru:wb:wa:nine,"
@@ -181,7 +183,7 @@ test_host_sysfs(void **state)
 static void
 test_presets_listed(void **state)
 {
-	const char *want[] = { "host", "i5-8250u", "cachegrind", "h100", "lab" };
+	const char *want[] = { "host", "i5-8250u", "cachegrind", "callgrind", "h100", "h100-50m", "lab" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
