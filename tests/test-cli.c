@@ -885,7 +885,10 @@ test_gpucheck(void **state)
 	result_free(&r);
 
 	fake_valgrind("gpu-ok", "[ \"$1\" = probe ] && echo ok; exit 0");
-	fake_valgrind("ncu-csv", "cat " TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16.csv");
+	/* the stand-in ncu answers the idle kernel with an idle run kept from the H100 */
+	fake_valgrind("ncu-csv", "case \"$*\" in *' idle '*) cat " TEST_DATA_DIR
+				 "/ncu/idle-77ms.csv;; *) cat " TEST_DATA_DIR
+				 "/ncu/naive-N1024-h16-fp16.csv;; esac");
 	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-csv", tmpdir,
 		 tmpdir);
 	env = env_buf;
@@ -893,9 +896,22 @@ test_gpucheck(void **state)
 		   "/ncu/naive-N1024-h16-fp16-memsim.json");
 	assert_int_equal(r.rc, 0);
 	/* memsim's side and the H100's, launch by launch */
-	assert_non_null(
-		strstr(r.out, "scores          4.194       12.976       33.554        4.203"));
-	assert_non_null(strstr(r.out, "verdict: ncu's DRAM bytes are within memsim's"));
+	assert_non_null(strstr(
+		r.out,
+		"scores          4.194       12.976       33.554       4.203      13.578     0.008"));
+	/* the idle kernel: 1,790,720 bytes in 77,002,304 ns, scaled to the three launches'
+	 * 799,584 ns: 18,595 bytes, taken off ncu's 97,803,520 */
+	assert_non_null(strstr(r.out, "idle: an idle kernel as long as each launch is charged "
+				      "0.019 MB"));
+	assert_non_null(strstr(r.out, "verdict: ncu's net DRAM bytes are within memsim's"));
+	result_free(&r);
+	/* without the idle measurement the raw bytes are compared, and the table says so */
+	r = memsim(
+		"gpucheck --kernel naive --N 1024 --heads 16 --no-idle --memsim-from " TEST_DATA_DIR
+		"/ncu/naive-N1024-h16-fp16-memsim.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "idle: not measured (--no-idle)"));
+	assert_non_null(strstr(r.out, "verdict: ncu's raw DRAM bytes are within memsim's"));
 	result_free(&r);
 	/* a memsim side of another configuration is refused */
 	expect_error("gpucheck --kernel naive --N 2048 --heads 16 --memsim-from " TEST_DATA_DIR

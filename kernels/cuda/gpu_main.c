@@ -5,6 +5,8 @@
  *   memsim-gpu check [config]             outputs against the CPU double-precision reference
  *   memsim-gpu run [config]               one run of the kernel(s), for Nsight Compute
  *   memsim-gpu time [config] [--reps R]   median times (CUDA events), FLOP/s, bandwidth
+ *   memsim-gpu idle --ms T                a kernel that waits T ms and moves no data: under
+ *                                         ncu, the traffic a kernel of that length gets anyway
  *
  * config: --kernel naive|flash2 --N LIST --d D --heads H --kv-heads H --batch B
  *         --dtype fp32|fp16 --causal --seed S (LIST: 128,512,1024).
@@ -19,6 +21,7 @@
 #include "analysis/formulas.h"
 #include "kernels/attn.h"
 #include "kernels/cuda/attn_gpu.h"
+#include "kernels/cuda/idle_gpu.h"
 #include "sim/util.h"
 
 struct opts {
@@ -33,7 +36,7 @@ static int
 usage(const char *msg)
 {
 	fprintf(stderr,
-		"memsim-gpu: %s (memsim-gpu probe|check|run|time [--kernel naive|flash2] "
+		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|check|run|time [--kernel naive|flash2] "
 		"[--N LIST] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
 		"fp32|fp16] [--causal] [--seed S] [--reps R])\n",
 		msg);
@@ -224,6 +227,26 @@ out:
 	return rc;
 }
 
+/* memsim-gpu idle --ms T */
+static int
+idle(int argc, char **argv)
+{
+	char err[512], *end;
+	double ms;
+
+	if (argc != 4 || strcmp(argv[2], "--ms"))
+		return usage("idle takes --ms T");
+	ms = strtod(argv[3], &end);
+	if (end == argv[3] || *end || !(ms > 0))
+		return usage("--ms must be a positive number of milliseconds");
+	if (idle_gpu_run(ms, err, sizeof(err))) {
+		fprintf(stderr, "memsim-gpu: %s\n", err);
+		return 1;
+	}
+	printf("idled %.3f ms\n", ms);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -241,6 +264,8 @@ main(int argc, char **argv)
 		printf("a CUDA device is available\n");
 		return 0;
 	}
+	if (strcmp(argv[1], "idle") == 0)
+		return idle(argc, argv);
 	if (strcmp(argv[1], "check") && strcmp(argv[1], "run") && strcmp(argv[1], "time"))
 		return usage("unknown command");
 	if ((rc = parse(argc, argv, &o)))
