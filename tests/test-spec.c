@@ -183,7 +183,8 @@ test_host_sysfs(void **state)
 static void
 test_presets_listed(void **state)
 {
-	const char *want[] = { "host", "i5-8250u", "cachegrind", "callgrind", "h100", "h100-50m", "lab" };
+	const char *want[] = { "host", "i5-8250u", "cachegrind", "callgrind",
+			       "h100", "h100-50m", "lab" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
