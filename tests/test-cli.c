@@ -917,6 +917,16 @@ test_gpucheck(void **state)
 	expect_error("gpucheck --kernel naive --N 2048 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "not memsim's side of this configuration");
+	/* ncu failing on the idle kernel is named as such, not taken as zero background */
+	fake_valgrind("ncu-idle-fails", "case \"$*\" in *' idle '*) echo '==ERROR== idle: no "
+					"permission' >&2; exit 4;; *) cat " TEST_DATA_DIR
+					"/ncu/naive-N1024-h16-fp16.csv;; esac");
+	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-idle-fails",
+		 tmpdir, tmpdir);
+	env = env_buf;
+	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
+		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+		     1, "ncu failed (exit status 4): ==ERROR== idle: no permission");
 	fake_valgrind("ncu-fails", "echo '==ERROR== the profiler failed' >&2; exit 3");
 	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-fails", tmpdir,
 		 tmpdir);
