@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "analysis/vgout.h"
-#include "sim/replay.h"
+#include "measure/vgout.h"
+#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 

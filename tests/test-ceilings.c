@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/ceilings.h"
+#include "measure/ceilings.h"
 #include "tests/unit.h"
 
 #define MiB (UINT64_C(1) << 20)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/replay.h"
+#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 

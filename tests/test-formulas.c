@@ -12,7 +12,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
-#include "sim/simulate.h"
+#include "kernels/simulate.h"
 #include "tests/unit.h"
 
 static void

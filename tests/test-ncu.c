@@ -1,5 +1,5 @@
 /*
- * Nsight Compute's CSV (analysis/ncu.c) on a real one: `ncu --csv --page raw --print-units base
+ * Nsight Compute's CSV (measure/ncu.c) on a real one: `ncu --csv --page raw --print-units base
  * --print-kernel-base function` of memsim-gpu's naive kernels (N = 1024, 16 heads, fp16) on an
  * H100, 2026-11-22 (tests/data/ncu/); and every way one can be wrong.
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ncu.h"
+#include "measure/ncu.h"
 #include "tests/slurp.h"
 #include "tests/unit.h"
 

@@ -1,5 +1,5 @@
 /*
- * memsim built without PAPI: sim/papi_count.c compiled again with MEMSIM_FORCE_NO_PAPI (so
+ * memsim built without PAPI: measure/papi_count.c compiled again with MEMSIM_FORCE_NO_PAPI (so
  * this test runs in a PAPI build too). papi_measure() does not run the function and says
  * "not-built" with the install hint; the JSON and the one-line summary say the same.
  */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/papi_count.h"
+#include "measure/papi_count.h"
 #include "tests/unit.h"
 
 static void

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/profile.h"
-#include "sim/simulate.h"
+#include "measure/profile.h"
+#include "kernels/simulate.h"
 #include "tests/unit.h"
 
 static void

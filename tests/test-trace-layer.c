@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/replay.h"
+#include "traces/replay.h"
 #include "sim/spec.h"
 #include "sim/trace.h"
 #include "tests/trace-kernel.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/replay.h"
+#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 

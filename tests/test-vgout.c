@@ -1,6 +1,6 @@
 /*
- * Readers of Valgrind's output files (analysis/vgout.c) on hand-written files whose sums were
- * worked out by hand, and every way a file can be damaged; running a child (sim/spawn.c).
+ * Readers of Valgrind's output files (measure/vgout.c) on hand-written files whose sums were
+ * worked out by hand, and every way a file can be damaged; running a child (measure/spawn.c).
  */
 
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/vgout.h"
-#include "sim/spawn.h"
+#include "measure/vgout.h"
+#include "measure/spawn.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "vgout"

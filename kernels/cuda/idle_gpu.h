@@ -7,6 +7,8 @@
  * the background that the attention kernels' counters include.
  */
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -1,0 +1,38 @@
+#pragma once
+
+/*
+ * One configuration end to end: simulate the kernel (or only evaluate the formulas), compare,
+ * and build its report, the JSON object of DESIGN.md. `memsim run` prints it; `memsim sweep`
+ * writes one per line.
+ */
+
+#include <cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/compare.h"
+#include "analysis/formulas.h"
+#include "kernels/attn.h"
+#include "kernels/simulate.h"
+#include "sim/spec.h"
+
+struct study {
+	struct attn_config cfg;
+	struct spec spec;
+	bool flush;
+	uint64_t seed;
+	bool simulated;
+	struct sim_result sim; /* when simulated */
+	struct formula_result f;
+	struct comparison cmp; /* when simulated */
+};
+
+/* Runs one configuration; simulate false evaluates the formulas only. Returns 0, or -1 with a
+ * one-line message in err. Free with study_finish(). */
+int study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec, bool flush,
+	      uint64_t seed, bool simulate, char *err, size_t errlen);
+void study_finish(struct study *st);
+
+/* The report object: header (if argv given), config, levels, dram, scratch, arrays, phases,
+ * formulas, compare, regime, flops, intensity, timing. Caller frees with cJSON_Delete(). */
+cJSON *study_json(struct study *st, int argc, char **argv);

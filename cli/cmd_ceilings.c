@@ -1,0 +1,203 @@
+/*
+ * `memsim ceilings`: the roofline's ceilings measured on this machine (measure/ceilings.h), kept
+ * in DIR/ceilings.json and reused while the CPU model and the core count are the same.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "measure/ceilings.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+
+/* Assumed when the host preset cannot be read: larger than most server LLCs. */
+#define FALLBACK_LLC_BYTES (UINT64_C(256) << 20)
+
+void
+usage_ceilings(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim ceilings [--out DIR] [--refresh] [--quick] [--json FILE]\n"
+		"\n"
+		"Measures the roofline's ceilings on this machine, on one core and on all cores:\n"
+		"memory bandwidth with a STREAM-like triad a[i] = b[i] + s*c[i] on doubles over\n"
+		"three arrays of 4.25x the last-level cache each (from the host preset; the three\n"
+		"at most half of MemAvailable), 24 bytes counted per element, best of 10; and\n"
+		"peak fp32 FLOP/s with an FMA-bound loop (AVX2+FMA where the CPU has them, else\n"
+		"SSE2), best of 5. Writes DIR/ceilings.json and prints a table.\n"
+		"\n"
+		"  --out DIR     where ceilings.json goes [out/ceilings]; an existing one measured\n"
+		"                on the same CPU model and core count is reused (not a quick one\n"
+		"                for a full run)\n"
+		"  --refresh     measure again even so\n"
+		"  --quick       arrays of at most 256 MiB for the three (may fit in the cache: not\n"
+		"                a DRAM bandwidth), 3 repetitions, short FLOP runs; for tests\n"
+		"  --json FILE   also write the document to FILE ('-' for stdout)\n");
+}
+
+static void
+print_table(FILE *f, const struct ceilings *c)
+{
+	fprintf(f, "ceilings: %s, %u cores, measured %s (memsim %s)%s\n", c->cpu, c->cores, c->date,
+		c->memsim_version, c->quick ? ", quick" : "");
+	fprintf(f, "%-34s %14s %14s\n", "", "one core", "all cores");
+	fprintf(f, "%-34s %14.2f %14.2f  (%u threads)\n", "bandwidth, triad (GB/s)",
+		c->one_core_bytes_per_s / 1e9, c->all_cores_bytes_per_s / 1e9, c->bw_threads);
+	fprintf(f, "%-20s %-13s %14.2f %14.2f  (%u threads)\n", "peak fp32 (GFLOP/s)", c->isa,
+		c->one_core_flops_per_s / 1e9, c->all_cores_flops_per_s / 1e9, c->flops_threads);
+	fprintf(f, "%-34s %14.2f %14.2f\n", "ridge point (FLOP/byte)",
+		c->one_core_flops_per_s / c->one_core_bytes_per_s,
+		c->all_cores_flops_per_s / c->all_cores_bytes_per_s);
+	fprintf(f, "bandwidth: %s\n", c->bw_method);
+	fprintf(f, "peak:      %s\n", c->flops_method);
+}
+
+/* The LLC of the host preset, or FALLBACK_LLC_BYTES with a line saying why. */
+static uint64_t
+host_llc_bytes(void)
+{
+	struct spec host;
+	char err[512];
+
+	if (spec_parse("host", &host, err, sizeof(err)) || host.cache.levels == 0) {
+		printf("note: the host preset is unavailable (%s): assuming a last-level cache of "
+		       "%llu MiB\n",
+		       err, (unsigned long long)(FALLBACK_LLC_BYTES >> 20));
+		return FALLBACK_LLC_BYTES;
+	}
+	if (host.note[0])
+		printf("note: host preset: %s\n", host.note);
+	return host.cache.level[host.cache.levels - 1].size_bytes;
+}
+
+/* Whether the document at path can stand for this machine; says why not on stdout. */
+static bool
+reusable(const char *path, bool quick, struct ceilings *c)
+{
+	char err[512], cpu[256];
+	cJSON *doc;
+	int rc;
+
+	if (access(path, F_OK) != 0)
+		return false;
+	doc = report_read_json(path, err, sizeof(err));
+	if (!doc) {
+		printf("%s cannot be reused (%s): measuring again\n", path, err);
+		return false;
+	}
+	rc = ceilings_from_json(doc, c, err, sizeof(err));
+	cJSON_Delete(doc);
+	if (rc) {
+		printf("%s cannot be reused (%s): measuring again\n", path, err);
+		return false;
+	}
+	ceilings_cpu_model(cpu, sizeof(cpu));
+	if (strcmp(c->cpu, cpu) != 0 || c->cores != ceilings_cores()) {
+		printf("%s was measured on another machine (%s, %u cores): measuring again\n", path,
+		       c->cpu, c->cores);
+		return false;
+	}
+	if (c->quick && !quick) {
+		printf("%s is a quick measurement: measuring again in full\n", path);
+		return false;
+	}
+	return true;
+}
+
+int
+cmd_ceilings(int argc, char **argv)
+{
+	enum { OPT_OUT = OPT_FIRST_FREE, OPT_REFRESH, OPT_QUICK };
+	static const struct option opts[] = { { "out", required_argument, NULL, OPT_OUT },
+					      { "refresh", no_argument, NULL, OPT_REFRESH },
+					      { "quick", no_argument, NULL, OPT_QUICK },
+					      { "json", required_argument, NULL, OPT_JSON },
+					      { "help", no_argument, NULL, OPT_HELP },
+					      { NULL, 0, NULL, 0 } };
+	const char *out = "out/ceilings", *json = NULL;
+	bool refresh = false, quick = false;
+	struct ceilings c;
+	char path[4096], err[512];
+	cJSON *doc;
+	int opt, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP:
+			usage_ceilings(stdout);
+			return EXIT_OK;
+		case OPT_OUT:
+			out = optarg;
+			break;
+		case OPT_REFRESH:
+			refresh = true;
+			break;
+		case OPT_QUICK:
+			quick = true;
+			break;
+		case OPT_JSON:
+			json = optarg;
+			break;
+		default:
+			return option_error("ceilings", opt, argv);
+		}
+	}
+	if (optind != argc)
+		return usage_error("ceilings", "unexpected argument '%s'", argv[optind]);
+	if (!out[0])
+		return usage_error("ceilings", "--out: empty directory name");
+	if ((rc = mkdir_p(out))) {
+		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	snprintf(path, sizeof(path), "%s/ceilings.json", out);
+	if (!refresh && reusable(path, quick, &c)) {
+		printf("reusing %s: measured %s on the same CPU model and core count (--refresh "
+		       "measures again)\n",
+		       path, c.date);
+	} else {
+		uint64_t llc = host_llc_bytes();
+
+		printf("measuring bandwidth, then peak FLOP/s, on 1 and on %u threads%s...\n",
+		       ceilings_cores(), quick ? " (quick)" : "");
+		fflush(stdout);
+		if ((rc = ceilings_measure(llc, quick, &c, err, sizeof(err)))) {
+			fprintf(stderr, "memsim: ceilings: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+		if (c.note[0])
+			printf("note: %s\n", c.note);
+		doc = ceilings_json(&c);
+		rc = report_write_json(path, doc, err, sizeof(err));
+		cJSON_Delete(doc);
+		if (rc) {
+			print_table(stdout, &c);
+			fprintf(stderr, "memsim: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+		printf("wrote %s\n", path);
+	}
+	print_table(stdout, &c);
+	if (json) {
+		doc = ceilings_json(&c);
+		rc = report_write_json(json, doc, err, sizeof(err));
+		cJSON_Delete(doc);
+		if (rc) {
+			fprintf(stderr, "memsim: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,107 @@
+/*
+ * `memsim formula`: the lab and exact formulas alone, without running anything, for any size
+ * (no arrays are allocated, so N = 10^6 is instant).
+ */
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "analysis/formulas.h"
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+
+void
+usage_formula(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim formula --kernel K [size options as for run] [--cache SPEC|PRESET]\n"
+		"                      [--no-flush] [--json FILE]\n"
+		"\n"
+		"Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
+		"cache's last level (README \"Formulas\"), with FLOPs and arithmetic intensity.\n");
+}
+
+int
+cmd_formula(int argc, char **argv)
+{
+	static const struct option opts[] = { KERNEL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	struct kernel_options o;
+	struct spec spec;
+	struct formula_machine m;
+	struct formula_result f;
+	char buf[1024], err[512];
+	int opt, rc;
+	double total;
+
+	kernel_options_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			usage_formula(stdout);
+			return EXIT_OK;
+		}
+		rc = kernel_option(&o, opt, optarg, "formula");
+		if (rc == 0)
+			return option_error("formula", opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error("formula", "unexpected argument '%s'", argv[optind]);
+	if ((rc = kernel_options_finish(&o, &spec, "formula", false)))
+		return rc;
+	formula_machine_from_spec(&spec, o.flush, &m);
+	formula_eval(&o.cfg, &m, &f);
+	total = f.read_bytes + f.write_bytes;
+	printf("memsim formula: %s\ncache %s\n\n", kernel_config_str(&o.cfg, buf, sizeof(buf)),
+	       spec_format(&spec, err, sizeof(err)));
+	printf("%-10s %18s %18s %18s\n", "array", "read bytes", "write bytes", "of which rfo");
+	for (unsigned i = 0; i < f.narrays; i++)
+		printf("%-10s %18.0f %18.0f %18.0f\n", f.arrays[i].name, f.arrays[i].read_bytes,
+		       f.arrays[i].write_bytes, f.arrays[i].rfo_bytes);
+	printf("%-10s %18.0f %18.0f %18.0f\n\n", "total", f.read_bytes, f.write_bytes, f.rfo_bytes);
+	printf("exact formula: %.0f bytes (%.4g MiB)\n", total, total / 1048576);
+	if (f.lab_bytes > 0)
+		printf("lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes,
+		       f.lab_bytes / 1048576,
+		       o.cfg.kernel == ATTN_NAIVE ? ", without O's write" : "");
+	printf("regime: %s\n", f.regime.text);
+	if (f.tiles_approximate)
+		printf("note: the tiles live in memory and spill from a cache this small; their "
+		       "traffic is not modeled\n");
+	printf("FLOPs %.6g; intensity %.4g FLOP/byte (exact)%s\n", f.flops,
+	       total > 0 ? f.flops / total : 0.0, f.lab_bytes > 0 ? "" : "");
+	if (f.lab_bytes > 0)
+		printf("intensity by the lab formula %.4g FLOP/byte\n", f.flops / f.lab_bytes);
+	if (o.json_path) {
+		cJSON *root = cJSON_CreateObject(), *fo, *ex, *arrays;
+
+		report_add_header(root, argc, argv);
+		report_add_config(root, &o.cfg, &spec, o.flush, o.seed);
+		fo = cJSON_AddObjectToObject(root, "formulas");
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(fo, "lab"), "bytes", f.lab_bytes);
+		ex = cJSON_AddObjectToObject(fo, "exact");
+		cJSON_AddNumberToObject(ex, "bytes", total);
+		cJSON_AddNumberToObject(ex, "read_bytes", f.read_bytes);
+		cJSON_AddNumberToObject(ex, "write_bytes", f.write_bytes);
+		cJSON_AddNumberToObject(ex, "rfo_bytes", f.rfo_bytes);
+		arrays = cJSON_AddObjectToObject(ex, "arrays");
+		for (unsigned i = 0; i < f.narrays; i++)
+			cJSON_AddNumberToObject(arrays, f.arrays[i].name,
+						f.arrays[i].read_bytes + f.arrays[i].write_bytes);
+		cJSON_AddBoolToObject(root, "within_lab_assumptions", f.regime.within_assumptions);
+		cJSON_AddStringToObject(root, "regime", f.regime.text);
+		cJSON_AddNumberToObject(root, "flops", f.flops);
+		cJSON_AddNumberToObject(root, "intensity", total > 0 ? f.flops / total : 0);
+		rc = report_write_json(o.json_path, root, err, sizeof(err));
+		cJSON_Delete(root);
+		if (rc) {
+			fprintf(stderr, "memsim: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,186 @@
+/*
+ * `memsim native`: the native build of a kernel (every TR_* macro compiled away), timed. It is
+ * also the program Cachegrind, Callgrind and PAPI measure, so it does nothing else: allocate,
+ * fill, run, optionally check.
+ */
+
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#if HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "measure/papi_count.h"
+#include "sim/util.h"
+
+/* What one count of a line-based PAPI strategy stands for: the line of x86 and most Arm
+ * cores. */
+#define NATIVE_LINE_BYTES 64
+
+void
+usage_native(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim native --kernel K [size options as for run] [--repeat R]\n"
+		"                     [--evict SIZE] [--check] [--papi]\n"
+		"\n"
+		"Runs the native build of a kernel R times and prints each run's time and the\n"
+		"median. --check compares the outputs with the double-precision reference.\n"
+		"--evict SIZE writes and reads a buffer of SIZE (e.g. 2M) before each run, so a\n"
+		"cache of up to SIZE/2 starts cold, as a simulated run does. Under Callgrind\n"
+		"(--instr-atstart=no) each run is bracketed by client requests and dumped as\n"
+		"'memsim-kernel': the counts cover the kernel alone.\n"
+		"--papi runs the kernel once more (after --evict) under PAPI and prints what the\n"
+		"counters gave: a status and PAPI's reason, the DRAM-byte estimate when a\n"
+		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n");
+}
+
+static void
+run_kernel(void *d)
+{
+	attn_run_native(d);
+}
+
+/* The --papi run: evict, then one run under papi_measure(), printed. */
+static int
+papi_run(struct attn_data *d, uint64_t evict)
+{
+	struct papi_report *r;
+	int rc;
+
+	if (attn_evict_caches(evict)) {
+		fprintf(stderr, "memsim: --evict: cannot allocate %llu bytes\n",
+			(unsigned long long)evict);
+		return EXIT_RUNTIME;
+	}
+	r = xzalloc(sizeof(*r));
+	rc = papi_measure(run_kernel, d, NATIVE_LINE_BYTES, r);
+	if (rc < 0)
+		fprintf(stderr, "memsim: --papi: %s\n", r->reason);
+	else
+		papi_report_print(stdout, r);
+	free(r);
+	return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+cmd_native(int argc, char **argv)
+{
+	enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT, OPT_PAPI };
+	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
+					      { "repeat", required_argument, NULL, OPT_REPEAT },
+					      { "check", no_argument, NULL, OPT_CHECK },
+					      { "evict", required_argument, NULL, OPT_EVICT },
+					      { "papi", no_argument, NULL, OPT_PAPI },
+					      { NULL, 0, NULL, 0 } };
+	struct kernel_options o;
+	struct spec spec;
+	struct attn_data *d;
+	uint64_t repeat = 1, evict = 0;
+	bool check = false, papi = false;
+	double *times;
+	char err[512], buf[512];
+	int opt, rc;
+
+	kernel_options_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			usage_native(stdout);
+			return EXIT_OK;
+		}
+		if (opt == OPT_REPEAT) {
+			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 1000)
+				return usage_error("native", "--repeat: '%s' is not 1 to 1000",
+						   optarg);
+			continue;
+		}
+		if (opt == OPT_EVICT) {
+			if (parse_size_bytes(optarg, &evict) || evict > (1ull << 40))
+				return usage_error("native", "--evict: '%s' is not a size up to 1T",
+						   optarg);
+			continue;
+		}
+		if (opt == OPT_CHECK) {
+			check = true;
+			continue;
+		}
+		if (opt == OPT_PAPI) {
+			papi = true;
+			continue;
+		}
+		rc = kernel_option(&o, opt, optarg, "native");
+		if (rc == 0)
+			return option_error("native", opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error("native", "unexpected argument '%s'", argv[optind]);
+	if ((rc = kernel_options_finish(&o, &spec, "native", true)))
+		return rc;
+	d = attn_data_create(&o.cfg, err, sizeof(err));
+	if (!d) {
+		fprintf(stderr, "memsim: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	attn_data_fill(d, o.seed);
+	if (check)
+		attn_data_poison(d);
+	times = xzalloc(repeat * sizeof(*times));
+	for (uint64_t i = 0; i < repeat; i++) {
+		double t0;
+
+		if (attn_evict_caches(evict)) {
+			fprintf(stderr, "memsim: --evict: cannot allocate %llu bytes\n",
+				(unsigned long long)evict);
+			free(times);
+			attn_data_destroy(d);
+			return EXIT_RUNTIME;
+		}
+		/* START flushes Callgrind's simulated caches: the region starts cold. */
+		CALLGRIND_ZERO_STATS;
+		CALLGRIND_START_INSTRUMENTATION;
+		t0 = now_seconds();
+		attn_run_native(d);
+		times[i] = now_seconds() - t0;
+		CALLGRIND_STOP_INSTRUMENTATION;
+		CALLGRIND_DUMP_STATS_AT("memsim-kernel");
+	}
+	printf("native %s\n", kernel_config_str(&o.cfg, buf, sizeof(buf)));
+	for (uint64_t i = 0; i < repeat; i++)
+		printf("run %llu: %.6f s\n", (unsigned long long)i + 1, times[i]);
+	qsort(times, repeat, sizeof(*times), cmp_double);
+	printf("median %.6f s\n", times[repeat / 2]);
+	rc = papi ? papi_run(d, evict) : EXIT_OK;
+	if (check) {
+		struct attn_error e = attn_check(d);
+
+		printf("check: max error %.3e (bound %.3e), %llu non-finite: %s\n", e.max_abs,
+		       e.bound, (unsigned long long)e.nonfinite, e.pass ? "pass" : "FAIL");
+		if (!e.pass)
+			rc = EXIT_RUNTIME;
+	}
+	free(times);
+	attn_data_destroy(d);
+	return rc;
+}

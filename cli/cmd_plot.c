@@ -1,0 +1,191 @@
+/*
+ * `memsim plot DIR`: every plot DIR's results allow (analysis/plot.h), drawn by gnuplot into
+ * DIR/plots. The data files and scripts are written first, so they survive a missing or
+ * failing gnuplot; each script is then run by itself, its stderr in NAME.log (removed when it
+ * succeeds), and the first failure stops the run with gnuplot's last words.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/plot.h"
+#include "analysis/plot_input.h"
+#include "cli/commands.h"
+#include "measure/spawn.h"
+
+void
+usage_plot(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim plot DIR [--format png,svg]\n"
+		"\n"
+		"Draws every plot the results in the study directory DIR allow into DIR/plots:\n"
+		"for each, NAME.dat (its data, whitespace columns), NAME.gp (a gnuplot script:\n"
+		"`gnuplot DIR/plots/NAME.gp` redraws it from anywhere) and NAME.png and NAME.svg;\n"
+		"then index.json, which lists them. A plot whose inputs are missing is skipped\n"
+		"with one line saying why.\n"
+		"\n"
+		"  bytes_vs_n_CACHE    DRAM bytes vs N, naive and flash2, simulated and both\n"
+		"                      formulas, the crossover marked    (DIR/lab/results.json)\n"
+		"  intensity_ratio     flash2 / naive arithmetic intensity vs N, per cache (same)\n"
+		"  dram_vs_cache_size  DRAM bytes vs cache size at the largest N, the working\n"
+		"                      sets marked                       (DIR/exact/results.json)\n"
+		"  perf, perf_bytes    the naive layer's per-operation p50 time and DRAM bytes,\n"
+		"                      stacked, per T                    (DIR/profile/results.json)\n"
+		"  roofline            every profiled operation under the measured ceilings\n"
+		"                      (DIR/profile/results.json and DIR/ceilings.json)\n"
+		"\n"
+		"  --format LIST   image formats, png (pngcairo) and svg, both 1000x700 [png,svg]\n"
+		"\n"
+		"Needs gnuplot (apt-get install gnuplot-nox); MEMSIM_GNUPLOT names another program\n"
+		"[gnuplot on PATH]. Without it the data files and scripts are still written and\n"
+		"the exit status is 1.\n");
+}
+
+static bool
+nonempty_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/* Runs gnuplot on each script; marks the images drawn. Returns false after printing the
+ * first failure. */
+static bool
+draw_all(struct plot_set *set, const char *gnuplot)
+{
+	for (size_t i = 0; i < set->nplots; i++) {
+		struct plot_info *p = &set->plots[i];
+		char gp[4400], log[4400], png[4400], svg[4400], why[512], words[1024];
+		char *argv[] = { (char *)gnuplot, gp, NULL };
+		int rc;
+
+		snprintf(gp, sizeof(gp), "%s/%s.gp", set->dir, p->name);
+		snprintf(log, sizeof(log), "%s/%s.log", set->dir, p->name);
+		snprintf(png, sizeof(png), "%s/%s.png", set->dir, p->name);
+		snprintf(svg, sizeof(svg), "%s/%s.svg", set->dir, p->name);
+		unlink(png);
+		unlink(svg);
+		rc = spawn_wait(argv, NULL, log, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "memsim: plot: %s (its log: %s)\n", why, log);
+			return false;
+		}
+		if (rc != 0) {
+			spawn_last_line(log, words, sizeof(words));
+			fprintf(stderr,
+				"memsim: plot: gnuplot failed on %s.gp (exit status %d): %s "
+				"(its log: %s)\n",
+				p->name, rc, words[0] ? words : "no message", log);
+			return false;
+		}
+		p->png = nonempty_file(png);
+		p->svg = nonempty_file(svg);
+		if (((set->formats & PLOT_FORMAT_PNG) && !p->png) ||
+		    ((set->formats & PLOT_FORMAT_SVG) && !p->svg)) {
+			fprintf(stderr, "memsim: plot: gnuplot wrote no %s (its log: %s)\n",
+				!p->png && (set->formats & PLOT_FORMAT_PNG) ? png : svg, log);
+			return false;
+		}
+		unlink(log);
+		printf("%-22s %s/%s.%s%s\n", p->name, set->dir, p->name, p->png ? "png" : "svg",
+		       p->png && p->svg ? ", .svg" : "");
+	}
+	return true;
+}
+
+int
+cmd_plot(int argc, char **argv)
+{
+	static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	unsigned formats = PLOT_FORMAT_PNG | PLOT_FORMAT_SVG;
+	struct plot_input in;
+	struct plot_set set = { 0 };
+	const char *dir, *msg, *env = getenv("MEMSIM_GNUPLOT");
+	char err[1024], gnuplot[4096];
+	bool input_error = false;
+	int opt, rc = EXIT_OK;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if ((msg = plot_parse_formats(optarg, &formats)))
+				return usage_error("plot", "%s", msg);
+			break;
+		case 'h':
+			usage_plot(stdout);
+			return EXIT_OK;
+		default:
+			return option_error("plot", opt, argv);
+		}
+	}
+	if (optind == argc)
+		return usage_error("plot", "plot needs a study directory DIR");
+	if (argc - optind > 1)
+		return usage_error("plot", "plot takes one directory, not '%s' too",
+				   argv[optind + 1]);
+	dir = argv[optind];
+
+	rc = plot_input_load(&in, dir);
+	if (rc) {
+		fprintf(stderr, "memsim: plot: cannot read %s: %s\n", dir, strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	rc = plot_set_write(&set, &in, formats, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "memsim: plot: %s\n", err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	plot_set_remove_stale(&set);
+	for (size_t i = 0; i < set.nskipped; i++) {
+		printf("skipped %s: %s\n", set.skipped[i].name, set.skipped[i].reason);
+		input_error |= set.skipped[i].error;
+	}
+	rc = EXIT_OK;
+	if (set.nplots == 0) {
+		fprintf(stderr,
+			"memsim: plot: nothing to plot in %s: none of lab/results.json, "
+			"exact/results.json, profile/results.json is usable\n",
+			dir);
+		rc = EXIT_RUNTIME;
+	} else if (!spawn_find(env && *env ? env : "gnuplot", gnuplot, sizeof(gnuplot))) {
+		fprintf(stderr,
+			"memsim: plot: %s not found%s; the data (.dat) and gnuplot scripts (.gp) "
+			"are in %s (install gnuplot with `apt-get install gnuplot-nox`, then run "
+			"memsim plot again or gnuplot %s/NAME.gp)\n",
+			env && *env ? env : "gnuplot", env && *env ? "" : " on PATH", set.dir,
+			set.dir);
+		rc = EXIT_RUNTIME;
+	} else if (!draw_all(&set, gnuplot)) {
+		rc = EXIT_RUNTIME;
+	}
+	if (plot_write_index(&set, err, sizeof(err))) {
+		fprintf(stderr, "memsim: plot: %s\n", err);
+		rc = EXIT_RUNTIME;
+	} else if (rc == EXIT_OK) {
+		printf("index: %s/index.json (%zu plots drawn, %zu skipped)\n", set.dir, set.nplots,
+		       set.nskipped);
+	}
+	/* An input there but unusable: its plots were skipped above; the status says so. */
+	if (input_error && rc == EXIT_OK) {
+		for (int s = 0; s < PLOT_SOURCES; s++)
+			if (in.present[s] && !in.usable[s])
+				fprintf(stderr, "memsim: plot: %s\n", in.error[s]);
+		rc = EXIT_RUNTIME;
+	}
+out:
+	plot_set_finish(&set);
+	plot_input_finish(&in);
+	return rc;
+}

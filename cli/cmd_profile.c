@@ -1,0 +1,310 @@
+/*
+ * `memsim profile`: the per-operation profile of an attention layer (measure/profile.h), one JSON
+ * line per row in DIR/results.json, written and flushed as each row is measured, a
+ * DIR/manifest.json, and a table.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "measure/profile.h"
+#include "sim/util.h"
+
+void
+usage_profile(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim profile [--T LIST] [--d-model D] [--heads H] [--kernel LIST]\n"
+		"                      [--cache SPEC|PRESET] [--min-time SECONDS] [--reps R]\n"
+		"                      [--seed N] [--out DIR] [--json FILE]\n"
+		"\n"
+		"Times each operation of an attention layer natively, for each sequence length T:\n"
+		"qkv_proj and out_proj (the proj kernel), the naive kernel's scores, softmax and av\n"
+		"one phase at a time, each flash kernel whole (op \"attention\"), and the whole\n"
+		"layer (op \"layer\": qkv_proj + the attention ops + out_proj, per attention\n"
+		"kernel). Each op: a warm-up call, calls per repetition calibrated once so that a\n"
+		"repetition takes at least --min-time, then R repetitions; p50, p95, p99 and mean\n"
+		"of the time per call. Next to it: FLOPs, the DRAM bytes of that phase in one\n"
+		"traced run under --cache (from cold, the final flush in no phase), intensity =\n"
+		"FLOPs / bytes, GFLOP/s = FLOPs / p50, tokens/s = T / p50.\n"
+		"\n"
+		"  --T LIST           sequence lengths, comma-separated [64,128,256,512]\n"
+		"  --d-model D        model width [64]; d_head = D / heads\n"
+		"  --heads H          heads, dividing D [4]\n"
+		"  --kernel LIST      attention kernels: naive, flash1, flash2 [naive,flash2]\n"
+		"  --cache SPEC       cache of the traced runs, a spec or preset [host]; a level\n"
+		"                     L1=32K:8:64 is Cachegrind's --D1=32768,8,64\n"
+		"  --min-time SECONDS work per repetition [0.05]\n"
+		"  --reps R           repetitions per op [30]\n"
+		"  --seed N           inputs [1]\n"
+		"  --out DIR          DIR/results.json (one row per line, replaced) and\n"
+		"                     DIR/manifest.json [out/profile]\n"
+		"  --json FILE        also {\"manifest\": ..., \"rows\": [...]} to FILE ('-': stdout)\n");
+}
+
+/* "64,128" into c->T; returns 0 or EXIT_USAGE after a message. */
+static int
+parse_T(const char *text, struct profile_config *c)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	int rc = 0;
+
+	c->nT = 0;
+	if (!text[0] || text[strlen(text) - 1] == ',')
+		rc = usage_error("profile", "--T: '%s' is not a list of whole numbers", text);
+	for (char *item = strtok_r(copy, ",", &save); item && !rc;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (c->nT == PROFILE_MAX_T)
+			rc = usage_error("profile", "--T: more than %d values", PROFILE_MAX_T);
+		else if (!parse_u64(item, &c->T[c->nT++]))
+			rc = usage_error("profile", "--T: '%s' is not a whole number", item);
+	}
+	free(copy);
+	return rc;
+}
+
+/* "naive,flash2" into c->kernels, without repeats; returns 0 or EXIT_USAGE. */
+static int
+parse_kernels(const char *text, struct profile_config *c)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	int rc = 0;
+
+	c->nkernels = 0;
+	for (char *item = strtok_r(copy, ",", &save); item && !rc;
+	     item = strtok_r(NULL, ",", &save)) {
+		enum attn_kernel k;
+		bool seen = false;
+
+		if (!attn_kernel_parse(item, &k)) {
+			rc = usage_error("profile",
+					 "--kernel: unknown kernel '%s' (naive, flash1, flash2)",
+					 item);
+			break;
+		}
+		for (unsigned i = 0; i < c->nkernels; i++)
+			seen |= c->kernels[i] == k;
+		if (!seen && c->nkernels < ATTN_KERNEL_COUNT)
+			c->kernels[c->nkernels++] = k;
+	}
+	free(copy);
+	return rc;
+}
+
+/* A strict decimal number of seconds. */
+static bool
+parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	if (!s[0])
+		return false;
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno == 0 && *end == '\0' && isfinite(*out);
+}
+
+struct sink {
+	const struct profile_config *cfg;
+	FILE *results;
+	const char *results_path;
+	cJSON *rows; /* for --json; NULL without it */
+	unsigned written;
+	char err[600];
+};
+
+static int
+emit_row(const struct profile_row *r, void *ctx)
+{
+	struct sink *s = ctx;
+	cJSON *o = profile_row_json(s->cfg, r);
+	char *line = cJSON_PrintUnformatted(o);
+	int rc = 0;
+
+	if (!line || fprintf(s->results, "%s\n", line) < 0 || fflush(s->results) != 0) {
+		snprintf(s->err, sizeof(s->err), "cannot write %.500s: %s", s->results_path,
+			 strerror(errno));
+		rc = -EIO;
+	} else {
+		s->written++;
+	}
+	cJSON_free(line);
+	printf("%5llu  %-7s %-10s %10.4f %10.4f %9llu %9.3f %12.1f %8.2f %12.0f\n",
+	       (unsigned long long)r->T, attn_kernel_name(r->kernel), r->op, r->time.p50 * 1e3,
+	       r->time.p95 * 1e3, (unsigned long long)r->time.calls, r->flops / r->time.p50 / 1e9,
+	       (double)r->dram_bytes / 1024.0,
+	       r->dram_bytes ? r->flops / (double)r->dram_bytes : 0.0, (double)r->T / r->time.p50);
+	fflush(stdout);
+	if (s->rows)
+		cJSON_AddItemToArray(s->rows, o);
+	else
+		cJSON_Delete(o);
+	return rc;
+}
+
+int
+cmd_profile(int argc, char **argv)
+{
+	enum { OPT_T = OPT_FIRST_FREE, OPT_D_MODEL, OPT_MIN_TIME, OPT_REPS, OPT_OUT };
+	static const struct option opts[] = { { "T", required_argument, NULL, OPT_T },
+					      { "d-model", required_argument, NULL, OPT_D_MODEL },
+					      { "heads", required_argument, NULL, OPT_HEADS },
+					      { "kernel", required_argument, NULL, OPT_KERNEL },
+					      { "cache", required_argument, NULL, OPT_CACHE },
+					      { "min-time", required_argument, NULL, OPT_MIN_TIME },
+					      { "reps", required_argument, NULL, OPT_REPS },
+					      { "seed", required_argument, NULL, OPT_SEED },
+					      { "out", required_argument, NULL, OPT_OUT },
+					      { "json", required_argument, NULL, OPT_JSON },
+					      { "help", no_argument, NULL, OPT_HELP },
+					      { NULL, 0, NULL, 0 } };
+	struct profile_config c;
+	struct sink s = { 0 };
+	const char *out = "out/profile", *json = NULL, *cache = "host";
+	char path[4096], mpath[4096], err[512], buf[1024];
+	cJSON *manifest = NULL;
+	uint64_t v;
+	int opt, rc;
+
+	profile_config_init(&c);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP:
+			usage_profile(stdout);
+			return EXIT_OK;
+		case OPT_T:
+			if ((rc = parse_T(optarg, &c)))
+				return rc;
+			break;
+		case OPT_D_MODEL:
+			if (!parse_u64(optarg, &c.d_model))
+				return usage_error("profile",
+						   "--d-model: '%s' is not a whole number", optarg);
+			break;
+		case OPT_HEADS:
+			if (!parse_u64(optarg, &c.heads))
+				return usage_error("profile", "--heads: '%s' is not a whole number",
+						   optarg);
+			break;
+		case OPT_KERNEL:
+			if ((rc = parse_kernels(optarg, &c)))
+				return rc;
+			break;
+		case OPT_CACHE:
+			cache = optarg;
+			break;
+		case OPT_MIN_TIME:
+			if (!parse_seconds(optarg, &c.min_time))
+				return usage_error("profile",
+						   "--min-time: '%s' is not a number of seconds",
+						   optarg);
+			break;
+		case OPT_REPS:
+			if (!parse_u64(optarg, &v) || v == 0 || v > 100000)
+				return usage_error("profile", "--reps: '%s' is not 1 to 100000",
+						   optarg);
+			c.reps = (unsigned)v;
+			break;
+		case OPT_SEED:
+			if (!parse_u64(optarg, &c.seed))
+				return usage_error("profile", "--seed: '%s' is not a whole number",
+						   optarg);
+			break;
+		case OPT_OUT:
+			out = optarg;
+			break;
+		case OPT_JSON:
+			json = optarg;
+			break;
+		default:
+			return option_error("profile", opt, argv);
+		}
+	}
+	if (optind != argc)
+		return usage_error("profile", "unexpected argument '%s'", argv[optind]);
+	if (!out[0])
+		return usage_error("profile", "--out: empty directory name");
+	if (profile_config_check(&c, err, sizeof(err)))
+		return usage_error("profile", "%s", err);
+	if (spec_parse(cache, &c.spec, err, sizeof(err)))
+		return usage_error("profile", "--cache: %s", err);
+	c.spec.cache.seed = c.seed;
+
+	if ((rc = mkdir_p(out))) {
+		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	snprintf(path, sizeof(path), "%s/results.json", out);
+	snprintf(mpath, sizeof(mpath), "%s/manifest.json", out);
+	s.cfg = &c;
+	s.results_path = path;
+	s.results = fopen(path, "w");
+	if (!s.results) {
+		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	manifest = profile_manifest(&c, argc, argv);
+	if (report_write_json(mpath, manifest, err, sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (json)
+		s.rows = cJSON_CreateArray();
+
+	printf("memsim profile: d_model=%llu heads=%llu d_head=%llu %s Br=%llu Bc=%llu, %g s x %u "
+	       "repetitions per op\n",
+	       (unsigned long long)c.d_model, (unsigned long long)c.heads,
+	       (unsigned long long)(c.d_model / c.heads), attn_dtype_name(c.dtype),
+	       (unsigned long long)c.Br, (unsigned long long)c.Bc, c.min_time, c.reps);
+	printf("DRAM bytes: one traced run from cold under %s%s%s\n",
+	       c.spec.preset[0] ? c.spec.preset : "the spec", c.spec.preset[0] ? " = " : " ",
+	       spec_format(&c.spec, buf, sizeof(buf)));
+	if (c.spec.note[0])
+		printf("note: %s\n", c.spec.note);
+	printf("\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op", "p50 ms",
+	       "p95 ms", "calls", "GFLOP/s", "DRAM KiB", "FLOP/B", "tokens/s");
+	fflush(stdout);
+	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "memsim: profile: %s\n", rc == -EIO ? s.err : err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(doc, "manifest", manifest);
+		cJSON_AddItemToObject(doc, "rows", s.rows);
+		manifest = NULL;
+		s.rows = NULL;
+		if (report_write_json(json, doc, err, sizeof(err))) {
+			fprintf(stderr, "memsim: %s\n", err);
+			rc = EXIT_RUNTIME;
+		}
+		cJSON_Delete(doc);
+		if (rc)
+			goto out;
+	}
+	printf("\nwrote %u rows to %s; %s\n", s.written, path, mpath);
+out:
+	if (fclose(s.results) != 0 && rc == 0) {
+		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		rc = EXIT_RUNTIME;
+	}
+	cJSON_Delete(manifest);
+	cJSON_Delete(s.rows);
+	return rc;
+}

@@ -1,0 +1,90 @@
+#include "config.h"
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/compare.h"
+#include "analysis/formulas.h"
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "analysis/evaluate.h"
+
+void
+usage_run(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim run --kernel naive|flash1|flash2|proj [--N N] [--d D] [--heads H]\n"
+		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
+		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
+		"                  [--no-flush] [--seed N] [--json FILE]\n"
+		"\n"
+		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
+		"per array next to the formulas.\n"
+		"\n"
+		"  --N, --d            sequence length, head dimension [1024, 64]\n"
+		"  --heads, --kv-heads query heads and key/value heads (grouped-query) [1, = heads]\n"
+		"  --batch             [1]\n"
+		"  --dtype             storage type; compute is fp32 [fp32]\n"
+		"  --Br, --Bc          query and key/value tile rows [64, 64]\n"
+		"  --causal            causal mask\n"
+		"  --softmax-separate  naive: P in its own array (default: over S)\n"
+		"  --cache             cache spec or preset [lab]\n"
+		"  --no-flush          leave dirty lines in the caches at the end\n"
+		"  --seed              input values and random replacement [1]\n"
+		"  --json FILE         write the report as JSON (- for stdout)\n");
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = { KERNEL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	struct kernel_options o;
+	struct spec spec;
+	struct study st;
+	char err[512], buf[512];
+	int opt, rc;
+
+	kernel_options_init(&o);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			usage_run(stdout);
+			return EXIT_OK;
+		}
+		rc = kernel_option(&o, opt, optarg, "run");
+		if (rc == 0)
+			return option_error("run", opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error("run", "unexpected argument '%s'", argv[optind]);
+	if ((rc = kernel_options_finish(&o, &spec, "run", true)))
+		return rc;
+	if (study_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	printf("memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
+	       kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
+	       st.sim.seconds);
+	report_print_cache(stdout, st.sim.cache);
+	compare_print(stdout, &st.f, &st.cmp);
+	rc = EXIT_OK;
+	if (o.json_path) {
+		cJSON *root = study_json(&st, argc, argv);
+
+		if (report_write_json(o.json_path, root, err, sizeof(err))) {
+			fprintf(stderr, "memsim: %s\n", err);
+			rc = EXIT_RUNTIME;
+		}
+		cJSON_Delete(root);
+	}
+	study_finish(&st);
+	return rc;
+}

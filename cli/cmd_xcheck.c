@@ -1,0 +1,756 @@
+/*
+ * `memsim xcheck`: one kernel configuration measured by memsim and by tools memsim did not
+ * write, side by side. memsim simulates the traced build under each tool's cache model;
+ * Cachegrind and Callgrind run the native build of the same source (`memsim native`), and
+ * PAPI counts the native run in this process.
+ *
+ *  Cachegrind  the per-function counts of the kernel's own functions (attn_*_native), read
+ *              from cachegrind.out: set-up, fill and the cache-evicting sweep are left out.
+ *  Callgrind   the region between client requests around the kernel (START flushes its
+ *              caches: the region starts cold, as memsim's run does), with write-backs
+ *              simulated, and once more with its hardware-prefetch model.
+ *  PAPI        see measure/papi_count.h.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "measure/vgout.h"
+#include "analysis/xcheck.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "measure/papi_count.h"
+#include "measure/spawn.h"
+#include "analysis/evaluate.h"
+#include "sim/util.h"
+
+enum {
+	WITH_CACHEGRIND = 1,
+	WITH_CALLGRIND = 2,
+	WITH_PAPI = 4,
+};
+
+#define KERNEL_REGION "Client Request: memsim-kernel"
+
+#if defined(HAVE_PAPI) && HAVE_PAPI
+#define WITH_PAPI_BUILT 1
+#else
+#define WITH_PAPI_BUILT 0
+#endif
+
+void
+usage_xcheck(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim xcheck --kernel K [size options as for run] [--cache SPEC]\n"
+		"                     [--with cachegrind,callgrind,papi] [--keep DIR] [--json FILE]\n"
+		"\n"
+		"Measures one configuration with memsim and with tools memsim did not write, and\n"
+		"prints them side by side with each one's ratio to memsim:\n"
+		"  the lab and exact formulas      against memsim's DRAM bytes\n"
+		"  Cachegrind (kernel functions)   D1 and LL data misses, against memsim under\n"
+		"                                  Cachegrind's model (no write-backs)\n"
+		"  Callgrind (client requests)     D1, LL misses and LL write-backs, against memsim\n"
+		"                                  under Callgrind's write-back model; once more\n"
+		"                                  with its hardware-prefetch model\n"
+		"  PAPI                            DRAM bytes from hardware counters on the native\n"
+		"                                  run, against memsim on the host preset\n"
+		"\n"
+		"  --cache SPEC   D1 and LL (and I1) for the Valgrind tools and memsim: two LRU data\n"
+		"                 levels [cachegrind]; policy words are set per tool\n"
+		"  --with LIST    tools to run [cachegrind,callgrind%s]\n"
+		"  --keep DIR     keep the tools' output files in DIR (default: a temporary\n"
+		"                 directory, removed unless a tool fails)\n"
+		"  --json FILE    also write the table as JSON\n"
+		"\n"
+		"MEMSIM_VALGRIND names the valgrind program [valgrind on PATH].\n",
+		WITH_PAPI_BUILT ? ",papi" : "");
+}
+
+static int
+parse_with(const char *arg, unsigned *with)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*with = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "cachegrind") == 0)
+			*with |= WITH_CACHEGRIND;
+		else if (strcmp(tok, "callgrind") == 0)
+			*with |= WITH_CALLGRIND;
+		else if (strcmp(tok, "papi") == 0)
+			*with |= WITH_PAPI;
+		else
+			return usage_error(
+				"xcheck", "--with: unknown tool '%s' (cachegrind, callgrind, papi)",
+				tok);
+	}
+	if (!*with)
+		return usage_error("xcheck", "--with: no tool named");
+	return 0;
+}
+
+/* The tools' geometry: D1 and LL from the spec, I1 from it or else like D1. */
+struct geometry {
+	struct cache_level_config i1, d1, ll;
+	bool i1_given;
+	char args[3][64]; /* --I1=..., --D1=..., --LL=... */
+};
+
+static const char *
+geometry_check(const struct spec *s)
+{
+	const struct cache_config *c = &s->cache;
+
+	if (c->levels != 2)
+		return "needs exactly two data levels (D1 and LL), as Cachegrind and Callgrind "
+		       "simulate";
+	for (unsigned i = 0; i < 2; i++)
+		if (c->level[i].repl != CACHE_REPL_LRU)
+			return "needs LRU replacement, the only one Valgrind simulates";
+	if (c->has_icache && c->icache.repl != CACHE_REPL_LRU)
+		return "needs LRU replacement, the only one Valgrind simulates";
+	if (s->tiles_in_scratch)
+		return "cannot put tiles in scratch: the native kernel's tiles are memory";
+	return NULL;
+}
+
+static void
+geometry_from_spec(const struct spec *s, struct geometry *g)
+{
+	const struct cache_level_config *lv[3];
+	static const char *const names[3] = { "I1", "D1", "LL" };
+
+	g->d1 = s->cache.level[0];
+	g->ll = s->cache.level[1];
+	g->i1_given = s->cache.has_icache;
+	g->i1 = g->i1_given ? s->cache.icache : g->d1;
+	lv[0] = &g->i1;
+	lv[1] = &g->d1;
+	lv[2] = &g->ll;
+	for (int i = 0; i < 3; i++)
+		snprintf(g->args[i], sizeof(g->args[i]), "--%s=%llu,%u,%u", names[i],
+			 (unsigned long long)lv[i]->size_bytes, lv[i]->assoc, lv[i]->line_bytes);
+}
+
+/* memsim's spec for one tool's model over geometry g. */
+static void
+model_spec(const struct spec *base, bool callgrind, struct spec *out)
+{
+	*out = *base;
+	out->preset[0] = '\0';
+	out->cache.has_icache = true;
+	out->cache.icache = base->cache.has_icache ? base->cache.icache : base->cache.level[0];
+	snprintf(out->cache.icache.name, sizeof(out->cache.icache.name), "I1");
+	for (unsigned i = 0; i < 2; i++) {
+		struct cache_level_config *l = &out->cache.level[i];
+
+		l->write = CACHE_WRITE_BACK;
+		l->alloc = CACHE_ALLOC_FETCH;
+		l->inclusion = CACHE_INCL_NINE;
+		l->quiet_writebacks = false;
+	}
+	if (callgrind)
+		out->cache.level[0].write = CACHE_WRITE_THROUGH; /* callgrind/sim.c */
+	else
+		out->cache.level[1].quiet_writebacks = true; /* cachegrind/cg_sim.c */
+}
+
+/* Bytes of the tiles the kernel's innermost loop sweeps per query row (K and V tiles plus the
+ * rows it updates): when they fill D1, its misses depend on every other line in use. */
+static uint64_t
+inner_tile_bytes(const struct attn_config *c)
+{
+	switch (c->kernel) {
+	case ATTN_FLASH1:
+	case ATTN_FLASH2:
+		return (2 * c->Bc * c->d + 2 * c->d + c->Bc) * 4;
+	default:
+		return (c->Bc * c->d + c->d + c->Bc) * 4;
+	}
+}
+
+struct run_ctx {
+	const char *dir;
+	const char *valgrind;
+	char self[4096];
+	struct kernel_argv kargs;
+	char evict[32];
+	bool failed_keep; /* a tool failed: keep the directory for the user */
+};
+
+/* Runs valgrind with tool_args, then `memsim native` with the kernel's options. Returns 0, or
+ * -1 with a one-line message. */
+static int
+run_valgrind(struct run_ctx *r, const char *name, char *const *tool_args, double *seconds,
+	     char *err, size_t errlen)
+{
+	char *argv[64], out[1100], log[1100], words[512], why[512];
+	int n = 0, rc;
+	double t0;
+
+	argv[n++] = (char *)r->valgrind;
+	for (int i = 0; tool_args[i]; i++)
+		argv[n++] = tool_args[i];
+	argv[n++] = r->self;
+	argv[n++] = "native";
+	for (int i = 0; i < r->kargs.argc; i++)
+		argv[n++] = r->kargs.argv[i];
+	argv[n++] = "--evict";
+	argv[n++] = r->evict;
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/%s.stdout", r->dir, name);
+	snprintf(log, sizeof(log), "%s/%s.log", r->dir, name);
+	t0 = now_seconds();
+	rc = spawn_wait(argv, out, log, why, sizeof(why));
+	*seconds = now_seconds() - t0;
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", name, why);
+		r->failed_keep = true;
+		return -1;
+	}
+	if (rc != 0) {
+		spawn_last_line(log, words, sizeof(words));
+		snprintf(err, errlen, "%s failed (exit status %d): %s (its log: %s)", name, rc,
+			 words[0] ? words : "no message", log);
+		r->failed_keep = true;
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+kernel_function(const char *fn, void *arg)
+{
+	(void)arg;
+	/* attn_flash2_native, attn_dispatch_native, attn_run_native and GCC's clones of them
+	 * (".part.0", ".constprop.0"); the kernels' helpers are always inlined into them. */
+	return strncmp(fn, "attn_", 5) == 0 && strstr(fn, "_native") != NULL;
+}
+
+static uint64_t
+get(const struct vg_counts *c, const char *name)
+{
+	uint64_t v = 0;
+
+	vg_counts_get(c, name, &v);
+	return v;
+}
+
+static int
+run_cachegrind(struct run_ctx *r, const struct geometry *g, struct xcheck_row *row, char *err,
+	       size_t errlen)
+{
+	char file[1100], outopt[1200];
+	char *args[] = { "--tool=cachegrind",
+			 "--cache-sim=yes",
+			 (char *)g->args[0],
+			 (char *)g->args[1],
+			 (char *)g->args[2],
+			 outopt,
+			 NULL };
+	struct vg_counts c;
+	static const char *const need[] = { "D1mr", "D1mw", "DLmr", "DLmw" };
+	bool all;
+
+	snprintf(file, sizeof(file), "%s/cachegrind.out", r->dir);
+	snprintf(outopt, sizeof(outopt), "--cachegrind-out-file=%s", file);
+	if (run_valgrind(r, "cachegrind", args, &row->seconds, err, errlen))
+		return -1;
+	if (vg_cachegrind_read(file, kernel_function, NULL, &c, err, errlen)) {
+		r->failed_keep = true;
+		return -1;
+	}
+	vg_counts_sum(&c, need, 4, &all);
+	if (!all) {
+		snprintf(err, errlen,
+			 "%s: no D1mr/D1mw/DLmr/DLmw events: was --cache-sim=yes lost?", file);
+		r->failed_keep = true;
+		return -1;
+	}
+	row->q[XCHECK_D1_MISSES] = (double)(get(&c, "D1mr") + get(&c, "D1mw"));
+	row->q[XCHECK_LL_MISSES] = (double)(get(&c, "DLmr") + get(&c, "DLmw"));
+	row->q[XCHECK_DRAM_BYTES] = row->q[XCHECK_LL_MISSES] * g->ll.line_bytes;
+	snprintf(row->note, sizeof(row->note),
+		 "the self counts of the kernel's %u function records (attn_*_native) in %s; "
+		 "DRAM bytes are LL fills, (DLmr + DLmw) x %u B: Cachegrind counts no "
+		 "write-backs",
+		 c.functions, "cachegrind.out", g->ll.line_bytes);
+	return 0;
+}
+
+static int
+run_callgrind(struct run_ctx *r, const struct geometry *g, bool prefetch, struct xcheck_row *row,
+	      char *err, size_t errlen)
+{
+	const char *name = prefetch ? "callgrind-hwpref" : "callgrind";
+	char file[1100], outopt[1200], dump[1200];
+	char *args[] = { "--tool=callgrind",
+			 "--cache-sim=yes",
+			 "--simulate-wb=yes",
+			 "--instr-atstart=no",
+			 (char *)g->args[0],
+			 (char *)g->args[1],
+			 (char *)g->args[2],
+			 outopt,
+			 prefetch ? "--simulate-hwpref=yes" : NULL,
+			 NULL };
+	struct vg_counts c, tot;
+	static const char *const need[] = { "D1mr", "D1mw", "DLmr", "DLmw", "DLdmr", "DLdmw" };
+	double wb;
+	bool all;
+
+	snprintf(file, sizeof(file), "%s/%s.out", r->dir, name);
+	snprintf(outopt, sizeof(outopt), "--callgrind-out-file=%s", file);
+	if (run_valgrind(r, name, args, &row->seconds, err, errlen))
+		return -1;
+	/* DUMP_STATS_AT writes the region as the first numbered dump. */
+	snprintf(dump, sizeof(dump), "%s.1", file);
+	if (vg_callgrind_read(dump, KERNEL_REGION, kernel_function, NULL, &c, &tot, err, errlen)) {
+		r->failed_keep = true;
+		return -1;
+	}
+	vg_counts_sum(&c, need, 6, &all);
+	if (!all) {
+		snprintf(err, errlen, "%s: missing write-back events (DLdmr, DLdmw)", dump);
+		r->failed_keep = true;
+		return -1;
+	}
+	wb = (double)(get(&c, "ILdmr") + get(&c, "DLdmr") + get(&c, "DLdmw"));
+	row->q[XCHECK_D1_MISSES] = (double)(get(&c, "D1mr") + get(&c, "D1mw"));
+	row->q[XCHECK_LL_MISSES] = (double)(get(&c, "DLmr") + get(&c, "DLmw"));
+	row->q[XCHECK_WRITEBACKS] = wb;
+	row->q[XCHECK_DRAM_BYTES] = (row->q[XCHECK_LL_MISSES] + wb) * g->ll.line_bytes;
+	snprintf(row->note, sizeof(row->note),
+		 "the self costs of the kernel's functions (attn_*_native) in the region between "
+		 "client requests (callgrind.out.1; the whole region, with libm, the timer and "
+		 "stack set-up: %llu D1, %llu LL data misses); write-backs are LL misses that "
+		 "evicted a dirty line (ILdmr + DLdmr + DLdmw); lines still dirty at the end are "
+		 "not counted",
+		 (unsigned long long)(get(&tot, "D1mr") + get(&tot, "D1mw")),
+		 (unsigned long long)(get(&tot, "DLmr") + get(&tot, "DLmw")));
+	return 0;
+}
+
+/* Fills a memsim row from a simulated run. callgrind: LL misses are all L2 misses and
+ * write-backs are counted; else (Cachegrind's model) LL misses are L2's demand fills. */
+static void
+memsim_row(const struct study *st, bool callgrind, struct xcheck_row *row)
+{
+	const struct cache_level_stats *l1 = cache_level_stats(st->sim.cache, 0);
+	const struct cache_level_stats *l2 = cache_level_stats(st->sim.cache, 1);
+	const struct cache_traffic *dram = cache_dram(st->sim.cache);
+	unsigned line = st->spec.cache.level[1].line_bytes;
+	double evicted = (double)(dram->write_bytes - dram->flush_write_bytes);
+
+	row->q[XCHECK_D1_MISSES] = (double)(l1->read_misses + l1->write_misses);
+	row->seconds = st->sim.seconds;
+	if (callgrind) {
+		row->q[XCHECK_LL_MISSES] = (double)(l2->read_misses + l2->write_misses);
+		row->q[XCHECK_WRITEBACKS] = evicted / line;
+		row->q[XCHECK_DRAM_BYTES] = (double)dram->read_bytes + evicted;
+	} else {
+		row->q[XCHECK_LL_MISSES] = (double)l2->read_misses;
+		row->q[XCHECK_DRAM_BYTES] = (double)dram->read_bytes;
+	}
+}
+
+static void
+formula_rows(struct xcheck *x, const struct study *clg)
+{
+	const struct compare_total *lab = &clg->cmp.lab, *ex = &clg->cmp.exact;
+	struct xcheck_row *r;
+
+	if (lab->applicable) {
+		r = &x->rows[XCHECK_LAB];
+		r->shown = true;
+		snprintf(r->source, sizeof(r->source), "lab formula");
+		snprintf(r->model, sizeof(r->model), "no cache below tiles");
+		r->q[XCHECK_DRAM_BYTES] = lab->predicted;
+		r->basis[XCHECK_DRAM_BYTES] = lab->measured;
+		r->tolerance = lab->tolerance;
+		r->ref = XCHECK_MEMSIM_CLG;
+		snprintf(r->note, sizeof(r->note), "against %s%s%s", lab->basis,
+			 lab->within ? "" : "; ", lab->within ? "" : lab->why_not);
+	}
+	r = &x->rows[XCHECK_EXACT];
+	r->shown = true;
+	snprintf(r->source, sizeof(r->source), "exact formula");
+	snprintf(r->model, sizeof(r->model), "LL fully assoc. LRU");
+	r->q[XCHECK_DRAM_BYTES] = ex->predicted;
+	r->basis[XCHECK_DRAM_BYTES] = ex->measured;
+	r->tolerance = ex->tolerance;
+	r->ref = XCHECK_MEMSIM_CLG;
+	snprintf(r->note, sizeof(r->note),
+		 "every array's DRAM bytes with the LL as a fully associative LRU cache, final "
+		 "flush included, against memsim's with its flush%s%s",
+		 ex->within ? "" : "; ", ex->within ? "" : ex->why_not);
+}
+
+static void add_note(struct xcheck *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+add_note(struct xcheck *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (x->nnotes >= sizeof(x->notes) / sizeof(x->notes[0]))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(x->notes[x->nnotes++], sizeof(x->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* Removes the files this command wrote into dir, then dir if we made it. */
+static void
+cleanup_dir(const char *dir, bool made)
+{
+	static const char *const names[] = {
+		"cachegrind.out",       "cachegrind.log",          "cachegrind.stdout",
+		"callgrind.out",        "callgrind.out.1",         "callgrind.log",
+		"callgrind.stdout",     "callgrind-hwpref.out",    "callgrind-hwpref.out.1",
+		"callgrind-hwpref.log", "callgrind-hwpref.stdout",
+	};
+	char path[1200];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	if (made)
+		rmdir(dir);
+}
+
+static void
+run_native(void *arg)
+{
+	attn_run_native(arg);
+}
+
+/* memsim on the host preset (what a hardware counter would see: no final flush) and the
+ * native kernel counted by PAPI in this process, cold as the simulated run is. Returns 0, or
+ * -1 with a message when the run itself could not be made. */
+static int
+papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *rep, char *err,
+	  size_t errlen)
+{
+	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST], *p = &x->rows[XCHECK_PAPI];
+	struct spec host;
+	struct study st;
+	struct attn_data *d;
+	uint64_t line = 64, evict;
+	char buf[512], spec_text[512];
+
+	p->shown = true;
+	snprintf(p->source, sizeof(p->source), "PAPI");
+	snprintf(p->model, sizeof(p->model), "this machine");
+	if (spec_parse("host", &host, buf, sizeof(buf))) {
+		/* No sysfs cache description: PAPI still runs, without a memsim row beside it. */
+		snprintf(m->note, sizeof(m->note), "no host preset: %s", buf);
+		evict = 256ull << 20;
+	} else {
+		const struct cache_level_config *ll = &host.cache.level[host.cache.levels - 1];
+
+		if (study_run(&st, &o->cfg, &host, false, o->seed, true, err, errlen))
+			return -1;
+		m->shown = true;
+		snprintf(m->source, sizeof(m->source), "memsim");
+		snprintf(m->model, sizeof(m->model), "host preset");
+		memsim_row(&st, false, m);
+		m->q[XCHECK_D1_MISSES] = m->q[XCHECK_LL_MISSES] = -1;
+		m->q[XCHECK_DRAM_BYTES] = (double)(cache_dram(st.sim.cache)->read_bytes +
+						   cache_dram(st.sim.cache)->write_bytes);
+		snprintf(m->note, sizeof(m->note),
+			 "traced run on %s (from sysfs%s%s); DRAM bytes read and written, no final "
+			 "flush, as a counter read at the kernel's end sees them",
+			 spec_format(&host, spec_text, sizeof(spec_text)), host.note[0] ? ": " : "",
+			 host.note);
+		study_finish(&st);
+		line = ll->line_bytes;
+		evict = 2 * ll->size_bytes;
+		p->ref = XCHECK_MEMSIM_HOST;
+	}
+	if (evict > (1ull << 30))
+		evict = 1ull << 30;
+	d = attn_data_create(&o->cfg, err, errlen);
+	if (!d)
+		return -1;
+	attn_data_fill(d, o->seed);
+	if (attn_evict_caches(evict)) {
+		snprintf(err, errlen, "cannot allocate %llu bytes to evict the caches",
+			 (unsigned long long)evict);
+		attn_data_destroy(d);
+		return -1;
+	}
+	papi_measure(run_native, d, line, rep);
+	attn_data_destroy(d);
+	p->seconds = rep->seconds;
+	if (rep->dram_read_counted || rep->dram_write_counted)
+		p->q[XCHECK_DRAM_BYTES] = (double)(rep->dram_read_bytes + rep->dram_write_bytes);
+	snprintf(p->note, sizeof(p->note), "%s; %s%s%s", papi_report_line(rep, buf, sizeof(buf)),
+		 rep->reason, rep->strategy && rep->strategy->leaves_out ? "; " : "",
+		 rep->strategy && rep->strategy->leaves_out ? rep->strategy->leaves_out : "");
+	return 0;
+}
+
+static int
+xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, const char *keep_dir,
+	    int argc, char **argv)
+{
+	struct xcheck x;
+	struct geometry g;
+	struct spec cg_spec, clg_spec;
+	struct study cg, clg;
+	struct run_ctx r;
+	char dir[1024], err[4096], buf[512];
+	bool made_dir = false, have_cg = false, have_clg = false, have_papi = false;
+	struct papi_report papi;
+	int rc = EXIT_RUNTIME;
+	ssize_t n;
+
+	memset(&r, 0, sizeof(r));
+	xcheck_init(&x);
+	geometry_from_spec(spec, &g);
+	model_spec(spec, false, &cg_spec);
+	model_spec(spec, true, &clg_spec);
+	kernel_config_str(&o->cfg, x.config, sizeof(x.config));
+	{
+		char a[64], b[64], c[64];
+
+		snprintf(x.geometry, sizeof(x.geometry), "I1=%s D1=%s LL=%s%s",
+			 format_size_bytes(g.i1.size_bytes, a, sizeof(a)),
+			 format_size_bytes(g.d1.size_bytes, b, sizeof(b)),
+			 format_size_bytes(g.ll.size_bytes, c, sizeof(c)),
+			 g.i1_given ? "" : " (I1 not in --cache: D1's geometry)");
+		snprintf(x.geometry + strlen(x.geometry), sizeof(x.geometry) - strlen(x.geometry),
+			 ", ways %u/%u/%u, lines %u/%u/%u B", g.i1.assoc, g.d1.assoc, g.ll.assoc,
+			 g.i1.line_bytes, g.d1.line_bytes, g.ll.line_bytes);
+	}
+	snprintf(x.valgrind_args, sizeof(x.valgrind_args), "%s %s %s", g.args[0], g.args[1],
+		 g.args[2]);
+
+	/* Tools first checked, so a missing one stops us before anything runs. */
+	if (with & (WITH_CACHEGRIND | WITH_CALLGRIND)) {
+		const char *vg = getenv("MEMSIM_VALGRIND");
+		static char path[4096];
+
+		if (!spawn_find(vg && *vg ? vg : "valgrind", path, sizeof(path))) {
+			fprintf(stderr,
+				"memsim: xcheck: %s not found%s (install the valgrind package, or "
+				"leave cachegrind and callgrind out of --with)\n",
+				vg && *vg ? vg : "valgrind", vg && *vg ? "" : " on PATH");
+			return EXIT_RUNTIME;
+		}
+		r.valgrind = path;
+	}
+	if ((with & WITH_PAPI) && !WITH_PAPI_BUILT) {
+		fprintf(stderr, "memsim: xcheck: --with papi: this memsim was built without PAPI "
+				"(install libpapi-dev, then rebuild)\n");
+		return EXIT_RUNTIME;
+	}
+	n = readlink("/proc/self/exe", r.self, sizeof(r.self) - 1);
+	if (n <= 0) {
+		fprintf(stderr,
+			"memsim: xcheck: cannot find the memsim executable (/proc/self/exe)\n");
+		return EXIT_RUNTIME;
+	}
+	r.self[n] = '\0';
+	kernel_config_argv(&o->cfg, o->seed, &r.kargs);
+	/* Twice the LL evicts every line of an LRU LL before the kernel starts. */
+	snprintf(r.evict, sizeof(r.evict), "%llu", (unsigned long long)(2 * g.ll.size_bytes));
+
+	if (keep_dir) {
+		int e = mkdir_p(keep_dir);
+
+		if (e) {
+			fprintf(stderr, "memsim: xcheck: --keep: cannot create %s: %s\n", keep_dir,
+				strerror(-e));
+			return EXIT_RUNTIME;
+		}
+		snprintf(dir, sizeof(dir), "%s", keep_dir);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		if (tmp && strlen(tmp) > 900)
+			tmp = NULL;
+
+		snprintf(dir, sizeof(dir), "%s/memsim-xcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir)) {
+			fprintf(stderr, "memsim: xcheck: cannot create a directory in %s: %s\n",
+				tmp && *tmp ? tmp : "/tmp", strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		made_dir = true;
+	}
+	r.dir = dir;
+
+	/* memsim under each tool's model. */
+	if (study_run(&cg, &o->cfg, &cg_spec, false, o->seed, true, err, sizeof(err))) {
+		fprintf(stderr, "memsim: xcheck: %s\n", err);
+		goto out;
+	}
+	have_cg = true;
+	if (study_run(&clg, &o->cfg, &clg_spec, true, o->seed, true, err, sizeof(err))) {
+		fprintf(stderr, "memsim: xcheck: %s\n", err);
+		goto out;
+	}
+	have_clg = true;
+	formula_rows(&x, &clg);
+	x.rows[XCHECK_MEMSIM_CG].shown = true;
+	snprintf(x.rows[XCHECK_MEMSIM_CG].source, sizeof(x.rows[0].source), "memsim");
+	snprintf(x.rows[XCHECK_MEMSIM_CG].model, sizeof(x.rows[0].model), "Cachegrind's");
+	memsim_row(&cg, false, &x.rows[XCHECK_MEMSIM_CG]);
+	snprintf(x.rows[XCHECK_MEMSIM_CG].note, sizeof(x.rows[0].note), "traced run on %s",
+		 spec_format(&cg_spec, buf, sizeof(buf)));
+	x.rows[XCHECK_MEMSIM_CLG].shown = true;
+	snprintf(x.rows[XCHECK_MEMSIM_CLG].source, sizeof(x.rows[0].source), "memsim");
+	snprintf(x.rows[XCHECK_MEMSIM_CLG].model, sizeof(x.rows[0].model), "Callgrind's");
+	memsim_row(&clg, true, &x.rows[XCHECK_MEMSIM_CLG]);
+	snprintf(x.rows[XCHECK_MEMSIM_CLG].note, sizeof(x.rows[0].note),
+		 "traced run on %s; write-backs and DRAM bytes without the final flush",
+		 spec_format(&clg_spec, buf, sizeof(buf)));
+
+	if (with & WITH_CACHEGRIND) {
+		struct xcheck_row *row = &x.rows[XCHECK_CACHEGRIND];
+
+		row->shown = true;
+		row->ref = XCHECK_MEMSIM_CG;
+		snprintf(row->source, sizeof(row->source), "Cachegrind");
+		snprintf(row->model, sizeof(row->model), "Cachegrind's");
+		if (run_cachegrind(&r, &g, row, err, sizeof(err))) {
+			fprintf(stderr, "memsim: xcheck: %s\n", err);
+			goto out;
+		}
+	}
+	if (with & WITH_CALLGRIND) {
+		struct xcheck_row *row = &x.rows[XCHECK_CALLGRIND], *pf;
+
+		row->shown = true;
+		row->ref = XCHECK_MEMSIM_CLG;
+		snprintf(row->source, sizeof(row->source), "Callgrind");
+		snprintf(row->model, sizeof(row->model), "Callgrind's");
+		if (run_callgrind(&r, &g, false, row, err, sizeof(err))) {
+			fprintf(stderr, "memsim: xcheck: %s\n", err);
+			goto out;
+		}
+		pf = &x.rows[XCHECK_CALLGRIND_PF];
+		pf->shown = true;
+		snprintf(pf->source, sizeof(pf->source), "Callgrind + hw prefetch");
+		snprintf(pf->model, sizeof(pf->model), "Callgrind's + prefetch");
+		if (run_callgrind(&r, &g, true, pf, err, sizeof(err))) {
+			fprintf(stderr, "memsim: xcheck: %s\n", err);
+			goto out;
+		}
+		snprintf(
+			pf->note, sizeof(pf->note),
+			"--simulate-hwpref=yes: after 3 ascending (or descending) lines in a 4 KiB "
+			"page, each further one fetches the line 5 ahead into LL, uncounted; demand "
+			"LL misses change by %+.1f%% against Callgrind without it (prefetched lines "
+			"also evict lines still in use). Prefetch fills are DRAM traffic no "
+			"Callgrind event counts, so DRAM bytes are left blank; an LLC-miss counter "
+			"on prefetching hardware misses them too",
+			row->q[XCHECK_LL_MISSES] > 0
+				? (pf->q[XCHECK_LL_MISSES] / row->q[XCHECK_LL_MISSES] - 1) * 100
+				: 0.0);
+		pf->q[XCHECK_DRAM_BYTES] = -1; /* prefetch fills are not counted: unknown */
+	}
+	if (with & WITH_PAPI) {
+		if (papi_rows(&x, o, &papi, err, sizeof(err)))
+			goto out;
+		have_papi = true;
+	}
+	if (inner_tile_bytes(&o->cfg) + 2048 > g.d1.size_bytes)
+		add_note(
+			&x,
+			"the inner loop sweeps %.1f KiB of tiles per query row, which fills the "
+			"%.0f KiB D1: which sets overflow then depends on the few lines the "
+			"compiler's register spills and constant loads keep hot, which a "
+			"C-level trace cannot see, so D1 misses differ (LL misses do not); smaller "
+			"tiles (--Bc 32) leave room",
+			inner_tile_bytes(&o->cfg) / 1024.0, g.d1.size_bytes / 1024.0);
+
+	xcheck_print(stdout, &x);
+	rc = EXIT_OK;
+	if (o->json_path) {
+		cJSON *root = cJSON_CreateObject();
+
+		report_add_header(root, argc, argv);
+		report_add_config(root, &o->cfg, &cg_spec, false, o->seed);
+		xcheck_add_json(root, &x);
+		if (have_papi)
+			papi_report_json(&papi, cJSON_AddObjectToObject(root, "papi"));
+		if (report_write_json(o->json_path, root, err, sizeof(err))) {
+			fprintf(stderr, "memsim: xcheck: %s\n", err);
+			rc = EXIT_RUNTIME;
+		}
+		cJSON_Delete(root);
+	}
+out:
+	if (have_cg)
+		study_finish(&cg);
+	if (have_clg)
+		study_finish(&clg);
+	/* After a tool failed its files stay: the message named them. */
+	if (!r.failed_keep && !keep_dir)
+		cleanup_dir(dir, made_dir);
+	return rc;
+}
+
+int
+cmd_xcheck(int argc, char **argv)
+{
+	enum { OPT_WITH = OPT_FIRST_FREE, OPT_KEEP };
+	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
+					      { "with", required_argument, NULL, OPT_WITH },
+					      { "keep", required_argument, NULL, OPT_KEEP },
+					      { NULL, 0, NULL, 0 } };
+	struct kernel_options o;
+	struct spec spec;
+	unsigned with = WITH_CACHEGRIND | WITH_CALLGRIND | (WITH_PAPI_BUILT ? WITH_PAPI : 0);
+	const char *keep = NULL, *bad;
+	int opt, rc;
+
+	kernel_options_init(&o);
+	o.cache_text = "cachegrind";
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			usage_xcheck(stdout);
+			return EXIT_OK;
+		}
+		if (opt == OPT_WITH) {
+			if ((rc = parse_with(optarg, &with)))
+				return rc;
+			continue;
+		}
+		if (opt == OPT_KEEP) {
+			if (strlen(optarg) > 900)
+				return usage_error("xcheck",
+						   "--keep: the path is longer than 900 bytes");
+			keep = optarg;
+			continue;
+		}
+		rc = kernel_option(&o, opt, optarg, "xcheck");
+		if (rc == 0)
+			return option_error("xcheck", opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error("xcheck", "unexpected argument '%s'", argv[optind]);
+	if ((rc = kernel_options_finish(&o, &spec, "xcheck", true)))
+		return rc;
+	if ((bad = geometry_check(&spec)))
+		return usage_error("xcheck", "--cache %s: %s", o.cache_text, bad);
+	return xcheck_main(&o, &spec, with, keep, argc, argv);
+}

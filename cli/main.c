@@ -1,0 +1,154 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static int cmd_help(int argc, char **argv);
+static void usage_help(FILE *f);
+static int cmd_version(int argc, char **argv);
+static void usage_version(FILE *f);
+
+const struct command commands[] = {
+	{ "run", cmd_run, usage_run, "simulate an attention kernel and compare with the formulas" },
+	{ "formula", cmd_formula, usage_formula,
+	  "the lab and exact formulas alone, instantly, any size" },
+	{ "native", cmd_native, usage_native,
+	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "gpucheck", cmd_gpucheck, usage_gpucheck,
+	  "the CUDA kernels' DRAM bytes under Nsight Compute next to memsim's h100 preset" },
+	{ "report", cmd_report, usage_report,
+	  "the labs' questions answered from a study directory (report.md, report.html)" },
+	{ "xcheck", cmd_xcheck, usage_xcheck,
+	  "memsim next to Cachegrind, Callgrind and PAPI on the native build" },
+	{ "profile", cmd_profile, usage_profile,
+	  "time each operation of an attention layer natively, with FLOPs and bytes" },
+	{ "ceilings", cmd_ceilings, usage_ceilings,
+	  "measure this machine's bandwidth and peak FLOP/s for the roofline" },
+	{ "study", cmd_study, usage_study,
+	  "the default study: the lab's sweep and the exactness sweep" },
+	{ "table", cmd_table, usage_table, "print the comparison table of a sweep directory" },
+	{ "plot", cmd_plot, usage_plot,
+	  "draw a study directory's plots with gnuplot (PNG, SVG, data, scripts)" },
+	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
+	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
+	{ "replay", cmd_replay, usage_replay,
+	  "replay a trace (din, lackey, memsim) through a cache model" },
+	{ "presets", cmd_presets, usage_presets,
+	  "list the cache presets with their geometry and sources" },
+	{ "bench", cmd_bench, usage_bench,
+	  "measure replay speed on a synthetic attention-shaped trace" },
+	{ "help", cmd_help, usage_help, "show help for memsim or one command" },
+	{ "version", cmd_version, usage_version, "print the version" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct command *
+find_command(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static void
+usage_main(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim COMMAND [OPTIONS]\n\n"
+		"memsim counts the bytes a kernel moves to and from DRAM through a configurable\n"
+		"cache hierarchy, and compares them with closed-form formulas.\n\nCommands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
+		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
+}
+
+int
+usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "memsim: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'memsim help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+int
+option_error(const char *cmd, int opt, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return usage_error(cmd, "option '%s' needs a value", arg);
+	if (optopt && strncmp(arg, "--", 2) != 0)
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", arg);
+}
+
+static void
+usage_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim help [COMMAND]\n\nShows the options of COMMAND, or the list of commands.\n");
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		usage_main(stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return usage_error("help", "help takes one command name");
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	c->usage(stdout);
+	return EXIT_OK;
+}
+
+static void
+usage_version(FILE *f)
+{
+	fprintf(f, "Usage: memsim version\n");
+}
+
+static int
+cmd_version(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return usage_error("version", "version takes no arguments");
+	printf("memsim %s\n", MEMSIM_VERSION);
+	return EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2)
+		return usage_error(NULL, "no command given");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage_main(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,156 @@
+#include "cli/options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "sim/util.h"
+
+void
+kernel_options_init(struct kernel_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cfg.kernel = ATTN_FLASH2;
+	o->cfg.N = 1024;
+	o->cfg.d = 64;
+	o->cfg.heads = 1;
+	o->cfg.kv_heads = 0; /* = heads unless given */
+	o->cfg.batch = 1;
+	o->cfg.dtype = ATTN_FP32;
+	o->cfg.Br = 64;
+	o->cfg.Bc = 64;
+	o->cache_text = "lab";
+	o->flush = true;
+	o->seed = 1;
+}
+
+static int
+size_value(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	if (!parse_u64(arg, out))
+		return usage_error(cmd, "%s: '%s' is not a whole number", opt, arg);
+	return 0;
+}
+
+int
+kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cmd)
+{
+	struct attn_config *c = &o->cfg;
+
+	switch (opt) {
+	case OPT_KERNEL:
+		if (!attn_kernel_parse(arg, &c->kernel))
+			return usage_error(
+				cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2, proj)",
+				arg);
+		o->kernel_given = true;
+		return 1;
+	case OPT_N:
+		return size_value(cmd, "--N", arg, &c->N) ? EXIT_USAGE : 1;
+	case OPT_D:
+		return size_value(cmd, "--d", arg, &c->d) ? EXIT_USAGE : 1;
+	case OPT_HEADS:
+		return size_value(cmd, "--heads", arg, &c->heads) ? EXIT_USAGE : 1;
+	case OPT_KV_HEADS:
+		o->kv_heads_given = true;
+		return size_value(cmd, "--kv-heads", arg, &c->kv_heads) ? EXIT_USAGE : 1;
+	case OPT_BATCH:
+		return size_value(cmd, "--batch", arg, &c->batch) ? EXIT_USAGE : 1;
+	case OPT_BR:
+		return size_value(cmd, "--Br", arg, &c->Br) ? EXIT_USAGE : 1;
+	case OPT_BC:
+		return size_value(cmd, "--Bc", arg, &c->Bc) ? EXIT_USAGE : 1;
+	case OPT_DTYPE:
+		if (!attn_dtype_parse(arg, &c->dtype))
+			return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)",
+					   arg);
+		return 1;
+	case OPT_CAUSAL:
+		c->causal = true;
+		return 1;
+	case OPT_SEPARATE:
+		c->softmax_separate = true;
+		return 1;
+	case OPT_CACHE:
+		o->cache_text = arg;
+		return 1;
+	case OPT_NO_FLUSH:
+		o->flush = false;
+		return 1;
+	case OPT_SEED:
+		return size_value(cmd, "--seed", arg, &o->seed) ? EXIT_USAGE : 1;
+	case OPT_JSON:
+		o->json_path = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
+kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd,
+		      bool need_memory)
+{
+	char err[512];
+	int rc;
+
+	if (!o->kernel_given)
+		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|proj", cmd);
+	if (!o->kv_heads_given)
+		o->cfg.kv_heads = o->cfg.heads;
+	rc = attn_config_check(&o->cfg, err, sizeof(err));
+	if (rc && (need_memory || rc != -ENOMEM))
+		return usage_error(cmd, "%s", err);
+	if (spec_parse(o->cache_text, spec, err, sizeof(err)))
+		return usage_error(cmd, "--cache: %s", err);
+	spec->cache.seed = o->seed;
+	return 0;
+}
+
+char *
+kernel_config_str(const struct attn_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
+		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
+		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
+		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
+		 (unsigned long long)c->Bc, c->causal ? " causal" : "",
+		 c->softmax_separate ? " softmax-separate" : "");
+	return buf;
+}
+
+static void
+argv_add(struct kernel_argv *a, const char *opt, bool value, unsigned long long v)
+{
+	a->argv[a->argc++] = (char *)opt;
+	if (value) {
+		snprintf(a->buf[a->argc], sizeof(a->buf[0]), "%llu", v);
+		a->argv[a->argc] = a->buf[a->argc];
+		a->argc++;
+	}
+	a->argv[a->argc] = NULL;
+}
+
+void
+kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_argv *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->argv[a->argc++] = "--kernel";
+	a->argv[a->argc++] = (char *)attn_kernel_name(c->kernel);
+	argv_add(a, "--N", true, c->N);
+	argv_add(a, "--d", true, c->d);
+	argv_add(a, "--heads", true, c->heads);
+	argv_add(a, "--kv-heads", true, c->kv_heads);
+	argv_add(a, "--batch", true, c->batch);
+	argv_add(a, "--Br", true, c->Br);
+	argv_add(a, "--Bc", true, c->Bc);
+	argv_add(a, "--seed", true, seed);
+	a->argv[a->argc++] = "--dtype";
+	a->argv[a->argc++] = (char *)attn_dtype_name(c->dtype);
+	if (c->causal)
+		argv_add(a, "--causal", false, 0);
+	if (c->softmax_separate)
+		argv_add(a, "--softmax-separate", false, 0);
+}

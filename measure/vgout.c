@@ -1,0 +1,413 @@
+#include "measure/vgout.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/util.h"
+
+bool
+vg_counts_get(const struct vg_counts *c, const char *name, uint64_t *out)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (strcmp(c->names[i], name) == 0) {
+			*out = c->v[i];
+			return true;
+		}
+	return false;
+}
+
+uint64_t
+vg_counts_sum(const struct vg_counts *c, const char *const *names, unsigned n, bool *all_found)
+{
+	uint64_t sum = 0, v;
+	bool all = true;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (vg_counts_get(c, names[i], &v))
+			sum += v;
+		else
+			all = false;
+	}
+	if (all_found)
+		*all_found = all;
+	return sum;
+}
+
+/* A reader of one file: the current line and its number, for messages. */
+struct reader {
+	FILE *f;
+	const char *path;
+	char *line;
+	size_t cap;
+	unsigned long lineno;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+fail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->err, r->errlen, "%s:%lu: ", r->path, r->lineno);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < r->errlen)
+		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Next line without its newline; false at the end of the file. A last line without a newline
+ * is a truncated file. */
+static bool
+next_line(struct reader *r, bool *truncated)
+{
+	ssize_t n = getline(&r->line, &r->cap, r->f);
+
+	if (n < 0)
+		return false;
+	r->lineno++;
+	if (n > 0 && r->line[n - 1] == '\n')
+		r->line[--n] = '\0';
+	else
+		*truncated = true;
+	return true;
+}
+
+static bool
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* "events:" line: the column names. */
+static int
+parse_events(struct reader *r, const char *s, struct vg_counts *out)
+{
+	char buf[1024], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	out->n = 0;
+	for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (out->n == VG_EVENTS_MAX)
+			return fail(r, "more than %d events", VG_EVENTS_MAX);
+		if (strlen(tok) >= VG_EVENT_NAME_MAX)
+			return fail(r, "event name '%s' is too long", tok);
+		snprintf(out->names[out->n++], VG_EVENT_NAME_MAX, "%s", tok);
+	}
+	if (out->n == 0)
+		return fail(r, "'events:' names no event");
+	return 0;
+}
+
+/* Up to n counts from s (trailing ones may be missing: zero); more than n is an error. */
+static int
+parse_counts(struct reader *r, const char *s, unsigned n, uint64_t *v)
+{
+	unsigned i = 0;
+
+	memset(v, 0, n * sizeof(*v));
+	while (*s) {
+		char *end;
+		unsigned long long x;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		if (!isdigit((unsigned char)*s))
+			return fail(r, "'%s' is not a count", s);
+		if (i == n)
+			return fail(r, "more counts than the %u events", n);
+		errno = 0;
+		x = strtoull(s, &end, 10);
+		if (errno || (*end && *end != ' ' && *end != '\t'))
+			return fail(r, "'%s' is not a count", s);
+		v[i++] = x;
+		s = end;
+	}
+	return 0;
+}
+
+/* A cost line: a position (digits, or +n, -n, * in callgrind's compressed form), then the
+ * counts into v. It must follow the events line and a function. */
+static int
+cost_line(struct reader *r, const char *s, bool have_events, bool in_fn, unsigned n, uint64_t *v)
+{
+	const char *p = s + 1;
+
+	if (!have_events)
+		return fail(r, "cost line before 'events:'");
+	if (!in_fn)
+		return fail(r, "cost line outside a function");
+	while (isdigit((unsigned char)*p))
+		p++;
+	return parse_counts(r, p, n, v);
+}
+
+static int
+open_reader(struct reader *r, const char *path, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->err = err;
+	r->errlen = errlen;
+	r->f = fopen(path, "r");
+	if (!r->f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+close_reader(struct reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->line);
+}
+
+int
+vg_cachegrind_read(const char *path, vg_fn_filter keep, void *arg, struct vg_counts *out, char *err,
+		   size_t errlen)
+{
+	struct reader r;
+	uint64_t all[VG_EVENTS_MAX] = { 0 }, v[VG_EVENTS_MAX], summary[VG_EVENTS_MAX];
+	bool have_events = false, have_summary = false, in_fn = false, kept = false;
+	bool truncated = false;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (open_reader(&r, path, err, errlen))
+		return -1;
+	while (next_line(&r, &truncated)) {
+		const char *s = r.line;
+
+		if (have_summary) {
+			if (*s)
+				fail(&r, "text after the summary line");
+			else
+				continue;
+			goto out;
+		}
+		if (starts(s, "events:")) {
+			if (have_events) {
+				fail(&r, "a second 'events:' line");
+				goto out;
+			}
+			if (parse_events(&r, s + 7, out))
+				goto out;
+			have_events = true;
+		} else if (starts(s, "fl=")) {
+			in_fn = false;
+		} else if (starts(s, "fn=")) {
+			in_fn = true;
+			kept = !keep || keep(s + 3, arg);
+			out->functions += kept;
+		} else if (starts(s, "summary:")) {
+			if (!have_events) {
+				fail(&r, "'summary:' before 'events:'");
+				goto out;
+			}
+			if (parse_counts(&r, s + 8, out->n, summary))
+				goto out;
+			have_summary = true;
+		} else if (isdigit((unsigned char)*s)) {
+			if (cost_line(&r, s, have_events, in_fn, out->n, v))
+				goto out;
+			for (unsigned i = 0; i < out->n; i++) {
+				all[i] += v[i];
+				if (kept)
+					out->v[i] += v[i];
+			}
+		} else if (*s && !starts(s, "desc:") && !starts(s, "cmd:") &&
+			   !starts(s, "version:") && !starts(s, "creator:") &&
+			   !starts(s, "positions:") && !starts(s, "ob=") && !starts(s, "#")) {
+			fail(&r, "unexpected line '%.40s'", s);
+			goto out;
+		}
+	}
+	if (ferror(r.f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto out;
+	}
+	if (truncated || !have_summary) {
+		snprintf(err, errlen, "%s: truncated (no 'summary:' line at the end)", path);
+		goto out;
+	}
+	for (unsigned i = 0; i < out->n; i++)
+		if (all[i] != summary[i]) {
+			snprintf(
+				err, errlen,
+				"%s: the %s counts add up to %llu, the summary says %llu: the file "
+				"is damaged",
+				path, out->names[i], (unsigned long long)all[i],
+				(unsigned long long)summary[i]);
+			goto out;
+		}
+	if (keep && out->functions == 0) {
+		snprintf(err, errlen, "%s: none of the functions asked for has a record", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	close_reader(&r);
+	return rc;
+}
+
+/* Callgrind's compressed function names: whether id was kept, by id. */
+struct fn_ids {
+	bool *kept;
+	size_t cap;
+};
+
+/* "(id) name", "(id)" or "name" after fn= or cfn=: sets *kept for the function named. A name
+ * is defined once, on its first fn= or cfn=. */
+static int
+fn_record(struct reader *r, const char *s, struct fn_ids *ids, vg_fn_filter keep, void *arg,
+	  bool *kept)
+{
+	char *end;
+	unsigned long id;
+
+	if (*s != '(') {
+		*kept = !keep || keep(s, arg);
+		return 0;
+	}
+	errno = 0;
+	id = strtoul(s + 1, &end, 10);
+	if (errno || end == s + 1 || *end != ')' || id > 100000000)
+		return fail(r, "bad compressed name '%.40s'", s);
+	if (id >= ids->cap) {
+		size_t cap = ids->cap ? ids->cap : 256;
+
+		while (cap <= id)
+			cap *= 2;
+		ids->kept = xrealloc(ids->kept, cap * sizeof(*ids->kept));
+		memset(ids->kept + ids->cap, 0, (cap - ids->cap) * sizeof(*ids->kept));
+		ids->cap = cap;
+	}
+	end++;
+	if (*end == ' ') {
+		ids->kept[id] = !keep || keep(end + 1, arg);
+	}
+	*kept = ids->kept[id];
+	return 0;
+}
+
+int
+vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void *arg,
+		  struct vg_counts *out, struct vg_counts *totals, char *err, size_t errlen)
+{
+	struct reader r;
+	struct fn_ids ids = { NULL, 0 };
+	uint64_t all[VG_EVENTS_MAX] = { 0 }, v[VG_EVENTS_MAX], tot[VG_EVENTS_MAX];
+	bool have_events = false, have_totals = false, truncated = false, in_fn = false;
+	bool kept = false, after_calls = false;
+	char found_trigger[256] = "";
+	unsigned functions = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (open_reader(&r, path, err, errlen))
+		return -1;
+	while (next_line(&r, &truncated)) {
+		const char *s = r.line;
+
+		if (starts(s, "events:")) {
+			if (parse_events(&r, s + 7, out))
+				goto out;
+			have_events = true;
+		} else if (starts(s, "desc: Trigger:")) {
+			const char *t = s + strlen("desc: Trigger:");
+
+			while (*t == ' ')
+				t++;
+			snprintf(found_trigger, sizeof(found_trigger), "%s", t);
+		} else if (starts(s, "totals:")) {
+			if (!have_events) {
+				fail(&r, "'totals:' before 'events:'");
+				goto out;
+			}
+			if (parse_counts(&r, s + 7, out->n, tot))
+				goto out;
+			have_totals = true;
+		} else if (starts(s, "fn=")) {
+			if (fn_record(&r, s + 3, &ids, keep, arg, &kept))
+				goto out;
+			in_fn = true;
+			functions += kept;
+		} else if (starts(s, "cfn=")) {
+			bool callee; /* defines a compressed name; the current function stays */
+
+			if (fn_record(&r, s + 4, &ids, keep, arg, &callee))
+				goto out;
+		} else if (starts(s, "calls=")) {
+			after_calls = true;
+		} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
+			if (cost_line(&r, s, have_events, in_fn, out->n, v))
+				goto out;
+			if (after_calls) {
+				/* the call's inclusive cost: the callee's, counted there */
+				after_calls = false;
+				continue;
+			}
+			for (unsigned i = 0; i < out->n; i++) {
+				all[i] += v[i];
+				if (kept)
+					out->v[i] += v[i];
+			}
+		}
+		/* Other lines (desc:, ob=, fl=, fi=, fe=, cob=, cfi=, cfn=, jump=, ...) name
+		 * objects, files and callees; none carries the current function's cost. */
+	}
+	if (ferror(r.f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto out;
+	}
+	if (!have_events) {
+		snprintf(err, errlen, "%s: no 'events:' line: not a callgrind.out file", path);
+		goto out;
+	}
+	if (truncated || !have_totals) {
+		snprintf(err, errlen, "%s: truncated (no 'totals:' line)", path);
+		goto out;
+	}
+	if (trigger && strcmp(found_trigger, trigger) != 0) {
+		snprintf(err, errlen, "%s: a dump of '%s', not of '%s'", path,
+			 found_trigger[0] ? found_trigger : "(no trigger)", trigger);
+		goto out;
+	}
+	for (unsigned i = 0; i < out->n; i++)
+		if (all[i] != tot[i]) {
+			snprintf(err, errlen,
+				 "%s: the functions' %s costs add up to %llu, the totals say %llu: "
+				 "the file is damaged",
+				 path, out->names[i], (unsigned long long)all[i],
+				 (unsigned long long)tot[i]);
+			goto out;
+		}
+	if (!keep)
+		memcpy(out->v, tot, sizeof(out->v));
+	else if (functions == 0) {
+		snprintf(err, errlen, "%s: none of the functions asked for has a record", path);
+		goto out;
+	}
+	out->functions = functions;
+	if (totals) {
+		*totals = *out;
+		memcpy(totals->v, tot, sizeof(totals->v));
+	}
+	rc = 0;
+out:
+	free(ids.kept);
+	close_reader(&r);
+	return rc;
+}
