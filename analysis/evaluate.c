@@ -3,8 +3,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "analysis/report.h"
 #include "analysis/evaluate.h"
+#include "analysis/report.h"
 
 int
 study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec, bool flush,

@@ -201,8 +201,7 @@ lookup_path(const cJSON *obj, const char *path)
 				obj = idx >= 0 ? cJSON_GetArrayItem(arr, (int)idx) : NULL;
 				continue;
 			}
-			cJSON_ArrayForEach(e, arr)
-			{
+			cJSON_ArrayForEach (e, arr) {
 				if (row_matches(e, br + 1)) {
 					found = e;
 					break;
@@ -392,8 +391,7 @@ lookup_verify(struct lookup *l, const cJSON *number, char *why, size_t whylen)
 			n.op = (enum lookup_op)i;
 	n.scale = cJSON_GetNumberValue(cJSON_GetObjectItem(number, "scale"));
 	snprintf(n.fmt, sizeof(n.fmt), "%s", fmt);
-	cJSON_ArrayForEach(s, cJSON_GetObjectItem(number, "sources"))
-	{
+	cJSON_ArrayForEach (s, cJSON_GetObjectItem(number, "sources")) {
 		const char *file = cJSON_GetStringValue(cJSON_GetObjectItem(s, "file"));
 		const char *row = cJSON_GetStringValue(cJSON_GetObjectItem(s, "row"));
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(s, "path"));

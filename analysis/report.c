@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/report.h"
@@ -213,6 +214,24 @@ report_add_header(cJSON *obj, int argc, char **argv)
 	cJSON_AddStringToObject(obj, "command", cmd);
 	free(cmd);
 	free(args);
+}
+
+cJSON *
+report_manifest_create(const char *experiment, int argc, char **argv)
+{
+	cJSON *m = cJSON_CreateObject(), *v;
+	char date[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	cJSON_AddStringToObject(m, "experiment", experiment);
+	cJSON_AddStringToObject(m, "date", date);
+	report_add_header(m, argc, argv);
+	v = cJSON_AddObjectToObject(m, "versions");
+	cJSON_AddStringToObject(v, "memsim", MEMSIM_VERSION);
+	cJSON_AddStringToObject(v, "compiler", __VERSION__);
+	return m;
 }
 
 static void

@@ -23,6 +23,11 @@ void report_add_config(cJSON *obj, const struct attn_config *c, const struct spe
 /* Adds "memsim_version" and "command": "memsim " and the subcommand's argv, shell-quoted. */
 void report_add_header(cJSON *obj, int argc, char **argv);
 
+/* A manifest's common part: "experiment", "date" (UTC, ISO 8601), "memsim_version",
+ * "command" (as report_add_header()) and "versions" (memsim, compiler). Caller frees with
+ * cJSON_Delete(). */
+cJSON *report_manifest_create(const char *experiment, int argc, char **argv);
+
 /* Returns argv joined as a shell command line; caller frees with free(). */
 char *report_command_line(int argc, char **argv);
 

@@ -244,8 +244,7 @@ xcheck_summary_line(FILE *out, const cJSON *report)
 		const cJSON *rt = NULL, *ratio, *within;
 		char cell[32] = "-";
 
-		cJSON_ArrayForEach(r, rows)
-		{
+		cJSON_ArrayForEach (r, rows) {
 			const char *src = cJSON_GetStringValue(cJSON_GetObjectItem(r, "source"));
 
 			if (src && strcmp(src, summary_cols[i].source) == 0)

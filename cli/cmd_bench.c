@@ -23,12 +23,12 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
-#include "kernels/attn.h"
 #include "cli/commands.h"
-#include "traces/replay.h"
+#include "kernels/attn.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
+#include "traces/replay.h"
 
 #define BENCH_N 4096u
 #define BENCH_D 64u

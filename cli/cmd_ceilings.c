@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
-#include "measure/ceilings.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "measure/ceilings.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 

@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "analysis/formulas.h"
-#include "measure/ncu.h"
 #include "analysis/report.h"
-#include "kernels/attn.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "kernels/attn.h"
+#include "measure/ncu.h"
 #include "measure/spawn.h"
 #include "sim/trace.h"
 #include "sim/util.h"
@@ -200,8 +200,7 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 	g->lab = cJSON_GetNumberValue(cJSON_GetObjectItem(m, "lab_formula_bytes"));
 	g->exact = cJSON_GetNumberValue(cJSON_GetObjectItem(m, "exact_formula_bytes"));
 	g->flops = cJSON_GetNumberValue(cJSON_GetObjectItem(m, "flops"));
-	cJSON_ArrayForEach(l, cJSON_GetObjectItem(m, "launches"))
-	{
+	cJSON_ArrayForEach (l, cJSON_GetObjectItem(m, "launches")) {
 		if (n == LAUNCH_MAX)
 			break;
 		snprintf(g->l[n].name, sizeof(g->l[n].name), "%s",

@@ -255,7 +255,8 @@ cmd_profile(int argc, char **argv)
 		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	manifest = profile_manifest(&c, argc, argv);
+	manifest = report_manifest_create("memsim profile", argc, argv);
+	profile_add_manifest(manifest, &c);
 	if (report_write_json(mpath, manifest, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;

@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "analysis/report.h"
-#include "sim/cache.h"
 #include "cli/commands.h"
-#include "traces/replay.h"
+#include "sim/cache.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/reader.h"
+#include "traces/replay.h"
 
 void
 usage_replay(FILE *f)

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "analysis/compare.h"
+#include "analysis/evaluate.h"
 #include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "analysis/evaluate.h"
 
 void
 usage_run(FILE *f)

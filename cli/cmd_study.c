@@ -100,8 +100,7 @@ read_rows(const char *dir, struct row **out)
 			cJSON_GetObjectItem(cJSON_GetObjectItem(r, "formulas"), "exact"),
 			"arrays_within"));
 		cmp = cJSON_GetObjectItem(r, "compare");
-		cJSON_ArrayForEach(e, cmp)
-		{
+		cJSON_ArrayForEach (e, cmp) {
 			const char *fm = cJSON_GetStringValue(cJSON_GetObjectItem(e, "formula"));
 
 			if (strcmp(fm, "lab") == 0) {
@@ -129,8 +128,7 @@ read_rows(const char *dir, struct row **out)
 			"per_array");
 		w->worst_ratio = 1;
 		snprintf(w->worst_array, sizeof(w->worst_array), "-");
-		cJSON_ArrayForEach(e, per)
-		{
+		cJSON_ArrayForEach (e, per) {
 			double ratio = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ratio"));
 			double m = cJSON_GetNumberValue(
 					   cJSON_GetObjectItem(e, "measured_read_bytes")) +

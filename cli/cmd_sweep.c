@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/evaluate.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "analysis/evaluate.h"
 #include "sim/util.h"
 
 #define MAX_LIST 256
@@ -350,8 +350,7 @@ csv_row(FILE *f, const cJSON *r)
 	const cJSON *cmp = cJSON_GetObjectItem(r, "compare"), *lab = NULL, *exact = NULL;
 	const cJSON *e;
 
-	cJSON_ArrayForEach(e, cmp)
-	{
+	cJSON_ArrayForEach (e, cmp) {
 		if (strcmp(str(e, "formula", NULL), "lab") == 0)
 			lab = e;
 		else
@@ -985,8 +984,7 @@ cmd_sweep(int argc, char **argv)
 					fflush(csv);
 					errors += cJSON_GetObjectItem(r, "error") != NULL;
 					c = cJSON_GetObjectItem(r, "compare");
-					cJSON_ArrayForEach(e, c)
-					{
+					cJSON_ArrayForEach (e, c) {
 						if (strcmp(str(e, "formula", NULL), "exact") == 0)
 							exact_within += flag(e, "within", NULL);
 						else if (flag(r, "regime",

@@ -22,14 +22,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/evaluate.h"
 #include "analysis/report.h"
-#include "measure/vgout.h"
 #include "analysis/xcheck.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
-#include "analysis/evaluate.h"
+#include "measure/vgout.h"
 #include "sim/util.h"
 
 enum {

@@ -4,7 +4,7 @@
  * rows go into every layer row), then each attention kernel's, freed before the next.
  */
 
-#include "config.h"
+#include "measure/profile.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -12,12 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "analysis/report.h"
-#include "measure/ceilings.h"
-#include "measure/profile.h"
 #include "kernels/simulate.h"
+#include "measure/ceilings.h"
 #include "sim/util.h"
 
 void
@@ -373,22 +370,13 @@ profile_row_json(const struct profile_config *c, const struct profile_row *r)
 	return o;
 }
 
-cJSON *
-profile_manifest(const struct profile_config *c, int argc, char **argv)
+void
+profile_add_manifest(cJSON *m, const struct profile_config *c)
 {
-	cJSON *m = cJSON_CreateObject(), *v, *hw, *cfg, *list;
-	char date[32], cpu[256], buf[1024];
-	time_t now = time(NULL);
-	struct tm tm;
+	cJSON *hw, *cfg, *list;
+	char cpu[256], buf[1024];
 
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	cJSON_AddStringToObject(m, "experiment", "memsim profile");
-	cJSON_AddStringToObject(m, "date", date);
-	report_add_header(m, argc, argv);
 	cJSON_AddNumberToObject(m, "seed", (double)c->seed);
-	v = cJSON_AddObjectToObject(m, "versions");
-	cJSON_AddStringToObject(v, "memsim", MEMSIM_VERSION);
-	cJSON_AddStringToObject(v, "compiler", __VERSION__);
 	hw = cJSON_AddObjectToObject(m, "hardware");
 	cJSON_AddStringToObject(hw, "cpu_model", ceilings_cpu_model(cpu, sizeof(cpu)));
 	cJSON_AddNumberToObject(hw, "cores", ceilings_cores());
@@ -410,5 +398,4 @@ profile_manifest(const struct profile_config *c, int argc, char **argv)
 	cJSON_AddStringToObject(cfg, "cache_note", c->spec.note);
 	cJSON_AddNumberToObject(cfg, "min_time", c->min_time);
 	cJSON_AddNumberToObject(cfg, "reps", c->reps);
-	return m;
 }

@@ -97,7 +97,7 @@ int profile_run(const struct profile_config *c,
 /* A row as the JSON object of docs/profile.md. Caller frees with cJSON_Delete(). */
 cJSON *profile_row_json(const struct profile_config *c, const struct profile_row *row);
 
-/* The manifest: date, versions (memsim, compiler), CPU model and cores, the command line
- * (argv of the subcommand), seed, the configuration with the cache as parsed. Caller frees
- * with cJSON_Delete(). */
-cJSON *profile_manifest(const struct profile_config *c, int argc, char **argv);
+/* Adds what a manifest says of c: "seed", "hardware" (CPU model and cores) and "config" with the
+ * cache as parsed. The common part comes from the caller (analysis/report.h's
+ * report_manifest_create()). */
+void profile_add_manifest(cJSON *m, const struct profile_config *c);

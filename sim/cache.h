@@ -168,6 +168,26 @@ struct cache_fast_l1 {
  * or random, without write-validate, and no scratch ranges. */
 bool cache_fast_l1(struct cache *c, struct cache_fast_l1 *v);
 
+/* The L1 set of line, for the inline test below. */
+static inline uint64_t *
+cache_fast_set(const struct cache_fast_l1 *v, uint64_t line)
+{
+	return v->tags + (line & v->set_mask) * v->ways;
+}
+
+/* The inline hit test for a load (op 0) or store (op 1) of line: true when slot 0 of its set
+ * holds it, and a store then marks it dirty (a load writes nothing: a write would make the
+ * next access to the line wait for store forwarding). On false, try cache_fast_hit_older(). */
+static inline bool
+cache_fast_hit_recent(uint64_t *set, uint64_t line, unsigned op)
+{
+	if ((set[0] >> 1) != line)
+		return false;
+	if (op)
+		set[0] |= 1;
+	return true;
+}
+
 /* For a load (op 0) or store (op 1) of line that set (its L1 set) does not hold in slot 0:
  * if a later slot holds it, records the hit as the model does (LRU moves the line to slot 0,
  * a store marks it dirty) and returns true; the caller counts it with cache_count_fast().

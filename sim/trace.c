@@ -9,7 +9,7 @@
 struct phase_map {
 	char name[CACHE_NAME_MAX];
 	int cache_idx;
-	int writer_idx;
+	int sink_idx;
 };
 
 /* A declared array as the tracing layer sees it: its range, whether it is scratch, and its
@@ -22,7 +22,8 @@ struct trace_range {
 
 struct trace_state {
 	struct cache *cache;
-	struct mtrace_writer *writer;
+	struct trace_sink sink;
+	bool recording;
 	int tiles_in_scratch;
 	struct trace_range *ranges;
 	unsigned nranges, last;
@@ -31,13 +32,17 @@ struct trace_state {
 };
 
 struct trace_ctx *
-trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch)
+trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_scratch)
 {
 	struct trace_ctx *t = xzalloc(sizeof(*t));
+	bool w = sink != NULL;
 
 	t->state = xzalloc(sizeof(*t->state));
 	t->state->cache = c;
-	t->state->writer = w;
+	if (sink) {
+		t->state->sink = *sink;
+		t->state->recording = true;
+	}
 	t->state->tiles_in_scratch = tiles_in_scratch;
 	t->pend_line = UINT64_MAX;
 	/* Merge at L1-line granularity. */
@@ -92,8 +97,8 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 	uint64_t base = (uint64_t)(uintptr_t)p;
 
 	trace_flush(t);
-	if (s->writer) {
-		int rc = mtrace_writer_array(s->writer, name, base, bytes, space);
+	if (s->recording) {
+		int rc = s->sink.array(s->sink.ctx, name, base, bytes, space);
 
 		if (rc < 0)
 			return rc;
@@ -106,7 +111,7 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 
 		if (rc < 0)
 			return rc;
-		if (s->writer) /* recording: every access goes to the writer and the model */
+		if (s->recording) /* recording: every access goes to the sink and the model */
 			return 0;
 		s->ranges = xrealloc(s->ranges, (s->nranges + 1) * sizeof(*s->ranges));
 		r = &s->ranges[s->nranges++];
@@ -150,12 +155,12 @@ trace_phase(struct trace_ctx *t, const char *name)
 		memset(m, 0, sizeof(*m));
 		strncpy(m->name, name, sizeof(m->name) - 1);
 		m->cache_idx = s->cache ? cache_add_phase(s->cache, name) : -1;
-		m->writer_idx = s->writer ? mtrace_writer_phase(s->writer, name) : -1;
+		m->sink_idx = s->recording ? s->sink.phase(s->sink.ctx, name) : -1;
 	}
 	if (s->cache)
 		cache_set_phase(s->cache, m->cache_idx);
-	if (s->writer)
-		mtrace_writer_set_phase(s->writer, m->writer_idx);
+	if (s->recording)
+		s->sink.set_phase(s->sink.ctx, m->sink_idx);
 }
 
 bool
@@ -201,9 +206,8 @@ trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_o
 		addr += UINT32_C(1) << 30;
 		bytes -= UINT32_C(1) << 30;
 	}
-	if (s->writer)
-		mtrace_writer_access(s->writer, (enum trace_event_kind)op, addr, (uint32_t)bytes,
-				     1);
+	if (s->recording)
+		s->sink.access(s->sink.ctx, (enum trace_event_kind)op, addr, (uint32_t)bytes, 1);
 	if (!s->cache)
 		return;
 	if (t->pend_line != UINT64_MAX) {

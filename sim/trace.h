@@ -22,9 +22,8 @@
 #include <stdint.h>
 
 #include "sim/cache.h"
+#include "sim/trace_types.h"
 #include "sim/util.h"
-#include "traces/mtrace.h"
-#include "traces/reader.h"
 
 #define TRACE_MAX_MERGE 65535u
 
@@ -55,10 +54,24 @@ struct trace_ctx {
 	struct trace_state *state;
 };
 
-/* Creates a context feeding cache c and/or writer w (either may be NULL, not both); neither is
- * owned. tiles_in_scratch places TRACE_SPACE_TILE arrays in scratch. Caller frees with
- * trace_ctx_destroy(), which first hands over any pending merged access. */
-struct trace_ctx *trace_ctx_create(struct cache *c, struct mtrace_writer *w, int tiles_in_scratch);
+/* Where a recording context sends what the kernel declares and does, unmerged. The tracing
+ * layer knows a trace file only through this; traces/mtrace.h gives one for memsim's format.
+ * array and phase return the new index (>= 0) or a negative errno. */
+struct trace_sink {
+	void *ctx;
+	int (*array)(void *ctx, const char *name, uint64_t base, uint64_t bytes,
+		     enum trace_space space);
+	int (*phase)(void *ctx, const char *name);
+	void (*set_phase)(void *ctx, int phase);
+	void (*access)(void *ctx, enum trace_event_kind kind, uint64_t addr, uint32_t size,
+		       uint32_t count);
+};
+
+/* Creates a context feeding cache c and/or sink (either may be NULL, not both); neither is
+ * owned, *sink is copied. tiles_in_scratch places TRACE_SPACE_TILE arrays in scratch. Caller
+ * frees with trace_ctx_destroy(), which first hands over any pending merged access. */
+struct trace_ctx *trace_ctx_create(struct cache *c, const struct trace_sink *sink,
+				   int tiles_in_scratch);
 void trace_ctx_destroy(struct trace_ctx *t);
 
 /* Hands the pending merged access to the model; call before reading its counters. */
@@ -89,14 +102,12 @@ trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 	if (a - t->scratch_lo < t->scratch_len && trace_scratch(t, a, 1, bytes, op))
 		return;
 	if (t->fast && ((a + bytes - 1) >> t->line_shift) == line && bytes) {
-		uint64_t *set = t->l1.tags + (line & t->l1.set_mask) * t->l1.ways;
+		uint64_t *set = cache_fast_set(&t->l1, line);
 		unsigned w = op == CACHE_OP_STORE;
 
 		t->fast_ops[w]++;
 		t->fast_bytes[w] += bytes;
-		if ((set[0] >> 1) == line)
-			set[0] |= w;
-		else
+		if (!cache_fast_hit_recent(set, line, w))
 			trace_access_older(t, a, (uint32_t)bytes, w, set, line);
 		return;
 	}

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 
 #include "measure/vgout.h"
-#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
+#include "traces/replay.h"
 
 #define TMPDIR_NAME "cg"
 #include "tests/tmpdir.h"

@@ -302,8 +302,7 @@ test_run_and_formula(void **state)
 	assert_true(cJSON_GetObjectItem(root, "flops")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(root, "intensity")->valuedouble > 0);
 	cmp = cJSON_GetObjectItem(root, "compare");
-	cJSON_ArrayForEach(e, cmp)
-	{
+	cJSON_ArrayForEach (e, cmp) {
 		const char *f = cJSON_GetObjectItem(e, "formula")->valuestring;
 
 		assert_non_null(cJSON_GetObjectItem(e, "basis"));

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
+#include "traces/replay.h"
 
 #define DIR TEST_DATA_DIR "/dinero"
 

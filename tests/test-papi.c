@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "measure/papi_events.h"
 #include "measure/papi_count.h"
+#include "measure/papi_events.h"
 #include "tests/unit.h"
 
 /* clang-format off */

@@ -276,8 +276,7 @@ check_index(const char *dir, const char *const *names, size_t nskipped, bool dra
 	for (size_t i = 0; i < n; i++) {
 		bool found = false;
 
-		cJSON_ArrayForEach(p, plots)
-		{
+		cJSON_ArrayForEach (p, plots) {
 			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
 			char file[128];
 

@@ -144,15 +144,13 @@ test_numbers(void **state)
 	nums = cJSON_Parse(json);
 	assert_non_null(nums);
 	/* Every recorded number comes from the results. */
-	cJSON_ArrayForEach(e, nums)
-	{
+	cJSON_ArrayForEach (e, nums) {
 		if (!lookup_verify(l, e, why, sizeof(why)))
 			fail_msg("report-numbers.json: %s", why);
 		checked++;
 	}
 	/* Texts read from the results carry their own numbers. */
-	cJSON_ArrayForEach(e, nums)
-	{
+	cJSON_ArrayForEach (e, nums) {
 		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") == 0)
 			blank(md, cJSON_GetStringValue(cJSON_GetObjectItem(e, "text")));
 	}
@@ -189,8 +187,7 @@ test_numbers(void **state)
 		tok[n] = '\0';
 		p += n - 1;
 		tokens++;
-		cJSON_ArrayForEach(e, nums)
-		{
+		cJSON_ArrayForEach (e, nums) {
 			const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "text"));
 
 			found |= t &&

@@ -15,11 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "traces/replay.h"
 #include "sim/spec.h"
 #include "sim/trace.h"
 #include "tests/trace-kernel.h"
 #include "tests/unit.h"
+#include "traces/mtrace.h"
+#include "traces/replay.h"
 
 #define N 24
 
@@ -291,6 +292,7 @@ test_record_replay(void **state)
 	int fd = mkstemp(path);
 	char err[256];
 	struct mtrace_writer *w;
+	struct trace_sink sink;
 	struct trace_ctx *t;
 	struct cache *live;
 	struct spec spec;
@@ -306,7 +308,8 @@ test_record_replay(void **state)
 	w = mtrace_writer_open(path, "test-trace-layer", err, sizeof(err));
 	assert_non_null(w);
 	/* Recording and simulating at once: the recorded stream is unmerged. */
-	t = trace_ctx_create(live, w, 1);
+	sink = mtrace_writer_sink(w);
+	t = trace_ctx_create(live, &sink, 1);
 	tk_matmul_traced(t, a, b, c_traced, tile, N);
 	trace_ctx_destroy(t);
 	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "traces/replay.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
+#include "traces/replay.h"
 
 #define TMPDIR_NAME "traces"
 #include "tests/tmpdir.h"

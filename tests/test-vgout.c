@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "measure/vgout.h"
 #include "measure/spawn.h"
+#include "measure/vgout.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "vgout"

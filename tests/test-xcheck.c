@@ -62,10 +62,9 @@ row(const cJSON *root, const char *source)
 {
 	const cJSON *r;
 
-	cJSON_ArrayForEach(
-		r, cJSON_GetObjectItem(
-			   root, "rows")) if (strcmp(cJSON_GetObjectItem(r, "source")->valuestring,
-						     source) == 0) return r;
+	cJSON_ArrayForEach (r, cJSON_GetObjectItem(root, "rows"))
+		if (strcmp(cJSON_GetObjectItem(r, "source")->valuestring, source) == 0)
+			return r;
 	fail_msg("no row '%s'", source);
 	return NULL;
 }

@@ -310,10 +310,34 @@ mtrace_writer_set_phase(struct mtrace_writer *w, int phase)
 	w->records++;
 }
 
-uint64_t
-mtrace_writer_accesses(const struct mtrace_writer *w)
+static int
+sink_array(void *w, const char *name, uint64_t base, uint64_t bytes, enum trace_space space)
 {
-	return w->accesses;
+	return mtrace_writer_array(w, name, base, bytes, space);
+}
+
+static int
+sink_phase(void *w, const char *name)
+{
+	return mtrace_writer_phase(w, name);
+}
+
+static void
+sink_set_phase(void *w, int phase)
+{
+	mtrace_writer_set_phase(w, phase);
+}
+
+static void
+sink_access(void *w, enum trace_event_kind kind, uint64_t addr, uint32_t size, uint32_t count)
+{
+	mtrace_writer_access(w, kind, addr, size, count);
+}
+
+struct trace_sink
+mtrace_writer_sink(struct mtrace_writer *w)
+{
+	return (struct trace_sink){ w, sink_array, sink_phase, sink_set_phase, sink_access };
 }
 
 int
@@ -760,15 +784,10 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 			long_bytes -= (uint64_t)(next - p) - 1;
 			break;
 		}
-		set = g.tags + (line & g.set_mask) * ways;
-		if ((set[0] >> 1) == line) {
-			/* Only stores write the tag: a load that did would make the next access
-			 * to the line wait for the store to forward. */
-			if (op)
-				set[0] |= 1;
-		} else if (!cache_fast_hit_older(&g, set, line, (unsigned)op)) {
+		set = cache_fast_set(&g, line);
+		if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
+		    !cache_fast_hit_older(&g, set, line, (unsigned)op))
 			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
-		}
 		if (op) {
 			f->stores++;
 			f->store_bytes += size;

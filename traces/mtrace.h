@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/trace.h"
 #include "traces/reader.h"
 
 #define MTRACE_MAGIC "MEMSIMTR"
@@ -56,8 +57,8 @@ void mtrace_writer_set_phase(struct mtrace_writer *w, int phase);
 void mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
 			  uint32_t size, uint32_t count);
 
-/* Accesses appended so far (repeats included) and records written. */
-uint64_t mtrace_writer_accesses(const struct mtrace_writer *w);
+/* A sink for trace_ctx_create() that records into w (which stays the caller's). */
+struct trace_sink mtrace_writer_sink(struct mtrace_writer *w);
 
 /* Writes the end record and closes. Returns 0, or a negative errno with a message in err if
  * any write failed (the file is then incomplete and says so to readers). Frees w. */

@@ -15,33 +15,13 @@
 #include <stdint.h>
 
 #include "sim/cache.h"
+#include "sim/trace_types.h"
 
 enum trace_format {
 	TRACE_FORMAT_AUTO = 0,
 	TRACE_FORMAT_DIN,
 	TRACE_FORMAT_LACKEY,
 	TRACE_FORMAT_MEMSIM,
-};
-
-enum trace_event_kind {
-	TRACE_EV_LOAD = 0, /* the first three match enum cache_op */
-	TRACE_EV_STORE = 1,
-	TRACE_EV_IFETCH = 2,
-	TRACE_EV_PHASE, /* addr: index of the phase that starts */
-	TRACE_EV_ARRAY, /* addr: index of an array declared mid-trace */
-};
-
-enum trace_space {
-	TRACE_SPACE_DRAM = 0, /* ordinary memory: through the caches */
-	TRACE_SPACE_SCRATCH,  /* on-chip buffer: never enters the caches */
-	TRACE_SPACE_TILE,     /* a kernel's tile: scratch or memory, as the cache preset says */
-};
-
-struct trace_array {
-	char name[32];
-	uint64_t base;
-	uint64_t bytes;
-	enum trace_space space;
 };
 
 struct trace_reader;

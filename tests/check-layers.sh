@@ -1,0 +1,33 @@
+#!/bin/sh
+# The dependency rule of docs/architecture.md: includes only point downward,
+#   cli -> analysis, measure -> kernels -> traces -> sim,
+# and analysis and measure do not include each other. Prints every include that breaks it and
+# fails. Output is TAP (one case). Usage: check-layers.sh [SOURCE_ROOT]
+set -u
+cd "${1:-$(dirname "$0")/..}" || exit 2
+rank() {
+	case "$1" in
+	sim) echo 0 ;; traces) echo 1 ;; kernels) echo 2 ;; analysis | measure) echo 3 ;;
+	cli) echo 4 ;; *) echo - ;;
+	esac
+}
+echo "1..1"
+bad=0
+for f in $(find sim traces kernels analysis measure cli -name '*.[ch]' -o -name '*.cu' | LC_ALL=C sort); do
+	from=${f%%/*}
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case "$inc" in */*) to=${inc%%/*} ;; *) continue ;; esac
+		rf=$(rank "$from")
+		rt=$(rank "$to")
+		[ "$rt" = - ] && continue
+		if [ "$rt" -gt "$rf" ] || { [ "$rt" -eq "$rf" ] && [ "$from" != "$to" ]; }; then
+			echo "# $f includes $inc: $from may not include $to"
+			bad=$((bad + 1))
+		fi
+	done
+done
+if [ "$bad" -ne 0 ]; then
+	echo "not ok 1 - layers: $bad includes point upward or across (docs/architecture.md)"
+	exit 1
+fi
+echo "ok 1 - layers: every include points downward"
