@@ -195,29 +195,6 @@ doc_bullet(struct doc *d, const char *fmt, ...)
 	free(s);
 }
 
-void
-doc_pre(struct doc *d, const char *text)
-{
-	end_list(d);
-	puts_(&d->md, "```\n");
-	puts_(&d->md, text);
-	if (text[0] && text[strlen(text) - 1] != '\n')
-		puts_(&d->md, "\n");
-	puts_(&d->md, "```\n\n");
-	puts_(&d->html, "<pre>");
-	for (const char *s = text; *s; s++) {
-		if (*s == '<')
-			puts_(&d->html, "&lt;");
-		else if (*s == '>')
-			puts_(&d->html, "&gt;");
-		else if (*s == '&')
-			puts_(&d->html, "&amp;");
-		else
-			put(&d->html, s, 1);
-	}
-	puts_(&d->html, "</pre>\n");
-}
-
 /* Cells of a '|'-separated line, as a Markdown row and an HTML row with tag th or td. */
 static void
 cells(struct doc *d, const char *line, const char *tag)

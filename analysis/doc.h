@@ -21,7 +21,6 @@ void doc_heading(struct doc *d, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void doc_para(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void doc_bullet(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void doc_pre(struct doc *d, const char *text);
 
 /* A table: doc_table() with the header cells separated by '|', then doc_row() per row, the
  * same way; doc_table_end() closes it. */

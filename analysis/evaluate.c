@@ -7,37 +7,37 @@
 #include "analysis/report.h"
 
 int
-study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec, bool flush,
-	  uint64_t seed, bool simulate, char *err, size_t errlen)
+evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
+	       bool flush, uint64_t seed, bool simulate, char *err, size_t errlen)
 {
 	struct formula_machine m;
 
-	memset(st, 0, sizeof(*st));
-	st->cfg = *cfg;
-	st->spec = *spec;
-	st->flush = flush;
-	st->seed = seed;
-	st->simulated = simulate;
+	memset(ev, 0, sizeof(*ev));
+	ev->cfg = *cfg;
+	ev->spec = *spec;
+	ev->flush = flush;
+	ev->seed = seed;
+	ev->simulated = simulate;
 	formula_machine_from_spec(spec, flush, &m);
-	formula_eval(cfg, &m, &st->f);
+	formula_eval(cfg, &m, &ev->f);
 	if (!simulate)
 		return 0;
-	if (sim_kernel(cfg, spec, flush, seed, false, &st->sim, err, errlen))
+	if (sim_kernel(cfg, spec, flush, seed, false, &ev->sim, err, errlen))
 		return -1;
-	compare_build(st->sim.cache, cfg, &st->f, &st->cmp);
+	compare_build(ev->sim.cache, cfg, &ev->f, &ev->cmp);
 	return 0;
 }
 
 void
-study_finish(struct study *st)
+evaluation_finish(struct evaluation *ev)
 {
-	if (st->simulated)
-		sim_result_finish(&st->sim);
-	memset(st, 0, sizeof(*st));
+	if (ev->simulated)
+		sim_result_finish(&ev->sim);
+	memset(ev, 0, sizeof(*ev));
 }
 
 cJSON *
-study_json(struct study *st, int argc, char **argv)
+evaluation_json(struct evaluation *ev, int argc, char **argv)
 {
 	cJSON *root = cJSON_CreateObject();
 	double bytes;
@@ -46,15 +46,15 @@ study_json(struct study *st, int argc, char **argv)
 		report_add_header(root, argc, argv);
 	else
 		cJSON_AddStringToObject(root, "memsim_version", MEMSIM_VERSION);
-	report_add_config(root, &st->cfg, &st->spec, st->flush, st->seed);
-	cJSON_AddStringToObject(root, "mode", st->simulated ? "simulated" : "formula");
-	if (st->simulated) {
+	report_add_config(root, &ev->cfg, &ev->spec, ev->flush, ev->seed);
+	cJSON_AddStringToObject(root, "mode", ev->simulated ? "simulated" : "formula");
+	if (ev->simulated) {
 		struct rusage ru;
 
-		report_add_cache(root, st->sim.cache);
-		compare_add_json(root, &st->f, &st->cmp);
-		bytes = st->cmp.exact.measured;
-		cJSON_AddNumberToObject(root, "traced_seconds", st->sim.seconds);
+		report_add_cache(root, ev->sim.cache);
+		compare_add_json(root, &ev->f, &ev->cmp);
+		bytes = ev->cmp.exact.measured;
+		cJSON_AddNumberToObject(root, "traced_seconds", ev->sim.seconds);
 		/* Peak memory of the process so far: the arrays plus the cache model; nothing in
 		 * it grows with the number of accesses. */
 		if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -64,11 +64,11 @@ study_json(struct study *st, int argc, char **argv)
 		struct comparison none;
 
 		memset(&none, 0, sizeof(none));
-		compare_add_json(root, &st->f, &none);
+		compare_add_json(root, &ev->f, &none);
 		cJSON_DeleteItemFromObject(root, "compare");
-		bytes = st->f.read_bytes + st->f.write_bytes;
+		bytes = ev->f.read_bytes + ev->f.write_bytes;
 	}
-	cJSON_AddNumberToObject(root, "flops", st->f.flops);
-	cJSON_AddNumberToObject(root, "intensity", bytes > 0 ? st->f.flops / bytes : 0);
+	cJSON_AddNumberToObject(root, "flops", ev->f.flops);
+	cJSON_AddNumberToObject(root, "intensity", bytes > 0 ? ev->f.flops / bytes : 0);
 	return root;
 }

@@ -16,7 +16,7 @@
 #include "kernels/simulate.h"
 #include "sim/spec.h"
 
-struct study {
+struct evaluation {
 	struct attn_config cfg;
 	struct spec spec;
 	bool flush;
@@ -28,11 +28,11 @@ struct study {
 };
 
 /* Runs one configuration; simulate false evaluates the formulas only. Returns 0, or -1 with a
- * one-line message in err. Free with study_finish(). */
-int study_run(struct study *st, const struct attn_config *cfg, const struct spec *spec, bool flush,
-	      uint64_t seed, bool simulate, char *err, size_t errlen);
-void study_finish(struct study *st);
+ * one-line message in err. Free with evaluation_finish(). */
+int evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
+		   bool flush, uint64_t seed, bool simulate, char *err, size_t errlen);
+void evaluation_finish(struct evaluation *ev);
 
 /* The report object: header (if argv given), config, levels, dram, scratch, arrays, phases,
  * formulas, compare, regime, flops, intensity, timing. Caller frees with cJSON_Delete(). */
-cJSON *study_json(struct study *st, int argc, char **argv);
+cJSON *evaluation_json(struct evaluation *ev, int argc, char **argv);

@@ -188,20 +188,6 @@ xcheck_add_json(cJSON *obj, const struct xcheck *x)
 		cJSON_AddItemToArray(notes, cJSON_CreateString(x->notes[i]));
 }
 
-bool
-xcheck_all_within(const struct xcheck *x)
-{
-	for (int r = 0; r < XCHECK_SOURCES; r++)
-		for (int q = 0; q < XCHECK_QUANTITIES; q++) {
-			struct xcheck_ratio rt;
-
-			if (xcheck_ratio(x, (enum xcheck_source)r, (enum xcheck_quantity)q, &rt) &&
-			    !rt.within)
-				return false;
-		}
-	return true;
-}
-
 static const struct {
 	const char *source, *quantity, *title;
 } summary_cols[] = {

@@ -87,9 +87,6 @@ void xcheck_print(FILE *out, const struct xcheck *x);
  * notes. Adds to obj. */
 void xcheck_add_json(cJSON *obj, const struct xcheck *x);
 
-/* True when every ratio shown is within its tolerance. */
-bool xcheck_all_within(const struct xcheck *x);
-
 /* A summary of many xcheck reports (their JSON, as xcheck_add_json() wrote it next to the
  * report's "config"): one line per report with the ratio of each tool's D1 and LL misses,
  * write-backs and the formulas to memsim's; "OUT" marks a ratio outside its tolerance, "-" one

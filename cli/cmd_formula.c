@@ -26,33 +26,19 @@ usage_formula(FILE *f)
 int
 cmd_formula(int argc, char **argv)
 {
-	static const struct option opts[] = { KERNEL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	static const struct kernel_command cmd = { "formula", usage_formula, NULL, NULL, NULL };
 	struct kernel_options o;
 	struct spec spec;
 	struct formula_machine m;
 	struct formula_result f;
 	char buf[1024], err[512];
-	int opt, rc;
+	int rc;
 	double total;
 
 	kernel_options_init(&o);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			usage_formula(stdout);
-			return EXIT_OK;
-		}
-		rc = kernel_option(&o, opt, optarg, "formula");
-		if (rc == 0)
-			return option_error("formula", opt, argv);
-		if (rc != 1)
-			return rc;
-	}
-	if (optind != argc)
-		return usage_error("formula", "unexpected argument '%s'", argv[optind]);
-	if ((rc = kernel_options_finish(&o, &spec, "formula", false)))
-		return rc;
+	o.need_memory = false;
+	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
+		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	formula_machine_from_spec(&spec, o.flush, &m);
 	formula_eval(&o.cfg, &m, &f);
 	total = f.read_bytes + f.write_bytes;

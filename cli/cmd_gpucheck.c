@@ -508,55 +508,56 @@ print_table(const struct gpucheck *g)
 	}
 }
 
+enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE };
+
+struct gpucheck_options {
+	bool no_gpu, idle;
+	const char *from;
+};
+
+static int
+gpucheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+{
+	struct gpucheck_options *g = ctx;
+
+	if (opt == OPT_NO_GPU) {
+		g->no_gpu = true;
+	} else if (opt == OPT_NO_IDLE) {
+		g->idle = false;
+	} else {
+		/* memsim's side is read, not simulated: the arrays need no memory. */
+		g->from = arg;
+		o->need_memory = false;
+	}
+	return 0;
+}
+
 int
 cmd_gpucheck(int argc, char **argv)
 {
-	enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE };
-	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
-					      { "no-gpu", no_argument, NULL, OPT_NO_GPU },
-					      { "no-idle", no_argument, NULL, OPT_NO_IDLE },
-					      { "memsim-from", required_argument, NULL, OPT_FROM },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option extra[] = { { "no-gpu", no_argument, NULL, OPT_NO_GPU },
+					       { "no-idle", no_argument, NULL, OPT_NO_IDLE },
+					       { "memsim-from", required_argument, NULL, OPT_FROM },
+					       { NULL, 0, NULL, 0 } };
+	struct gpucheck_options go = { false, true, NULL };
+	const struct kernel_command cmd = { "gpucheck", usage_gpucheck, extra, gpucheck_option,
+					    &go };
 	struct kernel_options o;
 	struct spec spec;
 	struct gpucheck g;
-	bool no_gpu = false, idle = true;
-	const char *from = NULL;
+	bool no_gpu, idle;
+	const char *from;
 	char err[1024];
-	int opt, rc;
+	int rc;
 
 	kernel_options_init(&o);
 	o.cache_text = "h100";
 	o.cfg.dtype = ATTN_FP16;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			usage_gpucheck(stdout);
-			return EXIT_OK;
-		}
-		if (opt == OPT_NO_GPU) {
-			no_gpu = true;
-			continue;
-		}
-		if (opt == OPT_NO_IDLE) {
-			idle = false;
-			continue;
-		}
-		if (opt == OPT_FROM) {
-			from = optarg;
-			continue;
-		}
-		rc = kernel_option(&o, opt, optarg, "gpucheck");
-		if (rc == 0)
-			return option_error("gpucheck", opt, argv);
-		if (rc != 1)
-			return rc;
-	}
-	if (optind != argc)
-		return usage_error("gpucheck", "unexpected argument '%s'", argv[optind]);
-	if ((rc = kernel_options_finish(&o, &spec, "gpucheck", from == NULL)))
-		return rc;
+	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
+		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	no_gpu = go.no_gpu;
+	idle = go.idle;
+	from = go.from;
 	if (o.cfg.kernel != ATTN_NAIVE && o.cfg.kernel != ATTN_FLASH2)
 		return usage_error("gpucheck", "--kernel: the GPU kernels are naive and flash2");
 	if (o.cfg.dtype == ATTN_BF16 || o.cfg.d > 128 || o.cfg.softmax_separate)

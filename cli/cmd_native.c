@@ -81,63 +81,62 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT, OPT_PAPI };
+
+struct native_options {
+	uint64_t repeat, evict;
+	bool check, papi;
+};
+
+static int
+native_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+{
+	struct native_options *n = ctx;
+
+	switch (opt) {
+	case OPT_REPEAT:
+		if (!parse_u64(arg, &n->repeat) || n->repeat == 0 || n->repeat > 1000)
+			return usage_error("native", "--repeat: '%s' is not 1 to 1000", arg);
+		return 0;
+	case OPT_EVICT:
+		if (parse_size_bytes(arg, &n->evict) || n->evict > (1ull << 40))
+			return usage_error("native", "--evict: '%s' is not a size up to 1T", arg);
+		return 0;
+	case OPT_CHECK:
+		n->check = true;
+		return 0;
+	default:
+		n->papi = true;
+		return 0;
+	}
+}
+
 int
 cmd_native(int argc, char **argv)
 {
-	enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT, OPT_PAPI };
-	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
-					      { "repeat", required_argument, NULL, OPT_REPEAT },
-					      { "check", no_argument, NULL, OPT_CHECK },
-					      { "evict", required_argument, NULL, OPT_EVICT },
-					      { "papi", no_argument, NULL, OPT_PAPI },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option extra[] = { { "repeat", required_argument, NULL, OPT_REPEAT },
+					       { "check", no_argument, NULL, OPT_CHECK },
+					       { "evict", required_argument, NULL, OPT_EVICT },
+					       { "papi", no_argument, NULL, OPT_PAPI },
+					       { NULL, 0, NULL, 0 } };
+	struct native_options n = { .repeat = 1 };
+	const struct kernel_command cmd = { "native", usage_native, extra, native_option, &n };
 	struct kernel_options o;
 	struct spec spec;
 	struct attn_data *d;
-	uint64_t repeat = 1, evict = 0;
-	bool check = false, papi = false;
+	uint64_t repeat, evict;
+	bool check, papi;
 	double *times;
 	char err[512], buf[512];
-	int opt, rc;
+	int rc;
 
 	kernel_options_init(&o);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			usage_native(stdout);
-			return EXIT_OK;
-		}
-		if (opt == OPT_REPEAT) {
-			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 1000)
-				return usage_error("native", "--repeat: '%s' is not 1 to 1000",
-						   optarg);
-			continue;
-		}
-		if (opt == OPT_EVICT) {
-			if (parse_size_bytes(optarg, &evict) || evict > (1ull << 40))
-				return usage_error("native", "--evict: '%s' is not a size up to 1T",
-						   optarg);
-			continue;
-		}
-		if (opt == OPT_CHECK) {
-			check = true;
-			continue;
-		}
-		if (opt == OPT_PAPI) {
-			papi = true;
-			continue;
-		}
-		rc = kernel_option(&o, opt, optarg, "native");
-		if (rc == 0)
-			return option_error("native", opt, argv);
-		if (rc != 1)
-			return rc;
-	}
-	if (optind != argc)
-		return usage_error("native", "unexpected argument '%s'", argv[optind]);
-	if ((rc = kernel_options_finish(&o, &spec, "native", true)))
-		return rc;
+	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
+		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	repeat = n.repeat;
+	evict = n.evict;
+	check = n.check;
+	papi = n.papi;
 	d = attn_data_create(&o.cfg, err, sizeof(err));
 	if (!d) {
 		fprintf(stderr, "memsim: %s\n", err);

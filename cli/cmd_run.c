@@ -41,32 +41,17 @@ usage_run(FILE *f)
 int
 cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = { KERNEL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	static const struct kernel_command cmd = { "run", usage_run, NULL, NULL, NULL };
 	struct kernel_options o;
 	struct spec spec;
-	struct study st;
+	struct evaluation st;
 	char err[512], buf[512];
-	int opt, rc;
+	int rc;
 
 	kernel_options_init(&o);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			usage_run(stdout);
-			return EXIT_OK;
-		}
-		rc = kernel_option(&o, opt, optarg, "run");
-		if (rc == 0)
-			return option_error("run", opt, argv);
-		if (rc != 1)
-			return rc;
-	}
-	if (optind != argc)
-		return usage_error("run", "unexpected argument '%s'", argv[optind]);
-	if ((rc = kernel_options_finish(&o, &spec, "run", true)))
-		return rc;
-	if (study_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
+	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
+		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
@@ -77,7 +62,7 @@ cmd_run(int argc, char **argv)
 	compare_print(stdout, &st.f, &st.cmp);
 	rc = EXIT_OK;
 	if (o.json_path) {
-		cJSON *root = study_json(&st, argc, argv);
+		cJSON *root = evaluation_json(&st, argc, argv);
 
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
 			fprintf(stderr, "memsim: %s\n", err);
@@ -85,6 +70,6 @@ cmd_run(int argc, char **argv)
 		}
 		cJSON_Delete(root);
 	}
-	study_finish(&st);
+	evaluation_finish(&st);
 	return rc;
 }

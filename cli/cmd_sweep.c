@@ -546,20 +546,20 @@ worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item
 		long idx = strtol(line, NULL, 10);
 		const struct sweep_item *it = &items[idx];
 		struct spec spec;
-		struct study st;
+		struct evaluation st;
 		char err[512];
 		cJSON *r;
 		char *text;
 
 		if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)) ||
-		    study_run(&st, &it->cfg, &spec, p->flush, p->seed, p->simulate, err,
-			      sizeof(err))) {
+		    evaluation_run(&st, &it->cfg, &spec, p->flush, p->seed, p->simulate, err,
+				   sizeof(err))) {
 			r = cJSON_CreateObject();
 			cJSON_AddStringToObject(r, "error", err);
 			report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
 		} else {
-			r = study_json(&st, 0, NULL);
-			study_finish(&st);
+			r = evaluation_json(&st, 0, NULL);
+			evaluation_finish(&st);
 		}
 		cJSON_AddNumberToObject(r, "index", (double)idx);
 		cJSON_AddStringToObject(r, "key", it->key);

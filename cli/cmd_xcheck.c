@@ -344,7 +344,7 @@ run_callgrind(struct run_ctx *r, const struct geometry *g, bool prefetch, struct
 /* Fills a memsim row from a simulated run. callgrind: LL misses are all L2 misses and
  * write-backs are counted; else (Cachegrind's model) LL misses are L2's demand fills. */
 static void
-memsim_row(const struct study *st, bool callgrind, struct xcheck_row *row)
+memsim_row(const struct evaluation *st, bool callgrind, struct xcheck_row *row)
 {
 	const struct cache_level_stats *l1 = cache_level_stats(st->sim.cache, 0);
 	const struct cache_level_stats *l2 = cache_level_stats(st->sim.cache, 1);
@@ -365,7 +365,7 @@ memsim_row(const struct study *st, bool callgrind, struct xcheck_row *row)
 }
 
 static void
-formula_rows(struct xcheck *x, const struct study *clg)
+formula_rows(struct xcheck *x, const struct evaluation *clg)
 {
 	const struct compare_total *lab = &clg->cmp.lab, *ex = &clg->cmp.exact;
 	struct xcheck_row *r;
@@ -445,7 +445,7 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 {
 	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST], *p = &x->rows[XCHECK_PAPI];
 	struct spec host;
-	struct study st;
+	struct evaluation st;
 	struct attn_data *d;
 	uint64_t line = 64, evict;
 	char buf[512], spec_text[512];
@@ -460,7 +460,7 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 	} else {
 		const struct cache_level_config *ll = &host.cache.level[host.cache.levels - 1];
 
-		if (study_run(&st, &o->cfg, &host, false, o->seed, true, err, errlen))
+		if (evaluation_run(&st, &o->cfg, &host, false, o->seed, true, err, errlen))
 			return -1;
 		m->shown = true;
 		snprintf(m->source, sizeof(m->source), "memsim");
@@ -474,7 +474,7 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 			 "flush, as a counter read at the kernel's end sees them",
 			 spec_format(&host, spec_text, sizeof(spec_text)), host.note[0] ? ": " : "",
 			 host.note);
-		study_finish(&st);
+		evaluation_finish(&st);
 		line = ll->line_bytes;
 		evict = 2 * ll->size_bytes;
 		p->ref = XCHECK_MEMSIM_HOST;
@@ -509,7 +509,7 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 	struct xcheck x;
 	struct geometry g;
 	struct spec cg_spec, clg_spec;
-	struct study cg, clg;
+	struct evaluation cg, clg;
 	struct run_ctx r;
 	char dir[1024], err[4096], buf[512];
 	bool made_dir = false, have_cg = false, have_clg = false, have_papi = false;
@@ -594,12 +594,12 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 	r.dir = dir;
 
 	/* memsim under each tool's model. */
-	if (study_run(&cg, &o->cfg, &cg_spec, false, o->seed, true, err, sizeof(err))) {
+	if (evaluation_run(&cg, &o->cfg, &cg_spec, false, o->seed, true, err, sizeof(err))) {
 		fprintf(stderr, "memsim: xcheck: %s\n", err);
 		goto out;
 	}
 	have_cg = true;
-	if (study_run(&clg, &o->cfg, &clg_spec, true, o->seed, true, err, sizeof(err))) {
+	if (evaluation_run(&clg, &o->cfg, &clg_spec, true, o->seed, true, err, sizeof(err))) {
 		fprintf(stderr, "memsim: xcheck: %s\n", err);
 		goto out;
 	}
@@ -696,61 +696,55 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 	}
 out:
 	if (have_cg)
-		study_finish(&cg);
+		evaluation_finish(&cg);
 	if (have_clg)
-		study_finish(&clg);
+		evaluation_finish(&clg);
 	/* After a tool failed its files stay: the message named them. */
 	if (!r.failed_keep && !keep_dir)
 		cleanup_dir(dir, made_dir);
 	return rc;
 }
 
+enum { OPT_WITH = OPT_FIRST_FREE, OPT_KEEP };
+
+struct xcheck_options {
+	unsigned with;
+	const char *keep;
+};
+
+static int
+xcheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+{
+	struct xcheck_options *x = ctx;
+
+	if (opt == OPT_WITH)
+		return parse_with(arg, &x->with);
+	if (strlen(arg) > 900)
+		return usage_error("xcheck", "--keep: the path is longer than 900 bytes");
+	x->keep = arg;
+	return 0;
+}
+
 int
 cmd_xcheck(int argc, char **argv)
 {
-	enum { OPT_WITH = OPT_FIRST_FREE, OPT_KEEP };
-	static const struct option opts[] = { KERNEL_LONG_OPTIONS,
-					      { "with", required_argument, NULL, OPT_WITH },
-					      { "keep", required_argument, NULL, OPT_KEEP },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option extra[] = { { "with", required_argument, NULL, OPT_WITH },
+					       { "keep", required_argument, NULL, OPT_KEEP },
+					       { NULL, 0, NULL, 0 } };
+	struct xcheck_options x = {
+		WITH_CACHEGRIND | WITH_CALLGRIND | (WITH_PAPI_BUILT ? WITH_PAPI : 0), NULL
+	};
+	const struct kernel_command cmd = { "xcheck", usage_xcheck, extra, xcheck_option, &x };
 	struct kernel_options o;
 	struct spec spec;
-	unsigned with = WITH_CACHEGRIND | WITH_CALLGRIND | (WITH_PAPI_BUILT ? WITH_PAPI : 0);
-	const char *keep = NULL, *bad;
-	int opt, rc;
+	const char *bad;
+	int rc;
 
 	kernel_options_init(&o);
 	o.cache_text = "cachegrind";
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			usage_xcheck(stdout);
-			return EXIT_OK;
-		}
-		if (opt == OPT_WITH) {
-			if ((rc = parse_with(optarg, &with)))
-				return rc;
-			continue;
-		}
-		if (opt == OPT_KEEP) {
-			if (strlen(optarg) > 900)
-				return usage_error("xcheck",
-						   "--keep: the path is longer than 900 bytes");
-			keep = optarg;
-			continue;
-		}
-		rc = kernel_option(&o, opt, optarg, "xcheck");
-		if (rc == 0)
-			return option_error("xcheck", opt, argv);
-		if (rc != 1)
-			return rc;
-	}
-	if (optind != argc)
-		return usage_error("xcheck", "unexpected argument '%s'", argv[optind]);
-	if ((rc = kernel_options_finish(&o, &spec, "xcheck", true)))
-		return rc;
+	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
+		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	if ((bad = geometry_check(&spec)))
 		return usage_error("xcheck", "--cache %s: %s", o.cache_text, bad);
-	return xcheck_main(&o, &spec, with, keep, argc, argv);
+	return xcheck_main(&o, &spec, x.with, x.keep, argc, argv);
 }

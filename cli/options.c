@@ -23,6 +23,7 @@ kernel_options_init(struct kernel_options *o)
 	o->cache_text = "lab";
 	o->flush = true;
 	o->seed = 1;
+	o->need_memory = true;
 }
 
 static int
@@ -33,7 +34,9 @@ size_value(const char *cmd, const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-int
+/* Applies shared option opt with value arg. Returns 1 if it was one, 0 if not, or EXIT_USAGE
+ * after a one-line message for a bad value. */
+static int
 kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cmd)
 {
 	struct attn_config *c = &o->cfg;
@@ -89,8 +92,7 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 }
 
 int
-kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd,
-		      bool need_memory)
+kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd)
 {
 	char err[512];
 	int rc;
@@ -100,12 +102,46 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 	if (!o->kv_heads_given)
 		o->cfg.kv_heads = o->cfg.heads;
 	rc = attn_config_check(&o->cfg, err, sizeof(err));
-	if (rc && (need_memory || rc != -ENOMEM))
+	if (rc && (o->need_memory || rc != -ENOMEM))
 		return usage_error(cmd, "%s", err);
 	if (spec_parse(o->cache_text, spec, err, sizeof(err)))
 		return usage_error(cmd, "--cache: %s", err);
 	spec->cache.seed = o->seed;
 	return 0;
+}
+
+int
+kernel_options_parse(struct kernel_options *o, struct spec *spec, const struct kernel_command *cmd,
+		     int argc, char **argv)
+{
+	static const struct option shared[] = { KERNEL_LONG_OPTIONS };
+	enum { NSHARED = sizeof(shared) / sizeof(shared[0]), MAX_EXTRA = 32 };
+	struct option opts[NSHARED + MAX_EXTRA + 1];
+	size_t n = NSHARED;
+	int opt, rc;
+
+	memcpy(opts, shared, sizeof(shared));
+	for (const struct option *e = cmd->extra; e && e->name && n < NSHARED + MAX_EXTRA; e++)
+		opts[n++] = *e;
+	memset(&opts[n], 0, sizeof(opts[n]));
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			cmd->usage(stdout);
+			return KERNEL_OPTIONS_HELP;
+		}
+		rc = kernel_option(o, opt, optarg, cmd->name);
+		if (rc == 0 && opt >= OPT_FIRST_FREE && cmd->on_option)
+			rc = cmd->on_option(cmd->ctx, o, opt, optarg) ? EXIT_USAGE : 1;
+		if (rc == 0)
+			return option_error(cmd->name, opt, argv);
+		if (rc != 1)
+			return rc;
+	}
+	if (optind != argc)
+		return usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
+	return kernel_options_finish(o, spec, cmd->name);
 }
 
 char *

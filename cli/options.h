@@ -1,7 +1,8 @@
 #pragma once
 
 /*
- * The kernel and cache options shared by `memsim run`, `formula`, `sweep` and `xcheck`:
+ * The kernel and cache options shared by `memsim run`, `formula`, `native`, `xcheck` and
+ * `gpucheck` (and, as lists, `sweep`):
  * --kernel --N --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
  * --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage error.
  */
@@ -9,6 +10,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/attn.h"
 #include "sim/spec.h"
@@ -61,19 +63,36 @@ struct kernel_options {
 	bool flush;
 	uint64_t seed;
 	const char *json_path;
+	bool need_memory; /* the arrays must fit in memory [true]; false for formulas alone */
 };
+
+/* A command that takes the shared options, and its own beside them. */
+struct kernel_command {
+	const char *name; /* "run" */
+	void (*usage)(FILE *f);
+	/* The command's own options (a zero row ends them; NULL for none), handed to on_option
+	 * with their value; it returns 0, or EXIT_USAGE after a one-line message. */
+	const struct option *extra;
+	int (*on_option)(void *ctx, struct kernel_options *o, int opt, const char *arg);
+	void *ctx;
+};
+
+#define KERNEL_OPTIONS_HELP (-1)
+
+/* Parses a command's argv (argv[0] its name) into o, then kernel_options_finish() into spec.
+ * Returns 0 to go on, EXIT_USAGE after a one-line message (unknown option, bad value,
+ * operand), or KERNEL_OPTIONS_HELP after printing the usage for --help. o starts from
+ * kernel_options_init() and whatever the caller changed since. */
+int kernel_options_parse(struct kernel_options *o, struct spec *spec,
+			 const struct kernel_command *cmd, int argc, char **argv);
 
 /* Defaults: N 1024, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on. */
 void kernel_options_init(struct kernel_options *o);
 
-/* Applies option opt with value arg. Returns 1 if it was one of the shared options, 0 if not,
- * or EXIT_USAGE after printing a one-line message for a bad value. */
-int kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cmd);
-
-/* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory) and
- * parses the cache spec into *spec. Returns 0 or EXIT_USAGE after a one-line message. */
-int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd,
-			  bool need_memory);
+/* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
+ * o->need_memory) and parses the cache spec into *spec. Returns 0 or EXIT_USAGE after a
+ * one-line message. */
+int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);
