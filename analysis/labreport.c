@@ -11,6 +11,7 @@
 #include "analysis/doc.h"
 #include "analysis/lookup.h"
 #include "analysis/report.h"
+#include "analysis/results.h"
 #include "sim/util.h"
 
 #define MIB (1.0 / (1024.0 * 1024.0))
@@ -105,9 +106,9 @@ distinct(struct rep *r, const char *file, const char *select, const char *path, 
 		const cJSON *v;
 		bool seen = false;
 
-		if (!lookup_matches(all[i], select))
+		if (!results_matches(all[i], select))
 			continue;
-		v = lookup_path(all[i], path);
+		v = results_get(all[i], path);
 		if (!cJSON_IsNumber(v))
 			continue;
 		for (k = 0; k < n; k++)
@@ -127,7 +128,7 @@ distinct_str(struct rep *r, const char *file, const char *path, char out[][32], 
 	const cJSON *const *all = lookup_rows(r->l, file, &rows);
 
 	for (size_t i = 0; all && i < rows; i++) {
-		const char *s = cJSON_GetStringValue(lookup_path(all[i], path));
+		const char *s = cJSON_GetStringValue(results_get(all[i], path));
 		bool seen = false;
 
 		if (!s)
@@ -555,12 +556,12 @@ section_formulas(struct rep *r)
 					if (!lookup_row(r->l, LAB, row))
 						continue;
 					ok = cJSON_IsTrue(
-						lookup_path(lookup_row(r->l, LAB, row),
+						results_get(lookup_row(r->l, LAB, row),
 							    "compare[formula=lab].within"));
 					why = lookup_text(r->l, LAB, row,
 							  "compare[formula=lab].why_not");
 					reg = cJSON_IsTrue(
-						      lookup_path(lookup_row(r->l, LAB, row),
+						      results_get(lookup_row(r->l, LAB, row),
 								  "regime.within_lab_assumptions"))
 						      ? "in regime"
 						      : "out of regime";
@@ -642,7 +643,7 @@ section_formulas(struct rep *r)
 			};
 			const char *cell[5];
 			const char *kern = cJSON_GetStringValue(
-				lookup_path(lookup_row(r->l, names[i], ""), "config.kernel"));
+				results_get(lookup_row(r->l, names[i], ""), "config.kernel"));
 
 			for (int c = 0; c < 5; c++) {
 				cell[c] = num(r, names[i], "", cols[c], 1, "%.3f");
@@ -670,7 +671,7 @@ static cJSON *
 copy_of(struct rep *r, const char *file, const char *path)
 {
 	const cJSON *row = lookup_row(r->l, file, "");
-	const cJSON *v = row ? lookup_path(row, path) : NULL;
+	const cJSON *v = row ? results_get(row, path) : NULL;
 
 	return v ? cJSON_Duplicate(v, true) : cJSON_CreateNull();
 }
@@ -688,9 +689,9 @@ write_manifest(struct rep *r, char *err, size_t errlen)
 	cJSON_AddItemToObject(m, "versions", copy_of(r, "lab/manifest.json", "versions"));
 	cJSON_AddStringToObject(m, "depends_on", "ceilings.json");
 	cfg = cJSON_AddObjectToObject(m, "config");
-	cJSON_AddItemToObject(cfg, "bytes_sweep", copy_of(r, "lab/manifest.json", "command"));
-	cJSON_AddItemToObject(cfg, "exact_sweep", copy_of(r, "exact/manifest.json", "command"));
-	cJSON_AddItemToObject(cfg, "formulas", copy_of(r, "formulas/manifest.json", "command"));
+	cJSON_AddItemToObject(cfg, "bytes_sweep", copy_of(r, "lab/manifest.json", "sweep_command"));
+	cJSON_AddItemToObject(cfg, "exact_sweep", copy_of(r, "exact/manifest.json", "sweep_command"));
+	cJSON_AddItemToObject(cfg, "formulas", copy_of(r, "formulas/manifest.json", "sweep_command"));
 	cJSON_AddItemToObject(cfg, "profile", copy_of(r, "profile/manifest.json", "config"));
 	hw = cJSON_AddObjectToObject(m, "hardware");
 	cJSON_AddItemToObject(hw, "cpu_model",
@@ -722,7 +723,7 @@ lab_report(const char *dir, char *err, size_t errlen)
 	size_t n;
 
 	if (!lookup_rows(r.l, LAB, &n) && !lookup_rows(r.l, PROFILE, &n) &&
-	    !lookup_rows(r.l, FORMULAS, &n)) {
+	    !lookup_rows(r.l, FORMULAS, &n) && !lookup_error(r.l)) {
 		snprintf(
 			err, errlen,
 			"%s has no results to report (lab/, formulas/ or profile/ results.json): run "
@@ -746,6 +747,10 @@ lab_report(const char *dir, char *err, size_t errlen)
 	section_intensity(&r);
 	section_roofline(&r);
 	section_formulas(&r);
+	if (lookup_error(r.l)) {
+		snprintf(err, errlen, "%s", lookup_error(r.l));
+		goto out;
+	}
 	doc_heading(r.d, 2, "Files");
 	doc_para(
 		r.d,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "analysis/results.h"
 #include "sim/util.h"
 
 struct lookup_file {
@@ -28,6 +29,7 @@ struct lookup {
 	size_t nnums, cap;
 	struct lookup_text *texts;
 	size_t ntexts;
+	char error[600]; /* the first file that could not be read */
 };
 
 struct lookup *
@@ -59,16 +61,26 @@ lookup_destroy(struct lookup *l)
 	free(l);
 }
 
-/* Reads file once: a JSON document, or JSON lines (one object per line; a torn line is
- * skipped, as sweeps allow). */
+static int
+keep_row(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct lookup_file *f = ctx;
+
+	(void)line;
+	f->rows = xrealloc(f->rows, (f->n + 1) * sizeof(*f->rows));
+	f->rows[f->n++] = cJSON_Duplicate(r, true);
+	return 0;
+}
+
+/* Reads file once: a JSON document, or JSON lines (analysis/results.h: a torn last line is
+ * left out, any other bad line makes the file unreadable, said by lookup_error()). */
 static struct lookup_file *
 file_of(struct lookup *l, const char *name)
 {
 	struct lookup_file *f;
-	char path[1200], err[512], *line = NULL;
-	size_t cap = 0, rcap = 0;
+	char path[1200], err[512];
 	cJSON *doc;
-	FILE *in;
+	int rc;
 
 	for (size_t i = 0; i < l->nfiles; i++)
 		if (strcmp(l->files[i].name, name) == 0)
@@ -85,69 +97,23 @@ file_of(struct lookup *l, const char *name)
 		f->n = 1;
 		return f;
 	}
-	in = fopen(path, "r");
-	if (!in)
-		return f;
-	while (getline(&line, &cap, in) > 0) {
-		cJSON *r = cJSON_Parse(line);
-
-		if (!r)
-			continue;
-		if (f->n == rcap) {
-			rcap = rcap ? 2 * rcap : 64;
-			f->rows = xrealloc(f->rows, rcap * sizeof(*f->rows));
-		}
-		f->rows[f->n++] = r;
+	rc = results_read(path, keep_row, f, NULL, err, sizeof(err));
+	if (rc && rc != -ENOENT) {
+		for (size_t k = 0; k < f->n; k++)
+			cJSON_Delete(f->rows[k]);
+		free(f->rows);
+		f->rows = NULL;
+		f->n = 0;
+		if (!l->error[0])
+			snprintf(l->error, sizeof(l->error), "%s", err);
 	}
-	free(line);
-	fclose(in);
 	return f;
 }
 
-/* Does obj's value at key (a path) equal the text want? */
-static bool
-field_matches(const cJSON *obj, const char *key, const char *want)
+const char *
+lookup_error(const struct lookup *l)
 {
-	const cJSON *v = lookup_path(obj, key);
-	char *end;
-	double d;
-
-	if (!v)
-		return false;
-	if (cJSON_IsString(v))
-		return strcmp(v->valuestring, want) == 0;
-	if (cJSON_IsBool(v))
-		return strcmp(want, cJSON_IsTrue(v) ? "true" : "false") == 0;
-	if (cJSON_IsNumber(v)) {
-		d = strtod(want, &end);
-		return *want && !*end && d == v->valuedouble;
-	}
-	return false;
-}
-
-/* Does obj match every key=value of the comma-separated selector? */
-static bool
-row_matches(const cJSON *obj, const char *selector)
-{
-	char buf[LOOKUP_ROW_MAX], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", selector);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-
-		if (!eq)
-			return false;
-		*eq = '\0';
-		if (!field_matches(obj, t, eq + 1))
-			return false;
-	}
-	return true;
-}
-
-bool
-lookup_matches(const cJSON *obj, const char *selector)
-{
-	return !selector || !*selector || row_matches(obj, selector);
+	return l->error[0] ? l->error : NULL;
 }
 
 const cJSON *
@@ -156,7 +122,7 @@ lookup_row(struct lookup *l, const char *file, const char *row)
 	struct lookup_file *f = file_of(l, file);
 
 	for (size_t i = 0; i < f->n; i++)
-		if (!row || !*row || row_matches(f->rows[i], row))
+		if (!row || !*row || results_matches(f->rows[i], row))
 			return f->rows[i];
 	return NULL;
 }
@@ -170,49 +136,6 @@ lookup_rows(struct lookup *l, const char *file, size_t *n)
 	return f->n ? (const cJSON *const *)f->rows : NULL;
 }
 
-const cJSON *
-lookup_path(const cJSON *obj, const char *path)
-{
-	char buf[LOOKUP_PATH_MAX], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *step = strtok_r(buf, ".", &save); step && obj;
-	     step = strtok_r(NULL, ".", &save)) {
-		char *br = strchr(step, '[');
-
-		if (!br) {
-			obj = cJSON_GetObjectItemCaseSensitive(obj, step);
-			continue;
-		}
-		/* name[field=value]: the element of array name whose field matches; name[i]: the
-		 * i-th element */
-		{
-			char *close = strrchr(br, ']'), *end;
-			const cJSON *arr, *e, *found = NULL;
-			long idx;
-
-			if (!close)
-				return NULL;
-			*br = '\0';
-			*close = '\0';
-			arr = cJSON_GetObjectItemCaseSensitive(obj, step);
-			idx = strtol(br + 1, &end, 10);
-			if (end != br + 1 && !*end) {
-				obj = idx >= 0 ? cJSON_GetArrayItem(arr, (int)idx) : NULL;
-				continue;
-			}
-			cJSON_ArrayForEach (e, arr) {
-				if (row_matches(e, br + 1)) {
-					found = e;
-					break;
-				}
-			}
-			obj = found;
-		}
-	}
-	return obj;
-}
-
 bool
 lookup_get(struct lookup *l, const char *file, const char *row, const char *path,
 	   struct lookup_src *out)
@@ -223,7 +146,7 @@ lookup_get(struct lookup *l, const char *file, const char *row, const char *path
 	snprintf(out->file, sizeof(out->file), "%s", file);
 	snprintf(out->row, sizeof(out->row), "%s", row ? row : "");
 	snprintf(out->path, sizeof(out->path), "%s", path);
-	v = r ? lookup_path(r, path) : NULL;
+	v = r ? results_get(r, path) : NULL;
 	if (!cJSON_IsNumber(v))
 		return false;
 	out->value = v->valuedouble;
@@ -298,7 +221,7 @@ static const char *const op_names[] = { "value", "ratio", "product", "sum", "dif
 const char *
 lookup_text(struct lookup *l, const char *file, const char *row, const char *path)
 {
-	const cJSON *r = lookup_row(l, file, row), *v = r ? lookup_path(r, path) : NULL;
+	const cJSON *r = lookup_row(l, file, row), *v = r ? results_get(r, path) : NULL;
 	struct lookup_text *t;
 
 	if (!cJSON_IsString(v))
@@ -373,7 +296,7 @@ lookup_verify(struct lookup *l, const cJSON *number, char *why, size_t whylen)
 		const char *row = cJSON_GetStringValue(cJSON_GetObjectItem(s0, "row"));
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(s0, "path"));
 		const cJSON *r = file && row && path ? lookup_row(l, file, row) : NULL;
-		const cJSON *v = r ? lookup_path(r, path) : NULL;
+		const cJSON *v = r ? results_get(r, path) : NULL;
 
 		if (!cJSON_IsString(v) || strcmp(v->valuestring, text) != 0) {
 			snprintf(why, whylen, "text '%.60s' is not at %s [%s] %s", text,

@@ -64,11 +64,8 @@ const cJSON *lookup_row(struct lookup *l, const char *file, const char *row);
  * missing. Borrowed. */
 const cJSON *const *lookup_rows(struct lookup *l, const char *file, size_t *n);
 
-/* Does obj match every field=value of the comma-separated selector ("" matches all)? */
-bool lookup_matches(const cJSON *obj, const char *selector);
-
-/* Follows path from obj; NULL when a step is missing. */
-const cJSON *lookup_path(const cJSON *obj, const char *path);
+/* The first results file that exists but could not be read ("path:line: what"), or NULL. */
+const char *lookup_error(const struct lookup *l);
 
 /* A source: the number at path in the row of file. Returns false (and leaves *out's value 0)
  * when there is none. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "analysis/report.h"
+#include "analysis/results.h"
 #include "sim/util.h"
 
 static const char *const source_paths[PLOT_SOURCES] = {
@@ -40,24 +41,6 @@ plot_dtype_bytes(const char *dtype)
 	if (strcmp(dtype, "fp16") == 0 || strcmp(dtype, "bf16") == 0)
 		return 2;
 	return 0;
-}
-
-/* The item at a dotted path ("config.N") under obj, or NULL. */
-static const cJSON *
-get(const cJSON *obj, const char *path)
-{
-	char key[64];
-
-	while (obj && *path) {
-		size_t n = strcspn(path, ".");
-
-		snprintf(key, sizeof(key), "%.*s", (int)n, path);
-		obj = cJSON_GetObjectItemCaseSensitive(obj, key);
-		path += n;
-		if (*path == '.')
-			path++;
-	}
-	return obj;
 }
 
 /* Where a row is read from, and the first problem found in it. */
@@ -85,7 +68,7 @@ problem(struct ctx *c, const char *key, const char *what)
 static double
 number(struct ctx *c, const cJSON *obj, const char *key, double min)
 {
-	const cJSON *v = get(obj, key);
+	const cJSON *v = results_get(obj, key);
 
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min) {
 		problem(c, key,
@@ -114,14 +97,14 @@ count(struct ctx *c, const cJSON *obj, const char *key)
 static double
 optional_number(struct ctx *c, const cJSON *obj, const char *key, double def)
 {
-	return get(obj, key) ? number(c, obj, key, 0) : def;
+	return results_get(obj, key) ? number(c, obj, key, 0) : def;
 }
 
 /* A non-empty string copied into out (empty when allow_empty and it is ""). */
 static void
 string(struct ctx *c, const cJSON *obj, const char *key, char *out, size_t len, bool allow_empty)
 {
-	const char *s = cJSON_GetStringValue(get(obj, key));
+	const char *s = cJSON_GetStringValue(results_get(obj, key));
 
 	out[0] = '\0';
 	if (!s || (!allow_empty && !*s)) {
@@ -139,11 +122,11 @@ string(struct ctx *c, const cJSON *obj, const char *key, char *out, size_t len, 
 static bool
 read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 {
-	const char *mode = cJSON_GetStringValue(get(row, "mode"));
-	const cJSON *levels = get(row, "levels"), *last;
+	const char *mode = cJSON_GetStringValue(results_get(row, "mode"));
+	const cJSON *levels = results_get(row, "levels"), *last;
 	char preset[160], spec[512];
 
-	if (get(row, "error") || (mode && strcmp(mode, "simulated") != 0))
+	if (results_get(row, "error") || (mode && strcmp(mode, "simulated") != 0))
 		return false;
 	memset(r, 0, sizeof(*r));
 	string(c, row, "config.kernel", r->kernel, sizeof(r->kernel), false);
@@ -152,9 +135,9 @@ read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 	r->d = count(c, row, "config.d");
 	r->Br = count(c, row, "config.Br");
 	r->Bc = count(c, row, "config.Bc");
-	r->causal = cJSON_IsTrue(get(row, "config.causal"));
+	r->causal = cJSON_IsTrue(results_get(row, "config.causal"));
 	string(c, row, "config.cache", spec, sizeof(spec), false);
-	if (get(row, "config.preset"))
+	if (results_get(row, "config.preset"))
 		string(c, row, "config.preset", preset, sizeof(preset), true);
 	else
 		preset[0] = '\0';
@@ -164,7 +147,7 @@ read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 	r->dtype_bytes = plot_dtype_bytes(r->dtype);
 	if (!c->bad && !r->dtype_bytes)
 		problem(c, "config.dtype", "is not fp32, fp16 or bf16");
-	if (get(row, "dram.total_bytes"))
+	if (results_get(row, "dram.total_bytes"))
 		r->dram_bytes = number(c, row, "dram.total_bytes", 0);
 	else
 		r->dram_bytes = number(c, row, "dram.read_bytes", 0) +
@@ -173,7 +156,8 @@ read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 	r->intensity = optional_number(c, row, "intensity",
 				       r->dram_bytes > 0 ? r->flops / r->dram_bytes : 0);
 	r->lab_bytes = -1;
-	if (get(row, "formulas.lab.bytes") && !cJSON_IsFalse(get(row, "formulas.lab.applicable")))
+	if (results_get(row, "formulas.lab.bytes") &&
+	    !cJSON_IsFalse(results_get(row, "formulas.lab.applicable")))
 		r->lab_bytes = number(c, row, "formulas.lab.bytes", 0);
 	r->exact_bytes = optional_number(c, row, "formulas.exact.bytes", -1);
 	if (levels && !cJSON_IsArray(levels))
@@ -203,58 +187,49 @@ read_op(struct ctx *c, const cJSON *row, struct plot_op *o)
 	o->gflops = optional_number(c, row, "gflops", o->flops / o->p50_seconds / 1e9);
 }
 
-/* Reads a JSON-lines file row by row into *rows (elem bytes each) with fill(); returns the
- * number of rows kept, or -1 with the problem in err. */
+/* Rows of one file as read: the table, its element size and filler, and the problem. */
+struct lines {
+	struct ctx c;
+	size_t elem, n, cap;
+	char *out;
+	bool (*fill)(struct ctx *c, const cJSON *row, void *out);
+};
+
+static int
+take_line(const cJSON *row, unsigned long line, void *ctx)
+{
+	struct lines *l = ctx;
+
+	l->c.line = line;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->out = xrealloc(l->out, l->cap * l->elem);
+	}
+	if (l->fill(&l->c, row, l->out + l->n * l->elem))
+		l->n++;
+	return l->c.bad ? -EINVAL : 0;
+}
+
+/* Reads a results file (analysis/results.h) row by row into *rows (elem bytes each) with
+ * fill(); returns the number of rows kept, or -1 with the problem in err. */
 static long
 read_lines(const char *path, size_t elem, void **rows,
 	   bool (*fill)(struct ctx *c, const cJSON *row, void *out), char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, rcap = 16;
-	long n = 0;
-	ssize_t len;
-	struct ctx c = { .path = path, .err = err, .errlen = errlen };
-	char *out = xzalloc(rcap * elem);
+	struct lines l = { .c = { .path = path, .err = err, .errlen = errlen },
+			   .elem = elem,
+			   .fill = fill };
+	char rerr[600];
+	int rc = results_read(path, take_line, &l, NULL, rerr, sizeof(rerr));
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		free(out);
+	if (rc) {
+		if (!l.c.bad)
+			snprintf(err, errlen, "%s", rerr);
+		free(l.out);
 		return -1;
 	}
-	while (!c.bad && (len = getline(&line, &cap, f)) > 0) {
-		cJSON *row;
-
-		c.line++;
-		if (strspn(line, " \t\r\n") == (size_t)len)
-			continue;
-		row = cJSON_Parse(line);
-		if (!row || !cJSON_IsObject(row)) {
-			cJSON_Delete(row);
-			/* A run cut off mid-line by an interrupt, as sweep --resume drops it. */
-			if (line[len - 1] != '\n' && feof(f))
-				break;
-			problem(&c, "the line", "is not a JSON object");
-			break;
-		}
-		if ((size_t)n == rcap) {
-			rcap *= 2;
-			out = xrealloc(out, rcap * elem);
-		}
-		if (fill(&c, row, out + (size_t)n * elem))
-			n++;
-		cJSON_Delete(row);
-	}
-	if (!c.bad && ferror(f))
-		problem(&c, "", "read error");
-	free(line);
-	fclose(f);
-	if (c.bad) {
-		free(out);
-		return -1;
-	}
-	*rows = out;
-	return n;
+	*rows = l.out;
+	return (long)l.n;
 }
 
 static bool
@@ -279,19 +254,20 @@ read_ceilings(const char *path, struct plot_ceilings *k, char *err, size_t errle
 	if (!root)
 		return false;
 	memset(k, 0, sizeof(*k));
-	if (get(root, "cpu"))
+	if (results_get(root, "cpu"))
 		string(&c, root, "cpu", k->cpu, sizeof(k->cpu), true);
-	if (get(root, "peak_flops.isa"))
+	if (results_get(root, "peak_flops.isa"))
 		string(&c, root, "peak_flops.isa", k->isa, sizeof(k->isa), true);
-	k->cores = get(root, "cores") ? count(&c, root, "cores") : 0;
-	k->quick = cJSON_IsTrue(get(root, "quick"));
+	k->cores = results_get(root, "cores") ? count(&c, root, "cores") : 0;
+	k->quick = cJSON_IsTrue(results_get(root, "quick"));
 	k->bw_one_bytes_per_s = number(&c, root, "bandwidth.one_core_bytes_per_s", 1);
 	k->bw_all_bytes_per_s = number(&c, root, "bandwidth.all_cores_bytes_per_s", 1);
 	k->flops_one_per_s = number(&c, root, "peak_flops.one_core_flops_per_s", 1);
 	k->flops_all_per_s = number(&c, root, "peak_flops.all_cores_flops_per_s", 1);
-	k->bw_threads = get(root, "bandwidth.threads") ? count(&c, root, "bandwidth.threads") : 0;
+	k->bw_threads =
+		results_get(root, "bandwidth.threads") ? count(&c, root, "bandwidth.threads") : 0;
 	k->flops_threads =
-		get(root, "peak_flops.threads") ? count(&c, root, "peak_flops.threads") : 0;
+		results_get(root, "peak_flops.threads") ? count(&c, root, "peak_flops.threads") : 0;
 	cJSON_Delete(root);
 	return !c.bad;
 }

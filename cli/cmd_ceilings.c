@@ -16,6 +16,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/steps.h"
 #include "measure/ceilings.h"
 #include "sim/spec.h"
 #include "sim/util.h"
@@ -126,10 +127,7 @@ cmd_ceilings(int argc, char **argv)
 					      { NULL, 0, NULL, 0 } };
 	const char *out = "out/ceilings", *json = NULL;
 	bool refresh = false, quick = false;
-	struct ceilings c;
-	char path[4096], err[512];
-	cJSON *doc;
-	int opt, rc;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
@@ -158,6 +156,17 @@ cmd_ceilings(int argc, char **argv)
 		return usage_error("ceilings", "unexpected argument '%s'", argv[optind]);
 	if (!out[0])
 		return usage_error("ceilings", "--out: empty directory name");
+	return ceilings_into(out, quick, refresh, json);
+}
+
+int
+ceilings_into(const char *out, bool quick, bool refresh, const char *json)
+{
+	struct ceilings c;
+	char path[4096], err[512];
+	cJSON *doc;
+	int rc;
+
 	if ((rc = mkdir_p(out))) {
 		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
 		return EXIT_RUNTIME;

@@ -16,6 +16,7 @@
 #include "analysis/plot.h"
 #include "analysis/plot_input.h"
 #include "cli/commands.h"
+#include "cli/steps.h"
 #include "measure/spawn.h"
 
 void
@@ -107,12 +108,8 @@ cmd_plot(int argc, char **argv)
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	unsigned formats = PLOT_FORMAT_PNG | PLOT_FORMAT_SVG;
-	struct plot_input in;
-	struct plot_set set = { 0 };
-	const char *dir, *msg, *env = getenv("MEMSIM_GNUPLOT");
-	char err[1024], gnuplot[4096];
-	bool input_error = false;
-	int opt, rc = EXIT_OK;
+	const char *msg;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
@@ -134,7 +131,18 @@ cmd_plot(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("plot", "plot takes one directory, not '%s' too",
 				   argv[optind + 1]);
-	dir = argv[optind];
+	return plot_into(argv[optind], formats);
+}
+
+int
+plot_into(const char *dir, unsigned formats)
+{
+	struct plot_input in;
+	struct plot_set set = { 0 };
+	const char *env = getenv("MEMSIM_GNUPLOT");
+	char err[1024], gnuplot[4096];
+	bool input_error = false;
+	int rc;
 
 	rc = plot_input_load(&in, dir);
 	if (rc) {

@@ -17,6 +17,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/steps.h"
 #include "measure/profile.h"
 #include "sim/util.h"
 
@@ -169,10 +170,8 @@ cmd_profile(int argc, char **argv)
 					      { "help", no_argument, NULL, OPT_HELP },
 					      { NULL, 0, NULL, 0 } };
 	struct profile_config c;
-	struct sink s = { 0 };
 	const char *out = "out/profile", *json = NULL, *cache = "host";
-	char path[4096], mpath[4096], err[512], buf[1024];
-	cJSON *manifest = NULL;
+	char err[512];
 	uint64_t v;
 	int opt, rc;
 
@@ -241,6 +240,18 @@ cmd_profile(int argc, char **argv)
 	if (spec_parse(cache, &c.spec, err, sizeof(err)))
 		return usage_error("profile", "--cache: %s", err);
 	c.spec.cache.seed = c.seed;
+	return profile_into(&c, out, json, argc, argv);
+}
+
+int
+profile_into(const struct profile_config *cp, const char *out, const char *json, int argc,
+	     char **argv)
+{
+	const struct profile_config c = *cp;
+	struct sink s = { 0 };
+	char path[4096], mpath[4096], err[512], buf[1024];
+	cJSON *manifest = NULL;
+	int rc;
 
 	if ((rc = mkdir_p(out))) {
 		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));

@@ -8,6 +8,7 @@
 
 #include "analysis/labreport.h"
 #include "cli/commands.h"
+#include "cli/steps.h"
 
 void
 usage_report(FILE *f)
@@ -27,20 +28,26 @@ usage_report(FILE *f)
 int
 cmd_report(int argc, char **argv)
 {
-	char err[1024];
-
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage_report(stdout);
 		return EXIT_OK;
 	}
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error("report", "report takes one study directory");
-	if (lab_report(argv[1], err, sizeof(err))) {
+	return report_into(argv[1]);
+}
+
+int
+report_into(const char *dir)
+{
+	char err[1024];
+
+	if (lab_report(dir, err, sizeof(err))) {
 		fprintf(stderr, "memsim: report: %s\n", err);
 		return EXIT_RUNTIME;
 	}
 	printf("memsim report: wrote %s/report.md, %s/report.html, %s/manifest.json and "
 	       "%s/report-numbers.json\n",
-	       argv[1], argv[1], argv[1], argv[1]);
+	       dir, dir, dir, dir);
 	return EXIT_OK;
 }

@@ -27,16 +27,11 @@
 #include "analysis/xcheck.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/steps.h"
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
 #include "measure/vgout.h"
 #include "sim/util.h"
-
-enum {
-	WITH_CACHEGRIND = 1,
-	WITH_CALLGRIND = 2,
-	WITH_PAPI = 4,
-};
 
 #define KERNEL_REGION "Client Request: memsim-kernel"
 
@@ -502,9 +497,9 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 	return 0;
 }
 
-static int
-xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, const char *keep_dir,
-	    int argc, char **argv)
+int
+xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned with,
+	    const char *keep_dir, FILE *table, int argc, char **argv)
 {
 	struct xcheck x;
 	struct geometry g;
@@ -678,7 +673,8 @@ xcheck_main(struct kernel_options *o, const struct spec *spec, unsigned with, co
 			"tiles (--Bc 32) leave room",
 			inner_tile_bytes(&o->cfg) / 1024.0, g.d1.size_bytes / 1024.0);
 
-	xcheck_print(stdout, &x);
+	if (table)
+		xcheck_print(table, &x);
 	rc = EXIT_OK;
 	if (o->json_path) {
 		cJSON *root = cJSON_CreateObject();
@@ -746,5 +742,5 @@ cmd_xcheck(int argc, char **argv)
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	if ((bad = geometry_check(&spec)))
 		return usage_error("xcheck", "--cache %s: %s", o.cache_text, bad);
-	return xcheck_main(&o, &spec, x.with, x.keep, argc, argv);
+	return xcheck_into(&o, &spec, x.with, x.keep, stdout, argc, argv);
 }

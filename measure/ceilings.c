@@ -32,6 +32,7 @@
 #endif
 
 #include "measure/ceilings.h"
+#include "sim/spec.h"
 #include "sim/util.h"
 
 #define MAX_THREADS 256
@@ -656,4 +657,27 @@ ceilings_from_json(const cJSON *obj, struct ceilings *out, char *err, size_t err
 	out->bw_threads = (unsigned)bwt;
 	out->flops_threads = (unsigned)flt;
 	return 0;
+}
+
+void
+ceilings_add_hardware(cJSON *obj)
+{
+	cJSON *hw = cJSON_AddObjectToObject(obj, "hardware");
+	char cpu[256], err[256], buf[1024];
+	struct spec host;
+	FILE *f;
+
+	cJSON_AddStringToObject(hw, "cpu_model", ceilings_cpu_model(cpu, sizeof(cpu)));
+	cJSON_AddNumberToObject(hw, "cores", ceilings_cores());
+	if (spec_parse("host", &host, err, sizeof(err)) == 0)
+		cJSON_AddStringToObject(hw, "caches", spec_format(&host, buf, sizeof(buf)));
+	else
+		cJSON_AddStringToObject(hw, "caches", err);
+	f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		snprintf(buf, sizeof(buf), "unavailable");
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	cJSON_AddStringToObject(hw, "cpu_governor_at_run", buf);
 }

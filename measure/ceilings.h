@@ -89,3 +89,7 @@ cJSON *ceilings_json(const struct ceilings *c);
 /* Reads a document written by ceilings_json() back. Returns 0, or -EINVAL with the missing or
  * mistyped key named in err. */
 int ceilings_from_json(const cJSON *obj, struct ceilings *out, char *err, size_t errlen);
+
+/* Adds "hardware" to obj: this machine's CPU model and cores, its caches as the host preset
+ * reads them (or why not), and the CPU frequency governor now. */
+void ceilings_add_hardware(cJSON *obj);

@@ -1,0 +1,318 @@
+/*
+ * The tables `memsim table` and `memsim study` print from a results directory.
+ */
+
+#include "analysis/tables.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "analysis/results.h"
+#include "analysis/xcheck.h"
+#include "sim/util.h"
+
+static int
+row_cmp(const void *a, const void *b)
+{
+	const struct table_row *x = a, *y = b;
+	int c = strcmp(x->cache, y->cache);
+
+	if (!c)
+		c = strcmp(x->kernel, y->kernel);
+	if (!c)
+		c = strcmp(x->dtype, y->dtype);
+	if (!c)
+		c = (x->N > y->N) - (x->N < y->N);
+	return c;
+}
+
+static int
+take_row(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct table_rows *t = ctx;
+	const cJSON *e, *per;
+	struct table_row *w;
+
+	(void)line;
+	if (cJSON_GetObjectItem(r, "error"))
+		return 0;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->rows = xrealloc(t->rows, t->cap * sizeof(*t->rows));
+	}
+	w = &t->rows[t->n++];
+	memset(w, 0, sizeof(*w));
+	snprintf(w->kernel, sizeof(w->kernel), "%s", results_string(r, "config.kernel"));
+	snprintf(w->dtype, sizeof(w->dtype), "%s", results_string(r, "config.dtype"));
+	snprintf(w->cache, sizeof(w->cache), "%s",
+		 results_string(r, "config.preset")[0] ? results_string(r, "config.preset")
+						       : results_string(r, "config.cache"));
+	w->N = results_number(r, "config.N", 0);
+	w->intensity = results_number(r, "intensity", 0);
+	w->in_regime = results_true(r, "regime.within_lab_assumptions");
+	snprintf(w->regime, sizeof(w->regime), "%s", results_string(r, "regime.text"));
+	w->lab = results_number(r, "formulas.lab.bytes", 0);
+	w->arrays_within = results_true(r, "formulas.exact.arrays_within");
+	e = results_get(r, "compare[formula=lab]");
+	if (e) {
+		w->has_lab = true;
+		w->lab_measured = results_number(e, "measured_bytes", 0);
+		w->lab_ratio = results_number(e, "ratio", 0);
+		w->lab_within = results_true(e, "within");
+		snprintf(w->why_not, sizeof(w->why_not), "%s", results_string(e, "why_not"));
+	}
+	e = results_get(r, "compare[formula=exact]");
+	w->measured = results_number(e, "measured_bytes", 0);
+	w->exact = results_number(e, "predicted_bytes", 0);
+	w->exact_ratio = results_number(e, "ratio", 0);
+	w->exact_within = results_true(e, "within");
+	/* The array furthest from its formula. */
+	per = results_get(r, "formulas.exact.per_array");
+	w->worst_ratio = 1;
+	snprintf(w->worst_array, sizeof(w->worst_array), "-");
+	cJSON_ArrayForEach (e, per) {
+		double ratio = results_number(e, "ratio", 0);
+		double m = results_number(e, "measured_read_bytes", 0) +
+			   results_number(e, "measured_write_bytes", 0);
+
+		if (m > 0 && ratio > 0 && fabs(log(ratio)) > fabs(log(w->worst_ratio))) {
+			w->worst_ratio = ratio;
+			snprintf(w->worst_array, sizeof(w->worst_array), "%s", e->string);
+		}
+	}
+	return 0;
+}
+
+int
+tables_read(const char *dir, struct table_rows *out, char *err, size_t errlen)
+{
+	char path[4200];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(dir) > 4000) {
+		snprintf(err, errlen, "%.200s...: the path is too long", dir);
+		return -ENAMETOOLONG;
+	}
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	rc = results_read(path, take_row, out, NULL, err, errlen);
+	if (rc) {
+		tables_finish(out);
+		return rc;
+	}
+	if (out->n)
+		qsort(out->rows, out->n, sizeof(*out->rows), row_cmp);
+	return 0;
+}
+
+void
+tables_finish(struct table_rows *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The lab comparison: every run with its lab verdict and regime. */
+void
+tables_print_lab(FILE *out, const struct table_rows *t)
+{
+	const struct table_row *rows = t->rows;
+	long n = (long)t->n;
+	fprintf(out, "%-10s %-6s %-5s %6s %12s %12s %12s %8s %8s  %s\n", "cache", "kernel", "dtype",
+		"N", "measured MiB", "lab MiB", "exact MiB", "meas/lab", "meas/ex", "lab verdict");
+	for (long i = 0; i < n; i++) {
+		const struct table_row *r = &rows[i];
+
+		fprintf(out, "%-10.10s %-6s %-5s %6.0f %12.3f %12.3f %12.3f %8.3f %8.3f  %s%s%s\n",
+			r->cache, r->kernel, r->dtype, r->N, r->measured / 1048576,
+			r->has_lab ? r->lab / 1048576 : 0.0, r->exact / 1048576,
+			r->has_lab ? r->lab_ratio : 0.0, r->exact_ratio,
+			!r->has_lab     ? "no lab formula"
+			: r->lab_within ? (r->in_regime ? "within 30%, in regime"
+							: "within 30%, out of regime")
+					: (r->in_regime ? "OUTSIDE 30% in regime" : "outside: "),
+			r->has_lab && !r->lab_within && !r->in_regime ? r->regime : "", "");
+	}
+}
+
+/* The smallest N from which flash2 moves fewer bytes than naive, per cache and dtype. */
+void
+tables_print_crossover(FILE *out, const struct table_rows *t)
+{
+	const struct table_row *rows = t->rows;
+	long n = (long)t->n;
+	for (long i = 0; i < n; i++) {
+		const struct table_row *f = &rows[i];
+		double first = -1;
+
+		if (strcmp(f->kernel, "flash2") != 0 ||
+		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") &&
+		     !strcmp(rows[i - 1].cache, f->cache) && !strcmp(rows[i - 1].dtype, f->dtype)))
+			continue;
+		for (long k = i;
+		     k < n && !strcmp(rows[k].kernel, "flash2") &&
+		     !strcmp(rows[k].cache, f->cache) && !strcmp(rows[k].dtype, f->dtype);
+		     k++) {
+			for (long j = 0; j < n; j++) {
+				if (strcmp(rows[j].kernel, "naive") ||
+				    strcmp(rows[j].cache, f->cache) ||
+				    strcmp(rows[j].dtype, f->dtype) || rows[j].N != rows[k].N)
+					continue;
+				if (rows[k].measured < rows[j].measured && first < 0)
+					first = rows[k].N;
+			}
+		}
+		if (first > 0)
+			fprintf(out,
+				"crossover: flash2 moves fewer DRAM bytes than naive from N = %.0f "
+				"(%s, %s)\n",
+				first, f->cache, f->dtype);
+		else
+			fprintf(out,
+				"crossover: flash2 never moves fewer DRAM bytes than naive in this "
+				"sweep (%s, %s)\n",
+				f->cache, f->dtype);
+	}
+}
+
+/* The exactness summary: per kernel, runs whose every array is within 5%, and the worst. */
+bool
+tables_print_exact(FILE *out, const struct table_rows *t)
+{
+	const struct table_row *rows = t->rows;
+	long n = (long)t->n;
+	static const char *kernels[] = { "naive", "flash1", "flash2", "proj" };
+	bool all = n > 0;
+
+	fprintf(out, "%-7s %6s %22s %18s %s\n", "kernel", "runs", "every array within 5%",
+		"total within 5%", "worst array (ratio measured/exact, cache, N)");
+	for (int k = 0; k < 4; k++) {
+		long runs = 0, ok = 0, tot_ok = 0;
+		const struct table_row *worst = NULL;
+
+		for (long i = 0; i < n; i++) {
+			if (strcmp(rows[i].kernel, kernels[k]))
+				continue;
+			runs++;
+			ok += rows[i].arrays_within;
+			tot_ok += rows[i].exact_within;
+			if (!worst ||
+			    fabs(log(rows[i].worst_ratio)) > fabs(log(worst->worst_ratio)))
+				worst = &rows[i];
+		}
+		if (!runs)
+			continue;
+		all &= ok == runs;
+		if (worst->worst_ratio == 1)
+			fprintf(out, "%-7s %6ld %22ld %18ld every array equal to the byte\n",
+				kernels[k], runs, ok, tot_ok);
+		else
+			fprintf(out, "%-7s %6ld %22ld %18ld %s %.4f, %s, N=%.0f\n", kernels[k],
+				runs, ok, tot_ok, worst->worst_array, worst->worst_ratio,
+				worst->cache, worst->N);
+	}
+	return all;
+}
+
+static const char *
+kernel_of(const cJSON *config)
+{
+	const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(config, "kernel"));
+
+	return k ? k : "";
+}
+
+/* xcheck reports by kernel, then B_r, B_c (larger first), N; unreadable ones (NULL) last. */
+static int
+report_cmp(const void *a, const void *b)
+{
+	const cJSON *x = *(cJSON *const *)a, *y = *(cJSON *const *)b;
+	static const char *const keys[] = { "Br", "Bc", "N" };
+	const cJSON *cx, *cy;
+	int c;
+
+	if (!x || !y)
+		return (x == NULL) - (y == NULL);
+	cx = cJSON_GetObjectItem(x, "config");
+	cy = cJSON_GetObjectItem(y, "config");
+	c = strcmp(kernel_of(cx), kernel_of(cy));
+	if (c)
+		return c;
+	for (int i = 0; i < 3; i++) {
+		double vx = cJSON_GetNumberValue(cJSON_GetObjectItem(cx, keys[i]));
+		double vy = cJSON_GetNumberValue(cJSON_GetObjectItem(cy, keys[i]));
+
+		if (vx != vy)
+			return (i < 2 ? (vx < vy) - (vx > vy) : (vx > vy) - (vx < vy));
+	}
+	return 0;
+}
+
+/* The summary of DIR's xcheck reports, in file-name order. */
+int
+tables_print_xcheck(FILE *out, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL, path[4200], why[512];
+	cJSON **reports;
+	size_t n = 0, cap = 0, bad = 0, good = 0;
+	int rc = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 32;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n == 0) {
+		snprintf(err, errlen, "no xcheck report (*.json) in %s", dir);
+		free(names);
+		return -1;
+	}
+	reports = xzalloc(n * sizeof(*reports));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		reports[i] = report_read_json(path, why, sizeof(why));
+		if (!reports[i] || !cJSON_GetObjectItem(reports[i], "rows")) {
+			/* The first unreadable report is named; the table shows the others. */
+			if (!rc && reports[i])
+				snprintf(err, errlen, "%s: not an xcheck report", path);
+			else if (!rc)
+				snprintf(err, errlen, "%s", why);
+			cJSON_Delete(reports[i]);
+			reports[i] = NULL;
+			rc = -1;
+		}
+		free(names[i]);
+	}
+	free(names);
+	qsort(reports, n, sizeof(*reports), report_cmp);
+	xcheck_summary_header(out);
+	for (size_t i = 0; i < n && reports[i]; i++) {
+		good++;
+		if (!xcheck_summary_line(out, reports[i]))
+			bad++;
+		cJSON_Delete(reports[i]);
+	}
+	free(reports);
+	fprintf(out, "%zu of %zu configurations have every tool's ratio within its tolerance\n",
+		good - bad, good);
+	return rc;
+}

@@ -1,0 +1,39 @@
+#pragma once
+
+/*
+ * The commands' work without their option parsing, for `memsim study`, which calls them in
+ * turn. Each returns the command's exit status after the same messages.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/options.h"
+#include "measure/profile.h"
+#include "sim/spec.h"
+
+/* memsim ceilings: measure (or reuse out/ceilings.json) and write it; also json if given. */
+int ceilings_into(const char *out, bool quick, bool refresh, const char *json);
+
+/* memsim profile: c (validated, spec set) into out/results.json and out/manifest.json, and
+ * json if given; argv is the command recorded in the manifest. */
+int profile_into(const struct profile_config *c, const char *out, const char *json, int argc,
+		 char **argv);
+
+/* The tools memsim xcheck runs. */
+enum {
+	WITH_CACHEGRIND = 1,
+	WITH_CALLGRIND = 2,
+	WITH_PAPI = 4,
+};
+
+/* memsim xcheck: o and spec as kernel_options_parse() left them; the table goes to table
+ * (NULL: not printed), the JSON to o->json_path if set; keep_dir keeps the tools' files. */
+int xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned with,
+		const char *keep_dir, FILE *table, int argc, char **argv);
+
+/* memsim plot DIR in formats (PLOT_FORMAT_* of analysis/plot.h). */
+int plot_into(const char *dir, unsigned formats);
+
+/* memsim report DIR. */
+int report_into(const char *dir);

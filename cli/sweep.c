@@ -1,0 +1,152 @@
+#include "cli/sweep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/sweep_pool.h"
+#include "cli/sweep_writer.h"
+#include "sim/util.h"
+
+void
+sweep_run_options_init(struct sweep_run_options *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->jobs = cores > 0 ? (unsigned)cores : 1;
+	o->shard_n = 1;
+}
+
+/* What the pool's callbacks need. */
+struct run_state {
+	struct sweep_writer *w;
+	const struct sweep_item *items;
+	double t0;
+	bool tty;
+	long shown;
+	long died;
+	char err[600];
+};
+
+static int
+on_row(void *ctx, long index, const char *line)
+{
+	struct run_state *s = ctx;
+
+	(void)index;
+	return sweep_writer_row(s->w, line, s->err, sizeof(s->err)) ? -1 : 0;
+}
+
+static void
+on_died(void *ctx, long index)
+{
+	struct run_state *s = ctx;
+
+	fprintf(stderr, "\nmemsim: sweep: a worker died running %s\n", s->items[index].key);
+	s->died++;
+}
+
+static void
+on_progress(void *ctx, size_t finished, size_t n)
+{
+	struct run_state *s = ctx;
+	double el = now_seconds() - s->t0;
+	double eta = finished ? el / (double)finished * (double)(n - finished) : 0;
+	long f = (long)finished, total = (long)n;
+
+	if (f == s->shown)
+		return;
+	/* A terminal gets one line rewritten in place; a log a line per tenth. */
+	if (s->tty || f * 10 / total != s->shown * 10 / total || f == total)
+		fprintf(stderr,
+			"%smemsim: sweep: %ld/%ld done, %ld failed, %.0f s elapsed, about %.0f s "
+			"left%s",
+			s->tty ? "\r" : "", f, total, s->w->errors + s->died, el, eta,
+			s->tty ? "   " : "\n");
+	s->shown = f;
+}
+
+int
+sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
+{
+	static const struct sweep_pool_ops ops = { on_row, on_died, on_progress };
+	struct sweep_item *items;
+	struct sweep_writer w;
+	struct run_state s = {
+		.w = &w, .t0 = now_seconds(), .tty = isatty(STDERR_FILENO), .shown = -1
+	};
+	size_t nitems, ntodo = 0;
+	long *todo = NULL;
+	char path[4200], err[600];
+	bool interrupted = false;
+	int rc = EXIT_RUNTIME, prc;
+
+	items = sweep_plan_items(p, &nitems);
+	s.items = items;
+	/* Every configuration is checked up front, so a bad one is a usage error before any run
+	 * starts, not a failed row. */
+	for (size_t i = 0; i < nitems; i++) {
+		int crc = attn_config_check(&items[i].cfg, err, sizeof(err));
+
+		if (crc && (p->simulate || crc != -ENOMEM)) {
+			free(items);
+			return usage_error("sweep", "%s", err);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/results.json", o->out);
+	if (!o->resume && access(path, F_OK) == 0) {
+		free(items);
+		return usage_error(
+			"sweep", "%s exists: pass --resume to continue it, or another --out", path);
+	}
+	if (sweep_writer_open(&w, o->out, err, sizeof(err))) {
+		fprintf(stderr, "memsim: sweep: %s\n", err);
+		free(items);
+		return EXIT_RUNTIME;
+	}
+	todo = xzalloc((nitems + 1) * sizeof(*todo));
+	for (size_t i = 0; i < nitems; i++)
+		if (i % o->shard_n == o->shard_i && !sweep_writer_has(&w, items[i].key))
+			todo[ntodo++] = (long)i;
+	if (sweep_writer_manifest(&w, p, nitems, o->argc, o->argv, err, sizeof(err))) {
+		fprintf(stderr, "memsim: sweep: %s\n", err);
+		goto out;
+	}
+	fprintf(stderr,
+		"memsim: sweep: %zu configurations, %zu already done, %zu to run on %u workers "
+		"-> %s\n",
+		nitems, w.ndone, ntodo, o->jobs < ntodo ? o->jobs : (unsigned)(ntodo ? ntodo : 1),
+		o->out);
+	prc = sweep_pool_run(p, items, todo, ntodo, o->jobs, &ops, &s, &interrupted, err,
+			     sizeof(err));
+	if (s.tty)
+		fprintf(stderr, "\n");
+	if (prc) {
+		fprintf(stderr, "memsim: sweep: %s\n", s.err[0] ? s.err : err);
+		goto out;
+	}
+	w.errors += s.died;
+	if (sweep_writer_manifest(&w, p, nitems, o->argc, o->argv, err, sizeof(err))) {
+		fprintf(stderr, "memsim: sweep: %s\n", err);
+		goto out;
+	}
+	if (interrupted) {
+		fprintf(stderr,
+			"memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume continues\n",
+			w.written, ntodo, o->out);
+		goto out;
+	}
+	rc = w.errors ? EXIT_RUNTIME : EXIT_OK;
+out:
+	if (sweep_writer_close(&w, err, sizeof(err))) {
+		fprintf(stderr, "memsim: sweep: %s\n", err);
+		rc = EXIT_RUNTIME;
+	}
+	free(todo);
+	free(items);
+	return rc;
+}

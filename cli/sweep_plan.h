@@ -1,0 +1,72 @@
+#pragma once
+
+/*
+ * A sweep's plan: the option lists of `memsim sweep` and the configurations they give, in a
+ * fixed order (caches outermost, then kernel, dtype, causal, heads, kv_heads, batch, d, B_r,
+ * B_c, N innermost), each with its key: the text that names it in results.json, so that
+ * --resume and `memsim merge` know a configuration again.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/attn.h"
+
+#define SWEEP_LIST_MAX 256
+#define SWEEP_CACHES_MAX 64
+
+struct u64_list {
+	uint64_t v[SWEEP_LIST_MAX];
+	unsigned n;
+};
+
+struct sweep_plan {
+	struct u64_list N, d, heads, kv_heads, batch, Br, Bc;
+	enum attn_kernel kernels[ATTN_KERNEL_COUNT];
+	unsigned nkernels;
+	enum attn_dtype dtypes[3];
+	unsigned ndtypes;
+	bool causal[2];
+	unsigned ncausal;
+	bool softmax_separate;
+	bool kv_given;
+	char *caches[SWEEP_CACHES_MAX]; /* a preset's name or a spec's canonical text; owned */
+	unsigned ncaches;
+	bool flush;
+	uint64_t seed;
+	bool simulate; /* false: the formulas alone */
+};
+
+struct sweep_item {
+	struct attn_config cfg;
+	unsigned cache; /* index into plan->caches */
+	char key[1024];
+};
+
+/* Defaults as `memsim run`: N 1024, d 64, one head, batch 1, fp32, B_r = B_c = 64, not
+ * causal, flush, seed 1, simulated; no kernel and no cache yet. */
+void sweep_plan_init(struct sweep_plan *p);
+/* Frees the caches' texts. */
+void sweep_plan_finish(struct sweep_plan *p);
+
+/* The setters below return 0, or EXIT_USAGE after a one-line message naming opt. */
+
+/* "a,b,c", "lo:hi:xF" (geometric) or "lo:hi:+S" (arithmetic); sizes may carry K/M/G when
+ * size_units. */
+int sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units);
+/* "naive,flash2", "fp32,fp16", "no,yes" (NULL: yes). */
+int sweep_plan_kernels(struct sweep_plan *p, const char *list);
+int sweep_plan_dtypes(struct sweep_plan *p, const char *list);
+int sweep_plan_causal(struct sweep_plan *p, const char *list);
+/* Adds a cache spec or preset; with cache_sweep ("L2=32K:64M:x2") one spec per size of that
+ * level instead. */
+int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_sweep);
+
+/* The configurations, in the order above; those the kernels do not accept (kv_heads not
+ * dividing heads, proj with causal) are left out. Caller frees with free(). */
+struct sweep_item *sweep_plan_items(const struct sweep_plan *p, size_t *count);
+
+/* A `memsim sweep` command line that runs this plan into out, every list spelled out.
+ * Caller frees with free(). */
+char *sweep_plan_command(const struct sweep_plan *p, const char *out);

@@ -1,0 +1,226 @@
+#include "cli/sweep_pool.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/evaluate.h"
+#include "analysis/report.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+
+#define POOL_MAX_JOBS 256
+
+struct worker {
+	pid_t pid;
+	int to, from; /* task pipe (write end), result pipe (read end) */
+	char *buf;
+	size_t len, cap;
+	long task; /* index being run, or -1 */
+};
+
+static volatile sig_atomic_t interrupt_seen;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	interrupt_seen = 1;
+}
+
+/* The worker loop: read an index, run it, write one JSON line. */
+static void
+worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item *items)
+{
+	FILE *fin = fdopen(in, "r"), *fout = fdopen(out, "w");
+	char line[64];
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	while (fgets(line, sizeof(line), fin)) {
+		long idx = strtol(line, NULL, 10);
+		const struct sweep_item *it = &items[idx];
+		struct spec spec;
+		struct evaluation ev;
+		char err[512];
+		cJSON *r;
+		char *text;
+
+		if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)) ||
+		    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, p->simulate, err,
+				   sizeof(err))) {
+			r = cJSON_CreateObject();
+			cJSON_AddStringToObject(r, "error", err);
+			report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
+		} else {
+			r = evaluation_json(&ev, 0, NULL);
+			evaluation_finish(&ev);
+		}
+		cJSON_AddNumberToObject(r, "index", (double)idx);
+		cJSON_AddStringToObject(r, "key", it->key);
+		text = cJSON_PrintUnformatted(r);
+		fprintf(fout, "%s\n", text);
+		fflush(fout);
+		cJSON_free(text);
+		cJSON_Delete(r);
+	}
+	fclose(fout);
+	_exit(0);
+}
+
+static bool
+send_task(struct worker *w, long idx)
+{
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%ld\n", idx);
+
+	w->task = idx;
+	return write(w->to, line, (size_t)n) == n;
+}
+
+/* Reads what worker w has sent; hands every complete line to ops->row and the worker its next
+ * task. Returns 0 or row's nonzero value; *finished counts the runs that ended. */
+static int
+drain(struct worker *w, const long *todo, size_t n, size_t *next, size_t *finished,
+      const struct sweep_pool_ops *ops, void *ctx)
+{
+	ssize_t got;
+	char *nl;
+
+	if (w->len + 65536 > w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 1 << 20;
+		w->buf = xrealloc(w->buf, w->cap);
+	}
+	got = read(w->from, w->buf + w->len, w->cap - w->len - 1);
+	if (got <= 0) {
+		if (got < 0 && errno == EINTR)
+			return 0;
+		ops->died(ctx, w->task);
+		w->task = -1;
+		(*finished)++;
+		return 0;
+	}
+	w->len += (size_t)got;
+	w->buf[w->len] = '\0';
+	while ((nl = strchr(w->buf, '\n'))) {
+		int rc;
+
+		*nl = '\0';
+		rc = ops->row(ctx, w->task, w->buf);
+		w->len -= (size_t)(nl + 1 - w->buf);
+		memmove(w->buf, nl + 1, w->len + 1);
+		(*finished)++;
+		w->task = -1;
+		if (rc)
+			return rc;
+		if (*next < n && !interrupt_seen)
+			send_task(w, todo[(*next)++]);
+	}
+	return 0;
+}
+
+int
+sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const long *todo,
+	       size_t n, unsigned jobs, const struct sweep_pool_ops *ops, void *ctx,
+	       bool *interrupted, char *err, size_t errlen)
+{
+	struct worker *w;
+	size_t next = 0, finished = 0, started = 0;
+	struct sigaction sa, old_int, old_term;
+	int rc = 0;
+
+	*interrupted = false;
+	if (n == 0)
+		return 0;
+	if (jobs > n)
+		jobs = (unsigned)n;
+	if (jobs > POOL_MAX_JOBS)
+		jobs = POOL_MAX_JOBS;
+	interrupt_seen = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	signal(SIGPIPE, SIG_IGN);
+	w = xzalloc(jobs * sizeof(*w));
+	for (unsigned j = 0; j < jobs; j++) {
+		int tp[2], rp[2];
+
+		if (pipe(tp)) {
+			snprintf(err, errlen, "pipe: %s", strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (pipe(rp)) {
+			snprintf(err, errlen, "pipe: %s", strerror(errno));
+			close(tp[0]);
+			close(tp[1]);
+			rc = -1;
+			break;
+		}
+		fflush(NULL);
+		w[j].pid = fork();
+		if (w[j].pid == 0) {
+			close(tp[1]);
+			close(rp[0]);
+			for (unsigned k = 0; k < j; k++) {
+				close(w[k].to);
+				close(w[k].from);
+			}
+			worker_main(tp[0], rp[1], p, items);
+		}
+		close(tp[0]);
+		close(rp[1]);
+		if (w[j].pid < 0) {
+			snprintf(err, errlen, "fork: %s", strerror(errno));
+			close(tp[1]);
+			close(rp[0]);
+			rc = -1;
+			break;
+		}
+		started++;
+		w[j].to = tp[1];
+		w[j].from = rp[0];
+		w[j].task = -1;
+		if (next < n)
+			send_task(&w[j], todo[next++]);
+	}
+	while (!rc && finished < n && !interrupt_seen) {
+		struct pollfd fds[POOL_MAX_JOBS];
+		unsigned who[POOL_MAX_JOBS];
+		int nf = 0;
+
+		for (unsigned j = 0; j < started; j++)
+			if (w[j].task >= 0) {
+				who[nf] = j;
+				fds[nf++] = (struct pollfd){ w[j].from, POLLIN, 0 };
+			}
+		if (nf == 0)
+			break;
+		if (poll(fds, (nfds_t)nf, 1000) < 0)
+			continue; /* EINTR: the loop looks at the flag */
+		for (int k = 0; k < nf && !rc; k++)
+			if (fds[k].revents & (POLLIN | POLLHUP | POLLERR))
+				rc = drain(&w[who[k]], todo, n, &next, &finished, ops, ctx);
+		ops->progress(ctx, finished, n);
+	}
+	*interrupted = interrupt_seen != 0;
+	for (unsigned j = 0; j < started; j++) {
+		close(w[j].to);
+		if (*interrupted || rc)
+			kill(w[j].pid, SIGTERM);
+		close(w[j].from);
+		waitpid(w[j].pid, NULL, 0);
+		free(w[j].buf);
+	}
+	free(w);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}

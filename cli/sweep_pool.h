@@ -1,0 +1,29 @@
+#pragma once
+
+/*
+ * The worker pool of a sweep: configurations run in forked worker processes (each builds its
+ * report, the JSON object of analysis/evaluate.h, and sends it as one line); the parent hands
+ * out indices and receives the lines, so it alone writes the output files.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/sweep_plan.h"
+
+struct sweep_pool_ops {
+	/* A finished run: its report as one JSON line (no newline). Returns 0, or a nonzero
+	 * value that stops the pool (the workers are stopped) and is returned. */
+	int (*row)(void *ctx, long index, const char *line);
+	/* The worker running index died (killed, out of memory). */
+	void (*died)(void *ctx, long index);
+	/* After each batch of finished runs: how many of the n so far. */
+	void (*progress)(void *ctx, size_t finished, size_t n);
+};
+
+/* Runs items[todo[0 .. n)] on jobs workers. SIGINT and SIGTERM stop it: runs in flight are
+ * abandoned, *interrupted is set and 0 returned. Returns 0, ops->row's nonzero value, or -1
+ * with a message in err (a pipe or fork failed). */
+int sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const long *todo,
+		   size_t n, unsigned jobs, const struct sweep_pool_ops *ops, void *ctx,
+		   bool *interrupted, char *err, size_t errlen);

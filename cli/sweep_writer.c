@@ -1,0 +1,198 @@
+#include "config.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "analysis/results.h"
+#include "cli/sweep_writer.h"
+#include "measure/ceilings.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+
+/* Collects the keys of the runs already written, and their CSV rows. */
+static int
+take_run(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct sweep_writer *w = ctx;
+
+	(void)line;
+	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
+	w->done_keys[w->ndone++] = xstrdup(results_string(r, "key"));
+	return results_csv_row(w->csv, r);
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen)
+{
+	char path[4200], cpath[4200];
+	struct results_info info;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if (strlen(dir) >= 4000) {
+		snprintf(err, errlen, "--out: the path is too long");
+		return -1;
+	}
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	if ((rc = mkdir_p(dir))) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	snprintf(cpath, sizeof(cpath), "%s/results.csv", dir);
+	/* results.csv is rewritten from the runs kept, so the two files agree. */
+	w->csv = fopen(cpath, "w");
+	if (!w->csv) {
+		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
+		return -1;
+	}
+	fputs(results_csv_header, w->csv);
+	rc = results_read(path, take_run, w, &info, err, errlen);
+	if (rc == -EIO && !err[0])
+		snprintf(err, errlen, "cannot write %s", cpath);
+	if (rc && rc != -ENOENT)
+		goto fail;
+	if (rc == 0 && info.torn && truncate(path, info.good_bytes) != 0) {
+		snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fflush(w->csv)) {
+		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
+		goto fail;
+	}
+	if (w->ndone)
+		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
+	w->results = fopen(path, "a");
+	if (!w->results) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	sweep_writer_close(w, NULL, 0);
+	return -1;
+}
+
+bool
+sweep_writer_has(const struct sweep_writer *w, const char *key)
+{
+	return w->ndone && bsearch(&key, w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
+}
+
+int
+sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen)
+{
+	cJSON *r = cJSON_Parse(line);
+	const char *bad = NULL;
+
+	if (fprintf(w->results, "%s\n", line) < 0 || fflush(w->results))
+		bad = "results.json";
+	if (r && !bad && (results_csv_row(w->csv, r) || fflush(w->csv)))
+		bad = "results.csv";
+	if (bad) {
+		snprintf(err, errlen, "cannot write %s/%s: %s", w->dir, bad, strerror(errno));
+		cJSON_Delete(r);
+		return -1;
+	}
+	w->written++;
+	if (r) {
+		const cJSON *lab = results_get(r, "compare[formula=lab]");
+
+		w->errors += cJSON_GetObjectItem(r, "error") != NULL;
+		w->exact_within += results_true(r, "compare[formula=exact].within");
+		if (lab && results_true(r, "regime.within_lab_assumptions")) {
+			w->lab_in_regime++;
+			w->lab_in_regime_within += results_true(lab, "within");
+		}
+	}
+	cJSON_Delete(r);
+	return 0;
+}
+
+/* The first line a command prints, or "" (valgrind --version). */
+static void
+version_of(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+
+	buf[0] = '\0';
+	if (p) {
+		if (!fgets(buf, (int)len, p))
+			buf[0] = '\0';
+		pclose(p);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+int
+sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, size_t total,
+		      int argc, char **argv, char *err, size_t errlen)
+{
+	cJSON *m = report_manifest_create("memsim sweep", argc, argv), *v, *cfg, *sum, *caches;
+	char path[4200], vg[256];
+	char *sweep_cmd = sweep_plan_command(p, w->dir);
+	int rc;
+
+	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
+	free(sweep_cmd);
+	cJSON_AddNumberToObject(m, "seed", (double)p->seed);
+	v = cJSON_GetObjectItem(m, "versions");
+	version_of("valgrind --version 2>/dev/null", vg, sizeof(vg));
+	cJSON_AddStringToObject(v, "valgrind", vg[0] ? vg : "not installed");
+#if defined(HAVE_PAPI) && HAVE_PAPI
+	cJSON_AddStringToObject(v, "papi", MEMSIM_PAPI_VERSION);
+#else
+	cJSON_AddStringToObject(v, "papi", "not built in");
+#endif
+	ceilings_add_hardware(m);
+	cfg = cJSON_AddObjectToObject(m, "config");
+	cJSON_AddNumberToObject(cfg, "configurations", (double)total);
+	cJSON_AddBoolToObject(cfg, "flush", p->flush);
+	cJSON_AddStringToObject(cfg, "mode", p->simulate ? "simulated" : "formula");
+	caches = cJSON_AddArrayToObject(cfg, "caches");
+	for (unsigned i = 0; i < p->ncaches; i++)
+		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));
+	sum = cJSON_AddObjectToObject(m, "results_summary");
+	cJSON_AddNumberToObject(sum, "runs_done", (double)(w->ndone + (size_t)w->written));
+	cJSON_AddNumberToObject(sum, "runs_failed", (double)w->errors);
+	cJSON_AddNumberToObject(sum, "exact_within_5pct", (double)w->exact_within);
+	cJSON_AddNumberToObject(sum, "lab_runs_in_regime", (double)w->lab_in_regime);
+	cJSON_AddNumberToObject(sum, "lab_in_regime_within_30pct", (double)w->lab_in_regime_within);
+	snprintf(path, sizeof(path), "%s/manifest.json", w->dir);
+	rc = report_write_json(path, m, err, errlen);
+	cJSON_Delete(m);
+	return rc ? -1 : 0;
+}
+
+int
+sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (w->results && fclose(w->results) && err && !rc) {
+		snprintf(err, errlen, "cannot write %s/results.json: %s", w->dir, strerror(errno));
+		rc = -1;
+	}
+	if (w->csv && fclose(w->csv) && err && !rc) {
+		snprintf(err, errlen, "cannot write %s/results.csv: %s", w->dir, strerror(errno));
+		rc = -1;
+	}
+	w->results = w->csv = NULL;
+	for (size_t i = 0; i < w->ndone; i++)
+		free(w->done_keys[i]);
+	free(w->done_keys);
+	w->done_keys = NULL;
+	w->ndone = 0;
+	return rc;
+}

@@ -1,0 +1,45 @@
+#pragma once
+
+/*
+ * A sweep's output files, written by the parent alone, one line per finished run, flushed at
+ * once:
+ *   DIR/results.json   one JSON object per line (a run's report, plus "key" and "index")
+ *   DIR/results.csv    one row per run (analysis/results.h)
+ *   DIR/manifest.json  date, versions, host, seed, the command, the plan, a summary
+ * Resuming keeps every complete line of results.json (a torn last line is cut off) and
+ * rewrites results.csv from them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli/sweep_plan.h"
+
+struct sweep_writer {
+	char dir[4096];
+	FILE *results, *csv;
+	char **done_keys; /* keys already in results.json when opened, sorted */
+	size_t ndone;
+	/* Runs written since opening, and what they say. */
+	long written, errors, exact_within, lab_in_regime, lab_in_regime_within;
+};
+
+/* Opens dir's results for appending (creating dir and them), after reading the runs already
+ * there. Returns 0, or -1 with a one-line message in err. Close with sweep_writer_close(). */
+int sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen);
+
+/* Whether results.json held the configuration with this key when opened. */
+bool sweep_writer_has(const struct sweep_writer *w, const char *key);
+
+/* Appends one run's report (a JSON line without newline) to results.json and results.csv.
+ * Returns 0, or -1 with "path: why" in err when a write failed. */
+int sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen);
+
+/* Writes manifest.json: command (argv) and sweep_command (the plan as one command), the plan,
+ * total configurations, and the summary of the runs written. Returns 0 or -1 with err. */
+int sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, size_t total,
+			  int argc, char **argv, char *err, size_t errlen);
+
+/* Closes the files. Returns 0, or -1 with err when a last write failed. */
+int sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen);
