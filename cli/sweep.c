@@ -112,7 +112,8 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	for (size_t i = 0; i < nitems; i++)
 		if (i % o->shard_n == o->shard_i && !sweep_writer_has(&w, items[i].key))
 			todo[ntodo++] = (long)i;
-	if (sweep_writer_manifest(&w, p, nitems, o->argc, o->argv, err, sizeof(err))) {
+	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
+				  sizeof(err))) {
 		fprintf(stderr, "memsim: sweep: %s\n", err);
 		goto out;
 	}
@@ -130,7 +131,8 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		goto out;
 	}
 	w.errors += s.died;
-	if (sweep_writer_manifest(&w, p, nitems, o->argc, o->argv, err, sizeof(err))) {
+	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
+				  sizeof(err))) {
 		fprintf(stderr, "memsim: sweep: %s\n", err);
 		goto out;
 	}

@@ -136,14 +136,23 @@ version_of(const char *cmd, char *buf, size_t len)
 }
 
 int
-sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, size_t total,
-		      int argc, char **argv, char *err, size_t errlen)
+sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, uint64_t shard_i,
+		      uint64_t shard_n, size_t total, int argc, char **argv, char *err,
+		      size_t errlen)
 {
 	cJSON *m = report_manifest_create("memsim sweep", argc, argv), *v, *cfg, *sum, *caches;
 	char path[4200], vg[256];
 	char *sweep_cmd = sweep_plan_command(p, w->dir);
 	int rc;
 
+	if (shard_n > 1) {
+		char *c = xzalloc(strlen(sweep_cmd) + 64);
+
+		sprintf(c, "%s --shard %llu/%llu", sweep_cmd, (unsigned long long)shard_i,
+			(unsigned long long)shard_n);
+		free(sweep_cmd);
+		sweep_cmd = c;
+	}
 	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
 	free(sweep_cmd);
 	cJSON_AddNumberToObject(m, "seed", (double)p->seed);

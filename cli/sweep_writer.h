@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cli/sweep_plan.h"
@@ -36,10 +37,12 @@ bool sweep_writer_has(const struct sweep_writer *w, const char *key);
  * Returns 0, or -1 with "path: why" in err when a write failed. */
 int sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen);
 
-/* Writes manifest.json: command (argv) and sweep_command (the plan as one command), the plan,
- * total configurations, and the summary of the runs written. Returns 0 or -1 with err. */
-int sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, size_t total,
-			  int argc, char **argv, char *err, size_t errlen);
+/* Writes manifest.json: command (argv) and sweep_command (the plan, and shard i of n when n >
+ * 1, as one command), the plan, total configurations, and the summary of the runs written.
+ * Returns 0 or -1 with err. */
+int sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p,
+			  uint64_t shard_i, uint64_t shard_n, size_t total, int argc, char **argv,
+			  char *err, size_t errlen);
 
 /* Closes the files. Returns 0, or -1 with err when a last write failed. */
 int sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen);

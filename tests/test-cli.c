@@ -419,6 +419,103 @@ test_sweep_resume_merge(void **state)
 	(void)before;
 }
 
+/* The keys of a sweep directory's results.json, one string, sorted. */
+static char *
+sorted_keys(const char *dir)
+{
+	char path[700], *text, *save = NULL, **keys = NULL, *out;
+	size_t n = 0, len = 1;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(l);
+
+		assert_non_null(o);
+		keys = realloc(keys, (n + 1) * sizeof(*keys));
+		keys[n] = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(o, "key")));
+		len += strlen(keys[n++]) + 1;
+		cJSON_Delete(o);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (strcmp(keys[j], keys[i]) < 0) {
+				char *t = keys[i];
+
+				keys[i] = keys[j];
+				keys[j] = t;
+			}
+	out = calloc(1, len);
+	for (size_t i = 0; i < n; i++) {
+		strcat(strcat(out, keys[i]), "\n");
+		free(keys[i]);
+	}
+	free(keys);
+	free(text);
+	return out;
+}
+
+/* A sweep's manifest records the sweep as one command (lists spelled out, a --cache-sweep
+ * expanded, the shard): run into another directory, it gives the same configurations. */
+static void
+test_sweep_command(void **state)
+{
+	char path[700], cmd[4096], *m, *a, *b;
+	cJSON *o;
+	const char *sc;
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out sc-a --kernel naive,flash1 --N 256:1024:x2 --d 32,64 --Bc 32 "
+		   "--causal=no,yes --kv-heads 1 --heads 2 --cache L1=32K:full:64,tiles=scratch "
+		   "--cache-sweep L1=32K:128K:x2 --shard 1/3 --formula-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/sc-a/manifest.json", tmpdir);
+	m = slurp_text(path);
+	o = cJSON_Parse(m);
+	assert_non_null(o);
+	sc = cJSON_GetStringValue(cJSON_GetObjectItem(o, "sweep_command"));
+	assert_non_null(sc);
+	assert_non_null(strstr(sc, "--out sc-a "));
+	assert_non_null(strstr(sc, "--shard 1/3"));
+	/* The same command into sc-b. */
+	snprintf(cmd, sizeof(cmd), "%s", sc + strlen("memsim "));
+	memcpy(strstr(cmd, "--out sc-a") + strlen("--out sc-"), "b", 1);
+	r = memsim("%s", cmd);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	a = sorted_keys("sc-a");
+	b = sorted_keys("sc-b");
+	assert_true(strlen(a) > 0);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	cJSON_Delete(o);
+	free(m);
+}
+
+/* memsim report refuses a results file it cannot read, naming path and line; table too. */
+static void
+test_report_bad_results(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out rb/lab --kernel naive --N 256 --cache lab");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	{
+		char cmd[800];
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd %s && printf 'not json\\n{}\\n' >> rb/lab/results.json", tmpdir);
+		assert_int_equal(system(cmd), 0);
+	}
+	expect_error("report rb", 1, "rb/lab/results.json:2: not a JSON object");
+	expect_error("table rb/lab", 1, "rb/lab/results.json:2: not a JSON object");
+}
+
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
  * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
 static void
@@ -947,6 +1044,8 @@ main(void)
 		cmocka_unit_test(test_kernel_option_errors),
 		cmocka_unit_test(test_run_and_formula),
 		cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_sweep_command),
+		cmocka_unit_test(test_report_bad_results),
 		cmocka_unit_test(test_xcheck_errors),
 		cmocka_unit_test(test_xcheck_papi),
 		cmocka_unit_test(test_ceilings),

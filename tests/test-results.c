@@ -1,0 +1,181 @@
+/*
+ * The one results-file reader (analysis/results.h): complete rows in order, blank lines
+ * skipped, a torn last line left out and said, any other bad line an error naming path:line;
+ * paths with selectors; the CSV row.
+ */
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/results.h"
+#include "tests/slurp.h"
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "results"
+#include "tests/tmpdir.h"
+
+struct seen {
+	int n;
+	double N[8];
+	unsigned long line[8];
+};
+
+static int
+collect(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 8) {
+		s->N[s->n] = results_number(r, "config.N", -1);
+		s->line[s->n] = line;
+	}
+	s->n++;
+	return 0;
+}
+
+static int
+stop_at_second(const cJSON *r, unsigned long line, void *ctx)
+{
+	(void)r;
+	(void)ctx;
+	return line == 2 ? 42 : 0;
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_read(void **state)
+{
+	static const struct {
+		const char *text;
+		int rc;            /* results_read()'s return */
+		int rows;          /* rows handed over */
+		double first_N;    /* the first row's config.N */
+		bool torn;         /* the last line was left out */
+		long long good;    /* bytes up to the end of the last complete row */
+		const char *error; /* in err, where rc < 0 */
+	} cases[] = {
+		{ "{\"config\":{\"N\":1}}\n{\"config\":{\"N\":2}}\n", 0, 2, 1, false, 38, NULL },
+		{ "\n{\"config\":{\"N\":3}}\n  \n", 0, 1, 3, false, 23, NULL },
+		{ "{\"config\":{\"N\":1}}\n{\"config\":{\"N\":", 0, 1, 1, true, 19, NULL },
+		/* A whole object without its newline is still a cut-off write. */
+		{ "{\"config\":{\"N\":1}}\n{\"config\":{\"N\":2}}", 0, 1, 1, true, 19, NULL },
+		{ "{\"config\":{\"N\":1}}\ngarbage\n{\"config\":{\"N\":2}}\n", -EINVAL, 1, 1, false,
+		  19, ":2: not a JSON object" },
+		{ "[1,2]\n", -EINVAL, 0, -1, false, 0, ":1: not a JSON object" },
+		{ "", 0, 0, -1, false, 0, NULL },
+		{ NULL, 0, 0, 0, false, 0, NULL },
+	};
+	char path[600], err[700];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/r.json", tmpdir);
+	for (int i = 0; cases[i].text; i++) {
+		struct seen s = { 0 };
+		struct results_info info;
+		int rc;
+
+		write_text(path, cases[i].text);
+		err[0] = '\0';
+		rc = results_read(path, collect, &s, &info, err, sizeof(err));
+		if (rc != cases[i].rc || s.n != cases[i].rows || info.torn != cases[i].torn ||
+		    info.good_bytes != cases[i].good || (s.n && s.N[0] != cases[i].first_N) ||
+		    (cases[i].error && !strstr(err, cases[i].error)))
+			fail_msg("case %d: rc %d rows %d torn %d good %lld err '%s'", i, rc, s.n,
+				 info.torn, info.good_bytes, err);
+	}
+	/* The callback's value stops the read and comes back. */
+	write_text(path, "{}\n{}\n{}\n");
+	assert_int_equal(results_read(path, stop_at_second, NULL, NULL, err, sizeof(err)), 42);
+	/* A missing file: -ENOENT, named. */
+	snprintf(path, sizeof(path), "%s/none.json", tmpdir);
+	assert_int_equal(results_read(path, collect, &(struct seen){ 0 }, NULL, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "none.json"));
+}
+
+static void
+test_paths(void **state)
+{
+	cJSON *r = cJSON_Parse(
+		"{\"config\":{\"kernel\":\"naive\",\"N\":256,\"causal\":false},"
+		"\"compare\":[{\"formula\":\"lab\",\"ratio\":1.5},{\"formula\":\"exact\",\"ratio\":1,"
+		"\"within\":true}],\"a.b\":1}");
+
+	(void)state;
+	assert_non_null(r);
+	assert_true(results_number(r, "config.N", 0) == 256);
+	assert_string_equal(results_string(r, "config.kernel"), "naive");
+	assert_string_equal(results_string(r, "config.N"), "");
+	assert_true(results_number(r, "compare[formula=lab].ratio", 0) == 1.5);
+	assert_true(results_number(r, "compare[1].ratio", 0) == 1);
+	assert_true(results_true(r, "compare[formula=exact].within"));
+	assert_false(results_true(r, "compare[formula=lab].within"));
+	assert_null(results_get(r, "compare[formula=none].ratio"));
+	assert_null(results_get(r, "compare[5]"));
+	assert_null(results_get(r, "config.N.x"));
+	assert_true(results_matches(r, "config.kernel=naive,config.N=256,config.causal=false"));
+	assert_false(results_matches(r, "config.kernel=naive,config.N=255"));
+	assert_false(results_matches(r, "config.N"));
+	assert_true(results_matches(r, ""));
+	assert_true(results_number(r, "missing", -7) == -7);
+	cJSON_Delete(r);
+}
+
+static void
+test_csv(void **state)
+{
+	cJSON *r = cJSON_Parse(
+		"{\"index\":3,\"config\":{\"kernel\":\"flash2\",\"N\":256,\"d\":64,\"heads\":2,"
+		"\"kv_heads\":1,\"batch\":1,\"dtype\":\"fp16\",\"Br\":64,\"Bc\":32,\"causal\":true,"
+		"\"cache\":\"L1=32K:8:64,tiles=\\\"x\\\"\",\"flush\":true},\"mode\":\"simulated\","
+		"\"dram\":{\"read_bytes\":100,\"write_bytes\":50,\"rfo_bytes\":0,"
+		"\"flush_write_bytes\":10},\"regime\":{\"text\":\"in\",\"within_lab_assumptions\":true},"
+		"\"compare\":[{\"formula\":\"exact\",\"ratio\":1,\"within\":true}],\"flops\":7}");
+	char path[600], *text;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/r.csv", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(results_csv_row(f, r), 0);
+	fclose(f);
+	text = slurp_text(path);
+	assert_string_equal(text,
+			    "3,flash2,256,64,2,1,1,fp16,64,32,1,\"L1=32K:8:64,tiles=\"\"x\"\"\","
+			    "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\"\n");
+	free(text);
+	/* The header names as many columns as a row has. */
+	{
+		int commas = 0;
+
+		for (const char *c = results_csv_header; *c; c++)
+			commas += *c == ',';
+		assert_int_equal(commas, 31);
+	}
+	cJSON_Delete(r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_csv),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
