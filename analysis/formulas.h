@@ -12,7 +12,7 @@
  * level above DRAM is a least-recently-used cache of C bytes in lines of L bytes: every line
  * of every array follows a sequence of accesses (load, partial store, whole-line store), each
  * a reuse distance after the previous one (the number of other lines touched in between,
- * written out per kernel in analysis/formulas.c and README "Formulas"). A fully associative
+ * written out per kernel in analysis/formulas.c and docs/formulas.md). A fully associative
  * LRU cache hits exactly when that distance is below C / L; a write-back cache writes a dirty
  * line once per eviction or at the final flush; write-allocate fetches a line on a partial
  * store miss (read for ownership), write-validate does not. With no cache, every access moves

@@ -690,8 +690,10 @@ write_manifest(struct rep *r, char *err, size_t errlen)
 	cJSON_AddStringToObject(m, "depends_on", "ceilings.json");
 	cfg = cJSON_AddObjectToObject(m, "config");
 	cJSON_AddItemToObject(cfg, "bytes_sweep", copy_of(r, "lab/manifest.json", "sweep_command"));
-	cJSON_AddItemToObject(cfg, "exact_sweep", copy_of(r, "exact/manifest.json", "sweep_command"));
-	cJSON_AddItemToObject(cfg, "formulas", copy_of(r, "formulas/manifest.json", "sweep_command"));
+	cJSON_AddItemToObject(cfg, "exact_sweep",
+			      copy_of(r, "exact/manifest.json", "sweep_command"));
+	cJSON_AddItemToObject(cfg, "formulas",
+			      copy_of(r, "formulas/manifest.json", "sweep_command"));
 	cJSON_AddItemToObject(cfg, "profile", copy_of(r, "profile/manifest.json", "config"));
 	hw = cJSON_AddObjectToObject(m, "hardware");
 	cJSON_AddItemToObject(hw, "cpu_model",

@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * Reports of a cache model's counters: the JSON objects of DESIGN.md ("levels", "dram",
+ * Reports of a cache model's counters: the JSON objects of docs/results.md ("levels", "dram",
  * "scratch", "arrays", "phases") built with cJSON, a readable text table, and safe writing of
  * JSON files.
  */
@@ -16,7 +16,8 @@
 /* Adds "levels", "dram", "scratch", "cpu", "arrays" and "phases" for model c to obj. */
 void report_add_cache(cJSON *obj, struct cache *c);
 
-/* Adds "config": the kernel configuration of DESIGN.md's keys and the cache as parsed. */
+/* Adds "config": the kernel configuration of the keys of docs/results.md and the cache as parsed.
+ */
 void report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s, bool flush,
 		       uint64_t seed);
 

@@ -20,7 +20,7 @@ usage_formula(FILE *f)
 		"                      [--no-flush] [--json FILE]\n"
 		"\n"
 		"Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
-		"cache's last level (README \"Formulas\"), with FLOPs and arithmetic intensity.\n");
+		"cache's last level (docs/formulas.md), with FLOPs and arithmetic intensity.\n");
 }
 
 int

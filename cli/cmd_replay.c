@@ -40,7 +40,7 @@ usage_replay(FILE *f)
 		"puts kernels' tile arrays in on-chip scratch. L1=32K:8:64 is Cachegrind's\n"
 		"--D1=32768,8,64 and L2=1M:16:64 its --LL=1048576,16,64.\n"
 		"\n"
-		"Semantics (see README, 'Cache semantics'):\n"
+		"Semantics (see docs/model.md, 'Cache semantics'):\n"
 		"  - With write-back + write-allocate and LRU or FIFO, counts match Dinero IV exactly:\n"
 		"    a miss fetches its line from the level below, then writes back its dirty victim\n"
 		"    (a write access there that updates its recency); at the end dirty lines are copied\n"

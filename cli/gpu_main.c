@@ -10,7 +10,7 @@
  *
  * config: --kernel naive|flash2 --N LIST --d D --heads H --kv-heads H --batch B
  *         --dtype fp32|fp16 --causal --seed S (LIST: 128,512,1024).
- * memsim gpucheck runs `memsim-gpu run` under ncu; the README's tables come from these.
+ * memsim gpucheck runs `memsim-gpu run` under ncu; the tables of docs/gpu.md come from these.
  */
 
 #include <getopt.h>

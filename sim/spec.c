@@ -35,7 +35,7 @@ const struct spec_preset spec_presets[] = {
 	  "partitions, 128-byte lines with 32-byte sectors (sectors not modelled), up to 228 KB "
 	  "of shared memory per SM holding the tiles, write-back L2 that takes partial writes "
 	  "without fetching (write-validate). Measured with Nsight Compute on an H100 80GB HBM3, "
-	  "2026-11-22 (memsim gpucheck; README): a kernel keeps at most 20 to 23 MB of the data it "
+	  "2026-11-22 (memsim gpucheck; docs/gpu.md): a kernel keeps at most 20 to 23 MB of the data it "
 	  "wrote in L2 when it ends, whatever it wrote from 19 to 302 MB, so the L2 is modelled as "
 	  "one 22 MiB cache (22 ways, 8192 sets); h100-50m has the whitepaper's size" },
 	{ "h100-50m", "L1=50M:25:128:wv,tiles=scratch",

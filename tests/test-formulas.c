@@ -1,7 +1,7 @@
 /*
  * The formulas: the lab formulas against the lab's own numbers, the regime verdicts, and the
  * exact formulas against simulation, every array within 5%, over a grid small enough for
- * every test run (the README's main job runs the full one): every kernel, fully associative
+ * every test run (the main job runs the full one): every kernel, fully associative
  * caches from 8 KiB to 4 MiB around the crossovers, with causal, grouped-query attention,
  * batch, fp16 and partial tiles; then the no-cache (lab) preset, where they are exact.
  */

@@ -654,8 +654,8 @@ test_input_errors(void **state)
 		  "{\"config\":{\"kernel\":\"naive\",\"N\":256,\"d\":64,\"dtype\":\"fp8\",\"Br\":64,"
 		  "\"Bc\":64,\"cache\":\"none\"},\"dram\":{\"total_bytes\":10},\"flops\":5}\n",
 		  "exact/results.json:1: config.dtype is not fp32, fp16 or bf16", 0 },
-		{ "exact/results.json", "garbage\n{}\n",
-		  "exact/results.json:1: not a JSON object", 0 },
+		{ "exact/results.json", "garbage\n{}\n", "exact/results.json:1: not a JSON object",
+		  0 },
 		{ "profile/results.json",
 		  "{\"T\":64,\"d_model\":64,\"heads\":4,\"d_head\":16,\"dtype\":\"fp32\",\"kernel\":"
 		  "\"naive\",\"op\":\"scores\",\"seconds\":{\"p50\":0},\"flops\":1,\"dram_bytes\":1}\n",

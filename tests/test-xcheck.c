@@ -1,6 +1,6 @@
 /*
  * memsim against Cachegrind and Callgrind on the native build of the same kernels, the
- * smallest case of the README's cross-check table (N = 256, d = 64, fp32, the cachegrind
+ * smallest case of the cross-check table (docs/xcheck.md) (N = 256, d = 64, fp32, the cachegrind
  * geometry): `memsim xcheck --json` is run and its ratios are held to the tolerances.
  *
  *  - naive at B_r = B_c = 64, flash1 and flash2 at B_c = 32: D1 misses within 5%, LL misses

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where flash2's extra DRAM bytes at N = 16384 come from (README, GPU check): on a machine with
+# Where flash2's extra DRAM bytes at N = 16384 come from (docs/gpu.md): on a machine with
 # an NVIDIA GPU and Nsight Compute, after tools/gpu-bundle.sh. Writes to $OUT (or out/gpu):
 #   l2-write-sources.tgz  flash2 (N, heads) = (16384, 16|8|4), (8192, 16), (4096, 16) with
 #                         every L2 write-sector count by source unit and eviction policy

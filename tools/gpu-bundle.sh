@@ -1,7 +1,7 @@
 #!/bin/sh
 # Prepares the GPU check for a machine with an H100 (and ncu) but without memsim's build
 # dependencies: builds memsim (without PAPI) and memsim-gpu into build-dev/, copies them with
-# libcjson into dev/, and computes memsim's side of every configuration of the README's table
+# libcjson into dev/, and computes memsim's side of every configuration of the table in docs/gpu.md
 # into gpu-memsim/ (no GPU needed; the largest sizes take tens of minutes on 2 cores).
 # Then, on the GPU machine, from the repository root: sh tools/gpu-run.sh
 set -eu

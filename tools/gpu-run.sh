@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's GPU tables, on a machine with an NVIDIA GPU and Nsight Compute, after
+# The GPU tables of docs/gpu.md, on a machine with an NVIDIA GPU and Nsight Compute, after
 # tools/gpu-bundle.sh: memsim gpucheck for naive and flash2 at N = 1024 .. 16384 (d = 64,
 # 16 heads, fp16) with memsim's side read from gpu-memsim/, then memsim-gpu's timings.
 # Results go to $OUT (or out/gpu).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's cross-check table: memsim xcheck for naive, flash1 and flash2 at N = 256, 512,
+# The cross-check table of docs/xcheck.md: memsim xcheck for naive, flash1 and flash2 at N = 256, 512,
 # 1024 (d = 64, fp32, the cachegrind geometry), at B_r = B_c = 64 and at B_c = 32, then the
 # summary of every report. Usage: sh tools/xcheck-table.sh [OUT_DIR] (default out/xcheck).
 set -eu
