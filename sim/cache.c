@@ -90,7 +90,7 @@ struct level {
 
 struct array {
 	char name[CACHE_NAME_MAX];
-	uint64_t base, end;
+	uint64_t base, len; /* [base, base + len): tested as addr - base < len, which cannot wrap */
 	bool scratch;
 	struct cache_traffic traffic;
 	uint64_t scratch_bytes[2];
@@ -113,7 +113,7 @@ struct cache {
 	struct array arrays[CACHE_MAX_ARRAYS + 1];
 	unsigned narrays;
 	unsigned nscratch;
-	uint64_t scratch_lo, scratch_hi; /* the span of every scratch range: outside it, none */
+	uint64_t scratch_lo, scratch_len; /* the span of every scratch range: outside it, none */
 	unsigned last_array, prev_array; /* find_array()'s guesses; 0 is none */
 	struct phase *phases;
 	unsigned nphases, phases_cap;
@@ -413,11 +413,11 @@ find_array(struct cache *c, uint64_t addr)
 {
 	const struct array *a = &c->arrays[c->last_array];
 
-	if (c->last_array && addr >= a->base && addr < a->end)
+	if (c->last_array && addr - a->base < a->len)
 		return c->last_array;
 	/* Loops walk two or three arrays in turn: the one before the last is the next guess. */
 	a = &c->arrays[c->prev_array];
-	if (c->prev_array && addr >= a->base && addr < a->end) {
+	if (c->prev_array && addr - a->base < a->len) {
 		unsigned i = c->prev_array;
 
 		c->prev_array = c->last_array;
@@ -426,7 +426,7 @@ find_array(struct cache *c, uint64_t addr)
 	}
 	for (unsigned i = c->narrays; i-- > 1;) {
 		a = &c->arrays[i];
-		if (addr >= a->base && addr < a->end) {
+		if (addr - a->base < a->len) {
 			c->prev_array = c->last_array;
 			c->last_array = i;
 			return i;
@@ -799,7 +799,7 @@ to_below(struct cache *c, int li, uint64_t addr, uint64_t size, enum req req, ui
 	 unsigned flags)
 {
 	int b = c->lv[li].below;
-	uint64_t end = addr + size;
+	uint64_t last = addr + (size - 1); /* the last byte: [addr, addr + size) may end at 2^64 */
 	unsigned res = 0;
 
 	if (b < 0) {
@@ -807,14 +807,15 @@ to_below(struct cache *c, int li, uint64_t addr, uint64_t size, enum req req, ui
 			      flags);
 		return 0;
 	}
-	while (addr < end) {
-		uint64_t lb = c->lv[b].cfg.line_bytes;
-		uint64_t piece_end = (addr | (lb - 1)) + 1;
+	for (;;) {
+		uint64_t piece_last = addr | (c->lv[b].cfg.line_bytes - 1);
 
-		if (piece_end > end)
-			piece_end = end;
-		res |= level_ref(c, b, addr, (uint32_t)(piece_end - addr), req, count, flags);
-		addr = piece_end;
+		if (piece_last > last)
+			piece_last = last;
+		res |= level_ref(c, b, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
+		if (piece_last == last)
+			break;
+		addr = piece_last + 1;
 	}
 	return res;
 }
@@ -825,7 +826,7 @@ static bool
 back_invalidate(struct cache *c, int li, uint64_t line)
 {
 	unsigned shift = c->lv[li].line_shift;
-	uint64_t base = line << shift, end = base + (UINT64_C(1) << shift);
+	uint64_t base = line << shift, last = base + ((UINT64_C(1) << shift) - 1);
 	bool dirty = false;
 
 	for (unsigned u = 0; u < c->nlv; u++) {
@@ -837,17 +838,19 @@ back_invalidate(struct cache *c, int li, uint64_t line)
 			continue;
 		if ((int)u == c->icache && (U->below < 0 || U->below > li))
 			continue;
-		for (uint64_t a = base; a < end; a += U->cfg.line_bytes) {
+		for (uint64_t a = base;; a += U->cfg.line_bytes) {
 			uint64_t ul = a >> U->line_shift;
 			uint64_t si = ul & U->set_mask;
 			uint64_t *set = U->tags + si * U->ways;
 			int w = find_way(U, set, si, ul);
 
-			if (w < 0)
-				continue;
-			dirty |= set[w] & 1;
-			remove_slot(U, set, si, (uint32_t)w);
-			U->st.invalidations++;
+			if (w >= 0) {
+				dirty |= set[w] & 1;
+				remove_slot(U, set, si, (uint32_t)w);
+				U->st.invalidations++;
+			}
+			if (last - a < U->cfg.line_bytes)
+				break;
 		}
 	}
 	return dirty;
@@ -1073,7 +1076,7 @@ scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 {
 	struct array *a;
 
-	if (addr < c->scratch_lo || addr >= c->scratch_hi)
+	if (addr - c->scratch_lo >= c->scratch_len)
 		return false;
 	/* The array owning addr (the last declared where ranges overlap), as for DRAM traffic. */
 	a = &c->arrays[find_array(c, addr)];
@@ -1403,14 +1406,23 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	memset(a, 0, sizeof(*a));
 	snprintf(a->name, sizeof(a->name), "%s", name);
 	a->base = base;
-	a->end = base + bytes;
+	a->len = bytes;
 	a->scratch = scratch;
 	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
-	if (scratch) {
-		if (!c->nscratch || base < c->scratch_lo)
-			c->scratch_lo = base;
-		if (!c->nscratch || base + bytes > c->scratch_hi)
-			c->scratch_hi = base + bytes;
+	if (scratch && bytes) {
+		/* The span's last byte, not its end, which may lie at 2^64. */
+		uint64_t lo = base, last = base + (bytes - 1);
+
+		if (c->nscratch) {
+			uint64_t old_last = c->scratch_lo + (c->scratch_len - 1);
+
+			if (c->scratch_lo < lo)
+				lo = c->scratch_lo;
+			if (old_last > last)
+				last = old_last;
+		}
+		c->scratch_lo = lo;
+		c->scratch_len = last - lo + 1; /* 0 only for the whole address space: unreachable */
 		c->nscratch++;
 	}
 	return (int)c->narrays++;

@@ -15,7 +15,7 @@ struct phase_map {
 /* A declared array as the tracing layer sees it: its range, whether it is scratch, and its
  * index in the cache model. */
 struct trace_range {
-	uint64_t base, end;
+	uint64_t base, len; /* [base, base + len), tested as addr - base < len */
 	int cache_idx;
 	bool scratch;
 };
@@ -116,21 +116,24 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 		s->ranges = xrealloc(s->ranges, (s->nranges + 1) * sizeof(*s->ranges));
 		r = &s->ranges[s->nranges++];
 		r->base = base;
-		r->end = base + bytes;
+		r->len = bytes;
 		r->cache_idx = rc;
 		r->scratch = scratch;
 		s->last = 0;
-		if (scratch) {
-			uint64_t lo = t->scratch_len ? t->scratch_lo : base;
-			uint64_t hi =
-				t->scratch_len ? t->scratch_lo + t->scratch_len : base + bytes;
+		if (scratch && bytes) {
+			/* Last bytes, not ends, which may lie at 2^64. */
+			uint64_t lo = base, last = base + (bytes - 1);
 
-			if (base < lo)
-				lo = base;
-			if (base + bytes > hi)
-				hi = base + bytes;
+			if (t->scratch_len) {
+				uint64_t old_last = t->scratch_lo + (t->scratch_len - 1);
+
+				if (t->scratch_lo < lo)
+					lo = t->scratch_lo;
+				if (old_last > last)
+					last = old_last;
+			}
 			t->scratch_lo = lo;
-			t->scratch_len = hi - lo;
+			t->scratch_len = last - lo + 1;
 		}
 	}
 	return 0;
@@ -170,16 +173,16 @@ trace_scratch(struct trace_ctx *t, uint64_t addr, uint64_t n, uint64_t bytes, en
 	const struct trace_range *r = s->nranges ? &s->ranges[s->last] : NULL;
 
 	/* The owner of addr is the last declared range holding it, as in the cache model. */
-	if (!r || addr < r->base || addr >= r->end) {
+	if (!r || addr - r->base >= r->len) {
 		r = NULL;
 		for (unsigned i = s->nranges; i-- > 0;)
-			if (addr >= s->ranges[i].base && addr < s->ranges[i].end) {
+			if (addr - s->ranges[i].base < s->ranges[i].len) {
 				s->last = i;
 				r = &s->ranges[i];
 				break;
 			}
 	}
-	if (!r || !r->scratch || addr + bytes > r->end)
+	if (!r || !r->scratch || bytes > r->len - (addr - r->base))
 		return false;
 	cache_scratch_add(s->cache, (unsigned)r->cache_idx, op, n, bytes);
 	return true;

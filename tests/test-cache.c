@@ -418,6 +418,61 @@ test_independent_models(void **state)
 }
 
 /* Arrays, phases and scratch ranges split the DRAM traffic. */
+/* The same accesses at the top of the address space, their last byte at 2^64 - 1, count as
+ * they do at the bottom: nothing dropped, nothing hangs (write-through, inclusive, exclusive,
+ * a lower level with longer lines, no cache), arrays and scratch ranges found there too. */
+static void
+test_top_of_address_space(void **state)
+{
+	static const char *specs[] = {
+		"L1=256B:2:32,L2=1K:4:64",
+		"L1=256B:2:32:wt,L2=1K:4:64",
+		"L1=256B:2:32,L2=1K:4:64:incl",
+		"L1=256B:2:32:nwa,L2=1K:4:32:excl",
+		"L1=256B:2:32:wv,L2=1K:4:64:wv",
+		"I1=128B:2:32,L1=256B:2:32,L2=1K:4:64",
+		"callgrind",
+		"none",
+		NULL,
+	};
+	const uint64_t top = UINT64_C(0) - 4096; /* the last 4 KiB */
+
+	(void)state;
+	for (int s = 0; specs[s]; s++) {
+		struct cache *lo = make_cache(specs[s], 1), *hi = make_cache(specs[s], 1);
+		uint64_t rng = 3;
+
+		cache_add_array(lo, "A", 0, 4096, false);
+		cache_add_array(hi, "A", top, 4096, false);
+		cache_add_array(lo, "T", 4096 - 256, 256, true);
+		cache_add_array(hi, "T", top + 4096 - 256, 256, true);
+		for (int i = 0; i < 3000; i++) {
+			/* Biased to the last lines; sizes up to 64 straddle lines. */
+			uint64_t off = i % 3 ? 4096 - 1 - lcg(&rng) % 512 : lcg(&rng) % 4096;
+			uint32_t size = 1u << (lcg(&rng) % 7);
+			enum cache_op op = (enum cache_op)(lcg(&rng) % 3);
+
+			if (off + size > 4096)
+				off = 4096 - size;
+			cache_access(lo, off, size, op, 1 + (uint32_t)(i % 2));
+			cache_access(hi, top + off, size, op, 1 + (uint32_t)(i % 2));
+		}
+		cache_flush(lo);
+		cache_flush(hi);
+		if (!same_stats(lo, hi))
+			fail_msg("%s: the top of the address space counts differently", specs[s]);
+		for (unsigned a = 0; a < cache_array_count(lo); a++)
+			if (memcmp(cache_array_traffic(lo, a), cache_array_traffic(hi, a),
+				   sizeof(struct cache_traffic)) ||
+			    memcmp(cache_array_scratch(lo, a), cache_array_scratch(hi, a),
+				   2 * sizeof(uint64_t)))
+				fail_msg("%s: array %u counts differently at the top", specs[s], a);
+		assert_true(cache_dram(hi)->read_bytes + cache_dram(hi)->write_bytes > 0);
+		cache_destroy(lo);
+		cache_destroy(hi);
+	}
+}
+
 static void
 test_arrays_phases_scratch(void **state)
 {
@@ -472,6 +527,7 @@ main(void)
 		cmocka_unit_test(test_independent_models),
 		cmocka_unit_test(test_index_equals_scan),
 		cmocka_unit_test(test_arrays_phases_scratch),
+		cmocka_unit_test(test_top_of_address_space),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
