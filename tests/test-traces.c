@@ -359,6 +359,62 @@ test_memsim_truncation(void **state)
 	free(bytes);
 }
 
+/* Access sizes: a trace asking for more than TRACE_MAX_ACCESS_BYTES in one access is refused
+ * at once, naming the record; the writer splits a longer access into pieces readers accept,
+ * which replay to the counts of the one access. */
+static void
+test_memsim_access_sizes(void **state)
+{
+	/* Header (magic, version 1, two empty strings, no arrays, no phases), then one long load
+	 * of slot 0 with a size field, then the end record (1 record, 1 access). */
+	static const unsigned char head[] = { 'M', 'E', 'M', 'S', 'I', 'M', 'T', 'R',
+					      1,   0,   0,   0,   0,   0,   0,   0 };
+	static const unsigned char huge[] = { 0x84, 0x00, 0xff, 0xff, 0xff,
+					      0xff, 0x0f, 0xe4, 0x01, 0x01 };
+	char path[512], err[512];
+	struct cache *live;
+	struct spec spec;
+	struct replay_result res;
+	struct mtrace_writer *w;
+	FILE *f;
+	double t0;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "huge.mtr");
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(head, 1, sizeof(head), f);
+	fwrite(huge, 1, sizeof(huge), f);
+	fclose(f);
+	t0 = now_seconds();
+	assert_true(read_all(path, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "record 1 has size 4294967295"));
+	assert_true(now_seconds() - t0 < 1);
+	assert_int_equal(spec_parse("L1=32K:8:64,L2=1M:16:64", &spec, err, sizeof(err)), 0);
+	assert_int_not_equal(
+		replay_file(path, TRACE_FORMAT_MEMSIM, &spec, true, &res, err, sizeof(err)), 0);
+	/* 3.5 MiB stores, twice: split by the writer, the same lines in the same order. */
+	path_in_tmp(path, sizeof(path), "long.mtr");
+	w = mtrace_writer_open(path, "test-traces --long", err, sizeof(err));
+	assert_non_null(w);
+	mtrace_writer_access(w, TRACE_EV_STORE, 0x10000, 7u << 19, 2);
+	mtrace_writer_access(w, TRACE_EV_LOAD, 0x10000, 64, 1);
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+	assert_int_equal(
+		replay_file(path, TRACE_FORMAT_MEMSIM, &spec, true, &res, err, sizeof(err)), 0);
+	live = cache_create(&spec.cache);
+	cache_access(live, 0x10000, 7u << 19, CACHE_OP_STORE, 2);
+	cache_access(live, 0x10000, 64, CACHE_OP_LOAD, 1);
+	cache_flush(live);
+	for (unsigned i = 0; i < cache_level_count(live); i++)
+		assert_memory_equal(cache_level_stats(live, i), cache_level_stats(res.cache, i),
+				    sizeof(struct cache_level_stats));
+	assert_memory_equal(cache_dram(live), cache_dram(res.cache), sizeof(struct cache_traffic));
+	assert_int_equal(cache_cpu(res.cache)->bytes[CACHE_OP_STORE], 7u << 20);
+	cache_destroy(live);
+	replay_result_finish(&res);
+}
+
 static void
 test_din(void **state)
 {
@@ -498,6 +554,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memsim_round_trip),
 		cmocka_unit_test(test_memsim_truncation),
+		cmocka_unit_test(test_memsim_access_sizes),
 		cmocka_unit_test(test_memsim_fused_replay),
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_lackey),

@@ -23,11 +23,11 @@ parse_addr_size(const char *s, size_t len, uint64_t *addr, uint32_t *size)
 	if (i >= len)
 		return false;
 	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9' || v > 1u << 20)
+		if (s[i] < '0' || s[i] > '9' || v > TRACE_MAX_ACCESS_BYTES)
 			return false;
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
-	if (v == 0 || *addr + v - 1 < *addr)
+	if (v == 0 || v > TRACE_MAX_ACCESS_BYTES || *addr + v - 1 < *addr)
 		return false;
 	*size = (uint32_t)v;
 	return true;

@@ -239,6 +239,17 @@ mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64
 {
 	struct cache_ref *p = &w->pending;
 
+	if (size > TRACE_MAX_ACCESS_BYTES) {
+		/* In pieces readers accept, each with the count: the model repeats an access line
+		 * by line (cache_access()), so the lines and their repeats come in the same order. */
+		for (uint64_t off = 0; off < size; off += TRACE_MAX_ACCESS_BYTES)
+			mtrace_writer_access(w, kind, addr + off,
+					     size - off < TRACE_MAX_ACCESS_BYTES
+						     ? (uint32_t)(size - off)
+						     : TRACE_MAX_ACCESS_BYTES,
+					     count);
+		return;
+	}
 	w->accesses += count;
 	if (w->have_pending && p->kind == kind && p->addr == addr && p->size == size &&
 	    p->count + count <= MAX_COUNT) {
@@ -593,10 +604,12 @@ long_record(struct trace_reader *r, const uint8_t *p, const uint8_t *end, uint64
 			    (h & 1) ? "garbled (reserved bit set)" : "truncated");
 		return NULL;
 	}
-	if (size == 0 || size > UINT32_MAX || count == 0 || count > 65535) {
-		reader_fail(r, "%s: record %llu has size %llu, count %llu", r->in.path,
-			    (unsigned long long)records + 1, (unsigned long long)size,
-			    (unsigned long long)count);
+	if (size == 0 || size > TRACE_MAX_ACCESS_BYTES || count == 0 || count > MAX_COUNT) {
+		reader_fail(r,
+			    "%s: record %llu has size %llu and count %llu (sizes 1 to %u, counts "
+			    "1 to %u)",
+			    r->in.path, (unsigned long long)records + 1, (unsigned long long)size,
+			    (unsigned long long)count, TRACE_MAX_ACCESS_BYTES, MAX_COUNT);
 		return NULL;
 	}
 	a = addr[s] + ((zig >> 1) ^ -(zig & 1));

@@ -17,6 +17,11 @@
 #include "sim/cache.h"
 #include "sim/trace_types.h"
 
+/* The longest access a trace may hold (lackey's and memsim's formats; din's are 4 bytes). A
+ * longer one is an error: an access costs a line's work per line it spans, so a few bytes of
+ * trace could otherwise ask for hours. memsim's writer splits longer accesses. */
+#define TRACE_MAX_ACCESS_BYTES (UINT32_C(1) << 20)
+
 enum trace_format {
 	TRACE_FORMAT_AUTO = 0,
 	TRACE_FORMAT_DIN,
