@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/name_index.h"
 #include "sim/util.h"
 
 #define TAG_INVALID UINT64_MAX
@@ -117,6 +118,7 @@ struct cache {
 	unsigned last_array, prev_array; /* find_array()'s guesses; 0 is none */
 	struct phase *phases;
 	unsigned nphases, phases_cap;
+	struct name_index phase_names; /* named phases (1 ..) by name */
 	unsigned cur_phase;
 	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
 };
@@ -346,6 +348,12 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
 }
 
+static const char *
+phase_name_at(const void *owner, uint32_t i)
+{
+	return ((const struct cache *)owner)->phases[i].name;
+}
+
 struct cache *
 cache_create(const struct cache_config *cfg)
 {
@@ -377,6 +385,7 @@ cache_create(const struct cache_config *cfg)
 	c->phases = xzalloc(c->phases_cap * sizeof(*c->phases));
 	snprintf(c->phases[0].name, sizeof(c->phases[0].name), "(none)");
 	c->nphases = 1;
+	name_index_init(&c->phase_names, c, phase_name_at);
 	return c;
 }
 
@@ -397,6 +406,7 @@ cache_destroy(struct cache *c)
 		free(c->lv[i].free_head);
 	}
 	free(c->phases);
+	name_index_finish(&c->phase_names);
 	free(c);
 }
 
@@ -1327,17 +1337,24 @@ int
 cache_add_phase(struct cache *c, const char *name)
 {
 	struct phase *p;
+	char cut[CACHE_NAME_MAX];
+	int64_t i;
 
-	for (unsigned i = 1; i < c->nphases; i++)
-		if (strcmp(c->phases[i].name, name) == 0)
-			return (int)i;
+	snprintf(cut, sizeof(cut), "%s", name);
+	i = name_index_find(&c->phase_names, cut);
+	if (i >= 0)
+		return (int)i;
+	/* The final flush always finds room: its phase is the one past the cap. */
+	if (c->nphases > CACHE_MAX_PHASES && strcmp(cut, "flush") != 0)
+		return -ENOSPC;
 	if (c->nphases == c->phases_cap) {
 		c->phases_cap *= 2;
 		c->phases = xrealloc(c->phases, c->phases_cap * sizeof(*c->phases));
 	}
 	p = &c->phases[c->nphases];
 	memset(p, 0, sizeof(*p));
-	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->name, sizeof(p->name), "%s", cut);
+	name_index_add(&c->phase_names, p->name, c->nphases);
 	return (int)c->nphases++;
 }
 

@@ -18,6 +18,9 @@
 #define CACHE_MAX_LEVELS 4
 #define CACHE_MAX_ARRAYS 64
 #define CACHE_NAME_MAX 32
+/* Named phases a model keeps (each holds counters per array and level); the final flush's
+ * phase comes beside them. */
+#define CACHE_MAX_PHASES 1024
 
 enum cache_repl {
 	CACHE_REPL_LRU = 0,
@@ -239,8 +242,9 @@ void cache_flush(struct cache *c);
  * overlap. Returns the array's index (>= 1; 0 is "other"), or -ENOSPC past CACHE_MAX_ARRAYS. */
 int cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes, bool scratch);
 
-/* Declares a phase; returns its index (>= 1; 0 is the unnamed phase before any). Declaring
- * an existing name returns the existing index. */
+/* Declares a phase; returns its index (>= 1; 0 is the unnamed phase before any), or -ENOSPC
+ * past CACHE_MAX_PHASES ("flush" always finds room). Declaring an existing name returns the
+ * existing index; names are cut to CACHE_NAME_MAX - 1 bytes. O(1) on average. */
 int cache_add_phase(struct cache *c, const char *name);
 /* Makes phase index current: later traffic is counted to it. */
 void cache_set_phase(struct cache *c, int phase);

@@ -1,9 +1,11 @@
 #include "sim/trace.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/name_index.h"
 #include "sim/util.h"
 
 struct phase_map {
@@ -29,7 +31,14 @@ struct trace_state {
 	unsigned nranges, last;
 	struct phase_map *phases;
 	unsigned nphases, phases_cap;
+	struct name_index phase_names;
 };
+
+static const char *
+phase_name_at(const void *owner, uint32_t i)
+{
+	return ((const struct trace_state *)owner)->phases[i].name;
+}
 
 struct trace_ctx *
 trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_scratch)
@@ -44,6 +53,7 @@ trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_sc
 		t->state->recording = true;
 	}
 	t->state->tiles_in_scratch = tiles_in_scratch;
+	name_index_init(&t->state->phase_names, t->state, phase_name_at);
 	t->pend_line = UINT64_MAX;
 	/* Merge at L1-line granularity. */
 	if (c && cache_get_config(c)->levels > 0)
@@ -84,6 +94,7 @@ trace_ctx_destroy(struct trace_ctx *t)
 		return;
 	trace_flush(t);
 	free(t->state->phases);
+	name_index_finish(&t->state->phase_names);
 	free(t->state->ranges);
 	free(t->state);
 	free(t);
@@ -139,31 +150,38 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 	return 0;
 }
 
-void
+int
 trace_phase(struct trace_ctx *t, const char *name)
 {
 	struct trace_state *s = t->state;
-	struct phase_map *m = NULL;
+	struct phase_map *m;
+	char cut[CACHE_NAME_MAX];
+	int64_t i;
 
 	trace_flush(t);
-	for (unsigned i = 0; i < s->nphases; i++)
-		if (strcmp(s->phases[i].name, name) == 0)
-			m = &s->phases[i];
-	if (!m) {
+	snprintf(cut, sizeof(cut), "%s", name);
+	i = name_index_find(&s->phase_names, cut);
+	if (i < 0) {
+		if (s->nphases == CACHE_MAX_PHASES)
+			return -ENOSPC;
 		if (s->nphases == s->phases_cap) {
 			s->phases_cap = s->phases_cap ? s->phases_cap * 2 : 8;
 			s->phases = xrealloc(s->phases, s->phases_cap * sizeof(*s->phases));
 		}
-		m = &s->phases[s->nphases++];
+		i = s->nphases++;
+		m = &s->phases[i];
 		memset(m, 0, sizeof(*m));
-		strncpy(m->name, name, sizeof(m->name) - 1);
-		m->cache_idx = s->cache ? cache_add_phase(s->cache, name) : -1;
-		m->sink_idx = s->recording ? s->sink.phase(s->sink.ctx, name) : -1;
+		snprintf(m->name, sizeof(m->name), "%s", cut);
+		name_index_add(&s->phase_names, m->name, (uint32_t)i);
+		m->cache_idx = s->cache ? cache_add_phase(s->cache, cut) : -1;
+		m->sink_idx = s->recording ? s->sink.phase(s->sink.ctx, cut) : -1;
 	}
+	m = &s->phases[i];
 	if (s->cache)
 		cache_set_phase(s->cache, m->cache_idx);
-	if (s->recording)
+	if (s->recording && m->sink_idx >= 0)
 		s->sink.set_phase(s->sink.ctx, m->sink_idx);
+	return 0;
 }
 
 bool

@@ -80,8 +80,9 @@ void trace_flush(struct trace_ctx *t);
 /* Declares an array; returns 0 or a negative errno (too many arrays). */
 int trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 		enum trace_space space);
-/* Starts a phase (declared on first use). */
-void trace_phase(struct trace_ctx *t, const char *name);
+/* Starts a phase (declared on first use, found again in O(1)). Returns 0, or -ENOSPC past
+ * CACHE_MAX_PHASES phases (the current phase then stays). */
+int trace_phase(struct trace_ctx *t, const char *name);
 
 void trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_op op);
 /* An access inside the scratch span: counted against its scratch array and true, or false

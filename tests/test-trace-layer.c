@@ -4,6 +4,7 @@
  * (one cache_access per element, written out by hand here), and recorded then replayed.
  */
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -322,10 +323,42 @@ test_record_replay(void **state)
 	unlink(path);
 }
 
+/* Phases are found again by name (cut to CACHE_NAME_MAX - 1 bytes, as the model keeps them)
+ * and capped at CACHE_MAX_PHASES: the next declaration fails, the current phase stays. */
+static void
+test_phases(void **state)
+{
+	struct spec spec;
+	char err[256], name[64];
+	struct cache *c;
+	struct trace_ctx *t;
+	static float x[16];
+
+	(void)state;
+	assert_int_equal(spec_parse("L1=1K:2:64", &spec, err, sizeof(err)), 0);
+	c = cache_create(&spec.cache);
+	t = trace_ctx_create(c, NULL, 0);
+	for (int i = 0; i < CACHE_MAX_PHASES; i++) {
+		snprintf(name, sizeof(name),
+			 "%d: a phase whose name is longer than the model keeps", i);
+		assert_int_equal(trace_phase(t, i == 7 ? "seven" : name), 0);
+	}
+	assert_int_equal(trace_phase(t, "one more"), -ENOSPC);
+	assert_int_equal(trace_phase(t, "seven"), 0);
+	TR_LOAD(t, &x[0], 4);
+	trace_flush(t);
+	assert_int_equal(cache_phase_count(c), CACHE_MAX_PHASES + 1);
+	assert_string_equal(cache_phase_name(c, 8), "seven");
+	assert_int_equal(cache_phase_traffic(c, 8)->read_bytes, 64);
+	trace_ctx_destroy(t);
+	cache_destroy(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_native_matches_traced),
 		cmocka_unit_test(test_live_equals_by_hand),
 		cmocka_unit_test(test_record_replay),

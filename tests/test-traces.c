@@ -5,6 +5,7 @@
  * with the model's inline hit tests) gives the counters of one cache_access() per event.
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +416,51 @@ test_memsim_access_sizes(void **state)
 	replay_result_finish(&res);
 }
 
+/* Phases: a trace may declare CACHE_MAX_PHASES; the writer and the reader refuse more, the
+ * reader naming the trace; a replay keeps every phase apart. */
+static void
+test_memsim_phase_cap(void **state)
+{
+	char path[512], err[512], name[32];
+	struct mtrace_writer *w;
+	struct spec spec;
+	struct replay_result res;
+	FILE *f;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "phases.mtr");
+	w = mtrace_writer_open(path, "test-traces --phases", err, sizeof(err));
+	assert_non_null(w);
+	for (int i = 0; i < CACHE_MAX_PHASES; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		assert_int_equal(mtrace_writer_phase(w, name), i);
+	}
+	assert_int_equal(mtrace_writer_phase(w, "one too many"), -ENOSPC);
+	for (int i = 0; i < CACHE_MAX_PHASES; i++) {
+		mtrace_writer_set_phase(w, i);
+		mtrace_writer_access(w, TRACE_EV_LOAD, 0x1000 + 64 * (uint64_t)i, 4, 1);
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+	assert_int_equal(spec_parse("L1=32K:8:64", &spec, err, sizeof(err)), 0);
+	assert_int_equal(
+		replay_file(path, TRACE_FORMAT_MEMSIM, &spec, true, &res, err, sizeof(err)), 0);
+	/* (none), the 1024 phases, flush */
+	assert_int_equal(cache_phase_count(res.cache), CACHE_MAX_PHASES + 2);
+	assert_int_equal(cache_phase_traffic(res.cache, 1000)->read_bytes, 64);
+	replay_result_finish(&res);
+	/* A header that declares 2000 phases. */
+	path_in_tmp(path, sizeof(path), "phases2.mtr");
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite("MEMSIMTR\x01\0\0\0\0\0\0\xd0\x0f", 1, 17, f);
+	for (int i = 0; i < 2000; i++)
+		fwrite("\x01x", 1, 2, f);
+	fwrite("\xe4\0\0", 1, 3, f);
+	fclose(f);
+	assert_true(read_all(path, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "declares more than 1024 phases"));
+}
+
 static void
 test_din(void **state)
 {
@@ -555,6 +601,7 @@ main(void)
 		cmocka_unit_test(test_memsim_round_trip),
 		cmocka_unit_test(test_memsim_truncation),
 		cmocka_unit_test(test_memsim_access_sizes),
+		cmocka_unit_test(test_memsim_phase_cap),
 		cmocka_unit_test(test_memsim_fused_replay),
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_lackey),

@@ -303,6 +303,8 @@ mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base, ui
 int
 mtrace_writer_phase(struct mtrace_writer *w, const char *name)
 {
+	if (w->nphases == CACHE_MAX_PHASES)
+		return -ENOSPC; /* readers refuse more */
 	struct decl d = { .is_array = false };
 
 	snprintf(d.name, sizeof(d.name), "%s", name);
@@ -483,6 +485,11 @@ read_phase_decl(struct trace_reader *r)
 
 	if (!ok)
 		return false;
+	if (r->nphases == CACHE_MAX_PHASES) {
+		free(name);
+		reader_fail(r, "%s: declares more than %d phases", r->in.path, CACHE_MAX_PHASES);
+		return false;
+	}
 	if (r->nphases == r->phases_cap) {
 		r->phases_cap = r->phases_cap ? r->phases_cap * 2 : 16;
 		r->phases = xrealloc(r->phases, r->phases_cap * sizeof(*r->phases));

@@ -34,6 +34,8 @@ reader_fail(struct trace_reader *r, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (r->failed)
+		return -1; /* the first problem is the one to name */
 	va_start(ap, fmt);
 	vsnprintf(r->err, sizeof(r->err), fmt, ap);
 	va_end(ap);

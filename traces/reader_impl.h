@@ -31,7 +31,8 @@ struct trace_reader {
 	struct cache_ref pending;
 };
 
-/* Records a one-line error; always returns -1 so decoders can `return reader_fail(...)`. */
+/* Records a one-line error (the first one stays); always returns -1 so decoders can `return
+ * reader_fail(...)`. */
 long reader_fail(struct trace_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

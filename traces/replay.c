@@ -49,9 +49,15 @@ replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch, ui
 
 			if (mapped < np) {
 				phase_map = xrealloc(phase_map, np * sizeof(*phase_map));
-				for (; mapped < np; mapped++)
+				for (; mapped < np; mapped++) {
 					phase_map[mapped] =
 						cache_add_phase(c, trace_reader_phase(r, mapped));
+					if (phase_map[mapped] < 0) {
+						snprintf(err, errlen, "more than %d phases",
+							 CACHE_MAX_PHASES);
+						goto out;
+					}
+				}
 			}
 			cache_set_phase(c, phase_map[ctl.addr]);
 		} else if (declare_array(r, c, (unsigned)ctl.addr, tiles_in_scratch, err, errlen)) {
