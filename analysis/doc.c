@@ -324,20 +324,7 @@ doc_image(struct doc *d, const char *path, const char *alt, const char *caption)
 static int
 write_file(const char *path, const struct buf *b, char *err, size_t errlen)
 {
-	char tmp[1300];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fwrite(b->s, 1, b->n, f) != b->n || fclose(f) != 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return write_file_whole(path, b->s, b->n, err, errlen) ? -1 : 0;
 }
 
 int

@@ -337,42 +337,16 @@ int
 report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
 {
 	char *text = cJSON_Print(obj);
-	char *tmp = NULL;
-	FILE *f;
-	int rc = 0;
+	size_t len;
+	int rc;
 
 	if (!text) {
 		snprintf(err, errlen, "cannot format JSON for %s", path);
 		return -ENOMEM;
 	}
-	if (strcmp(path, "-") == 0) {
-		fputs(text, stdout);
-		fputc('\n', stdout);
-		cJSON_free(text);
-		return fflush(stdout) ? -EIO : 0;
-	}
-	tmp = xzalloc(strlen(path) + 16);
-	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) || ferror(f)) {
-		rc = -errno;
-		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		goto out;
-	}
-	if (fclose(f) || rename(tmp, path)) {
-		rc = -errno;
-		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-out:
-	free(tmp);
+	len = strlen(text);
+	text[len] = '\n'; /* over the NUL: the file ends with a newline */
+	rc = write_file_whole(path, text, len + 1, err, errlen);
 	cJSON_free(text);
 	return rc;
 }

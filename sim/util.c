@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,4 +217,65 @@ mem_available_bytes(void)
 		fclose(f);
 	}
 	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Writes all of data to fd; 0 or a negative errno. */
+static int
+write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+	static unsigned serial;
+	struct stat st;
+	char *tmp;
+	int fd, rc;
+
+	if (strcmp(path, "-") == 0) {
+		/* What stdio holds goes first, so the output keeps its order. */
+		rc = fflush(stdout) ? -errno : write_all(STDOUT_FILENO, data, len);
+		if (rc)
+			snprintf(err, errlen, "cannot write standard output: %s", strerror(-rc));
+		return rc;
+	}
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		rc = fd < 0 ? -errno : write_all(fd, data, len);
+		if (fd >= 0 && close(fd) && !rc)
+			rc = -errno;
+		if (rc)
+			snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	tmp = xzalloc(strlen(path) + 48);
+	sprintf(tmp, "%s.tmp%ld.%u", path, (long)getpid(), serial++);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		rc = write_all(fd, data, len);
+		if (close(fd) && !rc)
+			rc = -errno;
+		if (!rc && rename(tmp, path))
+			rc = -errno;
+		if (rc)
+			unlink(tmp);
+	}
+	if (rc)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+	free(tmp);
+	return rc;
 }

@@ -62,3 +62,14 @@ double now_seconds(void);
 
 /* Memory this process may use: MemAvailable from /proc/meminfo, else the physical memory. */
 uint64_t mem_available_bytes(void);
+
+/*
+ * Writes len bytes to path, whole or not at all where that can be had:
+ * - "-" is standard output;
+ * - a regular file (or none yet) is written to a new temporary file beside it (created with
+ *   O_EXCL, so it follows no link) and renamed over it: a reader never sees half a file;
+ * - anything else (a symlink, a device such as /dev/null, a FIFO) is written in place, never
+ *   replaced.
+ * Every write is checked. Returns 0, or a negative errno with "cannot write PATH: why" in err.
+ */
+int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);

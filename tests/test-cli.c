@@ -516,6 +516,66 @@ test_report_bad_results(void **state)
 	expect_error("table rb/lab", 1, "rb/lab/results.json:2: not a JSON object");
 }
 
+/* --json never replaces what is not a regular file: a device is written in place (a full one
+ * is an error, exit 1), a symlink stays a link to the file it names; a regular file is
+ * replaced whole. */
+static void
+test_json_targets(void **state)
+{
+	char cmd[1200], path[700];
+	struct stat st;
+	struct result r;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && rm -f jfull jnull jlink jtarget && ln -s /dev/full jfull && "
+		 "ln -s /dev/null jnull && echo old > jtarget && ln -s jtarget jlink",
+		 tmpdir);
+	assert_int_equal(system(cmd), 0);
+	expect_error("formula --kernel naive --json jfull", 1,
+		     "cannot write jfull: No space left on device");
+	snprintf(path, sizeof(path), "%s/jfull", tmpdir);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	r = memsim("run --kernel naive --N 64 --json jnull");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/jnull", tmpdir);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	r = memsim("formula --kernel flash2 --json jlink");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/jlink", tmpdir);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	snprintf(path, sizeof(path), "%s/jtarget", tmpdir);
+	{
+		char *text = slurp_text(path);
+		cJSON *o = cJSON_Parse(text);
+
+		assert_non_null(o);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+					    cJSON_GetObjectItem(o, "config"), "kernel")),
+				    "flash2");
+		cJSON_Delete(o);
+		free(text);
+	}
+	/* A device node itself, where this machine lets us make one (root): written in place. */
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -f jdev && mknod jdev c 1 7 2>/dev/null", tmpdir);
+	if (system(cmd) == 0) {
+		expect_error("replay " DIN " --cache lab --json jdev", 1, "cannot write jdev");
+		snprintf(path, sizeof(path), "%s/jdev", tmpdir);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+	}
+	/* No temporary file is left behind. */
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -q '\\.tmp'", tmpdir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
  * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
 static void
@@ -1036,23 +1096,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_runtime_errors),
-		cmocka_unit_test(test_replay_json),
-		cmocka_unit_test(test_help_and_presets),
-		cmocka_unit_test(test_native_papi),
-		cmocka_unit_test(test_kernel_option_errors),
-		cmocka_unit_test(test_run_and_formula),
-		cmocka_unit_test(test_sweep_resume_merge),
-		cmocka_unit_test(test_sweep_command),
-		cmocka_unit_test(test_report_bad_results),
-		cmocka_unit_test(test_xcheck_errors),
-		cmocka_unit_test(test_xcheck_papi),
-		cmocka_unit_test(test_ceilings),
-		cmocka_unit_test(test_profile),
-		cmocka_unit_test(test_profile_interrupted),
-		cmocka_unit_test(test_profile_errors),
-		cmocka_unit_test(test_gpucheck),
+		cmocka_unit_test(test_usage_errors),    cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_replay_json),     cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_native_papi),     cmocka_unit_test(test_kernel_option_errors),
+		cmocka_unit_test(test_run_and_formula), cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_sweep_command),   cmocka_unit_test(test_report_bad_results),
+		cmocka_unit_test(test_json_targets),    cmocka_unit_test(test_xcheck_errors),
+		cmocka_unit_test(test_xcheck_papi),     cmocka_unit_test(test_ceilings),
+		cmocka_unit_test(test_profile),         cmocka_unit_test(test_profile_interrupted),
+		cmocka_unit_test(test_profile_errors),  cmocka_unit_test(test_gpucheck),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tmpdir_teardown);
