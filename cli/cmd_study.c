@@ -122,21 +122,21 @@ study_xcheck(const char *out, bool small, bool resume, int argc, char **argv)
 	const char *env = getenv("MEMSIM_VALGRIND");
 	char dir[4200], path[4400], vg[4096];
 	size_t n = small ? 1 : sizeof(cfgs) / sizeof(cfgs[0]);
+	int rc;
 
 	if (!spawn_find(env && *env ? env : "valgrind", vg, sizeof(vg))) {
 		printf("== cross-checks skipped: valgrind is not installed\n");
 		return EXIT_OK;
 	}
 	snprintf(dir, sizeof(dir), "%s/xcheck", out);
-	if (mkdir_p(dir)) {
-		fprintf(stderr, "memsim: cannot create %s\n", dir);
+	if ((rc = mkdir_p(dir))) {
+		fprintf(stderr, "memsim: study: cannot create %s: %s\n", dir, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct kernel_options o;
 		struct spec spec;
 		char name[128];
-		int rc;
 
 		snprintf(name, sizeof(name), "%s-N%llu-Bc%llu.json",
 			 attn_kernel_name(cfgs[i].kernel), (unsigned long long)cfgs[i].N,
@@ -270,8 +270,8 @@ cmd_study(int argc, char **argv)
 		return usage_error("study", "--out: the path is too long");
 	if (small && !maxn_given)
 		maxn = 512;
-	if (mkdir_p(out)) {
-		fprintf(stderr, "memsim: cannot create %s\n", out);
+	if ((rc = mkdir_p(out))) {
+		fprintf(stderr, "memsim: study: cannot create %s: %s\n", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)maxn);

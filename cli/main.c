@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,6 +135,21 @@ cmd_version(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* What reached standard output must have reached it: a full disk or a closed pipe is an error
+ * (exit 1), not a silent success. */
+static int
+finish(int rc)
+{
+	int e = fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+
+	/* A command that failed has said why; its output may be what failed. */
+	if (e && rc == EXIT_OK) {
+		fprintf(stderr, "memsim: cannot write standard output: %s\n", strerror(e));
+		return EXIT_RUNTIME;
+	}
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -143,12 +159,12 @@ main(int argc, char **argv)
 		return usage_error(NULL, "no command given");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage_main(stdout);
-		return EXIT_OK;
+		return finish(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0)
-		return cmd_version(1, argv + 1);
+		return finish(cmd_version(1, argv + 1));
 	c = find_command(argv[1]);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
-	return c->run(argc - 1, argv + 1);
+	return finish(c->run(argc - 1, argv + 1));
 }

@@ -179,9 +179,13 @@ now_seconds(void)
 int
 mkdir_p(const char *path)
 {
-	char *copy = xstrdup(path);
+	char *copy;
+	struct stat st;
 	int rc = 0;
 
+	if (!*path)
+		return -ENOENT;
+	copy = xstrdup(path);
 	for (char *p = copy + 1;; p++) {
 		char c = *p;
 
@@ -197,6 +201,9 @@ mkdir_p(const char *path)
 			break;
 	}
 	free(copy);
+	/* mkdir's EEXIST also covers a file of that name. */
+	if (!rc && stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		rc = -ENOTDIR;
 	return rc;
 }
 

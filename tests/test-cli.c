@@ -576,6 +576,52 @@ test_json_targets(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
+/* Runs "memsim ARGS" with standard output on /dev/full; exit 1 and one stderr line with msg,
+ * every byte of it printable (no stray buffer bytes). */
+static void
+expect_full_stdout(const char *args, const char *msg)
+{
+	char cmd[2048];
+	int status;
+	char *err;
+
+	snprintf(cmd, sizeof(cmd), "cd %s && %s %s >/dev/full 2>%s", tmpdir, MEMSIM_BIN, args,
+		 err_path);
+	status = system(cmd);
+	err = slurp_text(err_path);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		fail_msg("memsim %s >/dev/full: status %d, expected exit 1", args, status);
+	if (!strstr(err, msg) || strchr(err, '\n') != err + strlen(err) - 1)
+		fail_msg("memsim %s >/dev/full: stderr '%s' is not one line with '%s'", args, err,
+			 msg);
+	for (const char *c = err; *c; c++)
+		if ((*c < ' ' || *c > '~') && *c != '\n')
+			fail_msg("memsim %s >/dev/full: stderr has byte %#x", args,
+				 (unsigned char)*c);
+	free(err);
+}
+
+/* Standard output that cannot be written is an error; an output directory that is a file is
+ * named as such. */
+static void
+test_output_errors(void **state)
+{
+	(void)state;
+	expect_full_stdout("presets", "cannot write standard output: No space left on device");
+	expect_full_stdout("help", "cannot write standard output");
+	expect_full_stdout("formula --kernel naive", "cannot write standard output");
+	expect_full_stdout("replay " DIN " --cache lab --json -",
+			   "cannot write standard output: No space left on device");
+	expect_full_stdout("run --kernel flash2 --N 64 --json -", "cannot write standard output");
+	write_file("afile", "x\n");
+	expect_error("sweep --out afile --kernel naive --N 64", 1,
+		     "cannot create afile: Not a directory");
+	expect_error("sweep --out afile/sub --kernel naive --N 64", 1,
+		     "cannot create afile/sub: Not a directory");
+	expect_error("profile --out afile --T 64", 1, "afile: Not a directory");
+	expect_error("study --out afile --small", 1, "cannot create afile: Not a directory");
+}
+
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
  * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
 static void
@@ -1096,15 +1142,25 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage_errors),    cmocka_unit_test(test_runtime_errors),
-		cmocka_unit_test(test_replay_json),     cmocka_unit_test(test_help_and_presets),
-		cmocka_unit_test(test_native_papi),     cmocka_unit_test(test_kernel_option_errors),
-		cmocka_unit_test(test_run_and_formula), cmocka_unit_test(test_sweep_resume_merge),
-		cmocka_unit_test(test_sweep_command),   cmocka_unit_test(test_report_bad_results),
-		cmocka_unit_test(test_json_targets),    cmocka_unit_test(test_xcheck_errors),
-		cmocka_unit_test(test_xcheck_papi),     cmocka_unit_test(test_ceilings),
-		cmocka_unit_test(test_profile),         cmocka_unit_test(test_profile_interrupted),
-		cmocka_unit_test(test_profile_errors),  cmocka_unit_test(test_gpucheck),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_replay_json),
+		cmocka_unit_test(test_help_and_presets),
+		cmocka_unit_test(test_native_papi),
+		cmocka_unit_test(test_kernel_option_errors),
+		cmocka_unit_test(test_run_and_formula),
+		cmocka_unit_test(test_sweep_resume_merge),
+		cmocka_unit_test(test_sweep_command),
+		cmocka_unit_test(test_report_bad_results),
+		cmocka_unit_test(test_json_targets),
+		cmocka_unit_test(test_output_errors),
+		cmocka_unit_test(test_xcheck_errors),
+		cmocka_unit_test(test_xcheck_papi),
+		cmocka_unit_test(test_ceilings),
+		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_profile_interrupted),
+		cmocka_unit_test(test_profile_errors),
+		cmocka_unit_test(test_gpucheck),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tmpdir_teardown);
