@@ -127,6 +127,8 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	bool have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
 	cJSON *root = cJSON_CreateObject(), *rows = NULL;
+	FILE *out = text_stream(json_path);
+	char work[4200], json[4300];
 	int rc = EXIT_OK;
 
 	if (n <= 0) {
@@ -135,30 +137,40 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	self[n] = '\0';
+	/* The traced runs' reports go to a directory of our own: no name another user can
+	 * predict, no link to follow. */
+	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			     "memsim-bench", work, sizeof(work), err, sizeof(err))) {
+		fprintf(stderr, "memsim: bench: %s\n", err);
+		cJSON_Delete(root);
+		return EXIT_RUNTIME;
+	}
+	snprintf(json, sizeof(json), "%s/run.json", work);
 	snprintf(nstr, sizeof(nstr), "%llu", (unsigned long long)N);
 	report_add_header(root, argc, argv);
 	rows = cJSON_AddArrayToObject(root, "kernels");
-	printf("memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64, cachegrind preset for the "
-	       "traced run\n",
-	       nstr);
+	fprintf(out,
+		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64, cachegrind preset for the "
+		"traced run\n",
+		nstr);
 	if (!have_valgrind)
-		printf("valgrind not found: the Cachegrind column is not measured\n");
-	printf("\n%-8s %10s %10s %10s %12s %10s %14s %12s\n", "kernel", "native s", "traced s",
-	       "traced/nat", "cachegrind s", "cg/traced", "traced RSS MiB", "arrays MiB");
+		fprintf(out, "valgrind not found: the Cachegrind column is not measured\n");
+	fprintf(out, "\n%-8s %10s %10s %10s %12s %10s %14s %12s\n", "kernel", "native s",
+		"traced s", "traced/nat", "cachegrind s", "cg/traced", "traced RSS MiB",
+		"arrays MiB");
 	for (int k = 0; k < 2; k++) {
 		char *nat[] = { self, "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
-		char json[64];
 		char *tr[] = { self,     "run", "--kernel", (char *)kernels[k],
 			       "--N",    nstr,  "--cache",  "cachegrind",
 			       "--json", json,  NULL };
-		char out[600];
+		char cgout[600];
 		char *cg[] = { "valgrind",
 			       "--tool=cachegrind",
 			       "--cache-sim=yes",
 			       "--I1=32768,8,64",
 			       "--D1=32768,8,64",
 			       "--LL=1048576,16,64",
-			       out,
+			       cgout,
 			       self,
 			       "native",
 			       "--kernel",
@@ -172,9 +184,8 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		cJSON *o;
 
 		attn_kernel_parse(kernels[k], &cfg.kernel);
-		snprintf(out, sizeof(out), "--cachegrind-out-file=/dev/null");
+		snprintf(cgout, sizeof(cgout), "--cachegrind-out-file=/dev/null");
 		/* All three are whole processes: allocate, fill, run once. */
-		snprintf(json, sizeof(json), "/tmp/memsim-bench-%ld.json", (long)getpid());
 		tn = timed_child(nat);
 		tt = timed_child(tr);
 		if (have_valgrind)
@@ -203,10 +214,10 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		printf("%-8s %10.3f %10.3f %10.2f %12s %10s %14.1f %12.1f\n", kernels[k], tn, tt,
-		       tt / tn, tc >= 0 ? (snprintf(err, 20, "%.3f", tc), err) : "-",
-		       tc >= 0 ? (snprintf(err + 32, 20, "%.2f", tc / tt), err + 32) : "-",
-		       rss / 1048576, (double)attn_array_bytes(&cfg) / 1048576);
+		fprintf(out, "%-8s %10.3f %10.3f %10.2f %12s %10s %14.1f %12.1f\n", kernels[k], tn,
+			tt, tt / tn, tc >= 0 ? (snprintf(err, 20, "%.3f", tc), err) : "-",
+			tc >= 0 ? (snprintf(err + 32, 20, "%.2f", tc / tt), err + 32) : "-",
+			rss / 1048576, (double)attn_array_bytes(&cfg) / 1048576);
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "kernel", kernels[k]);
 		cJSON_AddNumberToObject(o, "N", (double)N);
@@ -221,14 +232,16 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		cJSON_AddNumberToObject(o, "array_bytes", (double)attn_array_bytes(&cfg));
 		cJSON_AddItemToArray(rows, o);
 	}
-	printf("\nTargets: traced/native <= 10, cachegrind/traced >= 5. Each time is a whole process\n"
-	       "that allocates, fills and runs the kernel once. The traced run's memory is the\n"
-	       "arrays plus the fixed-size cache model: it does not grow with the access count.\n");
+	fprintf(out,
+		"\nTargets: traced/native <= 10, cachegrind/traced >= 5. Each time is a whole process\n"
+		"that allocates, fills and runs the kernel once. The traced run's memory is the\n"
+		"arrays plus the fixed-size cache model: it does not grow with the access count.\n");
 	if (rc == EXIT_OK && json_path && report_write_json(json_path, root, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(root);
+	rmdir(work);
 	return rc;
 }
 
@@ -341,7 +354,8 @@ cmd_bench(int argc, char **argv)
 	bool keep = false, blocked = true, kernels = false;
 	uint64_t kn = 2048;
 	struct spec spec;
-	char err[512], mt_path[4096], din_path[4096];
+	char err[512], work[4096], mt_path[4200], din_path[4200];
+	FILE *out;
 	struct sink direct = { 0 }, files = { 0 };
 	struct timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
 			       { "memsim binary trace", 0, 0, 0, 0 },
@@ -415,8 +429,15 @@ cmd_bench(int argc, char **argv)
 		return bench_kernels(kn, json_path, argc, argv);
 	if (spec_parse(spec_text, &spec, err, sizeof(err)))
 		return usage_error("bench", "--cache: %s", err);
-	snprintf(mt_path, sizeof(mt_path), "%s/memsim-bench-%ld.mtr", dir, (long)getpid());
-	snprintf(din_path, sizeof(din_path), "%s/memsim-bench-%ld.din", dir, (long)getpid());
+	out = text_stream(json_path);
+	/* The trace files go to a directory of our own inside DIR: no name another user can
+	 * predict, no link to follow. */
+	if (make_private_dir(dir, "memsim-bench", work, sizeof(work), err, sizeof(err))) {
+		fprintf(stderr, "memsim: bench: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	snprintf(mt_path, sizeof(mt_path), "%s/trace.mtr", work);
+	snprintf(din_path, sizeof(din_path), "%s/trace.din", work);
 
 	/* 1. The generator straight into the model: the ceiling for any trace format. */
 	direct.cache = cache_create(&spec.cache);
@@ -433,7 +454,7 @@ cmd_bench(int argc, char **argv)
 		fprintf(stderr, "memsim: %s\n", err);
 		goto out;
 	}
-	files.din = fopen(din_path, "w");
+	files.din = fopen(din_path, "wx");
 	if (!files.din) {
 		fprintf(stderr, "memsim: cannot create %s: %s\n", din_path, strerror(errno));
 		mtrace_writer_close(files.mt, err, sizeof(err));
@@ -468,24 +489,26 @@ cmd_bench(int argc, char **argv)
 		goto out;
 	}
 
-	printf("memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
-	       ", best of %" PRIu64 "\n\n",
-	       t[0].accesses, blocked ? "blocked" : "unblocked", spec_text, pad, repeat);
-	printf("%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
-	       "bytes/access");
+	fprintf(out,
+		"memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
+		", best of %" PRIu64 "\n\n",
+		t[0].accesses, blocked ? "blocked" : "unblocked", spec_text, pad, repeat);
+	fprintf(out, "%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
+		"bytes/access");
 	for (int i = 0; i < 3; i++) {
-		printf("%-30s %10.3f %14.3e %12.1f %14.2f\n", t[i].name, t[i].best,
-		       (double)t[i].accesses / t[i].best, (double)t[i].file_bytes / 1048576.0,
-		       (double)t[i].file_bytes / (double)t[i].accesses);
+		fprintf(out, "%-30s %10.3f %14.3e %12.1f %14.2f\n", t[i].name, t[i].best,
+			(double)t[i].accesses / t[i].best, (double)t[i].file_bytes / 1048576.0,
+			(double)t[i].file_bytes / (double)t[i].accesses);
 	}
-	printf("\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
-	printf("counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
-	       100.0 *
-		       (double)(cache_level_stats(result[1], 0)->read_misses +
-				cache_level_stats(result[1], 0)->write_misses) /
-		       (double)t[0].accesses,
-	       (double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
-		       1048576.0);
+	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
+	fprintf(out,
+		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
+		100.0 *
+			(double)(cache_level_stats(result[1], 0)->read_misses +
+				 cache_level_stats(result[1], 0)->write_misses) /
+			(double)t[0].accesses,
+		(double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
+			1048576.0);
 	if (json_path) {
 		cJSON *root = cJSON_CreateObject(), *runs;
 
@@ -520,6 +543,9 @@ out:
 	if (!keep) {
 		unlink(mt_path);
 		unlink(din_path);
+		rmdir(work);
+	} else {
+		fprintf(stderr, "memsim: bench: the trace files are in %s\n", work);
 	}
 	return rc;
 }

@@ -65,25 +65,26 @@ print_table(FILE *f, const struct ceilings *c)
 
 /* The LLC of the host preset, or FALLBACK_LLC_BYTES with a line saying why. */
 static uint64_t
-host_llc_bytes(void)
+host_llc_bytes(FILE *f)
 {
 	struct spec host;
 	char err[512];
 
 	if (spec_parse("host", &host, err, sizeof(err)) || host.cache.levels == 0) {
-		printf("note: the host preset is unavailable (%s): assuming a last-level cache of "
-		       "%llu MiB\n",
-		       err, (unsigned long long)(FALLBACK_LLC_BYTES >> 20));
+		fprintf(f,
+			"note: the host preset is unavailable (%s): assuming a last-level cache of "
+			"%llu MiB\n",
+			err, (unsigned long long)(FALLBACK_LLC_BYTES >> 20));
 		return FALLBACK_LLC_BYTES;
 	}
 	if (host.note[0])
-		printf("note: host preset: %s\n", host.note);
+		fprintf(f, "note: host preset: %s\n", host.note);
 	return host.cache.level[host.cache.levels - 1].size_bytes;
 }
 
-/* Whether the document at path can stand for this machine; says why not on stdout. */
+/* Whether the document at path can stand for this machine; says why not on f. */
 static bool
-reusable(const char *path, bool quick, struct ceilings *c)
+reusable(FILE *f, const char *path, bool quick, struct ceilings *c)
 {
 	char err[512], cpu[256];
 	cJSON *doc;
@@ -93,23 +94,23 @@ reusable(const char *path, bool quick, struct ceilings *c)
 		return false;
 	doc = report_read_json(path, err, sizeof(err));
 	if (!doc) {
-		printf("%s cannot be reused (%s): measuring again\n", path, err);
+		fprintf(f, "%s cannot be reused (%s): measuring again\n", path, err);
 		return false;
 	}
 	rc = ceilings_from_json(doc, c, err, sizeof(err));
 	cJSON_Delete(doc);
 	if (rc) {
-		printf("%s cannot be reused (%s): measuring again\n", path, err);
+		fprintf(f, "%s cannot be reused (%s): measuring again\n", path, err);
 		return false;
 	}
 	ceilings_cpu_model(cpu, sizeof(cpu));
 	if (strcmp(c->cpu, cpu) != 0 || c->cores != ceilings_cores()) {
-		printf("%s was measured on another machine (%s, %u cores): measuring again\n", path,
-		       c->cpu, c->cores);
+		fprintf(f, "%s was measured on another machine (%s, %u cores): measuring again\n",
+			path, c->cpu, c->cores);
 		return false;
 	}
 	if (c->quick && !quick) {
-		printf("%s is a quick measurement: measuring again in full\n", path);
+		fprintf(f, "%s is a quick measurement: measuring again in full\n", path);
 		return false;
 	}
 	return true;
@@ -162,6 +163,7 @@ cmd_ceilings(int argc, char **argv)
 int
 ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 {
+	FILE *f = text_stream(json);
 	struct ceilings c;
 	char path[4096], err[512];
 	cJSON *doc;
@@ -172,33 +174,34 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/ceilings.json", out);
-	if (!refresh && reusable(path, quick, &c)) {
-		printf("reusing %s: measured %s on the same CPU model and core count (--refresh "
-		       "measures again)\n",
-		       path, c.date);
+	if (!refresh && reusable(f, path, quick, &c)) {
+		fprintf(f,
+			"reusing %s: measured %s on the same CPU model and core count (--refresh "
+			"measures again)\n",
+			path, c.date);
 	} else {
-		uint64_t llc = host_llc_bytes();
+		uint64_t llc = host_llc_bytes(f);
 
-		printf("measuring bandwidth, then peak FLOP/s, on 1 and on %u threads%s...\n",
-		       ceilings_cores(), quick ? " (quick)" : "");
-		fflush(stdout);
+		fprintf(f, "measuring bandwidth, then peak FLOP/s, on 1 and on %u threads%s...\n",
+			ceilings_cores(), quick ? " (quick)" : "");
+		fflush(f);
 		if ((rc = ceilings_measure(llc, quick, &c, err, sizeof(err)))) {
 			fprintf(stderr, "memsim: ceilings: %s\n", err);
 			return EXIT_RUNTIME;
 		}
 		if (c.note[0])
-			printf("note: %s\n", c.note);
+			fprintf(f, "note: %s\n", c.note);
 		doc = ceilings_json(&c);
 		rc = report_write_json(path, doc, err, sizeof(err));
 		cJSON_Delete(doc);
 		if (rc) {
-			print_table(stdout, &c);
+			print_table(f, &c);
 			fprintf(stderr, "memsim: %s\n", err);
 			return EXIT_RUNTIME;
 		}
-		printf("wrote %s\n", path);
+		fprintf(f, "wrote %s\n", path);
 	}
-	print_table(stdout, &c);
+	print_table(f, &c);
 	if (json) {
 		doc = ceilings_json(&c);
 		rc = report_write_json(json, doc, err, sizeof(err));

@@ -28,6 +28,7 @@ cmd_formula(int argc, char **argv)
 {
 	static const struct kernel_command cmd = { "formula", usage_formula, NULL, NULL, NULL };
 	struct kernel_options o;
+	FILE *out;
 	struct spec spec;
 	struct formula_machine m;
 	struct formula_result f;
@@ -39,29 +40,34 @@ cmd_formula(int argc, char **argv)
 	o.need_memory = false;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	out = text_stream(o.json_path);
 	formula_machine_from_spec(&spec, o.flush, &m);
 	formula_eval(&o.cfg, &m, &f);
 	total = f.read_bytes + f.write_bytes;
-	printf("memsim formula: %s\ncache %s\n\n", kernel_config_str(&o.cfg, buf, sizeof(buf)),
-	       spec_format(&spec, err, sizeof(err)));
-	printf("%-10s %18s %18s %18s\n", "array", "read bytes", "write bytes", "of which rfo");
+	fprintf(out, "memsim formula: %s\ncache %s\n\n",
+		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)));
+	fprintf(out, "%-10s %18s %18s %18s\n", "array", "read bytes", "write bytes",
+		"of which rfo");
 	for (unsigned i = 0; i < f.narrays; i++)
-		printf("%-10s %18.0f %18.0f %18.0f\n", f.arrays[i].name, f.arrays[i].read_bytes,
-		       f.arrays[i].write_bytes, f.arrays[i].rfo_bytes);
-	printf("%-10s %18.0f %18.0f %18.0f\n\n", "total", f.read_bytes, f.write_bytes, f.rfo_bytes);
-	printf("exact formula: %.0f bytes (%.4g MiB)\n", total, total / 1048576);
+		fprintf(out, "%-10s %18.0f %18.0f %18.0f\n", f.arrays[i].name,
+			f.arrays[i].read_bytes, f.arrays[i].write_bytes, f.arrays[i].rfo_bytes);
+	fprintf(out, "%-10s %18.0f %18.0f %18.0f\n\n", "total", f.read_bytes, f.write_bytes,
+		f.rfo_bytes);
+	fprintf(out, "exact formula: %.0f bytes (%.4g MiB)\n", total, total / 1048576);
 	if (f.lab_bytes > 0)
-		printf("lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes,
-		       f.lab_bytes / 1048576,
-		       o.cfg.kernel == ATTN_NAIVE ? ", without O's write" : "");
-	printf("regime: %s\n", f.regime.text);
+		fprintf(out, "lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes,
+			f.lab_bytes / 1048576,
+			o.cfg.kernel == ATTN_NAIVE ? ", without O's write" : "");
+	fprintf(out, "regime: %s\n", f.regime.text);
 	if (f.tiles_approximate)
-		printf("note: the tiles live in memory and spill from a cache this small; their "
-		       "traffic is not modeled\n");
-	printf("FLOPs %.6g; intensity %.4g FLOP/byte (exact)%s\n", f.flops,
-	       total > 0 ? f.flops / total : 0.0, f.lab_bytes > 0 ? "" : "");
+		fprintf(out,
+			"note: the tiles live in memory and spill from a cache this small; their "
+			"traffic is not modeled\n");
+	fprintf(out, "FLOPs %.6g; intensity %.4g FLOP/byte (exact)%s\n", f.flops,
+		total > 0 ? f.flops / total : 0.0, f.lab_bytes > 0 ? "" : "");
 	if (f.lab_bytes > 0)
-		printf("intensity by the lab formula %.4g FLOP/byte\n", f.flops / f.lab_bytes);
+		fprintf(out, "intensity by the lab formula %.4g FLOP/byte\n",
+			f.flops / f.lab_bytes);
 	if (o.json_path) {
 		cJSON *root = cJSON_CreateObject(), *fo, *ex, *arrays;
 

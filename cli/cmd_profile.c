@@ -117,6 +117,7 @@ parse_seconds(const char *s, double *out)
 
 struct sink {
 	const struct profile_config *cfg;
+	FILE *text; /* the table */
 	FILE *results;
 	const char *results_path;
 	cJSON *rows; /* for --json; NULL without it */
@@ -140,12 +141,12 @@ emit_row(const struct profile_row *r, void *ctx)
 		s->written++;
 	}
 	cJSON_free(line);
-	printf("%5llu  %-7s %-10s %10.4f %10.4f %9llu %9.3f %12.1f %8.2f %12.0f\n",
-	       (unsigned long long)r->T, attn_kernel_name(r->kernel), r->op, r->time.p50 * 1e3,
-	       r->time.p95 * 1e3, (unsigned long long)r->time.calls, r->flops / r->time.p50 / 1e9,
-	       (double)r->dram_bytes / 1024.0,
-	       r->dram_bytes ? r->flops / (double)r->dram_bytes : 0.0, (double)r->T / r->time.p50);
-	fflush(stdout);
+	fprintf(s->text, "%5llu  %-7s %-10s %10.4f %10.4f %9llu %9.3f %12.1f %8.2f %12.0f\n",
+		(unsigned long long)r->T, attn_kernel_name(r->kernel), r->op, r->time.p50 * 1e3,
+		r->time.p95 * 1e3, (unsigned long long)r->time.calls, r->flops / r->time.p50 / 1e9,
+		(double)r->dram_bytes / 1024.0,
+		r->dram_bytes ? r->flops / (double)r->dram_bytes : 0.0, (double)r->T / r->time.p50);
+	fflush(s->text);
 	if (s->rows)
 		cJSON_AddItemToArray(s->rows, o);
 	else
@@ -260,6 +261,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	snprintf(path, sizeof(path), "%s/results.json", out);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", out);
 	s.cfg = &c;
+	s.text = text_stream(json);
 	s.results_path = path;
 	s.results = fopen(path, "w");
 	if (!s.results) {
@@ -276,19 +278,20 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	if (json)
 		s.rows = cJSON_CreateArray();
 
-	printf("memsim profile: d_model=%llu heads=%llu d_head=%llu %s Br=%llu Bc=%llu, %g s x %u "
-	       "repetitions per op\n",
-	       (unsigned long long)c.d_model, (unsigned long long)c.heads,
-	       (unsigned long long)(c.d_model / c.heads), attn_dtype_name(c.dtype),
-	       (unsigned long long)c.Br, (unsigned long long)c.Bc, c.min_time, c.reps);
-	printf("DRAM bytes: one traced run from cold under %s%s%s\n",
-	       c.spec.preset[0] ? c.spec.preset : "the spec", c.spec.preset[0] ? " = " : " ",
-	       spec_format(&c.spec, buf, sizeof(buf)));
+	fprintf(s.text,
+		"memsim profile: d_model=%llu heads=%llu d_head=%llu %s Br=%llu Bc=%llu, %g s x %u "
+		"repetitions per op\n",
+		(unsigned long long)c.d_model, (unsigned long long)c.heads,
+		(unsigned long long)(c.d_model / c.heads), attn_dtype_name(c.dtype),
+		(unsigned long long)c.Br, (unsigned long long)c.Bc, c.min_time, c.reps);
+	fprintf(s.text, "DRAM bytes: one traced run from cold under %s%s%s\n",
+		c.spec.preset[0] ? c.spec.preset : "the spec", c.spec.preset[0] ? " = " : " ",
+		spec_format(&c.spec, buf, sizeof(buf)));
 	if (c.spec.note[0])
-		printf("note: %s\n", c.spec.note);
-	printf("\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op", "p50 ms",
-	       "p95 ms", "calls", "GFLOP/s", "DRAM KiB", "FLOP/B", "tokens/s");
-	fflush(stdout);
+		fprintf(s.text, "note: %s\n", c.spec.note);
+	fprintf(s.text, "\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op",
+		"p50 ms", "p95 ms", "calls", "GFLOP/s", "DRAM KiB", "FLOP/B", "tokens/s");
+	fflush(s.text);
 	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "memsim: profile: %s\n", rc == -EIO ? s.err : err);
@@ -310,7 +313,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 		if (rc)
 			goto out;
 	}
-	printf("\nwrote %u rows to %s; %s\n", s.written, path, mpath);
+	fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
 out:
 	if (fclose(s.results) != 0 && rc == 0) {
 		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));

@@ -130,10 +130,10 @@ cmd_replay(int argc, char **argv)
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	printf("trace %s (%s): %llu records, %llu accesses\ncache %s\n\n", path,
-	       trace_format_name(res.format), (unsigned long long)res.records,
-	       (unsigned long long)res.accesses, res.spec_text);
-	report_print_cache(stdout, res.cache);
+	fprintf(text_stream(json_path), "trace %s (%s): %llu records, %llu accesses\ncache %s\n\n",
+		path, trace_format_name(res.format), (unsigned long long)res.records,
+		(unsigned long long)res.accesses, res.spec_text);
+	report_print_cache(text_stream(json_path), res.cache);
 	if (json_path) {
 		cJSON *root = cJSON_CreateObject();
 		cJSON *cfg, *tr;

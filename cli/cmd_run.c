@@ -43,6 +43,7 @@ cmd_run(int argc, char **argv)
 {
 	static const struct kernel_command cmd = { "run", usage_run, NULL, NULL, NULL };
 	struct kernel_options o;
+	FILE *out;
 	struct spec spec;
 	struct evaluation st;
 	char err[512], buf[512];
@@ -51,15 +52,16 @@ cmd_run(int argc, char **argv)
 	kernel_options_init(&o);
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	out = text_stream(o.json_path);
 	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	printf("memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
-	       kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-	       st.sim.seconds);
-	report_print_cache(stdout, st.sim.cache);
-	compare_print(stdout, &st.f, &st.cmp);
+	fprintf(out, "memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
+		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
+		st.sim.seconds);
+	report_print_cache(out, st.sim.cache);
+	compare_print(out, &st.f, &st.cmp);
 	rc = EXIT_OK;
 	if (o.json_path) {
 		cJSON *root = evaluation_json(&st, argc, argv);

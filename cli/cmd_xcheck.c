@@ -742,5 +742,5 @@ cmd_xcheck(int argc, char **argv)
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	if ((bad = geometry_check(&spec)))
 		return usage_error("xcheck", "--cache %s: %s", o.cache_text, bad);
-	return xcheck_into(&o, &spec, x.with, x.keep, stdout, argc, argv);
+	return xcheck_into(&o, &spec, x.with, x.keep, text_stream(o.json_path), argc, argv);
 }

@@ -60,5 +60,9 @@ void usage_profile(FILE *f);
  * unknown option or the one missing its value. Returns EXIT_USAGE. */
 int option_error(const char *cmd, int opt, char **argv);
 
+/* Where a command's readable output goes: standard error when its JSON goes to standard output
+ * (--json -), so that stdout holds one JSON document and nothing else; stdout otherwise. */
+FILE *text_stream(const char *json_path);
+
 /* Prints one line "memsim: msg (see 'memsim help CMD')" to stderr; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

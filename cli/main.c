@@ -94,6 +94,12 @@ option_error(const char *cmd, int opt, char **argv)
 	return usage_error(cmd, "unknown option '%s'", arg);
 }
 
+FILE *
+text_stream(const char *json_path)
+{
+	return json_path && strcmp(json_path, "-") == 0 ? stderr : stdout;
+}
+
 static void
 usage_help(FILE *f)
 {

@@ -286,3 +286,22 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 	free(tmp);
 	return rc;
 }
+
+int
+make_private_dir(const char *parent, const char *prefix, char *out, size_t len, char *err,
+		 size_t errlen)
+{
+	if ((size_t)snprintf(out, len, "%s/%s-XXXXXX", parent, prefix) >= len) {
+		snprintf(err, errlen, "cannot make a directory in %.200s: the path is too long",
+			 parent);
+		return -ENAMETOOLONG;
+	}
+	if (!mkdtemp(out)) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot make a directory in %.200s: %s", parent,
+			 strerror(errno));
+		return rc;
+	}
+	return 0;
+}

@@ -73,3 +73,8 @@ uint64_t mem_available_bytes(void);
  * Every write is checked. Returns 0, or a negative errno with "cannot write PATH: why" in err.
  */
 int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* Creates a new directory parent/prefix-XXXXXX (mkdtemp: a name no one can predict, mode 0700)
+ * and writes its path into out. Returns 0, or a negative errno with "cannot ...: why" in err. */
+int make_private_dir(const char *parent, const char *prefix, char *out, size_t len, char *err,
+		     size_t errlen);

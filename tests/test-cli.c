@@ -622,6 +622,74 @@ test_output_errors(void **state)
 	expect_error("study --out afile --small", 1, "cannot create afile: Not a directory");
 }
 
+/* memsim bench keeps its files in a fresh directory of its own (mode 0700, a name no one can
+ * predict) inside --dir, and leaves nothing behind without --keep. */
+static void
+test_bench_files(void **state)
+{
+	char cmd[1200], path[800];
+	struct result r;
+	struct stat st;
+	char *list;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf bd && mkdir bd", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	r = memsim("bench --accesses 20000 --repeat 1 --dir bd");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(cmd, sizeof(cmd), "cd %s && ls -A bd > bd.list", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/bd.list", tmpdir);
+	list = slurp_text(path);
+	assert_string_equal(list, "");
+	free(list);
+	r = memsim("bench --accesses 20000 --repeat 1 --dir bd --keep");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "the trace files are in bd/memsim-bench-"));
+	result_free(&r);
+	snprintf(cmd, sizeof(cmd), "cd %s && ls -A bd > bd.list", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	list = slurp_text(path);
+	assert_int_equal(strncmp(list, "memsim-bench-", 13), 0);
+	assert_int_equal(strlen(list), strlen("memsim-bench-XXXXXX\n"));
+	list[strlen(list) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/bd/%s", tmpdir, list);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/bd/%s/trace.mtr", tmpdir, list);
+	assert_int_equal(access(path, F_OK), 0);
+	free(list);
+}
+
+/* --json - puts one JSON document on standard output: the readable table goes to stderr. */
+static void
+test_json_stdout(void **state)
+{
+	static const char *const cmds[] = {
+		"run --kernel naive --N 64 --json -",
+		"formula --kernel flash2 --json -",
+		"replay " DIN " --cache lab --json -",
+		"bench --accesses 20000 --repeat 1 --json -",
+		NULL,
+	};
+
+	(void)state;
+	for (int i = 0; cmds[i]; i++) {
+		struct result r = memsim("%s", cmds[i]);
+		cJSON *o = cJSON_Parse(r.out);
+
+		if (r.rc != 0 || !o || !cJSON_IsObject(o))
+			fail_msg("memsim %s: exit %d, stdout is not one JSON object: %.200s",
+				 cmds[i], r.rc, r.out);
+		if (strlen(r.err) < 20)
+			fail_msg("memsim %s: the table did not go to stderr", cmds[i]);
+		cJSON_Delete(o);
+		result_free(&r);
+	}
+}
+
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
  * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
 static void
@@ -1154,6 +1222,8 @@ main(void)
 		cmocka_unit_test(test_report_bad_results),
 		cmocka_unit_test(test_json_targets),
 		cmocka_unit_test(test_output_errors),
+		cmocka_unit_test(test_bench_files),
+		cmocka_unit_test(test_json_stdout),
 		cmocka_unit_test(test_xcheck_errors),
 		cmocka_unit_test(test_xcheck_papi),
 		cmocka_unit_test(test_ceilings),
