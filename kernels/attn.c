@@ -1,11 +1,13 @@
 #include "kernels/attn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sim/util.h"
@@ -57,6 +59,7 @@ mul(uint64_t a, uint64_t b, uint64_t *out)
 /* Sizes of the memory arrays, in bytes; false if any overflows. */
 struct sizes {
 	uint64_t q, kv, s, rowvec, x, wq, wkv;
+	uint64_t tile_q, tile_kv, tile_s, tile_vec, tile_row; /* fp32 tiles */
 };
 
 static bool
@@ -71,14 +74,27 @@ array_sizes(const struct attn_config *c, struct sizes *z)
 	    !mul(z->rowvec, 4, &z->rowvec) || !mul(c->heads, c->d, &dm) ||
 	    !mul(c->kv_heads, c->d, &dkv))
 		return false;
+	if (!mul(c->Br, c->d, &z->tile_q) || !mul(z->tile_q, 4, &z->tile_q) ||
+	    !mul(c->Bc, c->d, &z->tile_kv) || !mul(z->tile_kv, 4, &z->tile_kv) ||
+	    !mul(c->Br, c->Bc, &z->tile_s) || !mul(z->tile_s, 4, &z->tile_s) ||
+	    !mul(c->Br, 4, &z->tile_vec) || !mul(c->N, 4, &z->tile_row))
+		return false;
 	if (c->kernel == ATTN_NAIVE &&
 	    (!mul(c->N, c->N, &nn) || !mul(bh, nn, &z->s) || !mul(z->s, s, &z->s)))
 		return false;
 	if (c->kernel == ATTN_PROJ &&
-	    (!mul(c->batch * c->N, dm, &z->x) || !mul(z->x, s, &z->x) || !mul(dm, dm, &z->wq) ||
-	     !mul(z->wq, s, &z->wq) || !mul(dm, dkv, &z->wkv) || !mul(z->wkv, s, &z->wkv)))
+	    (!mul(c->batch, c->N, &z->x) || !mul(z->x, dm, &z->x) || !mul(z->x, s, &z->x) ||
+	     !mul(dm, dm, &z->wq) || !mul(z->wq, s, &z->wq) || !mul(dm, dkv, &z->wkv) ||
+	     !mul(z->wkv, s, &z->wkv)))
 		return false;
 	return true;
+}
+
+/* a + b, or UINT64_MAX where that overflows. */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 uint64_t
@@ -89,19 +105,23 @@ attn_array_bytes(const struct attn_config *c)
 
 	if (!array_sizes(c, &z))
 		return UINT64_MAX;
-	total = 2 * z.q + 2 * z.kv;
+	/* Every sum saturates: a size past 2^64 must read as too large, never wrap to small. */
+	total = sat_add(sat_add(z.q, z.q), sat_add(z.kv, z.kv));
 	switch (c->kernel) {
 	case ATTN_NAIVE:
-		total += c->softmax_separate ? 2 * z.s : z.s;
+		total = sat_add(total, z.s);
+		if (c->softmax_separate)
+			total = sat_add(total, z.s);
 		break;
 	case ATTN_FLASH1:
-		total += 2 * z.rowvec;
+		total = sat_add(total, sat_add(z.rowvec, z.rowvec));
 		break;
 	case ATTN_FLASH2:
-		total += z.rowvec;
+		total = sat_add(total, z.rowvec);
 		break;
 	default:
-		total += 2 * z.x + 2 * z.wq + 2 * z.wkv;
+		total = sat_add(total, sat_add(sat_add(z.x, z.x), sat_add(z.wq, z.wq)));
+		total = sat_add(total, sat_add(z.wkv, z.wkv));
 		break;
 	}
 	return total;
@@ -142,7 +162,7 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "--d, --Br and --Bc are limited to 65536, 2^20, 2^20");
 		return -EINVAL;
 	}
-	bytes = attn_array_bytes(c);
+	bytes = attn_data_bytes(c);
 	avail = mem_available_bytes();
 	if (bytes == UINT64_MAX || bytes > avail / 10 * 9) {
 		char want[32], have[32];
@@ -153,8 +173,8 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 			snprintf(want, sizeof(want), "%.1f GiB", (double)bytes / (1u << 30));
 		snprintf(have, sizeof(have), "%.1f GiB", (double)avail / (1u << 30));
 		snprintf(err, errlen,
-			 "%s N=%llu d=%llu heads=%llu batch=%llu %s: the arrays need %s; %s of "
-			 "memory is available",
+			 "%s N=%llu d=%llu heads=%llu batch=%llu %s: the arrays and tiles need %s; "
+			 "%s of memory is available",
 			 attn_kernel_name(c->kernel), (unsigned long long)c->N,
 			 (unsigned long long)c->d, (unsigned long long)c->heads,
 			 (unsigned long long)c->batch, attn_dtype_name(c->dtype), want, have);
@@ -163,75 +183,145 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void *
-alloc_array(uint64_t bytes, bool *ok)
-{
-	void *p;
+/* The arena that holds a run's arrays and tiles: one mapping whose start is aligned to
+ * ARENA_ALIGN, each array at the next multiple of ARENA_PAGE after the one before, in a fixed
+ * order. Set indices depend on address bits below a cache's sets x line (at most 2^30 for any
+ * cache a spec can describe sensibly): with the base aligned past them, a configuration's
+ * addresses map to the same sets in every run, whatever the process allocated before, under
+ * ASLR, and under Valgrind. Page alignment also gives every array lines of its own for any
+ * line size up to 4 KiB, so DRAM traffic is attributed to the right array. */
+#define ARENA_ALIGN (UINT64_C(1) << 30)
+#define ARENA_PAGE UINT64_C(4096)
+#define ARENA_MAX_SLOTS 24
 
-	if (bytes == 0)
-		return NULL;
-	/* Page-aligned and rounded up to whole pages: every array starts on a line of its own
-	 * for any line size up to 4 KiB, so no line holds the end of one array and the start
-	 * of the next, and DRAM traffic is attributed to the right array. */
-	p = aligned_alloc(4096, (bytes + 4095) & ~(uint64_t)4095);
-	if (!p)
-		*ok = false;
-	return p;
+/* One array of the arena: where its address goes and its size in bytes. */
+struct arena_slot {
+	void **p;
+	uint64_t bytes;
+};
+
+/* The arrays and tiles of run c, in the arena's order; *n of them. */
+static unsigned
+arena_slots(const struct attn_config *c, struct attn_data *d, const struct sizes *z,
+	    struct arena_slot *out)
+{
+	bool attention = c->kernel != ATTN_PROJ;
+	unsigned n = 0;
+
+#define SLOT(field, size) (out[n++] = (struct arena_slot){ (void **)&d->field, (size) })
+	SLOT(Q, z->q);
+	SLOT(K, z->kv);
+	SLOT(V, z->kv);
+	SLOT(O, z->q);
+	if (c->kernel == ATTN_NAIVE) {
+		SLOT(S, z->s);
+		if (c->softmax_separate)
+			SLOT(P, z->s);
+		SLOT(row, z->tile_row);
+	}
+	if (c->kernel == ATTN_FLASH1) {
+		SLOT(m, z->rowvec);
+		SLOT(l, z->rowvec);
+	}
+	if (c->kernel == ATTN_FLASH2)
+		SLOT(lse, z->rowvec);
+	if (c->kernel == ATTN_PROJ) {
+		SLOT(x, z->x);
+		SLOT(y, z->x);
+		SLOT(Wq, z->wq);
+		SLOT(Wo, z->wq);
+		SLOT(Wk, z->wkv);
+		SLOT(Wv, z->wkv);
+	}
+	SLOT(Qt, z->tile_q);
+	SLOT(Kt, z->tile_kv);
+	SLOT(St, z->tile_s);
+	if (attention) {
+		SLOT(Vt, z->tile_kv);
+		SLOT(Ot, z->tile_q);
+	}
+	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_FLASH2) {
+		SLOT(mt, z->tile_vec);
+		SLOT(lt, z->tile_vec);
+	}
+#undef SLOT
+	return n;
+}
+
+/* The arena's size: every slot rounded up to whole pages; UINT64_MAX when it overflows. */
+static uint64_t
+arena_bytes(const struct arena_slot *slots, unsigned n)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t pages = slots[i].bytes / ARENA_PAGE + (slots[i].bytes % ARENA_PAGE != 0);
+
+		if (pages > (UINT64_MAX - total) / ARENA_PAGE)
+			return UINT64_MAX;
+		total += pages * ARENA_PAGE;
+	}
+	return total;
+}
+
+uint64_t
+attn_data_bytes(const struct attn_config *c)
+{
+	struct arena_slot slots[ARENA_MAX_SLOTS];
+	struct attn_data d;
+	struct sizes z;
+
+	if (!array_sizes(c, &z))
+		return UINT64_MAX;
+	return arena_bytes(slots, arena_slots(c, &d, &z, slots));
 }
 
 struct attn_data *
 attn_data_create(const struct attn_config *c, char *err, size_t errlen)
 {
+	struct arena_slot slots[ARENA_MAX_SLOTS];
 	struct attn_data *d;
 	struct sizes z;
-	bool ok = true;
-	bool attention = c->kernel != ATTN_PROJ;
+	uint64_t total, off = 0;
+	unsigned n;
+	char *map, *base;
+	int fd;
 
 	if (attn_config_check(c, err, errlen))
 		return NULL;
 	array_sizes(c, &z);
 	d = xzalloc(sizeof(*d));
 	d->cfg = *c;
-	d->Q = alloc_array(z.q, &ok);
-	d->K = alloc_array(z.kv, &ok);
-	d->V = alloc_array(z.kv, &ok);
-	d->O = alloc_array(z.q, &ok);
-	if (c->kernel == ATTN_NAIVE) {
-		d->S = alloc_array(z.s, &ok);
-		d->P = c->softmax_separate ? alloc_array(z.s, &ok) : d->S;
-		d->row = alloc_array(c->N * sizeof(float), &ok);
-	}
-	if (c->kernel == ATTN_FLASH1) {
-		d->m = alloc_array(z.rowvec, &ok);
-		d->l = alloc_array(z.rowvec, &ok);
-	}
-	if (c->kernel == ATTN_FLASH2)
-		d->lse = alloc_array(z.rowvec, &ok);
-	if (c->kernel == ATTN_PROJ) {
-		d->x = alloc_array(z.x, &ok);
-		d->y = alloc_array(z.x, &ok);
-		d->Wq = alloc_array(z.wq, &ok);
-		d->Wo = alloc_array(z.wq, &ok);
-		d->Wk = alloc_array(z.wkv, &ok);
-		d->Wv = alloc_array(z.wkv, &ok);
-	}
-	d->Qt = alloc_array(c->Br * c->d * sizeof(float), &ok);
-	d->Kt = alloc_array(c->Bc * c->d * sizeof(float), &ok);
-	d->St = alloc_array(c->Br * c->Bc * sizeof(float), &ok);
-	if (attention) {
-		d->Vt = alloc_array(c->Bc * c->d * sizeof(float), &ok);
-		d->Ot = alloc_array(c->Br * c->d * sizeof(float), &ok);
-	}
-	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_FLASH2) {
-		d->mt = alloc_array(c->Br * sizeof(float), &ok);
-		d->lt = alloc_array(c->Br * sizeof(float), &ok);
-	}
-	if (!ok) {
-		snprintf(err, errlen, "out of memory allocating %.1f GiB of arrays",
-			 (double)attn_array_bytes(c) / (1u << 30));
-		attn_data_destroy(d);
+	n = arena_slots(c, d, &z, slots);
+	total = arena_bytes(slots, n);
+	/* Reserve the arena and the alignment's slack, then give the slack back. */
+	/* A private mapping of /dev/zero: anonymous memory in POSIX terms. */
+	fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	map = fd >= 0 && total <= SIZE_MAX - ARENA_ALIGN
+		      ? mmap(NULL, (size_t)(total + ARENA_ALIGN), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE, fd, 0)
+		      : MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %.1f GiB for the arrays and tiles: %s",
+			 (double)total / (1u << 30), strerror(errno));
+		free(d);
 		return NULL;
 	}
+	base = map + ((ARENA_ALIGN - (uintptr_t)map % ARENA_ALIGN) % ARENA_ALIGN);
+	if (base > map)
+		munmap(map, (size_t)(base - map));
+	if (base + total < map + total + ARENA_ALIGN)
+		munmap(base + total, (size_t)(map + total + ARENA_ALIGN - (base + total)));
+	d->arena = base;
+	d->arena_bytes = (size_t)total;
+	for (unsigned i = 0; i < n; i++) {
+		*slots[i].p = slots[i].bytes ? base + off : NULL;
+		off += (slots[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
+	}
+	if (!c->softmax_separate)
+		d->P = d->S;
 	return d;
 }
 
@@ -240,15 +330,8 @@ attn_data_destroy(struct attn_data *d)
 {
 	if (!d)
 		return;
-	if (d->P != d->S)
-		free(d->P);
-	free(d->S);
-	void *all[] = { d->Q,  d->K,  d->V,  d->O,  d->m,   d->l,  d->lse,
-			d->x,  d->y,  d->Wq, d->Wk, d->Wv,  d->Wo, d->Qt,
-			d->Kt, d->Vt, d->St, d->Ot, d->row, d->mt, d->lt };
-
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		free(all[i]);
+	if (d->arena_bytes)
+		munmap(d->arena, d->arena_bytes);
 	free(d);
 }
 

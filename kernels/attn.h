@@ -59,6 +59,9 @@ struct attn_data {
 	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
 	/* tiles, fp32 */
 	float *Qt, *Kt, *Vt, *St, *Ot, *row, *mt, *lt;
+	/* every array above lives in one mapping (see attn_data_create()) */
+	void *arena;
+	size_t arena_bytes;
 };
 
 /* Validates a config; returns 0, or -EINVAL with a one-line message naming the bad option
@@ -67,9 +70,14 @@ int attn_config_check(const struct attn_config *c, char *err, size_t errlen);
 
 /* Bytes of the memory arrays (not tiles) a run allocates. */
 uint64_t attn_array_bytes(const struct attn_config *c);
+/* Bytes of everything attn_data_create() maps: arrays and tiles, each rounded up to pages;
+ * UINT64_MAX past 2^64. */
+uint64_t attn_data_bytes(const struct attn_config *c);
 
-/* Allocates the arrays of a run (64-byte aligned); NULL with a message if memory is short.
- * Free with attn_data_destroy(). */
+/* Allocates the arrays and tiles of a run in one arena whose base is aligned to 2^30, each at
+ * a page boundary in a fixed order: the same configuration gets the same addresses modulo
+ * 2^30 in every process, so simulated counters never depend on where the heap was. NULL with
+ * a message if memory is short. Free with attn_data_destroy(). */
 struct attn_data *attn_data_create(const struct attn_config *c, char *err, size_t errlen);
 void attn_data_destroy(struct attn_data *d);
 

@@ -251,7 +251,7 @@ test_kernel_option_errors(void **state)
 	expect_error("run --kernel flash2 --Bc 0", 2, "--Bc must be at least 1");
 	expect_error("run --kernel flash3", 2, "unknown kernel 'flash3'");
 	expect_error("run --kernel naive --dtype fp8", 2, "unknown dtype 'fp8'");
-	expect_error("run --kernel naive --N 1000000", 2, "the arrays need");
+	expect_error("run --kernel naive --N 1000000", 2, "the arrays and tiles need");
 	expect_error("run --kernel naive --N x12", 2, "--N: 'x12' is not a whole number");
 	expect_error("run --N 64", 2, "run needs --kernel");
 	expect_error("run --kernel naive --cache L1=3K:8:64", 2, "--cache: L1:");
@@ -696,6 +696,92 @@ test_json_stdout(void **state)
 	}
 }
 
+/* The DRAM bytes of one run, as "key=read,write" lines sorted by key. */
+static char *
+dram_by_key(const char *dir)
+{
+	char path[700], *text, *save = NULL, *out;
+	char **lines = NULL;
+	size_t n = 0, len = 1;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(l), *d;
+		char buf[1400];
+
+		assert_non_null(o);
+		d = cJSON_GetObjectItem(o, "dram");
+		snprintf(buf, sizeof(buf), "%s=%.0f,%.0f",
+			 cJSON_GetStringValue(cJSON_GetObjectItem(o, "key")),
+			 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "read_bytes")),
+			 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "write_bytes")));
+		lines = realloc(lines, (n + 1) * sizeof(*lines));
+		lines[n] = strdup(buf);
+		len += strlen(buf) + 1;
+		n++;
+		cJSON_Delete(o);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (strcmp(lines[j], lines[i]) < 0) {
+				char *t = lines[i];
+
+				lines[i] = lines[j];
+				lines[j] = t;
+			}
+	out = calloc(1, len);
+	for (size_t i = 0; i < n; i++) {
+		strcat(strcat(out, lines[i]), "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	free(text);
+	return out;
+}
+
+/* A sweep's rows do not depend on the order its runs happen in, nor on the process: one
+ * worker running them in turn, two workers sharing them, and the shards apart give the same
+ * bytes for every configuration on set-associative presets. */
+static void
+test_sweep_reproducible(void **state)
+{
+	static const char *const dirs[] = { "rp1", "rp2", "rs0", "rs1" };
+	static const char *const extra[] = { "--jobs 1", "--jobs 2", "--shard 0/2 --jobs 1",
+					     "--shard 1/2 --jobs 1" };
+	char *ref = NULL;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		struct result r = memsim("sweep --out %s --kernel naive,flash2,flash1 --N 192,320 "
+					 "--d 48 --Bc 32 --cache i5-8250u --cache "
+					 "L1=16K:4:64,L2=64K:2:64 %s",
+					 dirs[i], extra[i]);
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	{
+		struct result r = memsim("merge --out rsm rs0 rs1");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	ref = dram_by_key("rp1");
+	assert_true(strlen(ref) > 0);
+	{
+		char *b = dram_by_key("rp2"), *c = dram_by_key("rsm");
+
+		assert_string_equal(ref, b);
+		assert_string_equal(ref, c);
+		free(b);
+		free(c);
+	}
+	free(ref);
+	expect_error("run --kernel naive --N 2147483648 --d 1 --dtype fp16 --softmax-separate", 2,
+		     "more than 2^64 bytes");
+}
+
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
  * (a VM without a virtual PMU) the no-PMU reason. Built without PAPI: exit 1, the hint. */
 static void
@@ -1003,7 +1089,7 @@ test_profile_errors(void **state)
 	expect_error("profile --min-time soon", 2, "--min-time: 'soon' is not a number");
 	expect_error("profile --reps 0", 2, "--reps: '0' is not 1 to 100000");
 	expect_error("profile --cache L1=3K:8:64", 2, "--cache: L1:");
-	expect_error("profile --T 1000000", 2, "the arrays need");
+	expect_error("profile --T 1000000", 2, "the arrays and tiles need");
 	expect_error("profile --bogus", 2, "unknown option '--bogus'");
 	expect_error("profile extra", 2, "unexpected argument 'extra'");
 	expect_error("ceilings --bogus", 2, "unknown option '--bogus'");
@@ -1225,6 +1311,7 @@ main(void)
 		cmocka_unit_test(test_run_and_formula),
 		cmocka_unit_test(test_sweep_resume_merge),
 		cmocka_unit_test(test_sweep_command),
+		cmocka_unit_test(test_sweep_reproducible),
 		cmocka_unit_test(test_report_bad_results),
 		cmocka_unit_test(test_json_targets),
 		cmocka_unit_test(test_output_errors),

@@ -16,6 +16,7 @@
 
 #include "kernels/attn.h"
 #include "kernels/exp.h"
+#include "kernels/simulate.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 
@@ -336,9 +337,15 @@ test_bad_configs(void **state)
 		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false },
 		  "--Bc must be" },
 		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false },
-		  "the arrays need 37" },
+		  "the arrays and tiles need 37" },
 		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false },
 		  "more than 2^64 bytes" },
+		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
+		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true },
+		  "more than 2^64 bytes" },
+		/* Small arrays, tiles of 256 GiB. */
+		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false },
+		  "the arrays and tiles need" },
 	};
 	char err[256];
 
@@ -348,6 +355,54 @@ test_bad_configs(void **state)
 		assert_int_not_equal(attn_config_check(&bad[i].cfg, err, sizeof(err)), 0);
 		if (!strstr(err, bad[i].msg))
 			fail_msg("message '%s' lacks '%s'", err, bad[i].msg);
+	}
+}
+
+/* The same configuration gives the same counters whatever the process did before: the arrays
+ * sit at the same addresses modulo 2^30 (kernels/attn.c's arena), so a set-associative
+ * hierarchy maps them to the same sets after other runs and allocations of any size. */
+static void
+test_counters_reproducible(void **state)
+{
+	static const struct attn_config cfgs[] = {
+		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false },
+		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false },
+	};
+	struct spec spec;
+	char err[256];
+	void *junk[16];
+
+	(void)state;
+	assert_int_equal(spec_parse("L1=32K:8:64,L2=256K:4:64,L3=2M:8:64", &spec, err, sizeof(err)),
+			 0);
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		struct sim_result a, b;
+
+		assert_int_equal(sim_kernel(&cfgs[k], &spec, true, 5, false, &a, err, sizeof(err)),
+				 0);
+		/* Other runs and allocations of odd sizes move the heap and the mappings. */
+		for (int i = 0; i < 16; i++) {
+			junk[i] = malloc((size_t)(4096 * 37 * (i + 1) + 1234 * i));
+			assert_non_null(junk[i]);
+			memset(junk[i], i, 100);
+		}
+		assert_int_equal(
+			sim_kernel(&cfgs[1 - k], &spec, true, 5, false, &b, err, sizeof(err)), 0);
+		sim_result_finish(&b);
+		assert_int_equal(sim_kernel(&cfgs[k], &spec, true, 5, false, &b, err, sizeof(err)),
+				 0);
+		for (int i = 0; i < 16; i += 2)
+			free(junk[i]);
+		for (unsigned i = 0; i < cache_level_count(a.cache); i++)
+			assert_memory_equal(cache_level_stats(a.cache, i),
+					    cache_level_stats(b.cache, i),
+					    sizeof(struct cache_level_stats));
+		assert_memory_equal(cache_dram(a.cache), cache_dram(b.cache),
+				    sizeof(struct cache_traffic));
+		for (int i = 1; i < 16; i += 2)
+			free(junk[i]);
+		sim_result_finish(&a);
+		sim_result_finish(&b);
 	}
 }
 
@@ -365,6 +420,7 @@ main(void)
 		cmocka_unit_test(test_poison_is_caught),
 		cmocka_unit_test(test_exp),
 		cmocka_unit_test(test_bad_configs),
+		cmocka_unit_test(test_counters_reproducible),
 	};
 
 	seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);

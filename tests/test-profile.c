@@ -82,7 +82,7 @@ test_config_check(void **state)
 		{ "time61", "--min-time: 61 is not a time" },
 		{ "timenan", "--min-time: nan is not a time" },
 		{ "reps0", "--reps: 0 is not 1 to 100000" },
-		{ "huge", "the arrays need" },
+		{ "huge", "the arrays and tiles need" },
 		{ NULL, NULL },
 	};
 	struct profile_config c;
