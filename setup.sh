@@ -11,7 +11,7 @@ PKGS="build-essential meson ninja-build pkg-config libcjson-dev libcmocka-dev li
 papi-tools valgrind gnuplot-nox"
 
 # The test command also opens the HTML report in a headless browser.
-TEST_PKGS="chromium"
+TEST_PKGS="chromium procps"
 
 install_missing() {
 	missing=""

@@ -44,6 +44,20 @@ usage_sweep(FILE *f)
 		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n");
 }
 
+/* "i/n" with 0 <= i < n, both whole numbers, nothing after them. */
+static bool
+parse_shard(const char *text, uint64_t *i, uint64_t *n)
+{
+	const char *slash = strchr(text, '/');
+	char head[32];
+
+	if (!slash || (size_t)(slash - text) >= sizeof(head))
+		return false;
+	memcpy(head, text, (size_t)(slash - text));
+	head[slash - text] = '\0';
+	return parse_u64(head, i) && parse_u64(slash + 1, n) && *n > 0 && *i < *n;
+}
+
 int
 cmd_sweep(int argc, char **argv)
 {
@@ -165,9 +179,7 @@ cmd_sweep(int argc, char **argv)
 			ro.resume = true;
 			break;
 		case OPT_SHARD:
-			if (sscanf(optarg, "%llu/%llu", (unsigned long long *)&ro.shard_i,
-				   (unsigned long long *)&ro.shard_n) != 2 ||
-			    ro.shard_n == 0 || ro.shard_i >= ro.shard_n)
+			if (!parse_shard(optarg, &ro.shard_i, &ro.shard_n))
 				rc = usage_error("sweep",
 						 "--shard: '%s' is not i/n with 0 <= i < n",
 						 optarg);
@@ -205,6 +217,125 @@ usage_merge(FILE *f)
 		"Joins the results.json of several sweep shards into DIR/results.json (one object\n"
 		"per line, each configuration once), writes DIR/results.csv and a manifest.json\n"
 		"naming the shards.\n");
+}
+
+/* A sweep's command without its --out and --shard words: what every shard of one sweep
+ * shares. Words are split as the shell would (the command is written shell-quoted). Caller
+ * frees with free(). */
+static char *
+sweep_identity(const char *cmd)
+{
+	char *out = xzalloc(strlen(cmd) + 1), *o = out;
+	const char *p = cmd;
+	int skip = 0;
+
+	while (*p) {
+		const char *start;
+		bool quoted = false;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		for (; *p && (quoted || *p != ' '); p++)
+			if (*p == '\'')
+				quoted = !quoted;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		if ((size_t)(p - start) == 5 && strncmp(start, "--out", 5) == 0) {
+			skip = 1;
+			continue;
+		}
+		if ((size_t)(p - start) == 7 && strncmp(start, "--shard", 7) == 0) {
+			skip = 1;
+			continue;
+		}
+		if (o != out)
+			*o++ = ' ';
+		memcpy(o, start, (size_t)(p - start));
+		o += p - start;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* What a shard directory's manifest says of its sweep. */
+struct shard {
+	char *identity; /* sweep_identity() of its sweep_command */
+	uint64_t i, n;  /* shard i of n; 0 of 1 for a whole sweep */
+};
+
+/* Reads dir/manifest.json into sh. Returns 0 or -1 with the problem in err. */
+static int
+read_shard(const char *dir, struct shard *sh, char *err, size_t errlen)
+{
+	char path[4200];
+	const char *cmd, *at;
+	cJSON *m;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	m = report_read_json(path, err, errlen);
+	if (!m)
+		return -1;
+	cmd = results_string(m, "sweep_command");
+	if (!*cmd) {
+		snprintf(err, errlen, "%.500s has no sweep_command: not a sweep's manifest", path);
+		cJSON_Delete(m);
+		return -1;
+	}
+	sh->identity = sweep_identity(cmd);
+	sh->i = 0;
+	sh->n = 1;
+	at = strstr(cmd, " --shard ");
+	if (at) {
+		char word[64];
+
+		at += strlen(" --shard ");
+		snprintf(word, sizeof(word), "%.*s", (int)strcspn(at, " "), at);
+		if (!parse_shard(word, &sh->i, &sh->n)) {
+			snprintf(err, errlen, "%.500s: bad --shard in its sweep_command", path);
+			cJSON_Delete(m);
+			free(sh->identity);
+			sh->identity = NULL;
+			return -1;
+		}
+	}
+	cJSON_Delete(m);
+	return 0;
+}
+
+/* Refuses a merge that would overwrite a shard or mix sweeps; 0 or EXIT_USAGE after a
+ * message. */
+static int
+check_shards(const char *out, char **dirs, int n, struct shard *sh)
+{
+	struct stat so, sd;
+	bool out_exists = stat(out, &so) == 0;
+	char err[700], path[4200];
+
+
+	for (int i = 0; i < n; i++) {
+		if (stat(dirs[i], &sd) != 0 || !S_ISDIR(sd.st_mode))
+			return usage_error("merge", "%s is not a directory", dirs[i]);
+		if (out_exists && sd.st_dev == so.st_dev && sd.st_ino == so.st_ino)
+			return usage_error("merge",
+					   "--out %s is also a shard: merge into another directory",
+					   out);
+		if (read_shard(dirs[i], &sh[i], err, sizeof(err)))
+			return usage_error("merge", "%s", err);
+		if (i && (strcmp(sh[i].identity, sh[0].identity) || sh[i].n != sh[0].n))
+			return usage_error("merge",
+					   "%s and %s are shards of different sweeps (their "
+					   "manifests' sweep_command differ)",
+					   dirs[0], dirs[i]);
+	}
+	snprintf(path, sizeof(path), "%s/results.json", out);
+	if (access(path, F_OK) == 0)
+		return usage_error("merge", "%s exists: merge into a new directory", path);
+	return 0;
 }
 
 /* The merged output and the keys seen so far. */
@@ -247,7 +378,8 @@ cmd_merge(int argc, char **argv)
 	const char *out = NULL;
 	char path[4200], err[700];
 	struct merge m;
-	int opt, rc = EXIT_RUNTIME;
+	struct shard *sh = NULL;
+	int opt, rc = EXIT_RUNTIME, lock = -1;
 	cJSON *man = NULL, *shards;
 
 	optind = 1;
@@ -272,11 +404,20 @@ cmd_merge(int argc, char **argv)
 		if (strlen(argv[i]) > 4000)
 			return usage_error("merge", "%.100s...: the path is too long", argv[i]);
 	memset(&m, 0, sizeof(m));
+	sh = xzalloc((size_t)(argc - optind) * sizeof(*sh));
+	if ((rc = check_shards(out, argv + optind, argc - optind, sh)))
+		goto out;
 	if ((rc = mkdir_p(out))) {
 		fprintf(stderr, "memsim: merge: cannot create %s: %s\n", out, strerror(-rc));
-		return EXIT_RUNTIME;
+		rc = EXIT_RUNTIME;
+		goto out;
 	}
 	rc = EXIT_RUNTIME;
+	lock = lock_dir(out, err, sizeof(err));
+	if (lock < 0) {
+		fprintf(stderr, "memsim: merge: %s\n", err);
+		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/results.json", out);
 	m.results = fopen(path, "w");
 	snprintf(path, sizeof(path), "%s/results.csv", out);
@@ -305,6 +446,28 @@ cmd_merge(int argc, char **argv)
 				info.lines);
 		cJSON_AddItemToArray(shards, cJSON_CreateString(argv[i]));
 	}
+	{
+		/* The whole sweep, as one command, when every shard is here. */
+		uint64_t have = 0;
+
+		for (int i = 0; i < argc - optind; i++)
+			if (sh[i].n <= 64)
+				have |= UINT64_C(1) << sh[i].i;
+		if (sh[0].n <= 64 &&
+		    have == (sh[0].n == 64 ? UINT64_MAX : (UINT64_C(1) << sh[0].n) - 1)) {
+			char *whole = xzalloc(strlen(sh[0].identity) + strlen(out) + 16);
+
+			sprintf(whole, "%.*s --out %s%s", (int)strlen("memsim sweep"),
+				sh[0].identity, out, sh[0].identity + strlen("memsim sweep"));
+			cJSON_AddStringToObject(man, "sweep_command", whole);
+			free(whole);
+		} else {
+			fprintf(stderr,
+				"memsim: merge: not every shard of %llu is here: the merged "
+				"sweep is partial\n",
+				(unsigned long long)sh[0].n);
+		}
+	}
 	cJSON_AddNumberToObject(man, "runs", (double)m.runs);
 	cJSON_AddNumberToObject(man, "duplicates_dropped", (double)m.dups);
 	ceilings_add_hardware(man);
@@ -326,6 +489,11 @@ out:
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(man);
+	if (lock >= 0)
+		close(lock);
+	for (int i = 0; sh && i < argc - optind; i++)
+		free(sh[i].identity);
+	free(sh);
 	for (size_t k = 0; k < m.nkeys; k++)
 		free(m.keys[k]);
 	free(m.keys);

@@ -72,12 +72,20 @@ usage_main(FILE *f)
 int
 usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "memsim: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* One line whatever the user typed: a control character in an argument (a newline in
+	 * --cache) is shown as an escape. */
+	fprintf(stderr, "memsim: ");
+	for (const char *c = msg; *c; c++)
+		if ((unsigned char)*c < ' ' || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", (unsigned char)*c);
+		else
+			fputc(*c, stderr);
 	fprintf(stderr, " (see 'memsim help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
 	return EXIT_USAGE;
 }

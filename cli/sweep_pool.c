@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "analysis/evaluate.h"
@@ -133,6 +136,7 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 	struct worker *w;
 	size_t next = 0, finished = 0, started = 0;
 	struct sigaction sa, old_int, old_term;
+	pid_t parent = getpid();
 	int rc = 0;
 
 	*interrupted = false;
@@ -167,6 +171,12 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 		fflush(NULL);
 		w[j].pid = fork();
 		if (w[j].pid == 0) {
+#ifdef __linux__
+			/* A worker dies with its parent, however the parent ends (SIGKILL too),
+			 * instead of simulating on for nobody. */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+				_exit(1);
+#endif
 			close(tp[1]);
 			close(rp[0]);
 			for (unsigned k = 0; k < j; k++) {

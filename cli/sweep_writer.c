@@ -2,6 +2,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t err
 	int rc;
 
 	memset(w, 0, sizeof(*w));
+	w->results = w->lock = -1;
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
 		return -1;
@@ -49,6 +51,10 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t err
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
 		return -1;
 	}
+	/* Before anything is read: two sweeps appending to one results.json would interleave. */
+	w->lock = lock_dir(dir, err, errlen);
+	if (w->lock < 0)
+		return -1;
 	snprintf(path, sizeof(path), "%s/results.json", dir);
 	snprintf(cpath, sizeof(cpath), "%s/results.csv", dir);
 	/* results.csv is rewritten from the runs kept, so the two files agree. */
@@ -73,11 +79,12 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t err
 	}
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
-	w->results = fopen(path, "a");
-	if (!w->results) {
+	w->results = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (w->results < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	w->results_bytes = info.good_bytes;
 	return 0;
 fail:
 	sweep_writer_close(w, NULL, 0);
@@ -96,15 +103,29 @@ sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t err
 	cJSON *r = cJSON_Parse(line);
 	const char *bad = NULL;
 
-	if (fprintf(w->results, "%s\n", line) < 0 || fflush(w->results))
+	size_t len = strlen(line);
+	char *row = xzalloc(len + 2);
+	int rc;
+
+	memcpy(row, line, len);
+	row[len] = '\n';
+	rc = write_fd_all(w->results, row, len + 1);
+	free(row);
+	if (rc) {
 		bad = "results.json";
-	if (r && !bad && (results_csv_row(w->csv, r) || fflush(w->csv)))
+		/* No torn row: what is kept is whole rows. */
+		if (ftruncate(w->results, (off_t)w->results_bytes))
+			rc = -errno;
+	} else if (r && (results_csv_row(w->csv, r) || fflush(w->csv))) {
 		bad = "results.csv";
+		rc = -errno;
+	}
 	if (bad) {
-		snprintf(err, errlen, "cannot write %s/%s: %s", w->dir, bad, strerror(errno));
+		snprintf(err, errlen, "cannot write %s/%s: %s", w->dir, bad, strerror(-rc));
 		cJSON_Delete(r);
 		return -1;
 	}
+	w->results_bytes += (long long)len + 1;
 	w->written++;
 	if (r) {
 		const cJSON *lab = results_get(r, "compare[formula=lab]");
@@ -189,7 +210,7 @@ sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen)
 {
 	int rc = 0;
 
-	if (w->results && fclose(w->results) && err && !rc) {
+	if (w->results >= 0 && close(w->results) && err && !rc) {
 		snprintf(err, errlen, "cannot write %s/results.json: %s", w->dir, strerror(errno));
 		rc = -1;
 	}
@@ -197,7 +218,11 @@ sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot write %s/results.csv: %s", w->dir, strerror(errno));
 		rc = -1;
 	}
-	w->results = w->csv = NULL;
+	w->results = -1;
+	w->csv = NULL;
+	if (w->lock >= 0)
+		close(w->lock);
+	w->lock = -1;
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done_keys[i]);
 	free(w->done_keys);

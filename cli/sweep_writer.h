@@ -19,22 +19,28 @@
 
 struct sweep_writer {
 	char dir[4096];
-	FILE *results, *csv;
+	int lock;    /* lock_dir() of dir; -1 when none */
+	int results; /* results.json, opened O_APPEND; -1 when closed */
+	FILE *csv;
+	long long results_bytes; /* results.json's length after its last whole row */
 	char **done_keys; /* keys already in results.json when opened, sorted */
 	size_t ndone;
 	/* Runs written since opening, and what they say. */
 	long written, errors, exact_within, lab_in_regime, lab_in_regime_within;
 };
 
-/* Opens dir's results for appending (creating dir and them), after reading the runs already
- * there. Returns 0, or -1 with a one-line message in err. Close with sweep_writer_close(). */
+/* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
+ * results for appending (creating dir and them), after reading the runs already there. Returns
+ * 0, or -1 with a one-line message in err. Close with
+ * sweep_writer_close(). */
 int sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen);
 
 /* Whether results.json held the configuration with this key when opened. */
 bool sweep_writer_has(const struct sweep_writer *w, const char *key);
 
 /* Appends one run's report (a JSON line without newline) to results.json and results.csv.
- * Returns 0, or -1 with "path: why" in err when a write failed. */
+ * Returns 0, or -1 with "cannot write path: why" in err when a write failed (a full disk):
+ * results.json is then cut back to its last whole row, which --resume continues from. */
 int sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen);
 
 /* Writes manifest.json: command (argv) and sweep_command (the plan, and shard i of n when n >

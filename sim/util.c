@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -226,10 +227,11 @@ mem_available_bytes(void)
 	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Writes all of data to fd; 0 or a negative errno. */
-static int
-write_all(int fd, const char *data, size_t len)
+int
+write_fd_all(int fd, const void *buf, size_t len)
 {
+	const char *data = buf;
+
 	while (len) {
 		ssize_t n = write(fd, data, len);
 
@@ -253,14 +255,14 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 
 	if (strcmp(path, "-") == 0) {
 		/* What stdio holds goes first, so the output keeps its order. */
-		rc = fflush(stdout) ? -errno : write_all(STDOUT_FILENO, data, len);
+		rc = fflush(stdout) ? -errno : write_fd_all(STDOUT_FILENO, data, len);
 		if (rc)
 			snprintf(err, errlen, "cannot write standard output: %s", strerror(-rc));
 		return rc;
 	}
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-		rc = fd < 0 ? -errno : write_all(fd, data, len);
+		rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
 		if (fd >= 0 && close(fd) && !rc)
 			rc = -errno;
 		if (rc)
@@ -273,7 +275,7 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 	if (fd < 0) {
 		rc = -errno;
 	} else {
-		rc = write_all(fd, data, len);
+		rc = write_fd_all(fd, data, len);
 		if (close(fd) && !rc)
 			rc = -errno;
 		if (!rc && rename(tmp, path))
@@ -304,4 +306,43 @@ make_private_dir(const char *parent, const char *prefix, char *out, size_t len, 
 		return rc;
 	}
 	return 0;
+}
+
+int
+lock_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[4200], pid[32];
+	int fd, rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/.memsim-lock", dir) >= sizeof(path)) {
+		snprintf(err, errlen, "%.200s...: the path is too long", dir);
+		return -ENAMETOOLONG;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(errno));
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t n = read(fd, pid, sizeof(pid) - 1);
+
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (rc == -EBUSY)
+			snprintf(err, errlen, "%s is in use by another memsim%s%s%s", dir,
+				 pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+		else
+			snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == 0 && write_fd_all(fd, pid, strlen(pid)) == 0)
+		return fd;
+	rc = -errno;
+	snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(errno));
+	close(fd);
+	return rc;
 }

@@ -63,6 +63,10 @@ double now_seconds(void);
 /* Memory this process may use: MemAvailable from /proc/meminfo, else the physical memory. */
 uint64_t mem_available_bytes(void);
 
+/* Writes all len bytes to fd, again after short writes and EINTR. Returns 0 or a negative
+ * errno (-EIO for a write that wrote nothing). */
+int write_fd_all(int fd, const void *buf, size_t len);
+
 /*
  * Writes len bytes to path, whole or not at all where that can be had:
  * - "-" is standard output;
@@ -78,3 +82,9 @@ int write_file_whole(const char *path, const void *data, size_t len, char *err, 
  * and writes its path into out. Returns 0, or a negative errno with "cannot ...: why" in err. */
 int make_private_dir(const char *parent, const char *prefix, char *out, size_t len, char *err,
 		     size_t errlen);
+
+/* Takes the lock of directory dir (flock on dir/.memsim-lock, which records the holder's pid)
+ * for as long as the returned descriptor stays open (and the processes forked since). Returns
+ * the descriptor, or a negative errno with a one-line message in err: -EBUSY "dir is in use by
+ * another memsim (pid N)". */
+int lock_dir(const char *dir, char *err, size_t errlen);

@@ -419,6 +419,16 @@ test_sweep_resume_merge(void **state)
 	(void)before;
 }
 
+/* lines_of() of a file in tmpdir. */
+static int
+lines_of_in(const char *name)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return lines_of(path);
+}
+
 /* The keys of a sweep directory's results.json, one string, sorted. */
 static char *
 sorted_keys(const char *dir)
@@ -780,6 +790,149 @@ test_sweep_reproducible(void **state)
 	free(ref);
 	expect_error("run --kernel naive --N 2147483648 --d 1 --dtype fp16 --softmax-separate", 2,
 		     "more than 2^64 bytes");
+}
+
+/* Runs a shell command in tmpdir; returns its exit status. */
+static int
+sh_in_tmp(const char *fmt, ...)
+{
+	char body[2048], cmd[4096];
+	va_list ap;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s", tmpdir, body);
+	status = system(cmd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define SMALL_SWEEP "sweep --kernel naive,flash2 --N 128,256,512 --cache i5-8250u --jobs 1"
+
+/* A full disk (here a file-size limit) stops a sweep with exit 1 naming the file, keeps the
+ * whole rows written before (no torn one), and --resume finishes it; an empty results.json
+ * resumes with one CSV header. */
+static void
+test_sweep_full_disk(void **state)
+{
+	char path[700];
+	char *text, *err;
+	int lines;
+
+	(void)state;
+	assert_int_equal(sh_in_tmp("rm -rf fd && (ulimit -f 40; trap '' XFSZ; %s " SMALL_SWEEP
+				   " --out fd) 2>fd.err",
+				   MEMSIM_BIN),
+			 1);
+	snprintf(path, sizeof(path), "%s/fd.err", tmpdir);
+	err = slurp_text(path);
+	assert_non_null(strstr(err, "cannot write fd/results.json: File too large"));
+	free(err);
+	snprintf(path, sizeof(path), "%s/fd/results.json", tmpdir);
+	text = slurp_text(path);
+	lines = lines_of(path);
+	assert_true(lines >= 1 && lines < 6);
+	assert_true(text[strlen(text) - 1] == '\n');
+	free(text);
+	{
+		struct result r = memsim(SMALL_SWEEP " --out fd --resume");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	assert_int_equal(lines_of(path), 6);
+	snprintf(path, sizeof(path), "%s/fd/results.csv", tmpdir);
+	assert_int_equal(lines_of(path), 7);
+	/* An empty results.json: --resume runs everything, under one CSV header. */
+	assert_int_equal(sh_in_tmp("rm -rf fe && mkdir fe && : > fe/results.json"), 0);
+	{
+		struct result r = memsim(SMALL_SWEEP " --out fe --resume");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	snprintf(path, sizeof(path), "%s/fe/results.csv", tmpdir);
+	assert_int_equal(lines_of(path), 7);
+	assert_int_equal(sh_in_tmp("grep -c '^index,' fe/results.csv | grep -qx 1"), 0);
+}
+
+/* A second sweep into a directory in use is refused, naming the first one's pid; killing a
+ * sweep kills its workers too. */
+static void
+test_sweep_lock_and_workers(void **state)
+{
+	char path[700];
+	char *pid;
+
+	(void)state;
+	/* A sweep long enough to be caught running: two workers on large runs. */
+	assert_int_equal(sh_in_tmp("rm -rf lk && (%s sweep --out lk --kernel naive --N 3000,3100 "
+				   "--cache i5-8250u --jobs 2 >/dev/null 2>&1 & echo $! > lk.pid; "
+				   "sleep 1)",
+				   MEMSIM_BIN),
+			 0);
+	snprintf(path, sizeof(path), "%s/lk.pid", tmpdir);
+	pid = slurp_text(path);
+	pid[strcspn(pid, "\n")] = '\0';
+	{
+		struct result r = memsim("sweep --out lk --kernel naive --N 3000,3100 --cache "
+					 "i5-8250u --resume");
+		char want[64];
+
+		snprintf(want, sizeof(want), "lk is in use by another memsim (pid %s)", pid);
+		assert_int_equal(r.rc, 1);
+		if (!strstr(r.err, want))
+			fail_msg("stderr '%s' lacks '%s'", r.err, want);
+		result_free(&r);
+	}
+	/* SIGKILL the parent: no worker of it may be left. */
+	assert_int_equal(
+		sh_in_tmp("kill -KILL %s; sleep 0.5; ! pgrep -P %s >/dev/null && "
+			  "! pgrep -f '[s]weep --out lk --kernel naive --N 3000,3100 --cache "
+			  "i5-8250u --jobs 2' >/dev/null",
+			  pid, pid),
+		0);
+	free(pid);
+}
+
+/* memsim merge refuses to overwrite a shard or an earlier result, and shards of different
+ * sweeps; every shard there, the merged manifest records the whole sweep as one command. */
+static void
+test_merge_checks(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct result r = memsim("sweep --out m%d --kernel naive,flash2 --N 256,512 "
+					 "--shard %d/2 --formula-only",
+					 i, i);
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	{
+		struct result r = memsim("sweep --out mx --kernel naive,flash2 --N 256,512 "
+					 "--shard 1/2 --seed 7 --formula-only");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	expect_error("merge --out m0 m0 m1", 2, "--out m0 is also a shard");
+	assert_int_equal(lines_of_in("m0/results.json"), 2);
+	expect_error("merge --out mm m0 mx", 2, "m0 and mx are shards of different sweeps");
+	expect_error("merge --out mm m0 nosuch", 2, "nosuch is not a directory");
+	{
+		struct result r = memsim("merge --out mm m0 m1");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	expect_error("merge --out mm m0 m1", 2, "mm/results.json exists");
+	assert_int_equal(sh_in_tmp("grep -q '\"sweep_command\":.*--out mm --kernel naive,flash2' "
+				   "mm/manifest.json && ! grep -q -- '--shard' mm/manifest.json"),
+			 0);
+	expect_error("sweep --out ms --kernel naive --shard 0/2xyz", 2, "--shard: '0/2xyz'");
+	expect_error("run --kernel naive --cache 'L1=32K:8:64\nL2=1M'", 2, "\\x0aL2=1M");
 }
 
 /* memsim native --papi: exit 0 and PAPI's status and reason; on a kernel without a CPU PMU
@@ -1312,6 +1465,9 @@ main(void)
 		cmocka_unit_test(test_sweep_resume_merge),
 		cmocka_unit_test(test_sweep_command),
 		cmocka_unit_test(test_sweep_reproducible),
+		cmocka_unit_test(test_sweep_full_disk),
+		cmocka_unit_test(test_sweep_lock_and_workers),
+		cmocka_unit_test(test_merge_checks),
 		cmocka_unit_test(test_report_bad_results),
 		cmocka_unit_test(test_json_targets),
 		cmocka_unit_test(test_output_errors),
