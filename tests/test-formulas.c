@@ -190,12 +190,62 @@ test_exact_no_cache(void **state)
 	check_grid(caches);
 }
 
+/* A small array off by 1.88x is not "within" because it is small: its verdict stays strict,
+ * it is marked negligible (under 0.1% of the bytes), and the run's verdict names it apart. */
+static void
+test_negligible_arrays(void **state)
+{
+	struct spec s;
+	struct cache *c;
+	struct formula_result f;
+	struct comparison cmp;
+	struct attn_config cfg = { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	char err[256];
+	int big, small;
+
+	(void)state;
+	assert_int_equal(spec_parse("L1=1K:full:64", &s, err, sizeof(err)), 0);
+	c = cache_create(&s.cache);
+	big = cache_add_array(c, "K", 0x100000, 1 << 20, false);
+	small = cache_add_array(c, "lse", 0x400000, 4096, false);
+	for (uint64_t a = 0; a < (1 << 20); a += 64)
+		cache_access(c, 0x100000 + a, 4, CACHE_OP_LOAD, 1);
+	cache_access(c, 0x400000, 4, CACHE_OP_LOAD, 1);
+	cache_access(c, 0x400040, 4, CACHE_OP_LOAD, 1);
+	memset(&f, 0, sizeof(f));
+	f.narrays = 2;
+	snprintf(f.arrays[0].name, sizeof(f.arrays[0].name), "K");
+	f.arrays[0].read_bytes = 1 << 20;
+	snprintf(f.arrays[1].name, sizeof(f.arrays[1].name), "lse");
+	f.arrays[1].read_bytes = 68; /* measured 128: 1.88x */
+	f.read_bytes = (1 << 20) + 68;
+	compare_build(c, &cfg, &f, &cmp);
+	assert_true(cmp.arrays[0].within && !cmp.arrays[0].negligible);
+	assert_false(cmp.arrays[1].within);
+	assert_true(cmp.arrays[1].negligible);
+	assert_false(cmp.arrays_within);
+	assert_true(cmp.arrays_within_but_negligible);
+	assert_true(cmp.exact.within);
+	assert_non_null(strstr(cmp.exact.why_not, "lse (under 0.1% of the bytes) is off"));
+	/* Not negligible any more: the run says an array disagrees. */
+	f.arrays[0].read_bytes = 40000;
+	f.read_bytes = 40000 + 68;
+	compare_build(c, &cfg, &f, &cmp);
+	assert_false(cmp.arrays_within_but_negligible);
+	(void)big;
+	(void)small;
+	cache_destroy(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lab_formulas),   cmocka_unit_test(test_regimes),
-		cmocka_unit_test(test_huge),           cmocka_unit_test(test_exact_vs_simulation),
+		cmocka_unit_test(test_negligible_arrays),
+		cmocka_unit_test(test_lab_formulas),
+		cmocka_unit_test(test_regimes),
+		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_exact_vs_simulation),
 		cmocka_unit_test(test_exact_no_cache),
 	};
 
