@@ -1,7 +1,8 @@
 #!/bin/sh
 # memsim's two set-up commands, for a fresh Debian 12 machine as root:
 #   ./setup.sh main   installs what is missing, builds, and runs the main job
-#   ./setup.sh test   installs what is missing, builds, and runs every test
+#   ./setup.sh test   installs what is missing, builds, and runs every test: the suite, the
+#                     suite again built with ASan+UBSan (build-asan), and the fuzz harnesses
 set -eu
 cd "$(dirname "$0")"
 
@@ -10,8 +11,10 @@ cd "$(dirname "$0")"
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libcmocka-dev libpapi-dev
 papi-tools valgrind gnuplot-nox"
 
-# The test command also opens the HTML report in a headless browser.
-TEST_PKGS="chromium procps"
+# The test command also opens the HTML report in a headless browser, and builds the fuzz
+# harnesses with clang (libclang-rt-14-dev holds libFuzzer and clang's sanitizer runtimes);
+# procps gives the tests pgrep.
+TEST_PKGS="chromium clang libclang-rt-14-dev procps"
 
 install_missing() {
 	missing=""
@@ -31,6 +34,15 @@ build() {
 	ninja -C build
 }
 
+# The suite again with ASan and UBSan (tests/meson.build says how it runs there). gcc's
+# -Wformat-truncation misfires on the sanitizers' instrumentation, so -Werror stays with the
+# main build; meson wants b_lundef off with sanitizers; the fuzz harnesses run from build.
+build_asan() {
+	[ -f build-asan/build.ninja ] ||
+		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=disabled
+	ninja -C build-asan
+}
+
 case "${1:-}" in
 main)
 	install_missing ""
@@ -40,7 +52,8 @@ main)
 test)
 	install_missing "$TEST_PKGS"
 	build
-	exec sh tests/run.sh build
+	build_asan
+	exec sh tests/run.sh build build-asan
 	;;
 *)
 	echo "usage: ./setup.sh main|test" >&2

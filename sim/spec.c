@@ -129,6 +129,23 @@ parse_size_field(const char *lname, const char *what, const char *s, uint64_t *o
 	return 0;
 }
 
+/* Cuts the field up to the next sep off *rest, terminating it in place; *rest becomes NULL
+ * after the last field. Unlike strtok_r(), which skips empty fields, it returns them, so that
+ * a stray separator ("32K::8:64", "L1=...,,L2=...") is an error instead of going unnoticed. */
+static char *
+next_field(char **rest, char sep)
+{
+	char *field = *rest, *end = strchr(field, sep);
+
+	if (end) {
+		*end = '\0';
+		*rest = end + 1;
+	} else {
+		*rest = NULL;
+	}
+	return field;
+}
+
 /* Parses "SIZE:ASSOC:LINE[:WORD...]" into l (l->name already set). */
 static int
 parse_level(char *value, struct cache_level_config *l, char *err, size_t errlen)
@@ -137,9 +154,15 @@ parse_level(char *value, struct cache_level_config *l, char *err, size_t errlen)
 	unsigned n = 0, seen = 0;
 	const char *prev[5] = { 0 };
 	uint64_t v;
-	char *save = NULL;
 
-	for (char *tok = strtok_r(value, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+	for (char *rest = value; rest;) {
+		char *tok = next_field(&rest, ':');
+
+		if (!*tok) {
+			snprintf(err, errlen,
+				 "%s: empty field (expected size:assoc:line[:word...])", l->name);
+			return -EINVAL;
+		}
 		if (n == sizeof(fields) / sizeof(fields[0])) {
 			snprintf(err, errlen, "%s: too many ':' fields", l->name);
 			return -EINVAL;
@@ -227,15 +250,21 @@ spec_parse(const char *text, struct spec *out, char *err, size_t errlen)
 static int
 parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 {
-	char *copy = xstrdup(text), *save = NULL;
+	char *copy = xstrdup(text);
 	int rc = -EINVAL;
 	bool have_none = false;
 
-	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+	for (char *rest = copy; rest;) {
+		char *item = next_field(&rest, ',');
 		char *eq = strchr(item, '=');
 		char name[8];
 		struct cache_level_config *l;
 
+		if (!*item) {
+			snprintf(err, errlen, "cache spec '%s' has an empty item (a stray ',')",
+				 text);
+			goto out;
+		}
 		if (strcasecmp(item, "none") == 0) {
 			have_none = true;
 			continue;

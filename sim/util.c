@@ -50,26 +50,44 @@ xstrdup(const char *s)
 	return d;
 }
 
+/* The value of hex digit c, or -1. */
+static int
+hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 bool
 parse_u64(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-	int base = 10;
+	unsigned base = 10;
+	uint64_t v = 0;
 
-	if (!s || !*s || !isdigit((unsigned char)s[0]))
+	if (!s || !isdigit((unsigned char)s[0]))
 		return false;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
-		if (!isxdigit((unsigned char)*s))
-			return false;
 	}
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno != 0 || *end != '\0')
+	if (!*s)
 		return false;
-	*out = (uint64_t)v;
+	/* By hand: strtoull() with base 16 takes a second "0x" after ours ("0x0x10"). */
+	for (; *s; s++) {
+		int d = hex_digit((unsigned char)*s);
+
+		if (d < 0 || (unsigned)d >= base)
+			return false;
+		if (v > (UINT64_MAX - (unsigned)d) / base)
+			return false;
+		v = v * base + (unsigned)d;
+	}
+	*out = v;
 	return true;
 }
 
@@ -81,18 +99,11 @@ parse_hex_u64(const char *s, size_t len, uint64_t *out)
 	if (len == 0 || len > 16)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		unsigned d;
+		int d = hex_digit((unsigned char)s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d < 0)
 			return false;
-		v = (v << 4) | d;
+		v = (v << 4) | (unsigned)d;
 	}
 	*out = v;
 	return true;
@@ -181,9 +192,10 @@ int
 mkdir_p(const char *path)
 {
 	char *copy;
-	struct stat st;
 	int rc = 0;
+	struct stat st;
 
+	/* The loop below starts after the first byte: an empty path has none. */
 	if (!*path)
 		return -ENOENT;
 	copy = xstrdup(path);
@@ -201,10 +213,14 @@ mkdir_p(const char *path)
 		if (c == '\0')
 			break;
 	}
+	/* mkdir() says EEXIST for a file of that name too: path must end up a directory. */
+	if (!rc) {
+		if (stat(path, &st))
+			rc = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			rc = -ENOTDIR;
+	}
 	free(copy);
-	/* mkdir's EEXIST also covers a file of that name. */
-	if (!rc && stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
-		rc = -ENOTDIR;
 	return rc;
 }
 

@@ -53,8 +53,8 @@ log2_u64(uint64_t x)
 	return 63u - (unsigned)__builtin_clzll(x);
 }
 
-/* Creates directory path and any missing parents (mode 0755). Returns 0 (also when it is
- * there), or a negative errno: -ENOTDIR when path or a parent is not a directory. */
+/* Creates directory path and any missing parents (mode 0755). Returns 0 once path is a
+ * directory, or a negative errno: -ENOENT for "", -ENOTDIR where a file is in the way. */
 int mkdir_p(const char *path);
 
 /* Monotonic clock in seconds. */

@@ -1,22 +1,51 @@
 #!/bin/sh
-# Runs every test of the build directory given (default build) and closes with the line
-# "N passed, N failed" that counts test cases: each cmocka case is a TAP line in the log.
+# Runs every test of the build directories given (default build), one directory after the
+# other, and closes with one line "N passed, N failed" over all of them: each cmocka case and
+# each fuzz harness is a TAP line in meson's log, and a test program that skips its whole plan
+# (valgrind tests in a sanitized build) counts as one skipped. Exits non-zero if anything failed.
 set -u
-dir="${1:-build}"
-meson test -C "$dir" --print-errorlogs --num-processes 2
-rc=$?
-log="$dir/meson-logs/testlog.txt"
+[ $# -gt 0 ] || set -- build
 passed=0
 failed=0
 skipped=0
-if [ -f "$log" ]; then
-	skipped=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$log")
-	passed=$(( $(grep -cE '^ok [0-9]+' "$log") - skipped ))
-	failed=$(grep -cE '^not ok [0-9]+' "$log")
+fuzz=""
+repro=""
+for dir in "$@"; do
+	log="$dir/meson-logs/testlog.txt"
+	# A log left by an earlier run must not stand in for this one.
+	rm -f "$log"
+	echo "== tests in $dir"
+	meson test -C "$dir" --print-errorlogs --num-processes 2
+	rc=$?
+	p=0
+	f=0
+	s=0
+	if [ -f "$log" ]; then
+		s_case=$(grep -cE '^ok [0-9]+.*# (SKIP|skip)' "$log")
+		s=$((s_case + $(grep -cE '^1\.\.0 # (SKIP|skip)' "$log")))
+		p=$(($(grep -cE '^ok [0-9]+' "$log") - s_case))
+		f=$(grep -cE '^not ok [0-9]+' "$log")
+		fuzz="$fuzz$(sed -n 's/^# fuzz /  /p' "$log")
+"
+		repro="$repro$(sed -n 's/^# reproducer: /  /p' "$log")
+"
+	fi
+	# A failure outside any case (a crash, a timeout, a build error) still fails the run.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	echo "== $dir: $p passed, $f failed, $s skipped"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+done
+if [ -n "$(echo "$fuzz" | tr -d ' \n')" ]; then
+	echo "fuzzers (inputs tried):"
+	printf '%s' "$fuzz" | sed '/^$/d'
 fi
-# A failure outside any case (a crash, a timeout, a build error) still fails the run.
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	failed=1
+if [ -n "$(echo "$repro" | tr -d ' \n')" ]; then
+	echo "fuzz failures, replay with the harness and the file:"
+	printf '%s' "$repro" | sed '/^$/d'
 fi
 echo "($skipped skipped)"
 echo "$passed passed, $failed failed"

@@ -99,5 +99,7 @@ main(void)
 		cmocka_unit_test(test_against_cachegrind),
 	};
 
+	if (test_skip_all_if_sanitized())
+		return 0;
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

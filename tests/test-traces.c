@@ -574,6 +574,50 @@ test_lackey_modify_split(void **state)
 	trace_reader_close(r);
 }
 
+/* The line limit, half the readers' 1 MiB buffer: a 512 KiB line is read and one byte more is
+ * "line too long", whether a '\n' or the end of the file follows it. (A last line of exactly
+ * 512 KiB was refused and lines of up to 1 MiB were read when their '\n' was in the buffer.) */
+static void
+test_long_lines(void **state)
+{
+	/* clang-format off */
+	static const struct {
+		size_t bytes; /* of the long line, without '\n' */
+		bool newline;
+		bool ok;
+	} cases[] = {
+		{ 512 * 1024, true, true },
+		{ 512 * 1024, false, true },
+		{ 512 * 1024 + 1, true, false },
+		{ 512 * 1024 + 1, false, false },
+		{ 1024 * 1024 - 1, true, false },
+	};
+	/* clang-format on */
+	char path[512], err[512];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "long.lackey");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fopen(path, "w");
+		long n;
+
+		assert_non_null(f);
+		/* A Valgrind message line: skipped, so only its length matters. */
+		fputs(" L 100,4\n==", f);
+		for (size_t k = 2; k < cases[i].bytes; k++)
+			fputc('x', f);
+		fputs(cases[i].newline ? "\n S 200,4\n" : "", f);
+		fclose(f);
+		n = read_all(path, TRACE_FORMAT_LACKEY, got, 16, err, sizeof(err));
+		if (cases[i].ok && n != (cases[i].newline ? 2 : 1))
+			fail_msg("a %zu-byte line: %ld events (%s)", cases[i].bytes, n,
+				 n < 0 ? err : "");
+		if (!cases[i].ok && (n >= 0 || !strstr(err, ":2: line too long")))
+			fail_msg("a %zu-byte line: %ld events, '%s'", cases[i].bytes, n,
+				 n < 0 ? err : "");
+	}
+}
+
 static void
 test_open_errors(void **state)
 {
@@ -606,6 +650,7 @@ main(void)
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_lackey),
 		cmocka_unit_test(test_lackey_modify_split),
+		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_open_errors),
 	};
 

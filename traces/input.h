@@ -25,11 +25,13 @@ struct input {
 int input_open(struct input *in, const char *path);
 void input_close(struct input *in);
 
-/* Makes at least `need` unread bytes available unless the stream ends first (need <= cap / 2).
- * Returns the number of unread bytes. */
+/* Makes at least `need` unread bytes available unless the stream ends first (need <= cap: a
+ * full buffer would read nothing and take that for the end). Returns the number of unread
+ * bytes. */
 size_t input_fill(struct input *in, size_t need);
 
 /* Returns the next line without its '\n' (and '\r'), NUL-terminated in place, with its length
- * in *len; NULL at end of input. A last line without '\n' is returned too. Lines longer than
- * half the buffer are cut and flagged by *too_long. */
+ * in *len; NULL at end of input. A last line without '\n' is returned too. A line longer than
+ * half the buffer (512 KiB), '\n' not counted, is cut there and flagged by *too_long, wherever
+ * it is and however the reads fall. */
 char *input_line(struct input *in, size_t *len, bool *too_long);
