@@ -68,6 +68,7 @@ level_json(const struct cache_level_config *l, const struct cache_level_stats *s
 	cJSON_AddStringToObject(o, "write_miss_policy", cache_alloc_str(l->alloc));
 	cJSON_AddStringToObject(o, "inclusion", cache_inclusion_str(l->inclusion));
 	cJSON_AddBoolToObject(o, "quiet_writebacks", l->quiet_writebacks);
+	cJSON_AddStringToObject(o, "straddle", l->straddle_once ? "once" : "line");
 	level_stats_json(o, st);
 	return o;
 }

@@ -154,10 +154,16 @@ model_spec(const struct spec *base, bool callgrind, struct spec *out)
 		l->inclusion = CACHE_INCL_NINE;
 		l->quiet_writebacks = false;
 	}
-	if (callgrind)
+	if (callgrind) {
 		out->cache.level[0].write = CACHE_WRITE_THROUGH; /* callgrind/sim.c */
-	else
-		out->cache.level[1].quiet_writebacks = true; /* cachegrind/cg_sim.c */
+	} else {
+		/* cachegrind/cg_sim.c: write-backs ignored, an access over two lines one
+		 * reference */
+		out->cache.level[1].quiet_writebacks = true;
+		out->cache.icache.straddle_once = true;
+		for (unsigned i = 0; i < 2; i++)
+			out->cache.level[i].straddle_once = true;
+	}
 }
 
 /* Bytes of the tiles the kernel's innermost loop sweeps per query row (K and V tiles plus the

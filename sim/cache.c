@@ -18,7 +18,12 @@
  *  - The final flush writes dirty lines back level by level from L1 down; inside a level it
  *    goes from the last set to the first and, inside a set, from the least recent slot up:
  *    the order in which Dinero IV's end-of-trace copy-back reaches the level below.
- *  - An access that straddles lines touches every line it spans and counts once per line.
+ *  - An access that straddles lines touches every line it spans and counts once per line,
+ *    except on a straddle_once level, which counts an access over two lines as Cachegrind
+ *    does (cg_sim.c cachesim_ref_is_miss()): one reference, a miss if either line misses, and
+ *    on a miss the level below is referenced with both lines, the one that hit too, again as
+ *    one reference where that level counts once. Lines still move one by one: fills,
+ *    evictions, write-backs and DRAM bytes are per line.
  *  - Merged repeats (count > 1): the first access is simulated and the others are hits on the
  *    line it just made most recent, which changes no replacement state under any policy here.
  *    Where repeats still travel (write-through, a no-write-allocate miss) they travel with
@@ -115,7 +120,7 @@ struct cache {
 	unsigned narrays;
 	unsigned nscratch;
 	uint64_t scratch_lo, scratch_len; /* the span of every scratch range: outside it, none */
-	unsigned last_array, prev_array; /* find_array()'s guesses; 0 is none */
+	unsigned last_array, prev_array;  /* find_array()'s guesses; 0 is none */
 	struct phase *phases;
 	unsigned nphases, phases_cap;
 	struct name_index phase_names; /* named phases (1 ..) by name */
@@ -1100,10 +1105,97 @@ scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 	return true;
 }
 
+static uint64_t
+misses_of(const struct cache_level_stats *st)
+{
+	return st->read_misses + st->write_misses;
+}
+
+/* What an access over two lines added to the access level's counters since `before`, counted
+ * as one reference (count of them, its repeats) and at most one miss, Cachegrind's way. */
+static void
+count_once(struct cache_level_stats *st, const struct cache_level_stats *before, bool write,
+	   uint32_t count)
+{
+	bool missed = misses_of(st) > misses_of(before);
+
+	if (write) {
+		st->writes = before->writes + count;
+		st->write_misses = before->write_misses + missed;
+	} else {
+		st->reads = before->reads + count;
+		st->read_misses = before->read_misses + missed;
+	}
+	if (st->ifetch_misses > before->ifetch_misses)
+		st->ifetch_misses = before->ifetch_misses + missed;
+}
+
+/* The same for a level below: the fills it served for the two lines (and the read of the line
+ * that hit above) are one reference and at most one miss; writes (write-backs from above)
+ * stay as they are. */
+static void
+count_once_below(struct cache_level_stats *st, const struct cache_level_stats *before)
+{
+	bool missed = st->read_misses > before->read_misses;
+
+	if (st->reads > before->reads)
+		st->reads = before->reads + 1;
+	st->read_misses = before->read_misses + missed;
+	if (st->rfo_misses > before->rfo_misses)
+		st->rfo_misses = before->rfo_misses + missed;
+	if (st->ifetch_misses > before->ifetch_misses)
+		st->ifetch_misses = before->ifetch_misses + missed;
+}
+
+static void level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+			uint32_t count, unsigned flags);
+
+/* An access over exactly two lines of a straddle_once level L (see Notes). */
+static void
+access_once(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	    uint32_t count, unsigned flags)
+{
+	struct cache_level_stats before[CACHE_MAX_LEVELS + 1];
+	int li = (int)(L - c->lv);
+	uint64_t split = ((addr >> L->line_shift) + 1) << L->line_shift;
+	uint64_t m0 = misses_of(&L->st), m1;
+	bool miss_a, miss_b;
+
+	for (unsigned i = 0; i < c->nlv; i++)
+		before[i] = c->lv[i].st;
+	level_lines(c, L, addr, (uint32_t)(split - addr), write, count, flags);
+	m1 = misses_of(&L->st);
+	level_lines(c, L, split, (uint32_t)(addr + size - split), write, count, flags);
+	miss_a = m1 > m0;
+	miss_b = misses_of(&L->st) > m1;
+	/* One line missed, the other hit: the level below sees the hit line too. */
+	if (miss_a != miss_b && L->below >= 0) {
+		uint64_t a = miss_a ? split : addr, n = miss_a ? addr + size - split : split - addr;
+
+		to_below(c, li, a, n, REQ_READ, 1, flags & (F_IFETCH | F_FLUSH));
+	}
+	count_once(&L->st, &before[li], write, count);
+	for (int b = L->below; b >= 0; b = c->lv[b].below)
+		if (c->lv[b].cfg.straddle_once)
+			count_once_below(&c->lv[b].st, &before[b]);
+}
+
 /* One access through level L (L1, or I1 for instruction fetches), line by line. */
 static void
 access_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
 	     uint32_t count, unsigned flags)
+{
+	if (L->cfg.straddle_once &&
+	    (addr >> L->line_shift) + 1 == (addr + size - 1) >> L->line_shift) {
+		access_once(c, L, addr, size, write, count, flags);
+		return;
+	}
+	level_lines(c, L, addr, size, write, count, flags);
+}
+
+static void
+level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	    uint32_t count, unsigned flags)
 {
 	uint64_t first = addr >> L->line_shift;
 	uint64_t last = (addr + size - 1) >> L->line_shift;
@@ -1439,7 +1531,8 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 				last = old_last;
 		}
 		c->scratch_lo = lo;
-		c->scratch_len = last - lo + 1; /* 0 only for the whole address space: unreachable */
+		c->scratch_len =
+			last - lo + 1; /* 0 only for the whole address space: unreachable */
 		c->nscratch++;
 	}
 	return (int)c->narrays++;

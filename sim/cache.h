@@ -74,6 +74,8 @@ struct cache_level_config {
 	enum cache_inclusion inclusion; /* relation to the levels above this one */
 	bool quiet_writebacks; /* write-backs from above update a present line without touching its
 				  recency and pass down when the line is absent (Cachegrind) */
+	bool straddle_once; /* an access over two lines counts as one reference and at most one
+			       miss; on a miss the level below sees both lines (Cachegrind) */
 };
 
 struct cache_config {
@@ -87,7 +89,8 @@ struct cache_config {
 };
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines
- * counts twice). hits = reads + writes - read_misses - write_misses. */
+ * counts twice), except on a straddle_once level, where an access over two lines counts once
+ * (and misses once). hits = reads + writes - read_misses - write_misses. */
 struct cache_level_stats {
 	uint64_t reads;  /* demand reads: loads, fills requested by the level above */
 	uint64_t writes; /* stores, write-throughs and write-backs from above */

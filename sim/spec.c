@@ -19,8 +19,10 @@ const struct spec_preset spec_presets[] = {
 	  "Intel 64 and IA-32 Optimization Reference Manual (Skylake client cache table) and "
 	  "WikiChip: L1d 32 KiB 8-way, L2 256 KiB 4-way, L3 6 MiB 12-way shared and inclusive; "
 	  "64 B lines; LRU stands in for Intel's undocumented adaptive policies" },
-	{ "cachegrind", "I1=32K:8:64,L1=32K:8:64,L2=1M:16:64:quietwb",
-	  "Cachegrind's model: I1 and D1 over one LL, LRU, write-allocate, write-backs ignored",
+	{ "cachegrind",
+	  "I1=32K:8:64:straddle=once,L1=32K:8:64:straddle=once,L2=1M:16:64:quietwb:straddle=once",
+	  "Cachegrind's model: I1 and D1 over one LL, LRU, write-allocate, write-backs ignored, "
+	  "an access over two lines one reference",
 	  "valgrind cachegrind/cg_sim.c; run Cachegrind with --I1=32768,8,64 --D1=32768,8,64 "
 	  "--LL=1048576,16,64 for the same geometry" },
 	{ "callgrind", "I1=32K:8:64,L1=32K:8:64:wt,L2=1M:16:64",
@@ -50,7 +52,11 @@ const struct spec_preset spec_presets[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
-static const char *word_list = "lru|fifo|random|plru|wb|wt|wa|nwa|wv|nine|incl|excl|quietwb";
+/* Policy word groups: replacement, write, write miss, inclusion, quietwb, straddle. */
+#define WORD_GROUPS 6
+
+static const char *word_list =
+	"lru|fifo|random|plru|wb|wt|wa|nwa|wv|nine|incl|excl|quietwb|straddle=line|straddle=once";
 
 /* Applies one policy word; `seen` tracks which group was already given. */
 static int
@@ -75,6 +81,8 @@ apply_word(struct cache_level_config *l, const char *w, unsigned *seen, const ch
 		{ "incl", 3, CACHE_INCL_INCLUSIVE },
 		{ "excl", 3, CACHE_INCL_EXCLUSIVE },
 		{ "quietwb", 4, 1 },
+		{ "straddle=line", 5, 0 },
+		{ "straddle=once", 5, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
@@ -101,8 +109,11 @@ apply_word(struct cache_level_config *l, const char *w, unsigned *seen, const ch
 		case 3:
 			l->inclusion = (enum cache_inclusion)words[i].value;
 			break;
-		default:
+		case 4:
 			l->quiet_writebacks = true;
+			break;
+		default:
+			l->straddle_once = words[i].value;
 			break;
 		}
 		return 0;
@@ -152,7 +163,7 @@ parse_level(char *value, struct cache_level_config *l, char *err, size_t errlen)
 {
 	char *fields[16];
 	unsigned n = 0, seen = 0;
-	const char *prev[5] = { 0 };
+	const char *prev[WORD_GROUPS] = { 0 };
 	uint64_t v;
 
 	for (char *rest = value; rest;) {
@@ -504,9 +515,10 @@ spec_format_level(const struct cache_level_config *l, char *buf, size_t len)
 		snprintf(assoc, sizeof(assoc), "%u", l->assoc);
 	format_size_bytes(l->size_bytes, size, sizeof(size));
 	snprintf(line, sizeof(line), "%u", l->line_bytes);
-	snprintf(buf, len, "%s:%s:%s:%s:%s:%s:%s%s", size, assoc, line, cache_repl_str(l->repl),
+	snprintf(buf, len, "%s:%s:%s:%s:%s:%s:%s%s%s", size, assoc, line, cache_repl_str(l->repl),
 		 cache_write_str(l->write), cache_alloc_str(l->alloc),
-		 cache_inclusion_str(l->inclusion), l->quiet_writebacks ? ":quietwb" : "");
+		 cache_inclusion_str(l->inclusion), l->quiet_writebacks ? ":quietwb" : "",
+		 l->straddle_once ? ":straddle=once" : "");
 	return buf;
 }
 

@@ -42,8 +42,10 @@ static const struct good_case good[] = {
 	{ "h100", "L1=22M:22:128:lru:wb:wv:nine,tiles=scratch" },
 	{ "h100-50m", "L1=50M:25:128:lru:wb:wv:nine,tiles=scratch" },
 	{ "callgrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wt:wa:nine,L2=1M:16:64:lru:wb:wa:nine,tiles=dram" },
-	{ "cachegrind", "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
-			"L2=1M:16:64:lru:wb:wa:nine:quietwb,tiles=dram" },
+	{ "cachegrind", "I1=32K:8:64:lru:wb:wa:nine:straddle=once,L1=32K:8:64:lru:wb:wa:nine:"
+			"straddle=once,L2=1M:16:64:lru:wb:wa:nine:quietwb:straddle=once,tiles=dram" },
+	{ "L1=32K:8:64:straddle=line,L2=1M:16:64:straddle=once",
+	  "L1=32K:8:64:lru:wb:wa:nine,L2=1M:16:64:lru:wb:wa:nine:straddle=once,tiles=dram" },
 	{ "i5-8250u", "L1=32K:8:64:lru:wb:wa:nine,L2=256K:4:64:lru:wb:wa:nine,"
 		      "L3=6M:12:64:lru:wb:wa:incl,tiles=dram" },
 	{ NULL, NULL },
@@ -62,6 +64,7 @@ static const struct bad_case bad[] = {
 	{ "L1=32K:8:64:lfu", "L1: unknown policy word 'lfu'" },
 	{ "L1=32K:8:64:lru:fifo", "L1: 'lru' and 'fifo' both given" },
 	{ "L1=32K:8:64:wb:wt", "L1: 'wb' and 'wt' both given" },
+	{ "L1=32K:8:64:straddle=once:straddle=line", "L1: 'straddle=once' and 'straddle=line' both given" },
 	{ "L1=0:8:64", "L1: size is zero" },
 	{ "L1=32K:0:64", "L1: associativity is zero" },
 	{ "L1=32K:8:0", "L1: line size 0 is not a power of two" },
