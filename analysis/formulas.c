@@ -790,14 +790,8 @@ flash2(struct formula_result *r, const struct attn_config *c, const struct q *q)
 	f.C = q->C;
 	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
 	f2_rows(r, &f);
-	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++) {
-		double k0 = k;
-
+	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++)
 		f2_kv_head(&f, kk, &k, &v);
-		if (getenv("F2DBG"))
-			fprintf(stderr, "kv head %llu: K %.0f lines\n", (unsigned long long)kk,
-				k - k0);
-	}
 	arr(r, "K")->read_bytes += k * q->L;
 	arr(r, "V")->read_bytes += v * q->L;
 	f2_resident(&f, &o_res, &l_res);
