@@ -16,23 +16,34 @@
 #include "kernels/simulate.h"
 #include "sim/spec.h"
 
+/* What evaluation_run() does beside the formulas: nothing, or run the kernel through the model,
+ * computing or trace-only (the same counters with no values: kernels/trace_only.h). The
+ * first two are false and true, as callers of a bool simulate pass them. */
+enum evaluation_mode {
+	EVALUATION_FORMULA = 0,
+	EVALUATION_SIMULATE = 1,
+	EVALUATION_TRACE_ONLY = 2,
+};
+
 struct evaluation {
 	struct attn_config cfg;
 	struct spec spec;
 	bool flush;
 	uint64_t seed;
 	bool simulated;
+	bool trace_only;       /* simulated by the kernel's trace-only form */
 	struct sim_result sim; /* when simulated */
 	struct formula_result f;
 	struct comparison cmp; /* when simulated */
 };
 
-/* Runs one configuration; simulate false evaluates the formulas only. Returns 0, or -1 with a
- * one-line message in err. Free with evaluation_finish(). */
+/* Runs one configuration as mode says. Returns 0, or -1 with a one-line message in err. Free
+ * with evaluation_finish(). */
 int evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
-		   bool flush, uint64_t seed, bool simulate, char *err, size_t errlen);
+		   bool flush, uint64_t seed, enum evaluation_mode mode, char *err, size_t errlen);
 void evaluation_finish(struct evaluation *ev);
 
-/* The report object: header (if argv given), config, levels, dram, scratch, arrays, phases,
- * formulas, compare, regime, flops, intensity, timing. Caller frees with cJSON_Delete(). */
+/* The report object: header (if argv given), config (with "trace_only"), levels, dram,
+ * scratch, arrays, phases, formulas, compare, regime, flops, intensity, timing. Caller frees
+ * with cJSON_Delete(). */
 cJSON *evaluation_json(struct evaluation *ev, int argc, char **argv);

@@ -117,10 +117,12 @@ timed_child(char *const argv[])
 	return now_seconds() - t0;
 }
 
-/* The kernel part of the benchmark: traced run vs native run, and Cachegrind on the native
- * run vs the traced run, each a whole process (allocation and fill included in all three). */
+/* The kernel part of the benchmark: traced run (on cache, trace-only if asked) vs native run,
+ * and Cachegrind on the native run vs the traced run, each a whole process (allocation and
+ * fill included in all three). */
 static int
-bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
+bench_kernels(uint64_t N, const char *cache, bool trace_only, const char *json_path, int argc,
+	      char **argv)
 {
 	static const char *kernels[] = { "naive", "flash2" };
 	char self[4096], nstr[32], err[512];
@@ -150,9 +152,9 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 	report_add_header(root, argc, argv);
 	rows = cJSON_AddArrayToObject(root, "kernels");
 	fprintf(out,
-		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64, cachegrind preset for the "
-		"traced run\n",
-		nstr);
+		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64, cache %s for the traced "
+		"run%s\n",
+		nstr, cache, trace_only ? " (trace-only)" : "");
 	if (!have_valgrind)
 		fprintf(out, "valgrind not found: the Cachegrind column is not measured\n");
 	fprintf(out, "\n%-8s %10s %10s %10s %12s %10s %14s %12s\n", "kernel", "native s",
@@ -160,9 +162,18 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		"arrays MiB");
 	for (int k = 0; k < 2; k++) {
 		char *nat[] = { self, "native", "--kernel", (char *)kernels[k], "--N", nstr, NULL };
-		char *tr[] = { self,     "run", "--kernel", (char *)kernels[k],
-			       "--N",    nstr,  "--cache",  "cachegrind",
-			       "--json", json,  NULL };
+		char *tr[] = { self,
+			       "run",
+			       "--kernel",
+			       (char *)kernels[k],
+			       "--N",
+			       nstr,
+			       "--cache",
+			       (char *)cache,
+			       "--json",
+			       json,
+			       trace_only ? "--trace-only" : NULL,
+			       NULL };
 		char cgout[600];
 		char *cg[] = { "valgrind",
 			       "--tool=cachegrind",
@@ -222,6 +233,8 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		cJSON_AddStringToObject(o, "kernel", kernels[k]);
 		cJSON_AddNumberToObject(o, "N", (double)N);
 		cJSON_AddNumberToObject(o, "native_seconds", tn);
+		cJSON_AddStringToObject(o, "cache", cache);
+		cJSON_AddBoolToObject(o, "trace_only", trace_only);
 		cJSON_AddNumberToObject(o, "traced_seconds", tt);
 		cJSON_AddNumberToObject(o, "traced_over_native", tt / tn);
 		if (tc >= 0) {
@@ -233,9 +246,10 @@ bench_kernels(uint64_t N, const char *json_path, int argc, char **argv)
 		cJSON_AddItemToArray(rows, o);
 	}
 	fprintf(out,
-		"\nTargets: traced/native <= 10, cachegrind/traced >= 5. Each time is a whole process\n"
-		"that allocates, fills and runs the kernel once. The traced run's memory is the\n"
-		"arrays plus the fixed-size cache model: it does not grow with the access count.\n");
+		"\nTargets: traced/native <= 10 (trace-only: < 1 with tiles in scratch),\n"
+		"cachegrind/traced >= 5. Each time is a whole process that allocates, fills and runs\n"
+		"the kernel once. The traced run's memory is the arrays (none trace-only) plus the\n"
+		"fixed-size cache model: it does not grow with the access count.\n");
 	if (rc == EXIT_OK && json_path && report_write_json(json_path, root, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;
@@ -271,7 +285,9 @@ usage_bench(FILE *f)
 		"  -j, --json FILE    also write the figures as JSON\n"
 		"      --kernels      instead: time the traced run of naive and flash2 against\n"
 		"                     their native run and against Cachegrind on the native run\n"
-		"      --N N          --kernels: sequence length [2048]\n");
+		"      --N N          --kernels: sequence length [2048]\n"
+		"      --trace-only   --kernels: the traced run trace-only (memsim run --trace-only)\n"
+		"                     --kernels takes --cache for the traced run [cachegrind]\n");
 }
 
 static bool
@@ -333,7 +349,7 @@ file_size(const char *path)
 int
 cmd_bench(int argc, char **argv)
 {
-	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN };
+	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY };
 	static const struct option opts[] = {
 		{ "accesses", required_argument, NULL, 'n' },
 		{ "cache", required_argument, NULL, 'c' },
@@ -344,6 +360,7 @@ cmd_bench(int argc, char **argv)
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "kernels", no_argument, NULL, OPT_KERNELS },
 		{ "N", required_argument, NULL, OPT_KN },
+		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -351,7 +368,7 @@ cmd_bench(int argc, char **argv)
 	uint64_t target = 50000000, repeat = 3, pad = 16;
 	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	bool keep = false, blocked = true, kernels = false;
+	bool keep = false, blocked = true, kernels = false, cache_given = false, trace_only = false;
 	uint64_t kn = 2048;
 	struct spec spec;
 	char err[512], work[4096], mt_path[4200], din_path[4200];
@@ -376,6 +393,7 @@ cmd_bench(int argc, char **argv)
 			break;
 		case 'c':
 			spec_text = optarg;
+			cache_given = true;
 			break;
 		case 'd':
 			dir = optarg;
@@ -408,6 +426,9 @@ cmd_bench(int argc, char **argv)
 		case OPT_KERNELS:
 			kernels = true;
 			break;
+		case OPT_TRACE_ONLY:
+			trace_only = true;
+			break;
 		case OPT_KN:
 			if (!parse_u64(optarg, &kn) || kn == 0)
 				return usage_error("bench", "--N: '%s' is not a positive number",
@@ -425,8 +446,11 @@ cmd_bench(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
+	if (trace_only && !kernels)
+		return usage_error("bench", "--trace-only times the kernels: it needs --kernels");
 	if (kernels)
-		return bench_kernels(kn, json_path, argc, argv);
+		return bench_kernels(kn, cache_given ? spec_text : "cachegrind", trace_only,
+				     json_path, argc, argv);
 	if (spec_parse(spec_text, &spec, err, sizeof(err)))
 		return usage_error("bench", "--cache: %s", err);
 	out = text_stream(json_path);

@@ -20,7 +20,7 @@ usage_run(FILE *f)
 		"Usage: memsim run --kernel naive|flash1|flash2|proj [--N N] [--d D] [--heads H]\n"
 		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
-		"                  [--no-flush] [--seed N] [--json FILE]\n"
+		"                  [--no-flush] [--seed N] [--trace-only] [--json FILE]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -35,13 +35,33 @@ usage_run(FILE *f)
 		"  --cache             cache spec or preset [lab]\n"
 		"  --no-flush          leave dirty lines in the caches at the end\n"
 		"  --seed              input values and random replacement [1]\n"
+		"  --trace-only        make the kernel's accesses without computing its values: the\n"
+		"                      same counters, faster, arrays limited by address space, not\n"
+		"                      memory\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n");
+}
+
+enum { OPT_TRACE_ONLY = OPT_FIRST_FREE };
+
+static int
+run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+{
+	(void)ctx;
+	(void)opt;
+	(void)arg;
+	o->trace_only = true; /* the one option of run's own */
+	return 0;
 }
 
 int
 cmd_run(int argc, char **argv)
 {
-	static const struct kernel_command cmd = { "run", usage_run, NULL, NULL, NULL };
+	static const struct option extra[] = {
+		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct kernel_command cmd = { "run", usage_run, extra, run_option, NULL };
+	enum evaluation_mode mode;
 	struct kernel_options o;
 	FILE *out;
 	struct spec spec;
@@ -53,13 +73,14 @@ cmd_run(int argc, char **argv)
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	out = text_stream(o.json_path);
-	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, true, err, sizeof(err))) {
+	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
+	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	fprintf(out, "memsim run: %s\ncache %s\ntraced in %.3f s\n\n",
+	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s\n\n",
 		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-		st.sim.seconds);
+		o.trace_only ? " (trace-only)" : "", st.sim.seconds);
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
 	rc = EXIT_OK;

@@ -28,6 +28,7 @@ usage_sweep(FILE *f)
 		"                    [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
+		"                    [--trace-only]\n"
 		"\n"
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
@@ -40,6 +41,8 @@ usage_sweep(FILE *f)
 		"  --resume        skip configurations already in DIR/results.json\n"
 		"  --shard i/n     run only configurations i, i + n, i + 2n, ... (0 <= i < n)\n"
 		"  --formula-only  evaluate the formulas without simulating (instant, any size)\n"
+		"  --trace-only    simulate the kernels' accesses without computing values: the\n"
+		"                  same counters, faster, arrays limited by address space only\n"
 		"\n"
 		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n");
 }
@@ -68,6 +71,7 @@ cmd_sweep(int argc, char **argv)
 		OPT_RESUME,
 		OPT_SHARD,
 		OPT_FORMULA_ONLY,
+		OPT_TRACE_ONLY,
 	};
 	/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
 	static const struct option opts[] = {
@@ -93,6 +97,7 @@ cmd_sweep(int argc, char **argv)
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
+		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sweep_plan p;
@@ -187,6 +192,9 @@ cmd_sweep(int argc, char **argv)
 		case OPT_FORMULA_ONLY:
 			p.simulate = false;
 			break;
+		case OPT_TRACE_ONLY:
+			p.trace_only = true;
+			break;
 		default:
 			rc = option_error("sweep", opt, argv);
 			break;
@@ -198,6 +206,8 @@ cmd_sweep(int argc, char **argv)
 		rc = usage_error("sweep", "sweep needs --out DIR");
 	if (!rc && p.nkernels == 0)
 		rc = usage_error("sweep", "sweep needs --kernel LIST");
+	if (!rc && p.trace_only && !p.simulate)
+		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
 	if (!rc && ncache_args == 0)
 		caches[ncache_args++] = "lab";
 	for (unsigned i = 0; i < ncache_args && !rc; i++)
@@ -315,7 +325,6 @@ check_shards(const char *out, char **dirs, int n, struct shard *sh)
 	struct stat so, sd;
 	bool out_exists = stat(out, &so) == 0;
 	char err[700], path[4200];
-
 
 	for (int i = 0; i < n; i++) {
 		if (stat(dirs[i], &sd) != 0 || !S_ISDIR(sd.st_mode))

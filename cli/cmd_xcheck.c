@@ -461,7 +461,8 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 	} else {
 		const struct cache_level_config *ll = &host.cache.level[host.cache.levels - 1];
 
-		if (evaluation_run(&st, &o->cfg, &host, false, o->seed, true, err, errlen))
+		if (evaluation_run(&st, &o->cfg, &host, false, o->seed, EVALUATION_SIMULATE, err,
+				   errlen))
 			return -1;
 		m->shown = true;
 		snprintf(m->source, sizeof(m->source), "memsim");
@@ -595,12 +596,14 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 	r.dir = dir;
 
 	/* memsim under each tool's model. */
-	if (evaluation_run(&cg, &o->cfg, &cg_spec, false, o->seed, true, err, sizeof(err))) {
+	if (evaluation_run(&cg, &o->cfg, &cg_spec, false, o->seed, EVALUATION_SIMULATE, err,
+			   sizeof(err))) {
 		fprintf(stderr, "memsim: xcheck: %s\n", err);
 		goto out;
 	}
 	have_cg = true;
-	if (evaluation_run(&clg, &o->cfg, &clg_spec, true, o->seed, true, err, sizeof(err))) {
+	if (evaluation_run(&clg, &o->cfg, &clg_spec, true, o->seed, EVALUATION_SIMULATE, err,
+			   sizeof(err))) {
 		fprintf(stderr, "memsim: xcheck: %s\n", err);
 		goto out;
 	}

@@ -101,7 +101,8 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|proj", cmd);
 	if (!o->kv_heads_given)
 		o->cfg.kv_heads = o->cfg.heads;
-	rc = attn_config_check(&o->cfg, err, sizeof(err));
+	rc = o->trace_only ? attn_config_check_trace_only(&o->cfg, err, sizeof(err))
+			   : attn_config_check(&o->cfg, err, sizeof(err));
 	if (rc && (o->need_memory || rc != -ENOMEM))
 		return usage_error(cmd, "%s", err);
 	if (spec_parse(o->cache_text, spec, err, sizeof(err)))

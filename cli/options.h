@@ -64,6 +64,7 @@ struct kernel_options {
 	uint64_t seed;
 	const char *json_path;
 	bool need_memory; /* the arrays must fit in memory [true]; false for formulas alone */
+	bool trace_only;  /* the kernel runs trace-only: its arrays need address space alone */
 };
 
 /* A command that takes the shared options, and its own beside them. */
@@ -90,8 +91,8 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 void kernel_options_init(struct kernel_options *o);
 
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
- * o->need_memory) and parses the cache spec into *spec. Returns 0 or EXIT_USAGE after a
- * one-line message. */
+ * o->need_memory and not o->trace_only) and parses the cache spec into *spec. Returns 0 or
+ * EXIT_USAGE after a one-line message. */
 int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */

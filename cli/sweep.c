@@ -90,7 +90,9 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	/* Every configuration is checked up front, so a bad one is a usage error before any run
 	 * starts, not a failed row. */
 	for (size_t i = 0; i < nitems; i++) {
-		int crc = attn_config_check(&items[i].cfg, err, sizeof(err));
+		int crc = p->trace_only
+				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
+				  : attn_config_check(&items[i].cfg, err, sizeof(err));
 
 		if (crc && (p->simulate || crc != -ENOMEM)) {
 			free(items);

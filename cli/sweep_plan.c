@@ -218,12 +218,13 @@ item_key(struct sweep_item *it, const struct sweep_plan *p)
 
 	snprintf(it->key, sizeof(it->key),
 		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu "
-		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s",
+		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
 		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
 		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
 		 (unsigned long long)c->Bc, c->causal, c->softmax_separate, p->caches[it->cache],
-		 p->flush, (unsigned long long)p->seed, p->simulate ? "simulated" : "formula");
+		 p->flush, (unsigned long long)p->seed, p->simulate ? "simulated" : "formula",
+		 p->trace_only ? " trace-only" : "");
 }
 
 /* The plan's dimensions, outermost first: the product is walked like an odometer. */
@@ -355,6 +356,8 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 	args[n++] = seed;
 	if (!p->simulate)
 		args[n++] = "--formula-only";
+	if (p->trace_only)
+		args[n++] = "--trace-only";
 	line = report_command_line(n, args);
 	cmd = xzalloc(strlen(line) + 8);
 	sprintf(cmd, "memsim %s", line);

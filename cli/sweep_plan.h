@@ -4,7 +4,8 @@
  * A sweep's plan: the option lists of `memsim sweep` and the configurations they give, in a
  * fixed order (caches outermost, then kernel, dtype, causal, heads, kv_heads, batch, d, B_r,
  * B_c, N innermost), each with its key: the text that names it in results.json, so that
- * --resume and `memsim merge` know a configuration again.
+ * --resume and `memsim merge` know a configuration again (a trace-only run's key says so, so
+ * a sweep never resumes another mode's rows).
  */
 
 #include <stdbool.h>
@@ -35,7 +36,8 @@ struct sweep_plan {
 	unsigned ncaches;
 	bool flush;
 	uint64_t seed;
-	bool simulate; /* false: the formulas alone */
+	bool simulate;   /* false: the formulas alone */
+	bool trace_only; /* simulated by the kernels' trace-only forms (same counters) */
 };
 
 struct sweep_item {

@@ -42,6 +42,9 @@ static void
 worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item *items)
 {
 	FILE *fin = fdopen(in, "r"), *fout = fdopen(out, "w");
+	enum evaluation_mode mode = !p->simulate    ? EVALUATION_FORMULA
+				    : p->trace_only ? EVALUATION_TRACE_ONLY
+						    : EVALUATION_SIMULATE;
 	char line[64];
 
 	signal(SIGINT, SIG_DFL);
@@ -56,11 +59,13 @@ worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item
 		char *text;
 
 		if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)) ||
-		    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, p->simulate, err,
+		    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err,
 				   sizeof(err))) {
 			r = cJSON_CreateObject();
 			cJSON_AddStringToObject(r, "error", err);
 			report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
+			cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only",
+					      p->trace_only);
 		} else {
 			r = evaluation_json(&ev, 0, NULL);
 			evaluation_finish(&ev);

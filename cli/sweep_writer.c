@@ -190,6 +190,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddNumberToObject(cfg, "configurations", (double)total);
 	cJSON_AddBoolToObject(cfg, "flush", p->flush);
 	cJSON_AddStringToObject(cfg, "mode", p->simulate ? "simulated" : "formula");
+	cJSON_AddBoolToObject(cfg, "trace_only", p->trace_only);
 	caches = cJSON_AddArrayToObject(cfg, "caches");
 	for (unsigned i = 0; i < p->ncaches; i++)
 		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));

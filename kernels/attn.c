@@ -1,5 +1,6 @@
 #include "kernels/attn.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -127,8 +128,9 @@ attn_array_bytes(const struct attn_config *c)
 	return total;
 }
 
-int
-attn_config_check(const struct attn_config *c, char *err, size_t errlen)
+/* attn_config_check(); need_memory false checks only that the arrays' size fits in 64 bits. */
+static int
+config_check(const struct attn_config *c, bool need_memory, char *err, size_t errlen)
 {
 	static const struct {
 		const char *opt;
@@ -164,7 +166,7 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 	}
 	bytes = attn_data_bytes(c);
 	avail = mem_available_bytes();
-	if (bytes == UINT64_MAX || bytes > avail / 10 * 9) {
+	if (bytes == UINT64_MAX || (need_memory && bytes > avail / 10 * 9)) {
 		char want[32], have[32];
 
 		if (bytes == UINT64_MAX)
@@ -181,6 +183,18 @@ attn_config_check(const struct attn_config *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+int
+attn_config_check(const struct attn_config *c, char *err, size_t errlen)
+{
+	return config_check(c, true, err, errlen);
+}
+
+int
+attn_config_check_trace_only(const struct attn_config *c, char *err, size_t errlen)
+{
+	return config_check(c, false, err, errlen);
 }
 
 /* The arena that holds a run's arrays and tiles: one mapping whose start is aligned to
@@ -276,8 +290,9 @@ attn_data_bytes(const struct attn_config *c)
 	return arena_bytes(slots, arena_slots(c, &d, &z, slots));
 }
 
-struct attn_data *
-attn_data_create(const struct attn_config *c, char *err, size_t errlen)
+/* attn_data_create(), or with trace_only attn_data_create_trace_only(). */
+static struct attn_data *
+create(const struct attn_config *c, bool trace_only, char *err, size_t errlen)
 {
 	struct arena_slot slots[ARENA_MAX_SLOTS];
 	struct attn_data *d;
@@ -287,25 +302,30 @@ attn_data_create(const struct attn_config *c, char *err, size_t errlen)
 	char *map, *base;
 	int fd;
 
-	if (attn_config_check(c, err, errlen))
+	if (config_check(c, !trace_only, err, errlen))
 		return NULL;
 	array_sizes(c, &z);
 	d = xzalloc(sizeof(*d));
 	d->cfg = *c;
+	d->trace_only = trace_only;
 	n = arena_slots(c, d, &z, slots);
 	total = arena_bytes(slots, n);
 	/* Reserve the arena and the alignment's slack, then give the slack back. */
-	/* A private mapping of /dev/zero: anonymous memory in POSIX terms. */
+	/* A private mapping of /dev/zero: anonymous memory in POSIX terms. A trace-only run gets
+	 * the same layout that nothing may read or write: the kernels only form addresses in
+	 * it, and a private mapping nobody may write commits no memory (Linux charges only
+	 * writable ones), so arrays far past memory fit in the address space. */
 	fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
 	map = fd >= 0 && total <= SIZE_MAX - ARENA_ALIGN
-		      ? mmap(NULL, (size_t)(total + ARENA_ALIGN), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE, fd, 0)
+		      ? mmap(NULL, (size_t)(total + ARENA_ALIGN),
+			     trace_only ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0)
 		      : MAP_FAILED;
 	if (fd >= 0)
 		close(fd);
 	if (map == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %.1f GiB for the arrays and tiles: %s",
-			 (double)total / (1u << 30), strerror(errno));
+		snprintf(err, errlen, "cannot map %.1f GiB %sfor the arrays and tiles: %s",
+			 (double)total / (1u << 30), trace_only ? "of address space " : "",
+			 strerror(errno));
 		free(d);
 		return NULL;
 	}
@@ -323,6 +343,18 @@ attn_data_create(const struct attn_config *c, char *err, size_t errlen)
 	if (!c->softmax_separate)
 		d->P = d->S;
 	return d;
+}
+
+struct attn_data *
+attn_data_create(const struct attn_config *c, char *err, size_t errlen)
+{
+	return create(c, false, err, errlen);
+}
+
+struct attn_data *
+attn_data_create_trace_only(const struct attn_config *c, char *err, size_t errlen)
+{
+	return create(c, true, err, errlen);
 }
 
 void
@@ -365,6 +397,8 @@ attn_data_fill(struct attn_data *d, uint64_t seed)
 	struct sizes z;
 	uint64_t rng = seed;
 
+	if (d->trace_only)
+		return;
 	array_sizes(c, &z);
 	if (c->kernel == ATTN_PROJ) {
 		/* Weights scaled by 1/sqrt(fan-in), as a layer is initialized, keep the outputs
@@ -398,6 +432,8 @@ attn_data_poison(struct attn_data *d)
 	const struct attn_config *c = &d->cfg;
 	struct sizes z;
 
+	if (d->trace_only)
+		return;
 	array_sizes(c, &z);
 	if (c->kernel == ATTN_PROJ) {
 		poison(d->Q, z.q);
@@ -418,6 +454,8 @@ attn_data_poison(struct attn_data *d)
 void attn_dispatch_native(struct attn_data *d, struct trace_ctx *t);
 void attn_dispatch_traced(struct attn_data *d, struct trace_ctx *t);
 int attn_dispatch_phase_native(struct attn_data *d, struct trace_ctx *t, unsigned phase);
+void attn_trace_only_dispatch(struct attn_data *d, struct trace_ctx *t);
+int attn_trace_only_dispatch_phase(struct attn_data *d, struct trace_ctx *t, unsigned phase);
 
 /* In the order each kernel runs them; kernels/dispatch.c numbers them the same way. */
 static const char *const phase_names[ATTN_KERNEL_COUNT][4] = {
@@ -471,13 +509,18 @@ attn_evict_caches(uint64_t bytes)
 void
 attn_run_native(struct attn_data *d)
 {
+	/* Trace-only arrays fault on any access; no command runs them natively. */
+	assert(!d->trace_only);
 	attn_dispatch_native(d, NULL);
 }
 
 void
 attn_run_traced(struct attn_data *d, struct trace_ctx *t)
 {
-	attn_dispatch_traced(d, t);
+	if (d->trace_only)
+		attn_trace_only_dispatch(d, t);
+	else
+		attn_dispatch_traced(d, t);
 	trace_flush(t);
 }
 
@@ -492,7 +535,8 @@ attn_run_traced_phase(struct attn_data *d, struct trace_ctx *t, unsigned i)
 	/* flash2's one phase is its whole kernel, which declares the arrays itself */
 	if (d->cfg.kernel != ATTN_FLASH2)
 		attn_declare_traced(d, t);
-	rc = attn_dispatch_phase_traced(d, t, i);
+	rc = d->trace_only ? attn_trace_only_dispatch_phase(d, t, i)
+			   : attn_dispatch_phase_traced(d, t, i);
 	trace_flush(t);
 	return rc;
 }
@@ -502,6 +546,7 @@ attn_run_native_phase(struct attn_data *d, const char *phase)
 {
 	int i = phase_index(d->cfg.kernel, phase);
 
+	assert(!d->trace_only);
 	if (i < 0)
 		return i;
 	return attn_dispatch_phase_native(d, NULL, (unsigned)i);
@@ -629,6 +674,8 @@ attn_check(const struct attn_data *d)
 	const struct attn_config *c = &d->cfg;
 	struct attn_error e = { 0 };
 	double smax = 0, vmax = 0, u = unit_roundoff(c->dtype);
+
+	assert(!d->trace_only); /* no values to check */
 
 	if (c->kernel == ATTN_PROJ) {
 		uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;

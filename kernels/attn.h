@@ -62,11 +62,17 @@ struct attn_data {
 	/* every array above lives in one mapping (see attn_data_create()) */
 	void *arena;
 	size_t arena_bytes;
+	/* from attn_data_create_trace_only(): addresses without memory, nothing to read or
+	 * write; the traced build runs the kernels' trace-only forms (kernels/trace_only.h) */
+	bool trace_only;
 };
 
 /* Validates a config; returns 0, or -EINVAL with a one-line message naming the bad option
  * (a zero size, kv_heads not dividing heads, buffers that would not fit in memory). */
 int attn_config_check(const struct attn_config *c, char *err, size_t errlen);
+/* As attn_config_check() for a trace-only run (attn_data_create_trace_only()), whose arrays
+ * take address space, not memory: only arrays past 2^64 bytes are refused (-ENOMEM). */
+int attn_config_check_trace_only(const struct attn_config *c, char *err, size_t errlen);
 
 /* Bytes of the memory arrays (not tiles) a run allocates. */
 uint64_t attn_array_bytes(const struct attn_config *c);
@@ -79,11 +85,19 @@ uint64_t attn_data_bytes(const struct attn_config *c);
  * 2^30 in every process, so simulated counters never depend on where the heap was. NULL with
  * a message if memory is short. Free with attn_data_destroy(). */
 struct attn_data *attn_data_create(const struct attn_config *c, char *err, size_t errlen);
+/* The same arena as address space only (mapped PROT_NONE: it commits no memory, and any read
+ * or write of it faults), for attn_run_traced()'s trace-only run: the same addresses modulo
+ * 2^30, so the same counters, for arrays of any size the address space holds. NULL with a
+ * message if it does not. Free with attn_data_destroy(). */
+struct attn_data *attn_data_create_trace_only(const struct attn_config *c, char *err,
+					      size_t errlen);
 void attn_data_destroy(struct attn_data *d);
 
-/* Fills the inputs with values uniform in [-1, 1) from seed (stored rounded to the dtype). */
+/* Fills the inputs with values uniform in [-1, 1) from seed (stored rounded to the dtype).
+ * Nothing for trace-only data, which holds no values. */
 void attn_data_fill(struct attn_data *d, uint64_t seed);
-/* Sets every output element to NaN, so an element a kernel fails to write is caught. */
+/* Sets every output element to NaN, so an element a kernel fails to write is caught. Nothing
+ * for trace-only data. */
 void attn_data_poison(struct attn_data *d);
 
 /* Writes then reads a fresh buffer of `bytes`, so that a cache of at most half that holds
@@ -92,7 +106,9 @@ void attn_data_poison(struct attn_data *d);
  * leave it out. Returns 0 or -ENOMEM. */
 int attn_evict_caches(uint64_t bytes);
 
-/* Runs the kernel of d->cfg. The traced build declares its arrays and phases to t. */
+/* Runs the kernel of d->cfg. The traced build declares its arrays and phases to t; for
+ * trace-only data it runs the kernel's trace-only form, which makes the same reports (the same
+ * counters) and computes nothing. The native build needs data with values. */
 void attn_run_native(struct attn_data *d);
 void attn_run_traced(struct attn_data *d, struct trace_ctx *t);
 
@@ -103,11 +119,13 @@ const char *attn_phase_name(enum attn_kernel k, unsigned i);
 
 /* Runs one phase of d's kernel natively, alone: what the whole kernel does in that phase, on
  * whatever the arrays hold (run the phases in order, or the whole kernel once, for the
- * outputs to mean anything). Returns 0, or -EINVAL for a phase the kernel does not have. */
+ * outputs to mean anything). d must hold values. Returns 0, or -EINVAL for a phase the kernel
+ * does not have. */
 int attn_run_native_phase(struct attn_data *d, const char *phase);
 
 /* Phase i of d's kernel alone through the traced build (its arrays declared to t first):
- * one GPU kernel launch's worth, for memsim gpucheck. Returns 0 or -EINVAL. */
+ * one GPU kernel launch's worth, for memsim gpucheck; trace-only data as attn_run_traced().
+ * Returns 0 or -EINVAL. */
 int attn_run_traced_phase(struct attn_data *d, struct trace_ctx *t, unsigned i);
 
 struct attn_error {
@@ -125,7 +143,8 @@ struct attn_error {
  * and y for proj. The
  * bound is 1e-5 for fp32; for fp16 and bf16 (unit roundoff u = 2^-11, 2^-8) it adds what the
  * kernel's stores in that type can cost: u |O| for one final store, u vmax (2 smax + 2) for
- * naive's stored S and P, u vmax (T_c + 1) for flash1's O stored at every step. */
+ * naive's stored S and P, u vmax (T_c + 1) for flash1's O stored at every step. d must hold
+ * values (not trace-only). */
 struct attn_error attn_check(const struct attn_data *d);
 
 /* FLOPs of the kernel: 4 N^2 d per head for QK^T and PV (half when causal) plus 5 per score

@@ -14,24 +14,6 @@
 
 #include "kernels/tile.h"
 
-/* Where row n, column j of a product lands, and where row n, column k of its input is. */
-struct operand {
-	void *base;
-	bool heads;  /* [batch][heads][N][d] split by head, else [batch][N][width] */
-	uint64_t nh; /* heads of the split layout */
-	uint64_t width;
-};
-
-static ALWAYS_INLINE char *
-operand_at(const struct operand *o, uint64_t b, uint64_t n, uint64_t col, uint64_t N, uint64_t d,
-	   enum attn_dtype dt)
-{
-	if (o->heads)
-		return head_row(o->base, b, col / d, o->nh, N, d, n, dt) +
-		       (col % d) * dtype_bytes(dt);
-	return (char *)o->base + ((b * N + n) * o->width + col) * dtype_bytes(dt);
-}
-
 /* C[b] = A[b] W for every batch: A is N x K, W is K x ncols (row-major, storage dtype). */
 static ALWAYS_INLINE void
 matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const void *W, uint64_t K,

@@ -6,16 +6,18 @@
 #include "sim/trace.h"
 #include "sim/util.h"
 
-int
-sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
-	   bool check, struct sim_result *out, char *err, size_t errlen)
+/* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false). */
+static int
+simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
+	 bool check, bool trace_only, struct sim_result *out, char *err, size_t errlen)
 {
 	struct attn_data *d;
 	struct trace_ctx *t;
 	double t0;
 
 	memset(out, 0, sizeof(*out));
-	d = attn_data_create(cfg, err, errlen);
+	d = trace_only ? attn_data_create_trace_only(cfg, err, errlen)
+		       : attn_data_create(cfg, err, errlen);
 	if (!d)
 		return -1;
 	out->cache = cache_create(&spec->cache);
@@ -40,6 +42,20 @@ sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, u
 	}
 	attn_data_destroy(d);
 	return 0;
+}
+
+int
+sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
+	   bool check, struct sim_result *out, char *err, size_t errlen)
+{
+	return simulate(cfg, spec, flush, seed, check, false, out, err, errlen);
+}
+
+int
+sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
+		      struct sim_result *out, char *err, size_t errlen)
+{
+	return simulate(cfg, spec, flush, 0, false, true, out, err, errlen);
 }
 
 void

@@ -25,4 +25,10 @@ struct sim_result {
 int sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	       bool check, struct sim_result *out, char *err, size_t errlen);
 
+/* As sim_kernel() through the kernel's trace-only form (attn_data_create_trace_only()): the
+ * same counters with no values computed, for arrays far larger than memory. Nothing to check
+ * and no inputs, so no seed (random replacement takes spec's). */
+int sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
+			  struct sim_result *out, char *err, size_t errlen);
+
 void sim_result_finish(struct sim_result *r);

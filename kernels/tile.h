@@ -33,6 +33,25 @@ head_row(void *base, uint64_t b, uint64_t h, uint64_t nh, uint64_t N, uint64_t d
 	return (char *)base + (((b * nh + h) * N + r) * d) * dtype_bytes(t);
 }
 
+/* An operand of proj's products: where row n, column j of a product lands, and where row n,
+ * column k of its input is. */
+struct operand {
+	void *base;
+	bool heads;  /* [batch][heads][N][d] split by head, else [batch][N][width] */
+	uint64_t nh; /* heads of the split layout */
+	uint64_t width;
+};
+
+static ALWAYS_INLINE char *
+operand_at(const struct operand *o, uint64_t b, uint64_t n, uint64_t col, uint64_t N, uint64_t d,
+	   enum attn_dtype dt)
+{
+	if (o->heads)
+		return head_row(o->base, b, col / d, o->nh, N, d, n, dt) +
+		       (col % d) * dtype_bytes(dt);
+	return (char *)o->base + ((b * N + n) * o->width + col) * dtype_bytes(dt);
+}
+
 /* tile[r][0 .. n) = src row r, for r < nr; src rows are src_stride elements apart. A loop,
  * not memcpy: the kernel's accesses stay in its own function. */
 static ALWAYS_INLINE void

@@ -184,26 +184,125 @@ trace_phase(struct trace_ctx *t, const char *name)
 	return 0;
 }
 
+/* The declared range that owns addr: the last declared holding it, as in the cache model; NULL
+ * for none. */
+static const struct trace_range *
+owner(struct trace_state *s, uint64_t addr)
+{
+	const struct trace_range *r = s->nranges ? &s->ranges[s->last] : NULL;
+
+	if (r && addr - r->base < r->len)
+		return r;
+	for (unsigned i = s->nranges; i-- > 0;)
+		if (addr - s->ranges[i].base < s->ranges[i].len) {
+			s->last = i;
+			return &s->ranges[i];
+		}
+	return NULL;
+}
+
 bool
 trace_scratch(struct trace_ctx *t, uint64_t addr, uint64_t n, uint64_t bytes, enum cache_op op)
 {
 	struct trace_state *s = t->state;
-	const struct trace_range *r = s->nranges ? &s->ranges[s->last] : NULL;
+	const struct trace_range *r = owner(s, addr);
 
-	/* The owner of addr is the last declared range holding it, as in the cache model. */
-	if (!r || addr - r->base >= r->len) {
-		r = NULL;
-		for (unsigned i = s->nranges; i-- > 0;)
-			if (addr - s->ranges[i].base < s->ranges[i].len) {
-				s->last = i;
-				r = &s->ranges[i];
-				break;
-			}
-	}
 	if (!r || !r->scratch || bytes > r->len - (addr - r->base))
 		return false;
 	cache_scratch_add(s->cache, (unsigned)r->cache_idx, op, n, bytes);
 	return true;
+}
+
+bool
+trace_scratch_holds(const struct trace_ctx *t, const void *p, size_t bytes)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+	const struct trace_range *r = owner(t->state, a);
+
+	return r && r->scratch && bytes <= r->len - (a - r->base);
+}
+
+bool
+trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, uint64_t bytes,
+		  enum cache_op op)
+{
+	const struct trace_range *r = owner(t->state, (uint64_t)(uintptr_t)p);
+
+	if (!r || !r->scratch)
+		return false;
+	cache_scratch_add(t->state->cache, (unsigned)r->cache_idx, op, accesses, bytes);
+	return true;
+}
+
+/*
+ * Why trace_run() is exact. Inside one L1 line, every access of the run after the first finds
+ * the line in L1 (nothing comes between them: scratch accesses never reach the model), so it
+ * is a hit whose only effect is its counts:
+ *  - on the inline fast path (a write-back L1; for stores, write-allocate too, since a
+ *    no-write-allocate store miss leaves the line out) the first access goes through
+ *    trace_access(), the others only add to fast_ops and fast_bytes, which every hit does;
+ *  - on a write-back, write-validate L1 (GPU presets) the line's accesses go to the model as
+ *    one merged access covering them: the model counts `count` reads or writes, simulates the
+ *    first, and validates (a store) or checks (a load) the granules of the whole span, which
+ *    for contiguous elements are those the single accesses validate or check one by one, as
+ *    long as each store covers whole granules (elements aligned and a multiple of the
+ *    granule: line / 64 bytes above 64-byte lines);
+ *  - without a cache every access moves its own bytes to DRAM, so the run is one merged
+ *    access of all its bytes, attributed to the array of its first byte (hence one array).
+ * Anything else (write-through, no-write-allocate, merging L1s off the fast path, recording, a
+ * straddling or misaligned element) takes one trace_access() per element.
+ */
+void
+trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op)
+{
+	struct trace_state *s = t->state;
+	uint64_t a = (uint64_t)(uintptr_t)p, line = UINT64_C(1) << t->line_shift;
+	const struct cache_level_config *l1;
+	bool per_line;
+
+	if (n == 0 || elem == 0)
+		return;
+	if (a - t->scratch_lo < t->scratch_len && trace_scratch(t, a, n, n * elem, op))
+		return;
+	l1 = s->cache ? &cache_get_config(s->cache)->level[0] : NULL;
+	if (!s->recording && s->cache && cache_get_config(s->cache)->levels == 0) {
+		while (n) {
+			uint32_t k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+
+			cache_access_merged(s->cache, a, elem, op, k, (uint64_t)k * elem);
+			a += (uint64_t)k * elem;
+			n -= k;
+		}
+		return;
+	}
+	per_line =
+		!s->recording && s->cache && is_pow2(elem) && elem <= line && a % elem == 0 &&
+		((t->fast && (op == CACHE_OP_LOAD || l1->alloc == CACHE_ALLOC_FETCH)) ||
+		 (!t->fast && l1->write == CACHE_WRITE_BACK && l1->alloc == CACHE_ALLOC_VALIDATE &&
+		  (op == CACHE_OP_LOAD || elem % (line > 64 ? line / 64 : 1) == 0)));
+	if (!per_line) {
+		for (uint64_t k = 0; k < n; k++)
+			trace_access(t, (const void *)(uintptr_t)(a + k * elem), elem, op);
+		return;
+	}
+	while (n) {
+		uint64_t k = (line - (a & (line - 1))) / elem;
+
+		if (k > n)
+			k = n;
+		if (t->fast) {
+			unsigned w = op == CACHE_OP_STORE;
+
+			trace_access(t, (const void *)(uintptr_t)a, elem, op);
+			t->fast_ops[w] += k - 1;
+			t->fast_bytes[w] += (k - 1) * elem;
+		} else {
+			cache_access_merged(s->cache, a, (uint32_t)(k * elem), op, (uint32_t)k,
+					    k * elem);
+		}
+		a += k * elem;
+		n -= k;
+	}
 }
 
 void

@@ -90,6 +90,19 @@ void trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum ca
 bool trace_scratch(struct trace_ctx *t, uint64_t addr, uint64_t n, uint64_t bytes,
 		   enum cache_op op);
 
+/* True when [p, p + bytes) lies inside one declared scratch array (never while recording). */
+bool trace_scratch_holds(const struct trace_ctx *t, const void *p, size_t bytes);
+/* For callers that tally scratch accesses in bulk: adds `accesses` loads or stores of `bytes`
+ * in all to the scratch array holding p, as that many trace_scratch() calls would. Returns
+ * false, counting nothing, when p lies in no scratch array. */
+bool trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, uint64_t bytes,
+		       enum cache_op op);
+
+/* n accesses of elem bytes each at p, p + elem, ..., p + (n - 1) elem, all inside one declared
+ * array: counted exactly as n trace_access() calls in a row, with the work done once per line
+ * where the model allows it (see sim/trace.c). */
+void trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op);
+
 /* The fast path's access that misses slot 0 of its set. */
 void trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op,
 			uint64_t *set, uint64_t line);
@@ -130,6 +143,22 @@ struct trace_stream {
 
 #define TRACE_ZIP_MAX 8
 
+/* The accesses trace_zip() counts for a stream of n elements of elem bytes from address a that
+ * lies wholly in a scratch array: one per line it spans, a store's lines two each (its first
+ * element, then the rest) once it has more elements than lines; every element when TR_ZIP
+ * reports elements. Callers that tally scratch loops in bulk count with this too. */
+static inline uint64_t
+trace_zip_scratch_accesses(const struct trace_ctx *t, uint64_t a, uint64_t n, uint64_t elem,
+			   enum cache_op op)
+{
+	uint64_t lines;
+
+	if (!t->zip_lines || n == 0)
+		return n;
+	lines = ((a + n * elem - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
+	return op == CACHE_OP_STORE && n > lines ? 2 * lines : lines;
+}
+
 /*
  * Reports a loop of n iterations whose iteration k touches element k of each stream, in
  * stream order (loads before the stores of the same iteration, as the code reads). Each
@@ -162,11 +191,8 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 
 		if (n && a - t->scratch_lo < t->scratch_len &&
 		    a + len - 1 - t->scratch_lo < t->scratch_len) {
-			uint64_t lines =
-				((a + len - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
-			uint64_t acc = !t->zip_lines                            ? n
-				       : s[i].op == CACHE_OP_STORE && n > lines ? 2 * lines
-										: lines;
+			uint64_t acc = trace_zip_scratch_accesses(t, a, n, s[i].elem,
+								  (enum cache_op)s[i].op);
 
 			if (trace_scratch(t, a, acc, len, (enum cache_op)s[i].op)) {
 				struct trace_stream rest[TRACE_ZIP_MAX];
@@ -175,7 +201,8 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 				for (unsigned j = 0; j < ns && m < TRACE_ZIP_MAX; j++)
 					if (j != i)
 						rest[m++] = s[j];
-				trace_zip(t, n, rest, m);
+				if (m)
+					trace_zip(t, n, rest, m);
 				return;
 			}
 		}

@@ -346,6 +346,85 @@ lines_of(const char *path)
 	return n;
 }
 
+/* The report of `run` less what may differ between a computing and a trace-only run: the
+ * command, the timing and memory fields, and config.trace_only (checked to be want). */
+static cJSON *
+report_without_timing(const char *name, bool want)
+{
+	char path[700], *text;
+	cJSON *root, *cfg;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp_text(path);
+	root = cJSON_Parse(text);
+	free(text);
+	assert_non_null(root);
+	cfg = cJSON_GetObjectItem(root, "config");
+	assert_true(cJSON_IsBool(cJSON_GetObjectItem(cfg, "trace_only")));
+	assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(cfg, "trace_only")), want);
+	cJSON_DeleteItemFromObject(cfg, "trace_only");
+	cJSON_DeleteItemFromObject(root, "command");
+	cJSON_DeleteItemFromObject(root, "traced_seconds");
+	cJSON_DeleteItemFromObject(root, "peak_rss_bytes");
+	return root;
+}
+
+/* --trace-only: the same report but for config.trace_only and timing; arrays larger than
+ * memory pass the option checks; a sweep keys its rows and records its command with it. */
+static void
+test_trace_only(void **state)
+{
+	static const char *const runs[] = {
+		"--kernel naive --N 200 --heads 2 --dtype fp16 --causal --cache h100",
+		"--kernel flash1 --N 150 --Br 48 --Bc 32 --cache L1=8K:4:64,L2=64K:8:64",
+	};
+	char path[700], *text;
+	struct result r;
+	cJSON *a, *b;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		r = memsim("run %s --json to-a.json", runs[i]);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		r = memsim("run %s --trace-only --json to-b.json", runs[i]);
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "traced (trace-only) in"));
+		result_free(&r);
+		a = report_without_timing("to-a.json", false);
+		b = report_without_timing("to-b.json", true);
+		if (!cJSON_Compare(a, b, true))
+			fail_msg("run %s: the trace-only report differs", runs[i]);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+	/* 256 GiB of S: refused for a computing run; trace-only goes on to the next check. */
+	expect_error("run --kernel naive --N 65536 --heads 32 --dtype fp16 --cache L1=1K:3:64", 2,
+		     "the arrays and tiles need");
+	expect_error("run --kernel naive --N 65536 --heads 32 --dtype fp16 --cache L1=1K:3:64 "
+		     "--trace-only",
+		     2, "--cache: L1:");
+	expect_error("run --kernel naive --N 1099511627776 --trace-only", 2,
+		     "more than 2^64 bytes");
+	expect_error("sweep --out to-x --kernel naive --formula-only --trace-only", 2,
+		     "--trace-only simulates");
+	expect_error("bench --trace-only", 2, "it needs --kernels");
+
+	r = memsim("sweep --out to-sw --kernel naive,flash2 --N 64,96 --cache h100 --trace-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/to-sw/results.json", tmpdir);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, "seed=1 simulated trace-only\""));
+	assert_non_null(strstr(text, "\"trace_only\":true"));
+	assert_null(strstr(text, "\"trace_only\":false"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/to-sw/manifest.json", tmpdir);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, "--trace-only"));
+	free(text);
+}
+
 /* A sweep interrupted mid-way keeps every finished row; --resume runs only the rest; shards
  * merge into the same set of rows. */
 static void
@@ -1478,6 +1557,7 @@ main(void)
 		cmocka_unit_test(test_native_papi),
 		cmocka_unit_test(test_kernel_option_errors),
 		cmocka_unit_test(test_run_and_formula),
+		cmocka_unit_test(test_trace_only),
 		cmocka_unit_test(test_sweep_resume_merge),
 		cmocka_unit_test(test_sweep_command),
 		cmocka_unit_test(test_sweep_reproducible),

@@ -354,6 +354,86 @@ test_phases(void **state)
 	cache_destroy(c);
 }
 
+/* A run of element accesses interleaved with other traffic: through trace_run() on tr, one
+ * trace_access() per element on te. */
+static void
+run_pair(struct trace_ctx *tr, struct trace_ctx *te, const char *base, uint64_t off, uint32_t elem,
+	 uint64_t n, enum cache_op op)
+{
+	const char *p = base + off;
+
+	trace_run(tr, p, elem, n, op);
+	for (uint64_t k = 0; k < n; k++)
+		trace_access(te, p + k * elem, elem, op);
+	/* Other lines between runs, so that the next run meets lines present and absent. */
+	trace_access(tr, base + 4096 + off * 7 % 8192, 4, CACHE_OP_LOAD);
+	trace_access(te, base + 4096 + off * 7 % 8192, 4, CACHE_OP_LOAD);
+}
+
+/*
+ * trace_run() against one report per element, on every kind of L1 it treats apart: the fast
+ * path (write-back, write-allocate), no-write-allocate on the fast path, write-validate with
+ * granules an fp16 store covers (128-byte lines) and does not (256-byte lines), merging off
+ * the fast path (tree-PLRU, a fully associative L1), write-through (with write-allocate and
+ * with write-validate), no cache; elements of 2, 4 and 8 bytes, runs that start mid-line, span
+ * lines or lie in one, loads and stores, a run in a scratch array.
+ */
+static void
+test_run_equals_elements(void **state)
+{
+	static const char *const specs[] = {
+		"L1=2K:4:64,L2=8K:8:64",
+		"L1=2K:4:64:nwa,L2=8K:8:64",
+		"L1=4K:4:128:wv,L2=16K:8:128",
+		"L1=8K:4:256:wv",
+		"L1=2K:4:64:plru",
+		"L1=4K:full:64",
+		"L1=2K:4:64:wt,L2=8K:8:64",
+		"L1=4K:4:128:wt:wv",
+		"none",
+	};
+	static char mem[3 * 8192] __attribute__((aligned(4096)));
+	static const uint64_t offs[] = { 0, 2, 8, 56, 120, 1000 };
+	static const uint64_t lens[] = { 1, 3, 16, 33, 64, 200 };
+
+	(void)state;
+	for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
+		struct cache *cr = make(specs[sp], NULL), *ce = make(specs[sp], NULL);
+		struct trace_ctx *tr = trace_ctx_create(cr, NULL, 1);
+		struct trace_ctx *te = trace_ctx_create(ce, NULL, 1);
+
+		assert_int_equal(trace_array(tr, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+		assert_int_equal(trace_array(te, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+		assert_int_equal(trace_array(tr, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+		assert_int_equal(trace_array(te, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+		assert_int_equal(trace_phase(tr, "p"), 0);
+		assert_int_equal(trace_phase(te, "p"), 0);
+		for (uint32_t elem = 2; elem <= 8; elem *= 2)
+			for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); o++)
+				for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+					uint64_t off = offs[o] / elem * elem;
+
+					run_pair(tr, te, mem, off, elem, lens[l], CACHE_OP_STORE);
+					run_pair(tr, te, mem, off + 2048, elem, lens[l],
+						 CACHE_OP_LOAD);
+					run_pair(tr, te, mem, off, elem, lens[l], CACHE_OP_LOAD);
+					run_pair(tr, te, mem + 16384, off, elem, lens[l],
+						 CACHE_OP_STORE);
+				}
+		trace_ctx_destroy(tr);
+		trace_ctx_destroy(te);
+		cache_flush(cr);
+		cache_flush(ce);
+		if (!same(cr, ce))
+			fail_msg("%s: trace_run() differs from one access per element", specs[sp]);
+		for (unsigned i = 0; i < cache_array_count(cr); i++)
+			assert_memory_equal(cache_array_scratch(cr, i), cache_array_scratch(ce, i),
+					    2 * sizeof(uint64_t));
+		cache_destroy(cr);
+		cache_destroy(ce);
+	}
+}
+
 int
 main(void)
 {
@@ -363,6 +443,7 @@ main(void)
 		cmocka_unit_test(test_live_equals_by_hand),
 		cmocka_unit_test(test_record_replay),
 		cmocka_unit_test(test_zip_equals_elements),
+		cmocka_unit_test(test_run_equals_elements),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
