@@ -1,0 +1,365 @@
+/*
+ * flash2, line by line. A unit is one query block of one head (its Q block loaded into Qt,
+ * its key blocks streamed, its O rows and logsumexp stored at the end); units run in address
+ * order: batch, head, query block. Every array is counted in whole lines of its own bytes:
+ *
+ * Q, O, lse: each unit touches its own rows, once (Q loaded, O and lse stored, O row i then
+ *   lse[i]). The only line a unit can find already cached is its first, when the previous
+ *   unit's rows end inside it: then it hits if the lines the previous unit touched after it
+ *   (its K and V, O and lse rows, or this unit's Q and K and V before O's and lse's first
+ *   store) number fewer than C. Stored lines are read for ownership under write-allocate and
+ *   written once per time they are missed (evicted dirty, or by the final flush).
+ * K, V: a kv head's passes (each query block of each head of its group reads the key rows it
+ *   uses, K block then V block) re-read a line when the distinct lines touched since its last
+ *   touch reach C; see kv_pass() for the windows.
+ */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/formula_kernels.h"
+#include "sim/util.h"
+
+/* Rows of K (and V) query block ib reads: whole key blocks up to its last (causal) row. */
+static uint64_t
+f2_kr(const struct f2 *f, uint64_t ib)
+{
+	uint64_t end = ib * f->Br + f->Br < f->N ? ib * f->Br + f->Br : f->N;
+	uint64_t kr;
+
+	if (!f->c->causal)
+		return f->N;
+	kr = (end + f->Bc - 1) / f->Bc * f->Bc;
+	return kr < f->N ? kr : f->N;
+}
+
+/* Lines unit (hh, ib) touches in K and V. */
+static double
+f2_unit_kv(const struct f2 *f, uint64_t hh, uint64_t ib)
+{
+	uint64_t kk = hh / f->c->heads * f->c->kv_heads +
+		      hh % f->c->heads / (f->c->heads / f->c->kv_heads);
+
+	return 2 * f2_kv(f, kk, 0, f2_kr(f, ib));
+}
+
+/* Misses of the K (or, is_v, V) lines a pass of kv head kk re-reads from blocks
+ * [jb_from, jb_to), which an earlier pass covering key rows [0, kr_prev) read last. A pass
+ * reads its rows in address order, K block then V block; so between a line's touches come
+ * every other line of its own array in [0, kr_prev) (after it in the earlier pass, before it
+ * in this one), and of the other array all but the blocks the line reaches past its first
+ * block jb (to jb_b: a K line sees V blocks [0, jb) and [jb_b, ...), a V line K blocks
+ * [0, jb] and (jb_b, ...)), plus `other` (the Q, O and lse lines and tiles between). */
+static double
+f2_rereads(const struct f2 *f, uint64_t kk, uint64_t jb_from, uint64_t jb_to, uint64_t kr_prev,
+	   double other, bool is_v)
+{
+	const uint64_t L = f->L, base = f2_row(f, kk, 0), end_prev = f2_row(f, kk, kr_prev);
+	double own = f2_kv(f, kk, 0, kr_prev) - 1, hi = own + f2_kv(f, kk, 0, kr_prev) + other;
+	double block_lines = (double)(f->Bc * f->RB / L) + 2, misses = 0;
+
+	if (jb_from >= jb_to || hi < f->C)
+		return 0;
+	/* A line reaches at most into the next block or two: if even then every window fills
+	 * the cache, every line is read again. */
+	if (hi - 2 * block_lines - 2 >= f->C)
+		return span(f2_row(f, kk, jb_from * f->Bc),
+			    f2_row(f, kk, jb_to * f->Bc < f->N ? jb_to * f->Bc : f->N), L) -
+		       (jb_from > 0 && shares_line(f2_row(f, kk, jb_from * f->Bc), L));
+	for (uint64_t jb = jb_from; jb < jb_to; jb++) {
+		uint64_t s = f2_row(f, kk, jb * f->Bc);
+		uint64_t e = f2_row(f, kk, (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N);
+		/* block 0's first line is its own, even where the previous kv head's rows end
+		 * in it: no pass of this head reads it earlier */
+		uint64_t first = s / L + (jb > 0 && shares_line(s, L) ? 1 : 0), last = (e - 1) / L;
+
+		if (first > last)
+			continue; /* the block's lines all belong to an earlier block */
+		for (int k = 0; k < 2; k++) {
+			/* k = 0: the lines inside the block; k = 1: its last line, which may
+			 * reach into later blocks of the earlier pass */
+			double n = k == 0 ? (double)(last - first) : 1;
+			uint64_t reach = (last + 1) * L < end_prev ? (last + 1) * L : end_prev;
+			uint64_t jb_b = k == 0 ? jb : ((reach - 1 - base) / f->RB) / f->Bc;
+			/* the other array's lines: [base, a_end) and [b_start, end_prev) */
+			uint64_t a_end = f2_row(f, kk, (is_v ? jb + 1 : jb) * f->Bc);
+			uint64_t b_start = f2_row(f, kk, (is_v ? jb_b + 1 : jb_b) * f->Bc);
+
+			if (n <= 0)
+				continue;
+			if (a_end > end_prev)
+				a_end = end_prev;
+			if (b_start > end_prev)
+				b_start = end_prev;
+			if (b_start < a_end)
+				b_start = a_end;
+			if (own + span2(base, a_end, b_start, end_prev, L) + other >= f->C)
+				misses += n;
+		}
+	}
+	return misses;
+}
+
+/* A line that K blocks jb and jb + 1 share is touched twice in one pass, V block jb between:
+ * a second miss when those lines (with the tiles) fill the cache; likewise a V line, K block
+ * jb + 1 between. Only a cache of about a block can see this. Adds the misses of every pass of
+ * kv head kk (each query block of each head of its group reads the boundaries below its last
+ * block). */
+static void
+f2_block_edges(const struct f2 *f, uint64_t kk, double *k, double *v)
+{
+	uint64_t Tc = (f->N + f->Bc - 1) / f->Bc, g = f->c->heads / f->c->kv_heads;
+	double *pk, *pv;
+
+	if ((double)(f->Bc * f->RB / f->L) + 2 + f->tl < f->C || Tc < 2)
+		return;
+	/* pk[n], pv[n]: misses at the boundaries below block n */
+	pk = xzalloc(Tc * sizeof(*pk));
+	pv = xzalloc(Tc * sizeof(*pv));
+	for (uint64_t jb = 0; jb + 1 < Tc; jb++) {
+		uint64_t a = jb * f->Bc, b = a + f->Bc, e = b + f->Bc < f->N ? b + f->Bc : f->N;
+		bool shared = shares_line(f2_row(f, kk, b), f->L);
+
+		pk[jb + 1] = pk[jb] + (shared && f2_kv(f, kk, a, b) + f->tl >= f->C);
+		pv[jb + 1] = pv[jb] + (shared && f2_kv(f, kk, b, e) + f->tl >= f->C);
+	}
+	for (uint64_t ib = 0; ib < f->Tr; ib++) {
+		uint64_t n = (f2_kr(f, ib) + f->Bc - 1) / f->Bc;
+
+		*k += (double)g * pk[n - 1];
+		*v += (double)g * pv[n - 1];
+	}
+	free(pk);
+	free(pv);
+}
+
+/* K and V reads of kv head kk: every line once, then the re-reads of each pass. */
+static void
+f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
+{
+	const uint64_t Hkv = f->c->kv_heads, g = f->c->heads / Hkv;
+	const uint64_t hh0 = kk / Hkv * f->c->heads + kk % Hkv * g; /* the group's first head */
+	double k = f2_kv(f, kk, 0, f->N), v = k;
+
+	/* The head's first line may hold the previous kv head's last row: still cached when
+	 * this head starts unless the lines between (V's last block, or K's first, and the
+	 * unit boundary's O, lse and Q) fill the cache. */
+	if (kk > 0 && shares_line(f2_row(f, kk, 0), f->L)) {
+		uint64_t last_block = (f->N - 1) / f->Bc * f->Bc, hp = hh0 - 1;
+		double between = f2_q(f, hp, f2_r0(f, f->Tr - 1), f->N) +
+				 f2_l(f, hp, f2_r0(f, f->Tr - 1), f->N) +
+				 f2_q(f, hh0, 0, f2_r1(f, 0)) + f->tl;
+
+		if (f2_kv(f, kk - 1, last_block, f->N) + between < f->C)
+			k -= 1;
+		if (f2_kv(f, kk, 0, f->Bc < f->N ? f->Bc : f->N) + between < f->C)
+			v -= 1;
+	}
+	f2_block_edges(f, kk, &k, &v);
+	for (uint64_t j = 0; j < g; j++) {
+		uint64_t hh = hh0 + j;
+
+		for (uint64_t ib = 0; ib < f->Tr; ib++) {
+			uint64_t n_now = (f2_kr(f, ib) + f->Bc - 1) / f->Bc;
+			uint64_t n_same = ib > 0 ? (f2_kr(f, ib - 1) + f->Bc - 1) / f->Bc : 0;
+			double q_now = f2_q(f, hh, f2_r0(f, ib), f2_r1(f, ib));
+
+			/* Blocks the previous query block of this head read. */
+			if (n_same > 0) {
+				double other = f2_q(f, hh, f2_r0(f, ib - 1), f2_r1(f, ib - 1)) +
+					       f2_l(f, hh, f2_r0(f, ib - 1), f2_r1(f, ib - 1)) +
+					       q_now + f->tl;
+
+				k += f2_rereads(f, kk, 0, n_same, f2_kr(f, ib - 1), other, false);
+				v += f2_rereads(f, kk, 0, n_same, f2_kr(f, ib - 1), other, true);
+			}
+			/* Blocks new to this head: last read by the previous head of the group in
+			 * its last query block (for the group's first head, read for the first
+			 * time: counted above). Between: the rest of that head's last block, this
+			 * head's query blocks up to ib and their O and lse rows. */
+			if (j > 0 && n_now > n_same) {
+				uint64_t last0 = f2_r0(f, f->Tr - 1);
+				double other = span(f2_row(f, hh - 1, last0),
+						    f2_row(f, hh, f2_r0(f, ib)), f->L) + /* O */
+					       span(f2_lse(f, hh - 1, last0),
+						    f2_lse(f, hh, f2_r0(f, ib)), f->L) + /* lse */
+					       f2_q(f, hh, 0, f2_r1(f, ib)) +
+					       f->tl;
+
+				k += f2_rereads(f, kk, n_same, n_now, f->N, other, false);
+				v += f2_rereads(f, kk, n_same, n_now, f->N, other, true);
+			}
+		}
+	}
+	*k_reads += k;
+	*v_reads += v;
+}
+
+/* Q, O and lse: each unit's rows once; the first line again where the previous unit's rows
+ * end inside it and the lines between fill the cache. O and lse are stored (O row, then its
+ * logsumexp, row by row): each miss reads for ownership under write-allocate and is written
+ * back once. Returns nothing; adds to r. */
+static void
+f2_rows(struct formula_result *r, const struct f2 *f)
+{
+	double q_lines = 0, o_lines = 0, l_lines = 0;
+	/* Two logsumexp values of one line are an O row apart: far, if a row fills the cache. */
+	bool lse_each = (double)(f->RB / f->L) + f->tl >= f->C;
+
+	for (uint64_t hh = 0; hh < f->BH; hh++) {
+		for (uint64_t ib = 0; ib < f->Tr; ib++) {
+			uint64_t r0 = f2_r0(f, ib), r1 = f2_r1(f, ib);
+			double qn = f2_q(f, hh, r0, r1), ln = f2_l(f, hh, r0, r1);
+			double kv = f2_unit_kv(f, hh, ib);
+
+			q_lines += qn;
+			o_lines += qn;
+			l_lines += lse_each ? (double)(r1 - r0) : ln;
+			if (hh == 0 && ib == 0)
+				continue;
+			{
+				/* the previous unit, and its rows' lines */
+				uint64_t ph = ib ? hh : hh - 1, pb = ib ? ib - 1 : f->Tr - 1;
+				double p_o = f2_q(f, ph, f2_r0(f, pb), f2_r1(f, pb));
+				double p_l = f2_l(f, ph, f2_r0(f, pb), f2_r1(f, pb));
+				double p_kv = f2_unit_kv(f, ph, pb);
+				double first_o = f2_q(f, hh, r0, r0 + 1);
+
+				if (shares_line(f2_row(f, hh, r0), f->L)) {
+					if (p_kv + p_o + p_l + f->tl < f->C)
+						q_lines -= 1;
+					if (1 + qn + kv + f->tl < f->C)
+						o_lines -= 1;
+				}
+				if (!lse_each && shares_line(f2_lse(f, hh, r0), f->L) &&
+				    qn + kv + first_o + f->tl < f->C)
+					l_lines -= 1;
+			}
+		}
+	}
+	arr(r, "Q")->read_bytes += q_lines * (double)f->L;
+	{
+		struct formula_array *o = arr(r, "O"), *l = arr(r, "lse");
+		double L = (double)f->L;
+
+		o->read_bytes += (f->q->rfo ? o_lines : 0) * L;
+		o->rfo_bytes += (f->q->rfo ? o_lines : 0) * L;
+		o->write_bytes += o_lines * L;
+		l->read_bytes += (f->q->rfo ? l_lines : 0) * L;
+		l->rfo_bytes += (f->q->rfo ? l_lines : 0) * L;
+		l->write_bytes += l_lines * L;
+	}
+}
+
+/* O and lse lines still cached and dirty at the end: among the last C distinct lines the run
+ * touched (the tiles, in use to the end, then each unit backwards: its O and lse rows, its K
+ * and V lines not already counted for a later unit of the same kv head, its Q rows). The final
+ * flush writes them; without it they are never written. Where the cache ends inside one
+ * unit's O and lse rows, they share it in proportion. */
+static void
+f2_resident(const struct f2 *f, double *o_res, double *l_res)
+{
+	uint64_t kk_seen = UINT64_MAX, kr_seen = 0;
+	double room = f->C - f->tl;
+
+	*o_res = *l_res = 0;
+	for (uint64_t u = f->BH * f->Tr; u-- > 0 && room > 0;) {
+		uint64_t hh = u / f->Tr, ib = u % f->Tr, r0 = f2_r0(f, ib), r1 = f2_r1(f, ib);
+		uint64_t kk = hh / f->c->heads * f->c->kv_heads +
+			      hh % f->c->heads / (f->c->heads / f->c->kv_heads);
+		uint64_t kr = f2_kr(f, ib);
+		double o = f2_q(f, hh, r0, r1), l = f2_l(f, hh, r0, r1);
+
+		/* a first line shared with the next unit was counted there */
+		if (u + 1 < f->BH * f->Tr && shares_line(f2_row(f, hh, r1), f->L))
+			o -= 1;
+		if (u + 1 < f->BH * f->Tr && shares_line(f2_lse(f, hh, r1), f->L))
+			l -= 1;
+		if (o + l <= room) {
+			*o_res += o;
+			*l_res += l;
+		} else {
+			/* The cache ends inside this unit's rows: walk them back, lse[r] then O
+			 * row r, each line once. */
+			double left = room;
+
+			for (uint64_t rr = r1; rr-- > r0 && left > 0;) {
+				uint64_t la = f2_lse(f, hh, rr) / f->L, lb = f2_lse(f, hh, rr + 1);
+				uint64_t oa = f2_row(f, hh, rr), ob = f2_row(f, hh, rr + 1);
+				bool later = rr + 1 < r1 || u + 1 < f->BH * f->Tr;
+
+				/* a line the next row (or unit) starts in was counted with it */
+				if (!(later && shares_line(lb, f->L) && (lb / f->L) == la)) {
+					*l_res += 1;
+					left -= 1;
+				}
+				if (left <= 0)
+					break;
+				{
+					double n = span(oa, ob, f->L) -
+						   (later && shares_line(ob, f->L) ? 1 : 0);
+
+					n = n < left ? n : left;
+					*o_res += n;
+					left -= n;
+				}
+			}
+		}
+		room -= o + l;
+		/* K and V: the lines of this kv head beyond those a later unit touched (and its
+		 * last line, where the next kv head's rows begin in it, counted with those) */
+		if (kk != kk_seen) {
+			if (kk_seen != UINT64_MAX && shares_line(f2_row(f, kk_seen, 0), f->L))
+				room += 2;
+			kk_seen = kk;
+			kr_seen = 0;
+		}
+		if (kr > kr_seen) {
+			room -= 2 * (f2_kv(f, kk, 0, kr) - f2_kv(f, kk, 0, kr_seen)) -
+				(kr_seen > 0 && shares_line(f2_row(f, kk, kr_seen), f->L) ? 2 : 0);
+			kr_seen = kr;
+		}
+		room -= f2_q(f, hh, r0, r1) -
+			(u + 1 < f->BH * f->Tr && shares_line(f2_row(f, hh, r1), f->L) ? 1 : 0);
+	}
+}
+
+void
+formula_flash2(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->tm, q->tm };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
+						  "O_tile", "m_tile", "l_tile" };
+	struct f2 f = { .c = c, .q = q };
+	double k = 0, v = 0, o_res, l_res;
+	struct formula_array *o, *l;
+
+	f.L = (uint64_t)q->L;
+	f.RB = c->d * dtype_bytes(c->dtype);
+	f.N = c->N;
+	f.Br = c->Br < c->N ? c->Br : c->N;
+	f.Bc = c->Bc < c->N ? c->Bc : c->N;
+	f.Tr = attn_blocks(c->N, c->Br);
+	f.BH = c->batch * c->heads;
+	f.C = q->C;
+	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
+	f2_rows(r, &f);
+	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++)
+		f2_kv_head(&f, kk, &k, &v);
+	arr(r, "K")->read_bytes += k * q->L;
+	arr(r, "V")->read_bytes += v * q->L;
+	f2_resident(&f, &o_res, &l_res);
+	o = arr(r, "O");
+	l = arr(r, "lse");
+	if (q->flush) {
+		o->flush_bytes += o_res * q->L;
+		l->flush_bytes += l_res * q->L;
+	} else {
+		o->write_bytes -= o_res * q->L;
+		l->write_bytes -= l_res * q->L;
+	}
+	tiles(r, q, tile_names, tile_lines, 7, f.tl + 2 * q->kb);
+}

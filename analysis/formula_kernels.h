@@ -1,0 +1,122 @@
+/*
+ * What the exact formulas of each kernel share (analysis/formula_*.c): the machine in lines
+ * (struct q), line sequences (seq()), and the line counts of byte ranges (span()). Private to
+ * analysis/formula*.c.
+ */
+#ifndef MEMSIM_ANALYSIS_FORMULA_KERNELS_H
+#define MEMSIM_ANALYSIS_FORMULA_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/formulas.h"
+
+enum { LD, ST, STW }; /* load, partial store, whole-line store */
+
+struct step {
+	int op;
+	double gap; /* reuse distance in lines; INFINITY for a line's first access */
+	double rep; /* how many times in a row */
+};
+
+struct q {
+	double L, C, s, N, d, Br, Bc, B, H, Hkv, g, Tr, Tc;
+	double rq, qb, kb, Srow, Sseg;
+	double tq, tk, tv, ts, to, trow, tm; /* tiles in memory, else 0 */
+	double Qall, Kall, Sall, Oall, vec;  /* vec: one fp32 value per query row, all heads */
+	bool rfo, flush;
+};
+
+struct formula_array *arr(struct formula_result *r, const char *name);
+void seq(struct formula_array *a, const struct q *q, double n, const struct step *steps, int ns,
+	 double gap_end);
+void once(struct formula_array *a, const struct q *q, double n, int op, double gap_end);
+void tiles(struct formula_result *r, const struct q *q, const char *const *names,
+	   const double *lines, int n, double working_set);
+
+/* Lines of [a, b) in lines of L bytes (0 when empty). */
+static inline double
+span(uint64_t a, uint64_t b, uint64_t L)
+{
+	return b > a ? (double)((b - 1) / L - a / L + 1) : 0;
+}
+
+/* Lines of [a0, a1) and [b0, b1) together, a1 <= b0: a line both reach is counted once. */
+static inline double
+span2(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1, uint64_t L)
+{
+	double n = span(a0, a1, L) + span(b0, b1, L);
+
+	if (a1 > a0 && b1 > b0 && (a1 - 1) / L == b0 / L)
+		n -= 1;
+	return n;
+}
+
+/* Does a range starting at byte a begin inside a line that holds bytes before it? */
+static inline bool
+shares_line(uint64_t a, uint64_t L)
+{
+	return a % L != 0;
+}
+
+/* The geometry of an attention run in bytes and lines, shared by flash1 and flash2. */
+struct f2 {
+	const struct attn_config *c;
+	const struct q *q;
+	uint64_t L, RB, N, Br, Bc, Tr, BH;
+	double C, tl; /* cache lines; tile lines always in use (0 in scratch) */
+};
+
+/* Bytes of row r of head hh (over batches) in Q or O, in lse, and of kv head kk in K or V. */
+static inline uint64_t
+f2_row(const struct f2 *f, uint64_t hh, uint64_t r)
+{
+	return (hh * f->N + r) * f->RB;
+}
+
+static inline uint64_t
+f2_lse(const struct f2 *f, uint64_t hh, uint64_t r)
+{
+	return (hh * f->N + r) * 4;
+}
+
+/* Lines of Q (or O) rows [r0, r1) of head hh, of lse, of K (or V) rows of kv head kk. */
+static inline double
+f2_q(const struct f2 *f, uint64_t hh, uint64_t r0, uint64_t r1)
+{
+	return span(f2_row(f, hh, r0), f2_row(f, hh, r1), f->L);
+}
+
+static inline double
+f2_l(const struct f2 *f, uint64_t hh, uint64_t r0, uint64_t r1)
+{
+	return span(f2_lse(f, hh, r0), f2_lse(f, hh, r1), f->L);
+}
+
+static inline double
+f2_kv(const struct f2 *f, uint64_t kk, uint64_t r0, uint64_t r1)
+{
+	return span(f2_row(f, kk, r0), f2_row(f, kk, r1), f->L);
+}
+
+/* The rows of unit (hh, ib): first and end. */
+static inline uint64_t
+f2_r0(const struct f2 *f, uint64_t ib)
+{
+	return ib * f->Br;
+}
+
+static inline uint64_t
+f2_r1(const struct f2 *f, uint64_t ib)
+{
+	return ib * f->Br + f->Br < f->N ? ib * f->Br + f->Br : f->N;
+}
+
+void formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q);
+void formula_flash1(struct formula_result *r, const struct attn_config *c, const struct q *q);
+void formula_flash2(struct formula_result *r, const struct attn_config *c, const struct q *q);
+void formula_proj(struct formula_result *r, const struct attn_config *c, const struct q *q);
+double naive_gap_k(const struct q *q, double nr_prev, double nr_next, double jb);
+double flash2_gap(const struct q *q, double nr_prev, double nr_next, double jb);
+
+#endif
