@@ -940,6 +940,10 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 
 	if (L->lower_whole)
 		return level_ref(c, L->lower, addr, L->cfg.line_bytes, req, 1, flags);
+	if (!L->lower) {
+		dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
+		return 0;
+	}
 	return to_below(c, L, addr, L->cfg.line_bytes, req, 1, flags);
 }
 
