@@ -665,12 +665,10 @@ slots_up(uint64_t *s, uint32_t n)
 {
 	/* The top 8 first: what is left below them stays unwritten. */
 	for (; n > 8; n -= 8) {
-		uint64_t a[4], b[4];
+		uint64_t a[8];
 
 		memcpy(a, s + n - 8, sizeof(a));
-		memcpy(b, s + n - 4, sizeof(b));
 		memcpy(s + n - 7, a, sizeof(a));
-		memcpy(s + n - 3, b, sizeof(b));
 	}
 	if (n >= 4) {
 		uint64_t a[4], b[4];
@@ -697,12 +695,10 @@ slots_down(uint64_t *s, uint32_t n)
 {
 	/* The bottom 8 first: what is left above them stays unwritten. */
 	for (; n > 8; n -= 8, s += 8) {
-		uint64_t a[4], b[4];
+		uint64_t a[8];
 
 		memcpy(a, s + 1, sizeof(a));
-		memcpy(b, s + 5, sizeof(b));
 		memcpy(s, a, sizeof(a));
-		memcpy(s + 4, b, sizeof(b));
 	}
 	if (n >= 4) {
 		uint64_t a[4], b[4];
