@@ -59,11 +59,13 @@ enum req {
 };
 
 enum {
-	F_RFO = 1u << 0,     /* the read serves a write miss above */
-	F_IFETCH = 1u << 1,  /* the read serves an instruction fetch */
-	F_FLUSH = 1u << 2,   /* traffic caused by the final flush */
-	F_DIRTY = 1u << 3,   /* REQ_VICTIM: the line handed down is dirty */
-	F_COUNTED = 1u << 4, /* the caller already counted this read or write */
+	F_RFO = 1u << 0,       /* the read serves a write miss above */
+	F_IFETCH = 1u << 1,    /* the read serves an instruction fetch */
+	F_FLUSH = 1u << 2,     /* traffic caused by the final flush */
+	F_DIRTY = 1u << 3,     /* REQ_VICTIM: the line handed down is dirty */
+	F_COUNTED = 1u << 4,   /* the caller already counted this read or write */
+	F_FETCH = 1u << 5,     /* allocate(): fetch the line from below first */
+	F_NEW_DIRTY = 1u << 6, /* allocate(): install the line dirty */
 };
 
 #define RES_DIRTY 1u /* a read at an exclusive level handed up a dirty line */
@@ -79,9 +81,17 @@ struct level {
 	unsigned granule_shift;
 	uint64_t full_mask;
 	uint64_t rng;
-	int below; /* index of the level below, or -1 for DRAM */
+	int below;           /* index of the level below, or -1 for DRAM */
+	struct level *lower; /* the level below, or NULL for DRAM */
+	bool lower_whole;    /* a line of this level lies inside one line of the level below */
 	bool below_exclusive;
-	bool ordered; /* LRU or FIFO, few ways: slots kept in order */
+	bool ordered;   /* LRU or FIFO, few ways: slots kept in order */
+	bool lru_order; /* ordered and LRU: a hit moves the line to slot 0 */
+	/* No inclusive level below, so nothing back-invalidates this level's lines while one of
+	 * its misses waits on the fetch: a victim may keep its slot until the new line takes it,
+	 * instead of leaving the set first (not for an indexed level, whose free list and hash
+	 * index must lose the victim first). */
+	bool keep_victim;
 	/* More than INDEX_WAYS ways (fully associative caches): a hash index from line to slot,
 	 * and per-set lists in recency (LRU) or insertion (FIFO) order, so nothing is O(ways). */
 	bool indexed;
@@ -326,6 +336,7 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 	L->rng = (seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (idx + 1))) | 1;
 	L->indexed = L->ways > (index_ways ? index_ways : INDEX_WAYS);
 	L->ordered = !L->indexed && (cfg->repl == CACHE_REPL_LRU || cfg->repl == CACHE_REPL_FIFO);
+	L->lru_order = L->ordered && cfg->repl == CACHE_REPL_LRU;
 	if (L->indexed) {
 		uint64_t hsize = UINT64_C(1) << (log2_u64(lines) + 1);
 
@@ -383,6 +394,16 @@ cache_create(const struct cache_config *cfg)
 			   cfg->index_ways);
 		c->lv[c->nlv].below = cfg->levels >= 2 ? 1 : -1;
 		c->nlv++;
+	}
+	for (unsigned i = 0; i < c->nlv; i++) {
+		struct level *L = &c->lv[i];
+
+		L->lower = L->below >= 0 ? &c->lv[L->below] : NULL;
+		L->lower_whole = L->lower && L->lower->cfg.line_bytes >= L->cfg.line_bytes;
+		L->keep_victim = !L->indexed;
+		for (struct level *B = L->lower; B; B = B->below >= 0 ? &c->lv[B->below] : NULL)
+			if (B->cfg.inclusion == CACHE_INCL_INCLUSIVE)
+				L->keep_victim = false;
 	}
 	snprintf(c->arrays[0].name, sizeof(c->arrays[0].name), "other");
 	c->narrays = 1;
@@ -481,7 +502,22 @@ dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsign
 static inline int
 scan_way(const uint64_t *set, uint32_t ways, uint64_t line)
 {
-	for (uint32_t i = 0; i < ways; i++)
+	size_t i = 0;
+
+	/* Four slots a step, so the loop's own test and count come once per four slots: on a
+	 * miss of a 16-way level the loop was a third of the lookup. (A size_t index: with a
+	 * 32-bit one the compiler widens each i + k on its own.) */
+	for (; i + 4 <= ways; i += 4) {
+		if ((set[i] >> 1) == line)
+			return (int)i;
+		if ((set[i + 1] >> 1) == line)
+			return (int)i + 1;
+		if ((set[i + 2] >> 1) == line)
+			return (int)i + 2;
+		if ((set[i + 3] >> 1) == line)
+			return (int)i + 3;
+	}
+	for (; i < ways; i++)
 		if ((set[i] >> 1) == line)
 			return (int)i;
 	return -1;
@@ -616,20 +652,40 @@ rng_next(struct level *L)
 }
 
 /* Set slots move by one place on LRU hits, installs and removals. Sets are short, and a libc
- * memmove call costs more than the move, so the moves are written as rotations, which the
- * compiler keeps inline (a plain copy loop it would turn back into a memmove call). */
+ * memmove call costs more than the move, so the moves are fixed-size copies that the compiler
+ * keeps inline as a few vector loads and stores: blocks of 8 slots, then two copies that may
+ * overlap for the rest. Each copy loads all its slots before it stores any, so a block may
+ * overlap its own destination; blocks go in the order that leaves their sources unwritten.
+ * (A plain loop of slot moves costs about four instructions a slot, and one the compiler
+ * recognises as a copy becomes a memmove call.) */
 
 /* s[1 .. n] = s[0 .. n-1] */
 static inline void
 slots_up(uint64_t *s, uint32_t n)
 {
-	uint64_t carry = s[0];
+	/* The top 8 first: what is left below them stays unwritten. */
+	for (; n > 8; n -= 8) {
+		uint64_t a[8];
 
-	for (uint32_t j = 1; j <= n; j++) {
-		uint64_t t = s[j];
+		memcpy(a, s + n - 8, sizeof(a));
+		memcpy(s + n - 7, a, sizeof(a));
+	}
+	if (n >= 4) {
+		uint64_t a[4], b[4];
 
-		s[j] = carry;
-		carry = t;
+		memcpy(a, s, sizeof(a));
+		memcpy(b, s + n - 4, sizeof(b));
+		memcpy(s + 1, a, sizeof(a));
+		memcpy(s + n - 3, b, sizeof(b));
+	} else if (n >= 2) {
+		uint64_t a[2], b[2];
+
+		memcpy(a, s, sizeof(a));
+		memcpy(b, s + n - 2, sizeof(b));
+		memcpy(s + 1, a, sizeof(a));
+		memcpy(s + n - 1, b, sizeof(b));
+	} else if (n == 1) {
+		s[1] = s[0];
 	}
 }
 
@@ -637,19 +693,35 @@ slots_up(uint64_t *s, uint32_t n)
 static inline void
 slots_down(uint64_t *s, uint32_t n)
 {
-	uint64_t carry = s[n];
+	/* The bottom 8 first: what is left above them stays unwritten. */
+	for (; n > 8; n -= 8, s += 8) {
+		uint64_t a[8];
 
-	for (uint32_t j = n; j-- > 0;) {
-		uint64_t t = s[j];
+		memcpy(a, s + 1, sizeof(a));
+		memcpy(s, a, sizeof(a));
+	}
+	if (n >= 4) {
+		uint64_t a[4], b[4];
 
-		s[j] = carry;
-		carry = t;
+		memcpy(a, s + 1, sizeof(a));
+		memcpy(b, s + n - 3, sizeof(b));
+		memcpy(s, a, sizeof(a));
+		memcpy(s + n - 4, b, sizeof(b));
+	} else if (n >= 2) {
+		uint64_t a[2], b[2];
+
+		memcpy(a, s + 1, sizeof(a));
+		memcpy(b, s + n - 1, sizeof(b));
+		memcpy(s, a, sizeof(a));
+		memcpy(s + n - 2, b, sizeof(b));
+	} else if (n == 1) {
+		s[0] = s[1];
 	}
 }
 
-/* Marks slot w used; returns where the line sits afterwards. */
-static inline uint32_t
-touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
+/* touch() for indexed, random and tree-PLRU levels. */
+static uint32_t
+touch_other(struct level *L, uint64_t set_idx, uint32_t w)
 {
 	if (L->indexed) {
 		uint32_t g = (uint32_t)(set_idx * L->ways + w);
@@ -662,23 +734,34 @@ touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 		}
 		return w;
 	}
-	if (L->cfg.repl == CACHE_REPL_LRU && w > 0) {
-		uint64_t e = set[w];
-
-		slots_up(set, w);
-		set[0] = e;
-		if (L->mask) {
-			uint64_t *m = L->mask + set_idx * L->ways;
-			uint64_t me = m[w];
-
-			slots_up(m, w);
-			m[0] = me;
-		}
-		return 0;
-	}
 	if (L->cfg.repl == CACHE_REPL_PLRU)
 		plru_touch(L, set_idx, w);
 	return w;
+}
+
+/* Marks slot w used; returns where the line sits afterwards. */
+static inline uint32_t
+touch(struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
+{
+	if (L->lru_order) {
+		if (w > 0) {
+			uint64_t e = set[w];
+
+			slots_up(set, w);
+			set[0] = e;
+			if (L->mask) {
+				uint64_t *m = L->mask + set_idx * L->ways;
+				uint64_t me = m[w];
+
+				slots_up(m, w);
+				m[0] = me;
+			}
+		}
+		return 0;
+	}
+	if (L->ordered)
+		return w; /* FIFO: a hit changes nothing */
+	return touch_other(L, set_idx, w);
 }
 
 static void
@@ -804,30 +887,39 @@ granules(const struct level *L, uint64_t addr, uint32_t size, bool whole_only)
 
 /* ---- the hierarchy ---- */
 
-static unsigned level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req,
-			  uint32_t count, unsigned flags);
+/* The functions below take the level itself (struct level *), not its index: a miss passes
+ * through several of them per level, and each would otherwise index c->lv again. */
 
-/* Sends a request for [addr, addr + size) to what lies below level li, split into the lines of
+static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size,
+			  enum req req, uint32_t count, unsigned flags);
+
+static int
+level_index(const struct cache *c, const struct level *L)
+{
+	return (int)(L - c->lv);
+}
+
+/* Sends a request for [addr, addr + size) to what lies below level L, split into the lines of
  * the level below. */
 static unsigned
-to_below(struct cache *c, int li, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-	 unsigned flags)
+to_below(struct cache *c, const struct level *L, uint64_t addr, uint64_t size, enum req req,
+	 uint32_t count, unsigned flags)
 {
-	int b = c->lv[li].below;
+	struct level *B = L->lower;
 	uint64_t last = addr + (size - 1); /* the last byte: [addr, addr + size) may end at 2^64 */
 	unsigned res = 0;
 
-	if (b < 0) {
+	if (!B) {
 		dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
 			      flags);
 		return 0;
 	}
 	for (;;) {
-		uint64_t piece_last = addr | (c->lv[b].cfg.line_bytes - 1);
+		uint64_t piece_last = addr | (B->cfg.line_bytes - 1);
 
 		if (piece_last > last)
 			piece_last = last;
-		res |= level_ref(c, b, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
+		res |= level_ref(c, B, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
 		if (piece_last == last)
 			break;
 		addr = piece_last + 1;
@@ -835,9 +927,25 @@ to_below(struct cache *c, int li, uint64_t addr, uint64_t size, enum req req, ui
 	return res;
 }
 
+/* Sends line `line` of level L below, whole, once (a fill, a write-back, a victim): to_below()
+ * without the split where the level below's lines are at least as large. */
+static inline unsigned
+line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, unsigned flags)
+{
+	uint64_t addr = line << L->line_shift;
+
+	if (L->lower_whole)
+		return level_ref(c, L->lower, addr, L->cfg.line_bytes, req, 1, flags);
+	if (!L->lower) {
+		dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
+		return 0;
+	}
+	return to_below(c, L, addr, L->cfg.line_bytes, req, 1, flags);
+}
+
 /* Removes the lines inside line `line` of level li from every level above li. Returns true if
  * any removed copy was dirty (its data joins li's write-back). */
-static bool
+static NOINLINE bool
 back_invalidate(struct cache *c, int li, uint64_t line)
 {
 	unsigned shift = c->lv[li].line_shift;
@@ -878,28 +986,26 @@ struct victim {
 	uint64_t line;
 };
 
-/* Removes slot w of level li's set as a victim: counts the eviction and, for an inclusive
+/* Takes slot w of level L's set as a victim: counts the eviction, removes the line from the
+ * set unless L->keep_victim lets it stay until install() overwrites it, and, for an inclusive
  * level, back-invalidates the levels above (their dirty data joins the victim). */
-static struct victim
-take_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint32_t w)
+static ALWAYS_INLINE struct victim
+take_victim(struct cache *c, struct level *L, uint64_t *set, uint64_t set_idx, uint32_t w)
 {
-	struct level *L = &c->lv[li];
 	struct victim v = { true, set[w] & 1, set[w] >> 1 };
 
 	L->st.evictions++;
-	remove_slot(L, set, set_idx, w);
+	if (!L->keep_victim)
+		remove_slot(L, set, set_idx, w);
 	if (L->cfg.inclusion == CACHE_INCL_INCLUSIVE)
-		v.dirty |= back_invalidate(c, li, v.line);
+		v.dirty |= back_invalidate(c, level_index(c, L), v.line);
 	return v;
 }
 
 /* Sends a victim below: a write-back if dirty, or the hand-over to an exclusive level. */
 static void
-dispose_victim(struct cache *c, int li, const struct victim *v, unsigned flags)
+dispose_victim(struct cache *c, struct level *L, const struct victim *v, unsigned flags)
 {
-	struct level *L = &c->lv[li];
-	uint64_t addr = v->line << L->line_shift;
-
 	flags &= F_FLUSH;
 	if (v->dirty) {
 		L->st.writebacks++;
@@ -907,41 +1013,47 @@ dispose_victim(struct cache *c, int li, const struct victim *v, unsigned flags)
 			L->st.flush_writebacks++;
 	}
 	if (L->below_exclusive)
-		to_below(c, li, addr, L->cfg.line_bytes, REQ_VICTIM, 1,
-			 flags | (v->dirty ? F_DIRTY : 0));
+		line_below(c, L, v->line, REQ_VICTIM, flags | (v->dirty ? F_DIRTY : 0));
 	else if (v->dirty)
-		to_below(c, li, addr, L->cfg.line_bytes, REQ_WRITEBACK, 1, flags);
+		line_below(c, L, v->line, REQ_WRITEBACK, flags);
 }
 
-/* Allocates `line` in level li after a miss, in Dinero IV's order: the victim leaves the set,
- * the fetch (unless fetch is false) reaches the level below, the line is installed, and only
- * then does the victim's write-back go down. Returns the slot the line landed in. */
-static uint32_t
-allocate(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, bool fetch,
-	 bool dirty, uint64_t mask, unsigned flags)
+/* Allocates `line` in level L after a miss, in Dinero IV's order: the victim leaves the set,
+ * the fetch (with F_FETCH) reaches the level below, the line is installed (dirty with
+ * F_NEW_DIRTY, with write-validate mask `mask`), and only then does the victim's write-back
+ * go down. */
+static void
+allocate(struct cache *c, struct level *L, uint64_t *set, uint64_t line, uint64_t mask,
+	 unsigned flags)
 {
-	struct level *L = &c->lv[li];
+	uint64_t set_idx = line & L->set_mask;
+	bool dirty = flags & F_NEW_DIRTY;
 	struct victim v = { false, false, 0 };
-	int w = free_slot(L, set, set_idx);
-	uint32_t slot;
+	int w;
 
-	if (w < 0) {
-		w = (int)choose_victim(L, set_idx);
-		v = take_victim(c, li, set, set_idx, (uint32_t)w);
-		if (L->ordered)
-			w = (int)L->ways - 1;
+	if (L->ordered) {
+		/* The valid slots are a prefix, in order: the last slot is free or the victim,
+		 * and after a removal the free slot is the last one again. */
+		w = (int)L->ways - 1;
+		if (set[w] != TAG_INVALID)
+			v = take_victim(c, L, set, set_idx, (uint32_t)w);
+	} else {
+		w = free_slot(L, set, set_idx);
+		if (w < 0) {
+			w = (int)choose_victim(L, set_idx);
+			v = take_victim(c, L, set, set_idx, (uint32_t)w);
+		}
 	}
-	if (fetch) {
-		unsigned res = to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ,
-					1, flags & (F_RFO | F_IFETCH | F_FLUSH));
+	if (flags & F_FETCH) {
+		unsigned res =
+			line_below(c, L, line, REQ_READ, flags & (F_RFO | F_IFETCH | F_FLUSH));
 
 		L->st.fills++;
 		dirty |= res & RES_DIRTY;
 	}
-	slot = install(L, set, set_idx, (uint32_t)w, line, dirty, mask);
+	install(L, set, set_idx, (uint32_t)w, line, dirty, mask);
 	if (v.valid)
-		dispose_victim(c, li, &v, flags);
-	return slot;
+		dispose_victim(c, L, &v, flags);
 }
 
 static void
@@ -955,11 +1067,9 @@ count_read_miss(struct level *L, unsigned flags)
 }
 
 static unsigned
-level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
+level_read(struct cache *c, struct level *L, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
 	   uint64_t addr, uint32_t size, unsigned flags)
 {
-	struct level *L = &c->lv[li];
-
 	if (L->cfg.inclusion == CACHE_INCL_EXCLUSIVE) {
 		/* A victim cache hands the line up and forgets it; a miss is fetched from below
 		 * straight into the level above. */
@@ -970,8 +1080,7 @@ level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t li
 			return res;
 		}
 		count_read_miss(L, flags);
-		return to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ, 1,
-				flags & (F_RFO | F_IFETCH | F_FLUSH));
+		return line_below(c, L, line, REQ_READ, flags & (F_RFO | F_IFETCH | F_FLUSH));
 	}
 	if (w >= 0) {
 		uint32_t nw = touch(L, set, set_idx, (uint32_t)w);
@@ -983,8 +1092,8 @@ level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t li
 			    granules(L, addr, size, false)) {
 				/* Write-validated line with bytes never written: fetch them now. */
 				count_read_miss(L, flags);
-				to_below(c, li, line << L->line_shift, L->cfg.line_bytes, REQ_READ,
-					 1, flags & (F_RFO | F_IFETCH | F_FLUSH));
+				line_below(c, L, line, REQ_READ,
+					   flags & (F_RFO | F_IFETCH | F_FLUSH));
 				L->st.fills++;
 				*m = L->full_mask;
 			}
@@ -992,15 +1101,14 @@ level_read(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t li
 		return 0;
 	}
 	count_read_miss(L, flags);
-	allocate(c, li, set, set_idx, line, true, false, L->mask ? L->full_mask : 0, flags);
+	allocate(c, L, set, line, L->mask ? L->full_mask : 0, flags | F_FETCH);
 	return 0;
 }
 
 static void
-level_write(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
+level_write(struct cache *c, struct level *L, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
 	    uint64_t addr, uint32_t size, enum req req, uint32_t count, unsigned flags)
 {
-	struct level *L = &c->lv[li];
 	bool through = L->cfg.write == CACHE_WRITE_THROUGH;
 	uint64_t wmask = L->mask ? granules(L, addr, size, true) : 0;
 
@@ -1012,7 +1120,7 @@ level_write(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t l
 		if (L->mask)
 			L->mask[set_idx * L->ways + nw] |= wmask;
 		if (through)
-			to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+			to_below(c, L, addr, size, req, count, flags & F_FLUSH);
 		else
 			set[nw] |= 1;
 		return;
@@ -1021,30 +1129,29 @@ level_write(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t l
 	    (req == REQ_WRITEBACK && L->cfg.quiet_writebacks)) {
 		/* No allocation: every repeat misses and passes down. */
 		L->st.write_misses += count;
-		to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+		to_below(c, L, addr, size, req, count, flags & F_FLUSH);
 		return;
 	}
 	L->st.write_misses++;
 	if (L->cfg.alloc == CACHE_ALLOC_VALIDATE) {
-		allocate(c, li, set, set_idx, line, false, !through, wmask, flags);
+		allocate(c, L, set, line, wmask, flags | (through ? 0 : F_NEW_DIRTY));
 	} else {
 		/* Write-allocate fetches the line unless the write covers all of it (a write-back
 		 * of an equal-sized line): nothing would be merged, so Dinero IV skips the fetch.
 		 */
 		bool whole = size == L->cfg.line_bytes;
 
-		allocate(c, li, set, set_idx, line, !whole, !through, L->mask ? L->full_mask : 0,
-			 flags | F_RFO);
+		allocate(c, L, set, line, L->mask ? L->full_mask : 0,
+			 flags | F_RFO | (whole ? 0 : F_FETCH) | (through ? 0 : F_NEW_DIRTY));
 	}
 	if (through)
-		to_below(c, li, addr, size, req, count, flags & F_FLUSH);
+		to_below(c, L, addr, size, req, count, flags & F_FLUSH);
 }
 
 static void
-level_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t line, int w,
-	     unsigned flags)
+level_victim(struct cache *c, struct level *L, uint64_t *set, uint64_t set_idx, uint64_t line,
+	     int w, unsigned flags)
 {
-	struct level *L = &c->lv[li];
 	bool dirty = flags & F_DIRTY;
 
 	L->st.victims_in++;
@@ -1054,16 +1161,15 @@ level_victim(struct cache *c, int li, uint64_t *set, uint64_t set_idx, uint64_t 
 		set[nw] |= dirty ? 1 : 0;
 		return;
 	}
-	allocate(c, li, set, set_idx, line, false, dirty, L->mask ? L->full_mask : 0,
-		 flags & F_FLUSH);
+	allocate(c, L, set, line, L->mask ? L->full_mask : 0,
+		 (flags & F_FLUSH) | (dirty ? F_NEW_DIRTY : 0));
 }
 
-/* One request to level li for bytes inside one of its lines. */
+/* One request to level L for bytes inside one of its lines. */
 static unsigned
-level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, uint32_t count,
-	  unsigned flags)
+level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size, enum req req,
+	  uint32_t count, unsigned flags)
 {
-	struct level *L = &c->lv[li];
 	uint64_t line = addr >> L->line_shift;
 	uint64_t set_idx = line & L->set_mask;
 	uint64_t *set = L->tags + set_idx * L->ways;
@@ -1073,14 +1179,14 @@ level_ref(struct cache *c, int li, uint64_t addr, uint32_t size, enum req req, u
 	case REQ_READ:
 		if (!(flags & F_COUNTED))
 			L->st.reads += count;
-		return level_read(c, li, set, set_idx, line, w, addr, size, flags & ~F_COUNTED);
+		return level_read(c, L, set, set_idx, line, w, addr, size, flags & ~F_COUNTED);
 	case REQ_VICTIM:
-		level_victim(c, li, set, set_idx, line, w, flags);
+		level_victim(c, L, set, set_idx, line, w, flags);
 		return 0;
 	default:
 		if (!(flags & F_COUNTED))
 			L->st.writes += count;
-		level_write(c, li, set, set_idx, line, w, addr, size, req, count,
+		level_write(c, L, set, set_idx, line, w, addr, size, req, count,
 			    flags & ~F_COUNTED);
 		return 0;
 	}
@@ -1172,7 +1278,7 @@ access_once(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 	if (miss_a != miss_b && L->below >= 0) {
 		uint64_t a = miss_a ? split : addr, n = miss_a ? addr + size - split : split - addr;
 
-		to_below(c, li, a, n, REQ_READ, 1, flags & (F_IFETCH | F_FLUSH));
+		to_below(c, L, a, n, REQ_READ, 1, flags & (F_IFETCH | F_FLUSH));
 	}
 	count_once(&L->st, &before[li], write, count);
 	for (int b = L->below; b >= 0; b = c->lv[b].below)
@@ -1214,7 +1320,7 @@ level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 				L->st.reads += count;
 			}
 		} else {
-			level_ref(c, (int)(L - c->lv), piece, (uint32_t)(piece_end - piece),
+			level_ref(c, L, piece, (uint32_t)(piece_end - piece),
 				  write ? REQ_WRITE : REQ_READ, count, flags);
 		}
 		if (line == last)
@@ -1295,9 +1401,9 @@ cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 
 	/* level_ref() without the lookup the caller has made, and with the access counted. */
 	if (op)
-		level_write(c, 0, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
+		level_write(c, L, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
 	else
-		level_read(c, 0, set, set_idx, line, -1, addr, size, 0);
+		level_read(c, L, set, set_idx, line, -1, addr, size, 0);
 }
 
 void
@@ -1383,7 +1489,7 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 			set[0] |= k;
 			continue;
 		}
-		level_ref(c, 0, addr, r->size, k ? REQ_WRITE : REQ_READ, r->count, F_COUNTED);
+		level_ref(c, L, addr, r->size, k ? REQ_WRITE : REQ_READ, r->count, F_COUNTED);
 	}
 	return end;
 }
@@ -1493,8 +1599,7 @@ cache_flush(struct cache *c)
 				set[order[k]] = e & ~UINT64_C(1);
 				L->st.writebacks++;
 				L->st.flush_writebacks++;
-				to_below(c, (int)li, (e >> 1) << L->line_shift, L->cfg.line_bytes,
-					 REQ_WRITEBACK, 1, F_FLUSH);
+				line_below(c, L, e >> 1, REQ_WRITEBACK, F_FLUSH);
 			}
 		}
 		free(order);

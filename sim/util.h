@@ -40,6 +40,14 @@ char *format_size_bytes(uint64_t bytes, char *buf, size_t len);
 #define ALWAYS_INLINE inline
 #endif
 
+/* For a rare path of a hot function (back-invalidation on a cache miss): kept out of line, so
+ * the hot function does not save the registers the rare path needs on every call. */
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 static inline bool
 is_pow2(uint64_t x)
 {

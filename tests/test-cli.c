@@ -773,6 +773,63 @@ test_bench_files(void **state)
 	free(list);
 }
 
+/* bench --kernels measures, in one run, each kernel natively, traced, trace-only and (with
+ * valgrind) under Cachegrind, and names each ratio's target; its reports stay in its own
+ * directory under TMPDIR, removed at the end. */
+static void
+test_bench_kernels(void **state)
+{
+	static const char *const keys[] = { "native_seconds",
+					    "traced_seconds",
+					    "traced_over_native",
+					    "trace_only_seconds",
+					    "trace_only_over_native",
+					    "accesses",
+					    "traced_accesses_per_second",
+					    NULL };
+	char cmd[1200], path[800], *list;
+	const char *saved = env;
+	struct result r;
+	cJSON *o, *k;
+	int n = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf bk && mkdir bk", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	env = "TMPDIR=bk";
+	r = memsim("bench --kernels --N 64 --json -");
+	env = saved;
+	if (r.rc != 0)
+		fail_msg("bench --kernels: exit %d: %s", r.rc, r.err);
+	assert_non_null(strstr(r.err, "traced/native"));
+	assert_non_null(strstr(r.err, "< 10: "));
+	assert_non_null(strstr(r.err, "trace-only/native"));
+	assert_non_null(strstr(r.err, "cachegrind/traced"));
+	assert_non_null(strstr(r.err, "accesses/s, traced (model)"));
+	o = cJSON_Parse(r.out);
+	assert_non_null(o);
+	cJSON_ArrayForEach (k, cJSON_GetObjectItem(o, "kernels")) {
+		for (int i = 0; keys[i]; i++)
+			if (!cJSON_IsNumber(cJSON_GetObjectItem(k, keys[i])) ||
+			    cJSON_GetObjectItem(k, keys[i])->valuedouble <= 0)
+				fail_msg("bench --kernels: no positive '%s'", keys[i]);
+		assert_true(cJSON_GetObjectItem(k, "traced_over_native_target")->valuedouble == 10);
+		assert_true(cJSON_GetObjectItem(k, "trace_only_over_native_target")->valuedouble ==
+			    1);
+		n++;
+	}
+	assert_int_equal(n, 2);
+	cJSON_Delete(o);
+	result_free(&r);
+	snprintf(cmd, sizeof(cmd), "cd %s && ls -A bk > bk.list", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/bk.list", tmpdir);
+	list = slurp_text(path);
+	assert_string_equal(list, "");
+	free(list);
+	expect_error("bench --instructions", 2, "it needs --kernels");
+}
+
 /* --json - puts one JSON document on standard output: the readable table goes to stderr. */
 static void
 test_json_stdout(void **state)
@@ -1568,6 +1625,7 @@ main(void)
 		cmocka_unit_test(test_json_targets),
 		cmocka_unit_test(test_output_errors),
 		cmocka_unit_test(test_bench_files),
+		cmocka_unit_test(test_bench_kernels),
 		cmocka_unit_test(test_json_stdout),
 		cmocka_unit_test(test_xcheck_errors),
 		cmocka_unit_test(test_xcheck_papi),

@@ -486,6 +486,21 @@ test_din(void **state)
 	assert_true(got[4].kind == TRACE_EV_LOAD && got[4].addr == 0x500); /* misc: a read */
 	assert_true(got[5].kind == TRACE_EV_STORE && got[5].addr == 0x400);
 
+	/* Lines of the usual shape are read without input_line() (din.c quick_line()); these sit
+	 * on its edges: 0x and 0X, 16 digits with and without 0x, a lone 0, two spaces. */
+	write_text(path, "1 0X1f\n"
+			 "0 0\n"
+			 "3 ffffffffffffffff\n"
+			 "2 0x0000000000000010\n"
+			 "0  0x20\n");
+	n = read_all(path, TRACE_FORMAT_DIN, got, 16, err, sizeof(err));
+	assert_int_equal(n, 5);
+	assert_true(got[0].kind == TRACE_EV_STORE && got[0].addr == 0x1c);
+	assert_true(got[1].kind == TRACE_EV_LOAD && got[1].addr == 0);
+	assert_true(got[2].kind == TRACE_EV_LOAD && got[2].addr == UINT64_C(0xfffffffffffffffc));
+	assert_true(got[3].kind == TRACE_EV_IFETCH && got[3].addr == 0x10);
+	assert_true(got[4].kind == TRACE_EV_LOAD && got[4].addr == 0x20);
+
 	static const struct {
 		const char *text, *msg;
 	} bad[] = {
@@ -494,6 +509,11 @@ test_din(void **state)
 		{ "0 10\n0 20\n4 40\n", ":3: din label 4 is not supported" },
 		{ "0 10 \nx 40\n", ":2: bad label" },
 		{ "0 12345678901234567\n", ":1: bad address" },
+		{ "0 10\n0 0x12345678901234567\n", ":2: bad address" },
+		{ "0 10\n0 0x\n0 10\n", ":2: bad address" },
+		{ "0 10\n0 1g\n", ":2: bad address" },
+		{ "0 10\n0 10\n5 10\n", ":3: din label 5 is not supported" },
+		{ "0 10\n-1 10\n", ":2: bad label" },
 		{ NULL, NULL },
 	};
 	for (int i = 0; bad[i].text; i++) {
