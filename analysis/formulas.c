@@ -138,13 +138,14 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->kb = q->Bc * q->rq;
 	q->Srow = q->N * q->s / L;
 	q->Sseg = q->Bc * q->s / L;
-	q->tq = tile * q->Br * q->d * 4 / L;
-	q->tk = tile * q->Bc * q->d * 4 / L;
+	/* tiles are arrays of their own, page-aligned: whole lines */
+	q->tq = tile * ceil(q->Br * q->d * 4 / L);
+	q->tk = tile * ceil(q->Bc * q->d * 4 / L);
 	q->tv = q->tk;
-	q->ts = tile * q->Br * q->Bc * 4 / L;
+	q->ts = tile * ceil(q->Br * q->Bc * 4 / L);
 	q->to = q->tq;
-	q->trow = tile * q->N * 4 / L;
-	q->tm = tile * q->Br * 4 / L;
+	q->trow = tile * ceil(q->N * 4 / L);
+	q->tm = tile * ceil(q->Br * 4 / L);
 	q->Qall = q->B * q->H * q->N * q->rq;
 	q->Kall = q->B * q->Hkv * q->N * q->rq;
 	q->Sall = q->B * q->H * q->N * q->Srow;
