@@ -18,6 +18,59 @@ close_enough(double measured, double predicted, double tol)
 	return fabs(measured - predicted) <= tol * fmax(measured, predicted);
 }
 
+/* measured inside [low, high] widened by tol on each side, as close_enough() widens a point */
+static bool
+in_interval(double measured, double low, double high, double tol)
+{
+	return close_enough(measured, low, tol) || close_enough(measured, high, tol) ||
+	       (measured >= low && measured <= high);
+}
+
+/* Why the exact formula can miss on this machine: only causes this configuration has. */
+static void
+exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_result *f)
+{
+	const struct cache_config *cfg = cache_get_config(c);
+	const struct cache_level_config *last = &cfg->level[cfg->levels - 1];
+	static const char *const repl[] = { "LRU", "FIFO", "random", "pseudo-LRU" };
+	size_t len = 0;
+
+	buf[0] = 0;
+	if (f->tiles_approximate) {
+		snprintf(buf, n, "tiles in memory spill from a cache this small: their traffic is "
+				 "not modeled");
+		return;
+	}
+	if (!last->fully_assoc)
+		len += (size_t)snprintf(buf + len, n - len,
+					"conflict misses of a %u-way cache beyond one line per set",
+					last->assoc);
+	if (last->repl != CACHE_REPL_LRU && len < n)
+		len += (size_t)snprintf(buf + len, n - len,
+					"%s%s replacement, where the formulas assume LRU",
+					len ? "; " : "", repl[last->repl]);
+	for (unsigned i = 0; i + 1 < cfg->levels && len < n; i++)
+		if (cfg->level[i + 1].inclusion == CACHE_INCL_INCLUSIVE) {
+			len += (size_t)snprintf(
+				buf + len, n - len,
+				"%s%s back-invalidates lines of the levels above (inclusive)",
+				len ? "; " : "", cfg->level[i + 1].name);
+			break;
+		}
+	if (cfg->levels > 1 && len < n)
+		len += (size_t)snprintf(buf + len, n - len,
+					"%sthe levels above filter the stream %s sees, so its LRU "
+					"order is not the kernel's",
+					len ? "; " : "", last->name);
+	if (last->quiet_writebacks && len < n)
+		len += (size_t)snprintf(buf + len, n - len,
+					"%swrite-backs from above do not refresh recency", len ? "; " : "");
+	if (len == 0)
+		snprintf(buf, n, "a single fully associative LRU level, where the formula should be "
+				 "exact: a reuse distance at the cache size it counts wrong (please "
+				 "report the configuration)");
+}
+
 void
 compare_build(struct cache *c, const struct attn_config *cfg, const struct formula_result *f,
 	      struct comparison *out)
@@ -36,6 +89,8 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 		snprintf(a->name, sizeof(a->name), "%s", f->arrays[i].name);
 		a->exact_read = f->arrays[i].read_bytes;
 		a->exact_write = f->arrays[i].write_bytes;
+		a->exact_low = f->arrays[i].low_bytes;
+		a->exact_high = f->arrays[i].high_bytes;
 	}
 	for (unsigned i = 0; i < cache_array_count(c); i++) {
 		const struct cache_traffic *t = cache_array_traffic(c, i);
@@ -63,10 +118,15 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 		double m = a->measured_read + a->measured_write, p = a->exact_read + a->exact_write;
 
 		a->ratio = ratio(m, p);
-		a->within =
-			close_enough(m, p, COMPARE_EXACT_TOLERANCE) &&
-			close_enough(a->measured_read, a->exact_read, COMPARE_EXACT_TOLERANCE) &&
-			close_enough(a->measured_write, a->exact_write, COMPARE_EXACT_TOLERANCE);
+		if (f->interval)
+			a->within = in_interval(m, fmin(p, a->exact_low), fmax(p, a->exact_high),
+						COMPARE_EXACT_TOLERANCE);
+		else
+			a->within = close_enough(m, p, COMPARE_EXACT_TOLERANCE) &&
+				    close_enough(a->measured_read, a->exact_read,
+						 COMPARE_EXACT_TOLERANCE) &&
+				    close_enough(a->measured_write, a->exact_write,
+						 COMPARE_EXACT_TOLERANCE);
 		a->negligible = fmax(m, p) < negligible;
 		out->arrays_within &= a->within;
 		if (!a->within && !a->negligible)
@@ -83,17 +143,19 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 	out->exact.measured = total;
 	out->exact.ratio = ratio(total, out->exact.predicted);
 	out->exact.tolerance = COMPARE_EXACT_TOLERANCE;
-	out->exact.within = close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
-	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s",
-		 d->flush_write_bytes ? ", the final flush included" : "");
+	out->exact.interval = f->interval;
+	out->exact.low = f->low_bytes;
+	out->exact.high = f->high_bytes;
+	out->exact.within =
+		f->interval ? in_interval(total, f->low_bytes, f->high_bytes, COMPARE_EXACT_TOLERANCE)
+			    : close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
+	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s%s",
+		 d->flush_write_bytes ? ", the final flush included" : "",
+		 f->interval ? "; set-associative: within the interval of the formula at C +- one "
+			       "line per set"
+			     : "");
 	if (!out->exact.within)
-		snprintf(
-			out->exact.why_not, sizeof(out->exact.why_not), "%s",
-			f->tiles_approximate
-				? "tiles in memory spill from a cache this small: their traffic is "
-				  "not modeled"
-				: "the cache is not fully associative LRU (conflict misses) or a "
-				  "reuse distance sits at the cache size");
+		exact_why_not(out->exact.why_not, sizeof(out->exact.why_not), c, f);
 	else if (!out->arrays_within_but_negligible)
 		snprintf(out->exact.why_not, sizeof(out->exact.why_not),
 			 "the total agrees but not every array does");
@@ -140,6 +202,10 @@ total_json(const struct compare_total *t)
 	cJSON_AddNumberToObject(o, "ratio", isfinite(t->ratio) ? t->ratio : -1);
 	cJSON_AddNumberToObject(o, "tolerance", t->tolerance);
 	cJSON_AddBoolToObject(o, "within", t->within);
+	if (t->interval) {
+		cJSON_AddNumberToObject(o, "low_bytes", t->low);
+		cJSON_AddNumberToObject(o, "high_bytes", t->high);
+	}
 	cJSON_AddStringToObject(o, "basis", t->basis);
 	cJSON_AddStringToObject(o, "why_not", t->why_not);
 	return o;
@@ -164,6 +230,10 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 	cJSON_AddNumberToObject(exact, "rfo_bytes", f->rfo_bytes);
 	cJSON_AddNumberToObject(exact, "flush_bytes", f->flush_bytes);
 	cJSON_AddBoolToObject(exact, "tiles_approximate", f->tiles_approximate);
+	if (f->interval) {
+		cJSON_AddNumberToObject(exact, "low_bytes", f->low_bytes);
+		cJSON_AddNumberToObject(exact, "high_bytes", f->high_bytes);
+	}
 	for (unsigned i = 0; i < cmp->narrays; i++) {
 		const struct compare_array *a = &cmp->arrays[i];
 		cJSON *o = cJSON_CreateObject();
@@ -173,6 +243,10 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 		cJSON_AddNumberToObject(o, "exact_write_bytes", a->exact_write);
 		cJSON_AddNumberToObject(o, "measured_read_bytes", a->measured_read);
 		cJSON_AddNumberToObject(o, "measured_write_bytes", a->measured_write);
+		if (f->interval) {
+			cJSON_AddNumberToObject(o, "exact_low_bytes", a->exact_low);
+			cJSON_AddNumberToObject(o, "exact_high_bytes", a->exact_high);
+		}
 		cJSON_AddNumberToObject(o, "ratio", isfinite(a->ratio) ? a->ratio : -1);
 		cJSON_AddBoolToObject(o, "within", a->within);
 		cJSON_AddBoolToObject(o, "negligible", a->negligible);
@@ -202,6 +276,10 @@ print_total(FILE *out, const struct compare_total *t)
 	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s\n",
 		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
 		100 * t->tolerance, t->why_not[0] ? ": " : "", t->why_not);
+	if (t->interval)
+		fprintf(out, "       set-associative interval %.0f .. %.0f (measured/low %.3f, "
+			     "measured/high %.3f)\n",
+			t->low, t->high, ratio(t->measured, t->low), ratio(t->measured, t->high));
 	fprintf(out, "       basis: %s\n", t->basis);
 }
 

@@ -23,6 +23,7 @@
 struct compare_array {
 	char name[32];
 	double measured_read, measured_write, exact_read, exact_write;
+	double exact_low, exact_high; /* the set-associative interval, read + write */
 	double ratio;    /* measured / exact, total bytes */
 	bool within;     /* read, write and total each within COMPARE_EXACT_TOLERANCE */
 	bool negligible; /* under COMPARE_NEGLIGIBLE of the run's bytes, both sides */
@@ -33,6 +34,8 @@ struct compare_total {
 	double predicted, measured, ratio, tolerance;
 	bool within;
 	bool applicable; /* false: no lab formula for this kernel */
+	bool interval;   /* exact on a set-associative cache: within means low .. high +- 5% */
+	double low, high;
 	char basis[160];
 	char why_not[320];
 };

@@ -116,7 +116,5 @@ void formula_naive(struct formula_result *r, const struct attn_config *c, const 
 void formula_flash1(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_flash2(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_proj(struct formula_result *r, const struct attn_config *c, const struct q *q);
-double naive_gap_k(const struct q *q, double nr_prev, double nr_next, double jb);
-double flash2_gap(const struct q *q, double nr_prev, double nr_next, double jb);
 
 #endif

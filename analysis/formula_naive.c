@@ -1106,27 +1106,6 @@ s_lines(const struct nv *n, struct fate *s, struct fate *p)
 	free(seen);
 }
 
-/* ---- regime helpers ---- */
-
-/* naive: between a K line's use at one query block and the next come every other K line,
- * the S rows stored in between, the second Q block and the tiles (the lab's K/V-fit test). */
-double
-naive_gap_k(const struct q *q, double nr_prev, double nr_next, double jb)
-{
-	return q->N * q->rq - 1 + nr_prev * (q->Srow - jb * q->Sseg) + nr_next * jb * q->Sseg +
-	       nr_next * q->rq + q->tq + q->tk;
-}
-
-/* flash2: every other K line and all V lines (or the reverse), the first block's O and
- * logsumexp rows, the second Q block and the tiles. */
-double
-flash2_gap(const struct q *q, double nr_prev, double nr_next, double jb)
-{
-	(void)jb;
-	return 2 * q->N * q->rq - 1 + nr_next * q->rq + nr_prev * (q->rq + 4 / q->L) + q->tq +
-	       q->tk + q->tv + q->ts + q->to + 2 * q->tm;
-}
-
 static void
 fate_to(struct formula_array *a, const struct fate *f, double L)
 {

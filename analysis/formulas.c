@@ -276,76 +276,191 @@ formula_lab(const struct attn_config *c)
 	}
 }
 
+/* Bytes an array moves: its reads without the reads for ownership (the lab counts none), and
+ * its writes. */
+static double
+moved(const struct formula_result *r, const char *name, bool reads, bool writes)
+{
+	const struct formula_array *a = formula_array(r, name);
+
+	if (!a)
+		return 0;
+	return (reads ? a->read_bytes - a->rfo_bytes : 0) + (writes ? a->write_bytes : 0);
+}
+
+/* x within 5% of the lab's term t: the lab's assumption about that array holds. */
+static bool
+term_holds(double x, double t)
+{
+	return x >= 0.95 * t && x <= 1.05 * t;
+}
+
+static void
+mib(char *buf, size_t n, double bytes)
+{
+	snprintf(buf, n, "%.3g MiB", bytes / 1048576);
+}
+
+/* The cache the lab has in mind: fully associative (or of many ways) and LRU. Returns false
+ * with the failed assumption in text otherwise. */
+static bool
+lab_machine(const struct formula_machine *m, char *text, size_t n)
+{
+	if (m->no_cache)
+		return true;
+	if (m->repl == CACHE_REPL_RANDOM || m->repl == CACHE_REPL_FIFO) {
+		snprintf(text, n,
+			 "LRU cache fails: %s replacement evicts lines still in use, so what the lab "
+			 "keeps in cache stays there only in part",
+			 m->repl == CACHE_REPL_RANDOM ? "random" : "FIFO");
+		return false;
+	}
+	if (!m->fully_assoc && m->ways < 8) {
+		snprintf(text, n,
+			 "fully associative cache fails: a %u-way cache has conflict misses the lab "
+			 "does not count",
+			 m->ways);
+		return false;
+	}
+	return true;
+}
+
+/* The tiles' bytes, which the lab leaves out: outside its regime when over 5% of the total. */
+static bool
+tiles_small(const struct formula_result *r, char *text, size_t n)
+{
+	double t = 0, total = r->read_bytes - r->rfo_bytes + r->write_bytes;
+	char b[32];
+
+	for (unsigned i = 0; i < r->narrays; i++)
+		if (strstr(r->arrays[i].name, "_tile"))
+			t += r->arrays[i].read_bytes - r->arrays[i].rfo_bytes +
+			     r->arrays[i].write_bytes;
+	if (t <= 0.05 * total)
+		return true;
+	mib(b, sizeof(b), t);
+	snprintf(text, n,
+		 "tiles stay in cache fails: the tiles in memory move %s (%.0f%% of the bytes), "
+		 "which the lab leaves out",
+		 b, 100 * t / total);
+	return false;
+}
+
+/* "T_r = 8" and, where the lab's N / B_r differs, "(the lab's N/B_r = 7.81)". */
+static void
+blocks_text(char *buf, size_t n, const struct q *q)
+{
+	double lab = q->N / q->Br;
+
+	if (lab == q->Tr)
+		snprintf(buf, n, "T_r = %.0f", q->Tr);
+	else
+		snprintf(buf, n, "T_r = %.0f (the lab's N/B_r = %.3g)", q->Tr, lab);
+}
+
+/*
+ * Whether the lab formula's assumptions hold, judged array by array on the exact formula's
+ * bytes (which count everything live between two uses of a line: K, V, S rows, Q, O, tiles),
+ * each lab term within 5%: naive reads Q, K and V once and moves S and P 4 N^2 s; flash2 reads
+ * Q once, writes O once and reads K and V once per query block. The first assumption that
+ * fails is named, with the numbers.
+ */
 static void
 regime(struct formula_result *r, const struct attn_config *c, const struct formula_machine *m,
        const struct q *q)
 {
 	struct formula_regime *g = &r->regime;
-	double kv_bytes = 2 * q->N * q->d * q->s, S_bytes = q->Sall * q->L;
-	char kv[32], S[32], C[32];
+	double head = q->B * q->H * q->N * q->d * q->s; /* one pass over Q (or K) of every head */
+	double kv = moved(r, "K", true, false) + moved(r, "V", true, false);
+	double Q = moved(r, "Q", true, false);
+	char C[32], a[32], b[32], blocks[64];
 
-	snprintf(kv, sizeof(kv), "%.3g MiB", kv_bytes / 1048576);
-	snprintf(S, sizeof(S), "%.3g MiB", S_bytes / 1048576);
-	snprintf(C, sizeof(C), "%.3g MiB", m->capacity_bytes / 1048576);
+	mib(C, sizeof(C), m->capacity_bytes);
+	blocks_text(blocks, sizeof(blocks), q);
 	g->within_assumptions = false;
+	if (c->kernel != ATTN_NAIVE && c->kernel != ATTN_FLASH2) {
+		snprintf(g->text, sizeof(g->text), "the lab has no formula for %s",
+			 attn_kernel_name(c->kernel));
+		return;
+	}
+	if (c->kernel == ATTN_FLASH2 && c->causal) {
+		snprintf(g->text, sizeof(g->text),
+			 "all blocks computed fails: causal skips the masked key blocks the lab "
+			 "formula counts (about half of K and V)");
+		return;
+	}
+	if (!lab_machine(m, g->text, sizeof(g->text)))
+		return;
 	if (c->kernel == ATTN_NAIVE) {
-		double G_K = naive_gap_k(q, q->Br, q->Br, 0);
-		double G_S1 = q->Sall - 1;
+		double S = moved(r, "S", true, true) + moved(r, "P", true, true);
+		double S_lab = 4 * q->B * q->H * q->N * q->N * q->s;
 
-		if (m->no_cache)
+		mib(a, sizeof(a), S);
+		mib(b, sizeof(b), S_lab);
+		if (kv > 1.05 * 2 * head)
 			snprintf(g->text, sizeof(g->text),
-				 "K/V fit in cache fails: no cache holds K and V between query "
-				 "blocks, so each is read T_r = %.0f times, not once",
-				 q->Tr);
-		else if (G_K >= q->C)
-			snprintf(
-				g->text, sizeof(g->text),
-				"K/V fit in cache fails: K, V and a block row of S (%.3g MiB) do not "
-				"fit in %s, so K and V are read T_r = %.0f times, not once",
-				G_K * q->L / 1048576, C, q->Tr);
-		else if (G_S1 < q->C)
-			snprintf(
-				g->text, sizeof(g->text),
-				"S spills to DRAM fails: S and P (%s) fit in %s and never reach DRAM "
-				"between passes",
-				S, C);
+				 m->no_cache ? "K/V fit in cache fails: no cache holds K and V between "
+					       "query blocks, so they are read %.3g times, not once"
+					     : "K/V fit in cache fails: K and V are read %.3g times, not "
+					       "once: K, V and what is live between two uses of a K "
+					       "line (S rows, Q, O, tiles) do not fit in %s",
+				 kv / (2 * head), C);
+		else if (kv < 0.95 * 2 * head)
+			snprintf(g->text, sizeof(g->text),
+				 "one K/V head per query head fails: %llu query heads share each K "
+				 "and V head, which is read once for all of them (the lab counts it "
+				 "per query head)",
+				 (unsigned long long)(c->heads / c->kv_heads));
+		else if (!term_holds(Q, head))
+			snprintf(g->text, sizeof(g->text),
+				 "Q read once fails: Q is read %.3g times", Q / head);
+		else if (S < 0.95 * S_lab)
+			snprintf(g->text, sizeof(g->text),
+				 "S spills to DRAM fails: S and P move %s, not the lab's 4 N^2 s = %s: "
+				 "part of S stays in %s between passes",
+				 a, b, C);
+		else if (S > 1.05 * S_lab)
+			snprintf(g->text, sizeof(g->text),
+				 "S moves 4 N^2 s fails: S and P move %s, more than the lab's %s", a,
+				 b);
 		else if (m->rfo && c->softmax_separate)
 			snprintf(g->text, sizeof(g->text),
 				 "no read-for-ownership fails: write-allocate reads S and P before "
 				 "writing them (+2 N^2 s)");
-		else {
+		else if (tiles_small(r, g->text, sizeof(g->text))) {
 			g->within_assumptions = true;
+			mib(b, sizeof(b), kv);
 			snprintf(g->text, sizeof(g->text),
-				 "K/V stay in cache (%s), S spills to DRAM (%s > %s)%s", kv, S, C,
-				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)"
-					: "");
-		}
-	} else if (c->kernel == ATTN_FLASH2) {
-		double G = flash2_gap(q, q->Br, q->Br, 0);
-
-		if (c->causal)
-			snprintf(
-				g->text, sizeof(g->text),
-				"all blocks computed fails: causal skips the masked key blocks the "
-				"lab formula counts (about half of K and V)");
-		else if (!m->no_cache && G < q->C)
-			snprintf(
-				g->text, sizeof(g->text),
-				"K/V re-read per query block fails: K and V (%s) stay in %s, so they "
-				"are read once, not N/B_r = %.0f times",
-				kv, C, q->N / q->Br);
-		else {
-			g->within_assumptions = true;
-			snprintf(
-				g->text, sizeof(g->text),
-				"K/V re-read from DRAM for each of the N/B_r = %.0f query blocks%s",
-				q->N / q->Br,
-				m->no_cache ? " (no cache)"
-					    : ", since they do not fit in the cache");
+				 "K/V read once (%s), S spills to DRAM (%s moved)%s", b, a,
+				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)" : "");
 		}
 	} else {
-		snprintf(g->text, sizeof(g->text), "the lab has no formula for %s",
-			 attn_kernel_name(c->kernel));
+		double O = moved(r, "O", true, true);
+		double kv_lab = 2 * head * q->N / q->Br;
+
+		if (kv < 0.95 * kv_lab)
+			snprintf(g->text, sizeof(g->text),
+				 "K/V re-read per query block fails: K and V are read %.3g times, "
+				 "not %s: they stay in %s",
+				 kv / (2 * head), blocks, C);
+		else if (kv > 1.05 * kv_lab)
+			snprintf(g->text, sizeof(g->text),
+				 "N/B_r passes over K/V fails: K and V are read %.3g times, more than "
+				 "the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
+				 kv / (2 * head), q->N / q->Br, q->Tr);
+		else if (!term_holds(Q, head))
+			snprintf(g->text, sizeof(g->text),
+				 "Q read once fails: Q is read %.3g times", Q / head);
+		else if (!term_holds(O, head))
+			snprintf(g->text, sizeof(g->text),
+				 "O written once fails: O moves %.3g times its size", O / head);
+		else if (tiles_small(r, g->text, sizeof(g->text))) {
+			g->within_assumptions = true;
+			snprintf(g->text, sizeof(g->text),
+				 "K/V re-read from DRAM for each of the %s query blocks%s", blocks,
+				 m->no_cache ? " (no cache)"
+					     : ", since they do not fit in the cache");
+		}
 	}
 }
 
@@ -362,9 +477,58 @@ formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machi
 		m->line_bytes = 1;
 		return;
 	}
-	m->capacity_bytes = (double)c->level[c->levels - 1].size_bytes;
-	m->line_bytes = (double)c->level[c->levels - 1].line_bytes;
+	const struct cache_level_config *last = &c->level[c->levels - 1];
+
+	m->capacity_bytes = (double)last->size_bytes;
+	m->line_bytes = (double)last->line_bytes;
 	m->rfo = c->level[0].alloc == CACHE_ALLOC_FETCH;
+	m->levels = c->levels;
+	m->fully_assoc = last->fully_assoc;
+	m->ways = last->fully_assoc ? (uint32_t)(last->size_bytes / last->line_bytes) : last->assoc;
+	m->sets = last->size_bytes / last->line_bytes / m->ways;
+	m->repl = last->repl;
+	for (unsigned i = 1; i < c->levels; i++)
+		m->inclusive |= c->level[i].inclusion == CACHE_INCL_INCLUSIVE;
+}
+
+/* The interval of a set-associative last level: the fully associative formula at C and at
+ * C +- one line per set (never under one line), lowest to highest, in total and per array. */
+static void
+set_associative_interval(struct formula_result *out, const struct attn_config *c,
+			 const struct formula_machine *m)
+{
+	double step = (double)m->sets * m->line_bytes;
+
+	for (unsigned i = 0; i < out->narrays; i++)
+		out->arrays[i].low_bytes = out->arrays[i].high_bytes =
+			out->arrays[i].read_bytes + out->arrays[i].write_bytes;
+	out->low_bytes = out->high_bytes = out->read_bytes + out->write_bytes;
+	if (m->no_cache || m->fully_assoc || m->sets < 2)
+		return;
+	out->interval = true;
+	for (int side = -1; side <= 1; side += 2) {
+		struct formula_machine fa = *m;
+		struct formula_result *r = malloc(sizeof(*r));
+
+		if (!r)
+			continue; /* the interval narrows to the point: still a valid answer */
+		fa.fully_assoc = true;
+		fa.sets = 1;
+		fa.capacity_bytes = fmax(m->capacity_bytes + side * step, m->line_bytes);
+		fa.ways = (uint32_t)(fa.capacity_bytes / m->line_bytes);
+		formula_eval(c, &fa, r);
+		out->low_bytes = fmin(out->low_bytes, r->read_bytes + r->write_bytes);
+		out->high_bytes = fmax(out->high_bytes, r->read_bytes + r->write_bytes);
+		for (unsigned i = 0; i < out->narrays; i++) {
+			struct formula_array *a = &out->arrays[i];
+			const struct formula_array *b = formula_array(r, a->name);
+			double x = b ? b->read_bytes + b->write_bytes : 0;
+
+			a->low_bytes = fmin(a->low_bytes, x);
+			a->high_bytes = fmax(a->high_bytes, x);
+		}
+		free(r);
+	}
 }
 
 int
@@ -403,6 +567,7 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 	out->lab_bytes = formula_lab(c);
 	out->flops = attn_flops(c);
 	regime(out, c, m, &q);
+	set_associative_interval(out, c, m);
 	return 0;
 }
 

@@ -35,6 +35,14 @@ struct formula_machine {
 	bool rfo;              /* write-allocate with fetch: partial store misses read the line */
 	bool tiles_in_scratch;
 	bool flush; /* dirty lines written back at the end */
+	/* The last level's organization: the exact formulas assume a fully associative LRU cache;
+	 * the regimes and the set-associative interval need to know how far this one is. */
+	unsigned levels;
+	bool fully_assoc;
+	uint32_t ways;
+	uint64_t sets;
+	enum cache_repl repl;
+	bool inclusive; /* some level is inclusive of the levels above (back-invalidation) */
 };
 
 struct formula_array {
@@ -43,6 +51,7 @@ struct formula_array {
 	double write_bytes; /* including flush_bytes */
 	double rfo_bytes;
 	double flush_bytes;
+	double low_bytes, high_bytes; /* the set-associative interval (read + write); see below */
 };
 
 /* Why a lab formula's assumption holds or fails, per kernel. */
@@ -60,6 +69,11 @@ struct formula_result {
 	struct formula_regime regime;
 	double flops;
 	bool tiles_approximate; /* tiles in memory that spill from the cache: not modeled */
+	/* A set-associative last level of S sets: its conflicts make it behave like a fully
+	 * associative cache of C give or take about one line per set, so the exact answer is
+	 * bracketed by the formula at C + S L and at C - S L (and C): low_bytes .. high_bytes. */
+	bool interval;
+	double low_bytes, high_bytes;
 };
 
 /* The machine a spec describes: its last level (or no cache), RFO from L1's write-miss

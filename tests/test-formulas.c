@@ -82,6 +82,106 @@ test_regimes(void **state)
 	assert_non_null(strstr(f.regime.text, "causal"));
 }
 
+/* The regimes count everything live and name the machine's own departures from the lab's. */
+static void
+test_regimes_held_out(void **state)
+{
+	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1, 1, 1, ATTN_FP32, 128, 128, false, false };
+	struct attn_config small = { ATTN_NAIVE, 300, 64, 1, 1, 1, ATTN_FP32, 16, 16, false, false };
+	struct attn_config gqa = { ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false };
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64, 1, 1, 1, ATTN_FP32, 128, 128, false, false };
+	struct formula_result f;
+
+	(void)state;
+	/* K and V (1 MiB) fit in 1224 KiB, but not with S's rows, Q, O and the tiles. */
+	f = eval(&big, "L1=1224K:full:64");
+	assert_false(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "K/V fit in cache fails"));
+	/* S (352 KiB) just over 352 KiB: it spills, every pass. */
+	f = eval(&small, "L1=352K:full:64,tiles=scratch");
+	assert_true(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "S spills to DRAM"));
+	/* Grouped-query heads share K and V, which the lab counts per query head. */
+	f = eval(&gqa, "i5-8250u");
+	assert_non_null(strstr(f.regime.text, "one K/V head per query head fails"));
+	/* Not the lab's cache: two ways, random or FIFO replacement. */
+	f = eval(&small, "L1=8M:2:64");
+	assert_false(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "a 2-way cache"));
+	f = eval(&small, "L1=8M:16:64:random");
+	assert_non_null(strstr(f.regime.text, "random replacement"));
+	f = eval(&small, "L1=8M:full:64:fifo");
+	assert_non_null(strstr(f.regime.text, "FIFO replacement"));
+	/* T_r, not N/B_r, where they differ; a short last block the lab does not see. */
+	f = eval(&flash, "lab");
+	assert_true(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "T_r = 8 (the lab's N/B_r = 7.81)"));
+	flash.N = 100;
+	flash.Br = 64;
+	f = eval(&flash, "lab");
+	assert_false(f.regime.within_assumptions);
+	assert_non_null(strstr(f.regime.text, "T_r = 2 query blocks, the last one short"));
+}
+
+/* Simulates c on spec and compares with the formulas. */
+static void
+simulate(const struct attn_config *c, const char *spec_text, struct formula_result *f,
+	 struct comparison *cmp)
+{
+	struct spec s;
+	struct sim_result res;
+	struct formula_machine m;
+	char err[256];
+
+	assert_int_equal(spec_parse(spec_text, &s, err, sizeof(err)), 0);
+	assert_int_equal(sim_kernel(c, &s, true, 3, false, &res, err, sizeof(err)), 0);
+	formula_machine_from_spec(&s, true, &m);
+	formula_eval(c, &m, f);
+	compare_build(res.cache, c, f, cmp);
+	sim_result_finish(&res);
+}
+
+/* Near a crossover an 8-way cache is 8% off the fully associative answer, inside the interval
+ * of the formula at C +- one line per set; on a fully associative cache there is no interval. */
+static void
+test_set_associative_interval(void **state)
+{
+	struct attn_config c = { ATTN_NAIVE, 224, 32, 1, 1, 1, ATTN_FP32, 32, 32, false, false };
+	struct formula_result f;
+	struct comparison cmp;
+
+	(void)state;
+	simulate(&c, "L1=64K:8:64", &f, &cmp);
+	assert_true(f.interval && cmp.exact.interval);
+	assert_true(cmp.exact.ratio < 0.95);
+	assert_true(f.low_bytes < f.high_bytes);
+	assert_true(cmp.exact.measured >= f.low_bytes && cmp.exact.measured <= f.high_bytes);
+	assert_true(cmp.exact.within);
+	simulate(&c, "L1=64K:full:64", &f, &cmp);
+	assert_false(f.interval || cmp.exact.interval);
+	assert_true(f.low_bytes == f.high_bytes);
+}
+
+/* A why_not names only causes the configuration has. */
+static void
+test_why_not_causes(void **state)
+{
+	struct attn_config c = { ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	struct formula_result f;
+	struct comparison cmp;
+
+	(void)state;
+	simulate(&c, "L1=128K:4:64", &f, &cmp);
+	assert_false(cmp.exact.within);
+	assert_non_null(strstr(cmp.exact.why_not, "conflict misses of a 4-way cache"));
+	assert_null(strstr(cmp.exact.why_not, "replacement"));
+	assert_null(strstr(cmp.exact.why_not, "levels above"));
+	simulate(&c, "L1=64K:full:64:random,tiles=scratch", &f, &cmp);
+	assert_false(cmp.exact.within);
+	assert_non_null(strstr(cmp.exact.why_not, "random replacement"));
+	assert_null(strstr(cmp.exact.why_not, "conflict"));
+}
+
 /* Any size, instantly: N = 10^6, d = 128, several heads. */
 static void
 test_huge(void **state)
@@ -275,6 +375,9 @@ main(void)
 		cmocka_unit_test(test_negligible_arrays),
 		cmocka_unit_test(test_lab_formulas),
 		cmocka_unit_test(test_regimes),
+		cmocka_unit_test(test_regimes_held_out),
+		cmocka_unit_test(test_set_associative_interval),
+		cmocka_unit_test(test_why_not_causes),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_exact_vs_simulation),
 		cmocka_unit_test(test_exact_tiles_in_memory),
