@@ -37,8 +37,9 @@ exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_r
 
 	buf[0] = 0;
 	if (f->tiles_approximate) {
-		snprintf(buf, n, "tiles in memory spill from a cache this small: their traffic is "
-				 "not modeled");
+		snprintf(buf, n,
+			 "tiles in memory spill from a cache this small: their traffic is "
+			 "not modeled");
 		return;
 	}
 	if (!last->fully_assoc)
@@ -64,11 +65,13 @@ exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_r
 					len ? "; " : "", last->name);
 	if (last->quiet_writebacks && len < n)
 		len += (size_t)snprintf(buf + len, n - len,
-					"%swrite-backs from above do not refresh recency", len ? "; " : "");
+					"%swrite-backs from above do not refresh recency",
+					len ? "; " : "");
 	if (len == 0)
-		snprintf(buf, n, "a single fully associative LRU level, where the formula should be "
-				 "exact: a reuse distance at the cache size it counts wrong (please "
-				 "report the configuration)");
+		snprintf(buf, n,
+			 "a single fully associative LRU level, where the formula should be "
+			 "exact: a reuse distance at the cache size it counts wrong (please "
+			 "report the configuration)");
 }
 
 void
@@ -147,8 +150,9 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 	out->exact.low = f->low_bytes;
 	out->exact.high = f->high_bytes;
 	out->exact.within =
-		f->interval ? in_interval(total, f->low_bytes, f->high_bytes, COMPARE_EXACT_TOLERANCE)
-			    : close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
+		f->interval
+			? in_interval(total, f->low_bytes, f->high_bytes, COMPARE_EXACT_TOLERANCE)
+			: close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
 	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s%s",
 		 d->flush_write_bytes ? ", the final flush included" : "",
 		 f->interval ? "; set-associative: within the interval of the formula at C +- one "
@@ -277,8 +281,9 @@ print_total(FILE *out, const struct compare_total *t)
 		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
 		100 * t->tolerance, t->why_not[0] ? ": " : "", t->why_not);
 	if (t->interval)
-		fprintf(out, "       set-associative interval %.0f .. %.0f (measured/low %.3f, "
-			     "measured/high %.3f)\n",
+		fprintf(out,
+			"       set-associative interval %.0f .. %.0f (measured/low %.3f, "
+			"measured/high %.3f)\n",
 			t->low, t->high, ratio(t->measured, t->low), ratio(t->measured, t->high));
 	fprintf(out, "       basis: %s\n", t->basis);
 }

@@ -309,17 +309,19 @@ lab_machine(const struct formula_machine *m, char *text, size_t n)
 	if (m->no_cache)
 		return true;
 	if (m->repl == CACHE_REPL_RANDOM || m->repl == CACHE_REPL_FIFO) {
-		snprintf(text, n,
-			 "LRU cache fails: %s replacement evicts lines still in use, so what the lab "
-			 "keeps in cache stays there only in part",
-			 m->repl == CACHE_REPL_RANDOM ? "random" : "FIFO");
+		snprintf(
+			text, n,
+			"LRU cache fails: %s replacement evicts lines still in use, so what the lab "
+			"keeps in cache stays there only in part",
+			m->repl == CACHE_REPL_RANDOM ? "random" : "FIFO");
 		return false;
 	}
 	if (!m->fully_assoc && m->ways < 8) {
-		snprintf(text, n,
-			 "fully associative cache fails: a %u-way cache has conflict misses the lab "
-			 "does not count",
-			 m->ways);
+		snprintf(
+			text, n,
+			"fully associative cache fails: a %u-way cache has conflict misses the lab "
+			"does not count",
+			m->ways);
 		return false;
 	}
 	return true;
@@ -398,31 +400,35 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 		mib(a, sizeof(a), S);
 		mib(b, sizeof(b), S_lab);
 		if (kv > 1.05 * 2 * head)
-			snprintf(g->text, sizeof(g->text),
-				 m->no_cache ? "K/V fit in cache fails: no cache holds K and V between "
-					       "query blocks, so they are read %.3g times, not once"
-					     : "K/V fit in cache fails: K and V are read %.3g times, not "
-					       "once: K, V and what is live between two uses of a K "
-					       "line (S rows, Q, O, tiles) do not fit in %s",
-				 kv / (2 * head), C);
+			snprintf(
+				g->text, sizeof(g->text),
+				m->no_cache
+					? "K/V fit in cache fails: no cache holds K and V between "
+					  "query blocks, so they are read %.3g times, not once"
+					: "K/V fit in cache fails: K and V are read %.3g times, not "
+					  "once: K, V and what is live between two uses of a K "
+					  "line (S rows, Q, O, tiles) do not fit in %s",
+				kv / (2 * head), C);
 		else if (kv < 0.95 * 2 * head)
-			snprintf(g->text, sizeof(g->text),
-				 "one K/V head per query head fails: %llu query heads share each K "
-				 "and V head, which is read once for all of them (the lab counts it "
-				 "per query head)",
-				 (unsigned long long)(c->heads / c->kv_heads));
+			snprintf(
+				g->text, sizeof(g->text),
+				"one K/V head per query head fails: %llu query heads share each K "
+				"and V head, which is read once for all of them (the lab counts it "
+				"per query head)",
+				(unsigned long long)(c->heads / c->kv_heads));
 		else if (!term_holds(Q, head))
 			snprintf(g->text, sizeof(g->text),
 				 "Q read once fails: Q is read %.3g times", Q / head);
 		else if (S < 0.95 * S_lab)
-			snprintf(g->text, sizeof(g->text),
-				 "S spills to DRAM fails: S and P move %s, not the lab's 4 N^2 s = %s: "
-				 "part of S stays in %s between passes",
-				 a, b, C);
+			snprintf(
+				g->text, sizeof(g->text),
+				"S spills to DRAM fails: S and P move %s, not the lab's 4 N^2 s = %s: "
+				"part of S stays in %s between passes",
+				a, b, C);
 		else if (S > 1.05 * S_lab)
 			snprintf(g->text, sizeof(g->text),
-				 "S moves 4 N^2 s fails: S and P move %s, more than the lab's %s", a,
-				 b);
+				 "S moves 4 N^2 s fails: S and P move %s, more than the lab's %s",
+				 a, b);
 		else if (m->rfo && c->softmax_separate)
 			snprintf(g->text, sizeof(g->text),
 				 "no read-for-ownership fails: write-allocate reads S and P before "
@@ -432,7 +438,8 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 			mib(b, sizeof(b), kv);
 			snprintf(g->text, sizeof(g->text),
 				 "K/V read once (%s), S spills to DRAM (%s moved)%s", b, a,
-				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)" : "");
+				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)"
+					: "");
 		}
 	} else {
 		double O = moved(r, "O", true, true);
@@ -444,10 +451,11 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 				 "not %s: they stay in %s",
 				 kv / (2 * head), blocks, C);
 		else if (kv > 1.05 * kv_lab)
-			snprintf(g->text, sizeof(g->text),
-				 "N/B_r passes over K/V fails: K and V are read %.3g times, more than "
-				 "the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
-				 kv / (2 * head), q->N / q->Br, q->Tr);
+			snprintf(
+				g->text, sizeof(g->text),
+				"N/B_r passes over K/V fails: K and V are read %.3g times, more than "
+				"the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
+				kv / (2 * head), q->N / q->Br, q->Tr);
 		else if (!term_holds(Q, head))
 			snprintf(g->text, sizeof(g->text),
 				 "Q read once fails: Q is read %.3g times", Q / head);

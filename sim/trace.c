@@ -65,9 +65,12 @@ trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_sc
 	if (c && !w) {
 		const struct cache_config *cfg = cache_get_config(c);
 
-		t->zip_lines = cfg->levels == 0 || (cfg->level[0].assoc >= 4 &&
-						    (cfg->level[0].repl == CACHE_REPL_LRU ||
-						     cfg->level[0].repl == CACHE_REPL_FIFO));
+		/* Fully associative however spelled ("full" leaves assoc 0, "4K:64:64" sets it):
+		 * element by element, the order the exact formulas count. */
+		t->zip_lines = cfg->levels == 0 ||
+			       (!cfg->level[0].fully_assoc && cfg->level[0].assoc >= 4 &&
+				(cfg->level[0].repl == CACHE_REPL_LRU ||
+				 cfg->level[0].repl == CACHE_REPL_FIFO));
 	}
 	return t;
 }

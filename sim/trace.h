@@ -170,10 +170,11 @@ trace_zip_scratch_accesses(const struct trace_ctx *t, uint64_t a, uint64_t n, ui
  * the same misses, fills and write-backs as touching every element when each stream's rows
  * are whole lines (the kernels' fp32 rows with d a multiple of 16); rows that share lines can
  * differ in the recency order of two resident lines of a set (under 1% of the misses,
- * tests/test-trace-layer.c). With fewer ways (two streams ping-ponging in one set), tree-PLRU
- * (every hit moves its state), random replacement (one generator for all sets, so the order
- * of misses across sets matters), and while recording a trace for replays under other caches,
- * every element is reported instead. Lines are L1's (64 B without a cache). At most
+ * tests/test-trace-layer.c). A fully associative L1 (however spelled) gets every element,
+ * the order the exact formulas count. With fewer ways (two streams ping-ponging in one set),
+ * tree-PLRU (every hit moves its state), random replacement (one generator for all sets, so
+ * the order of misses across sets matters), and while recording a trace for replays under
+ * other caches, every element is reported instead. Lines are L1's (64 B without a cache). At most
  * TRACE_ZIP_MAX streams.
  */
 static inline void

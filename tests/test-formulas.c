@@ -86,10 +86,15 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1, 1, 1, ATTN_FP32, 128, 128, false, false };
-	struct attn_config small = { ATTN_NAIVE, 300, 64, 1, 1, 1, ATTN_FP32, 16, 16, false, false };
+	struct attn_config big = {
+		ATTN_NAIVE, 1000, 128, 1, 1, 1, ATTN_FP32, 128, 128, false, false
+	};
+	struct attn_config small = {
+		ATTN_NAIVE, 300, 64, 1, 1, 1, ATTN_FP32, 16, 16, false, false
+	};
 	struct attn_config gqa = { ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false };
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64, 1, 1, 1, ATTN_FP32, 128, 128, false, false };
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,    1,
+				     ATTN_FP32,   128,  128, false, false };
 	struct formula_result f;
 
 	(void)state;

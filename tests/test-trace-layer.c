@@ -117,8 +117,9 @@ miss_difference(struct cache *x, struct cache *y)
  * TR_ZIP against touching every element in the loop's order, on caches small enough to evict
  * all the time: the loops of the kernels' helpers (dot: two loads; axpy: load, load, store; an
  * fp16 row into a tile; a tile row stored as fp16), every row length from 1 to 130 elements.
- * Where TR_ZIP reports lines (LRU or FIFO L1 of 4 ways or more) the result must be equal for
- * rows of whole lines and within 1% otherwise; elsewhere it reports elements: equal always.
+ * Where TR_ZIP reports lines (set-associative LRU or FIFO L1 of 4 ways or more) the result must be
+ * equal for rows of whole lines and within 1% otherwise; elsewhere it reports elements: equal
+ * always.
  */
 static void
 test_zip_equals_elements(void **state)
@@ -136,6 +137,8 @@ test_zip_equals_elements(void **state)
 		{ "L1=512:1:64", false },
 		{ "L1=2K:4:64:plru,L2=8K:8:64:fifo", false },
 		{ "L1=1K:2:32:wt:nwa", false },
+		{ "L1=4K:full:64", false },
+		{ "L1=4K:64:64", false }, /* the same cache spelled with its ways */
 	};
 	static float x[64 * 130] __attribute__((aligned(64))),
 		y[64 * 130] __attribute__((aligned(64)));
