@@ -1,0 +1,35 @@
+#!/bin/sh
+# Usage: tools/formula-survey.sh [MEMSIM] [DIR]
+#
+# Held-out check of the exact formulas: every kernel on sizes nobody tuned for (N = 160, 300,
+# 777: rows that are not whole lines; d = 24, 40, 64; B_r, B_c in 16 .. 80, unequal), on fully
+# associative LRU caches of 16 KiB to 8 MiB with the tiles in scratch, in three shapes (one
+# head; causal grouped-query; batch 2, 3 heads, fp16; proj takes grouped-query without causal),
+# simulated with --trace-only. Prints `memsim table --exact` per shape: how many runs have
+# every array equal to the byte. MEMSIM defaults to build/memsim, DIR to a new directory.
+set -eu
+
+memsim=${1:-build/memsim}
+dir=${2:-$(mktemp -d "${TMPDIR:-/tmp}/formula-survey.XXXXXX")}
+mkdir -p "$dir"
+caches="--cache L1=16K:full:64,tiles=scratch --cache L1=128K:full:64,tiles=scratch"
+caches="$caches --cache L1=1M:full:64,tiles=scratch --cache L1=8M:full:64,tiles=scratch"
+sizes="--N 160,300,777 --d 24,40,64 --Br 16,48,64 --Bc 16,80"
+
+survey() {
+	name=$1
+	shift
+	# shellcheck disable=SC2086 # the option lists split on purpose
+	"$memsim" sweep --out "$dir/$name" $sizes $caches --trace-only "$@" >"$dir/$name.log" 2>&1 || {
+		echo "$0: sweep $name failed: $(tail -1 "$dir/$name.log")" >&2
+		exit 1
+	}
+	echo "== $name"
+	"$memsim" table "$dir/$name" --exact
+}
+
+survey plain --kernel naive,flash1,flash2,proj
+survey gqa-causal --kernel naive,flash1,flash2 --heads 2 --kv-heads 1 --causal
+survey gqa-proj --kernel proj --heads 2 --kv-heads 1
+survey batch-fp16 --kernel naive,flash1,flash2,proj --batch 2 --heads 3 --dtype fp16
+echo "results in $dir"
