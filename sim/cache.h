@@ -285,6 +285,51 @@ const struct cache_traffic *cache_phase_array_traffic(const struct cache *c, uns
 /* Level counters accumulated while phase p was current. */
 const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigned p, unsigned i);
 
+/*
+ * One pass for many sizes of one level (the swept level): the levels above it are simulated
+ * once and what leaves them feeds a model per size ("fanout"), or, for an LRU last level,
+ * one LRU stack pass that counts for every size at once ("stack", sim/stackdist.h). Each
+ * size's model then holds every counter a model run on its own with that size would hold.
+ * It applies when the swept level's input does not depend on its size: no inclusive level at
+ * or below it (back-invalidation reaches above), the swept level not exclusive (it hands
+ * lines back up), no straddle=once level below L1. The stack pass needs, besides, the last level,
+ * LRU, write-back, write-allocate, no I1 beside a swept L1, and one set count for all sizes
+ * (fully associative, or sizes that change the ways).
+ */
+#define CACHE_ONEPASS_MAX 256
+
+enum cache_onepass {
+	CACHE_ONEPASS_SEPARATE = 0, /* no one-pass: each size needs its own run */
+	CACHE_ONEPASS_FANOUT,
+	CACHE_ONEPASS_STACK,
+};
+
+/* "separate", "fanout", "stack". */
+const char *cache_onepass_str(enum cache_onepass m);
+
+/* cfg with level `level` (0 for L1) resized to size_bytes (a fully associative level keeps
+ * one set, and its assoc field). Returns 0, or -EINVAL with a one-line message in err when the result is not
+ * valid. */
+int cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
+			struct cache_config *out, char *err, size_t errlen);
+
+/* The best method for the n sizes of level `level` of a valid cfg (distinct sizes, n <=
+ * CACHE_ONEPASS_MAX). *why (may be NULL) says in a few words why a better one does not
+ * apply, or is NULL for CACHE_ONEPASS_STACK. */
+enum cache_onepass cache_onepass_method(const struct cache_config *cfg, unsigned level,
+					const uint64_t *sizes, unsigned n, const char **why);
+
+/* A model to run as one (the tracing layer, cache_flush()) that counts for each size with
+ * method how (at most what cache_onepass_method() allows). Returns NULL when how does not
+ * apply. Its own counters mean nothing: take each size's model with cache_onepass_take().
+ * Caller frees with cache_destroy(), which frees the models not taken. */
+struct cache *cache_create_onepass(const struct cache_config *cfg, unsigned level,
+				   const uint64_t *sizes, unsigned n, enum cache_onepass how);
+/* The model of sizes[k], after the run (and flush): every counter as if it had run alone.
+ * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
+struct cache *cache_onepass_take(struct cache *c, unsigned k);
+unsigned cache_onepass_count(const struct cache *c);
+
 /* Names used in specs and reports. */
 const char *cache_repl_str(enum cache_repl r);
 const char *cache_write_str(enum cache_write_policy w);
