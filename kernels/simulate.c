@@ -38,6 +38,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	trace_ctx_destroy(t);
 	if (flush)
 		cache_flush(out->cache);
+	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */
 	if (check) {
 		out->checked = true;
 		out->error = attn_check(d);

@@ -148,6 +148,11 @@ struct cache {
 	struct name_index phase_names; /* named phases (1 ..) by name */
 	unsigned cur_phase;
 	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
+	/* Set sampling: an access reaches the caches when (addr >> sample_shift) & sample_mask
+	 * is sample_residue. sample_mask 0: every access. */
+	unsigned sample_shift;
+	uint64_t sample_mask, sample_residue;
+	bool sample_scaled;
 };
 
 static const char *repl_names[] = { "lru", "fifo", "random", "plru" };
@@ -235,6 +240,72 @@ check_geometry(const struct cache_level_config *l, char *err, size_t errlen)
 	return 0;
 }
 
+/* The largest line of the data levels and I1, as a shift (set sampling's chunk). */
+static unsigned
+chunk_shift(const struct cache_config *cfg)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < cfg->levels; i++)
+		if (log2_u64(cfg->level[i].line_bytes) > s)
+			s = log2_u64(cfg->level[i].line_bytes);
+	if (cfg->has_icache && log2_u64(cfg->icache.line_bytes) > s)
+		s = log2_u64(cfg->icache.line_bytes);
+	return s;
+}
+
+/* Set sampling keeps 1 set in k of a level only when its set index holds the chunk's bits
+ * that pick the residue: sets >= k x (chunk / line). */
+static int
+check_sampling_level(const struct cache_level_config *l, unsigned chunk, uint32_t k, char *err,
+		     size_t errlen)
+{
+	uint64_t lines = l->size_bytes / l->line_bytes;
+	uint64_t sets = lines / (l->fully_assoc ? lines : l->assoc);
+	uint64_t need = (uint64_t)k << (chunk - log2_u64(l->line_bytes));
+
+	if (l->fully_assoc || sets == 1) {
+		snprintf(err, errlen,
+			 "--sample-sets %u: %s is fully associative (one set): there are no sets "
+			 "to sample",
+			 k, l->name);
+		return -EINVAL;
+	}
+	if (sets < need) {
+		snprintf(err, errlen,
+			 "--sample-sets %u: %s has %llu sets; sampling 1 set in %u needs %llu or "
+			 "more",
+			 k, l->name, (unsigned long long)sets, k, (unsigned long long)need);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+check_sampling(const struct cache_config *cfg, char *err, size_t errlen)
+{
+	uint32_t k = cfg->sample_sets;
+	unsigned chunk = chunk_shift(cfg);
+	int rc;
+
+	if (k <= 1)
+		return 0;
+	if (!is_pow2(k) || k > (UINT32_C(1) << 20)) {
+		snprintf(err, errlen, "--sample-sets %u: not a power of two from 2 to 2^20", k);
+		return -EINVAL;
+	}
+	if (cfg->levels == 0) {
+		snprintf(err, errlen, "--sample-sets %u: no cache, no sets to sample", k);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < cfg->levels; i++)
+		if ((rc = check_sampling_level(&cfg->level[i], chunk, k, err, errlen)))
+			return rc;
+	if (cfg->has_icache)
+		return check_sampling_level(&cfg->icache, chunk, k, err, errlen);
+	return 0;
+}
+
 int
 cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 {
@@ -297,6 +368,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			}
 		}
 	}
+	if ((rc = check_sampling(cfg, err, errlen)))
+		return rc;
 	if (cfg->has_icache) {
 		const struct cache_level_config *l = &cfg->icache;
 
@@ -391,6 +464,11 @@ build(const struct cache_config *cfg, unsigned ndata)
 
 	c->cfg = *cfg;
 	c->ndata = ndata;
+	if (cfg->sample_sets > 1) {
+		c->sample_shift = chunk_shift(cfg);
+		c->sample_mask = cfg->sample_sets - 1;
+		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
+	}
 	for (unsigned i = 0; i < ndata; i++) {
 		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
 		c->lv[i].below = i + 1 < ndata ? (int)i + 1 : -1;
@@ -1392,12 +1470,15 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	c->cpu.ops[op] += count;
 	c->cpu.bytes[op] += bytes;
 	if (op == CACHE_OP_IFETCH) {
-		if (c->icache >= 0)
+		if (c->icache >= 0 &&
+		    ((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		return;
 	}
 	if (c->nscratch && scratch_access(c, addr, op, bytes))
 		return;
+	if (((addr >> c->sample_shift) & c->sample_mask) != c->sample_residue)
+		return; /* in a set that sampling leaves out */
 	if (c->ndata == 0) {
 		if (c->nfan)
 			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
@@ -1438,7 +1519,7 @@ cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
 {
 	struct level *L = &c->lv[0];
 
-	if (c->ndata == 0 || !L->fast_write)
+	if (c->ndata == 0 || !L->fast_write || c->sample_mask)
 		return false;
 	v->tags = L->tags;
 	v->set_mask = L->set_mask;
@@ -1496,7 +1577,7 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	unsigned shift;
 	size_t i, end;
 
-	if (c->ndata == 0 || c->nscratch || !L->fast_write) {
+	if (c->ndata == 0 || c->nscratch || !L->fast_write || c->sample_mask) {
 		for (i = 0; i < n && refs[i].kind <= CACHE_OP_STORE; i++)
 			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
 				     refs[i].count);
@@ -1925,6 +2006,10 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		*why = "an exclusive level hands lines back up";
 		return CACHE_ONEPASS_SEPARATE;
 	}
+	if (cfg->sample_sets > 1) {
+		*why = "set sampling runs each size on its own";
+		return CACHE_ONEPASS_SEPARATE;
+	}
 	/* The stack pass: one LRU stack per set for all sizes, so one set count, and the simple
 	 * write-back, fetch-on-write level at the bottom. */
 	if (l->repl != CACHE_REPL_LRU)
@@ -2152,4 +2237,45 @@ unsigned
 cache_onepass_count(const struct cache *c)
 {
 	return c->nfan;
+}
+
+/* ---- set sampling ---- */
+
+static void
+stats_scale(struct cache_level_stats *st, uint64_t k)
+{
+	uint64_t *w = (uint64_t *)st;
+
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		w[i] *= k;
+}
+
+static void
+traffic_scale(struct cache_traffic *t, uint64_t k)
+{
+	t->read_bytes *= k;
+	t->write_bytes *= k;
+	t->rfo_bytes *= k;
+	t->flush_write_bytes *= k;
+	t->flush_read_bytes *= k;
+}
+
+void
+cache_sample_scale(struct cache *c)
+{
+	uint64_t k = c->cfg.sample_sets;
+
+	if (k <= 1 || c->sample_scaled)
+		return;
+	sync_phase(c);
+	for (unsigned i = 0; i < c->nlv; i++) {
+		stats_scale(&c->lv[i].st, k);
+		c->snap[i] = c->lv[i].st;
+		for (unsigned p = 0; p < c->nphases; p++)
+			stats_scale(&c->phases[p].lvl[i], k);
+	}
+	for (unsigned p = 0; p < c->nphases; p++)
+		for (unsigned a = 0; a < c->narrays; a++)
+			traffic_scale(&c->phases[p].per_array[a], k);
+	c->sample_scaled = true;
 }

@@ -86,7 +86,16 @@ struct cache_config {
 	uint64_t seed;       /* random replacement; the same seed gives the same run */
 	uint32_t index_ways; /* levels with more ways than this keep a hash index instead of
 				scanning their sets [0: 64]; the counts do not depend on it */
+	/* Set sampling, an estimate (0 or 1: off, exact): only accesses whose address chunk
+	 * (the largest line of any level) is CACHE_SAMPLE_RESIDUE(k) modulo k reach the caches,
+	 * which is 1 set in k of every level; cache_sample_scale() multiplies the counts by k.
+	 * A power of two; every level needs k sets at least per chunk (never fully assoc). */
+	uint32_t sample_sets;
 };
+
+/* The residue modulo k that set sampling keeps: the middle one, away from residue 0, where
+ * every array's first line falls (arrays are aligned). */
+#define CACHE_SAMPLE_RESIDUE(k) ((k) / 2)
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines
  * counts twice), except on a straddle_once level, where an access over two lines counts once
@@ -329,6 +338,11 @@ struct cache *cache_create_onepass(const struct cache_config *cfg, unsigned leve
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);
 unsigned cache_onepass_count(const struct cache *c);
+
+/* With set sampling (cfg.sample_sets > 1): multiplies every level count and every DRAM byte
+ * count by the sampling factor, once (later calls do nothing); the processor's counts and
+ * scratch bytes were counted whole. Call after the run and its flush, before reading. */
+void cache_sample_scale(struct cache *c);
 
 /* Names used in specs and reports. */
 const char *cache_repl_str(enum cache_repl r);
