@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
+#include "sim/spec.h"
 #include "sim/util.h"
 
 void
@@ -94,6 +95,17 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		int crc = p->trace_only
 				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
 				  : attn_config_check(&items[i].cfg, err, sizeof(err));
+		struct spec spec;
+
+		/* Set sampling needs sets to sample in every cache. */
+		if (p->sample_sets > 1 && (!i || items[i].cache != items[i - 1].cache) &&
+		    spec_parse(p->caches[items[i].cache], &spec, err, sizeof(err)) == 0) {
+			spec.cache.sample_sets = p->sample_sets;
+			if (cache_config_validate(&spec.cache, err, sizeof(err))) {
+				free(items);
+				return usage_error("sweep", "%s", err);
+			}
+		}
 
 		if (crc && (p->simulate || crc != -ENOMEM)) {
 			free(items);

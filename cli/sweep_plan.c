@@ -224,16 +224,19 @@ static void
 item_key(struct sweep_item *it, const struct sweep_plan *p)
 {
 	const struct attn_config *c = &it->cfg;
+	char sample[32] = "";
 
+	if (p->sample_sets > 1)
+		snprintf(sample, sizeof(sample), " sampled 1/%u", p->sample_sets);
 	snprintf(it->key, sizeof(it->key),
 		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu "
-		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s",
+		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s%s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
 		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
 		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
 		 (unsigned long long)c->Bc, c->causal, c->softmax_separate, p->caches[it->cache],
 		 p->flush, (unsigned long long)p->seed, p->simulate ? "simulated" : "formula",
-		 p->trace_only ? " trace-only" : "");
+		 p->trace_only ? " trace-only" : "", sample);
 }
 
 /* The plan's dimensions, outermost first: the product is walked like an odometer. */
@@ -318,7 +321,7 @@ onepass_group(const struct sweep_plan *p, const struct sweep_item *it)
 {
 	int g = sweep_plan_group_of(p, it->cache);
 
-	if (g < 0 || !p->simulate || p->separate_runs ||
+	if (g < 0 || !p->simulate || p->separate_runs || p->sample_sets > 1 ||
 	    p->groups[g].method == CACHE_ONEPASS_SEPARATE)
 		return -1;
 	return g;
@@ -406,7 +409,7 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX };
 	char *args[MAXARGS];
 	char lists[8][SWEEP_LIST_MAX * 21];
-	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24];
+	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24], sample[16];
 	char *line, *cmd;
 	int n = 0;
 
@@ -452,6 +455,11 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 		args[n++] = "--trace-only";
 	if (p->separate_runs)
 		args[n++] = "--separate-runs";
+	if (p->sample_sets > 1) {
+		snprintf(sample, sizeof(sample), "%u", p->sample_sets);
+		args[n++] = "--sample-sets";
+		args[n++] = sample;
+	}
 	line = report_command_line(n, args);
 	cmd = xzalloc(strlen(line) + 8);
 	sprintf(cmd, "memsim %s", line);

@@ -50,6 +50,7 @@ struct sweep_plan {
 	struct sweep_cache_group groups[SWEEP_CACHES_MAX];
 	unsigned ngroups;
 	bool separate_runs; /* --separate-runs: one run per configuration, no one-pass */
+	uint32_t sample_sets; /* --sample-sets K: estimates by set sampling; 0: exact */
 };
 
 /* A worker's task: todo[start .. start + n), items that differ only in the size of a group's

@@ -68,7 +68,10 @@ run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, 
 	char err[512];
 	cJSON *r;
 
-	if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)) ||
+	int rc = spec_parse(p->caches[it->cache], &spec, err, sizeof(err));
+
+	spec.cache.sample_sets = p->sample_sets;
+	if (rc ||
 	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
 		r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "error", err);

@@ -164,8 +164,9 @@ add_onepass(cJSON *cfg, const struct sweep_plan *p)
 
 	for (unsigned g = 0; g < p->ngroups; g++) {
 		const struct sweep_cache_group *gr = &p->groups[g];
-		enum cache_onepass m = !p->simulate || p->separate_runs ? CACHE_ONEPASS_SEPARATE
-									: gr->method;
+		enum cache_onepass m = !p->simulate || p->separate_runs || p->sample_sets > 1
+					       ? CACHE_ONEPASS_SEPARATE
+					       : gr->method;
 		cJSON *o = cJSON_CreateObject();
 		char level[8];
 
@@ -177,6 +178,7 @@ add_onepass(cJSON *cfg, const struct sweep_plan *p)
 		cJSON_AddStringToObject(o, "why",
 					!p->simulate	   ? "formulas only: nothing simulated"
 					: p->separate_runs ? "--separate-runs"
+					: p->sample_sets > 1 ? "set sampling runs each size on its own"
 					: gr->why	   ? gr->why
 							   : "the fastest pass applies");
 		cJSON_AddItemToArray(list, o);
@@ -218,6 +220,8 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddBoolToObject(cfg, "flush", p->flush);
 	cJSON_AddStringToObject(cfg, "mode", p->simulate ? "simulated" : "formula");
 	cJSON_AddBoolToObject(cfg, "trace_only", p->trace_only);
+	cJSON_AddNumberToObject(cfg, "sample_sets", p->sample_sets > 1 ? p->sample_sets : 1);
+	cJSON_AddBoolToObject(cfg, "estimate", p->sample_sets > 1);
 	caches = cJSON_AddArrayToObject(cfg, "caches");
 	for (unsigned i = 0; i < p->ncaches; i++)
 		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));
