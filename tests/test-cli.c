@@ -677,13 +677,13 @@ test_sweep_onepass(void **state)
 	for (int i = 0; i < 2; i++) {
 		char *a, *b;
 
-		r = memsim("sweep --out op-a%d --kernel naive,flash2 --N 96,128 --d 32 --cache %s "
-			   "--cache-sweep L2=8K:256K:x2 --trace-only --no-flush --jobs 2",
+		r = memsim("sweep --out op-a%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
+			   "--cache-sweep L2=8K:64K:x2 --trace-only --no-flush --jobs 2",
 			   i, specs[i]);
 		assert_int_equal(r.rc, 0);
 		result_free(&r);
-		r = memsim("sweep --out op-b%d --kernel naive,flash2 --N 96,128 --d 32 --cache %s "
-			   "--cache-sweep L2=8K:256K:x2 --trace-only --no-flush --separate-runs",
+		r = memsim("sweep --out op-b%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
+			   "--cache-sweep L2=8K:64K:x2 --trace-only --no-flush --separate-runs",
 			   i, specs[i]);
 		assert_int_equal(r.rc, 0);
 		result_free(&r);
