@@ -33,6 +33,26 @@ evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struc
 }
 
 void
+evaluation_of_sim(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
+		  bool flush, uint64_t seed, bool trace_only, struct sim_result *sim)
+{
+	struct formula_machine m;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->cfg = *cfg;
+	ev->spec = *spec;
+	ev->flush = flush;
+	ev->seed = seed;
+	ev->simulated = true;
+	ev->trace_only = trace_only;
+	formula_machine_from_spec(spec, flush, &m);
+	formula_eval(cfg, &m, &ev->f);
+	ev->sim = *sim;
+	memset(sim, 0, sizeof(*sim));
+	compare_build(ev->sim.cache, cfg, &ev->f, &ev->cmp);
+}
+
+void
 evaluation_finish(struct evaluation *ev)
 {
 	if (ev->simulated)

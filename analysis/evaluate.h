@@ -41,6 +41,11 @@ struct evaluation {
  * with evaluation_finish(). */
 int evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
 		   bool flush, uint64_t seed, enum evaluation_mode mode, char *err, size_t errlen);
+/* As evaluation_run() for a run already simulated (one size of a one-pass run): the formulas
+ * and the comparison for sim, which ev takes over (evaluation_finish() frees it). */
+void evaluation_of_sim(struct evaluation *ev, const struct attn_config *cfg,
+		       const struct spec *spec, bool flush, uint64_t seed, bool trace_only,
+		       struct sim_result *sim);
 void evaluation_finish(struct evaluation *ev);
 
 /* The report object: header (if argv given), config (with "trace_only"), levels, dram,

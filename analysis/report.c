@@ -84,6 +84,16 @@ report_add_cache(cJSON *obj, struct cache *c)
 	for (unsigned i = 0; i < cache_level_count(c); i++)
 		cJSON_AddItemToArray(levels,
 				     level_json(cache_level_config(c, i), cache_level_stats(c, i)));
+	if (cache_get_config(c)->sample_sets > 1) {
+		/* Set sampling: every level and DRAM count below is an estimate. */
+		cJSON *e = cJSON_AddObjectToObject(obj, "estimate");
+		uint32_t k = cache_get_config(c)->sample_sets;
+
+		add_u64(e, "sample_sets", k);
+		add_u64(e, "residue", CACHE_SAMPLE_RESIDUE(k));
+		cJSON_AddStringToObject(e, "what", "level and DRAM counts of 1 set in sample_sets, "
+						   "multiplied by sample_sets; accesses exact");
+	}
 	cJSON_AddItemToObject(obj, "dram", traffic_json(cache_dram(c)));
 	scratch = cJSON_AddObjectToObject(obj, "scratch");
 	add_u64(scratch, "read_bytes", cs->scratch_read_bytes);
@@ -257,6 +267,13 @@ report_print_cache(FILE *f, struct cache *c)
 	const struct cache_traffic *d = cache_dram(c);
 	const struct cache_cpu_stats *cs = cache_cpu(c);
 
+	if (cache_get_config(c)->sample_sets > 1)
+		fprintf(f,
+			"estimate: set sampling, 1 set in %u (sets %u modulo %u), level and DRAM "
+			"counts multiplied by %u\n",
+			cache_get_config(c)->sample_sets,
+			CACHE_SAMPLE_RESIDUE(cache_get_config(c)->sample_sets),
+			cache_get_config(c)->sample_sets, cache_get_config(c)->sample_sets);
 	fprintf(f,
 		"accesses: %" PRIu64 " loads (%" PRIu64 " B), %" PRIu64 " stores (%" PRIu64
 		" B), %" PRIu64 " instruction fetches\n",

@@ -182,7 +182,7 @@ const char results_csv_header[] =
 	"index,kernel,N,d,heads,kv_heads,batch,dtype,Br,Bc,causal,cache,flush,mode,"
 	"dram_read_bytes,dram_write_bytes,rfo_bytes,flush_write_bytes,exact_bytes,exact_ratio,"
 	"exact_within,arrays_within,lab_bytes,lab_measured_bytes,lab_ratio,lab_within,"
-	"in_lab_regime,regime,flops,intensity,traced_seconds,error\n";
+	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate\n";
 
 static void
 csv_quoted(FILE *f, const char *s)
@@ -224,6 +224,10 @@ results_csv_row(FILE *f, const cJSON *r)
 	fprintf(f, ",%.6g,%.6g,%.6g,", results_number(r, "flops", 0),
 		results_number(r, "intensity", 0), results_number(r, "traced_seconds", 0));
 	csv_quoted(f, results_string(r, "error"));
-	fputc('\n', f);
+	/* "exact", or set sampling's estimate: "sampled 1/k" */
+	if (results_number(r, "estimate.sample_sets", 0) > 1)
+		fprintf(f, ",sampled 1/%.0f\n", results_number(r, "estimate.sample_sets", 0));
+	else
+		fputs(",exact\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "cli/bench_modes.h"
 #include "cli/commands.h"
 #include "kernels/attn.h"
 #include "sim/spec.h"
@@ -515,6 +516,7 @@ usage_bench(FILE *f)
 		"                    [--keep] [--json FILE]\n"
 		"       memsim bench --kernels [--N N] [--cache SPEC] [--trace-only]\n"
 		"                    [--instructions] [--json FILE]\n"
+		"       memsim bench --modes [--kernel K] [--N N] [--json FILE]\n"
 		"\n"
 		"Builds a synthetic attention-shaped trace (two interleaved row streams and a strided\n"
 		"column stream, the S = QK^T loop of a naive kernel), writes it in memsim's binary\n"
@@ -542,7 +544,12 @@ usage_bench(FILE *f)
 		"      --N N          --kernels: sequence length [2048]\n"
 		"      --trace-only   --kernels: leave the computing traced run out\n"
 		"      --instructions --kernels: also count the instructions per L1 miss in\n"
-		"                     cache_fast_miss() (callgrind on the trace-only run; slow)\n");
+		"                     cache_fast_miss() (callgrind on the trace-only run; slow)\n"
+		"      --modes        instead, in one process: what each mode costs and its error\n"
+		"                     (computing, trace-only, 12 L2 sizes separately and in one pass\n"
+		"                     by fan-out and by the stack pass, sampling 1 set in 8,\n"
+		"                     formulas); fails if a one pass's counters differ\n"
+		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
 }
 
 static bool
@@ -604,7 +611,8 @@ file_size(const char *path)
 int
 cmd_bench(int argc, char **argv)
 {
-	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS };
+	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
+	       OPT_KERNEL };
 	static const struct option opts[] = {
 		{ "accesses", required_argument, NULL, 'n' },
 		{ "cache", required_argument, NULL, 'c' },
@@ -617,6 +625,8 @@ cmd_bench(int argc, char **argv)
 		{ "N", required_argument, NULL, OPT_KN },
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
+		{ "modes", no_argument, NULL, OPT_MODES },
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -625,7 +635,8 @@ cmd_bench(int argc, char **argv)
 	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	bool keep = false, blocked = true, kernels = false, cache_given = false, trace_only = false;
-	bool instructions = false;
+	bool instructions = false, modes = false, kn_given = false;
+	const char *mode_kernel = "flash2";
 	uint64_t kn = 2048;
 	struct spec spec;
 	char err[512], work[4096], mt_path[4200], din_path[4200];
@@ -689,10 +700,17 @@ cmd_bench(int argc, char **argv)
 		case OPT_INSTRUCTIONS:
 			instructions = true;
 			break;
+		case OPT_MODES:
+			modes = true;
+			break;
+		case OPT_KERNEL:
+			mode_kernel = optarg;
+			break;
 		case OPT_KN:
 			if (!parse_u64(optarg, &kn) || kn == 0)
 				return usage_error("bench", "--N: '%s' is not a positive number",
 						   optarg);
+			kn_given = true;
 			break;
 		case 'j':
 			json_path = optarg;
@@ -711,6 +729,10 @@ cmd_bench(int argc, char **argv)
 	if (instructions && !kernels)
 		return usage_error(
 			"bench", "--instructions counts in the kernels' runs: it needs --kernels");
+	if (modes && (kernels || cache_given))
+		return usage_error("bench", "--modes runs its own caches: no --kernels or --cache");
+	if (modes)
+		return bench_modes(mode_kernel, kn_given ? kn : 1024, json_path, argc, argv);
 	if (kernels)
 		return bench_kernels(kn, cache_given ? spec_text : "cachegrind", trace_only,
 				     instructions, json_path, argc, argv);

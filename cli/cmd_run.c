@@ -12,6 +12,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "sim/util.h"
 
 void
 usage_run(FILE *f)
@@ -20,7 +21,8 @@ usage_run(FILE *f)
 		"Usage: memsim run --kernel naive|flash1|flash2|proj [--N N] [--d D] [--heads H]\n"
 		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
-		"                  [--no-flush] [--seed N] [--trace-only] [--json FILE]\n"
+		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
+		"                  [--json FILE]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -38,18 +40,26 @@ usage_run(FILE *f)
 		"  --trace-only        make the kernel's accesses without computing its values: the\n"
 		"                      same counters, faster, arrays limited by address space, not\n"
 		"                      memory\n"
+		"  --sample-sets K     an estimate: simulate 1 cache set in K (a power of two) and\n"
+		"                      multiply the counts by K; labelled estimate everywhere\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n");
 }
 
-enum { OPT_TRACE_ONLY = OPT_FIRST_FREE };
+enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS };
 
 static int
 run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 {
-	(void)ctx;
-	(void)opt;
-	(void)arg;
-	o->trace_only = true; /* the one option of run's own */
+	uint64_t *sample_sets = ctx, k;
+
+	if (opt == OPT_TRACE_ONLY) {
+		o->trace_only = true;
+		return 0;
+	}
+	if (!parse_u64(arg, &k) || k < 2 || k > (UINT64_C(1) << 20) || !is_pow2(k))
+		return usage_error("run", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
+				   arg);
+	*sample_sets = k;
 	return 0;
 }
 
@@ -58,9 +68,12 @@ cmd_run(int argc, char **argv)
 {
 	static const struct option extra[] = {
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct kernel_command cmd = { "run", usage_run, extra, run_option, NULL };
+	static uint64_t sample_sets;
+	static const struct kernel_command cmd = { "run", usage_run, extra, run_option,
+						   &sample_sets };
 	enum evaluation_mode mode;
 	struct kernel_options o;
 	FILE *out;
@@ -70,17 +83,22 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	kernel_options_init(&o);
+	sample_sets = 0;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+	spec.cache.sample_sets = (uint32_t)sample_sets;
+	if (cache_config_validate(&spec.cache, err, sizeof(err)))
+		return usage_error("run", "%s", err);
 	out = text_stream(o.json_path);
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
 	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s\n\n",
+	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s\n\n",
 		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-		o.trace_only ? " (trace-only)" : "", st.sim.seconds);
+		o.trace_only ? " (trace-only)" : "", st.sim.seconds,
+		sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
 	rc = EXIT_OK;

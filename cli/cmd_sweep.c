@@ -28,7 +28,7 @@ usage_sweep(FILE *f)
 		"                    [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
-		"                    [--trace-only]\n"
+		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
 		"\n"
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
@@ -38,11 +38,19 @@ usage_sweep(FILE *f)
 		"L2=32K:64M:x2 replaces that level's size in each --cache. Defaults: as memsim run,\n"
 		"--causal no, --cache lab, --jobs = cores.\n"
 		"\n"
+		"A --cache-sweep runs each configuration once for all its sizes where the level's\n"
+		"input does not depend on its size (levels above simulated once; an LRU last level\n"
+		"by one stack pass): the same counters as separate runs. The manifest and each row's\n"
+		"\"onepass\" say which pass ran, and why a faster one did not apply.\n"
+		"\n"
 		"  --resume        skip configurations already in DIR/results.json\n"
 		"  --shard i/n     run only configurations i, i + n, i + 2n, ... (0 <= i < n)\n"
 		"  --formula-only  evaluate the formulas without simulating (instant, any size)\n"
 		"  --trace-only    simulate the kernels' accesses without computing values: the\n"
 		"                  same counters, faster, arrays limited by address space only\n"
+		"  --separate-runs run every size of a --cache-sweep on its own (no one pass)\n"
+		"  --sample-sets K estimates: simulate 1 cache set in K (a power of two), counts\n"
+		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV)\n"
 		"\n"
 		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n");
 }
@@ -72,6 +80,8 @@ cmd_sweep(int argc, char **argv)
 		OPT_SHARD,
 		OPT_FORMULA_ONLY,
 		OPT_TRACE_ONLY,
+		OPT_SEPARATE_RUNS,
+		OPT_SAMPLE_SETS,
 	};
 	/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
 	static const struct option opts[] = {
@@ -98,6 +108,8 @@ cmd_sweep(int argc, char **argv)
 		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+		{ "separate-runs", no_argument, NULL, OPT_SEPARATE_RUNS },
+		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sweep_plan p;
@@ -195,6 +207,19 @@ cmd_sweep(int argc, char **argv)
 		case OPT_TRACE_ONLY:
 			p.trace_only = true;
 			break;
+		case OPT_SEPARATE_RUNS:
+			p.separate_runs = true;
+			break;
+		case OPT_SAMPLE_SETS:
+			if (!parse_u64(optarg, &jobs) || jobs < 2 || jobs > (UINT64_C(1) << 20) ||
+			    !is_pow2(jobs))
+				rc = usage_error("sweep",
+						 "--sample-sets: '%s' is not a power of two from 2 "
+						 "to 2^20",
+						 optarg);
+			else
+				p.sample_sets = (uint32_t)jobs;
+			break;
 		default:
 			rc = option_error("sweep", opt, argv);
 			break;
@@ -208,6 +233,8 @@ cmd_sweep(int argc, char **argv)
 		rc = usage_error("sweep", "sweep needs --kernel LIST");
 	if (!rc && p.trace_only && !p.simulate)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
+	if (!rc && p.sample_sets > 1 && !p.simulate)
+		rc = usage_error("sweep", "--sample-sets simulates; --formula-only does not");
 	if (!rc && ncache_args == 0)
 		caches[ncache_args++] = "lab";
 	for (unsigned i = 0; i < ncache_args && !rc; i++)

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
+#include "sim/spec.h"
 #include "sim/util.h"
 
 void
@@ -79,8 +80,9 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	struct run_state s = {
 		.w = &w, .t0 = now_seconds(), .tty = isatty(STDERR_FILENO), .shown = -1
 	};
-	size_t nitems, ntodo = 0;
+	size_t nitems, ntodo = 0, ntasks = 0;
 	long *todo = NULL;
+	struct sweep_task *tasks = NULL;
 	char path[4200], err[600];
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc;
@@ -93,6 +95,17 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		int crc = p->trace_only
 				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
 				  : attn_config_check(&items[i].cfg, err, sizeof(err));
+		struct spec spec;
+
+		/* Set sampling needs sets to sample in every cache. */
+		if (p->sample_sets > 1 && (!i || items[i].cache != items[i - 1].cache) &&
+		    spec_parse(p->caches[items[i].cache], &spec, err, sizeof(err)) == 0) {
+			spec.cache.sample_sets = p->sample_sets;
+			if (cache_config_validate(&spec.cache, err, sizeof(err))) {
+				free(items);
+				return usage_error("sweep", "%s", err);
+			}
+		}
 
 		if (crc && (p->simulate || crc != -ENOMEM)) {
 			free(items);
@@ -114,6 +127,8 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	for (size_t i = 0; i < nitems; i++)
 		if (i % o->shard_n == o->shard_i && !sweep_writer_has(&w, items[i].key))
 			todo[ntodo++] = (long)i;
+	tasks = xzalloc((ntodo + 1) * sizeof(*tasks));
+	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
 		fprintf(stderr, "memsim: sweep: %s\n", err);
@@ -122,9 +137,9 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	fprintf(stderr,
 		"memsim: sweep: %zu configurations, %zu already done, %zu to run on %u workers "
 		"-> %s\n",
-		nitems, w.ndone, ntodo, o->jobs < ntodo ? o->jobs : (unsigned)(ntodo ? ntodo : 1),
+		nitems, w.ndone, ntodo, o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1),
 		o->out);
-	prc = sweep_pool_run(p, items, todo, ntodo, o->jobs, &ops, &s, &interrupted, err,
+	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));
 	if (s.tty)
 		fprintf(stderr, "\n");
@@ -150,6 +165,7 @@ out:
 		fprintf(stderr, "memsim: sweep: %s\n", err);
 		rc = EXIT_RUNTIME;
 	}
+	free(tasks);
 	free(todo);
 	free(items);
 	return rc;

@@ -159,6 +159,7 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 	const char *eq = strchr(sweep, '=');
 	char level[8], err[512];
 	struct u64_list sizes;
+	struct sweep_cache_group *g;
 	struct spec s;
 	int rc;
 
@@ -171,13 +172,18 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 		return rc;
 	if (spec_parse(base, &s, err, sizeof(err)))
 		return usage_error("sweep", "--cache: %s", err);
+	g = &p->groups[p->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->first = p->ncaches;
 	for (unsigned i = 0; i < sizes.n; i++) {
 		struct cache_level_config *l = NULL;
 		char buf[1024];
 
 		for (unsigned k = 0; k < s.cache.levels; k++)
-			if (strcmp(s.cache.level[k].name, level) == 0)
+			if (strcmp(s.cache.level[k].name, level) == 0) {
 				l = &s.cache.level[k];
+				g->level = k;
+			}
 		if (!l)
 			return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'",
 					   level, base);
@@ -190,6 +196,9 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 			return usage_error("sweep", "more than %d caches", SWEEP_CACHES_MAX);
 		p->caches[p->ncaches++] = xstrdup(spec_format(&s, buf, sizeof(buf)));
 	}
+	g->n = sizes.n;
+	g->method = cache_onepass_method(&s.cache, g->level, sizes.v, sizes.n, &g->why);
+	p->ngroups++;
 	return 0;
 }
 
@@ -215,16 +224,19 @@ static void
 item_key(struct sweep_item *it, const struct sweep_plan *p)
 {
 	const struct attn_config *c = &it->cfg;
+	char sample[32] = "";
 
+	if (p->sample_sets > 1)
+		snprintf(sample, sizeof(sample), " sampled 1/%u", p->sample_sets);
 	snprintf(it->key, sizeof(it->key),
 		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu "
-		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s",
+		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s%s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
 		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
 		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
 		 (unsigned long long)c->Bc, c->causal, c->softmax_separate, p->caches[it->cache],
 		 p->flush, (unsigned long long)p->seed, p->simulate ? "simulated" : "formula",
-		 p->trace_only ? " trace-only" : "");
+		 p->trace_only ? " trace-only" : "", sample);
 }
 
 /* The plan's dimensions, outermost first: the product is walked like an odometer. */
@@ -294,6 +306,89 @@ sweep_plan_items(const struct sweep_plan *p, size_t *count)
 	return items;
 }
 
+int
+sweep_plan_group_of(const struct sweep_plan *p, unsigned cache)
+{
+	for (unsigned g = 0; g < p->ngroups; g++)
+		if (cache >= p->groups[g].first && cache < p->groups[g].first + p->groups[g].n)
+			return (int)g;
+	return -1;
+}
+
+/* The group whose sizes item i runs in one pass with, or -1. */
+static int
+onepass_group(const struct sweep_plan *p, const struct sweep_item *it)
+{
+	int g = sweep_plan_group_of(p, it->cache);
+
+	if (g < 0 || !p->simulate || p->separate_runs || p->sample_sets > 1 ||
+	    p->groups[g].method == CACHE_ONEPASS_SEPARATE)
+		return -1;
+	return g;
+}
+
+size_t
+sweep_plan_tasks(const struct sweep_plan *p, const struct sweep_item *items, size_t nitems,
+		 long *todo, size_t n, struct sweep_task *tasks)
+{
+	/* Caches are the outermost dimension, so item i with cache first + k of a group runs
+	 * the configuration of item i - k * per_cache, its group's first cache. */
+	size_t per_cache = p->ncaches ? nitems / p->ncaches : 0, ntasks = 0, at = 0;
+	long *task_of = xzalloc((nitems + 1) * sizeof(*task_of));
+	unsigned *count = xzalloc((n + 1) * sizeof(*count));
+	long *sorted = xzalloc((n + 1) * sizeof(*sorted));
+
+	for (size_t i = 0; i < nitems; i++)
+		task_of[i] = -1;
+	/* First pass: a task per configuration and group, in the order of their first item. */
+	for (size_t t = 0; t < n; t++) {
+		const struct sweep_item *it = &items[todo[t]];
+		int g = onepass_group(p, it);
+		size_t r = (size_t)todo[t];
+
+		if (g >= 0) {
+			r -= (it->cache - p->groups[g].first) * per_cache;
+			if (task_of[r] >= 0) {
+				count[task_of[r]]++;
+				continue;
+			}
+			task_of[r] = (long)ntasks;
+		}
+		tasks[ntasks] = (struct sweep_task){ 0, 1, g };
+		count[ntasks] = 1;
+		ntasks++;
+	}
+	for (size_t k = 0; k < ntasks; k++) {
+		tasks[k].start = at;
+		at += count[k];
+		tasks[k].n = 0;
+	}
+	/* Second pass: each item into its task's place. */
+	for (size_t i = 0; i < nitems; i++)
+		task_of[i] = -1;
+	for (size_t t = 0, next = 0; t < n; t++) {
+		const struct sweep_item *it = &items[todo[t]];
+		int g = onepass_group(p, it);
+		size_t r = (size_t)todo[t];
+		long k;
+
+		if (g >= 0) {
+			r -= (it->cache - p->groups[g].first) * per_cache;
+			if (task_of[r] < 0)
+				task_of[r] = (long)next++;
+			k = task_of[r];
+		} else {
+			k = (long)next++;
+		}
+		sorted[tasks[k].start + tasks[k].n++] = todo[t];
+	}
+	memcpy(todo, sorted, n * sizeof(*todo));
+	free(sorted);
+	free(count);
+	free(task_of);
+	return ntasks;
+}
+
 /* Appends "--opt v1,v2,..." to args. */
 static void
 add_list(char **args, int *n, char *buf, size_t buflen, const char *opt, const struct u64_list *l)
@@ -314,7 +409,7 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX };
 	char *args[MAXARGS];
 	char lists[8][SWEEP_LIST_MAX * 21];
-	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24];
+	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24], sample[16];
 	char *line, *cmd;
 	int n = 0;
 
@@ -358,6 +453,13 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 		args[n++] = "--formula-only";
 	if (p->trace_only)
 		args[n++] = "--trace-only";
+	if (p->separate_runs)
+		args[n++] = "--separate-runs";
+	if (p->sample_sets > 1) {
+		snprintf(sample, sizeof(sample), "%u", p->sample_sets);
+		args[n++] = "--sample-sets";
+		args[n++] = sample;
+	}
 	line = report_command_line(n, args);
 	cmd = xzalloc(strlen(line) + 8);
 	sprintf(cmd, "memsim %s", line);

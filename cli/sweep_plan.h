@@ -22,6 +22,15 @@ struct u64_list {
 	unsigned n;
 };
 
+/* The caches one --cache-sweep made of one --cache: one pass over their sizes where it
+ * applies (sim/cache.h cache_onepass_method()). */
+struct sweep_cache_group {
+	unsigned first, n; /* caches[first .. first + n) */
+	unsigned level;    /* the swept level, 0 for L1 */
+	enum cache_onepass method;
+	const char *why; /* static: why a better method does not apply, or NULL */
+};
+
 struct sweep_plan {
 	struct u64_list N, d, heads, kv_heads, batch, Br, Bc;
 	enum attn_kernel kernels[ATTN_KERNEL_COUNT];
@@ -38,6 +47,18 @@ struct sweep_plan {
 	uint64_t seed;
 	bool simulate;   /* false: the formulas alone */
 	bool trace_only; /* simulated by the kernels' trace-only forms (same counters) */
+	struct sweep_cache_group groups[SWEEP_CACHES_MAX];
+	unsigned ngroups;
+	bool separate_runs; /* --separate-runs: one run per configuration, no one-pass */
+	uint32_t sample_sets; /* --sample-sets K: estimates by set sampling; 0: exact */
+};
+
+/* A worker's task: todo[start .. start + n), items that differ only in the size of a group's
+ * swept level, run in one pass (group >= 0), or one item alone (group -1, n 1). */
+struct sweep_task {
+	size_t start;
+	unsigned n;
+	int group;
 };
 
 struct sweep_item {
@@ -68,6 +89,15 @@ int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_s
 /* The configurations, in the order above; those the kernels do not accept (kv_heads not
  * dividing heads, proj with causal) are left out. Caller frees with free(). */
 struct sweep_item *sweep_plan_items(const struct sweep_plan *p, size_t *count);
+
+/* The group of cache index i (plan->groups), or -1. */
+int sweep_plan_group_of(const struct sweep_plan *p, unsigned cache);
+
+/* Orders todo[0 .. n) (indices into items, from sweep_plan_items()) into tasks: the items of one
+ * configuration over a group's sizes together, where one pass applies and the plan simulates.
+ * Returns the number of tasks written to tasks (room for n). */
+size_t sweep_plan_tasks(const struct sweep_plan *p, const struct sweep_item *items,
+			size_t nitems, long *todo, size_t n, struct sweep_task *tasks);
 
 /* A `memsim sweep` command line that runs this plan into out, every list spelled out.
  * Caller frees with free(). */

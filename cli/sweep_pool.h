@@ -3,7 +3,8 @@
 /*
  * The worker pool of a sweep: configurations run in forked worker processes (each builds its
  * report, the JSON object of analysis/evaluate.h, and sends it as one line); the parent hands
- * out indices and receives the lines, so it alone writes the output files.
+ * out tasks and receives the lines, so it alone writes the output files. A task is one
+ * configuration, or one configuration over the sizes of a --cache-sweep run in one pass.
  */
 
 #include <stdbool.h>
@@ -21,9 +22,11 @@ struct sweep_pool_ops {
 	void (*progress)(void *ctx, size_t finished, size_t n);
 };
 
-/* Runs items[todo[0 .. n)] on jobs workers. SIGINT and SIGTERM stop it: runs in flight are
+/* Runs tasks[0 .. ntasks) (over items[todo[...]], cli/sweep_plan.h) on jobs workers; a task
+ * of a one-pass group sends a row per item. SIGINT and SIGTERM stop it: runs in flight are
  * abandoned, *interrupted is set and 0 returned. Returns 0, ops->row's nonzero value, or -1
  * with a message in err (a pipe or fork failed). */
 int sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const long *todo,
-		   size_t n, unsigned jobs, const struct sweep_pool_ops *ops, void *ctx,
-		   bool *interrupted, char *err, size_t errlen);
+		   const struct sweep_task *tasks, size_t ntasks, unsigned jobs,
+		   const struct sweep_pool_ops *ops, void *ctx, bool *interrupted, char *err,
+		   size_t errlen);

@@ -156,6 +156,35 @@ version_of(const char *cmd, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* How each --cache-sweep ran: "onepass": [{ caches, level, method, why }]. */
+static void
+add_onepass(cJSON *cfg, const struct sweep_plan *p)
+{
+	cJSON *list = cJSON_AddArrayToObject(cfg, "onepass");
+
+	for (unsigned g = 0; g < p->ngroups; g++) {
+		const struct sweep_cache_group *gr = &p->groups[g];
+		enum cache_onepass m = !p->simulate || p->separate_runs || p->sample_sets > 1
+					       ? CACHE_ONEPASS_SEPARATE
+					       : gr->method;
+		cJSON *o = cJSON_CreateObject();
+		char level[8];
+
+		snprintf(level, sizeof(level), "L%u", gr->level + 1);
+		cJSON_AddNumberToObject(o, "first_cache", gr->first);
+		cJSON_AddNumberToObject(o, "sizes", gr->n);
+		cJSON_AddStringToObject(o, "level", level);
+		cJSON_AddStringToObject(o, "method", cache_onepass_str(m));
+		cJSON_AddStringToObject(o, "why",
+					!p->simulate	   ? "formulas only: nothing simulated"
+					: p->separate_runs ? "--separate-runs"
+					: p->sample_sets > 1 ? "set sampling runs each size on its own"
+					: gr->why	   ? gr->why
+							   : "the fastest pass applies");
+		cJSON_AddItemToArray(list, o);
+	}
+}
+
 int
 sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, uint64_t shard_i,
 		      uint64_t shard_n, size_t total, int argc, char **argv, char *err,
@@ -191,9 +220,12 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddBoolToObject(cfg, "flush", p->flush);
 	cJSON_AddStringToObject(cfg, "mode", p->simulate ? "simulated" : "formula");
 	cJSON_AddBoolToObject(cfg, "trace_only", p->trace_only);
+	cJSON_AddNumberToObject(cfg, "sample_sets", p->sample_sets > 1 ? p->sample_sets : 1);
+	cJSON_AddBoolToObject(cfg, "estimate", p->sample_sets > 1);
 	caches = cJSON_AddArrayToObject(cfg, "caches");
 	for (unsigned i = 0; i < p->ncaches; i++)
 		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));
+	add_onepass(cfg, p);
 	sum = cJSON_AddObjectToObject(m, "results_summary");
 	cJSON_AddNumberToObject(sum, "runs_done", (double)(w->ndone + (size_t)w->written));
 	cJSON_AddNumberToObject(sum, "runs_failed", (double)w->errors);

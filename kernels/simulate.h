@@ -31,4 +31,14 @@ int sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flus
 int sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
 			  struct sim_result *out, char *err, size_t errlen);
 
+/* One run of cfg for every size sizes[0 .. n) of cache level `level` (0 for L1) of spec, with
+ * one-pass method how (sim/cache.h cache_create_onepass()); outs[k] is what sim_kernel() (or,
+ * with trace_only, sim_kernel_trace_only()) gives for spec with that size, counter for
+ * counter (seconds: the one run's). Returns 0, or -1 with a one-line message in err. Each
+ * outs[k] is freed with sim_result_finish(). */
+int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsigned level,
+		       const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
+		       uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
+		       size_t errlen);
+
 void sim_result_finish(struct sim_result *r);

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "sim/name_index.h"
+#include "sim/stackdist.h"
 #include "sim/util.h"
 
 #define TAG_INVALID UINT64_MAX
@@ -123,6 +124,17 @@ struct cache {
 	struct cache_config cfg;
 	struct level lv[CACHE_MAX_LEVELS + 1];
 	unsigned nlv;
+	unsigned ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
+	/* A one-pass model (cache_create_onepass()): what leaves level fan_level - 1 (every access
+	 * when fan_level is 0) goes to each model of fan[], one per size of level fan_level, or,
+	 * with stack, to one LRU stack pass that counts into all of them. */
+	struct cache **fan;
+	unsigned nfan, fan_level;
+	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
+	struct stackdist *stack;
+	unsigned *stack_order;           /* stack cache k is fan[stack_order[k]] */
+	struct stackdist_victim *victims; /* per stack cache */
+	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
 	int icache; /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
@@ -136,6 +148,11 @@ struct cache {
 	struct name_index phase_names; /* named phases (1 ..) by name */
 	unsigned cur_phase;
 	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
+	/* Set sampling: an access reaches the caches when (addr >> sample_shift) & sample_mask
+	 * is sample_residue. sample_mask 0: every access. */
+	unsigned sample_shift;
+	uint64_t sample_mask, sample_residue;
+	bool sample_scaled;
 };
 
 static const char *repl_names[] = { "lru", "fifo", "random", "plru" };
@@ -223,6 +240,72 @@ check_geometry(const struct cache_level_config *l, char *err, size_t errlen)
 	return 0;
 }
 
+/* The largest line of the data levels and I1, as a shift (set sampling's chunk). */
+static unsigned
+chunk_shift(const struct cache_config *cfg)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < cfg->levels; i++)
+		if (log2_u64(cfg->level[i].line_bytes) > s)
+			s = log2_u64(cfg->level[i].line_bytes);
+	if (cfg->has_icache && log2_u64(cfg->icache.line_bytes) > s)
+		s = log2_u64(cfg->icache.line_bytes);
+	return s;
+}
+
+/* Set sampling keeps 1 set in k of a level only when its set index holds the chunk's bits
+ * that pick the residue: sets >= k x (chunk / line). */
+static int
+check_sampling_level(const struct cache_level_config *l, unsigned chunk, uint32_t k, char *err,
+		     size_t errlen)
+{
+	uint64_t lines = l->size_bytes / l->line_bytes;
+	uint64_t sets = lines / (l->fully_assoc ? lines : l->assoc);
+	uint64_t need = (uint64_t)k << (chunk - log2_u64(l->line_bytes));
+
+	if (l->fully_assoc || sets == 1) {
+		snprintf(err, errlen,
+			 "--sample-sets %u: %s is fully associative (one set): there are no sets "
+			 "to sample",
+			 k, l->name);
+		return -EINVAL;
+	}
+	if (sets < need) {
+		snprintf(err, errlen,
+			 "--sample-sets %u: %s has %llu sets; sampling 1 set in %u needs %llu or "
+			 "more",
+			 k, l->name, (unsigned long long)sets, k, (unsigned long long)need);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+check_sampling(const struct cache_config *cfg, char *err, size_t errlen)
+{
+	uint32_t k = cfg->sample_sets;
+	unsigned chunk = chunk_shift(cfg);
+	int rc;
+
+	if (k <= 1)
+		return 0;
+	if (!is_pow2(k) || k > (UINT32_C(1) << 20)) {
+		snprintf(err, errlen, "--sample-sets %u: not a power of two from 2 to 2^20", k);
+		return -EINVAL;
+	}
+	if (cfg->levels == 0) {
+		snprintf(err, errlen, "--sample-sets %u: no cache, no sets to sample", k);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < cfg->levels; i++)
+		if ((rc = check_sampling_level(&cfg->level[i], chunk, k, err, errlen)))
+			return rc;
+	if (cfg->has_icache)
+		return check_sampling_level(&cfg->icache, chunk, k, err, errlen);
+	return 0;
+}
+
 int
 cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 {
@@ -285,6 +368,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			}
 		}
 	}
+	if ((rc = check_sampling(cfg, err, errlen)))
+		return rc;
 	if (cfg->has_icache) {
 		const struct cache_level_config *l = &cfg->icache;
 
@@ -370,29 +455,33 @@ phase_name_at(const void *owner, uint32_t i)
 	return ((const struct cache *)owner)->phases[i].name;
 }
 
-struct cache *
-cache_create(const struct cache_config *cfg)
+/* A model of cfg's levels 0 .. ndata-1 (and I1); below the last of them lies DRAM, or, in a
+ * one-pass model, the models of its fan. */
+static struct cache *
+build(const struct cache_config *cfg, unsigned ndata)
 {
-	struct cache *c;
-	char err[256];
+	struct cache *c = xzalloc(sizeof(*c));
 
-	if (cache_config_validate(cfg, err, sizeof(err)))
-		return NULL;
-	c = xzalloc(sizeof(*c));
 	c->cfg = *cfg;
-	for (unsigned i = 0; i < cfg->levels; i++) {
-		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
-		c->lv[i].below = i + 1 < cfg->levels ? (int)i + 1 : -1;
-		c->lv[i].below_exclusive =
-			i + 1 < cfg->levels && cfg->level[i + 1].inclusion == CACHE_INCL_EXCLUSIVE;
+	c->ndata = ndata;
+	if (cfg->sample_sets > 1) {
+		c->sample_shift = chunk_shift(cfg);
+		c->sample_mask = cfg->sample_sets - 1;
+		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
 	}
-	c->nlv = cfg->levels;
+	for (unsigned i = 0; i < ndata; i++) {
+		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
+		c->lv[i].below = i + 1 < ndata ? (int)i + 1 : -1;
+		c->lv[i].below_exclusive =
+			i + 1 < ndata && cfg->level[i + 1].inclusion == CACHE_INCL_EXCLUSIVE;
+	}
+	c->nlv = ndata;
 	c->icache = -1;
 	if (cfg->has_icache) {
 		c->icache = (int)c->nlv;
 		level_init(&c->lv[c->nlv], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS,
 			   cfg->index_ways);
-		c->lv[c->nlv].below = cfg->levels >= 2 ? 1 : -1;
+		c->lv[c->nlv].below = cfg->levels >= 2 && ndata >= 2 ? 1 : -1;
 		c->nlv++;
 	}
 	for (unsigned i = 0; i < c->nlv; i++) {
@@ -415,11 +504,29 @@ cache_create(const struct cache_config *cfg)
 	return c;
 }
 
+struct cache *
+cache_create(const struct cache_config *cfg)
+{
+	char err[256];
+
+	if (cache_config_validate(cfg, err, sizeof(err)))
+		return NULL;
+	return build(cfg, cfg->levels);
+}
+
 void
 cache_destroy(struct cache *c)
 {
 	if (!c)
 		return;
+	for (unsigned k = 0; k < c->nfan; k++)
+		if (!c->taken[k])
+			cache_destroy(c->fan[k]);
+	free(c->fan);
+	free(c->taken);
+	stackdist_destroy(c->stack);
+	free(c->stack_order);
+	free(c->victims);
 	for (unsigned i = 0; i < c->nlv; i++) {
 		free(c->lv[i].tags);
 		free(c->lv[i].mask);
@@ -892,6 +999,29 @@ granules(const struct level *L, uint64_t addr, uint32_t size, bool whole_only)
 
 static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size,
 			  enum req req, uint32_t count, unsigned flags);
+static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req,
+			uint32_t count, unsigned flags);
+
+/* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
+static unsigned
+span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum req req,
+	 uint32_t count, unsigned flags)
+{
+	uint64_t last = addr + (size - 1); /* the last byte: [addr, addr + size) may end at 2^64 */
+	unsigned res = 0;
+
+	for (;;) {
+		uint64_t piece_last = addr | (B->cfg.line_bytes - 1);
+
+		if (piece_last > last)
+			piece_last = last;
+		res |= level_ref(c, B, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
+		if (piece_last == last)
+			break;
+		addr = piece_last + 1;
+	}
+	return res;
+}
 
 static int
 level_index(const struct cache *c, const struct level *L)
@@ -906,25 +1036,15 @@ to_below(struct cache *c, const struct level *L, uint64_t addr, uint64_t size, e
 	 uint32_t count, unsigned flags)
 {
 	struct level *B = L->lower;
-	uint64_t last = addr + (size - 1); /* the last byte: [addr, addr + size) may end at 2^64 */
-	unsigned res = 0;
 
 	if (!B) {
+		if (c->nfan)
+			return fan_ref(c, addr, size, req, count, flags);
 		dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
 			      flags);
 		return 0;
 	}
-	for (;;) {
-		uint64_t piece_last = addr | (B->cfg.line_bytes - 1);
-
-		if (piece_last > last)
-			piece_last = last;
-		res |= level_ref(c, B, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
-		if (piece_last == last)
-			break;
-		addr = piece_last + 1;
-	}
-	return res;
+	return span_ref(c, B, addr, size, req, count, flags);
 }
 
 /* Sends line `line` of level L below, whole, once (a fill, a write-back, a victim): to_below()
@@ -937,6 +1057,8 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 	if (L->lower_whole)
 		return level_ref(c, L->lower, addr, L->cfg.line_bytes, req, 1, flags);
 	if (!L->lower) {
+		if (c->nfan)
+			return fan_ref(c, addr, L->cfg.line_bytes, req, 1, flags);
 		dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
 		return 0;
 	}
@@ -957,7 +1079,7 @@ back_invalidate(struct cache *c, int li, uint64_t line)
 
 		/* Levels above li: data levels 0..li-1, and I1 when it feeds a level at or above
 		 * li. */
-		if ((int)u == li || (u < c->cfg.levels && (int)u > li))
+		if ((int)u == li || (u < c->ndata && (int)u > li))
 			continue;
 		if ((int)u == c->icache && (U->below < 0 || U->below > li))
 			continue;
@@ -1340,17 +1462,28 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 {
 	bool write = op == CACHE_OP_STORE;
 
+	if (c->forward) {
+		for (unsigned k = 0; k < c->nfan; k++)
+			cache_access_merged(c->fan[k], addr, size, op, count, bytes);
+		return;
+	}
 	c->cpu.ops[op] += count;
 	c->cpu.bytes[op] += bytes;
 	if (op == CACHE_OP_IFETCH) {
-		if (c->icache >= 0)
+		if (c->icache >= 0 &&
+		    ((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		return;
 	}
 	if (c->nscratch && scratch_access(c, addr, op, bytes))
 		return;
-	if (c->cfg.levels == 0) {
-		dram_transfer(c, addr, bytes, write, 0);
+	if (((addr >> c->sample_shift) & c->sample_mask) != c->sample_residue)
+		return; /* in a set that sampling leaves out */
+	if (c->ndata == 0) {
+		if (c->nfan)
+			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
+		else
+			dram_transfer(c, addr, bytes, write, 0);
 		return;
 	}
 	access_lines(c, &c->lv[0], addr, size, write, count, 0);
@@ -1361,6 +1494,11 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 {
 	struct array *a = &c->arrays[i];
 
+	if (c->forward) {
+		for (unsigned k = 0; k < c->nfan; k++)
+			cache_scratch_add(c->fan[k], i, op, accesses, bytes);
+		return;
+	}
 	c->cpu.ops[op] += accesses;
 	c->cpu.bytes[op] += bytes;
 	a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
@@ -1381,7 +1519,7 @@ cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
 {
 	struct level *L = &c->lv[0];
 
-	if (c->cfg.levels == 0 || !L->fast_write)
+	if (c->ndata == 0 || !L->fast_write || c->sample_mask)
 		return false;
 	v->tags = L->tags;
 	v->set_mask = L->set_mask;
@@ -1439,7 +1577,7 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	unsigned shift;
 	size_t i, end;
 
-	if (c->cfg.levels == 0 || c->nscratch || !L->fast_write) {
+	if (c->ndata == 0 || c->nscratch || !L->fast_write || c->sample_mask) {
 		for (i = 0; i < n && refs[i].kind <= CACHE_OP_STORE; i++)
 			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
 				     refs[i].count);
@@ -1542,6 +1680,9 @@ cache_add_phase(struct cache *c, const char *name)
 	i = name_index_find(&c->phase_names, cut);
 	if (i >= 0)
 		return (int)i;
+	/* A one-pass model's models keep the same phases, at the same indices. */
+	for (unsigned k = 0; k < c->nfan; k++)
+		cache_add_phase(c->fan[k], name);
 	/* The final flush always finds room: its phase is the one past the cap. */
 	if (c->nphases > CACHE_MAX_PHASES && strcmp(cut, "flush") != 0)
 		return -ENOSPC;
@@ -1561,17 +1702,21 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
+	for (unsigned k = 0; k < c->nfan; k++)
+		cache_set_phase(c->fan[k], phase);
 	sync_phase(c);
 	c->cur_phase = (unsigned)phase;
 }
 
 /* ---- flush ---- */
 
-void
-cache_flush(struct cache *c)
+static void onepass_flush(struct cache *c);
+
+/* The final flush of levels first .. ndata-1. */
+static void
+flush_levels(struct cache *c, unsigned first)
 {
-	cache_set_phase(c, cache_add_phase(c, "flush"));
-	for (unsigned li = 0; li < c->cfg.levels; li++) {
+	for (unsigned li = first; li < c->ndata; li++) {
 		struct level *L = &c->lv[li];
 		uint64_t sets = L->set_mask + 1;
 
@@ -1604,6 +1749,15 @@ cache_flush(struct cache *c)
 		}
 		free(order);
 	}
+}
+
+void
+cache_flush(struct cache *c)
+{
+	cache_set_phase(c, cache_add_phase(c, "flush"));
+	flush_levels(c, 0);
+	if (c->nfan)
+		onepass_flush(c);
 	sync_phase(c);
 }
 
@@ -1623,6 +1777,8 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	a->len = bytes;
 	a->scratch = scratch;
 	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
+	for (unsigned k = 0; k < c->nfan; k++)
+		cache_add_array(c->fan[k], name, base, bytes, scratch);
 	if (scratch && bytes) {
 		/* The span's last byte, not its end, which may lie at 2^64. */
 		uint64_t lo = base, last = base + (bytes - 1);
@@ -1766,4 +1922,360 @@ cache_phase_level_stats(struct cache *c, unsigned p, unsigned i)
 {
 	sync_phase(c);
 	return &c->phases[p].lvl[i];
+}
+
+/* ---- one pass for many sizes ---- */
+
+const char *
+cache_onepass_str(enum cache_onepass m)
+{
+	static const char *names[] = { "separate", "fanout", "stack" };
+
+	return names[m];
+}
+
+int
+cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
+		    struct cache_config *out, char *err, size_t errlen)
+{
+	struct cache_level_config *l;
+
+	if (level >= cfg->levels) {
+		snprintf(err, errlen, "L%u is not a level of this cache", level + 1);
+		return -EINVAL;
+	}
+	*out = *cfg;
+	l = &out->level[level];
+	/* A fully associative level keeps its assoc field as a spec gave it (0 for "full"): the
+	 * model takes its ways from the size, and the tracing layer reads the field. */
+	l->size_bytes = size_bytes;
+	return cache_config_validate(out, err, errlen);
+}
+
+/* The sets of level `level` at size_bytes (the config is valid). */
+static uint64_t
+sets_at(const struct cache_level_config *l, uint64_t size_bytes)
+{
+	uint64_t lines = size_bytes / l->line_bytes;
+
+	return l->fully_assoc ? 1 : lines / l->assoc;
+}
+
+enum cache_onepass
+cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		     unsigned n, const char **why)
+{
+	const struct cache_level_config *l = &cfg->level[level];
+	const char *unused;
+	char err[256];
+	uint64_t sets;
+
+	if (!why)
+		why = &unused;
+	*why = NULL;
+	if (level >= cfg->levels || n == 0 || n > CACHE_ONEPASS_MAX) {
+		*why = "no such level, or no sizes";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+
+		if (cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err))) {
+			*why = "a size is not a valid cache";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+		for (unsigned j = 0; j < k; j++)
+			if (sizes[j] == sizes[k]) {
+				*why = "a size is given twice";
+				return CACHE_ONEPASS_SEPARATE;
+			}
+	}
+	/* Whatever lies at or below the swept level must not reach back above it. */
+	for (unsigned i = level; i < cfg->levels; i++) {
+		if (cfg->level[i].inclusion == CACHE_INCL_INCLUSIVE) {
+			*why = "an inclusive level at or below the swept one back-invalidates the "
+			       "levels above it";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+		if (level > 0 && cfg->level[i].straddle_once) {
+			*why = "a straddle=once level below L1 counts across levels";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+	}
+	if (l->inclusion == CACHE_INCL_EXCLUSIVE) {
+		*why = "an exclusive level hands lines back up";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	if (cfg->sample_sets > 1) {
+		*why = "set sampling runs each size on its own";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	/* The stack pass: one LRU stack per set for all sizes, so one set count, and the simple
+	 * write-back, fetch-on-write level at the bottom. */
+	if (l->repl != CACHE_REPL_LRU)
+		*why = "the swept level is not LRU";
+	else if (level + 1 != cfg->levels)
+		*why = "levels below the swept one need each size's own miss stream";
+	else if (l->write != CACHE_WRITE_BACK || l->alloc != CACHE_ALLOC_FETCH ||
+		 l->quiet_writebacks || l->straddle_once)
+		*why = "the swept level is not plain write-back write-allocate";
+	else if (level == 0 && cfg->has_icache)
+		*why = "an I1 beside a swept L1";
+	else if (n > STACKDIST_MAX_CACHES)
+		*why = "too many sizes";
+	if (*why)
+		return CACHE_ONEPASS_FANOUT;
+	sets = sets_at(l, sizes[0]);
+	for (unsigned k = 1; k < n; k++)
+		if (sets_at(l, sizes[k]) != sets) {
+			*why = "the sizes have different set counts (the stack pass needs one)";
+			return CACHE_ONEPASS_FANOUT;
+		}
+	return CACHE_ONEPASS_STACK;
+}
+
+struct cache *
+cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		     unsigned n, enum cache_onepass how)
+{
+	enum cache_onepass can = cache_onepass_method(cfg, level, sizes, n, NULL);
+	struct cache *c;
+
+	if (how == CACHE_ONEPASS_SEPARATE || how > can)
+		return NULL;
+	c = build(cfg, level);
+	c->fan_level = level;
+	c->fan = xzalloc(n * sizeof(*c->fan));
+	c->taken = xzalloc(n * sizeof(*c->taken));
+	c->nfan = n;
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+		char err[256];
+
+		cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err));
+		c->fan[k] = cache_create(&one);
+	}
+	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
+	if (how == CACHE_ONEPASS_STACK) {
+		uint32_t ways[STACKDIST_MAX_CACHES];
+		const struct cache_level_config *l = &cfg->level[level];
+
+		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
+		c->victims = xzalloc(n * sizeof(*c->victims));
+		for (unsigned k = 0; k < n; k++)
+			c->stack_order[k] = k;
+		/* Smallest first (an insertion sort: a sweep has a few sizes). */
+		for (unsigned k = 1; k < n; k++)
+			for (unsigned j = k; j > 0 && sizes[c->stack_order[j]] <
+							     sizes[c->stack_order[j - 1]];
+			     j--) {
+				unsigned t = c->stack_order[j];
+
+				c->stack_order[j] = c->stack_order[j - 1];
+				c->stack_order[j - 1] = t;
+			}
+		for (unsigned k = 0; k < n; k++)
+			ways[k] = c->fan[c->stack_order[k]]->lv[level].ways;
+		c->stack = stackdist_create(sets_at(l, sizes[0]), ways, n);
+		if (!c->stack) {
+			cache_destroy(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/* One request of level-above traffic inside one line of the swept level, for every size at
+ * once: what level_ref() does at a write-back, write-allocate LRU level above DRAM, with the
+ * hit or miss and the victim of each size from the stack. */
+static void
+stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t count,
+	  unsigned flags)
+{
+	const struct level *L0 = &c->fan[0]->lv[c->fan_level];
+	unsigned shift = L0->line_shift;
+	uint64_t line = addr >> shift, bytes = L0->cfg.line_bytes;
+	bool write = req != REQ_READ;
+	bool fetch = !write || size != bytes; /* a whole-line write needs no fetch */
+	unsigned z = stackdist_ref(c->stack, line, write, c->victims);
+	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
+
+	for (unsigned k = 0; k < c->nfan; k++) {
+		struct cache *s = c->fan[c->stack_order[k]];
+		struct level *L = &s->lv[c->fan_level];
+		const struct stackdist_victim *v = &c->victims[k];
+
+		if (write)
+			L->st.writes += count;
+		else
+			L->st.reads += count;
+		if (k >= z)
+			continue;
+		if (write)
+			L->st.write_misses++;
+		else
+			count_read_miss(L, flags);
+		if (v->valid)
+			L->st.evictions++;
+		if (fetch) {
+			dram_transfer(s, addr & ~(bytes - 1), bytes, false, fill_flags);
+			L->st.fills++;
+		}
+		if (v->valid && v->dirty) {
+			L->st.writebacks++;
+			if (flags & F_FLUSH)
+				L->st.flush_writebacks++;
+			dram_transfer(s, v->line << shift, bytes, true, flags & F_FLUSH);
+		}
+	}
+}
+
+static unsigned
+fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+	unsigned flags)
+{
+	unsigned res = 0;
+
+	flags &= ~F_COUNTED;
+	if (c->stack) {
+		uint64_t line_bytes = c->fan[0]->lv[c->fan_level].cfg.line_bytes;
+		uint64_t last = addr + (size - 1);
+
+		for (;;) {
+			uint64_t piece_last = addr | (line_bytes - 1);
+
+			if (piece_last > last)
+				piece_last = last;
+			stack_ref(c, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
+			if (piece_last == last)
+				break;
+			addr = piece_last + 1;
+		}
+		return 0;
+	}
+	for (unsigned k = 0; k < c->nfan; k++) {
+		struct cache *s = c->fan[k];
+
+		res |= span_ref(s, &s->lv[c->fan_level], addr, size, req, count, flags);
+	}
+	return res;
+}
+
+struct flush_ctx {
+	struct cache *c;
+};
+
+static void
+stack_flush_line(void *ctx, uint64_t line, unsigned from)
+{
+	struct cache *c = ((struct flush_ctx *)ctx)->c;
+
+	for (unsigned k = from; k < c->nfan; k++) {
+		struct cache *s = c->fan[c->stack_order[k]];
+		struct level *L = &s->lv[c->fan_level];
+
+		L->st.writebacks++;
+		L->st.flush_writebacks++;
+		dram_transfer(s, line << L->line_shift, L->cfg.line_bytes, true, F_FLUSH);
+	}
+}
+
+/* The flush below the levels of a one-pass model: each size's levels, or the stack's lines. */
+static void
+onepass_flush(struct cache *c)
+{
+	if (c->stack) {
+		struct flush_ctx fc = { c };
+
+		stackdist_flush(c->stack, stack_flush_line, &fc);
+	} else {
+		for (unsigned k = 0; k < c->nfan; k++)
+			flush_levels(c->fan[k], c->fan_level);
+	}
+	for (unsigned k = 0; k < c->nfan; k++)
+		sync_phase(c->fan[k]);
+}
+
+/* Copies what c counted above the swept level (the levels, the processor, scratch bytes) into
+ * model s: s then reads as a model run on its own. */
+static void
+copy_above(struct cache *c, struct cache *s)
+{
+	sync_phase(c);
+	sync_phase(s);
+	for (unsigned i = 0; i < c->nlv; i++) {
+		/* Data levels keep their index; I1 is the last level of each model. */
+		unsigned j = (int)i == c->icache ? (unsigned)s->icache : i;
+
+		s->lv[j].st = c->lv[i].st;
+		s->snap[j] = c->lv[i].st;
+		for (unsigned p = 0; p < c->nphases && p < s->nphases; p++)
+			s->phases[p].lvl[j] = c->phases[p].lvl[i];
+	}
+	s->cpu = c->cpu;
+	for (unsigned a = 0; a < c->narrays && a < s->narrays; a++) {
+		s->arrays[a].scratch_bytes[0] = c->arrays[a].scratch_bytes[0];
+		s->arrays[a].scratch_bytes[1] = c->arrays[a].scratch_bytes[1];
+	}
+}
+
+struct cache *
+cache_onepass_take(struct cache *c, unsigned k)
+{
+	struct cache *s;
+
+	if (k >= c->nfan || c->taken[k])
+		return NULL;
+	s = c->fan[k];
+	if (!c->forward)
+		copy_above(c, s);
+	c->taken[k] = true;
+	return s;
+}
+
+unsigned
+cache_onepass_count(const struct cache *c)
+{
+	return c->nfan;
+}
+
+/* ---- set sampling ---- */
+
+static void
+stats_scale(struct cache_level_stats *st, uint64_t k)
+{
+	uint64_t *w = (uint64_t *)st;
+
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		w[i] *= k;
+}
+
+static void
+traffic_scale(struct cache_traffic *t, uint64_t k)
+{
+	t->read_bytes *= k;
+	t->write_bytes *= k;
+	t->rfo_bytes *= k;
+	t->flush_write_bytes *= k;
+	t->flush_read_bytes *= k;
+}
+
+void
+cache_sample_scale(struct cache *c)
+{
+	uint64_t k = c->cfg.sample_sets;
+
+	if (k <= 1 || c->sample_scaled)
+		return;
+	sync_phase(c);
+	for (unsigned i = 0; i < c->nlv; i++) {
+		stats_scale(&c->lv[i].st, k);
+		c->snap[i] = c->lv[i].st;
+		for (unsigned p = 0; p < c->nphases; p++)
+			stats_scale(&c->phases[p].lvl[i], k);
+	}
+	for (unsigned p = 0; p < c->nphases; p++)
+		for (unsigned a = 0; a < c->narrays; a++)
+			traffic_scale(&c->phases[p].per_array[a], k);
+	c->sample_scaled = true;
 }

@@ -86,7 +86,16 @@ struct cache_config {
 	uint64_t seed;       /* random replacement; the same seed gives the same run */
 	uint32_t index_ways; /* levels with more ways than this keep a hash index instead of
 				scanning their sets [0: 64]; the counts do not depend on it */
+	/* Set sampling, an estimate (0 or 1: off, exact): only accesses whose address chunk
+	 * (the largest line of any level) is CACHE_SAMPLE_RESIDUE(k) modulo k reach the caches,
+	 * which is 1 set in k of every level; cache_sample_scale() multiplies the counts by k.
+	 * A power of two; every level needs k sets at least per chunk (never fully assoc). */
+	uint32_t sample_sets;
 };
+
+/* The residue modulo k that set sampling keeps: the middle one, away from residue 0, where
+ * every array's first line falls (arrays are aligned). */
+#define CACHE_SAMPLE_RESIDUE(k) ((k) / 2)
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines
  * counts twice), except on a straddle_once level, where an access over two lines counts once
@@ -284,6 +293,56 @@ const struct cache_traffic *cache_phase_array_traffic(const struct cache *c, uns
 						      unsigned a);
 /* Level counters accumulated while phase p was current. */
 const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigned p, unsigned i);
+
+/*
+ * One pass for many sizes of one level (the swept level): the levels above it are simulated
+ * once and what leaves them feeds a model per size ("fanout"), or, for an LRU last level,
+ * one LRU stack pass that counts for every size at once ("stack", sim/stackdist.h). Each
+ * size's model then holds every counter a model run on its own with that size would hold.
+ * It applies when the swept level's input does not depend on its size: no inclusive level at
+ * or below it (back-invalidation reaches above), the swept level not exclusive (it hands
+ * lines back up), no straddle=once level below L1. The stack pass needs, besides, the last level,
+ * LRU, write-back, write-allocate, no I1 beside a swept L1, and one set count for all sizes
+ * (fully associative, or sizes that change the ways).
+ */
+#define CACHE_ONEPASS_MAX 256
+
+enum cache_onepass {
+	CACHE_ONEPASS_SEPARATE = 0, /* no one-pass: each size needs its own run */
+	CACHE_ONEPASS_FANOUT,
+	CACHE_ONEPASS_STACK,
+};
+
+/* "separate", "fanout", "stack". */
+const char *cache_onepass_str(enum cache_onepass m);
+
+/* cfg with level `level` (0 for L1) resized to size_bytes (a fully associative level keeps
+ * one set, and its assoc field). Returns 0, or -EINVAL with a one-line message in err when the result is not
+ * valid. */
+int cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
+			struct cache_config *out, char *err, size_t errlen);
+
+/* The best method for the n sizes of level `level` of a valid cfg (distinct sizes, n <=
+ * CACHE_ONEPASS_MAX). *why (may be NULL) says in a few words why a better one does not
+ * apply, or is NULL for CACHE_ONEPASS_STACK. */
+enum cache_onepass cache_onepass_method(const struct cache_config *cfg, unsigned level,
+					const uint64_t *sizes, unsigned n, const char **why);
+
+/* A model to run as one (the tracing layer, cache_flush()) that counts for each size with
+ * method how (at most what cache_onepass_method() allows). Returns NULL when how does not
+ * apply. Its own counters mean nothing: take each size's model with cache_onepass_take().
+ * Caller frees with cache_destroy(), which frees the models not taken. */
+struct cache *cache_create_onepass(const struct cache_config *cfg, unsigned level,
+				   const uint64_t *sizes, unsigned n, enum cache_onepass how);
+/* The model of sizes[k], after the run (and flush): every counter as if it had run alone.
+ * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
+struct cache *cache_onepass_take(struct cache *c, unsigned k);
+unsigned cache_onepass_count(const struct cache *c);
+
+/* With set sampling (cfg.sample_sets > 1): multiplies every level count and every DRAM byte
+ * count by the sampling factor, once (later calls do nothing); the processor's counts and
+ * scratch bytes were counted whole. Call after the run and its flush, before reading. */
+void cache_sample_scale(struct cache *c);
 
 /* Names used in specs and reports. */
 const char *cache_repl_str(enum cache_repl r);

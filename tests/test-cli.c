@@ -599,6 +599,135 @@ test_sweep_command(void **state)
 	free(m);
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A sweep directory's rows without what differs between two ways of running them (times,
+ * memory, the row's index and its "onepass" note), sorted by key, as one string. */
+static char *
+rows_of(const char *dir)
+{
+	char path[700], *text, *save = NULL, **rows = NULL, *out;
+	size_t n = 0, len = 1;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	assert_non_null(text);
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *r = cJSON_Parse(line);
+
+		assert_non_null(r);
+		cJSON_DeleteItemFromObject(r, "traced_seconds");
+		cJSON_DeleteItemFromObject(r, "peak_rss_bytes");
+		cJSON_DeleteItemFromObject(r, "index");
+		cJSON_DeleteItemFromObject(r, "onepass");
+		rows = realloc(rows, (n + 1) * sizeof(*rows));
+		rows[n] = cJSON_PrintUnformatted(r);
+		len += strlen(rows[n]) + 1;
+		n++;
+		cJSON_Delete(r);
+	}
+	qsort(rows, n, sizeof(*rows), cmp_str);
+	out = calloc(1, len);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, rows[i]);
+		strcat(out, "\n");
+		free(rows[i]);
+	}
+	free(rows);
+	free(text);
+	return out;
+}
+
+/* manifest.json's config.onepass[i].key of a sweep directory, or "". */
+static char *
+onepass_of(const char *dir, int i, const char *key)
+{
+	static char buf[512];
+	char path[700], *m;
+	cJSON *o, *e;
+
+	snprintf(path, sizeof(path), "%s/%s/manifest.json", tmpdir, dir);
+	m = slurp_text(path);
+	assert_non_null(m);
+	o = cJSON_Parse(m);
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "config"), "onepass"), i);
+	snprintf(buf, sizeof(buf), "%s",
+		 e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, key)) : "");
+	cJSON_Delete(o);
+	free(m);
+	return buf;
+}
+
+/* A --cache-sweep in one pass (fan-out, stack) gives the rows of separate runs, and the
+ * manifest and rows say which pass ran; where one pass does not apply (an inclusive L2,
+ * caches that differ above the swept level), each size runs on its own. Set sampling is
+ * labelled and refused where there are no sets to sample. */
+static void
+test_sweep_onepass(void **state)
+{
+	static const char *specs[] = { "L1=4K:4:64,L2=64K:full:64", "L1=4K:4:64,L2=64K:8:64" };
+	static const char *methods[] = { "stack", "fanout" };
+	struct result r;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char *a, *b;
+
+		r = memsim("sweep --out op-a%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
+			   "--cache-sweep L2=8K:64K:x2 --trace-only --no-flush --jobs 2",
+			   i, specs[i]);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		r = memsim("sweep --out op-b%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
+			   "--cache-sweep L2=8K:64K:x2 --trace-only --no-flush --separate-runs",
+			   i, specs[i]);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		{
+			char da[16], db[16];
+
+			snprintf(da, sizeof(da), "op-a%d", i);
+			snprintf(db, sizeof(db), "op-b%d", i);
+			a = rows_of(da);
+			b = rows_of(db);
+			assert_int_equal(strlen(a) > 0, 1);
+			assert_string_equal(a, b);
+			assert_string_equal(onepass_of(da, 0, "method"), methods[i]);
+			assert_string_equal(onepass_of(db, 0, "method"), "separate");
+		}
+		free(a);
+		free(b);
+	}
+	r = memsim("sweep --out op-c --kernel naive --N 96 --d 32 --cache "
+		   "L1=4K:4:64,L2=64K:8:64:incl --cache-sweep L2=8K:64K:x2 --trace-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_string_equal(onepass_of("op-c", 0, "method"), "separate");
+	assert_non_null(strstr(onepass_of("op-c", 0, "why"), "inclusive"));
+	/* Levels above that change: separate runs, no group at all. */
+	r = memsim("sweep --out op-d --kernel naive --N 96 --d 32 --cache L1=4K:4:64,L2=64K:8:64 "
+		   "--cache L1=8K:4:64,L2=128K:8:64 --trace-only");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_string_equal(onepass_of("op-d", 0, "method"), "");
+	/* Sampling: labelled, and refused where it cannot sample. */
+	r = memsim("run --kernel naive --N 128 --d 32 --trace-only --cache L1=8K:4:64,L2=64K:8:64 "
+		   "--sample-sets 4");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "estimate: set sampling, 1 set in 4"));
+	result_free(&r);
+	expect_error("run --kernel naive --cache L1=32K:full:64 --sample-sets 4", 2,
+		     "L1 is fully associative (one set)");
+	expect_error("run --kernel naive --cache L1=32K:8:64 --sample-sets 6", 2,
+		     "not a power of two");
+	expect_error("sweep --out op-e --kernel naive --cache L1=1K:8:64 --sample-sets 4", 2,
+		     "L1 has 2 sets");
+}
+
 /* memsim report refuses a results file it cannot read, naming path and line; table too. */
 static void
 test_report_bad_results(void **state)
@@ -1617,6 +1746,7 @@ main(void)
 		cmocka_unit_test(test_trace_only),
 		cmocka_unit_test(test_sweep_resume_merge),
 		cmocka_unit_test(test_sweep_command),
+		cmocka_unit_test(test_sweep_onepass),
 		cmocka_unit_test(test_sweep_reproducible),
 		cmocka_unit_test(test_sweep_full_disk),
 		cmocka_unit_test(test_sweep_lock_and_workers),

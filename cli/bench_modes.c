@@ -1,0 +1,264 @@
+#include "cli/bench_modes.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/formulas.h"
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "kernels/simulate.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+
+#define SWEEP_SIZES 12
+#define SAMPLE_SETS 8
+
+/* The L1 above the swept L2, and the L2's smallest size: sizes double from there. */
+static const char l1_text[] = "L1=32K:8:64";
+static const uint64_t l2_first = 64 * 1024;
+
+struct mode_row {
+	const char *mode;
+	double seconds;
+	double vs_one;      /* seconds over one exact trace-only run, or -1 */
+	double vs_separate; /* seconds over the runs it replaces, or -1 */
+	double error;       /* largest relative error of DRAM bytes against exact, or -1 */
+	const char *target;
+};
+
+static double
+dram_bytes(struct cache *c)
+{
+	const struct cache_traffic *t = cache_dram(c);
+
+	return (double)t->read_bytes + (double)t->write_bytes;
+}
+
+/* Level counters and DRAM traffic, word for word. */
+static bool
+same_totals(struct cache *a, struct cache *b)
+{
+	if (cache_level_count(a) != cache_level_count(b) ||
+	    memcmp(cache_dram(a), cache_dram(b), sizeof(struct cache_traffic)))
+		return false;
+	for (unsigned i = 0; i < cache_level_count(a); i++)
+		if (memcmp(cache_level_stats(a, i), cache_level_stats(b, i),
+			   sizeof(struct cache_level_stats)))
+			return false;
+	return true;
+}
+
+/* 12 sizes of L2 in spec l2 (a spec's L2 with its size left to each run): separately, then in
+ * one pass with method how. Fills rows[0] (separate) and rows[1] (one pass); *same says
+ * whether every size's counters agree. */
+static int
+sweep_rows(const struct attn_config *cfg, const char *l2, enum cache_onepass how,
+	   struct mode_row *rows, bool *same, char *err, size_t errlen)
+{
+	struct sim_result sep[SWEEP_SIZES], pass[SWEEP_SIZES];
+	uint64_t sizes[SWEEP_SIZES];
+	struct spec spec;
+	char text[256];
+	double t0, t_sep, t_pass;
+	int rc = -1;
+
+	snprintf(text, sizeof(text), "%s,%s", l1_text, l2);
+	if (spec_parse(text, &spec, err, errlen))
+		return -1;
+	for (unsigned k = 0; k < SWEEP_SIZES; k++)
+		sizes[k] = l2_first << k;
+	if (cache_onepass_method(&spec.cache, 1, sizes, SWEEP_SIZES, NULL) < how) {
+		snprintf(err, errlen, "one pass (%s) does not apply to %s", cache_onepass_str(how),
+			 text);
+		return -1;
+	}
+	t0 = now_seconds();
+	for (unsigned k = 0; k < SWEEP_SIZES; k++) {
+		struct spec one = spec;
+
+		if (cache_config_resize(&spec.cache, 1, sizes[k], &one.cache, err, errlen) ||
+		    sim_kernel_trace_only(cfg, &one, true, &sep[k], err, errlen))
+			return -1; /* a bench of a valid config: never reached */
+	}
+	t_sep = now_seconds() - t0;
+	t0 = now_seconds();
+	if (sim_kernel_onepass(cfg, &spec, 1, sizes, SWEEP_SIZES, how, true, 1, true, pass, err,
+			       errlen))
+		goto out_sep;
+	t_pass = now_seconds() - t0;
+	*same = true;
+	for (unsigned k = 0; k < SWEEP_SIZES; k++) {
+		if (!same_totals(sep[k].cache, pass[k].cache))
+			*same = false;
+		sim_result_finish(&pass[k]);
+	}
+	/* "one run": the mean of the twelve separate runs. */
+	rows[0] = (struct mode_row){ NULL, t_sep, SWEEP_SIZES, -1, 0, "" };
+	rows[1] = (struct mode_row){ NULL, t_pass, t_pass / (t_sep / SWEEP_SIZES), t_pass / t_sep,
+				     0, "" };
+	rc = 0;
+out_sep:
+	for (unsigned k = 0; k < SWEEP_SIZES; k++)
+		sim_result_finish(&sep[k]);
+	return rc;
+}
+
+/* One exact trace-only run and one sampled run of cfg on spec: times and the error. */
+static int
+sample_row(const struct attn_config *cfg, const struct spec *spec, struct mode_row *full,
+	   struct mode_row *est, char *err, size_t errlen)
+{
+	struct sim_result a, b;
+	struct spec s = *spec;
+	double t0 = now_seconds(), ta, tb;
+
+	if (sim_kernel_trace_only(cfg, spec, true, &a, err, errlen))
+		return -1;
+	ta = now_seconds() - t0;
+	s.cache.sample_sets = SAMPLE_SETS;
+	t0 = now_seconds();
+	if (sim_kernel_trace_only(cfg, &s, true, &b, err, errlen)) {
+		sim_result_finish(&a);
+		return -1;
+	}
+	tb = now_seconds() - t0;
+	*full = (struct mode_row){ NULL, ta, 1, -1, 0, "" };
+	*est = (struct mode_row){ NULL, tb, tb / ta, -1,
+				  fabs(dram_bytes(b.cache) - dram_bytes(a.cache)) /
+					  dram_bytes(a.cache),
+				  "" };
+	sim_result_finish(&a);
+	sim_result_finish(&b);
+	return 0;
+}
+
+int
+bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, char **argv)
+{
+	enum {
+		R_COMPUTING,
+		R_TRACE_ONLY,
+		R_SEP_SET,
+		R_FANOUT,
+		R_SEP_FULL,
+		R_STACK,
+		R_SAMPLED,
+		R_FORMULA,
+		R_COUNT
+	};
+	static const char *names[R_COUNT] = {
+		"computing run (exact)",
+		"trace-only run (exact)",
+		"12 L2 sizes, 8-way, separately",
+		"12 L2 sizes, 8-way, one pass (fanout)",
+		"12 L2 sizes, full, separately",
+		"12 L2 sizes, full, one pass (stack)",
+		"trace-only, sampled 1 set in 8",
+		"formulas only",
+	};
+	static const char *targets[R_COUNT] = { "", "", "", "<= 1.5 x one", "", "<= 1.5 x one",
+						"", "" };
+	struct attn_config cfg = { ATTN_NAIVE, N, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	struct mode_row rows[R_COUNT];
+	struct formula_machine m;
+	struct formula_result fr;
+	struct sim_result r;
+	struct spec spec;
+	char base[128], err[512];
+	bool same_fan = false, same_stack = false;
+	FILE *out = text_stream(json_path);
+	double t0, t_comp, t_fx;
+	int rc = EXIT_RUNTIME;
+
+	if (!attn_kernel_parse(kernel, &cfg.kernel))
+		return usage_error("bench", "--kernel: unknown kernel '%s'", kernel);
+	if (attn_config_check(&cfg, err, sizeof(err)))
+		return usage_error("bench", "%s", err);
+	snprintf(base, sizeof(base), "%s,L2=1M:16:64", l1_text);
+	spec_parse(base, &spec, err, sizeof(err));
+	memset(rows, 0, sizeof(rows));
+	t0 = now_seconds();
+	if (sim_kernel(&cfg, &spec, true, 1, false, &r, err, sizeof(err)))
+		goto fail;
+	t_comp = now_seconds() - t0;
+	sim_result_finish(&r);
+	if (sample_row(&cfg, &spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err, sizeof(err)) ||
+	    sweep_rows(&cfg, "L2=1M:8:64", CACHE_ONEPASS_FANOUT, &rows[R_SEP_SET], &same_fan, err,
+		       sizeof(err)) ||
+	    sweep_rows(&cfg, "L2=1M:full:64", CACHE_ONEPASS_STACK, &rows[R_SEP_FULL], &same_stack,
+		       err, sizeof(err)))
+		goto fail;
+	rows[R_COMPUTING] = (struct mode_row){ NULL, t_comp, t_comp / rows[R_TRACE_ONLY].seconds,
+					       -1, 0, "" };
+	formula_machine_from_spec(&spec, true, &m);
+	t0 = now_seconds();
+	formula_eval(&cfg, &m, &fr);
+	t_fx = now_seconds() - t0;
+	rows[R_FORMULA] = (struct mode_row){ NULL, t_fx, t_fx / rows[R_TRACE_ONLY].seconds, -1,
+					     -1, "" };
+	for (int i = 0; i < R_COUNT; i++) {
+		rows[i].mode = names[i];
+		rows[i].target = targets[i];
+	}
+	fprintf(out,
+		"memsim bench --modes: %s N=%llu d=64 fp32, B_r = B_c = 64; cache %s; L2 sizes "
+		"64K to 128M (x2)\n\n",
+		kernel, (unsigned long long)N, base);
+	fprintf(out, "%-40s %10s %10s %12s %12s   %s\n", "mode", "seconds", "x one run",
+		"x separate", "DRAM error", "target");
+	for (int i = 0; i < R_COUNT; i++) {
+		char vs[16] = "", err_s[16] = "exact";
+
+		if (rows[i].vs_separate >= 0)
+			snprintf(vs, sizeof(vs), "%.3f", rows[i].vs_separate);
+		if (rows[i].error > 0)
+			snprintf(err_s, sizeof(err_s), "%.2f%%", 100 * rows[i].error);
+		else if (i == R_FORMULA)
+			snprintf(err_s, sizeof(err_s), "model");
+		else if (i == R_SAMPLED)
+			snprintf(err_s, sizeof(err_s), "0.00%%");
+		fprintf(out, "%-40s %10.4f %10.3f %12s %12s   %s\n", rows[i].mode, rows[i].seconds,
+			rows[i].vs_one, vs, err_s, rows[i].target);
+	}
+	fprintf(out,
+		"\n\"x one run\": over one exact trace-only run of the same cache (for the sweeps, "
+		"the mean\nof their twelve separate runs; for the computing run, over trace-only). "
+		"One-pass\ncounters equal to the separate runs': fanout %s, stack %s. The formulas "
+		"are exact\nonly in the regimes docs/formulas.md gives.\n",
+		same_fan ? "yes" : "NO", same_stack ? "yes" : "NO");
+	rc = same_fan && same_stack ? EXIT_OK : EXIT_RUNTIME;
+	if (json_path) {
+		cJSON *root = cJSON_CreateObject(), *list;
+
+		report_add_header(root, argc, argv);
+		cJSON_AddStringToObject(root, "kernel", kernel);
+		cJSON_AddNumberToObject(root, "N", (double)N);
+		cJSON_AddStringToObject(root, "cache", base);
+		cJSON_AddBoolToObject(root, "onepass_counters_equal", same_fan && same_stack);
+		list = cJSON_AddArrayToObject(root, "modes");
+		for (int i = 0; i < R_COUNT; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "mode", rows[i].mode);
+			cJSON_AddNumberToObject(o, "seconds", rows[i].seconds);
+			cJSON_AddNumberToObject(o, "x_one_run", rows[i].vs_one);
+			if (rows[i].vs_separate >= 0)
+				cJSON_AddNumberToObject(o, "x_separate", rows[i].vs_separate);
+			if (rows[i].error >= 0)
+				cJSON_AddNumberToObject(o, "dram_error", rows[i].error);
+			cJSON_AddItemToArray(list, o);
+		}
+		if (report_write_json(json_path, root, err, sizeof(err))) {
+			fprintf(stderr, "memsim: %s\n", err);
+			rc = EXIT_RUNTIME;
+		}
+		cJSON_Delete(root);
+	}
+	return rc;
+fail:
+	fprintf(stderr, "memsim: bench: %s\n", err);
+	return EXIT_RUNTIME;
+}

@@ -1,0 +1,246 @@
+/*
+ * One pass for many sizes (sim/cache.h cache_create_onepass()) against a separate run per
+ * size: every counter equal (tests/counters.h), for naive and flash2, flushed and not, on a
+ * 2-level spec sweeping L2 and a 1-level spec sweeping L1, set-associative (fan-out) and fully
+ * associative (the LRU stack pass), write-through and other line sizes above, a 3-level spec,
+ * random and FIFO swept levels. The stack pass alone against single-level models on random
+ * streams (several set counts, ways 1 to 16, reads and writes). The cases where one pass must
+ * not apply say so (inclusive, exclusive, non-LRU for the stack pass).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/attn.h"
+#include "kernels/simulate.h"
+#include "sim/spec.h"
+#include "sim/stackdist.h"
+#include "tests/counters.h"
+#include "tests/unit.h"
+
+static const struct onepass_case {
+	const char *spec;
+	unsigned level; /* 0: L1 */
+	uint64_t sizes[6];
+	enum cache_onepass method; /* what cache_onepass_method() must say */
+} cases[] = {
+	{ "L1=4K:4:64,L2=64K:8:64", 1, { 8192, 16384, 32768, 131072 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:full:64", 1, { 8192, 16384, 32768, 131072 }, CACHE_ONEPASS_STACK },
+	{ "L1=8K:4:64", 0, { 2048, 4096, 16384, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=8K:full:64", 0, { 4096, 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:64:wt,L2=64K:full:64", 1, { 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:128,L2=64K:full:64", 1, { 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:32,L2=64K:full:64", 1, { 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:64,L2=32K:8:64,L3=256K:full:64", 2, { 65536, 262144 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:64,L2=32K:8:64,L3=256K:16:64", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:8:64:random", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:full:64:fifo", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:8:64,tiles=scratch", 1, { 8192, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:full:64:nwa", 1, { 8192, 65536 }, CACHE_ONEPASS_FANOUT },
+};
+
+static const struct attn_config kernels[] = {
+	{ .kernel = ATTN_NAIVE, .N = 96, .d = 24, .heads = 2, .kv_heads = 1, .batch = 1,
+	  .dtype = ATTN_FP32, .Br = 16, .Bc = 32 },
+	{ .kernel = ATTN_FLASH2, .N = 128, .d = 32, .heads = 2, .kv_heads = 2, .batch = 1,
+	  .dtype = ATTN_FP16, .Br = 32, .Bc = 16, .causal = true },
+};
+
+/* Runs cfg once for every size with method how, and once per size on its own; compares. */
+static void
+check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool flush,
+	    enum cache_onepass how, bool trace_only)
+{
+	struct sim_result outs[6], alone;
+	struct spec spec;
+	char err[256];
+	unsigned n = 0;
+
+	while (n < 6 && oc->sizes[n])
+		n++;
+	assert_int_equal(spec_parse(oc->spec, &spec, err, sizeof(err)), 0);
+	if (sim_kernel_onepass(cfg, &spec, oc->level, oc->sizes, n, how, flush, 5, trace_only,
+			       outs, err, sizeof(err)))
+		fail_msg("%s: %s", oc->spec, err);
+	for (unsigned k = 0; k < n; k++) {
+		struct spec one = spec;
+
+		assert_int_equal(cache_config_resize(&spec.cache, oc->level, oc->sizes[k],
+						     &one.cache, err, sizeof(err)),
+				 0);
+		assert_int_equal(trace_only ? sim_kernel_trace_only(cfg, &one, flush, &alone, err,
+								    sizeof(err))
+					    : sim_kernel(cfg, &one, flush, 5, false, &alone, err,
+							 sizeof(err)),
+				 0);
+		if (!same_counters(outs[k].cache, alone.cache))
+			fail_msg("%s, L%u = %llu B, %s, %s%s: one pass (%s) differs from its own "
+				 "run",
+				 oc->spec, oc->level + 1, (unsigned long long)oc->sizes[k],
+				 attn_kernel_name(cfg->kernel), flush ? "flush" : "no flush",
+				 trace_only ? ", trace-only" : "", cache_onepass_str(how));
+		sim_result_finish(&alone);
+		sim_result_finish(&outs[k]);
+	}
+}
+
+static void
+test_case(void **state)
+{
+	const struct onepass_case *oc = *state;
+	struct spec spec;
+	char err[256];
+	const char *why;
+	unsigned n = 0;
+
+	while (n < 6 && oc->sizes[n])
+		n++;
+	assert_int_equal(spec_parse(oc->spec, &spec, err, sizeof(err)), 0);
+	assert_int_equal(cache_onepass_method(&spec.cache, oc->level, oc->sizes, n, &why),
+			 oc->method);
+	print_message("# %s L%u: %s%s%s\n", oc->spec, oc->level + 1,
+		      cache_onepass_str(oc->method), why ? ": " : "", why ? why : "");
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
+		check_sizes(oc, &kernels[i], true, oc->method, true);
+		check_sizes(oc, &kernels[i], false, oc->method, true);
+		/* The stack pass's sizes by fan-out too: both must agree with the plain runs. */
+		if (oc->method == CACHE_ONEPASS_STACK)
+			check_sizes(oc, &kernels[i], true, CACHE_ONEPASS_FANOUT, true);
+	}
+	/* The computing kernel once (the same counters as trace-only, seed and all). */
+	check_sizes(oc, &kernels[0], true, oc->method, false);
+}
+
+/* Where the swept level's input depends on its size, or the stack pass's assumptions fail. */
+static void
+test_not_applicable(void **state)
+{
+	static const struct {
+		const char *spec;
+		unsigned level;
+		enum cache_onepass method;
+	} rows[] = {
+		{ "L1=4K:4:64,L2=64K:8:64:incl", 1, CACHE_ONEPASS_SEPARATE },
+		{ "L1=4K:4:64,L2=64K:8:64,L3=1M:16:64:incl", 1, CACHE_ONEPASS_SEPARATE },
+		{ "L1=4K:4:64,L2=64K:8:64:excl", 1, CACHE_ONEPASS_SEPARATE },
+		{ "L1=4K:4:64:straddle=once,L2=64K:8:64:straddle=once", 1,
+		  CACHE_ONEPASS_SEPARATE },
+		{ "L1=4K:4:64,L2=64K:full:64:plru", 1, CACHE_ONEPASS_FANOUT },
+		{ "L1=4K:4:64,L2=64K:full:64:wt", 1, CACHE_ONEPASS_FANOUT },
+		{ "L1=4K:4:64,L2=64K:full:64,L3=1M:16:64", 1, CACHE_ONEPASS_FANOUT },
+		{ NULL, 0, 0 },
+	};
+	const uint64_t sizes[] = { 16384, 65536 }, twice[] = { 16384, 16384 };
+	struct spec spec;
+	char err[256];
+	const char *why;
+
+	(void)state;
+	for (int i = 0; rows[i].spec; i++) {
+		assert_int_equal(spec_parse(rows[i].spec, &spec, err, sizeof(err)), 0);
+		assert_int_equal(cache_onepass_method(&spec.cache, rows[i].level, sizes, 2, &why),
+				 rows[i].method);
+		assert_non_null(why);
+		if (rows[i].method == CACHE_ONEPASS_SEPARATE)
+			assert_null(cache_create_onepass(&spec.cache, rows[i].level, sizes, 2,
+							 CACHE_ONEPASS_FANOUT));
+		assert_null(cache_create_onepass(&spec.cache, rows[i].level, sizes, 2,
+						 CACHE_ONEPASS_STACK));
+	}
+	assert_int_equal(cache_onepass_method(&spec.cache, 1, twice, 2, &why),
+			 CACHE_ONEPASS_SEPARATE);
+	assert_int_equal(cache_onepass_method(&spec.cache, 7, sizes, 2, &why),
+			 CACHE_ONEPASS_SEPARATE);
+}
+
+/* stackdist_flush()'s callback: one flush write-back in caches from .. 5. */
+static void
+count_flush(void *ctx, uint64_t line, unsigned from)
+{
+	uint64_t *fwb = ctx;
+
+	(void)line;
+	for (unsigned k = from; k < 6; k++)
+		fwb[k]++;
+}
+
+/* The stack pass alone on random streams against a single-level model per way count:
+ * misses, evictions, write-backs and the flush's write-backs, line by line. */
+static void
+test_stack_random(void **state)
+{
+	static const uint32_t ways[] = { 1, 2, 3, 4, 8, 16 };
+	enum { NW = sizeof(ways) / sizeof(ways[0]) };
+
+	(void)state;
+	for (uint64_t sets = 1; sets <= 16; sets *= 4) {
+		struct stackdist *sd = stackdist_create(sets, ways, NW);
+		struct stackdist_victim v[NW];
+		struct cache *model[NW];
+		uint64_t miss[NW] = { 0 }, wb[NW] = { 0 }, ev[NW] = { 0 }, fwb[NW] = { 0 };
+		uint64_t rng = 12345 + sets;
+
+		assert_non_null(sd);
+		for (unsigned k = 0; k < NW; k++) {
+			struct cache_config cfg = { .levels = 1 };
+			struct cache_level_config *l = &cfg.level[0];
+
+			snprintf(l->name, sizeof(l->name), "L1");
+			l->line_bytes = 64;
+			l->assoc = ways[k];
+			l->size_bytes = 64 * sets * ways[k];
+			model[k] = cache_create(&cfg);
+			assert_non_null(model[k]);
+		}
+		for (int i = 0; i < 40000; i++) {
+			uint64_t line, r;
+			bool write;
+			unsigned z;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			r = rng;
+			/* Mostly a small hot range, sometimes far: every depth is reached. */
+			line = (r >> 8) % (r & 1 ? 24 * sets : 6 * sets);
+			write = (r >> 40) % 3 == 0;
+			z = stackdist_ref(sd, line, write, v);
+			for (unsigned k = 0; k < NW; k++) {
+				if (k < z) {
+					miss[k]++;
+					ev[k] += v[k].valid;
+					wb[k] += v[k].valid && v[k].dirty;
+				}
+				cache_access(model[k], line * 64, 8,
+					     write ? CACHE_OP_STORE : CACHE_OP_LOAD, 1);
+			}
+		}
+		for (unsigned k = 0; k < NW; k++) {
+			const struct cache_level_stats *st = cache_level_stats(model[k], 0);
+
+			assert_int_equal(st->read_misses + st->write_misses, miss[k]);
+			assert_int_equal(st->evictions, ev[k]);
+			assert_int_equal(st->writebacks, wb[k]);
+			cache_flush(model[k]);
+		}
+		stackdist_flush(sd, count_flush, fwb);
+		for (unsigned k = 0; k < NW; k++) {
+			assert_int_equal(cache_level_stats(model[k], 0)->flush_writebacks, fwb[k]);
+			cache_destroy(model[k]);
+		}
+		stackdist_destroy(sd);
+	}
+}
+
+int
+main(void)
+{
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
+	struct CMUnitTest tests[NCASES + 2];
+
+	for (size_t i = 0; i < NCASES; i++)
+		tests[i] = (struct CMUnitTest){ cases[i].spec, test_case, NULL, NULL,
+						(void *)&cases[i] };
+	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_not_applicable);
+	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_stack_random);
+	return _cmocka_run_group_tests("onepass", tests, NCASES + 2, NULL, NULL);
+}
