@@ -155,9 +155,10 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 			: close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
 	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s%s",
 		 d->flush_write_bytes ? ", the final flush included" : "",
-		 f->interval ? "; set-associative: within the interval of the formula at C +- one "
-			       "line per set"
-			     : "");
+		 f->interval && f->low_bytes < f->high_bytes
+			 ? "; set-associative: within the interval of the formula at C +- one line "
+			   "per set"
+			 : "");
 	if (!out->exact.within)
 		exact_why_not(out->exact.why_not, sizeof(out->exact.why_not), c, f);
 	else if (!out->arrays_within_but_negligible)
@@ -280,7 +281,7 @@ print_total(FILE *out, const struct compare_total *t)
 	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s\n",
 		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
 		100 * t->tolerance, t->why_not[0] ? ": " : "", t->why_not);
-	if (t->interval)
+	if (t->interval && t->low < t->high)
 		fprintf(out,
 			"       set-associative interval %.0f .. %.0f (measured/low %.3f, "
 			"measured/high %.3f)\n",

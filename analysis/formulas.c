@@ -419,6 +419,11 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 		else if (!term_holds(Q, head))
 			snprintf(g->text, sizeof(g->text),
 				 "Q read once fails: Q is read %.3g times", Q / head);
+		else if (S <= 0.5 * S_lab)
+			snprintf(g->text, sizeof(g->text),
+				 "S spills to DRAM fails: S and P stay in %s between passes: they "
+				 "move %s, not the lab's 4 N^2 s = %s",
+				 C, a, b);
 		else if (S < 0.95 * S_lab)
 			snprintf(
 				g->text, sizeof(g->text),

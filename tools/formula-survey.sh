@@ -5,8 +5,8 @@
 # 777: rows that are not whole lines; d = 24, 40, 64; B_r, B_c in 16 .. 80, unequal), on fully
 # associative LRU caches of 16 KiB to 8 MiB with the tiles in scratch, in three shapes (one
 # head; causal grouped-query; batch 2, 3 heads, fp16; proj takes grouped-query without causal),
-# simulated with --trace-only. Prints `memsim table --exact` per shape: how many runs have
-# every array equal to the byte. MEMSIM defaults to build/memsim, DIR to a new directory.
+# then tiny and odd sizes (below), simulated with --trace-only. Prints `memsim table --exact`
+# per shape: how many runs have every array equal to the byte. MEMSIM defaults to build/memsim, DIR to a new directory.
 set -eu
 
 memsim=${1:-build/memsim}
@@ -32,4 +32,13 @@ survey plain --kernel naive,flash1,flash2,proj
 survey gqa-causal --kernel naive,flash1,flash2 --heads 2 --kv-heads 1 --causal
 survey gqa-proj --kernel proj --heads 2 --kv-heads 1
 survey batch-fp16 --kernel naive,flash1,flash2,proj --batch 2 --heads 3 --dtype fp16
+# Tiny and odd: single rows, one-element tiles, rows of 1 to 72 elements, 4 KiB caches, 32- and
+# 128-byte lines, write-validate, no final flush.
+sizes="--N 1,7,33,130,513 --d 1,3,24,72 --Br 1,5,128 --Bc 1,3,64"
+caches="--cache L1=4K:full:64,tiles=scratch --cache L1=32K:full:64,tiles=scratch"
+caches="$caches --cache L1=256K:full:128:wv,tiles=scratch --cache L1=2M:full:32,tiles=scratch"
+survey tiny --kernel naive,flash1,flash2,proj
+survey tiny-gqa-causal --kernel naive,flash1,flash2 --heads 4 --kv-heads 2 --causal --dtype bf16
+survey tiny-gqa-proj --kernel proj --heads 4 --kv-heads 2 --dtype bf16
+survey tiny-no-flush --kernel naive,flash1,flash2,proj --no-flush --batch 2
 echo "results in $dir"
