@@ -505,20 +505,11 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
 						  "O_tile", "m_tile", "l_tile" };
 	static const char *const names[] = { "Q", "O", "m", "l" };
-	struct f2 f = { .c = c, .q = q };
+	struct f2 f = f2_geometry(c, q);
 	uint64_t Tc;
 	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, k = 0, v = 0, init_o,
 	       init_ml;
 
-	f.L = (uint64_t)q->L;
-	f.RB = c->d * dtype_bytes(c->dtype);
-	f.N = c->N;
-	f.Br = c->Br < c->N ? c->Br : c->N;
-	f.Bc = c->Bc < c->N ? c->Bc : c->N;
-	f.Tr = attn_blocks(c->N, c->Br);
-	f.BH = c->batch * c->heads;
-	f.C = q->C;
-	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
 	Tc = attn_blocks(c->N, c->Bc);
 	/* init: every O line, and every m and l line, stored once (each m and l value apart
 	 * where an O row between fills the cache) */

@@ -333,19 +333,10 @@ formula_flash2(struct formula_result *r, const struct attn_config *c, const stru
 	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->tm, q->tm };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
 						  "O_tile", "m_tile", "l_tile" };
-	struct f2 f = { .c = c, .q = q };
+	struct f2 f = f2_geometry(c, q);
 	double k = 0, v = 0, o_res, l_res;
 	struct formula_array *o, *l;
 
-	f.L = (uint64_t)q->L;
-	f.RB = c->d * dtype_bytes(c->dtype);
-	f.N = c->N;
-	f.Br = c->Br < c->N ? c->Br : c->N;
-	f.Bc = c->Bc < c->N ? c->Bc : c->N;
-	f.Tr = attn_blocks(c->N, c->Br);
-	f.BH = c->batch * c->heads;
-	f.C = q->C;
-	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
 	f2_rows(r, &f);
 	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++)
 		f2_kv_head(&f, kk, &k, &v);

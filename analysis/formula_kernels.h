@@ -67,6 +67,24 @@ struct f2 {
 	double C, tl; /* cache lines; tile lines always in use (0 in scratch) */
 };
 
+/* The geometry flash1 and flash2 share. */
+static inline struct f2
+f2_geometry(const struct attn_config *c, const struct q *q)
+{
+	struct f2 f = { .c = c, .q = q };
+
+	f.L = (uint64_t)q->L;
+	f.RB = c->d * dtype_bytes(c->dtype);
+	f.N = c->N;
+	f.Br = c->Br < c->N ? c->Br : c->N;
+	f.Bc = c->Bc < c->N ? c->Bc : c->N;
+	f.Tr = attn_blocks(c->N, c->Br);
+	f.BH = c->batch * c->heads;
+	f.C = q->C;
+	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
+	return f;
+}
+
 /* Bytes of row r of head hh (over batches) in Q or O, in lse, and of kv head kk in K or V. */
 static inline uint64_t
 f2_row(const struct f2 *f, uint64_t hh, uint64_t r)
