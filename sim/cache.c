@@ -124,7 +124,8 @@ struct cache {
 	struct cache_config cfg;
 	struct level lv[CACHE_MAX_LEVELS + 1];
 	unsigned nlv;
-	unsigned ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
+	unsigned
+		ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
 	/* A one-pass model (cache_create_onepass()): what leaves level fan_level - 1 (every access
 	 * when fan_level is 0) goes to each model of fan[], one per size of level fan_level, or,
 	 * with stack, to one LRU stack pass that counts into all of them. */
@@ -132,10 +133,10 @@ struct cache {
 	unsigned nfan, fan_level;
 	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
 	struct stackdist *stack;
-	unsigned *stack_order;           /* stack cache k is fan[stack_order[k]] */
+	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
 	struct stackdist_victim *victims; /* per stack cache */
 	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
-	int icache; /* index of I1 in lv, or -1 */
+	int icache;                       /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
 	struct array arrays[CACHE_MAX_ARRAYS + 1];
@@ -999,8 +1000,8 @@ granules(const struct level *L, uint64_t addr, uint32_t size, bool whole_only)
 
 static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size,
 			  enum req req, uint32_t count, unsigned flags);
-static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req,
-			uint32_t count, unsigned flags);
+static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+			unsigned flags);
 
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
 static unsigned
@@ -2010,8 +2011,10 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		*why = "set sampling runs each size on its own";
 		return CACHE_ONEPASS_SEPARATE;
 	}
-	/* The stack pass: one LRU stack per set for all sizes, so one set count, and the simple
-	 * write-back, fetch-on-write level at the bottom. */
+	/* The stack pass: the simple write-back, fetch-on-write LRU level at the bottom, and
+	 * caches nested by inclusion (sim/stackdist.h): one set count (fully associative, or
+	 * sizes that change the ways), or a fixed associativity of a few ways (sizes that change
+	 * the set count). */
 	if (l->repl != CACHE_REPL_LRU)
 		*why = "the swept level is not LRU";
 	else if (level + 1 != cfg->levels)
@@ -2027,8 +2030,8 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		return CACHE_ONEPASS_FANOUT;
 	sets = sets_at(l, sizes[0]);
 	for (unsigned k = 1; k < n; k++)
-		if (sets_at(l, sizes[k]) != sets) {
-			*why = "the sizes have different set counts (the stack pass needs one)";
+		if (sets_at(l, sizes[k]) != sets && l->assoc > STACKDIST_MAX_SET_WAYS) {
+			*why = "the sizes have different set counts at more than 64 ways";
 			return CACHE_ONEPASS_FANOUT;
 		}
 	return CACHE_ONEPASS_STACK;
@@ -2058,6 +2061,7 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
 	if (how == CACHE_ONEPASS_STACK) {
 		uint32_t ways[STACKDIST_MAX_CACHES];
+		uint64_t sets[STACKDIST_MAX_CACHES];
 		const struct cache_level_config *l = &cfg->level[level];
 
 		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
@@ -2066,17 +2070,24 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 			c->stack_order[k] = k;
 		/* Smallest first (an insertion sort: a sweep has a few sizes). */
 		for (unsigned k = 1; k < n; k++)
-			for (unsigned j = k; j > 0 && sizes[c->stack_order[j]] <
-							     sizes[c->stack_order[j - 1]];
+			for (unsigned j = k;
+			     j > 0 && sizes[c->stack_order[j]] < sizes[c->stack_order[j - 1]];
 			     j--) {
 				unsigned t = c->stack_order[j];
 
 				c->stack_order[j] = c->stack_order[j - 1];
 				c->stack_order[j - 1] = t;
 			}
-		for (unsigned k = 0; k < n; k++)
+		for (unsigned k = 0; k < n; k++) {
 			ways[k] = c->fan[c->stack_order[k]]->lv[level].ways;
-		c->stack = stackdist_create(sets_at(l, sizes[0]), ways, n);
+			sets[k] = sets_at(l, sizes[c->stack_order[k]]);
+		}
+		/* Sizes in order: a fixed set count grows the ways, a fixed associativity the
+		 * sets (sim/stackdist.h: nested either way). */
+		if (sets[0] == sets[n - 1])
+			c->stack = stackdist_create(sets[0], ways, n);
+		else
+			c->stack = stackdist_create_sets(sets, ways, n);
 		if (!c->stack) {
 			cache_destroy(c);
 			return NULL;
@@ -2131,8 +2142,7 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 }
 
 static unsigned
-fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-	unsigned flags)
+fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count, unsigned flags)
 {
 	unsigned res = 0;
 
