@@ -136,7 +136,9 @@ struct cache {
 	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
 	struct stackdist_victim *victims; /* per stack cache */
 	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
-	int icache;                       /* index of I1 in lv, or -1 */
+	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
+	uint64_t stack_reads, stack_writes;
+	int icache; /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
 	struct array arrays[CACHE_MAX_ARRAYS + 1];
@@ -1002,6 +1004,7 @@ static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint3
 			  enum req req, uint32_t count, unsigned flags);
 static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
 			unsigned flags);
+static void stack_settle(struct cache *c);
 
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
 static unsigned
@@ -1703,6 +1706,7 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
+	stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_set_phase(c->fan[k], phase);
 	sync_phase(c);
@@ -2111,17 +2115,16 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	unsigned z = stackdist_ref(c->stack, line, write, c->victims);
 	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
 
-	for (unsigned k = 0; k < c->nfan; k++) {
+	if (write)
+		c->stack_writes += count;
+	else
+		c->stack_reads += count;
+	/* Sizes smallest first: the ones that missed are 0 .. z-1. */
+	for (unsigned k = 0; k < z; k++) {
 		struct cache *s = c->fan[c->stack_order[k]];
 		struct level *L = &s->lv[c->fan_level];
 		const struct stackdist_victim *v = &c->victims[k];
 
-		if (write)
-			L->st.writes += count;
-		else
-			L->st.reads += count;
-		if (k >= z)
-			continue;
 		if (write)
 			L->st.write_misses++;
 		else
@@ -2171,6 +2174,23 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 	return res;
 }
 
+/* Adds the stack pass's reads and writes, which every size counts alike, to each size's
+ * model: before anything that changes how a model counts (its phase) and before its counters
+ * are read. */
+static void
+stack_settle(struct cache *c)
+{
+	if (c->stack_reads | c->stack_writes) {
+		for (unsigned k = 0; k < c->nfan; k++) {
+			struct level *L = &c->fan[k]->lv[c->fan_level];
+
+			L->st.reads += c->stack_reads;
+			L->st.writes += c->stack_writes;
+		}
+		c->stack_reads = c->stack_writes = 0;
+	}
+}
+
 struct flush_ctx {
 	struct cache *c;
 };
@@ -2194,6 +2214,7 @@ stack_flush_line(void *ctx, uint64_t line, unsigned from)
 static void
 onepass_flush(struct cache *c)
 {
+	stack_settle(c);
 	if (c->stack) {
 		struct flush_ctx fc = { c };
 
@@ -2236,6 +2257,7 @@ cache_onepass_take(struct cache *c, unsigned k)
 
 	if (k >= c->nfan || c->taken[k])
 		return NULL;
+	stack_settle(c);
 	s = c->fan[k];
 	if (!c->forward)
 		copy_above(c, s);
