@@ -669,12 +669,13 @@ onepass_of(const char *dir, int i, const char *key)
 static void
 test_sweep_onepass(void **state)
 {
-	static const char *specs[] = { "L1=4K:4:64,L2=64K:full:64", "L1=4K:4:64,L2=64K:8:64" };
-	static const char *methods[] = { "stack", "fanout" };
+	static const char *specs[] = { "L1=4K:4:64,L2=64K:full:64", "L1=4K:4:64,L2=64K:8:64",
+				       "L1=4K:4:64,L2=64K:8:64:fifo" };
+	static const char *methods[] = { "stack", "stack", "fanout" };
 	struct result r;
 
 	(void)state;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		char *a, *b;
 
 		r = memsim("sweep --out op-a%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
