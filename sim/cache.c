@@ -288,11 +288,12 @@ static int
 check_sampling(const struct cache_config *cfg, char *err, size_t errlen)
 {
 	uint32_t k = cfg->sample_sets;
-	unsigned chunk = chunk_shift(cfg);
+	unsigned chunk;
 	int rc;
 
 	if (k <= 1)
 		return 0;
+	chunk = chunk_shift(cfg); /* every line size checked by now */
 	if (!is_pow2(k) || k > (UINT32_C(1) << 20)) {
 		snprintf(err, errlen, "--sample-sets %u: not a power of two from 2 to 2^20", k);
 		return -EINVAL;
@@ -371,8 +372,6 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			}
 		}
 	}
-	if ((rc = check_sampling(cfg, err, errlen)))
-		return rc;
 	if (cfg->has_icache) {
 		const struct cache_level_config *l = &cfg->icache;
 
@@ -391,7 +390,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	/* Last: it takes every level's line size, so an I1 with no line must be refused first. */
+	return check_sampling(cfg, err, errlen);
 }
 
 /* ---- construction ---- */
