@@ -20,7 +20,7 @@ usage_replay(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim replay [--format din|lackey|memsim] FILE|- --cache SPEC|PRESET\n"
-		"                     [--no-flush] [--seed N] [--json FILE]\n"
+		"                     [--no-flush] [--seed N] [--sample-sets K] [--json FILE]\n"
 		"\n"
 		"Replays a memory trace through a cache hierarchy and prints per-level counters and\n"
 		"the bytes moved to and from DRAM.\n"
@@ -32,6 +32,9 @@ usage_replay(FILE *f)
 		"      --no-flush     leave dirty lines in the caches at the end (a hardware counter\n"
 		"                     read at kernel end sees it this way) [flush]\n"
 		"      --seed N       seed of random replacement [1]\n"
+		"      --sample-sets K  an estimate: simulate 1 cache set in K (a power of two)\n"
+		"                     and multiply the level and DRAM counts by K; labelled\n"
+		"                     estimate in the text and JSON [off: exact]\n"
 		"  -j, --json FILE    also write the report as JSON (- for stdout)\n"
 		"\n"
 		"Spec: LEVEL=SIZE:ASSOC:LINE[:WORD...] for LEVEL in L1..L4 and I1, sizes in B/K/M/G,\n"
@@ -61,12 +64,13 @@ usage_replay(FILE *f)
 int
 cmd_replay(int argc, char **argv)
 {
-	enum { OPT_NO_FLUSH = 256, OPT_SEED };
+	enum { OPT_NO_FLUSH = 256, OPT_SEED, OPT_SAMPLE_SETS };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "cache", required_argument, NULL, 'c' },
 		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -74,7 +78,7 @@ cmd_replay(int argc, char **argv)
 	enum trace_format format = TRACE_FORMAT_AUTO;
 	const char *spec_text = NULL, *json_path = NULL, *path;
 	bool flush = true;
-	uint64_t seed = 1;
+	uint64_t seed = 1, sample_sets = 0;
 	struct spec spec;
 	struct replay_result res;
 	char err[512];
@@ -105,6 +109,14 @@ cmd_replay(int argc, char **argv)
 				return usage_error("replay", "--seed: '%s' is not a number",
 						   optarg);
 			break;
+		case OPT_SAMPLE_SETS:
+			if (!parse_u64(optarg, &sample_sets) || sample_sets < 2 ||
+			    sample_sets > (UINT64_C(1) << 20) || !is_pow2(sample_sets))
+				return usage_error(
+					"replay",
+					"--sample-sets: '%s' is not a power of two from 2 to 2^20",
+					optarg);
+			break;
 		case 'h':
 			usage_replay(stdout);
 			return EXIT_OK;
@@ -122,6 +134,9 @@ cmd_replay(int argc, char **argv)
 	if (spec_parse(spec_text, &spec, err, sizeof(err)))
 		return usage_error("replay", "--cache: %s", err);
 	spec.cache.seed = seed;
+	spec.cache.sample_sets = (uint32_t)sample_sets;
+	if (cache_config_validate(&spec.cache, err, sizeof(err)))
+		return usage_error("replay", "%s", err);
 	if (spec.note[0])
 		fprintf(stderr, "memsim: note: %s\n", spec.note);
 
@@ -130,9 +145,11 @@ cmd_replay(int argc, char **argv)
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	fprintf(text_stream(json_path), "trace %s (%s): %llu records, %llu accesses\ncache %s\n\n",
-		path, trace_format_name(res.format), (unsigned long long)res.records,
-		(unsigned long long)res.accesses, res.spec_text);
+	fprintf(text_stream(json_path),
+		"trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", path,
+		trace_format_name(res.format), (unsigned long long)res.records,
+		(unsigned long long)res.accesses, res.spec_text,
+		sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(text_stream(json_path), res.cache);
 	if (json_path) {
 		cJSON *root = cJSON_CreateObject();
@@ -145,6 +162,8 @@ cmd_replay(int argc, char **argv)
 		cJSON_AddStringToObject(cfg, "cache_note", spec.note);
 		cJSON_AddBoolToObject(cfg, "flush", flush);
 		cJSON_AddNumberToObject(cfg, "seed", (double)seed);
+		if (sample_sets > 1)
+			cJSON_AddNumberToObject(cfg, "sample_sets", (double)sample_sets);
 		tr = cJSON_AddObjectToObject(root, "trace");
 		cJSON_AddStringToObject(tr, "path", path);
 		cJSON_AddStringToObject(tr, "format", trace_format_name(res.format));

@@ -124,7 +124,8 @@ struct cache {
 	struct cache_config cfg;
 	struct level lv[CACHE_MAX_LEVELS + 1];
 	unsigned nlv;
-	unsigned ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
+	unsigned
+		ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
 	/* A one-pass model (cache_create_onepass()): what leaves level fan_level - 1 (every access
 	 * when fan_level is 0) goes to each model of fan[], one per size of level fan_level, or,
 	 * with stack, to one LRU stack pass that counts into all of them. */
@@ -132,9 +133,11 @@ struct cache {
 	unsigned nfan, fan_level;
 	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
 	struct stackdist *stack;
-	unsigned *stack_order;           /* stack cache k is fan[stack_order[k]] */
+	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
 	struct stackdist_victim *victims; /* per stack cache */
 	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
+	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
+	uint64_t stack_reads, stack_writes;
 	int icache; /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
@@ -285,11 +288,12 @@ static int
 check_sampling(const struct cache_config *cfg, char *err, size_t errlen)
 {
 	uint32_t k = cfg->sample_sets;
-	unsigned chunk = chunk_shift(cfg);
+	unsigned chunk;
 	int rc;
 
 	if (k <= 1)
 		return 0;
+	chunk = chunk_shift(cfg); /* every line size checked by now */
 	if (!is_pow2(k) || k > (UINT32_C(1) << 20)) {
 		snprintf(err, errlen, "--sample-sets %u: not a power of two from 2 to 2^20", k);
 		return -EINVAL;
@@ -368,8 +372,6 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			}
 		}
 	}
-	if ((rc = check_sampling(cfg, err, errlen)))
-		return rc;
 	if (cfg->has_icache) {
 		const struct cache_level_config *l = &cfg->icache;
 
@@ -388,7 +390,8 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	/* Last: it takes every level's line size, so an I1 with no line must be refused first. */
+	return check_sampling(cfg, err, errlen);
 }
 
 /* ---- construction ---- */
@@ -999,8 +1002,9 @@ granules(const struct level *L, uint64_t addr, uint32_t size, bool whole_only)
 
 static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size,
 			  enum req req, uint32_t count, unsigned flags);
-static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req,
-			uint32_t count, unsigned flags);
+static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+			unsigned flags);
+static void stack_settle(struct cache *c);
 
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
 static unsigned
@@ -1702,6 +1706,7 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
+	stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_set_phase(c->fan[k], phase);
 	sync_phase(c);
@@ -2010,8 +2015,10 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		*why = "set sampling runs each size on its own";
 		return CACHE_ONEPASS_SEPARATE;
 	}
-	/* The stack pass: one LRU stack per set for all sizes, so one set count, and the simple
-	 * write-back, fetch-on-write level at the bottom. */
+	/* The stack pass: the simple write-back, fetch-on-write LRU level at the bottom, and
+	 * caches nested by inclusion (sim/stackdist.h): one set count (fully associative, or
+	 * sizes that change the ways), or a fixed associativity of a few ways (sizes that change
+	 * the set count). */
 	if (l->repl != CACHE_REPL_LRU)
 		*why = "the swept level is not LRU";
 	else if (level + 1 != cfg->levels)
@@ -2027,8 +2034,8 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		return CACHE_ONEPASS_FANOUT;
 	sets = sets_at(l, sizes[0]);
 	for (unsigned k = 1; k < n; k++)
-		if (sets_at(l, sizes[k]) != sets) {
-			*why = "the sizes have different set counts (the stack pass needs one)";
+		if (sets_at(l, sizes[k]) != sets && l->assoc > STACKDIST_MAX_SET_WAYS) {
+			*why = "the sizes have different set counts at more than 64 ways";
 			return CACHE_ONEPASS_FANOUT;
 		}
 	return CACHE_ONEPASS_STACK;
@@ -2058,6 +2065,7 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
 	if (how == CACHE_ONEPASS_STACK) {
 		uint32_t ways[STACKDIST_MAX_CACHES];
+		uint64_t sets[STACKDIST_MAX_CACHES];
 		const struct cache_level_config *l = &cfg->level[level];
 
 		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
@@ -2066,17 +2074,24 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 			c->stack_order[k] = k;
 		/* Smallest first (an insertion sort: a sweep has a few sizes). */
 		for (unsigned k = 1; k < n; k++)
-			for (unsigned j = k; j > 0 && sizes[c->stack_order[j]] <
-							     sizes[c->stack_order[j - 1]];
+			for (unsigned j = k;
+			     j > 0 && sizes[c->stack_order[j]] < sizes[c->stack_order[j - 1]];
 			     j--) {
 				unsigned t = c->stack_order[j];
 
 				c->stack_order[j] = c->stack_order[j - 1];
 				c->stack_order[j - 1] = t;
 			}
-		for (unsigned k = 0; k < n; k++)
+		for (unsigned k = 0; k < n; k++) {
 			ways[k] = c->fan[c->stack_order[k]]->lv[level].ways;
-		c->stack = stackdist_create(sets_at(l, sizes[0]), ways, n);
+			sets[k] = sets_at(l, sizes[c->stack_order[k]]);
+		}
+		/* Sizes in order: a fixed set count grows the ways, a fixed associativity the
+		 * sets (sim/stackdist.h: nested either way). */
+		if (sets[0] == sets[n - 1])
+			c->stack = stackdist_create(sets[0], ways, n);
+		else
+			c->stack = stackdist_create_sets(sets, ways, n);
 		if (!c->stack) {
 			cache_destroy(c);
 			return NULL;
@@ -2100,17 +2115,16 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	unsigned z = stackdist_ref(c->stack, line, write, c->victims);
 	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
 
-	for (unsigned k = 0; k < c->nfan; k++) {
+	if (write)
+		c->stack_writes += count;
+	else
+		c->stack_reads += count;
+	/* Sizes smallest first: the ones that missed are 0 .. z-1. */
+	for (unsigned k = 0; k < z; k++) {
 		struct cache *s = c->fan[c->stack_order[k]];
 		struct level *L = &s->lv[c->fan_level];
 		const struct stackdist_victim *v = &c->victims[k];
 
-		if (write)
-			L->st.writes += count;
-		else
-			L->st.reads += count;
-		if (k >= z)
-			continue;
 		if (write)
 			L->st.write_misses++;
 		else
@@ -2131,8 +2145,7 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 }
 
 static unsigned
-fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-	unsigned flags)
+fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count, unsigned flags)
 {
 	unsigned res = 0;
 
@@ -2161,6 +2174,23 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 	return res;
 }
 
+/* Adds the stack pass's reads and writes, which every size counts alike, to each size's
+ * model: before anything that changes how a model counts (its phase) and before its counters
+ * are read. */
+static void
+stack_settle(struct cache *c)
+{
+	if (c->stack_reads | c->stack_writes) {
+		for (unsigned k = 0; k < c->nfan; k++) {
+			struct level *L = &c->fan[k]->lv[c->fan_level];
+
+			L->st.reads += c->stack_reads;
+			L->st.writes += c->stack_writes;
+		}
+		c->stack_reads = c->stack_writes = 0;
+	}
+}
+
 struct flush_ctx {
 	struct cache *c;
 };
@@ -2184,6 +2214,7 @@ stack_flush_line(void *ctx, uint64_t line, unsigned from)
 static void
 onepass_flush(struct cache *c)
 {
+	stack_settle(c);
 	if (c->stack) {
 		struct flush_ctx fc = { c };
 
@@ -2226,6 +2257,7 @@ cache_onepass_take(struct cache *c, unsigned k)
 
 	if (k >= c->nfan || c->taken[k])
 		return NULL;
+	stack_settle(c);
 	s = c->fan[k];
 	if (!c->forward)
 		copy_above(c, s);

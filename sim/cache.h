@@ -302,8 +302,9 @@ const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigne
  * It applies when the swept level's input does not depend on its size: no inclusive level at
  * or below it (back-invalidation reaches above), the swept level not exclusive (it hands
  * lines back up), no straddle=once level below L1. The stack pass needs, besides, the last level,
- * LRU, write-back, write-allocate, no I1 beside a swept L1, and one set count for all sizes
- * (fully associative, or sizes that change the ways).
+ * LRU, write-back, write-allocate, no I1 beside a swept L1, and caches nested by inclusion
+ * (sim/stackdist.h): one set count (fully associative), or a fixed associativity of at most
+ * STACKDIST_MAX_SET_WAYS ways (the sizes change the set count).
  */
 #define CACHE_ONEPASS_MAX 256
 

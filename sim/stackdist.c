@@ -1,12 +1,22 @@
 /*
  * Notes:
- *  - Each set is a doubly linked list, most recent first, of at most ways[n-1] nodes; a line
- *    pushed past the last marker is in no cache and leaves the stack (and its node is reused).
- *  - A hash table (linear probing, backward-shift removal) finds a line's node.
- *  - A reference of a line in zone z moves the marker of every cache k < z one place up (the
- *    line it pointed at drops to depth w[k] + 1: cache k's victim), then moves the line to the
- *    top. A marker at the top (w[k] = 1) points at the referenced line afterwards. A line that
- *    was itself the marker of its zone leaves its place to the line above it.
+ *  - One set count: each set is a doubly linked list, most recent first, of at most
+ *    ways[n-1] nodes; a line pushed past the last marker is in no cache and leaves the stack
+ *    (and its node is reused). A reference of a line in zone z moves the marker of every cache
+ *    k < z one place up (the line it pointed at drops to depth w[k] + 1: cache k's victim),
+ *    then moves the line to the top. A marker at the top (w[k] = 1) points at the referenced
+ *    line afterwards. A line that was itself the marker of its zone leaves its place to the
+ *    line above it.
+ *  - Several set counts: no list. Every line keeps the time of its last reference (a counter
+ *    of references), and each cache k a table of its sets' slots (node + 1, 0 when empty),
+ *    touched only when cache k misses: the reference takes an empty slot of its set, or the
+ *    slot of the line referenced least recently, which is LRU's victim because every cache
+ *    sees every reference. A hit changes only the line's time, in one place for all caches.
+ *  - A hash table (linear probing, backward-shift removal) finds a line's node. It starts
+ *    small and doubles at half full: a sweep's largest cache may hold millions of lines that
+ *    the kernel never fills, and a small table stays in the processor's caches. Nodes are
+ *    handed out in order (the allocation's untouched pages cost nothing) and reused through a
+ *    free list.
  */
 
 #include "sim/stackdist.h"
@@ -17,11 +27,14 @@
 #include "sim/util.h"
 
 #define NIL UINT32_MAX
+#define HASH_MIN 4096
+#define ZONE_FREE UINT8_MAX /* a node on the free list (several set counts) */
 
 struct node {
 	uint64_t line;
-	uint32_t prev, next;
-	uint8_t zone;  /* first cache holding the line */
+	uint64_t stamp;      /* several set counts: the time of the last reference */
+	uint32_t prev, next; /* one set count: the set's list; next also chains free nodes */
+	uint8_t zone;        /* first cache holding the line */
 	uint8_t dirty; /* largest zone reached since the last write: dirty in caches >= this */
 };
 
@@ -30,23 +43,53 @@ struct set {
 };
 
 struct stackdist {
-	uint64_t set_mask;
 	unsigned n;
 	uint32_t ways[STACKDIST_MAX_CACHES];
 	struct node *node;
+	uint64_t nodes, used; /* capacity; nodes handed out at least once */
 	uint32_t free_head;
+	uint64_t live;
+	uint32_t *hash; /* node + 1, or 0 for empty */
+	uint64_t hash_mask, hash_max;
+	unsigned hash_shift;
+	/* One set count. */
+	uint64_t set_mask;
 	struct set *set;
 	uint32_t *marker; /* [set * n + k]: the node at depth ways[k], NIL until the set has it */
-	uint32_t *hash;   /* node + 1, or 0 for empty */
-	uint64_t hash_mask;
-	unsigned hash_shift;
+	/* Several set counts (slots non-NULL). */
+	uint32_t *slots[STACKDIST_MAX_CACHES]; /* [set * ways[k] + way]: node + 1, or 0 */
+	uint64_t sets_mask[STACKDIST_MAX_CACHES];
+	uint64_t clock;
 };
+
+static void
+hash_alloc(struct stackdist *s, uint64_t hsize)
+{
+	s->hash = xzalloc(hsize * sizeof(*s->hash));
+	s->hash_mask = hsize - 1;
+	s->hash_shift = 64 - log2_u64(hsize);
+}
+
+/* Nodes for `nodes` lines and a hash table that may grow to hold them all. */
+static struct stackdist *
+alloc_common(unsigned n, uint64_t nodes)
+{
+	struct stackdist *s = xzalloc(sizeof(*s));
+
+	s->n = n;
+	s->nodes = nodes;
+	s->node = xzalloc(nodes * sizeof(*s->node));
+	s->free_head = NIL;
+	s->hash_max = UINT64_C(1) << (log2_u64(nodes) + 1);
+	hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN);
+	return s;
+}
 
 struct stackdist *
 stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n)
 {
 	struct stackdist *s;
-	uint64_t nodes, hsize;
+	uint64_t nodes;
 
 	if (!is_pow2(sets) || n == 0 || n > STACKDIST_MAX_CACHES || ways[0] == 0)
 		return NULL;
@@ -56,23 +99,43 @@ stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n)
 	nodes = sets * ways[n - 1];
 	if (nodes >= NIL / 2)
 		return NULL;
-	s = xzalloc(sizeof(*s));
-	s->set_mask = sets - 1;
-	s->n = n;
+	s = alloc_common(n, nodes);
 	memcpy(s->ways, ways, n * sizeof(*ways));
-	s->node = xzalloc(nodes * sizeof(*s->node));
-	for (uint64_t i = 0; i < nodes; i++)
-		s->node[i].next = i + 1 < nodes ? (uint32_t)(i + 1) : NIL;
-	s->free_head = 0;
+	s->set_mask = sets - 1;
 	s->set = xzalloc(sets * sizeof(*s->set));
 	for (uint64_t i = 0; i < sets; i++)
 		s->set[i].head = s->set[i].tail = NIL;
 	s->marker = xzalloc(sets * n * sizeof(*s->marker));
 	memset(s->marker, 0xff, sets * n * sizeof(*s->marker));
-	hsize = UINT64_C(1) << (log2_u64(nodes) + 1);
-	s->hash = xzalloc(hsize * sizeof(*s->hash));
-	s->hash_mask = hsize - 1;
-	s->hash_shift = 64 - log2_u64(hsize);
+	return s;
+}
+
+struct stackdist *
+stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	struct stackdist *s;
+	uint64_t nodes;
+
+	if (n == 0 || n > STACKDIST_MAX_CACHES)
+		return NULL;
+	for (unsigned k = 0; k < n; k++) {
+		if (!is_pow2(sets[k]) || ways[k] == 0 || ways[k] > STACKDIST_MAX_SET_WAYS)
+			return NULL;
+		if (k && (sets[k] < sets[k - 1] || ways[k] < ways[k - 1] ||
+			  sets[k] * ways[k] <= sets[k - 1] * ways[k - 1]))
+			return NULL;
+	}
+	/* One more than the largest cache holds: a new line takes its node before the largest
+	 * cache's victim gives one back. */
+	nodes = sets[n - 1] * ways[n - 1] + 1;
+	if (nodes >= NIL / 2)
+		return NULL;
+	s = alloc_common(n, nodes);
+	memcpy(s->ways, ways, n * sizeof(*ways));
+	for (unsigned k = 0; k < n; k++) {
+		s->slots[k] = xzalloc(sets[k] * ways[k] * sizeof(*s->slots[k]));
+		s->sets_mask[k] = sets[k] - 1;
+	}
 	return s;
 }
 
@@ -82,11 +145,15 @@ stackdist_destroy(struct stackdist *s)
 	if (!s)
 		return;
 	free(s->node);
+	free(s->hash);
 	free(s->set);
 	free(s->marker);
-	free(s->hash);
+	for (unsigned k = 0; k < s->n; k++)
+		free(s->slots[k]);
 	free(s);
 }
+
+/* ---- the line index ---- */
 
 static inline uint64_t
 home(const struct stackdist *s, uint64_t line)
@@ -94,7 +161,7 @@ home(const struct stackdist *s, uint64_t line)
 	return (line * UINT64_C(0x9e3779b97f4a7c15)) >> s->hash_shift;
 }
 
-static uint32_t
+static inline uint32_t
 find(const struct stackdist *s, uint64_t line)
 {
 	for (uint64_t i = home(s, line);; i = (i + 1) & s->hash_mask) {
@@ -108,13 +175,30 @@ find(const struct stackdist *s, uint64_t line)
 }
 
 static void
-hash_insert(struct stackdist *s, uint64_t line, uint32_t x)
+hash_put(struct stackdist *s, uint32_t x)
 {
-	uint64_t i = home(s, line);
+	uint64_t i = home(s, s->node[x].line);
 
 	while (s->hash[i])
 		i = (i + 1) & s->hash_mask;
 	s->hash[i] = x + 1;
+}
+
+/* Adds node x (its line set) to the index, doubling the table at half full. */
+static void
+hash_insert(struct stackdist *s, uint32_t x)
+{
+	if (++s->live * 2 > s->hash_mask + 1 && s->hash_mask + 1 < s->hash_max) {
+		uint32_t *old = s->hash;
+		uint64_t old_size = s->hash_mask + 1;
+
+		hash_alloc(s, old_size * 2);
+		for (uint64_t i = 0; i < old_size; i++)
+			if (old[i])
+				hash_put(s, old[i] - 1);
+		free(old);
+	}
+	hash_put(s, x);
 }
 
 /* Backward-shift removal, as in sim/cache.c's index. */
@@ -123,6 +207,7 @@ hash_remove(struct stackdist *s, uint64_t line)
 {
 	uint64_t i = home(s, line), j;
 
+	s->live--;
 	while (s->node[s->hash[i] - 1].line != line)
 		i = (i + 1) & s->hash_mask;
 	for (j = i;;) {
@@ -139,6 +224,33 @@ hash_remove(struct stackdist *s, uint64_t line)
 	}
 	s->hash[i] = 0;
 }
+
+/* A node for line, in the index; its other fields are the caller's to set. */
+static uint32_t
+node_new(struct stackdist *s, uint64_t line)
+{
+	uint32_t x;
+
+	if (s->free_head != NIL) {
+		x = s->free_head;
+		s->free_head = s->node[x].next;
+	} else {
+		x = (uint32_t)s->used++;
+	}
+	s->node[x].line = line;
+	hash_insert(s, x);
+	return x;
+}
+
+static void
+node_free(struct stackdist *s, uint32_t x)
+{
+	hash_remove(s, s->node[x].line);
+	s->node[x].next = s->free_head;
+	s->free_head = x;
+}
+
+/* ---- one set count ---- */
 
 static void
 unlink_node(struct stackdist *s, struct set *st, uint32_t x)
@@ -167,8 +279,8 @@ push_front(struct stackdist *s, struct set *st, uint32_t x)
 	st->head = x;
 }
 
-unsigned
-stackdist_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
+static unsigned
+list_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
 {
 	uint64_t si = line & s->set_mask;
 	struct set *st = &s->set[si];
@@ -207,16 +319,11 @@ stackdist_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_v
 		if (gone != NIL) {
 			/* Pushed out of the largest cache: out of the stack. */
 			unlink_node(s, st, gone);
-			hash_remove(s, s->node[gone].line);
-			s->node[gone].next = s->free_head;
-			s->free_head = gone;
+			node_free(s, gone);
 			st->n--;
 		}
-		x = s->free_head;
-		s->free_head = s->node[x].next;
-		s->node[x].line = line;
+		x = node_new(s, line);
 		s->node[x].dirty = (uint8_t)s->n;
-		hash_insert(s, line, x);
 		st->n++;
 	}
 	push_front(s, st, x);
@@ -230,10 +337,89 @@ stackdist_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_v
 	return z;
 }
 
-void
-stackdist_flush(struct stackdist *s, void (*fn)(void *ctx, uint64_t line, unsigned from),
-		void *ctx)
+/* ---- several set counts ---- */
+
+static unsigned
+sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
 {
+	uint32_t x = find(s, line);
+	unsigned z;
+
+	if (x == NIL) {
+		z = s->n;
+		x = node_new(s, line);
+		s->node[x].dirty = (uint8_t)s->n;
+	} else {
+		z = s->node[x].zone;
+	}
+	for (unsigned k = 0; k < z; k++) {
+		uint32_t ways = s->ways[k];
+		uint32_t *set = s->slots[k] + (line & s->sets_mask[k]) * ways;
+		uint64_t oldest = UINT64_MAX;
+		uint32_t w = 0, v;
+		struct node *vn;
+
+		/* The set's valid slots are a prefix: the first empty one, or the LRU line. */
+		for (uint32_t i = 0; i < ways; i++) {
+			uint64_t t;
+
+			if (set[i] == 0) {
+				w = i;
+				oldest = 0;
+				break;
+			}
+			t = s->node[set[i] - 1].stamp;
+			if (t < oldest) {
+				oldest = t;
+				w = i;
+			}
+		}
+		v = set[w];
+		set[w] = x + 1;
+		victims[k].valid = v != 0;
+		if (v == 0)
+			continue;
+		vn = &s->node[v - 1];
+		victims[k].line = vn->line;
+		victims[k].dirty = vn->dirty <= k;
+		vn->zone = (uint8_t)(k + 1);
+		if (vn->dirty < k + 1)
+			vn->dirty = (uint8_t)(k + 1);
+		if (k + 1 == s->n) {
+			/* Out of the largest cache, so out of all: the node goes back. */
+			vn->zone = ZONE_FREE;
+			node_free(s, v - 1);
+		}
+	}
+	s->node[x].stamp = ++s->clock;
+	s->node[x].zone = 0;
+	if (write)
+		s->node[x].dirty = 0;
+	return z;
+}
+
+unsigned
+stackdist_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
+{
+	return s->set ? list_ref(s, line, write, victims) : sets_ref(s, line, write, victims);
+}
+
+void
+stackdist_flush(struct stackdist *s, void (*fn)(void *ctx, uint64_t line, unsigned from), void *ctx)
+{
+	if (!s->set) {
+		for (uint64_t x = 0; x < s->used; x++) {
+			struct node *v = &s->node[x];
+			unsigned from = v->zone > v->dirty ? v->zone : v->dirty;
+
+			if (v->zone == ZONE_FREE)
+				continue;
+			if (from < s->n)
+				fn(ctx, v->line, from);
+			v->dirty = (uint8_t)s->n;
+		}
+		return;
+	}
 	for (uint64_t si = s->set_mask + 1; si-- > 0;) {
 		for (uint32_t x = s->set[si].tail; x != NIL; x = s->node[x].prev) {
 			struct node *v = &s->node[x];

@@ -1,13 +1,21 @@
 #pragma once
 
 /*
- * LRU stack distances for several caches at once (Mattson et al. 1970): the caches share a set
- * count and line size and differ in ways, w[0] < w[1] < ... < w[n-1]. One LRU stack per set
- * holds the lines of the largest; a line's zone is the first cache that holds it (a line at
- * depth d is in every cache with w[k] >= d), so a reference of a line in zone z misses in
- * caches 0 .. z-1 and hits in the others. A marker per set and cache points at the line at
- * depth w[k]: each reference that misses in cache k pushes that line out of it, so the victim
- * of every cache is known when it is evicted, not when the line comes back.
+ * LRU stack distances for several caches at once (Mattson et al. 1970), nested by inclusion:
+ * cache k holds every line cache k - 1 holds. Two geometries:
+ *
+ *  - One set count, ways w[0] < w[1] < ... < w[n-1] (stackdist_create()): one LRU stack per
+ *    set holds the lines of the largest; a line at depth d is in every cache with w[k] >= d.
+ *  - Set counts that double, or stay, from one cache to the next, at ways that do not shrink
+ *    (stackdist_create_sets(): a sweep of sizes at a fixed associativity). With sets picked by
+ *    the line's low bits, an LRU cache with more sets (or more ways) holds every line of one
+ *    with fewer (Hill and Smith's set-refinement inclusion): a line in cache k has fewer than
+ *    w[k] more recent lines in its set of cache k, and its set in cache k + 1 holds a subset
+ *    of those lines.
+ *
+ * Either way a line's zone is the first cache that holds it, so a reference of a line in zone
+ * z misses in caches 0 .. z-1 and hits in the others, and the victim of every cache that
+ * misses is known when it is evicted, not when the line comes back.
  *
  * Dirty lines: a line is dirty in cache k when it has stayed in cache k since its last write.
  * Each line keeps the largest zone it has reached since its last write; it is dirty in cache k
@@ -18,6 +26,8 @@
 #include <stdint.h>
 
 #define STACKDIST_MAX_CACHES 64
+/* stackdist_create_sets(): the most ways a cache may have (a miss scans its set). */
+#define STACKDIST_MAX_SET_WAYS 64
 
 struct stackdist;
 
@@ -32,6 +42,13 @@ struct stackdist_victim {
  * ways[0 .. n) ways, strictly increasing, n <= STACKDIST_MAX_CACHES. Returns NULL when the
  * arguments are out of range. Caller frees with stackdist_destroy(). */
 struct stackdist *stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n);
+
+/* n caches of sets[k] sets (powers of two, each equal to or larger than the one before) and
+ * ways[k] ways (1 .. STACKDIST_MAX_SET_WAYS, none fewer than the one before), each cache
+ * larger than the one before; n <= STACKDIST_MAX_CACHES. Returns NULL when the arguments are
+ * out of range. Caller frees with stackdist_destroy(). */
+struct stackdist *stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n);
+
 void stackdist_destroy(struct stackdist *s);
 
 /* References line (write: the line ends dirty in every cache). Returns its zone z before the
@@ -41,7 +58,8 @@ unsigned stackdist_ref(struct stackdist *s, uint64_t line, bool write,
 		       struct stackdist_victim *victims);
 
 /* Calls fn for every line dirty in some cache, with the first cache `from` in which it is
- * dirty (it is dirty in caches from .. n-1), sets from the last to the first and in each set
- * the least recent line first; then every line is clean, as after a final flush. */
+ * dirty (it is dirty in caches from .. n-1); then every line is clean, as after a final
+ * flush. One set count: sets from the last to the first and in each set the least recent line
+ * first. Several set counts: in no particular order (the caller counts, nothing lies below). */
 void stackdist_flush(struct stackdist *s, void (*fn)(void *ctx, uint64_t line, unsigned from),
 		     void *ctx);

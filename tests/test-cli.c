@@ -669,12 +669,13 @@ onepass_of(const char *dir, int i, const char *key)
 static void
 test_sweep_onepass(void **state)
 {
-	static const char *specs[] = { "L1=4K:4:64,L2=64K:full:64", "L1=4K:4:64,L2=64K:8:64" };
-	static const char *methods[] = { "stack", "fanout" };
+	static const char *specs[] = { "L1=4K:4:64,L2=64K:full:64", "L1=4K:4:64,L2=64K:8:64",
+				       "L1=4K:4:64,L2=64K:8:64:fifo" };
+	static const char *methods[] = { "stack", "stack", "fanout" };
 	struct result r;
 
 	(void)state;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		char *a, *b;
 
 		r = memsim("sweep --out op-a%d --kernel naive,flash2 --N 96 --d 32 --cache %s "
@@ -726,6 +727,19 @@ test_sweep_onepass(void **state)
 		     "not a power of two");
 	expect_error("sweep --out op-e --kernel naive --cache L1=1K:8:64 --sample-sets 4", 2,
 		     "L1 has 2 sets");
+	/* On replay too: labelled in the text and JSON, the same refusals. */
+	r = memsim("replay %s --cache L1=4K:4:64,L2=64K:8:64 --sample-sets 4 --json -", DIN);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\"estimate\""));
+	assert_non_null(strstr(r.out, "\"sample_sets\""));
+	result_free(&r);
+	r = memsim("replay %s --cache L1=4K:4:64 --sample-sets 4", DIN);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "estimate: set sampling, 1 set in 4"));
+	result_free(&r);
+	expect_error("replay " DIN " --cache L1=4K:full:64 --sample-sets 4", 2,
+		     "L1 is fully associative (one set)");
+	expect_error("replay " DIN " --cache L1=4K:4:64 --sample-sets 0", 2, "not a power of two");
 }
 
 /* memsim report refuses a results file it cannot read, naming path and line; table too. */

@@ -1,10 +1,12 @@
 /*
  * One pass for many sizes (sim/cache.h cache_create_onepass()) against a separate run per
  * size: every counter equal (tests/counters.h), for naive and flash2, flushed and not, on a
- * 2-level spec sweeping L2 and a 1-level spec sweeping L1, set-associative (fan-out) and fully
- * associative (the LRU stack pass), write-through and other line sizes above, a 3-level spec,
+ * 2-level spec sweeping L2 and a 1-level spec sweeping L1, set-associative (the stack pass over
+ * several set counts, and fan-out) and fully associative (the stack pass over one set count, and
+ * fan-out), write-through and other line sizes above, a 3-level spec,
  * random and FIFO swept levels. The stack pass alone against single-level models on random
- * streams (several set counts, ways 1 to 16, reads and writes). The cases where one pass must
+ * streams (one set count with ways 1 to 16; several set counts at a fixed or growing
+ * associativity; reads and writes), and the geometries it refuses. The cases where one pass must
  * not apply say so (inclusive, exclusive, non-LRU for the stack pass).
  */
 
@@ -25,9 +27,10 @@ static const struct onepass_case {
 	uint64_t sizes[6];
 	enum cache_onepass method; /* what cache_onepass_method() must say */
 } cases[] = {
-	{ "L1=4K:4:64,L2=64K:8:64", 1, { 8192, 16384, 32768, 131072 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:8:64", 1, { 8192, 16384, 32768, 131072 }, CACHE_ONEPASS_STACK },
 	{ "L1=4K:4:64,L2=64K:full:64", 1, { 8192, 16384, 32768, 131072 }, CACHE_ONEPASS_STACK },
-	{ "L1=8K:4:64", 0, { 2048, 4096, 16384, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=8K:4:64", 0, { 2048, 4096, 16384, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=8K:1:64", 0, { 1024, 4096, 8192 }, CACHE_ONEPASS_STACK },
 	{ "L1=8K:full:64", 0, { 4096, 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
 	{ "L1=4K:4:64:wt,L2=64K:full:64", 1, { 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
 	{ "L1=4K:4:128,L2=64K:full:64", 1, { 8192, 32768, 65536 }, CACHE_ONEPASS_STACK },
@@ -36,15 +39,34 @@ static const struct onepass_case {
 	{ "L1=4K:4:64,L2=32K:8:64,L3=256K:16:64", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
 	{ "L1=4K:4:64,L2=64K:8:64:random", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
 	{ "L1=4K:4:64,L2=64K:full:64:fifo", 1, { 16384, 65536 }, CACHE_ONEPASS_FANOUT },
-	{ "L1=4K:4:64,L2=64K:8:64,tiles=scratch", 1, { 8192, 65536 }, CACHE_ONEPASS_FANOUT },
+	{ "L1=4K:4:64,L2=64K:8:64,tiles=scratch", 1, { 8192, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:4:64,L2=32K:8:64,L3=256K:16:64",
+	  2,
+	  { 65536, 131072, 524288 },
+	  CACHE_ONEPASS_STACK },
 	{ "L1=4K:4:64,L2=64K:full:64:nwa", 1, { 8192, 65536 }, CACHE_ONEPASS_FANOUT },
 };
 
 static const struct attn_config kernels[] = {
-	{ .kernel = ATTN_NAIVE, .N = 96, .d = 24, .heads = 2, .kv_heads = 1, .batch = 1,
-	  .dtype = ATTN_FP32, .Br = 16, .Bc = 32 },
-	{ .kernel = ATTN_FLASH2, .N = 128, .d = 32, .heads = 2, .kv_heads = 2, .batch = 1,
-	  .dtype = ATTN_FP16, .Br = 32, .Bc = 16, .causal = true },
+	{ .kernel = ATTN_NAIVE,
+	  .N = 96,
+	  .d = 24,
+	  .heads = 2,
+	  .kv_heads = 1,
+	  .batch = 1,
+	  .dtype = ATTN_FP32,
+	  .Br = 16,
+	  .Bc = 32 },
+	{ .kernel = ATTN_FLASH2,
+	  .N = 128,
+	  .d = 32,
+	  .heads = 2,
+	  .kv_heads = 2,
+	  .batch = 1,
+	  .dtype = ATTN_FP16,
+	  .Br = 32,
+	  .Bc = 16,
+	  .causal = true },
 };
 
 /* Runs cfg once for every size with method how, and once per size on its own; compares. */
@@ -60,8 +82,8 @@ check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool f
 	while (n < 6 && oc->sizes[n])
 		n++;
 	assert_int_equal(spec_parse(oc->spec, &spec, err, sizeof(err)), 0);
-	if (sim_kernel_onepass(cfg, &spec, oc->level, oc->sizes, n, how, flush, 5, trace_only,
-			       outs, err, sizeof(err)))
+	if (sim_kernel_onepass(cfg, &spec, oc->level, oc->sizes, n, how, flush, 5, trace_only, outs,
+			       err, sizeof(err)))
 		fail_msg("%s: %s", oc->spec, err);
 	for (unsigned k = 0; k < n; k++) {
 		struct spec one = spec;
@@ -69,11 +91,11 @@ check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool f
 		assert_int_equal(cache_config_resize(&spec.cache, oc->level, oc->sizes[k],
 						     &one.cache, err, sizeof(err)),
 				 0);
-		assert_int_equal(trace_only ? sim_kernel_trace_only(cfg, &one, flush, &alone, err,
-								    sizeof(err))
-					    : sim_kernel(cfg, &one, flush, 5, false, &alone, err,
-							 sizeof(err)),
-				 0);
+		assert_int_equal(
+			trace_only
+				? sim_kernel_trace_only(cfg, &one, flush, &alone, err, sizeof(err))
+				: sim_kernel(cfg, &one, flush, 5, false, &alone, err, sizeof(err)),
+			0);
 		if (!same_counters(outs[k].cache, alone.cache))
 			fail_msg("%s, L%u = %llu B, %s, %s%s: one pass (%s) differs from its own "
 				 "run",
@@ -99,8 +121,8 @@ test_case(void **state)
 	assert_int_equal(spec_parse(oc->spec, &spec, err, sizeof(err)), 0);
 	assert_int_equal(cache_onepass_method(&spec.cache, oc->level, oc->sizes, n, &why),
 			 oc->method);
-	print_message("# %s L%u: %s%s%s\n", oc->spec, oc->level + 1,
-		      cache_onepass_str(oc->method), why ? ": " : "", why ? why : "");
+	print_message("# %s L%u: %s%s%s\n", oc->spec, oc->level + 1, cache_onepass_str(oc->method),
+		      why ? ": " : "", why ? why : "");
 	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
 		check_sizes(oc, &kernels[i], true, oc->method, true);
 		check_sizes(oc, &kernels[i], false, oc->method, true);
@@ -124,8 +146,7 @@ test_not_applicable(void **state)
 		{ "L1=4K:4:64,L2=64K:8:64:incl", 1, CACHE_ONEPASS_SEPARATE },
 		{ "L1=4K:4:64,L2=64K:8:64,L3=1M:16:64:incl", 1, CACHE_ONEPASS_SEPARATE },
 		{ "L1=4K:4:64,L2=64K:8:64:excl", 1, CACHE_ONEPASS_SEPARATE },
-		{ "L1=4K:4:64:straddle=once,L2=64K:8:64:straddle=once", 1,
-		  CACHE_ONEPASS_SEPARATE },
+		{ "L1=4K:4:64:straddle=once,L2=64K:8:64:straddle=once", 1, CACHE_ONEPASS_SEPARATE },
 		{ "L1=4K:4:64,L2=64K:full:64:plru", 1, CACHE_ONEPASS_FANOUT },
 		{ "L1=4K:4:64,L2=64K:full:64:wt", 1, CACHE_ONEPASS_FANOUT },
 		{ "L1=4K:4:64,L2=64K:full:64,L3=1M:16:64", 1, CACHE_ONEPASS_FANOUT },
@@ -154,42 +175,69 @@ test_not_applicable(void **state)
 			 CACHE_ONEPASS_SEPARATE);
 }
 
-/* stackdist_flush()'s callback: one flush write-back in caches from .. 5. */
+/* stackdist_flush()'s callback: one flush write-back in caches from .. n-1. */
+struct flush_count {
+	uint64_t fwb[8];
+	unsigned n;
+};
+
 static void
 count_flush(void *ctx, uint64_t line, unsigned from)
 {
-	uint64_t *fwb = ctx;
+	struct flush_count *fc = ctx;
 
 	(void)line;
-	for (unsigned k = from; k < 6; k++)
-		fwb[k]++;
+	for (unsigned k = from; k < fc->n; k++)
+		fc->fwb[k]++;
 }
 
-/* The stack pass alone on random streams against a single-level model per way count:
- * misses, evictions, write-backs and the flush's write-backs, line by line. */
+/* Caches of sets[k] sets and ways[k] ways (0 ends the rows), nested as sim/stackdist.h says. */
+static const struct stack_geometry {
+	uint64_t sets[8];
+	uint32_t ways[8];
+} geometries[] = {
+	{ { 1, 1, 1, 1, 1, 1 }, { 1, 2, 3, 4, 8, 16 } },
+	{ { 4, 4, 4, 4, 4, 4 }, { 1, 2, 3, 4, 8, 16 } },
+	{ { 16, 16, 16, 16, 16, 16 }, { 1, 2, 3, 4, 8, 16 } },
+	/* Several set counts: a fixed associativity, and ways that grow too. */
+	{ { 1, 2, 4, 8, 16, 64 }, { 1, 1, 1, 1, 1, 1 } },
+	{ { 2, 4, 8, 16, 32 }, { 4, 4, 4, 4, 4 } },
+	{ { 4, 8, 16, 64 }, { 8, 8, 8, 8 } },
+	{ { 1, 2, 2, 4, 16, 16 }, { 2, 2, 3, 3, 3, 16 } },
+};
+
+/* The stack pass alone on random streams against a single-level model per geometry: misses,
+ * evictions, write-backs and the flush's write-backs, line by line. */
 static void
 test_stack_random(void **state)
 {
-	static const uint32_t ways[] = { 1, 2, 3, 4, 8, 16 };
-	enum { NW = sizeof(ways) / sizeof(ways[0]) };
-
 	(void)state;
-	for (uint64_t sets = 1; sets <= 16; sets *= 4) {
-		struct stackdist *sd = stackdist_create(sets, ways, NW);
-		struct stackdist_victim v[NW];
-		struct cache *model[NW];
-		uint64_t miss[NW] = { 0 }, wb[NW] = { 0 }, ev[NW] = { 0 }, fwb[NW] = { 0 };
-		uint64_t rng = 12345 + sets;
+	for (size_t g = 0; g < sizeof(geometries) / sizeof(geometries[0]); g++) {
+		const struct stack_geometry *geo = &geometries[g];
+		unsigned n = 0;
+		struct stackdist *sd;
+		struct stackdist_victim v[8];
+		struct cache *model[8];
+		uint64_t miss[8] = { 0 }, wb[8] = { 0 }, ev[8] = { 0 };
+		struct flush_count fc = { { 0 }, 0 };
+		uint64_t rng = 12345 + g, span;
 
+		while (n < 8 && geo->ways[n])
+			n++;
+		fc.n = n;
+		sd = geo->sets[0] == geo->sets[n - 1]
+			     ? stackdist_create(geo->sets[0], geo->ways, n)
+			     : stackdist_create_sets(geo->sets, geo->ways, n);
 		assert_non_null(sd);
-		for (unsigned k = 0; k < NW; k++) {
+		span = geo->sets[n - 1] * geo->ways[n - 1];
+		for (unsigned k = 0; k < n; k++) {
 			struct cache_config cfg = { .levels = 1 };
 			struct cache_level_config *l = &cfg.level[0];
 
 			snprintf(l->name, sizeof(l->name), "L1");
 			l->line_bytes = 64;
-			l->assoc = ways[k];
-			l->size_bytes = 64 * sets * ways[k];
+			l->assoc = geo->ways[k];
+			l->size_bytes = 64 * geo->sets[k] * geo->ways[k];
 			model[k] = cache_create(&cfg);
 			assert_non_null(model[k]);
 		}
@@ -201,10 +249,10 @@ test_stack_random(void **state)
 			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 			r = rng;
 			/* Mostly a small hot range, sometimes far: every depth is reached. */
-			line = (r >> 8) % (r & 1 ? 24 * sets : 6 * sets);
+			line = (r >> 8) % (r & 1 ? 2 * span : span / 3 + 1);
 			write = (r >> 40) % 3 == 0;
 			z = stackdist_ref(sd, line, write, v);
-			for (unsigned k = 0; k < NW; k++) {
+			for (unsigned k = 0; k < n; k++) {
 				if (k < z) {
 					miss[k]++;
 					ev[k] += v[k].valid;
@@ -214,7 +262,7 @@ test_stack_random(void **state)
 					     write ? CACHE_OP_STORE : CACHE_OP_LOAD, 1);
 			}
 		}
-		for (unsigned k = 0; k < NW; k++) {
+		for (unsigned k = 0; k < n; k++) {
 			const struct cache_level_stats *st = cache_level_stats(model[k], 0);
 
 			assert_int_equal(st->read_misses + st->write_misses, miss[k]);
@@ -222,25 +270,44 @@ test_stack_random(void **state)
 			assert_int_equal(st->writebacks, wb[k]);
 			cache_flush(model[k]);
 		}
-		stackdist_flush(sd, count_flush, fwb);
-		for (unsigned k = 0; k < NW; k++) {
-			assert_int_equal(cache_level_stats(model[k], 0)->flush_writebacks, fwb[k]);
+		stackdist_flush(sd, count_flush, &fc);
+		for (unsigned k = 0; k < n; k++) {
+			assert_int_equal(cache_level_stats(model[k], 0)->flush_writebacks,
+					 fc.fwb[k]);
 			cache_destroy(model[k]);
 		}
 		stackdist_destroy(sd);
 	}
 }
 
+/* Geometries stackdist_create_sets() must refuse: not nested, or out of range. */
+static void
+test_stack_sets_refused(void **state)
+{
+	static const uint64_t shrink[] = { 8, 4 }, same[] = { 4, 4 }, odd[] = { 4, 12 };
+	static const uint64_t grow[] = { 4, 8 };
+	static const uint32_t w22[] = { 2, 2 }, w42[] = { 4, 2 }, wide[] = { 65, 65 };
+
+	(void)state;
+	assert_null(stackdist_create_sets(shrink, w22, 2));
+	assert_null(stackdist_create_sets(same, w22, 2));
+	assert_null(stackdist_create_sets(odd, w22, 2));
+	assert_null(stackdist_create_sets(grow, w42, 2));
+	assert_null(stackdist_create_sets(shrink + 1, wide, 1));
+	assert_null(stackdist_create_sets(same, w22, 0));
+}
+
 int
 main(void)
 {
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 2];
+	struct CMUnitTest tests[NCASES + 3];
 
 	for (size_t i = 0; i < NCASES; i++)
 		tests[i] = (struct CMUnitTest){ cases[i].spec, test_case, NULL, NULL,
 						(void *)&cases[i] };
 	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_not_applicable);
 	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_stack_random);
-	return _cmocka_run_group_tests("onepass", tests, NCASES + 2, NULL, NULL);
+	tests[NCASES + 2] = (struct CMUnitTest)cmocka_unit_test(test_stack_sets_refused);
+	return _cmocka_run_group_tests("onepass", tests, NCASES + 3, NULL, NULL);
 }

@@ -98,6 +98,7 @@ replay_file(const char *path, enum trace_format format, const struct spec *spec,
 	out->seconds = now_seconds() - t0;
 	if (flush)
 		cache_flush(out->cache);
+	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */
 	out->format = trace_reader_format(r);
 	out->records = trace_reader_records(r);
 	out->skipped = trace_reader_skipped(r);

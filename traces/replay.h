@@ -31,8 +31,9 @@ struct replay_result {
 int replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
 		  uint64_t *accesses, char *err, size_t errlen);
 
-/* Opens path, builds a model from spec, replays, and flushes unless flush is false. Returns 0
- * or -1 with a one-line message in err (nothing is left allocated then). */
+/* Opens path, builds a model from spec, replays, and flushes unless flush is false; with set
+ * sampling (spec->cache.sample_sets > 1) the counts are then scaled (cache_sample_scale()). Returns
+ * 0 or -1 with a one-line message in err (nothing is left allocated then). */
 int replay_file(const char *path, enum trace_format format, const struct spec *spec, bool flush,
 		struct replay_result *out, char *err, size_t errlen);
 
