@@ -16,6 +16,7 @@ struct table_row {
 	char kernel[16], dtype[8], cache[256], regime[320], why_not[320];
 	double N, measured, lab, exact, lab_measured, lab_ratio, exact_ratio, intensity;
 	bool lab_within, exact_within, arrays_within, in_regime, has_lab;
+	bool byte_equal; /* every array's read and write bytes equal to its exact formula's */
 	char worst_array[32]; /* the array furthest from its exact formula */
 	double worst_ratio;
 };
