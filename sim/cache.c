@@ -1970,7 +1970,7 @@ enum cache_onepass
 cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
 		     unsigned n, const char **why)
 {
-	const struct cache_level_config *l = &cfg->level[level];
+	const struct cache_level_config *l;
 	const char *unused;
 	char err[256];
 	uint64_t sets;
@@ -1982,6 +1982,7 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		*why = "no such level, or no sizes";
 		return CACHE_ONEPASS_SEPARATE;
 	}
+	l = &cfg->level[level]; /* only now: a level past the array is not even addressed */
 	for (unsigned k = 0; k < n; k++) {
 		struct cache_config one;
 
