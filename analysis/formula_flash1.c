@@ -315,9 +315,12 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 							   jb > 1 ? hh : hh - 1, f->N) +
 					      f->tl;
 
-				if (edge - f1_kvb(f, kk, jb - 1) >= f->C)
+				uint64_t base = f2_row(f, kk, 0), end = f2_row(f, kk, f->N);
+				uint64_t r1 = (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N;
+
+				if (edge - all + span2(base, f2_row(f, kk, (jb - 1) * f->Bc), s, end, f->L) >= f->C)
 					k += 1;
-				if (edge - f1_kvb(f, kk, jb) >= f->C)
+				if (edge - all + span2(base, s, f2_row(f, kk, r1), end, f->L) >= f->C)
 					v += 1;
 			}
 		}
