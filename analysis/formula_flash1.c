@@ -405,8 +405,15 @@ f1_first_loads(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
 			    (kk >= kv_end ? 2 * f1_kvb(f, kk, 0) : 0);
 		double earlier_q = span(0, f2_row(f, hh, 0), f->L);
 		double hi = O + 2 * ml + earlier_q + f2_q(f, hh, 0, f->N) + kv + f->tl;
-		double lo = O - 1 + 2 * ml - 2 * (double)(f->Br * 4 / f->L + 2) + earlier_q + kv +
-			    f->tl;
+		/* a line of array a holds up to L / row + 1 rows, of this head or the next ones
+		 * (init stored it at the last); the window lacks each other array's rows from
+		 * block b's start to that last row */
+		uint64_t rows = f->L / (a <= F1_O ? f->RB : 4) + 1 + f->Br;
+		double lo = O + 2 * ml - 1 + earlier_q + kv + f->tl;
+
+		for (int x = F1_O; x <= F1_L; x++)
+			if (x != a)
+				lo -= (double)(rows * (x <= F1_O ? f->RB : 4) / f->L + 2);
 
 		if (hi < f->C) {
 			return 0;
