@@ -315,9 +315,12 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 							   jb > 1 ? hh : hh - 1, f->N) +
 					      f->tl;
 
-				if (edge - f1_kvb(f, kk, jb - 1) >= f->C)
+				uint64_t base = f2_row(f, kk, 0), end = f2_row(f, kk, f->N);
+				uint64_t r1 = (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N;
+
+				if (edge - all + span2(base, f2_row(f, kk, (jb - 1) * f->Bc), s, end, f->L) >= f->C)
 					k += 1;
-				if (edge - f1_kvb(f, kk, jb) >= f->C)
+				if (edge - all + span2(base, s, f2_row(f, kk, r1), end, f->L) >= f->C)
 					v += 1;
 			}
 		}
@@ -402,8 +405,15 @@ f1_first_loads(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
 			    (kk >= kv_end ? 2 * f1_kvb(f, kk, 0) : 0);
 		double earlier_q = span(0, f2_row(f, hh, 0), f->L);
 		double hi = O + 2 * ml + earlier_q + f2_q(f, hh, 0, f->N) + kv + f->tl;
-		double lo = O - 1 + 2 * ml - 2 * (double)(f->Br * 4 / f->L + 2) + earlier_q + kv +
-			    f->tl;
+		/* a line of array a holds up to L / row + 1 rows, of this head or the next ones
+		 * (init stored it at the last); the window lacks each other array's rows from
+		 * block b's start to that last row */
+		uint64_t rows = f->L / (a <= F1_O ? f->RB : 4) + 1 + f->Br;
+		double lo = O + 2 * ml - 1 + earlier_q + kv + f->tl;
+
+		for (int x = F1_O; x <= F1_L; x++)
+			if (x != a)
+				lo -= (double)(rows * (x <= F1_O ? f->RB : 4) / f->L + 2);
 
 		if (hi < f->C) {
 			return 0;
@@ -507,7 +517,7 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	static const char *const names[] = { "Q", "O", "m", "l" };
 	struct f2 f = f2_geometry(c, q);
 	uint64_t Tc;
-	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, k = 0, v = 0, init_o,
+	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, fetch[4] = { 0, 0, 0, 0 }, k = 0, v = 0, init_o,
 	       init_ml;
 
 	Tc = attn_blocks(c->N, c->Bc);
@@ -550,13 +560,31 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 					store_rfo[F1_L] += m;
 				}
 			}
+	/* Write-validate: a store that misses takes the line with only its own bytes valid, so
+	 * the next step's load of a line blocks ib - 1 and ib share reads it even where it hits
+	 * (where it misses, f1_step_edges() counted it): a read, no write. */
+	for (uint64_t hh = 0; hh < f.BH && !q->rfo; hh++)
+		for (uint64_t jb = 0; jb < Tc; jb++)
+			for (uint64_t ib = f1_first(&f, jb) + 1; ib < f.Tr; ib++) {
+				double o = f1_blk(&f, F1_O, hh, ib - 1), m = f1_blk(&f, F1_M, hh, ib - 1);
+
+				for (int a = F1_O; a <= F1_L; a++) {
+					uint64_t at = a == F1_O ? f2_row(&f, hh, f2_r0(&f, ib))
+								: f2_lse(&f, hh, f2_r0(&f, ib));
+					double gap = a == F1_O ? o - 1 + 2 * m : m - 1 + m + o;
+
+					if (shares_line(at, f.L) && gap + f.tl >= f.C &&
+					    f1_step_edge(&f, a, hh, ib) + f.tl < f.C)
+						fetch[a] += 1;
+				}
+			}
 	for (int a = F1_O; a <= F1_L; a++) {
 		struct formula_array *x = arr(r, names[a]);
 		double init = a == F1_O ? init_o : init_ml, rfo = q->rfo ? init + store_rfo[a] : 0;
 		double res = f1_resident(&f, a);
 
 		/* a load that misses finds the line evicted dirty: written, then read */
-		x->read_bytes += (loads[a] + rfo) * q->L;
+		x->read_bytes += (loads[a] + fetch[a] + rfo) * q->L;
 		x->rfo_bytes += rfo * q->L;
 		x->write_bytes += (init + loads[a] - (q->flush ? 0 : res)) * q->L;
 		x->flush_bytes += (q->flush ? res : 0) * q->L;
