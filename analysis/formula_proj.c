@@ -1160,12 +1160,14 @@ group_end(const struct group *v, uint64_t i, uint64_t n)
  *
  * Edge lines are counted by ranges of bytes (a block's rows; in the head-major layouts, a
  * block's rows of one head) that each own the lines starting in them. Ranges alike (same
- * head, same offsets in their lines, blocks alike, and so the next range's too) own the same
- * edge lines at the same offsets, touched by the same segments at the same times relative to
- * their block: their windows within that block and the next are the same. The windows
- * further apart (from one product to the next, or from a head's last block to the next
- * head's first) are kept for each range. W's edge lines are touched in every block: their
- * windows are counted once for blocks alike and once for pairs of blocks alike.
+ * head, same offsets in their lines, blocks alike, and the ranges around them alike and as
+ * far from them) own the same edge lines at the same offsets, touched by the same segments at
+ * the same times relative to their block: their windows within that block and the next are
+ * the same. The windows further apart (from one product to the next, or from a head's last
+ * block to the next head's first) are kept for each range. A range shorter than a line, or
+ * followed by one (a batch's last block of few rows), is counted line by line. W's edge lines
+ * are touched in every block: their windows are counted once for blocks alike and once for
+ * pairs of blocks alike.
  */
 
 /* Maps keys of a fixed number of words to indices 0, 1, ... in the order they are added. */
@@ -1370,31 +1372,6 @@ line_misses(const struct pj *g, int x, uint64_t l, struct touch **buf, size_t *c
 		*misses += misses_at(g, x, l, &(*buf)[i - 1], &(*buf)[i]);
 }
 
-/* Misses of every edge line of array x, one by one; adds to *misses and returns how many
- * edge lines there are. */
-static double
-edges_each(const struct pj *g, int x, double *misses)
-{
-	uint64_t at = 0, last = UINT64_MAX;
-	struct touch *buf = NULL;
-	size_t cap = 0;
-	double edges = 0;
-
-	while (at < g->size[x]) {
-		struct seg sg;
-
-		seg_at(g, x, at, &sg);
-		at = sg.en;
-		if (at < g->size[x] && at % g->L && at / g->L != last) {
-			last = at / g->L;
-			edges += 1;
-			line_misses(g, x, last, &buf, &cap, misses);
-		}
-	}
-	free(buf);
-	return edges;
-}
-
 /* ---- edge lines by ranges ---- */
 
 /* Bytes [st, en) of array x: block u's rows (of head h in the head-major layouts). */
@@ -1438,12 +1415,14 @@ range_at(const struct pj *g, int x, uint64_t i, struct range *r)
 	r->en = r->st + pj_nr(g, i) * row;
 }
 
-#define RANGE_KEY 32
+#define RANGE_KEY 52
 
-/* What the edge lines of a range and their windows within its block and the next depend on:
- * the head, offsets in lines, the blocks (of each product that uses the array). */
+/* What the edge lines of range i and their windows within its block and the next depend on:
+ * the head, offsets in lines, the blocks (of each product that uses the array), and the ranges
+ * around (two before, three after: as far as the lines of a line's segments reach), their
+ * blocks and heads relative to range i's and their lengths. */
 static void
-range_key(const struct pj *g, int x, const struct range *r, uint64_t *k)
+range_key(const struct pj *g, int x, uint64_t i, const struct range *r, uint64_t *k)
 {
 	unsigned n = 5;
 
@@ -1461,6 +1440,16 @@ range_key(const struct pj *g, int x, const struct range *r, uint64_t *k)
 		} else {
 			k[n + 8] = 2;
 		}
+	}
+	for (int64_t j = -2; j <= 3; j++, n += 3) {
+		struct range o;
+
+		if (j == 0 || (int64_t)i + j < 0 || i + (uint64_t)j >= nranges(g, x))
+			continue;
+		range_at(g, x, i + (uint64_t)j, &o);
+		k[n] = o.u - r->u;
+		k[n + 1] = o.h - r->h;
+		k[n + 2] = o.en - o.st;
 	}
 }
 
@@ -1603,35 +1592,36 @@ far_misses(const struct pj *g, int x, const struct range *r, const struct rclass
 	return misses;
 }
 
-/* Can ranges of array x be counted by class? A line a range owns must not reach past the next
- * range (every range holds a line or more), so that the range's key fixes its segments. */
-static bool
-ranges_whole(const struct pj *g, int x)
-{
-	struct range r;
-
-	range_at(g, x, g->Tr - 1, &r); /* the shortest */
-	return r.en - r.st >= g->L;
-}
-
 /* Misses of the edge lines of array x (A or C) by ranges; adds to *misses and returns how
- * many edge lines there are. */
+ * many edge lines there are. A range shorter than a line, or followed by one, owns lines that
+ * may reach past the next range: counted one by one. */
 static double
 edges_ranges(const struct pj *g, int x, double *misses)
 {
 	struct table t = { .width = RANGE_KEY };
 	struct rclass *cls = NULL;
-	uint64_t key[RANGE_KEY], n = nranges(g, x);
-	size_t ccap = 0;
+	uint64_t key[RANGE_KEY], n = nranges(g, x), *lines = NULL;
+	struct touch *buf = NULL;
+	size_t ccap = 0, lcap = 0, cap = 0;
 	double edges = 0;
 
 	for (uint64_t i = 0; i < n; i++) {
-		struct range r;
+		struct range r, nx = { 0, 0, 0, g->L }; /* after the last: as if a line long */
 		bool added;
 		size_t k;
 
 		range_at(g, x, i, &r);
-		range_key(g, x, &r, key);
+		if (i + 1 < n)
+			range_at(g, x, i + 1, &nx);
+		if (r.en - r.st < g->L || nx.en - nx.st < g->L) {
+			size_t nl = owned_edges(g, x, r.st, r.en, &lines, &lcap);
+
+			for (size_t z = 0; z < nl; z++)
+				line_misses(g, x, lines[z], &buf, &cap, misses);
+			edges += (double)nl;
+			continue;
+		}
+		range_key(g, x, i, &r, key);
 		k = table_find(&t, key, &added);
 		if (added) {
 			if (k == ccap) {
@@ -1648,6 +1638,8 @@ edges_ranges(const struct pj *g, int x, double *misses)
 		free(cls[k].far);
 	}
 	free(cls);
+	free(buf);
+	free(lines);
 	table_finish(&t);
 	return edges;
 }
@@ -1735,9 +1727,7 @@ edge_lines(const struct pj *g, int x, double *misses)
 		return 0;
 	if (g->role[x] == ROLE_W)
 		return edges_w(g, x, misses);
-	if (ranges_whole(g, x))
-		return edges_ranges(g, x, misses);
-	return edges_each(g, x, misses);
+	return edges_ranges(g, x, misses);
 }
 
 /* A lines of product m touched from t1 to t2. */
