@@ -130,6 +130,11 @@ f2_r1(const struct f2 *f, uint64_t ib)
 	return ib * f->Br + f->Br < f->N ? ib * f->Br + f->Br : f->N;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+/* sum over i < n of floor((a i + b) / m): distinct lines of periodic row segments. */
+u128 floor_sum(u128 n, u128 m, u128 a, u128 b);
+
 void formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_flash1(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_flash2(struct formula_result *r, const struct attn_config *c, const struct q *q);

@@ -32,37 +32,6 @@
 #include "analysis/formula_kernels.h"
 #include "sim/util.h"
 
-__extension__ typedef unsigned __int128 u128;
-
-/* sum over i < n of floor((a i + b) / m) (the classic Euclid-like reduction). */
-static u128
-floor_sum(u128 n, u128 m, u128 a, u128 b)
-{
-	u128 ans = 0;
-
-	while (n > 0) {
-		u128 y;
-
-		if (a >= m) {
-			ans += n * (n - 1) / 2 * (a / m);
-			a %= m;
-		}
-		if (b >= m) {
-			ans += n * (b / m);
-			b %= m;
-		}
-		y = a * n + b;
-		if (y < m)
-			break;
-		n = y / m;
-		b = y % m;
-		y = m;
-		m = a;
-		a = y;
-	}
-	return ans;
-}
-
 /* ---- distinct lines of unions of row segments ---- */
 
 /* Bytes [base + x st + a, base + x st + b) for rows x < rows (rows >= 1, a < b <= st or one

@@ -125,35 +125,6 @@ pj_npos(const struct pj *g, uint64_t m, uint64_t u, uint64_t j)
 
 /* ---- lines of byte ranges ---- */
 
-/* Sum of floor((a i + b) / m) for 0 <= i < n. */
-static uint64_t
-floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t b)
-{
-	uint64_t sum = 0;
-
-	while (n) {
-		uint64_t y;
-
-		if (a >= m) {
-			sum += n * (n - 1) / 2 * (a / m);
-			a %= m;
-		}
-		if (b >= m) {
-			sum += n * (b / m);
-			b %= m;
-		}
-		y = a * n + b;
-		if (y < m)
-			break;
-		n = y / m;
-		b = y % m;
-		y = m;
-		m = a;
-		a = y;
-	}
-	return sum;
-}
-
 /* Lines counted so far, in address order; the last of them. */
 struct acc {
 	double n;

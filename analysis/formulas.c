@@ -179,6 +179,35 @@ flash_kblocks(const struct attn_config *c, uint64_t ib)
 	return c->causal ? (double)attn_blocks(r_end, c->Bc) : (double)attn_blocks(c->N, c->Bc);
 }
 
+/* sum over i < n of floor((a i + b) / m) (the classic Euclid-like reduction). */
+u128
+floor_sum(u128 n, u128 m, u128 a, u128 b)
+{
+	u128 ans = 0;
+
+	while (n > 0) {
+		u128 y;
+
+		if (a >= m) {
+			ans += n * (n - 1) / 2 * (a / m);
+			a %= m;
+		}
+		if (b >= m) {
+			ans += n * (b / m);
+			b %= m;
+		}
+		y = a * n + b;
+		if (y < m)
+			break;
+		n = y / m;
+		b = y % m;
+		y = m;
+		m = a;
+		a = y;
+	}
+	return ans;
+}
+
 /* ---- no cache: every access moves its own bytes ---- */
 
 static void
