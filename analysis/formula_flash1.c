@@ -318,9 +318,13 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 				uint64_t base = f2_row(f, kk, 0), end = f2_row(f, kk, f->N);
 				uint64_t r1 = (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N;
 
-				if (edge - all + span2(base, f2_row(f, kk, (jb - 1) * f->Bc), s, end, f->L) >= f->C)
+				if (edge - all +
+					    span2(base, f2_row(f, kk, (jb - 1) * f->Bc), s, end,
+						  f->L) >=
+				    f->C)
 					k += 1;
-				if (edge - all + span2(base, s, f2_row(f, kk, r1), end, f->L) >= f->C)
+				if (edge - all + span2(base, s, f2_row(f, kk, r1), end, f->L) >=
+				    f->C)
 					v += 1;
 			}
 		}
@@ -517,8 +521,8 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	static const char *const names[] = { "Q", "O", "m", "l" };
 	struct f2 f = f2_geometry(c, q);
 	uint64_t Tc;
-	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, fetch[4] = { 0, 0, 0, 0 }, k = 0, v = 0, init_o,
-	       init_ml;
+	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, fetch[4] = { 0, 0, 0, 0 },
+	       k = 0, v = 0, init_o, init_ml;
 
 	Tc = attn_blocks(c->N, c->Bc);
 	/* init: every O line, and every m and l line, stored once (each m and l value apart
@@ -562,12 +566,21 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 			}
 	/* Write-validate: a store that misses takes the line with only its own bytes valid, so
 	 * the next step's load of a line blocks ib - 1 and ib share reads it even where it hits
-	 * (where it misses, f1_step_edges() counted it): a read, no write. */
-	for (uint64_t hh = 0; hh < f.BH && !q->rfo; hh++)
-		for (uint64_t jb = 0; jb < Tc; jb++)
-			for (uint64_t ib = f1_first(&f, jb) + 1; ib < f.Tr; ib++) {
-				double o = f1_blk(&f, F1_O, hh, ib - 1), m = f1_blk(&f, F1_M, hh, ib - 1);
+	 * (where it misses, f1_step_edges() counted it): a read, no write.
+	 * The step (hh, ib) does not depend on the key block: count it once, times the key blocks
+	 * jb whose first query block is before ib (f1_first() grows with jb). Blocks whose gap
+	 * cannot reach the cache have none. */
+	if (!q->rfo &&
+	    2 * (double)(f.Br * f.RB / f.L + 2) + 2 * (double)(f.Br * 4 / f.L + 2) + f.tl >= f.C)
+		for (uint64_t hh = 0; hh < f.BH; hh++) {
+			uint64_t jbs = 0; /* key blocks with f1_first(jb) < ib */
 
+			for (uint64_t ib = 1; ib < f.Tr; ib++) {
+				double o = f1_blk(&f, F1_O, hh, ib - 1),
+				       m = f1_blk(&f, F1_M, hh, ib - 1);
+
+				while (jbs < Tc && f1_first(&f, jbs) < ib)
+					jbs++;
 				for (int a = F1_O; a <= F1_L; a++) {
 					uint64_t at = a == F1_O ? f2_row(&f, hh, f2_r0(&f, ib))
 								: f2_lse(&f, hh, f2_r0(&f, ib));
@@ -575,9 +588,10 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 
 					if (shares_line(at, f.L) && gap + f.tl >= f.C &&
 					    f1_step_edge(&f, a, hh, ib) + f.tl < f.C)
-						fetch[a] += 1;
+						fetch[a] += (double)jbs;
 				}
 			}
+		}
 	for (int a = F1_O; a <= F1_L; a++) {
 		struct formula_array *x = arr(r, names[a]);
 		double init = a == F1_O ? init_o : init_ml, rfo = q->rfo ? init + store_rfo[a] : 0;

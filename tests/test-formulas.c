@@ -294,6 +294,7 @@ test_exact_vs_simulation(void **state)
 		"L1=512K:full:64,tiles=scratch",
 		"L1=4M:full:64,tiles=scratch",
 		"L1=256K:full:128:wv,tiles=scratch",
+		"L1=2K:full:64:wv,tiles=scratch", /* write-validate loads after missed stores */
 		NULL,
 	};
 	static const bool exact[ATTN_KERNEL_COUNT] = {
