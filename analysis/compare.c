@@ -12,66 +12,51 @@ ratio(double measured, double predicted)
 	return measured / predicted;
 }
 
-static bool
-close_enough(double measured, double predicted, double tol)
+/* The ratio measured / predicted inside [1 - tol, 1 + tol], as the lab's "within 30%" means
+ * it; nothing predicted is matched only by nothing measured. */
+bool
+compare_within(double measured, double predicted, double tol)
 {
-	return fabs(measured - predicted) <= tol * fmax(measured, predicted);
+	if (predicted == 0)
+		return measured == 0;
+	return measured >= (1 - tol) * predicted && measured <= (1 + tol) * predicted;
 }
 
-/* measured inside [low, high] widened by tol on each side, as close_enough() widens a point */
-static bool
-in_interval(double measured, double low, double high, double tol)
+/* measured inside [low (1 - tol), high (1 + tol)]: the interval widened as a point is */
+bool
+compare_within_interval(double measured, double low, double high, double tol)
 {
-	return close_enough(measured, low, tol) || close_enough(measured, high, tol) ||
-	       (measured >= low && measured <= high);
+	if (high == 0)
+		return measured == 0;
+	return measured >= (1 - tol) * low && measured <= (1 + tol) * high;
 }
 
-/* Why the exact formula can miss on this machine: only causes this configuration has. */
+/* Why the exact formula misses: outside its scope, the scope's reason; inside, the claim
+ * failed, which is a bug to report. */
 static void
 exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_result *f)
 {
 	const struct cache_config *cfg = cache_get_config(c);
-	const struct cache_level_config *last = &cfg->level[cfg->levels - 1];
-	static const char *const repl[] = { "LRU", "FIFO", "random", "pseudo-LRU" };
-	size_t len = 0;
 
-	buf[0] = 0;
-	if (f->tiles_approximate) {
+	switch (f->scope) {
+	case FORMULA_SCOPE_ESTIMATE:
+		snprintf(buf, n, "outside the exact formula's scope: %s", f->scope_why);
+		break;
+	case FORMULA_SCOPE_INTERVAL:
 		snprintf(buf, n,
-			 "tiles in memory spill from a cache this small: their traffic is "
-			 "not modeled");
-		return;
+			 "outside the interval of a %u-way LRU level, which should bracket the "
+			 "run (please report the configuration)",
+			 cfg->levels ? cfg->level[cfg->levels - 1].assoc : 0);
+		break;
+	default:
+		snprintf(buf, n,
+			 "%s, where the formula should be exact (please report the "
+			 "configuration)",
+			 cfg->levels ? "a single fully associative LRU level: a reuse distance at "
+				       "the cache size it counts wrong"
+				     : "no cache: an access count it gets wrong");
+		break;
 	}
-	if (!last->fully_assoc)
-		len += (size_t)snprintf(buf + len, n - len,
-					"conflict misses of a %u-way cache beyond one line per set",
-					last->assoc);
-	if (last->repl != CACHE_REPL_LRU && len < n)
-		len += (size_t)snprintf(buf + len, n - len,
-					"%s%s replacement, where the formulas assume LRU",
-					len ? "; " : "", repl[last->repl]);
-	for (unsigned i = 0; i + 1 < cfg->levels && len < n; i++)
-		if (cfg->level[i + 1].inclusion == CACHE_INCL_INCLUSIVE) {
-			len += (size_t)snprintf(
-				buf + len, n - len,
-				"%s%s back-invalidates lines of the levels above (inclusive)",
-				len ? "; " : "", cfg->level[i + 1].name);
-			break;
-		}
-	if (cfg->levels > 1 && len < n)
-		len += (size_t)snprintf(buf + len, n - len,
-					"%sthe levels above filter the stream %s sees, so its LRU "
-					"order is not the kernel's",
-					len ? "; " : "", last->name);
-	if (last->quiet_writebacks && len < n)
-		len += (size_t)snprintf(buf + len, n - len,
-					"%swrite-backs from above do not refresh recency",
-					len ? "; " : "");
-	if (len == 0)
-		snprintf(buf, n,
-			 "a single fully associative LRU level, where the formula should be "
-			 "exact: a reuse distance at the cache size it counts wrong (please "
-			 "report the configuration)");
 }
 
 void
@@ -122,14 +107,15 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 
 		a->ratio = ratio(m, p);
 		if (f->interval)
-			a->within = in_interval(m, fmin(p, a->exact_low), fmax(p, a->exact_high),
-						COMPARE_EXACT_TOLERANCE);
+			a->within = compare_within_interval(m, fmin(p, a->exact_low),
+							    fmax(p, a->exact_high),
+							    COMPARE_EXACT_TOLERANCE);
 		else
-			a->within = close_enough(m, p, COMPARE_EXACT_TOLERANCE) &&
-				    close_enough(a->measured_read, a->exact_read,
-						 COMPARE_EXACT_TOLERANCE) &&
-				    close_enough(a->measured_write, a->exact_write,
-						 COMPARE_EXACT_TOLERANCE);
+			a->within = compare_within(m, p, COMPARE_EXACT_TOLERANCE) &&
+				    compare_within(a->measured_read, a->exact_read,
+						   COMPARE_EXACT_TOLERANCE) &&
+				    compare_within(a->measured_write, a->exact_write,
+						   COMPARE_EXACT_TOLERANCE);
 		a->negligible = fmax(m, p) < negligible;
 		out->arrays_within &= a->within;
 		if (!a->within && !a->negligible)
@@ -150,15 +136,17 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 	out->exact.low = f->low_bytes;
 	out->exact.high = f->high_bytes;
 	out->exact.within =
-		f->interval
-			? in_interval(total, f->low_bytes, f->high_bytes, COMPARE_EXACT_TOLERANCE)
-			: close_enough(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
-	snprintf(out->exact.basis, sizeof(out->exact.basis), "all DRAM bytes, read and written%s%s",
+		f->interval ? compare_within_interval(total, f->low_bytes, f->high_bytes,
+						      COMPARE_EXACT_TOLERANCE)
+			    : compare_within(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
+	out->exact.scope = f->scope;
+	snprintf(out->exact.basis, sizeof(out->exact.basis),
+		 "all DRAM bytes, read and written%s; within: %s",
 		 d->flush_write_bytes ? ", the final flush included" : "",
 		 f->interval && f->low_bytes < f->high_bytes
-			 ? "; set-associative: within the interval of the formula at C +- one line "
-			   "per set"
-			 : "");
+			 ? "measured in [0.95 low, 1.05 high], the interval of the formula at C "
+			   "+- one line per set (set-associative)"
+			 : "measured / formula in [0.95, 1.05]");
 	if (!out->exact.within)
 		exact_why_not(out->exact.why_not, sizeof(out->exact.why_not), c, f);
 	else if (!out->arrays_within_but_negligible)
@@ -182,9 +170,11 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 		out->lab.predicted = f->lab_bytes;
 		out->lab.measured = naive ? total - o_write : total;
 		out->lab.ratio = ratio(out->lab.measured, out->lab.predicted);
-		out->lab.within =
-			close_enough(out->lab.measured, out->lab.predicted, COMPARE_LAB_TOLERANCE);
-		snprintf(out->lab.basis, sizeof(out->lab.basis), "%s",
+		out->lab.within = compare_within(out->lab.measured, out->lab.predicted,
+						 COMPARE_LAB_TOLERANCE);
+		snprintf(out->lab.basis, sizeof(out->lab.basis),
+			 "%s; within: measured / formula in "
+			 "[0.70, 1.30]",
 			 naive ? "all DRAM bytes except O's write and its read for ownership, "
 				 "which the lab formula leaves out"
 			       : "all DRAM bytes (Q read, K and V reads, O and logsumexp written)");
@@ -210,7 +200,10 @@ total_json(const struct compare_total *t)
 	if (t->interval) {
 		cJSON_AddNumberToObject(o, "low_bytes", t->low);
 		cJSON_AddNumberToObject(o, "high_bytes", t->high);
+		cJSON_AddNumberToObject(o, "interval_width", t->low > 0 ? t->high / t->low : -1);
 	}
+	if (t->formula && strcmp(t->formula, "exact") == 0)
+		cJSON_AddStringToObject(o, "scope", formula_scope_name(t->scope));
 	cJSON_AddStringToObject(o, "basis", t->basis);
 	cJSON_AddStringToObject(o, "why_not", t->why_not);
 	return o;
@@ -235,6 +228,8 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 	cJSON_AddNumberToObject(exact, "rfo_bytes", f->rfo_bytes);
 	cJSON_AddNumberToObject(exact, "flush_bytes", f->flush_bytes);
 	cJSON_AddBoolToObject(exact, "tiles_approximate", f->tiles_approximate);
+	cJSON_AddStringToObject(exact, "scope", formula_scope_name(f->scope));
+	cJSON_AddStringToObject(exact, "scope_why", f->scope_why);
 	if (f->interval) {
 		cJSON_AddNumberToObject(exact, "low_bytes", f->low_bytes);
 		cJSON_AddNumberToObject(exact, "high_bytes", f->high_bytes);
@@ -278,14 +273,18 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 static void
 print_total(FILE *out, const struct compare_total *t)
 {
-	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s\n",
+	bool interval = t->interval && t->low < t->high;
+
+	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s%s\n",
 		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
-		100 * t->tolerance, t->why_not[0] ? ": " : "", t->why_not);
+		100 * t->tolerance, interval ? " of the interval" : "", t->why_not[0] ? ": " : "",
+		t->why_not);
 	if (t->interval && t->low < t->high)
 		fprintf(out,
-			"       set-associative interval %.0f .. %.0f (measured/low %.3f, "
-			"measured/high %.3f)\n",
-			t->low, t->high, ratio(t->measured, t->low), ratio(t->measured, t->high));
+			"       set-associative interval %.0f .. %.0f (width %.3fx; measured/low "
+			"%.3f, measured/high %.3f)\n",
+			t->low, t->high, t->low > 0 ? t->high / t->low : INFINITY,
+			ratio(t->measured, t->low), ratio(t->measured, t->high));
 	fprintf(out, "       basis: %s\n", t->basis);
 }
 
@@ -308,6 +307,12 @@ compare_print(FILE *out, const struct formula_result *f, const struct comparison
 	if (cmp->lab.applicable)
 		print_total(out, &cmp->lab);
 	print_total(out, &cmp->exact);
+	if (f->scope == FORMULA_SCOPE_ESTIMATE)
+		fprintf(out, "       scope: estimate, nothing claimed: %s\n", f->scope_why);
+	else
+		fprintf(out, "       scope: %s\n",
+			f->scope == FORMULA_SCOPE_EXACT ? "exact, byte-equal claimed"
+							: "interval, claimed to bracket the run");
 	fprintf(out, "regime: %s%s\n", cmp->regime,
 		cmp->lab.applicable ? (cmp->in_regime ? " (inside the lab's assumptions)"
 						      : " (outside the lab's assumptions)")

@@ -24,7 +24,7 @@ struct compare_array {
 	char name[32];
 	double measured_read, measured_write, exact_read, exact_write;
 	double exact_low, exact_high; /* the set-associative interval, read + write */
-	double ratio;    /* measured / exact, total bytes */
+	double ratio;                 /* measured / exact, total bytes */
 	bool within;     /* read, write and total each within COMPARE_EXACT_TOLERANCE */
 	bool negligible; /* under COMPARE_NEGLIGIBLE of the run's bytes, both sides */
 };
@@ -36,8 +36,9 @@ struct compare_total {
 	bool applicable; /* false: no lab formula for this kernel */
 	bool interval;   /* exact on a set-associative cache: within means low .. high +- 5% */
 	double low, high;
-	char basis[160];
-	char why_not[320];
+	enum formula_scope scope; /* exact only */
+	char basis[256];
+	char why_not[448];
 };
 
 struct comparison {
@@ -48,9 +49,15 @@ struct comparison {
 	/* every array within, or off but negligible; the off ones named in off_negligible */
 	bool arrays_within_but_negligible;
 	char off_negligible[160];
-	char regime[256];
+	char regime[384];
 	bool in_regime;
 };
+
+/* The verdict "within tol": measured / predicted in [1 - tol, 1 + tol] (nothing predicted is
+ * matched only by nothing measured), so "within 30%" passes 1.30 and not 1.43. */
+bool compare_within(double measured, double predicted, double tol);
+/* measured in [(1 - tol) low, (1 + tol) high]: an interval widened as a point is. */
+bool compare_within_interval(double measured, double low, double high, double tol);
 
 /* Compares a simulated run (model c after the kernel, flushed or not as f was computed) with
  * the formulas f. */

@@ -605,5 +605,8 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	}
 	arr(r, "K")->read_bytes += k * q->L;
 	arr(r, "V")->read_bytes += v * q->L;
-	tiles(r, q, tile_names, tile_lines, 7, f.tl + 2 * q->kb + q->qb + q->qb);
+	/* a step: the key and value blocks against a query block, its O rows, m and l */
+	tiles(r, q, tile_names, tile_lines, 7,
+	      f.tl + 2 * lines_at_most(q->kb) + 2 * lines_at_most(q->qb) +
+		      2 * lines_at_most(q->Br * 4 / q->L));
 }

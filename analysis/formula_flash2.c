@@ -352,5 +352,8 @@ formula_flash2(struct formula_result *r, const struct attn_config *c, const stru
 		o->write_bytes -= o_res * q->L;
 		l->write_bytes -= l_res * q->L;
 	}
-	tiles(r, q, tile_names, tile_lines, 7, f.tl + 2 * q->kb);
+	/* a step: a key and a value block against the query block, its output rows and lse */
+	tiles(r, q, tile_names, tile_lines, 7,
+	      f.tl + 2 * lines_at_most(q->kb) + 2 * lines_at_most(q->qb) +
+		      lines_at_most(q->Br * 4 / q->L));
 }

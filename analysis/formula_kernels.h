@@ -6,6 +6,7 @@
 #ifndef MEMSIM_ANALYSIS_FORMULA_KERNELS_H
 #define MEMSIM_ANALYSIS_FORMULA_KERNELS_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,7 +33,14 @@ void seq(struct formula_array *a, const struct q *q, double n, const struct step
 	 double gap_end);
 void once(struct formula_array *a, const struct q *q, double n, int op, double gap_end);
 void tiles(struct formula_result *r, const struct q *q, const char *const *names,
-	   const double *lines, int n, double working_set);
+	   const double *lines, int n, double step_lines);
+
+/* The most lines a range of x lines' worth of bytes can touch, wherever it starts. */
+static inline double
+lines_at_most(double x)
+{
+	return x > 0 ? ceil(x) + 1 : 0;
+}
 
 /* Lines of [a, b) in lines of L bytes (0 when empty). */
 static inline double
@@ -40,6 +48,9 @@ span(uint64_t a, uint64_t b, uint64_t L)
 {
 	return b > a ? (double)((b - 1) / L - a / L + 1) : 0;
 }
+
+/* Lines that rows ranges of width bytes, stride bytes apart from offset 0, touch together. */
+double tile_row_lines(uint64_t rows, uint64_t stride, uint64_t width, uint64_t L);
 
 /* Lines of [a0, a1) and [b0, b1) together, a1 <= b0: a line both reach is counted once. */
 static inline double

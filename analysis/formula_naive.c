@@ -1084,6 +1084,19 @@ fate_to(struct formula_array *a, const struct fate *f, double L)
 	a->flush_bytes += f->flush * L;
 }
 
+/* The most lines one step touches between two uses of a line it keeps: a key block against
+ * the query block (scores), one row (softmax), a value block into the output block (av). */
+static double
+naive_step_lines(const struct q *q, const struct attn_config *c)
+{
+	double sblock = fmin(q->Br * lines_at_most(q->Sseg), lines_at_most(q->Br * q->Srow));
+	double scores = q->tq + q->tk + lines_at_most(q->qb) + lines_at_most(q->kb) + sblock;
+	double softmax = q->trow + lines_at_most(q->Srow) * (c->softmax_separate ? 2 : 1);
+	double av = q->ts + q->tv + q->to + sblock + lines_at_most(q->kb) + lines_at_most(q->qb);
+
+	return fmax(scores, fmax(softmax, av));
+}
+
 void
 formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
@@ -1122,6 +1135,5 @@ formula_naive(struct formula_result *r, const struct attn_config *c, const struc
 		if (a != A_P || c->softmax_separate)
 			fate_to(arr(r, names[a]), &f[a], q->L);
 	free(n.memo);
-	tiles(r, q, tile_names, tile_lines, 6,
-	      q->tq + q->tk + q->kb + q->Br * q->Sseg + q->tv + q->ts + q->to);
+	tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
 }

@@ -771,10 +771,12 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 		if (lo->u == hi->u) {
 			cp[n++] = (struct cpart){ lo->u, lj, li, lh, hj, hi_, hh, false, 0 };
 		} else {
-			cp[n++] = (struct cpart){ lo->u, lj, li, lh, je,
-						  (int64_t)pj_nr(g, lo->u) - 1, he, false, 0 };
+			cp[n++] = (struct cpart){ lo->u, lj,    li,
+						  lh,    je,    (int64_t)pj_nr(g, lo->u) - 1,
+						  he,    false, 0 };
 			if (hi->u > lo->u + 1)
-				cp[n++] = (struct cpart){ .u = lo->u + 1, .whole = true,
+				cp[n++] = (struct cpart){ .u = lo->u + 1,
+							  .whole = true,
 							  .uz = hi->u - 1 };
 			cp[n++] = (struct cpart){ hi->u, 0, 0, 0, hj, hi_, hh, false, 0 };
 		}
@@ -1817,9 +1819,9 @@ w_blocks(const struct pj *g, uint64_t m)
 	wall = a.n;
 	for (uint64_t jb = 0; jb < p->Tn; jb++)
 		for (uint64_t k = 0; k < g->Ks; k++)
-			reg[jb * g->Ks + k] = inner_lines(g, p->w, (k * g->d * p->n + jb * g->Bc) * g->s,
-							  p->n * g->s, g->d,
-							  (pj_c1(g, m, jb) - jb * g->Bc) * g->s);
+			reg[jb * g->Ks + k] = inner_lines(
+				g, p->w, (k * g->d * p->n + jb * g->Bc) * g->s, p->n * g->s, g->d,
+				(pj_c1(g, m, jb) - jb * g->Bc) * g->s);
 	if (g->U > 1)
 		v = groups(g, m, g->U - 1, true);
 	for (uint64_t i = 0, j; v && i < g->U - 1; i = j) {
@@ -1935,23 +1937,29 @@ resident(const struct pj *g, double *res)
 static double
 w_tile_lines(const struct attn_config *c, uint64_t L)
 {
-	uint64_t w = min_u64(c->Bc, c->heads * c->d) * 4, stride = c->Bc * 4, last = UINT64_MAX;
-	double n = 0;
+	return tile_row_lines(c->d, c->Bc * 4, min_u64(c->Bc, c->heads * c->d) * 4, L);
+}
 
-	for (uint64_t i = 0; i < c->d; i++) {
-		uint64_t first = i * stride / L, end = (i * stride + w - 1) / L;
+/* The most lines one step touches between two uses of a tile line: B_r rows of d inputs, d
+ * rows of B_c weights, and the block's outputs, a row of B_c columns in runs of at most d
+ * (one per head it crosses). B_c blocks columns here, so it is not clipped to N. */
+static double
+proj_step_lines(const struct attn_config *c, const struct q *q, const double *tile_lines)
+{
+	double Bc = (double)c->Bc, s = q->s, L = q->L, run = fmin(Bc, q->d);
+	double in = q->Br * lines_at_most(q->d * s / L) + q->d * lines_at_most(Bc * s / L);
+	double out = q->Br * (ceil(Bc / q->d) + 1) * lines_at_most(run * s / L);
 
-		n += (double)(end - first + 1) - (first == last ? 1 : 0);
-		last = end;
-	}
-	return n;
+	return tile_lines[0] + tile_lines[1] + tile_lines[2] + in + out;
 }
 
 void
 formula_proj(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
 	static const int order[NPA] = { PX, PWQ, PQ, PWK, PK, PWV, PV, PO, PWO, PY };
-	double tile_lines[] = { q->tq, q->tk > 0 ? w_tile_lines(c, (uint64_t)q->L) : 0, q->ts };
+	/* the S tile holds B_r rows of B_c floats, B_c not clipped to N (columns, not rows) */
+	double tile_lines[] = { q->tq, q->tk > 0 ? w_tile_lines(c, (uint64_t)q->L) : 0,
+				q->ts > 0 ? ceil(q->Br * (double)c->Bc * 4 / q->L) : 0 };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "S_tile" };
 	uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;
 	double misses[NPA] = { 0 }, res[NPA];
@@ -1973,7 +1981,7 @@ formula_proj(struct formula_result *r, const struct attn_config *c, const struct
 	g.E = g.d * g.s;
 	g.rowB = Dm * g.s;
 	g.C = q->C;
-	g.tl = q->tq + q->tk + q->ts;
+	g.tl = tile_lines[0] + tile_lines[1] + tile_lines[2];
 	g.p[0] = (struct pprod){ PX, PWQ, PQ, Dm, 0, c->heads };
 	g.p[1] = (struct pprod){ PX, PWK, PK, Dkv, 0, c->kv_heads };
 	g.p[2] = (struct pprod){ PX, PWV, PV, Dkv, 0, c->kv_heads };
@@ -2029,6 +2037,5 @@ formula_proj(struct formula_result *r, const struct attn_config *c, const struct
 	}
 	free(spans.val);
 	table_finish(&spans.t);
-	tiles(r, q, tile_names, tile_lines, 3,
-	      q->tq + q->tk + q->ts + q->Br * q->d * q->s / q->L + q->d * q->Bc * q->s / q->L);
+	tiles(r, q, tile_names, tile_lines, 3, proj_step_lines(c, q, tile_lines));
 }

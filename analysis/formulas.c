@@ -114,6 +114,25 @@ once(struct formula_array *a, const struct q *q, double n, int op, double gap_en
 	seq(a, q, n, &s, 1, gap_end);
 }
 
+double
+tile_row_lines(uint64_t rows, uint64_t stride, uint64_t width, uint64_t L)
+{
+	uint64_t last = UINT64_MAX;
+	double n = 0;
+
+	if (width == 0)
+		return 0;
+	if (width >= stride) /* rows that touch: one range */
+		return span(0, (rows - 1) * stride + width, L);
+	for (uint64_t i = 0; i < rows; i++) {
+		uint64_t first = i * stride / L, end = (i * stride + width - 1) / L;
+
+		n += (double)(end - first + 1) - (first == last ? 1 : 0);
+		last = end;
+	}
+	return n;
+}
+
 static void
 setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 {
@@ -142,7 +161,8 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->tq = tile * ceil(q->Br * q->d * 4 / L);
 	q->tk = tile * ceil(q->Bc * q->d * 4 / L);
 	q->tv = q->tk;
-	q->ts = tile * ceil(q->Br * q->Bc * 4 / L);
+	/* S tile rows sit B_c floats apart (B_c as given), each as wide as the key block */
+	q->ts = tile * tile_row_lines((uint64_t)q->Br, c->Bc * 4, (uint64_t)q->Bc * 4, (uint64_t)L);
 	q->to = q->tq;
 	q->trow = tile * ceil(q->N * 4 / L);
 	q->tm = tile * ceil(q->Br * 4 / L);
@@ -156,17 +176,20 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 }
 
 /* Tiles in memory: first touched by scalar stores (a read for ownership under write-allocate),
- * then hit while the kernel's per-iteration lines fit, so their only other DRAM traffic is
- * the final flush. When they do not fit (caches of a few tiles), the spill traffic is not
- * modeled: the result says so. */
+ * then hit while the kernel's per-step lines fit, so their only other DRAM traffic is the
+ * final flush. step_lines bounds the lines one step of the kernel touches between two uses of
+ * a tile line (tiles in memory included): when the cache holds no more, tiles spill, and that
+ * traffic is not modeled: the result says so. It is also the smallest cache the formulas claim
+ * to be exact for (formula_scope.c). */
 void
 tiles(struct formula_result *r, const struct q *q, const char *const *names, const double *lines,
-      int n, double working_set)
+      int n, double step_lines)
 {
 	for (int i = 0; i < n; i++)
 		if (lines[i] > 0)
 			once(arr(r, names[i]), q, lines[i], ST, 0);
-	if (lines[0] > 0 && working_set >= q->C)
+	r->step_lines = step_lines;
+	if (lines[0] > 0 && step_lines >= q->C)
 		r->tiles_approximate = true;
 }
 
@@ -268,8 +291,9 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 		break;
 	}
 	default: {
-		double Dm = q->H * d, Dkv = q->Hkv * d, rows = q->B * N;
-		double tq = ceil(Dm / q->Bc), tkv = ceil(Dkv / q->Bc);
+		/* proj's B_c blocks the projection's columns, not the rows: not clipped to N */
+		double Dm = q->H * d, Dkv = q->Hkv * d, rows = q->B * N, Bc = (double)c->Bc;
+		double tq = ceil(Dm / Bc), tkv = ceil(Dkv / Bc);
 
 		/* x is read once per column block of each of the three input products. */
 		add(r, "x", rows * Dm * s * (tq + 2 * tkv), 0);
@@ -315,6 +339,15 @@ moved(const struct formula_result *r, const char *name, bool reads, bool writes)
 	if (!a)
 		return 0;
 	return (reads ? a->read_bytes - a->rfo_bytes : 0) + (writes ? a->write_bytes : 0);
+}
+
+/* The reads for ownership of the array named name (0 when absent). */
+static double
+formula_rfo(const struct formula_result *r, const char *name)
+{
+	const struct formula_array *a = formula_array(r, name);
+
+	return a ? a->rfo_bytes : 0;
 }
 
 /* x within 5% of the lab's term t: the lab's assumption about that array holds. */
@@ -422,6 +455,27 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 	}
 	if (!lab_machine(m, g->text, sizeof(g->text)))
 		return;
+	if (!r->regime_judged) {
+		snprintf(g->text, sizeof(g->text),
+			 "the lab's assumptions are judged on the exact formula, which does not "
+			 "cover this machine: %s",
+			 r->scope_why);
+		return;
+	}
+	if (r->tiles_approximate) {
+		snprintf(g->text, sizeof(g->text),
+			 "tiles stay in cache fails: the tiles live in memory and spill from %s",
+			 C);
+		return;
+	}
+	if (c->kernel == ATTN_FLASH2 && c->Br > c->N) {
+		snprintf(g->text, sizeof(g->text),
+			 "B_r <= N fails: one query block (B_r = %llu) holds all N = %llu rows, so "
+			 "K and V are read once, not the lab's N/B_r = %.3g times",
+			 (unsigned long long)c->Br, (unsigned long long)c->N,
+			 (double)c->N / (double)c->Br);
+		return;
+	}
 	if (c->kernel == ATTN_NAIVE) {
 		double S = moved(r, "S", true, true) + moved(r, "P", true, true);
 		double S_lab = 4 * q->B * q->H * q->N * q->N * q->s;
@@ -477,6 +531,9 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 		}
 	} else {
 		double O = moved(r, "O", true, true);
+		double lse = moved(r, "lse", true, true) + formula_rfo(r, "lse");
+		double o_rfo = formula_rfo(r, "O");
+		double total = r->read_bytes + r->write_bytes;
 		double kv_lab = 2 * head * q->N / q->Br;
 
 		if (kv < 0.95 * kv_lab)
@@ -496,6 +553,17 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 		else if (!term_holds(O, head))
 			snprintf(g->text, sizeof(g->text),
 				 "O written once fails: O moves %.3g times its size", O / head);
+		else if (o_rfo > 0.05 * total)
+			snprintf(
+				g->text, sizeof(g->text),
+				"no read-for-ownership fails: write-allocate reads O before writing "
+				"it (%.0f bytes, %.0f%% of the bytes)",
+				o_rfo, 100 * o_rfo / total);
+		else if (lse + o_rfo > 0.05 * total)
+			snprintf(g->text, sizeof(g->text),
+				 "logsumexp negligible fails: lse moves %.0f bytes (%.0f%% of the "
+				 "bytes; 4 per row in whole lines), which the lab leaves out",
+				 lse, 100 * lse / total);
 		else if (tiles_small(r, g->text, sizeof(g->text))) {
 			g->within_assumptions = true;
 			snprintf(g->text, sizeof(g->text),
@@ -529,8 +597,17 @@ formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machi
 	m->ways = last->fully_assoc ? (uint32_t)(last->size_bytes / last->line_bytes) : last->assoc;
 	m->sets = last->size_bytes / last->line_bytes / m->ways;
 	m->repl = last->repl;
-	for (unsigned i = 1; i < c->levels; i++)
-		m->inclusive |= c->level[i].inclusion == CACHE_INCL_INCLUSIVE;
+	for (unsigned i = 0; i < c->levels; i++) {
+		const struct cache_level_config *l = &c->level[i];
+
+		m->inclusive |= i > 0 && l->inclusion == CACHE_INCL_INCLUSIVE;
+		if (i + 1 < c->levels)
+			m->upper_capacity_bytes =
+				fmax(m->upper_capacity_bytes, (double)l->size_bytes);
+		m->write_through |= l->write == CACHE_WRITE_THROUGH;
+		m->no_write_allocate |= l->alloc == CACHE_ALLOC_NONE;
+		m->cachegrind_quirks |= l->straddle_once || l->quiet_writebacks;
+	}
 }
 
 /* The interval of a set-associative last level: the fully associative formula at C and at
@@ -559,6 +636,7 @@ set_associative_interval(struct formula_result *out, const struct attn_config *c
 		fa.capacity_bytes = fmax(m->capacity_bytes + side * step, m->line_bytes);
 		fa.ways = (uint32_t)(fa.capacity_bytes / m->line_bytes);
 		formula_eval(c, &fa, r);
+		out->interval_sides_in_regime += r->regime.within_assumptions;
 		out->low_bytes = fmin(out->low_bytes, r->read_bytes + r->write_bytes);
 		out->high_bytes = fmax(out->high_bytes, r->read_bytes + r->write_bytes);
 		for (unsigned i = 0; i < out->narrays; i++) {
@@ -608,8 +686,16 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 	}
 	out->lab_bytes = formula_lab(c);
 	out->flops = attn_flops(c);
-	regime(out, c, m, &q);
 	set_associative_interval(out, c, m);
+	formula_scope(out, c, m);
+	regime(out, c, m, &q);
+	if (out->regime.within_assumptions && out->interval && out->interval_sides_in_regime < 2) {
+		out->regime.within_assumptions = false;
+		snprintf(out->regime.text, sizeof(out->regime.text),
+			 "a cache of C that stays clear of the crossovers fails: the lab's "
+			 "assumptions hold at C but not at C +- one line per set, which a "
+			 "set-associative cache behaves like");
+	}
 	return 0;
 }
 

@@ -43,6 +43,20 @@ struct formula_machine {
 	uint64_t sets;
 	enum cache_repl repl;
 	bool inclusive; /* some level is inclusive of the levels above (back-invalidation) */
+	/* What the exact formulas do not model: they bound their scope (formula_scope()). */
+	bool write_through;          /* some level writes every store through */
+	bool no_write_allocate;      /* some level passes write misses down without allocating */
+	bool cachegrind_quirks;      /* straddle_once or quiet_writebacks on some level */
+	double upper_capacity_bytes; /* the largest level above the last (0 with one level) */
+};
+
+/* What the exact formula claims for a machine (docs/formulas.md, "Scope"). */
+enum formula_scope {
+	FORMULA_SCOPE_EXACT = 0, /* byte-equal on every array: a single fully associative LRU
+				    write-back level (or no cache) of at least the smallest size */
+	FORMULA_SCOPE_INTERVAL,  /* a set-associative LRU level of 8 ways or more: the run
+				    falls in low_bytes .. high_bytes widened by the tolerance */
+	FORMULA_SCOPE_ESTIMATE,  /* outside the formula's model: a reference, nothing claimed */
 };
 
 struct formula_array {
@@ -57,7 +71,7 @@ struct formula_array {
 /* Why a lab formula's assumption holds or fails, per kernel. */
 struct formula_regime {
 	bool within_assumptions;
-	char text[256]; /* the regime in words, or the failed assumption (why_not) */
+	char text[384]; /* the regime in words, or the failed assumption (why_not) */
 };
 
 struct formula_result {
@@ -74,6 +88,15 @@ struct formula_result {
 	 * bracketed by the formula at C + S L and at C - S L (and C): low_bytes .. high_bytes. */
 	bool interval;
 	double low_bytes, high_bytes;
+	unsigned interval_sides_in_regime; /* of the formula at C - S L and C + S L */
+	double step_lines; /* at most the lines one step of the kernel touches (tiles in memory
+			      included): a smaller cache is outside the exact scope */
+	enum formula_scope scope;
+	/* The lab's assumptions are judged on the exact formula's arrays: only where its scope
+	 * is exact or interval, or where levels above the last, all small (1/8 of it at most),
+	 * are all that put it out of scope. */
+	bool regime_judged;
+	char scope_why[256]; /* for FORMULA_SCOPE_ESTIMATE: the first thing the model lacks */
 };
 
 /* The machine a spec describes: its last level (or no cache), RFO from L1's write-miss
@@ -87,6 +110,13 @@ int formula_eval(const struct attn_config *c, const struct formula_machine *m,
 
 /* The lab formula alone, in bytes (all heads and batches); 0 when the kernel has none. */
 double formula_lab(const struct attn_config *c);
+
+/* "exact", "interval" or "estimate". */
+const char *formula_scope_name(enum formula_scope scope);
+
+/* Sets r->scope and r->scope_why for a result formula_eval() computed (formula_scope.c). */
+void formula_scope(struct formula_result *r, const struct attn_config *c,
+		   const struct formula_machine *m);
 
 /* The array named name, or NULL. */
 const struct formula_array *formula_array(const struct formula_result *r, const char *name);

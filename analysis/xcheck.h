@@ -51,7 +51,7 @@ struct xcheck_row {
 	 * basis leaves some of memsim's bytes out), and the tolerance instead of the default. */
 	double basis[XCHECK_QUANTITIES];
 	double tolerance;
-	char note[640]; /* what it counts, what it leaves out, or why it is empty */
+	char note[1024]; /* what it counts, what it leaves out, or why it is empty */
 };
 
 struct xcheck_ratio {

@@ -176,15 +176,15 @@ test_why_not_causes(void **state)
 	struct comparison cmp;
 
 	(void)state;
-	simulate(&c, "L1=128K:4:64", &f, &cmp);
-	assert_false(cmp.exact.within);
-	assert_non_null(strstr(cmp.exact.why_not, "conflict misses of a 4-way cache"));
-	assert_null(strstr(cmp.exact.why_not, "replacement"));
-	assert_null(strstr(cmp.exact.why_not, "levels above"));
+	simulate(&c, "L1=128K:4:64,tiles=scratch", &f, &cmp);
+	assert_non_null(strstr(f.scope_why, "a 4-way cache: its conflict misses"));
+	assert_null(strstr(f.scope_why, "replacement"));
+	assert_null(strstr(f.scope_why, "levels"));
 	simulate(&c, "L1=64K:full:64:random,tiles=scratch", &f, &cmp);
 	assert_false(cmp.exact.within);
 	assert_non_null(strstr(cmp.exact.why_not, "random replacement"));
 	assert_null(strstr(cmp.exact.why_not, "conflict"));
+	assert_null(strstr(cmp.exact.why_not, "please report"));
 }
 
 /* Any size, instantly: N = 10^6, d = 128, several heads. */

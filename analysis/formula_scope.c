@@ -1,0 +1,153 @@
+/*
+ * What the exact formulas claim for a machine: their scope.
+ *
+ * The formulas count lines by reuse distance on one least-recently-used level that holds
+ * C / L lines with no conflicts, write-back, write-allocate (or write-validate), in front of
+ * DRAM (analysis/formulas.c). On such a level, and with no cache at all, they are byte-equal
+ * on every array: that is the scope "exact", checked by tests/test-formulas.c and by
+ * tools/verdict-survey.py over random configurations. A set-associative LRU level of 8 ways or
+ * more gets the interval of the formula at C +- one line per set ("interval"), checked the same
+ * way. Everything else is an "estimate": the formula is printed as a reference, and the verdict
+ * names the first thing the model lacks instead of inviting a report. docs/formulas.md
+ * ("Scope") lists the cases, each with the survey's evidence.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analysis/formulas.h"
+
+const char *
+formula_scope_name(enum formula_scope scope)
+{
+	switch (scope) {
+	case FORMULA_SCOPE_EXACT:
+		return "exact";
+	case FORMULA_SCOPE_INTERVAL:
+		return "interval";
+	default:
+		return "estimate";
+	}
+}
+
+/* The first reason the formula's model of one level does not describe m's last level, or
+ * NULL. */
+static const char *
+level_outside(const struct formula_machine *m, char *buf, size_t n)
+{
+	static const char *const repl[] = { "LRU", "FIFO", "random", "pseudo-LRU" };
+
+	if (m->no_cache)
+		return m->tiles_in_scratch ? NULL
+					   : "no cache with the tiles in memory: every tile access "
+					     "moves its own bytes, which the formulas do not count";
+	if (m->write_through)
+		return "a write-through cache: every store goes to DRAM, where the formulas "
+		       "count write-backs of dirty lines";
+	if (m->no_write_allocate)
+		return "a no-write-allocate cache: a store miss leaves the line out of the cache, "
+		       "so the reuse distances the formulas count do not hold";
+	if (m->repl != CACHE_REPL_LRU) {
+		snprintf(buf, n, "%s replacement, where the formulas assume LRU", repl[m->repl]);
+		return buf;
+	}
+	if (m->cachegrind_quirks)
+		return "Cachegrind's accounting (straddling accesses counted once, write-backs "
+		       "that do not refresh recency), which the formulas do not follow";
+	return NULL;
+}
+
+/* Why the set-associative interval is no bound for this run, or NULL. The kinds where the
+ * survey (tools/verdict-survey.py --focus interval) found runs outside it: fewer than 8
+ * ways; fewer than 16 sets; flash1 and proj, whose strided re-reads (O, m and l per key block;
+ * column blocks of weights) pile onto a few sets; rows narrower than a line, whose lines several
+ * rows share. */
+static const char *
+interval_not_bound(const struct attn_config *c, const struct formula_machine *m, char *buf,
+		   size_t n)
+{
+	if (m->ways < 8) {
+		snprintf(buf, n,
+			 "a %u-way cache: its conflict misses go beyond one line per set, so the "
+			 "interval is no bound",
+			 m->ways);
+		return buf;
+	}
+	if (m->sets < 16) {
+		snprintf(buf, n,
+			 "a set-associative cache of %llu sets: with so few, one set's conflicts "
+			 "weigh too much for the interval to be a bound",
+			 (unsigned long long)m->sets);
+		return buf;
+	}
+	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ) {
+		snprintf(buf, n,
+			 "a set-associative cache under %s, whose strided re-reads crowd a few "
+			 "sets: the interval is no bound (docs/formulas.md, Scope)",
+			 attn_kernel_name(c->kernel));
+		return buf;
+	}
+	if ((double)(c->d * dtype_bytes(c->dtype)) < m->line_bytes) {
+		snprintf(
+			buf, n,
+			"a set-associative cache with rows of %llu bytes, narrower than a %.0f-byte "
+			"line: the interval is no bound",
+			(unsigned long long)(c->d * dtype_bytes(c->dtype)), m->line_bytes);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The scope of one level in front of DRAM: exact, interval, or an estimate and why (in buf).
+ * fitting_tiles: tiles in memory that never spill count as if they were in scratch. */
+static enum formula_scope
+level_scope(const struct formula_result *r, const struct attn_config *c,
+	    const struct formula_machine *m, bool fitting_tiles, char *buf, size_t n)
+{
+	const char *why = level_outside(m, buf, n);
+	double lines = m->capacity_bytes / m->line_bytes;
+
+	if (!why && r->tiles_approximate)
+		why = "the tiles live in memory and spill from a cache this small: their "
+		      "traffic is not modeled";
+	if (!why && !m->no_cache && !m->tiles_in_scratch && !fitting_tiles)
+		why = "the tiles live in memory, where the formulas count only their first "
+		      "stores and the final flush and take the lines between two of their uses as "
+		      "cached (exact with tiles=scratch)";
+	if (!why && !m->no_cache && lines <= r->step_lines) {
+		snprintf(buf, n,
+			 "a cache of %.0f lines, no more than the %.0f one step of the kernel may "
+			 "touch: the formulas are exact from %.0f lines up",
+			 lines, r->step_lines, r->step_lines + 1);
+		why = buf;
+	}
+	if (!why && !m->no_cache && !m->fully_assoc && m->sets >= 2)
+		why = interval_not_bound(c, m, buf, n);
+	if (!why && !m->no_cache && !m->fully_assoc && m->sets >= 2)
+		return FORMULA_SCOPE_INTERVAL;
+	if (!why)
+		return FORMULA_SCOPE_EXACT;
+	if (why != buf)
+		snprintf(buf, n, "%s", why);
+	return FORMULA_SCOPE_ESTIMATE;
+}
+
+void
+formula_scope(struct formula_result *r, const struct attn_config *c,
+	      const struct formula_machine *m)
+{
+	char buf[256];
+
+	r->scope = level_scope(r, c, m, false, r->scope_why, sizeof(r->scope_why));
+	/* Tiles in memory that never spill move a few lines: the other arrays' terms, which
+	 * the lab's assumptions are about, still hold. */
+	r->regime_judged = level_scope(r, c, m, true, buf, sizeof(buf)) != FORMULA_SCOPE_ESTIMATE;
+	if (m->levels > 1 && r->scope != FORMULA_SCOPE_ESTIMATE) {
+		r->regime_judged = m->upper_capacity_bytes * 8 <= m->capacity_bytes;
+		r->scope = FORMULA_SCOPE_ESTIMATE;
+		snprintf(r->scope_why, sizeof(r->scope_why),
+			 "%u cache levels: the levels above the last filter the stream it sees, "
+			 "so its LRU order is not the kernel's (the formulas model one level)",
+			 m->levels);
+	}
+}

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Randomized survey of memsim's verdicts: does every verdict tell the truth?
+
+Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [--jobs J]
+                               [--max-seconds T] [--show K]
+
+Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
+grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
+32/64/128 bytes, every replacement and write policy, tiles in scratch or memory, 0 to 4 levels,
+with and without the final flush), runs each with `memsim run --trace-only --json -`, and checks
+what the report claims against what it measured:
+
+  crash       the run died (a signal) or wrote no report
+  exact       scope "exact": every array's read and write bytes equal the formula's, to the byte
+  interval    scope "interval": the total lies in the interval widened by the tolerance
+  report      "please report" in a verdict whose claim held, or outside scope "exact"/"interval"
+  regime      "inside the lab's assumptions" while the lab verdict is OUTSIDE its tolerance
+  scope       an estimate with no reason, or a scope name not known
+
+A configuration memsim refuses with exit 2 and one line is counted as refused, not failed.
+Prints one line per failure (the command that reproduces it) and closes with
+"N passed, N failed". Exits 1 if any check failed. The test command runs a small fixed-seed
+budget (tests/meson.build); run it at length by hand, e.g. --count 5000.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import random
+import subprocess
+import sys
+import time
+
+KERNELS = ["naive", "flash1", "flash2", "proj"]
+HEADS = [(1, 1), (12, 3), (4, 2), (2, 1), (3, 3), (8, 1)]
+TILES = [1, 2, 3, 5, 7, 16, 40, 50, 64, 100, 128, 200]
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def draw_n(rng):
+    """Odd and tiny sizes weighted up: the edges are where formulas go wrong."""
+    r = rng.random()
+    if r < 0.25:
+        return rng.randint(1, 8)
+    if r < 0.6:
+        return rng.randint(9, 300) | 1
+    if r < 0.9:
+        return rng.randint(301, 1100)
+    return rng.choice([1023, 1025, 2047, 2049, 4095, 4097])
+
+
+def footprint(cfg):
+    s = DTYPE_BYTES[cfg["dtype"]]
+    n, d, b, h, hkv = cfg["N"], cfg["d"], cfg["batch"], cfg["heads"], cfg["kv_heads"]
+    rows = b * n * d * s
+    if cfg["kernel"] == "proj":
+        dm, dkv = h * d, hkv * d
+        return rows * (3 * h + 2 * hkv) + 2 * (dm * dm + dm * dkv) * s
+    qkvo = rows * (2 * h + 2 * hkv)
+    if cfg["kernel"] == "naive":
+        return qkvo + b * h * n * n * s * (2 if cfg.get("softmax_separate") else 1)
+    return qkvo + b * h * n * 4 * 3
+
+
+def work(cfg):
+    """Accesses the trace-only run makes, roughly: keeps the survey's runs short."""
+    n, d, bh = cfg["N"], cfg["d"], cfg["batch"] * cfg["heads"]
+    if cfg["kernel"] == "proj":
+        return cfg["batch"] * n * (cfg["heads"] * d) ** 2 * 4
+    return bh * n * n * (d + 4)
+
+
+def pow2_floor(x):
+    p = 1
+    while p * 2 <= x:
+        p *= 2
+    return p
+
+
+def draw_level(rng, name, line, lines_max, lower, plain):
+    """One level; plain: LRU, write-back, write-allocate or -validate, full or 8+ ways (the
+    formulas' scope, drawn often so that the claims are tried often)."""
+    lines = max(1, int(round(2 ** rng.uniform(0, max(0.0, lines_max.bit_length())))))
+    lines = min(lines, lines_max)
+    if plain == "interval":
+        assoc = rng.choice([8, 16, 32])
+    else:
+        assoc = rng.choice(["full", "full", 8, 16] if plain else ["full", 1, 2, 4, 8, 16])
+    if assoc != "full":
+        ways = min(assoc, lines)
+        sets = pow2_floor(max(1, lines // ways))
+        lines = sets * ways
+        assoc = ways
+    if plain:
+        opts = ["lru", "wb", rng.choice(["wa", "wa", "wv"])]
+    else:
+        pow2 = assoc != "full" and assoc == pow2_floor(assoc)
+        opts = [rng.choice(["lru"] * 6 + ["fifo", "random"] + (["plru"] if pow2 else []))]
+        opts.append(rng.choice(["wb"] * 5 + ["wt"]))
+        opts.append(rng.choice(["wa"] * 4 + ["nwa", "wv", "wv"]))
+    spec = "%s=%d:%s:%d:%s" % (name, lines * line, assoc, line, ":".join(opts))
+    if lower and not plain and rng.random() < 0.1:
+        spec += ":incl"
+    return spec, lines
+
+
+def draw_cache(rng, cfg, focus):
+    plain = focus if focus != "all" else rng.random() < 0.5
+    levels = 1 if plain else rng.choice([0, 1, 1, 2, 2, 3, 4])
+    tiles = rng.choice(["scratch", "scratch", "dram"] if not plain else ["scratch"] * 4 + ["dram"])
+    if levels == 0:
+        return "none,tiles=%s" % tiles
+    line = rng.choice([32, 64, 64, 128])
+    top = max(2, int(1.5 * footprint(cfg) / line) + 1)
+    specs, lines = [], 1
+    for i in range(levels):
+        # each level at least as large as the one above, as real hierarchies are
+        spec, n = draw_level(rng, "L%d" % (i + 1), line, top, i > 0, plain)
+        while n < lines:
+            spec, n = draw_level(rng, "L%d" % (i + 1), line, top, i > 0, plain)
+        specs.append(spec)
+        lines = n
+    return ",".join(specs) + ",tiles=" + tiles
+
+
+def draw(rng, focus):
+    while True:
+        h, hkv = rng.choice(HEADS)
+        cfg = {
+            "kernel": rng.choice(KERNELS),
+            "N": draw_n(rng),
+            "d": rng.choice([1, 2, 3, 5, 8, 24, 40, 64, 72, 128, 256]),
+            "heads": h,
+            "kv_heads": hkv,
+            "batch": rng.choice([1, 1, 1, 2, 3]),
+            "dtype": rng.choice(list(DTYPE_BYTES)),
+            "Br": rng.choice(TILES),
+            "Bc": rng.choice(TILES),
+        }
+        if cfg["kernel"] != "proj" and rng.random() < 0.3:
+            cfg["causal"] = True
+        if cfg["kernel"] == "naive" and rng.random() < 0.2:
+            cfg["softmax_separate"] = True
+        if work(cfg) <= 3e7:
+            break
+    cfg["cache"] = draw_cache(rng, cfg, focus)
+    cfg["flush"] = rng.random() < 0.85
+    return cfg
+
+
+def argv_of(memsim, cfg):
+    a = [memsim, "run", "--trace-only", "--json", "-"]
+    for k in ["kernel", "N", "d", "heads", "kv_heads", "batch", "dtype", "Br", "Bc", "cache"]:
+        a += ["--" + k.replace("_", "-"), str(cfg[k])]
+    if cfg.get("causal"):
+        a.append("--causal")
+    if cfg.get("softmax_separate"):
+        a.append("--softmax-separate")
+    if not cfg["flush"]:
+        a.append("--no-flush")
+    return a
+
+
+def check(rep):
+    """The failed checks of one report: a list of (kind, detail)."""
+    bad = []
+    ex = rep["formulas"]["exact"]
+    scope = ex.get("scope")
+    cmp = {c["formula"]: c for c in rep["compare"]}
+    e = cmp["exact"]
+    if scope not in ("exact", "interval", "estimate"):
+        return [("scope", "scope %r" % scope)]
+    if scope == "estimate" and not ex.get("scope_why"):
+        bad.append(("scope", "an estimate with no reason"))
+    if scope == "exact":
+        off = [n for n, a in ex["per_array"].items()
+               if a["measured_read_bytes"] != a["exact_read_bytes"]
+               or a["measured_write_bytes"] != a["exact_write_bytes"]]
+        if off or not e["within"]:
+            bad.append(("exact", "ratio %.4f, arrays off: %s" % (e["ratio"], ",".join(off))))
+    if scope == "interval" and not e["within"]:
+        bad.append(("interval", "%.0f outside %.0f .. %.0f" %
+                    (e["measured_bytes"], e.get("low_bytes", 0), e.get("high_bytes", 0))))
+    for c in rep["compare"]:
+        claim_held = c["within"] or scope == "estimate"
+        if "please report" in c["why_not"] and claim_held:
+            bad.append(("report", "%s: %s" % (c["formula"], c["why_not"])))
+    lab = cmp.get("lab")
+    if lab and rep["regime"]["within_lab_assumptions"] and not lab["within"]:
+        bad.append(("regime", "in regime, lab ratio %.3f: %s" % (lab["ratio"],
+                                                              rep["regime"]["text"])))
+    return bad
+
+
+def run_one(memsim, cfg):
+    argv = argv_of(memsim, cfg)
+    p = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    if p.returncode == 2 and p.stderr.count("\n") <= 2:
+        return cfg, argv, "refused", [], p.stderr.strip()
+    if p.returncode != 0:
+        return cfg, argv, None, [("crash", "exit %d: %s" % (p.returncode,
+                                                          p.stderr.strip()[-200:]))], ""
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        return cfg, argv, None, [("crash", "no JSON report")], ""
+    return cfg, argv, rep["formulas"]["exact"].get("scope"), check(rep), ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memsim", default="build/memsim")
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="stop drawing after this long (0: no limit)")
+    ap.add_argument("--show", type=int, default=40, help="failures printed at most")
+    ap.add_argument("--tap", action="store_true",
+                    help="print TAP for meson: one test line for the whole survey")
+    ap.add_argument("--focus", choices=["all", "exact", "interval"], default="all",
+                    help="draw only single LRU write-back levels, fully associative or of"
+                         " 8+ ways (exact), or only of 8+ ways (interval)")
+    args = ap.parse_args()
+
+    if args.tap:
+        print("1..1", flush=True)
+    rng = random.Random(args.seed)
+    cfgs = [draw(rng, args.focus) for _ in range(args.count)]
+    start = time.time()
+    scopes, kinds, refused, failures, done = {}, {}, 0, [], 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futs = [pool.submit(run_one, args.memsim, c) for c in cfgs]
+        for f in futs:
+            if args.max_seconds and time.time() - start > args.max_seconds:
+                for g in futs:
+                    g.cancel()
+            if f.cancelled():
+                continue
+            cfg, argv, scope, bad, msg = f.result()
+            done += 1
+            if scope == "refused":
+                refused += 1
+                continue
+            if scope:
+                scopes[scope] = scopes.get(scope, 0) + 1
+            for kind, _ in bad:
+                kinds[kind] = kinds.get(kind, 0) + 1
+            if bad:
+                failures.append((argv, bad))
+    pre = "# " if args.tap else ""
+    for argv, bad in failures[:args.show]:
+        print("%sFAIL %s: %s" % (pre, "; ".join("%s %s" % b for b in bad),
+                                 " ".join(a if " " not in a else repr(a) for a in argv[1:])))
+    print(pre + "configurations: %d run (%d refused with a usage error) in %.0f s, seed %d" %
+          (done, refused, time.time() - start, args.seed))
+    print(pre + "scopes: " + ", ".join("%s %d" % kv for kv in sorted(scopes.items())))
+    if kinds:
+        print(pre + "failed checks: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items())))
+    summary = "%d passed, %d failed" % (done - refused - len(failures), len(failures))
+    if args.tap:
+        print("%s 1 - verdict survey: %s" % ("not ok" if failures else "ok", summary))
+    else:
+        print(summary)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
