@@ -3,12 +3,14 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "sim/sample.h"
 #include "sim/util.h"
 
 static void
@@ -73,6 +75,38 @@ level_json(const struct cache_level_config *l, const struct cache_level_stats *s
 	return o;
 }
 
+/* Set sampling's "estimate": the factor, what the sampled sets saw and the judgement of
+ * sim/sample.h. */
+static void
+estimate_json(cJSON *obj, struct cache *c)
+{
+	cJSON *e = cJSON_AddObjectToObject(obj, "estimate");
+	cJSON *ev, *misses;
+	struct cache_sample s;
+	struct sample_judgement j;
+
+	cache_sample_get(c, &s);
+	sample_judge(&s, &j);
+	add_u64(e, "sample_sets", s.sample_sets);
+	add_u64(e, "residue", CACHE_SAMPLE_RESIDUE(s.sample_sets));
+	cJSON_AddStringToObject(e, "what", "level and DRAM counts of 1 set in sample_sets, "
+					   "multiplied by sample_sets; accesses exact");
+	ev = cJSON_AddObjectToObject(e, "sample_events");
+	add_u64(ev, "references", s.refs);
+	misses = cJSON_AddObjectToObject(ev, "misses");
+	for (unsigned i = 0; i < s.levels; i++)
+		add_u64(misses, cache_level_config(c, i)->name, s.misses[i]);
+	add_u64(ev, "dram_bytes", s.dram_bytes);
+	add_u64(ev, "dram_chunks", s.dram_chunks);
+	cJSON_AddNumberToObject(ev, "dram_effective_chunks",
+				round(s.dram_effective_chunks * 100) / 100);
+	cJSON_AddNumberToObject(e, "estimated_error", round(j.estimated_error * 10000) / 10000);
+	cJSON_AddNumberToObject(e, "error_bound", SAMPLE_ERROR_BOUND);
+	cJSON_AddBoolToObject(e, "sample_too_small", j.verdict != SAMPLE_OK);
+	cJSON_AddBoolToObject(e, "sample_empty", j.verdict == SAMPLE_EMPTY);
+	cJSON_AddStringToObject(e, "reason", j.reason);
+}
+
 void
 report_add_cache(cJSON *obj, struct cache *c)
 {
@@ -84,16 +118,8 @@ report_add_cache(cJSON *obj, struct cache *c)
 	for (unsigned i = 0; i < cache_level_count(c); i++)
 		cJSON_AddItemToArray(levels,
 				     level_json(cache_level_config(c, i), cache_level_stats(c, i)));
-	if (cache_get_config(c)->sample_sets > 1) {
-		/* Set sampling: every level and DRAM count below is an estimate. */
-		cJSON *e = cJSON_AddObjectToObject(obj, "estimate");
-		uint32_t k = cache_get_config(c)->sample_sets;
-
-		add_u64(e, "sample_sets", k);
-		add_u64(e, "residue", CACHE_SAMPLE_RESIDUE(k));
-		cJSON_AddStringToObject(e, "what", "level and DRAM counts of 1 set in sample_sets, "
-						   "multiplied by sample_sets; accesses exact");
-	}
+	if (cache_get_config(c)->sample_sets > 1)
+		estimate_json(obj, c); /* every level and DRAM count below is an estimate */
 	cJSON_AddItemToObject(obj, "dram", traffic_json(cache_dram(c)));
 	scratch = cJSON_AddObjectToObject(obj, "scratch");
 	add_u64(scratch, "read_bytes", cs->scratch_read_bytes);
@@ -261,6 +287,27 @@ named_phases(const struct cache *c)
 	return false;
 }
 
+/* The estimate's two lines: the factor, then the sample and its judgement. */
+static void
+print_estimate(FILE *f, struct cache *c)
+{
+	struct cache_sample s;
+	struct sample_judgement j;
+
+	cache_sample_get(c, &s);
+	sample_judge(&s, &j);
+	fprintf(f,
+		"estimate: set sampling, 1 set in %u (sets %u modulo %u), level and DRAM counts "
+		"multiplied by %u\n",
+		s.sample_sets, CACHE_SAMPLE_RESIDUE(s.sample_sets), s.sample_sets, s.sample_sets);
+	fprintf(f,
+		"sample: %" PRIu64 " references, %" PRIu64 " DRAM bytes from %" PRIu64
+		" chunks (%.1f effective); estimated error of DRAM bytes %.1f%% (bound %.0f%%)%s\n",
+		s.refs, s.dram_bytes, s.dram_chunks, s.dram_effective_chunks,
+		100 * j.estimated_error, 100 * SAMPLE_ERROR_BOUND,
+		j.verdict == SAMPLE_OK ? "" : ": sample too small");
+}
+
 void
 report_print_cache(FILE *f, struct cache *c)
 {
@@ -268,12 +315,7 @@ report_print_cache(FILE *f, struct cache *c)
 	const struct cache_cpu_stats *cs = cache_cpu(c);
 
 	if (cache_get_config(c)->sample_sets > 1)
-		fprintf(f,
-			"estimate: set sampling, 1 set in %u (sets %u modulo %u), level and DRAM "
-			"counts multiplied by %u\n",
-			cache_get_config(c)->sample_sets,
-			CACHE_SAMPLE_RESIDUE(cache_get_config(c)->sample_sets),
-			cache_get_config(c)->sample_sets, cache_get_config(c)->sample_sets);
+		print_estimate(f, c);
 	fprintf(f,
 		"accesses: %" PRIu64 " loads (%" PRIu64 " B), %" PRIu64 " stores (%" PRIu64
 		" B), %" PRIu64 " instruction fetches\n",

@@ -182,7 +182,8 @@ const char results_csv_header[] =
 	"index,kernel,N,d,heads,kv_heads,batch,dtype,Br,Bc,causal,cache,flush,mode,"
 	"dram_read_bytes,dram_write_bytes,rfo_bytes,flush_write_bytes,exact_bytes,exact_ratio,"
 	"exact_within,arrays_within,lab_bytes,lab_measured_bytes,lab_ratio,lab_within,"
-	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate\n";
+	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate,estimated_error,"
+	"sample_too_small\n";
 
 static void
 csv_quoted(FILE *f, const char *s)
@@ -224,10 +225,14 @@ results_csv_row(FILE *f, const cJSON *r)
 	fprintf(f, ",%.6g,%.6g,%.6g,", results_number(r, "flops", 0),
 		results_number(r, "intensity", 0), results_number(r, "traced_seconds", 0));
 	csv_quoted(f, results_string(r, "error"));
-	/* "exact", or set sampling's estimate: "sampled 1/k" */
+	/* "exact", or set sampling's estimate: "sampled 1/k", its estimated error of the DRAM
+	 * bytes and whether the sample is too small for the bound (sim/sample.h) */
 	if (results_number(r, "estimate.sample_sets", 0) > 1)
-		fprintf(f, ",sampled 1/%.0f\n", results_number(r, "estimate.sample_sets", 0));
+		fprintf(f, ",sampled 1/%.0f,%.4g,%d\n",
+			results_number(r, "estimate.sample_sets", 0),
+			results_number(r, "estimate.estimated_error", 0),
+			results_true(r, "estimate.sample_too_small"));
 	else
-		fputs(",exact\n", f);
+		fputs(",exact,0,0\n", f);
 	return ferror(f) ? -EIO : 0;
 }

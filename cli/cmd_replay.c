@@ -34,7 +34,9 @@ usage_replay(FILE *f)
 		"      --seed N       seed of random replacement [1]\n"
 		"      --sample-sets K  an estimate: simulate 1 cache set in K (a power of two)\n"
 		"                     and multiply the level and DRAM counts by K; labelled\n"
-		"                     estimate in the text and JSON [off: exact]\n"
+		"                     estimate in the text and JSON [off: exact]; a warning\n"
+		"                     when the sample is too small for 10%% error, exit 2 when\n"
+		"                     no access reached it\n"
 		"  -j, --json FILE    also write the report as JSON (- for stdout)\n"
 		"\n"
 		"Spec: LEVEL=SIZE:ASSOC:LINE[:WORD...] for LEVEL in L1..L4 and I1, sizes in B/K/M/G,\n"
@@ -144,6 +146,10 @@ cmd_replay(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
+	}
+	if ((rc = check_sample_estimate("replay", res.cache))) {
+		replay_result_finish(&res);
+		return rc;
 	}
 	fprintf(text_stream(json_path),
 		"trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", path,

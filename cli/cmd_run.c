@@ -41,7 +41,9 @@ usage_run(FILE *f)
 		"                      same counters, faster, arrays limited by address space, not\n"
 		"                      memory\n"
 		"  --sample-sets K     an estimate: simulate 1 cache set in K (a power of two) and\n"
-		"                      multiply the counts by K; labelled estimate everywhere\n"
+		"                      multiply the counts by K; labelled estimate everywhere;\n"
+		"                      a warning when the sample is too small for 10%% error,\n"
+		"                      exit 2 when no access reached it\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n");
 }
 
@@ -94,6 +96,10 @@ cmd_run(int argc, char **argv)
 	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		return EXIT_RUNTIME;
+	}
+	if ((rc = check_sample_estimate("run", st.sim.cache))) {
+		evaluation_finish(&st);
+		return rc;
 	}
 	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s\n\n",
 		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),

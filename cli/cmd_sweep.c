@@ -50,7 +50,8 @@ usage_sweep(FILE *f)
 		"                  same counters, faster, arrays limited by address space only\n"
 		"  --separate-runs run every size of a --cache-sweep on its own (no one pass)\n"
 		"  --sample-sets K estimates: simulate 1 cache set in K (a power of two), counts\n"
-		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV)\n"
+		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
+		"                  and sample_too_small where the sample is too small for 10%%\n"
 		"\n"
 		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n");
 }

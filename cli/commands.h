@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 
+struct cache;
+
 enum {
 	EXIT_OK = 0,
 	EXIT_RUNTIME = 1,
@@ -63,6 +65,12 @@ int option_error(const char *cmd, int opt, char **argv);
 /* Where a command's readable output goes: standard error when its JSON goes to standard output
  * (--json -), so that stdout holds one JSON document and nothing else; stdout otherwise. */
 FILE *text_stream(const char *json_path);
+
+/* Set sampling's judgement of model c (sim/sample.h) for command cmd, before anything is
+ * printed: a sample that no access reached is refused (usage_error(): every count would be
+ * estimated 0); one too small for SAMPLE_ERROR_BOUND gets a warning line on stderr. Returns
+ * EXIT_OK (also without sampling) or EXIT_USAGE. */
+int check_sample_estimate(const char *cmd, struct cache *c);
 
 /* Prints one line "memsim: msg (see 'memsim help CMD')" to stderr; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "sim/sample.h"
 
 static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *f);
@@ -106,6 +107,21 @@ FILE *
 text_stream(const char *json_path)
 {
 	return json_path && strcmp(json_path, "-") == 0 ? stderr : stdout;
+}
+
+int
+check_sample_estimate(const char *cmd, struct cache *c)
+{
+	struct cache_sample s;
+	struct sample_judgement j;
+
+	cache_sample_get(c, &s);
+	sample_judge(&s, &j);
+	if (j.verdict == SAMPLE_EMPTY)
+		return usage_error(cmd, "%s", j.reason);
+	if (j.verdict == SAMPLE_TOO_SMALL)
+		fprintf(stderr, "memsim: warning: %s (estimate.sample_too_small)\n", j.reason);
+	return EXIT_OK;
 }
 
 static void

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
+#include "sim/sample.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 
@@ -159,6 +160,12 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 			w.written, ntodo, o->out);
 		goto out;
 	}
+	if (w.sample_too_small)
+		fprintf(stderr,
+			"memsim: sweep: warning: %ld of %ld rows sampled too few chunks for the "
+			"estimate's %.0f%% bound (estimate.sample_too_small and reason in "
+			"results.json)\n",
+			w.sample_too_small, w.written, 100 * SAMPLE_ERROR_BOUND);
 	rc = w.errors ? EXIT_RUNTIME : EXIT_OK;
 out:
 	if (sweep_writer_close(&w, err, sizeof(err))) {

@@ -24,6 +24,7 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 	(void)line;
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
 	w->done_keys[w->ndone++] = xstrdup(results_string(r, "key"));
+	w->sample_too_small_all += results_true(r, "estimate.sample_too_small");
 	return results_csv_row(w->csv, r);
 }
 
@@ -131,6 +132,8 @@ sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t err
 		const cJSON *lab = results_get(r, "compare[formula=lab]");
 
 		w->errors += cJSON_GetObjectItem(r, "error") != NULL;
+		w->sample_too_small += results_true(r, "estimate.sample_too_small");
+		w->sample_too_small_all += results_true(r, "estimate.sample_too_small");
 		w->exact_within += results_true(r, "compare[formula=exact].within");
 		if (lab && results_true(r, "regime.within_lab_assumptions")) {
 			w->lab_in_regime++;
@@ -232,6 +235,8 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddNumberToObject(sum, "exact_within_5pct", (double)w->exact_within);
 	cJSON_AddNumberToObject(sum, "lab_runs_in_regime", (double)w->lab_in_regime);
 	cJSON_AddNumberToObject(sum, "lab_in_regime_within_30pct", (double)w->lab_in_regime_within);
+	if (p->sample_sets > 1)
+		cJSON_AddNumberToObject(sum, "sample_too_small", (double)w->sample_too_small_all);
 	snprintf(path, sizeof(path), "%s/manifest.json", w->dir);
 	rc = report_write_json(path, m, err, errlen);
 	cJSON_Delete(m);

@@ -27,6 +27,9 @@ struct sweep_writer {
 	size_t ndone;
 	/* Runs written since opening, and what they say. */
 	long written, errors, exact_within, lab_in_regime, lab_in_regime_within;
+	/* Set sampling's rows whose sample is too small (estimate.sample_too_small): the ones
+	 * written since opening, and all, those read on opening too. */
+	long sample_too_small, sample_too_small_all;
 };
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "sim/name_index.h"
+#include "sim/sample.h"
 #include "sim/stackdist.h"
 #include "sim/util.h"
 
@@ -156,6 +157,7 @@ struct cache {
 	unsigned sample_shift;
 	uint64_t sample_mask, sample_residue;
 	bool sample_scaled;
+	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
 };
 
 static const char *repl_names[] = { "lru", "fifo", "random", "plru" };
@@ -471,6 +473,7 @@ build(const struct cache_config *cfg, unsigned ndata)
 		c->sample_shift = chunk_shift(cfg);
 		c->sample_mask = cfg->sample_sets - 1;
 		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
+		sample_units_init(&c->sample_units, c->sample_shift);
 	}
 	for (unsigned i = 0; i < ndata; i++) {
 		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
@@ -543,6 +546,7 @@ cache_destroy(struct cache *c)
 	}
 	free(c->phases);
 	name_index_finish(&c->phase_names);
+	sample_units_finish(&c->sample_units);
 	free(c);
 }
 
@@ -605,6 +609,8 @@ dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsign
 
 	/* Only the (phase, array) cell: the totals are summed from the cells when asked for. */
 	traffic_add(&p->per_array[a], bytes, write, flags);
+	if (c->sample_units.bytes)
+		sample_units_add(&c->sample_units, addr, bytes);
 }
 
 /* ---- set operations ---- */
@@ -2311,4 +2317,35 @@ cache_sample_scale(struct cache *c)
 		for (unsigned a = 0; a < c->narrays; a++)
 			traffic_scale(&c->phases[p].per_array[a], k);
 	c->sample_scaled = true;
+}
+
+void
+cache_sample_get(struct cache *c, struct cache_sample *out)
+{
+	uint64_t k = c->cfg.sample_sets > 1 ? c->cfg.sample_sets : 1;
+	uint64_t div = c->sample_scaled ? k : 1; /* back to the sample's own counts */
+	const struct cache_cpu_stats *cs = &c->cpu;
+	const struct cache_traffic *t = cache_dram(c);
+	struct sample_spread sp;
+
+	memset(out, 0, sizeof(*out));
+	out->sample_sets = (uint32_t)k;
+	if (k == 1)
+		return;
+	out->cached_bytes = cs->bytes[CACHE_OP_LOAD] + cs->bytes[CACHE_OP_STORE] -
+			    cs->scratch_read_bytes - cs->scratch_write_bytes;
+	if (c->icache >= 0)
+		out->cached_bytes += cs->bytes[CACHE_OP_IFETCH];
+	out->levels = c->nlv;
+	for (unsigned i = 0; i < c->nlv; i++) {
+		const struct cache_level_stats *st = &c->lv[i].st;
+
+		out->misses[i] = (st->read_misses + st->write_misses) / div;
+		if (i == 0 || (int)i == c->icache)
+			out->refs += (st->reads + st->writes) / div;
+	}
+	out->dram_bytes = (t->read_bytes + t->write_bytes) / div;
+	sample_units_spread(&c->sample_units, &sp);
+	out->dram_chunks = sp.chunks;
+	out->dram_effective_chunks = sp.effective_chunks;
 }

@@ -345,6 +345,26 @@ unsigned cache_onepass_count(const struct cache *c);
  * scratch bytes were counted whole. Call after the run and its flush, before reading. */
 void cache_sample_scale(struct cache *c);
 
+/* What set sampling saw: the sample behind an estimate, in the sample's own counts (before
+ * cache_sample_scale()'s factor). sim/sample.h judges it. */
+struct cache_sample {
+	uint32_t sample_sets; /* k; 1 when not sampled, and the rest is then zero */
+	/* Bytes the processor loaded and stored outside scratch and fetched through an I1, all
+	 * of them, sampled or not: above zero, an exact run would count a miss at least. */
+	uint64_t cached_bytes;
+	uint64_t refs;                         /* references to L1 (and I1) in the sampled sets */
+	unsigned levels;                       /* as cache_level_count() */
+	uint64_t misses[CACHE_MAX_LEVELS + 1]; /* per level, in the sampled sets */
+	uint64_t dram_bytes;                   /* the sampled sets' DRAM bytes, read and written */
+	uint64_t dram_chunks; /* chunks (the largest line of any level) that moved them */
+	/* sum(y)^2 / sum(y^2) over those chunks, y a chunk's DRAM bytes: the chunk count when
+	 * each moved as many bytes, fewer when a few moved most (sim/sample.h) */
+	double dram_effective_chunks;
+};
+
+/* Fills *out for model c, before or after cache_sample_scale(). */
+void cache_sample_get(struct cache *c, struct cache_sample *out);
+
 /* Names used in specs and reports. */
 const char *cache_repl_str(enum cache_repl r);
 const char *cache_write_str(enum cache_write_policy w);

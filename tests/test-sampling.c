@@ -2,8 +2,11 @@
  * Set sampling (cache_config.sample_sets) against full runs: the DRAM bytes and each level's
  * misses of the estimate, on several kernels, sizes and caches with 4 and 8 as the factor,
  * must lie within SAMPLING_BOUND and SAMPLING_MISS_BOUND of the full run's (relative errors;
- * the largest measured are printed). Also: the estimate is labelled in the model's config, and the counts not sampled
- * (the processor's) stay exact.
+ * the largest measured are printed). Also: the estimate is labelled in the model's config, and
+ * the counts not sampled (the processor's) stay exact. The judgement of a sample
+ * (sim/sample.h): its rules on made-up samples, a footprint of a few lines refused or flagged
+ * at K = 64, and on footprints from a few lines up, at K = 2 to 64, every estimate it lets
+ * pass within SAMPLING_BOUND.
  */
 
 #include <math.h>
@@ -13,6 +16,7 @@
 
 #include "kernels/attn.h"
 #include "kernels/simulate.h"
+#include "sim/sample.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 
@@ -51,6 +55,17 @@ dram_total(struct cache *c)
 	return (double)t->read_bytes + (double)t->write_bytes;
 }
 
+static struct sample_judgement
+judge(struct cache *c)
+{
+	struct cache_sample s;
+	struct sample_judgement j;
+
+	cache_sample_get(c, &s);
+	sample_judge(&s, &j);
+	return j;
+}
+
 static void
 test_error_bound(void **state)
 {
@@ -73,6 +88,7 @@ test_error_bound(void **state)
 			for (size_t f = 0; f < sizeof(factors) / sizeof(factors[0]); f++) {
 				struct spec s = spec;
 				struct sim_result est;
+				struct sample_judgement j;
 				double e;
 
 				s.cache.sample_sets = factors[f];
@@ -84,9 +100,11 @@ test_error_bound(void **state)
 				assert_memory_equal(cache_cpu(est.cache), cache_cpu(full.cache),
 						    sizeof(struct cache_cpu_stats));
 				e = rel_err(dram_total(est.cache), dram_total(full.cache));
-				print_message("# %s %s 1/%u: DRAM bytes off by %.2f%%\n",
+				j = judge(est.cache);
+				print_message("# %s %s 1/%u: DRAM bytes off by %.2f%% (estimated "
+					      "%.2f%%)\n",
 					      caches[ci], attn_kernel_name(configs[i].kernel),
-					      factors[f], 100 * e);
+					      factors[f], 100 * e, 100 * j.estimated_error);
 				if (e > worst)
 					worst = e;
 				sum += e;
@@ -103,6 +121,8 @@ test_error_bound(void **state)
 						worst_miss = m;
 				}
 				assert_true(e < SAMPLING_BOUND);
+				/* The judgement's estimate covers the error measured. */
+				assert_true(e <= j.estimated_error);
 				sim_result_finish(&est);
 			}
 			sim_result_finish(&full);
@@ -138,11 +158,177 @@ test_refused(void **state)
 	assert_int_not_equal(cache_config_validate(&spec.cache, err, sizeof(err)), 0);
 }
 
+/* The judgement's rules on made-up samples: not sampled; empty; no DRAM bytes; and the
+ * threshold: at K = 8, two standard errors (1 - 1/8) / m reach 10% at m = 350. */
+static void
+test_judge_rules(void **state)
+{
+	struct cache_sample s = { .sample_sets = 1 };
+	struct sample_judgement j;
+
+	(void)state;
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_OK);
+	assert_true(j.estimated_error == 0);
+	assert_string_equal(j.reason, "");
+	s = (struct cache_sample){ .sample_sets = 64, .cached_bytes = 2496 };
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_EMPTY);
+	assert_true(j.estimated_error == 1);
+	assert_non_null(strstr(j.reason, "--sample-sets 64: no access reached"));
+	assert_null(strchr(j.reason, '\n'));
+	s.cached_bytes = 0; /* nothing reached the caches: nothing can be off */
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_OK);
+	s = (struct cache_sample){ .sample_sets = 8, .cached_bytes = 64, .refs = 3 };
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_TOO_SMALL);
+	assert_true(j.estimated_error == 1);
+	assert_non_null(strstr(j.reason, "moved no DRAM bytes"));
+	s.dram_bytes = 1 << 20;
+	s.dram_chunks = 400;
+	s.dram_effective_chunks = 349;
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_TOO_SMALL);
+	assert_true(j.estimated_error > SAMPLE_ERROR_BOUND && j.estimated_error < 0.1002);
+	assert_non_null(strstr(j.reason, "349.0 effective chunks (400 chunks)"));
+	assert_null(strchr(j.reason, '\n'));
+	s.dram_effective_chunks = 351;
+	sample_judge(&s, &j);
+	assert_int_equal(j.verdict, SAMPLE_OK);
+	assert_true(j.estimated_error <= SAMPLE_ERROR_BOUND && j.estimated_error > 0.0998);
+	assert_string_equal(j.reason, "");
+}
+
+/* Issue 17 item 7: a footprint of a few lines at K = 64. No access of naive at N = d = 4
+ * reaches the sampled set, so every count would be estimated 0 while the full run's are not:
+ * empty. At N = 16, d = 8 on a 128-byte L2 a few chunks reach it, and the estimate is off by
+ * several times the exact count: too small. */
+static void
+test_few_lines(void **state)
+{
+	static const struct {
+		unsigned N, d;
+		const char *cache;
+		enum sample_verdict verdict;
+	} cases[] = {
+		{ 4, 4, "L1=32K:8:64", SAMPLE_EMPTY },
+		{ 16, 8, "L1=64K:8:64,L2=512K:8:128", SAMPLE_TOO_SMALL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct attn_config cfg = configs[0];
+		struct sim_result full, est;
+		struct sample_judgement j;
+		struct spec spec;
+		char err[256];
+		double e;
+
+		cfg.N = cases[i].N;
+		cfg.d = cases[i].d;
+		cfg.heads = cfg.kv_heads = 1;
+		assert_int_equal(spec_parse(cases[i].cache, &spec, err, sizeof(err)), 0);
+		assert_int_equal(sim_kernel_trace_only(&cfg, &spec, true, &full, err, sizeof(err)),
+				 0);
+		spec.cache.sample_sets = 64;
+		assert_int_equal(sim_kernel_trace_only(&cfg, &spec, true, &est, err, sizeof(err)),
+				 0);
+		j = judge(est.cache);
+		e = rel_err(dram_total(est.cache), dram_total(full.cache));
+		print_message("# naive N=%llu d=%llu %s 1/64: DRAM bytes off by %.0f%%, estimated "
+			      "%.0f%%: %s\n",
+			      (unsigned long long)cfg.N, (unsigned long long)cfg.d, cases[i].cache,
+			      100 * e, 100 * j.estimated_error, sample_verdict_str(j.verdict));
+		assert_true(dram_total(full.cache) > 0);
+		assert_true(e > SAMPLING_BOUND);
+		assert_int_equal(j.verdict, cases[i].verdict);
+		sim_result_finish(&est);
+		sim_result_finish(&full);
+	}
+}
+
+/* What test_bound_up_to_64() counts. */
+struct grid {
+	unsigned runs, flagged;
+	double worst_passed; /* the largest DRAM-byte error the judgement let pass */
+};
+
+/* cfg on cache exact and at K = 2 to 64: each estimate the judgement passes is within
+ * SAMPLING_BOUND, each off by 3 x SAMPLING_BOUND or more is flagged. */
+static void
+grid_config(const struct attn_config *cfg, const char *cache, struct grid *g)
+{
+	struct sim_result full;
+	struct spec spec;
+	char err[256];
+
+	assert_int_equal(spec_parse(cache, &spec, err, sizeof(err)), 0);
+	assert_int_equal(sim_kernel_trace_only(cfg, &spec, true, &full, err, sizeof(err)), 0);
+	for (uint32_t k = 2; k <= 64; k *= 2) {
+		struct sim_result est;
+		struct sample_judgement j;
+		double e;
+
+		spec.cache.sample_sets = k;
+		assert_int_equal(sim_kernel_trace_only(cfg, &spec, true, &est, err, sizeof(err)),
+				 0);
+		j = judge(est.cache);
+		e = rel_err(dram_total(est.cache), dram_total(full.cache));
+		g->runs++;
+		g->flagged += j.verdict != SAMPLE_OK;
+		if (j.verdict == SAMPLE_OK && e > g->worst_passed)
+			g->worst_passed = e;
+		if (j.verdict == SAMPLE_OK && e >= SAMPLING_BOUND)
+			fail_msg("%s N=%llu d=%llu %s 1/%u: off by %.1f%%, estimated %.1f%%, not "
+				 "flagged",
+				 attn_kernel_name(cfg->kernel), (unsigned long long)cfg->N,
+				 (unsigned long long)cfg->d, cache, k, 100 * e,
+				 100 * j.estimated_error);
+		assert_true(e < 3 * SAMPLING_BOUND || j.verdict != SAMPLE_OK);
+		sim_result_finish(&est);
+	}
+	sim_result_finish(&full);
+}
+
+/* The judgement against full runs at K = 2, 4, ..., 64, on footprints from a few lines to
+ * realistic ones (N = 4 to 256, every kernel, three caches). tools/sampling-error.sh measures
+ * a larger grid. */
+static void
+test_bound_up_to_64(void **state)
+{
+	static const char *grid_caches[] = { "L1=32K:8:64", "L1=64K:8:64,L2=512K:8:128",
+					     "L1=16K:4:64,L2=1M:16:64" };
+	static const unsigned sizes[][2] = { { 4, 8 }, { 16, 8 }, { 64, 32 }, { 256, 32 } };
+	static const enum attn_kernel kernels[] = { ATTN_NAIVE, ATTN_FLASH1, ATTN_FLASH2,
+						    ATTN_PROJ };
+	struct grid g = { 0, 0, 0 };
+
+	(void)state;
+	for (size_t ci = 0; ci < sizeof(grid_caches) / sizeof(grid_caches[0]); ci++)
+		for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+			for (size_t ki = 0; ki < sizeof(kernels) / sizeof(kernels[0]); ki++) {
+				struct attn_config cfg = configs[0];
+
+				cfg.kernel = kernels[ki];
+				cfg.N = sizes[si][0];
+				cfg.d = sizes[si][1];
+				cfg.heads = cfg.kv_heads = 1;
+				grid_config(&cfg, grid_caches[ci], &g);
+			}
+	print_message("# %u estimates at K = 2 to 64: %u flagged, the others off by %.2f%% at "
+		      "most\n",
+		      g.runs, g.flagged, 100 * g.worst_passed);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_error_bound),
+		cmocka_unit_test(test_judge_rules),
+		cmocka_unit_test(test_few_lines),
+		cmocka_unit_test(test_bound_up_to_64),
 		cmocka_unit_test(test_refused),
 	};
 
