@@ -712,6 +712,32 @@ write_manifest(struct rep *r, char *err, size_t errlen)
 	return rc;
 }
 
+/* Says, before any number, which sweeps hold estimates by set sampling (--sample-sets). */
+static void
+note_estimates(struct rep *r)
+{
+	static const char *const files[] = { LAB, EXACT };
+
+	for (int f = 0; f < 2; f++) {
+		size_t rows, est = 0;
+		const cJSON *const *all = lookup_rows(r->l, files[f], &rows);
+		double k = 0;
+
+		for (size_t i = 0; all && i < rows; i++)
+			if (results_number(all[i], "estimate.sample_sets", 0) > 1) {
+				est++;
+				k = results_number(all[i], "estimate.sample_sets", 0);
+			}
+		if (est)
+			doc_para(r->d,
+				 "**Estimates:** %zu of the %zu runs in `%s` are estimates by set "
+				 "sampling (1 cache set in %.0f simulated, its counts multiplied; "
+				 "`estimate` in each row says how close): their bytes below are not "
+				 "exact counts, and no byte-equality is claimed for them.",
+				 est, rows, files[f], k);
+	}
+}
+
 int
 lab_report(const char *dir, char *err, size_t errlen)
 {
@@ -745,6 +771,7 @@ lab_report(const char *dir, char *err, size_t errlen)
 		if (date && cpu)
 			doc_para(r.d, "Runs of %s on %s.", date, cpu);
 	}
+	note_estimates(&r);
 	section_crossover(&r);
 	section_intensity(&r);
 	section_roofline(&r);

@@ -141,9 +141,15 @@ read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 		string(c, row, "config.preset", preset, sizeof(preset), true);
 	else
 		preset[0] = '\0';
-	/* A label only: a long spec may be cut. */
-	snprintf(r->cache, sizeof(r->cache), "%.*s", (int)sizeof(r->cache) - 1,
-		 preset[0] ? preset : spec);
+	/* A label only: a long spec may be cut, but never the mark of an estimate, which keeps
+	 * its own series. */
+	r->sample_sets = (unsigned)results_number(row, "estimate.sample_sets", 0);
+	if (r->sample_sets > 1)
+		snprintf(r->cache, sizeof(r->cache), "%.*s (sampled 1/%u)",
+			 (int)sizeof(r->cache) - 32, preset[0] ? preset : spec, r->sample_sets);
+	else
+		snprintf(r->cache, sizeof(r->cache), "%.*s", (int)sizeof(r->cache) - 1,
+			 preset[0] ? preset : spec);
 	r->dtype_bytes = plot_dtype_bytes(r->dtype);
 	if (!c->bad && !r->dtype_bytes)
 		problem(c, "config.dtype", "is not fp32, fp16 or bf16");

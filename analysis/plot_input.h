@@ -33,7 +33,10 @@ const char *plot_source_path(enum plot_source s);
 struct plot_run {
 	char kernel[16];
 	char dtype[8];
-	char cache[160]; /* the preset's name, or the cache spec when the run had none */
+	/* The preset's name, or the cache spec when the run had none; " (sampled 1/K)" after
+	 * it for an estimate. */
+	char cache[160];
+	unsigned sample_sets; /* > 1: an estimate by set sampling */
 	unsigned N, d, Br, Bc;
 	unsigned dtype_bytes; /* storage bytes of one element: 4, 2 */
 	bool causal;

@@ -27,9 +27,59 @@ row_cmp(const void *a, const void *b)
 		c = strcmp(x->kernel, y->kernel);
 	if (!c)
 		c = strcmp(x->dtype, y->dtype);
+	for (int i = 0; !c && i < TABLE_SETTINGS; i++)
+		c = (x->setting[i] > y->setting[i]) - (x->setting[i] < y->setting[i]);
+	if (!c)
+		c = (x->sample_sets > y->sample_sets) - (x->sample_sets < y->sample_sets);
 	if (!c)
 		c = (x->N > y->N) - (x->N < y->N);
 	return c;
+}
+
+static const char *const setting_path[TABLE_SETTINGS] = {
+	"config.d",	   "config.heads",	      "config.kv_heads", "config.batch",
+	"config.Br",	   "config.Bc",		      "config.causal",	 "config.softmax_separate",
+	"config.flush",	   "config.seed",	      "config.trace_only",
+};
+static const char *const setting_name[TABLE_SETTINGS] = {
+	"d", "heads", "kv_heads", "batch", "Br", "Bc", "causal", "separate", "flush", "seed",
+	"trace-only",
+};
+
+/* A setting's value: a number, or a truth as 0 or 1; -1 when absent. */
+static double
+setting_of(const cJSON *r, const char *path)
+{
+	const cJSON *v = results_get(r, path);
+
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* Labels each row with the settings that differ between the rows, and its estimate. */
+static void
+label_rows(struct table_rows *t)
+{
+	bool varies[TABLE_SETTINGS] = { false };
+
+	for (size_t i = 1; i < t->n; i++)
+		for (int k = 0; k < TABLE_SETTINGS; k++)
+			varies[k] |= t->rows[i].setting[k] != t->rows[0].setting[k];
+	for (size_t i = 0; i < t->n; i++) {
+		struct table_row *w = &t->rows[i];
+		size_t used = 0;
+
+		w->config[0] = '\0';
+		for (int k = 0; k < TABLE_SETTINGS; k++)
+			if (varies[k] && used < sizeof(w->config))
+				used += (size_t)snprintf(w->config + used, sizeof(w->config) - used,
+							 "%s%s=%.0f", used ? " " : "",
+							 setting_name[k], w->setting[k]);
+		if (w->sample_sets > 1 && used < sizeof(w->config))
+			snprintf(w->config + used, sizeof(w->config) - used, "%ssampled 1/%u",
+				 used ? " " : "", w->sample_sets);
+		t->labelled |= w->config[0] != '\0';
+		t->estimates += w->sample_sets > 1;
+	}
 }
 
 static int
@@ -54,6 +104,9 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 		 results_string(r, "config.preset")[0] ? results_string(r, "config.preset")
 						       : results_string(r, "config.cache"));
 	w->N = results_number(r, "config.N", 0);
+	for (int k = 0; k < TABLE_SETTINGS; k++)
+		w->setting[k] = setting_of(r, setting_path[k]);
+	w->sample_sets = (unsigned)results_number(r, "estimate.sample_sets", 0);
 	w->intensity = results_number(r, "intensity", 0);
 	w->in_regime = results_true(r, "regime.within_lab_assumptions");
 	snprintf(w->regime, sizeof(w->regime), "%s", results_string(r, "regime.text"));
@@ -75,7 +128,8 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 	/* The array furthest from its formula. */
 	per = results_get(r, "formulas.exact.per_array");
 	w->worst_ratio = 1;
-	w->byte_equal = per != NULL;
+	/* An estimate is never byte-equal: its counts are a sample's, multiplied. */
+	w->byte_equal = per != NULL && w->sample_sets <= 1;
 	snprintf(w->worst_array, sizeof(w->worst_array), "-");
 	cJSON_ArrayForEach (e, per) {
 		double ratio = results_number(e, "ratio", 0);
@@ -112,6 +166,7 @@ tables_read(const char *dir, struct table_rows *out, char *err, size_t errlen)
 		tables_finish(out);
 		return rc;
 	}
+	label_rows(out);
 	if (out->n)
 		qsort(out->rows, out->n, sizeof(*out->rows), row_cmp);
 	return 0;
@@ -124,30 +179,69 @@ tables_finish(struct table_rows *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The width of the config column: 0 when no row has a label. */
+static int
+config_width(const struct table_rows *t)
+{
+	size_t w = strlen("config");
+
+	if (!t->labelled)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (strlen(t->rows[i].config) > w)
+			w = strlen(t->rows[i].config);
+	return (int)w;
+}
+
+/* Under a table with estimates: what they are. */
+static void
+note_estimates(FILE *out, const struct table_rows *t)
+{
+	if (t->estimates)
+		fprintf(out,
+			"%zu of %zu runs are estimates (sampled 1/K: --sample-sets simulated 1 cache "
+			"set in K and multiplied its counts by K), not exact counts\n",
+			t->estimates, t->n);
+}
+
 /* The lab comparison: every run with its lab verdict and regime. */
 void
 tables_print_lab(FILE *out, const struct table_rows *t)
 {
 	const struct table_row *rows = t->rows;
 	long n = (long)t->n;
-	fprintf(out, "%-10s %-6s %-5s %6s %12s %12s %12s %8s %8s  %s\n", "cache", "kernel", "dtype",
-		"N", "measured MiB", "lab MiB", "exact MiB", "meas/lab", "meas/ex", "lab verdict");
+	int cw = config_width(t);
+
+	fprintf(out, "%-10s %-6s %-5s %6s%s%-*s %12s %12s %12s %8s %8s  %s\n", "cache", "kernel",
+		"dtype", "N", cw ? " " : "", cw, cw ? "config" : "", "measured MiB", "lab MiB",
+		"exact MiB", "meas/lab", "meas/ex", "lab verdict");
 	for (long i = 0; i < n; i++) {
 		const struct table_row *r = &rows[i];
 
-		fprintf(out, "%-10.10s %-6s %-5s %6.0f %12.3f %12.3f %12.3f %8.3f %8.3f  %s%s%s\n",
-			r->cache, r->kernel, r->dtype, r->N, r->measured / 1048576,
-			r->has_lab ? r->lab / 1048576 : 0.0, r->exact / 1048576,
-			r->has_lab ? r->lab_ratio : 0.0, r->exact_ratio,
+		fprintf(out,
+			"%-10.10s %-6s %-5s %6.0f%s%-*s %12.3f %12.3f %12.3f %8.3f %8.3f  %s%s%s\n",
+			r->cache, r->kernel, r->dtype, r->N, cw ? " " : "", cw, r->config,
+			r->measured / 1048576, r->has_lab ? r->lab / 1048576 : 0.0,
+			r->exact / 1048576, r->has_lab ? r->lab_ratio : 0.0, r->exact_ratio,
 			!r->has_lab     ? "no lab formula"
 			: r->lab_within ? (r->in_regime ? "within 30%, in regime"
 							: "within 30%, out of regime")
 					: (r->in_regime ? "OUTSIDE 30% in regime" : "outside: "),
 			r->has_lab && !r->lab_within && !r->in_regime ? r->regime : "", "");
 	}
+	note_estimates(out, t);
 }
 
-/* The smallest N from which flash2 moves fewer bytes than naive, per cache and dtype. */
+/* Do two rows differ only in kernel and N? */
+static bool
+same_series(const struct table_row *a, const struct table_row *b)
+{
+	return !strcmp(a->cache, b->cache) && !strcmp(a->dtype, b->dtype) &&
+	       !strcmp(a->config, b->config);
+}
+
+/* The smallest N from which flash2 moves fewer bytes than naive, per cache, dtype and
+ * config. */
 void
 tables_print_crossover(FILE *out, const struct table_rows *t)
 {
@@ -158,17 +252,13 @@ tables_print_crossover(FILE *out, const struct table_rows *t)
 		double first = -1;
 
 		if (strcmp(f->kernel, "flash2") != 0 ||
-		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") &&
-		     !strcmp(rows[i - 1].cache, f->cache) && !strcmp(rows[i - 1].dtype, f->dtype)))
+		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") && same_series(&rows[i - 1], f)))
 			continue;
-		for (long k = i;
-		     k < n && !strcmp(rows[k].kernel, "flash2") &&
-		     !strcmp(rows[k].cache, f->cache) && !strcmp(rows[k].dtype, f->dtype);
+		for (long k = i; k < n && !strcmp(rows[k].kernel, "flash2") && same_series(&rows[k], f);
 		     k++) {
 			for (long j = 0; j < n; j++) {
-				if (strcmp(rows[j].kernel, "naive") ||
-				    strcmp(rows[j].cache, f->cache) ||
-				    strcmp(rows[j].dtype, f->dtype) || rows[j].N != rows[k].N)
+				if (strcmp(rows[j].kernel, "naive") || !same_series(&rows[j], f) ||
+				    rows[j].N != rows[k].N)
 					continue;
 				if (rows[k].measured < rows[j].measured && first < 0)
 					first = rows[k].N;
@@ -177,13 +267,13 @@ tables_print_crossover(FILE *out, const struct table_rows *t)
 		if (first > 0)
 			fprintf(out,
 				"crossover: flash2 moves fewer DRAM bytes than naive from N = %.0f "
-				"(%s, %s)\n",
-				first, f->cache, f->dtype);
+				"(%s, %s%s%s)\n",
+				first, f->cache, f->dtype, f->config[0] ? ", " : "", f->config);
 		else
 			fprintf(out,
 				"crossover: flash2 never moves fewer DRAM bytes than naive in this "
-				"sweep (%s, %s)\n",
-				f->cache, f->dtype);
+				"sweep (%s, %s%s%s)\n",
+				f->cache, f->dtype, f->config[0] ? ", " : "", f->config);
 	}
 }
 
@@ -199,6 +289,7 @@ tables_print_exact(FILE *out, const struct table_rows *t)
 	fprintf(out, "%-7s %6s %11s %22s %18s %s\n", "kernel", "runs", "byte-equal",
 		"every array within 5%", "total within 5%",
 		"worst array (ratio measured/exact, cache, N)");
+	/* An estimate is never byte-equal: the column counts exact runs only. */
 	for (int k = 0; k < 4; k++) {
 		long runs = 0, equal = 0, ok = 0, tot_ok = 0;
 		const struct table_row *worst = NULL;
@@ -225,6 +316,7 @@ tables_print_exact(FILE *out, const struct table_rows *t)
 				kernels[k], runs, equal, ok, tot_ok, worst->worst_array,
 				worst->worst_ratio, worst->cache, worst->N);
 	}
+	note_estimates(out, t);
 	return all;
 }
 

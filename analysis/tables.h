@@ -11,19 +11,44 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The settings of a run besides kernel, dtype, cache and N, in the order a label lists them. */
+enum table_setting {
+	TABLE_D,
+	TABLE_HEADS,
+	TABLE_KV_HEADS,
+	TABLE_BATCH,
+	TABLE_BR,
+	TABLE_BC,
+	TABLE_CAUSAL,
+	TABLE_SEPARATE,
+	TABLE_FLUSH,
+	TABLE_SEED,
+	TABLE_TRACE_ONLY,
+	TABLE_SETTINGS
+};
+
 /* One simulated run of a sweep, as the tables use it. */
 struct table_row {
 	char kernel[16], dtype[8], cache[256], regime[320], why_not[320];
+	double setting[TABLE_SETTINGS];
+	/* The settings that differ between the rows of the table ("d=128 Br=32"), and
+	 * "sampled 1/K" for an estimate: what tells apart rows of one kernel, dtype, cache and N. */
+	char config[160];
+	unsigned sample_sets; /* > 1: the counts are estimates by set sampling (1 set in K) */
 	double N, measured, lab, exact, lab_measured, lab_ratio, exact_ratio, intensity;
 	bool lab_within, exact_within, arrays_within, in_regime, has_lab;
-	bool byte_equal; /* every array's read and write bytes equal to its exact formula's */
+	/* Every array's read and write bytes equal to its exact formula's; never for an
+	 * estimate. */
+	bool byte_equal;
 	char worst_array[32]; /* the array furthest from its exact formula */
 	double worst_ratio;
 };
 
 struct table_rows {
-	struct table_row *rows; /* sorted by cache, kernel, dtype, N */
+	struct table_row *rows; /* sorted by cache, kernel, dtype, config, N */
 	size_t n, cap;
+	bool labelled;    /* some row has a config label */
+	size_t estimates; /* rows that are estimates */
 };
 
 /* Reads DIR/results.json (analysis/results.h), rows with an "error" left out. Returns 0, or a

@@ -270,6 +270,8 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	}
 	manifest = report_manifest_create("memsim profile", argc, argv);
 	profile_add_manifest(manifest, &c);
+	/* true only once every row is written: `study --resume` redoes a profile cut short. */
+	cJSON_AddBoolToObject(manifest, "complete", false);
 	if (report_write_json(mpath, manifest, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;
@@ -295,6 +297,17 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "memsim: profile: %s\n", rc == -EIO ? s.err : err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (fflush(s.results) != 0) {
+		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	cJSON_ReplaceItemInObject(manifest, "complete", cJSON_CreateBool(true));
+	if (report_write_json(mpath, manifest, err, sizeof(err))) {
+		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}

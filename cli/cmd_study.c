@@ -16,7 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "analysis/plot.h"
+#include "analysis/report.h"
 #include "analysis/tables.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -62,6 +65,21 @@ have_file(const char *dir, const char *name)
 		return false;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return access(path, F_OK) == 0;
+}
+
+/* Whether dir holds a profile that wrote every row (its manifest says complete). */
+static bool
+profile_complete(const char *dir)
+{
+	char path[4400], err[600];
+	cJSON *m;
+	bool done;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	m = have_file(dir, "results.json") ? report_read_json(path, err, sizeof(err)) : NULL;
+	done = cJSON_IsTrue(cJSON_GetObjectItem(m, "complete"));
+	cJSON_Delete(m);
+	return done;
 }
 
 /* The lists of one of the study's sweeps; NULL keeps the plan's default. */
@@ -313,7 +331,7 @@ cmd_study(int argc, char **argv)
 		char dir[4200];
 
 		snprintf(dir, sizeof(dir), "%s/profile", out);
-		if (!(resume && have_file(dir, "results.json")) &&
+		if (!(resume && profile_complete(dir)) &&
 		    (rc = study_profile(out, small, argc, argv)) != EXIT_OK)
 			return rc;
 	}

@@ -30,7 +30,6 @@ struct run_state {
 	double t0;
 	bool tty;
 	long shown;
-	long died;
 	char err[600];
 };
 
@@ -44,12 +43,11 @@ on_row(void *ctx, long index, const char *line)
 }
 
 static void
-on_died(void *ctx, long index)
+on_died(void *ctx, long index, const char *why)
 {
 	struct run_state *s = ctx;
 
-	fprintf(stderr, "\nmemsim: sweep: a worker died running %s\n", s->items[index].key);
-	s->died++;
+	fprintf(stderr, "\nmemsim: sweep: %s: %s\n", s->items[index].key, why);
 }
 
 static void
@@ -67,7 +65,7 @@ on_progress(void *ctx, size_t finished, size_t n)
 		fprintf(stderr,
 			"%smemsim: sweep: %ld/%ld done, %ld failed, %.0f s elapsed, about %.0f s "
 			"left%s",
-			s->tty ? "\r" : "", f, total, s->w->errors + s->died, el, eta,
+			s->tty ? "\r" : "", f, total, s->w->now.errors, el, eta,
 			s->tty ? "   " : "\n");
 	s->shown = f;
 }
@@ -84,9 +82,9 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	size_t nitems, ntodo = 0, ntasks = 0;
 	long *todo = NULL;
 	struct sweep_task *tasks = NULL;
-	char path[4200], err[600];
+	char path[4200], err[600], mode[128];
 	bool interrupted = false;
-	int rc = EXIT_RUNTIME, prc;
+	int rc = EXIT_RUNTIME, prc, orc;
 
 	items = sweep_plan_items(p, &nitems);
 	s.items = items;
@@ -119,15 +117,20 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		return usage_error(
 			"sweep", "%s exists: pass --resume to continue it, or another --out", path);
 	}
-	if (sweep_writer_open(&w, o->out, err, sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+	orc = sweep_writer_open(&w, o->out, sweep_plan_mode(p, mode, sizeof(mode)), err,
+				sizeof(err));
+	if (orc) {
 		free(items);
+		if (orc == -2)
+			return usage_error("sweep", "%s", err);
+		fprintf(stderr, "memsim: sweep: %s\n", err);
 		return EXIT_RUNTIME;
 	}
 	todo = xzalloc((nitems + 1) * sizeof(*todo));
 	for (size_t i = 0; i < nitems; i++)
 		if (i % o->shard_n == o->shard_i && !sweep_writer_has(&w, items[i].key))
 			todo[ntodo++] = (long)i;
+	w.missing = (long)ntodo;
 	tasks = xzalloc((ntodo + 1) * sizeof(*tasks));
 	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
@@ -136,10 +139,10 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		goto out;
 	}
 	fprintf(stderr,
-		"memsim: sweep: %zu configurations, %zu already done, %zu to run on %u workers "
+		"memsim: sweep: %zu configurations, %zu already done, %zu to run%s on %u workers "
 		"-> %s\n",
-		nitems, w.ndone, ntodo, o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1),
-		o->out);
+		nitems, w.ndone, ntodo, w.retried ? " (failed runs again)" : "",
+		o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
 	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));
 	if (s.tty)
@@ -148,7 +151,6 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		fprintf(stderr, "memsim: sweep: %s\n", s.err[0] ? s.err : err);
 		goto out;
 	}
-	w.errors += s.died;
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
 		fprintf(stderr, "memsim: sweep: %s\n", err);
@@ -157,16 +159,21 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	if (interrupted) {
 		fprintf(stderr,
 			"memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume continues\n",
-			w.written, ntodo, o->out);
+			w.now.rows, ntodo, o->out);
 		goto out;
 	}
-	if (w.sample_too_small)
+	if (w.now.sample_too_small)
 		fprintf(stderr,
 			"memsim: sweep: warning: %ld of %ld rows sampled too few chunks for the "
 			"estimate's %.0f%% bound (estimate.sample_too_small and reason in "
 			"results.json)\n",
-			w.sample_too_small, w.written, 100 * SAMPLE_ERROR_BOUND);
-	rc = w.errors ? EXIT_RUNTIME : EXIT_OK;
+			w.now.sample_too_small, w.now.rows, 100 * SAMPLE_ERROR_BOUND);
+	if (w.now.errors)
+		fprintf(stderr,
+			"memsim: sweep: %ld of %ld runs failed (their rows say why); --resume "
+			"runs them again\n",
+			w.now.errors, w.now.rows);
+	rc = w.now.errors || w.missing ? EXIT_RUNTIME : EXIT_OK;
 out:
 	if (sweep_writer_close(&w, err, sizeof(err))) {
 		fprintf(stderr, "memsim: sweep: %s\n", err);

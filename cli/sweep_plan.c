@@ -220,23 +220,32 @@ sweep_plan_cache(struct sweep_plan *p, const char *text, const char *cache_sweep
 	return 0;
 }
 
-static void
-item_key(struct sweep_item *it, const struct sweep_plan *p)
+char *
+sweep_plan_mode(const struct sweep_plan *p, char *buf, size_t len)
 {
-	const struct attn_config *c = &it->cfg;
 	char sample[32] = "";
 
 	if (p->sample_sets > 1)
 		snprintf(sample, sizeof(sample), " sampled 1/%u", p->sample_sets);
+	snprintf(buf, len, "flush=%d seed=%llu %s%s%s", p->flush, (unsigned long long)p->seed,
+		 p->simulate ? "simulated" : "formula", p->trace_only ? " trace-only" : "", sample);
+	return buf;
+}
+
+static void
+item_key(struct sweep_item *it, const struct sweep_plan *p)
+{
+	const struct attn_config *c = &it->cfg;
+	char mode[128];
+
 	snprintf(it->key, sizeof(it->key),
 		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu "
-		 "causal=%d separate=%d cache=%s flush=%d seed=%llu %s%s%s",
+		 "causal=%d separate=%d cache=%s %s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
 		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
 		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
 		 (unsigned long long)c->Bc, c->causal, c->softmax_separate, p->caches[it->cache],
-		 p->flush, (unsigned long long)p->seed, p->simulate ? "simulated" : "formula",
-		 p->trace_only ? " trace-only" : "", sample);
+		 sweep_plan_mode(p, mode, sizeof(mode)));
 }
 
 /* The plan's dimensions, outermost first: the product is walked like an odometer. */

@@ -90,6 +90,10 @@ int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_s
  * dividing heads, proj with causal) are left out. Caller frees with free(). */
 struct sweep_item *sweep_plan_items(const struct sweep_plan *p, size_t *count);
 
+/* How the plan's runs are made, as the end of each key says: "flush=1 seed=1 simulated",
+ * with " trace-only" and " sampled 1/K" where they apply. Returns buf. */
+char *sweep_plan_mode(const struct sweep_plan *p, char *buf, size_t len);
+
 /* The group of cache index i (plan->groups), or -1. */
 int sweep_plan_group_of(const struct sweep_plan *p, unsigned cache);
 

@@ -55,6 +55,24 @@ send_row(FILE *fout, const struct sweep_item *items, long idx, cJSON *r)
 	cJSON_Delete(r);
 }
 
+/* The row of a configuration that failed: the error and the configuration, as `memsim run`
+ * reports it. */
+static cJSON *
+error_report(const struct sweep_plan *p, const struct sweep_item *it, const char *why)
+{
+	cJSON *r = cJSON_CreateObject();
+	struct spec spec;
+	char err[512];
+
+	if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)))
+		memset(&spec, 0, sizeof(spec));
+	spec.cache.sample_sets = p->sample_sets;
+	cJSON_AddStringToObject(r, "error", why);
+	report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
+	cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only", p->trace_only);
+	return r;
+}
+
 /* One configuration on its own. */
 static void
 run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, long idx)
@@ -73,11 +91,7 @@ run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, 
 	spec.cache.sample_sets = p->sample_sets;
 	if (rc ||
 	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
-		r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "error", err);
-		report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
-		cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only",
-				      p->trace_only);
+		r = error_report(p, it, err);
 	} else {
 		r = evaluation_json(&ev, 0, NULL);
 		evaluation_finish(&ev);
@@ -129,7 +143,8 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 	free(specs);
 }
 
-/* The worker loop: read a task's number, run it, write a JSON line per item. */
+/* The worker loop: read a line, "t K" (task K) or "i I" (item I alone), run it, write a
+ * JSON line per item. */
 static void
 worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item *items,
 	    const long *todo, const struct sweep_task *tasks)
@@ -140,9 +155,12 @@ worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	while (fgets(line, sizeof(line), fin)) {
-		const struct sweep_task *t = &tasks[strtol(line, NULL, 10)];
+		long k = strtol(line + 2, NULL, 10);
+		const struct sweep_task *t = &tasks[k];
 
-		if (t->group < 0)
+		if (line[0] == 'i')
+			run_one(fout, p, items, k);
+		else if (t->group < 0)
 			run_one(fout, p, items, todo[t->start]);
 		else
 			run_group(fout, p, items, todo + t->start, t->n, &p->groups[t->group]);
@@ -151,24 +169,179 @@ worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item
 	_exit(0);
 }
 
-static bool
-send_task(struct worker *w, const long *todo, const struct sweep_task *tasks, long k)
-{
-	char line[32];
-	int n = snprintf(line, sizeof(line), "%ld\n", k);
+/* The work handed out: the tasks in order, then items whose one-pass task died, alone. */
+struct work {
+	const struct sweep_plan *p;
+	const struct sweep_item *items;
+	const long *todo;
+	const struct sweep_task *tasks;
+	size_t ntasks, next;
+	long *again; /* items to run alone */
+	size_t nagain, next_again;
+	const struct sweep_pool_ops *ops;
+	void *ctx;
+	pid_t parent;
+};
 
-	w->tasknum = k;
-	w->task = todo[tasks[k].start];
-	w->left = tasks[k].n;
+/* Hands w its next piece of work, if any is left: false when none is, or the pipe failed. */
+static bool
+send_work(struct worker *w, struct work *wk)
+{
+	char line[40];
+	int n;
+
+	if (interrupt_seen)
+		return false;
+	if (wk->next_again < wk->nagain) {
+		long idx = wk->again[wk->next_again++];
+
+		w->tasknum = -1;
+		w->task = idx;
+		w->left = 1;
+		n = snprintf(line, sizeof(line), "i %ld\n", idx);
+	} else if (wk->next < wk->ntasks) {
+		long k = (long)wk->next++;
+
+		w->tasknum = k;
+		w->task = wk->todo[wk->tasks[k].start];
+		w->left = wk->tasks[k].n;
+		n = snprintf(line, sizeof(line), "t %ld\n", k);
+	} else {
+		return false;
+	}
 	return write(w->to, line, (size_t)n) == n;
 }
 
-/* Reads what worker w has sent; hands every complete line to ops->row and the worker its next
- * task. Returns 0 or row's nonzero value; *finished counts the runs that ended. */
+/* Starts worker j of all[0 .. n) in the slot w. Returns 0 or -1 with err. */
 static int
-drain(struct worker *w, const long *todo, const struct sweep_task *tasks, size_t n, size_t *next,
-      size_t *finished, const struct sweep_pool_ops *ops, void *ctx)
+spawn(struct worker *all, unsigned n, unsigned j, const struct work *wk, char *err, size_t errlen)
 {
+	struct worker *w = &all[j];
+	int tp[2], rp[2];
+
+	if (pipe(tp)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe(rp)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(tp[0]);
+		close(tp[1]);
+		return -1;
+	}
+	fflush(NULL);
+	w->pid = fork();
+	if (w->pid == 0) {
+#ifdef __linux__
+		/* A worker dies with its parent, however the parent ends (SIGKILL too),
+		 * instead of simulating on for nobody. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != wk->parent)
+			_exit(1);
+#endif
+		close(tp[1]);
+		close(rp[0]);
+		for (unsigned k = 0; k < n; k++)
+			if (k != j && all[k].pid > 0) {
+				close(all[k].to);
+				close(all[k].from);
+			}
+		worker_main(tp[0], rp[1], wk->p, wk->items, wk->todo, wk->tasks);
+	}
+	close(tp[0]);
+	close(rp[1]);
+	if (w->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(tp[1]);
+		close(rp[0]);
+		return -1;
+	}
+	w->to = tp[1];
+	w->from = rp[0];
+	w->task = -1;
+	w->len = 0;
+	return 0;
+}
+
+/* How a worker ended, from its wait status: "killed by signal 11 (Segmentation fault)". */
+static void
+describe_end(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else
+		snprintf(buf, len, "ended");
+}
+
+/* Worker w ended early (its pipe closed). A sweep that was interrupted (the worker got
+ * SIGINT or SIGTERM with it) stops; otherwise the configuration it was running gets a failed
+ * row saying how it died, the items of a one-pass task it had not sent run again alone, and
+ * a fresh worker takes its place. Returns 0, row's nonzero value, or -1 with err. */
+static int
+worker_died(struct worker *all, unsigned n, unsigned j, struct work *wk, size_t *finished,
+	    char *err, size_t errlen)
+{
+	struct worker *w = &all[j];
+	char how[128], why[300];
+	int status = 0, rc = 0;
+
+	close(w->to);
+	close(w->from);
+	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	w->pid = -1;
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+		interrupt_seen = 1;
+		return 0;
+	}
+	describe_end(status, how, sizeof(how));
+	if (w->task >= 0 && w->tasknum >= 0 && wk->tasks[w->tasknum].n > 1) {
+		/* A one-pass task: what it did not send runs again, one size at a time. */
+		const struct sweep_task *t = &wk->tasks[w->tasknum];
+
+		wk->again = xrealloc(wk->again, (wk->nagain + w->left) * sizeof(*wk->again));
+		for (unsigned k = t->n - w->left; k < t->n; k++)
+			wk->again[wk->nagain++] = wk->todo[t->start + k];
+		snprintf(why, sizeof(why), "the worker running one pass over %u sizes %s", w->left,
+			 how);
+		wk->ops->died(wk->ctx, w->task, why);
+	} else if (w->task >= 0) {
+		cJSON *r;
+		char *text;
+
+		snprintf(why, sizeof(why), "the worker running it %s", how);
+		wk->ops->died(wk->ctx, w->task, why);
+		r = error_report(wk->p, &wk->items[w->task], why);
+		cJSON_AddNumberToObject(r, "index", (double)w->task);
+		cJSON_AddStringToObject(r, "key", wk->items[w->task].key);
+		text = cJSON_PrintUnformatted(r);
+		rc = wk->ops->row(wk->ctx, w->task, text);
+		cJSON_free(text);
+		cJSON_Delete(r);
+		(*finished)++;
+	}
+	w->task = -1;
+	w->left = 0;
+	if (rc)
+		return rc;
+	if (spawn(all, n, j, wk, err, errlen))
+		return -1;
+	/* Items to run again may be more than one: every idle worker takes some. */
+	for (unsigned k = 0; k < n; k++)
+		if (all[k].pid > 0 && all[k].task < 0)
+			send_work(&all[k], wk);
+	return 0;
+}
+
+/* Reads what worker j has sent; hands every complete line to ops->row and the worker its next
+ * work. Returns 0, row's nonzero value, or -1 with err; *finished counts the runs that ended. */
+static int
+drain(struct worker *all, unsigned n, unsigned j, struct work *wk, size_t *finished, char *err,
+      size_t errlen)
+{
+	struct worker *w = &all[j];
 	ssize_t got;
 	char *nl;
 
@@ -180,11 +353,7 @@ drain(struct worker *w, const long *todo, const struct sweep_task *tasks, size_t
 	if (got <= 0) {
 		if (got < 0 && errno == EINTR)
 			return 0;
-		ops->died(ctx, w->task);
-		w->task = -1;
-		*finished += w->left;
-		w->left = 0;
-		return 0;
+		return worker_died(all, n, j, wk, finished, err, errlen);
 	}
 	w->len += (size_t)got;
 	w->buf[w->len] = '\0';
@@ -192,13 +361,15 @@ drain(struct worker *w, const long *todo, const struct sweep_task *tasks, size_t
 		int rc;
 
 		*nl = '\0';
-		rc = ops->row(ctx, w->task, w->buf);
+		rc = wk->ops->row(wk->ctx, w->task, w->buf);
 		w->len -= (size_t)(nl + 1 - w->buf);
 		memmove(w->buf, nl + 1, w->len + 1);
 		(*finished)++;
 		if (--w->left > 0) {
 			/* The next row of a one-pass task: its next item. */
-			w->task = todo[tasks[w->tasknum].start + tasks[w->tasknum].n - w->left];
+			const struct sweep_task *t = &wk->tasks[w->tasknum];
+
+			w->task = wk->todo[t->start + t->n - w->left];
 			if (rc)
 				return rc;
 			continue;
@@ -206,8 +377,7 @@ drain(struct worker *w, const long *todo, const struct sweep_task *tasks, size_t
 		w->task = -1;
 		if (rc)
 			return rc;
-		if (*next < n && !interrupt_seen)
-			send_task(w, todo, tasks, (long)(*next)++);
+		send_work(w, wk);
 	}
 	return 0;
 }
@@ -219,9 +389,10 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 	       size_t errlen)
 {
 	struct worker *w;
-	size_t next = 0, finished = 0, started = 0, rows = 0;
+	struct work wk = { p, items, todo, tasks, n, 0, NULL, 0, 0, ops, ctx, getpid() };
+	size_t finished = 0, rows = 0;
+	unsigned started = 0;
 	struct sigaction sa, old_int, old_term;
-	pid_t parent = getpid();
 	int rc = 0;
 
 	*interrupted = false;
@@ -238,53 +409,15 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 	sigaction(SIGTERM, &sa, &old_term);
 	signal(SIGPIPE, SIG_IGN);
 	w = xzalloc(jobs * sizeof(*w));
-	for (unsigned j = 0; j < jobs; j++) {
-		int tp[2], rp[2];
-
-		if (pipe(tp)) {
-			snprintf(err, errlen, "pipe: %s", strerror(errno));
-			rc = -1;
-			break;
-		}
-		if (pipe(rp)) {
-			snprintf(err, errlen, "pipe: %s", strerror(errno));
-			close(tp[0]);
-			close(tp[1]);
-			rc = -1;
-			break;
-		}
-		fflush(NULL);
-		w[j].pid = fork();
-		if (w[j].pid == 0) {
-#ifdef __linux__
-			/* A worker dies with its parent, however the parent ends (SIGKILL too),
-			 * instead of simulating on for nobody. */
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-				_exit(1);
-#endif
-			close(tp[1]);
-			close(rp[0]);
-			for (unsigned k = 0; k < j; k++) {
-				close(w[k].to);
-				close(w[k].from);
-			}
-			worker_main(tp[0], rp[1], p, items, todo, tasks);
-		}
-		close(tp[0]);
-		close(rp[1]);
-		if (w[j].pid < 0) {
-			snprintf(err, errlen, "fork: %s", strerror(errno));
-			close(tp[1]);
-			close(rp[0]);
+	for (unsigned j = 0; j < jobs; j++)
+		w[j].pid = -1;
+	for (unsigned j = 0; j < jobs && !rc; j++) {
+		if (spawn(w, jobs, j, &wk, err, errlen)) {
 			rc = -1;
 			break;
 		}
 		started++;
-		w[j].to = tp[1];
-		w[j].from = rp[0];
-		w[j].task = -1;
-		if (next < n)
-			send_task(&w[j], todo, tasks, (long)next++);
+		send_work(&w[j], &wk);
 	}
 	for (size_t k = 0; k < n; k++)
 		rows += tasks[k].n;
@@ -294,7 +427,7 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 		int nf = 0;
 
 		for (unsigned j = 0; j < started; j++)
-			if (w[j].task >= 0) {
+			if (w[j].pid > 0 && w[j].task >= 0) {
 				who[nf] = j;
 				fds[nf++] = (struct pollfd){ w[j].from, POLLIN, 0 };
 			}
@@ -304,20 +437,23 @@ sweep_pool_run(const struct sweep_plan *p, const struct sweep_item *items, const
 			continue; /* EINTR: the loop looks at the flag */
 		for (int k = 0; k < nf && !rc; k++)
 			if (fds[k].revents & (POLLIN | POLLHUP | POLLERR))
-				rc = drain(&w[who[k]], todo, tasks, n, &next, &finished, ops,
-					   ctx);
+				rc = drain(w, started, who[k], &wk, &finished, err, errlen);
 		ops->progress(ctx, finished, rows);
 	}
 	*interrupted = interrupt_seen != 0;
 	for (unsigned j = 0; j < started; j++) {
+		if (w[j].pid <= 0)
+			continue;
 		close(w[j].to);
 		if (*interrupted || rc)
 			kill(w[j].pid, SIGTERM);
 		close(w[j].from);
 		waitpid(w[j].pid, NULL, 0);
-		free(w[j].buf);
 	}
+	for (unsigned j = 0; j < jobs; j++)
+		free(w[j].buf);
 	free(w);
+	free(wk.again);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	return rc;

@@ -16,8 +16,11 @@ struct sweep_pool_ops {
 	/* A finished run: its report as one JSON line (no newline). Returns 0, or a nonzero
 	 * value that stops the pool (the workers are stopped) and is returned. */
 	int (*row)(void *ctx, long index, const char *line);
-	/* The worker running index died (killed, out of memory). */
-	void (*died)(void *ctx, long index);
+	/* The worker running index died (killed, out of memory); why says how ("the worker
+	 * running it was killed by signal 9 (Killed)"). A fresh worker takes its place; index
+	 * gets a failed row (through row) when it ran alone, and the sizes a one-pass task had
+	 * not sent run again one by one. */
+	void (*died)(void *ctx, long index, const char *why);
 	/* After each batch of finished runs: how many of the n so far. */
 	void (*progress)(void *ctx, size_t finished, size_t n);
 };

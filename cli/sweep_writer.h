@@ -6,8 +6,9 @@
  *   DIR/results.json   one JSON object per line (a run's report, plus "key" and "index")
  *   DIR/results.csv    one row per run (analysis/results.h)
  *   DIR/manifest.json  date, versions, host, seed, the command, the plan, a summary
- * Resuming keeps every complete line of results.json (a torn last line is cut off) and
- * rewrites results.csv from them.
+ * Resuming keeps every complete line of results.json but the failed runs (an "error" key),
+ * which run again, and cuts off a torn last line; results.csv is rewritten from the rows kept.
+ * The manifest's summary counts every row in the directory, those from earlier runs too.
  */
 
 #include <stdbool.h>
@@ -17,26 +18,35 @@
 
 #include "cli/sweep_plan.h"
 
+/* What a set of rows says. */
+struct sweep_tally {
+	long rows, errors, exact_within, lab_in_regime, lab_in_regime_within;
+	long sample_too_small; /* set sampling's rows whose sample is too small */
+};
+
 struct sweep_writer {
 	char dir[4096];
 	int lock;    /* lock_dir() of dir; -1 when none */
 	int results; /* results.json, opened O_APPEND; -1 when closed */
 	FILE *csv;
 	long long results_bytes; /* results.json's length after its last whole row */
-	char **done_keys; /* keys already in results.json when opened, sorted */
+	char **done_keys; /* keys of the runs kept when opened (failed ones not), sorted */
 	size_t ndone;
-	/* Runs written since opening, and what they say. */
-	long written, errors, exact_within, lab_in_regime, lab_in_regime_within;
-	/* Set sampling's rows whose sample is too small (estimate.sample_too_small): the ones
-	 * written since opening, and all, those read on opening too. */
-	long sample_too_small, sample_too_small_all;
+	long retried;		/* failed rows dropped on opening, to run again */
+	struct sweep_tally now; /* the rows written since opening */
+	struct sweep_tally all; /* every row in results.json: those kept on opening too */
+	/* The configurations of the sweep (its shard) still without a good row: set by the
+	 * caller once known (-1 before), one less for each good row written. */
+	long missing;
 };
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
- * results for appending (creating dir and them), after reading the runs already there. Returns
- * 0, or -1 with a one-line message in err. Close with
- * sweep_writer_close(). */
-int sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen);
+ * results for appending (creating dir and them), after reading the runs already there and
+ * dropping the failed ones. Every row's key must end in mode (sweep_plan_mode()): rows of
+ * another plan's mode are refused (-2), before anything changes. Returns 0, -2, or -1 with a
+ * one-line message in err. Close with sweep_writer_close(). */
+int sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, char *err,
+		      size_t errlen);
 
 /* Whether results.json held the configuration with this key when opened. */
 bool sweep_writer_has(const struct sweep_writer *w, const char *key);
@@ -47,7 +57,8 @@ bool sweep_writer_has(const struct sweep_writer *w, const char *key);
 int sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen);
 
 /* Writes manifest.json: command (argv) and sweep_command (the plan, and shard i of n when n >
- * 1, as one command), the plan, total configurations, and the summary of the runs written.
+ * 1, as one command), the plan, total configurations, and the summary of every row in the
+ * directory (results_summary; "complete" when missing is 0).
  * Returns 0 or -1 with err. */
 int sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p,
 			  uint64_t shard_i, uint64_t shard_n, size_t total, int argc, char **argv,
