@@ -1524,6 +1524,11 @@ test_profile_interrupted(void **state)
 	free(text);
 	print_message("# %d rows kept after the interrupt\n", n);
 	assert_true(n >= 1 && n < 32);
+	/* The manifest does not claim a whole profile (study --resume redoes it). */
+	snprintf(path, sizeof(path), "%s/pint/manifest.json", tmpdir);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, "\"complete\":\tfalse"));
+	free(text);
 }
 
 static void

@@ -273,6 +273,50 @@ test_html_in_chromium(void **state)
 	print_message("# report.html passed its check in Chromium; screenshot %s\n", shot);
 }
 
+/* The lines of study/rel. */
+static int
+lines_in(const char *rel)
+{
+	char path[900], *text;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", study, rel);
+	text = slurp(path, NULL);
+	for (char *c = text; c && *c; c++)
+		n += *c == '\n';
+	free(text);
+	return n;
+}
+
+/* A profile cut short (rows missing, its manifest not "complete") is redone by
+ * `study --resume`, not kept: the report gets every T again (issue 18 item 6). */
+static void
+test_resume_redoes_profile(void **state)
+{
+	int rows;
+
+	(void)state;
+	rows = lines_in("profile/results.json");
+	assert_true(rows > 4);
+	assert_int_equal(sh("grep -q '\"complete\":[[:space:]]*true' %s/profile/manifest.json",
+			    study),
+			 0);
+	/* What an interrupt leaves: some rows, and the manifest written before the first. */
+	assert_int_equal(sh("cd %s/profile && head -3 results.json >r && mv r results.json && "
+			    "sed 's/\"complete\":[[:space:]]*true/\"complete\": false/' "
+			    "manifest.json >m && mv m manifest.json",
+			    study),
+			 0);
+	assert_int_equal(lines_in("profile/results.json"), 3);
+	if (sh("%s%s study --small --resume --out %s >%s/resume.log 2>&1",
+	       test_sanitized() ? "MEMSIM_VALGRIND=/nonexistent/valgrind " : "", MEMSIM_BIN, study,
+	       tmpdir)) {
+		sh("tail -20 %s/resume.log >&2", tmpdir);
+		fail_msg("memsim study --small --resume failed");
+	}
+	assert_int_equal(lines_in("profile/results.json"), rows);
+}
+
 int
 main(void)
 {
@@ -282,6 +326,7 @@ main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_html_in_chromium),
+		cmocka_unit_test(test_resume_redoes_profile),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -1,0 +1,294 @@
+/*
+ * A sweep's rows as a user resumes them (issue 18): a worker that dies is replaced and its
+ * configuration marked failed with the signal while the rest run; --resume runs failed rows
+ * again; --resume with another plan's mode is refused and changes nothing; the manifest's
+ * summary counts every row in the directory; tables label estimates and the settings that
+ * tell rows apart, and never count an estimate as byte-equal.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "cli-sweep"
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+/* The rows of tmpdir/dir/results.json, parsed; *n set. Caller frees with rows_free(). */
+static cJSON **
+rows_of(const char *dir, int *n)
+{
+	char path[700], *text, *save = NULL;
+	cJSON **rows = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	*n = 0;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		rows = realloc(rows, (size_t)(*n + 1) * sizeof(*rows));
+		assert_non_null(rows);
+		rows[*n] = cJSON_Parse(l);
+		assert_non_null(rows[*n]);
+		(*n)++;
+	}
+	free(text);
+	return rows;
+}
+
+static void
+rows_free(cJSON **rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		cJSON_Delete(rows[i]);
+	free(rows);
+}
+
+/* The number at results_summary.key of tmpdir/dir/manifest.json; -1 when absent. */
+static double
+summary(const char *dir, const char *key)
+{
+	char name[300];
+	cJSON *m, *v;
+	double x;
+
+	snprintf(name, sizeof(name), "%s/manifest.json", dir);
+	m = read_json(name);
+	v = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "results_summary"), key);
+	x = cJSON_IsBool(v) ? cJSON_IsTrue(v) : cJSON_IsNumber(v) ? v->valuedouble : -1;
+	cJSON_Delete(m);
+	return x;
+}
+
+/* Lines of tmpdir/dir/name. */
+static int
+lines_of(const char *dir, const char *name)
+{
+	char path[700], *text;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, dir, name);
+	text = slurp_text(path);
+	for (char *c = text; *c; c++)
+		n += *c == '\n';
+	free(text);
+	return n;
+}
+
+#define DEAD "sweep --out dead --kernel naive --N 2048,2056,2064 --cache lab --jobs 1"
+
+/* The only worker is killed (SIGKILL, as the out-of-memory killer does) while it runs the first
+ * configuration: a fresh worker runs the other two, the first gets a failed row naming the
+ * signal, the exit status is 1; --resume runs it again and the sweep is whole. */
+static void
+test_dead_worker(void **state)
+{
+	char cmd[2000];
+	struct result r;
+	cJSON **rows;
+	int n, failed = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && { %s " DEAD " >/dev/null 2>dead.err & pid=$!; "
+		 "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
+		 "pkill -KILL -x -P $pid memsim; wait $pid; echo $? >dead.rc; }",
+		 tmpdir, MEMSIM_BIN);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/dead.rc", tmpdir);
+	{
+		char *rc = slurp_text(cmd);
+
+		assert_string_equal(rc, "1\n");
+		free(rc);
+	}
+	rows = rows_of("dead", &n);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(rows[i], "error"));
+
+		if (!e)
+			continue;
+		failed++;
+		print_message("# %s\n", e);
+		assert_non_null(strstr(e, "was killed by signal 9"));
+		assert_non_null(cJSON_GetObjectItem(rows[i], "key"));
+		assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(rows[i], "config"), "N")
+					 ->valueint,
+				 2048);
+	}
+	rows_free(rows, n);
+	assert_int_equal(failed, 1);
+	assert_int_equal(summary("dead", "runs_failed"), 1);
+	assert_int_equal(summary("dead", "complete"), 0);
+
+	r = memsim(DEAD " --resume");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "1 to run (failed runs again)"));
+	result_free(&r);
+	rows = rows_of("dead", &n);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		assert_null(cJSON_GetObjectItem(rows[i], "error"));
+	rows_free(rows, n);
+	assert_int_equal(lines_of("dead", "results.csv"), 4);
+	assert_int_equal(summary("dead", "runs_done"), 3);
+	assert_int_equal(summary("dead", "runs_failed"), 0);
+	assert_int_equal(summary("dead", "complete"), 1);
+}
+
+#define SMALL "sweep --out small --kernel naive,flash2 --N 64,128 --cache lab --jobs 2"
+
+/* A failed row left by an earlier run (a transient "cannot map") runs again on --resume,
+ * and leaves no trace; the summary counts the rows of both runs. */
+static void
+test_failed_row_retried(void **state)
+{
+	char path[700];
+	struct result r = memsim(SMALL);
+	cJSON **rows;
+	FILE *f;
+	int n;
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	rows = rows_of("small", &n);
+	assert_int_equal(n, 4);
+	/* Row 2 becomes what a run that could not map its arrays writes. */
+	cJSON_DeleteItemFromObject(rows[1], "dram");
+	cJSON_AddStringToObject(rows[1], "error",
+				"cannot map 6.0 GiB for the arrays and tiles: Cannot allocate memory");
+	snprintf(path, sizeof(path), "%s/small/results.json", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < n; i++) {
+		char *t = cJSON_PrintUnformatted(rows[i]);
+
+		fprintf(f, "%s\n", t);
+		cJSON_free(t);
+	}
+	fclose(f);
+	rows_free(rows, n);
+
+	r = memsim(SMALL " --resume");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "3 already done, 1 to run"));
+	result_free(&r);
+	rows = rows_of("small", &n);
+	assert_int_equal(n, 4);
+	for (int i = 0; i < n; i++)
+		assert_null(cJSON_GetObjectItem(rows[i], "error"));
+	rows_free(rows, n);
+	assert_int_equal(lines_of("small", "results.csv"), 5);
+	assert_int_equal(summary("small", "runs_done"), 4);
+	assert_int_equal(summary("small", "runs_failed"), 0);
+
+	/* More sizes later: the summary is of all 6 rows, not of the 2 new ones. */
+	r = memsim("sweep --out small --kernel naive,flash2 --N 64,128,256 --cache lab --resume");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_int_equal(summary("small", "runs_done"), 6);
+	assert_int_equal(summary("small", "exact_within_5pct"), 6);
+	assert_int_equal(summary("small", "complete"), 1);
+}
+
+/* --resume with another mode than the directory's rows: exit 2, one line naming both, the
+ * files untouched. Lists that only add configurations are a plan's growth, and run. */
+static void
+test_resume_other_plan(void **state)
+{
+	static const char *const other[] = {
+		"--no-flush", "--seed 2", "--trace-only", "--formula-only", "--sample-sets 2",
+	};
+	char path[700], *before_json, *before_csv;
+
+	(void)state;
+	{
+		struct result r = memsim("sweep --out plan --kernel naive --N 64,128 "
+					 "--cache L1=4K:4:64,L2=64K:8:64 --jobs 1");
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	snprintf(path, sizeof(path), "%s/plan/results.json", tmpdir);
+	before_json = slurp_text(path);
+	snprintf(path, sizeof(path), "%s/plan/results.csv", tmpdir);
+	before_csv = slurp_text(path);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		struct result r = memsim("sweep --out plan --kernel naive --N 64,128 "
+					 "--cache L1=4K:4:64,L2=64K:8:64 --jobs 1 --resume %s",
+					 other[i]);
+		char *json, *csv;
+
+		print_message("# %s: %s", other[i], r.err);
+		assert_int_equal(r.rc, 2);
+		assert_true(one_line_with(r.err, "holds runs of another plan (flush=1 seed=1 "
+						 "simulated)"));
+		snprintf(path, sizeof(path), "%s/plan/results.json", tmpdir);
+		json = slurp_text(path);
+		snprintf(path, sizeof(path), "%s/plan/results.csv", tmpdir);
+		csv = slurp_text(path);
+		assert_string_equal(json, before_json);
+		assert_string_equal(csv, before_csv);
+		free(json);
+		free(csv);
+		result_free(&r);
+	}
+	free(before_json);
+	free(before_csv);
+}
+
+/* Rows that are estimates say so in `table` and `table --exact` (never byte-equal there), and
+ * rows that differ in a setting the table has no column for are told apart by it. */
+static void
+test_tables_label_rows(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out est --kernel naive --N 256 --cache L1=32K:8:64,L2=256K:8:64 "
+		   "--sample-sets 4 --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table est");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, " sampled 1/4 "));
+	assert_non_null(strstr(r.out, "1 of 1 runs are estimates"));
+	result_free(&r);
+	r = memsim("table --exact est");
+	assert_non_null(strstr(r.out, "naive        1           0 "));
+	assert_non_null(strstr(r.out, "1 of 1 runs are estimates"));
+	result_free(&r);
+
+	r = memsim("sweep --out dd --kernel naive,flash2 --N 128,256 --d 32,64 --cache lab "
+		   "--jobs 2");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table dd");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, " config "));
+	assert_non_null(strstr(r.out, "   128 d=32 "));
+	assert_non_null(strstr(r.out, "   128 d=64 "));
+	assert_non_null(strstr(r.out, "(lab, fp32, d=32)"));
+	assert_non_null(strstr(r.out, "(lab, fp32, d=64)"));
+	result_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dead_worker),
+		cmocka_unit_test(test_failed_row_retried),
+		cmocka_unit_test(test_resume_other_plan),
+		cmocka_unit_test(test_tables_label_rows),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
