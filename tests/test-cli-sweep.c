@@ -142,6 +142,44 @@ test_dead_worker(void **state)
 	assert_int_equal(summary("dead", "complete"), 1);
 }
 
+#define PASS                                                                                 \
+	"sweep --out pass --kernel naive --N 2048 --cache L1=32K:8:64,L2=256K:8:64 "          \
+	"--cache-sweep L2=256K:1M:x2 --jobs 1"
+
+/* The worker running one pass over three sizes is killed before its first row: the three
+ * sizes run again one by one, every row is good (none says "onepass"), and the exit is 0. */
+static void
+test_dead_onepass_worker(void **state)
+{
+	char cmd[2000], *rc, *err;
+	cJSON **rows;
+	int n;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && { %s " PASS " >/dev/null 2>pass.err & pid=$!; "
+		 "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
+		 "pkill -KILL -x -P $pid memsim; wait $pid; echo $? >pass.rc; }",
+		 tmpdir, MEMSIM_BIN);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/pass.rc", tmpdir);
+	rc = slurp_text(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/pass.err", tmpdir);
+	err = slurp_text(cmd);
+	assert_string_equal(rc, "0\n");
+	assert_non_null(strstr(err, "one pass over 3 sizes was killed by signal 9"));
+	free(rc);
+	free(err);
+	rows = rows_of("pass", &n);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		assert_null(cJSON_GetObjectItem(rows[i], "error"));
+		assert_null(cJSON_GetObjectItem(rows[i], "onepass"));
+	}
+	rows_free(rows, n);
+	assert_int_equal(summary("pass", "complete"), 1);
+}
+
 #define SMALL "sweep --out small --kernel naive,flash2 --N 64,128 --cache lab --jobs 2"
 
 /* A failed row left by an earlier run (a transient "cannot map") runs again on --resume,
@@ -285,6 +323,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dead_worker),
+		cmocka_unit_test(test_dead_onepass_worker),
 		cmocka_unit_test(test_failed_row_retried),
 		cmocka_unit_test(test_resume_other_plan),
 		cmocka_unit_test(test_tables_label_rows),
