@@ -36,8 +36,9 @@ char *report_command_line(int argc, char **argv);
 void report_print_cache(FILE *f, struct cache *c);
 
 /* Writes obj to path ("-" for stdout) with write_file_whole() (sim/util.h): a regular file
- * through a temporary file renamed into place, so a reader never sees half a file; a device or
- * a symlink in place. Returns 0, or a negative errno with a message in err. */
+ * through a temporary file renamed into place, so a reader never sees half a file; a device, a
+ * symlink or a file with other hard links in place. Returns 0, or a negative errno with a
+ * message in err. */
 int report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);
 
 /* Reads the JSON document at path (at most 64 MiB). Returns it (caller frees with

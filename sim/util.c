@@ -261,11 +261,41 @@ write_fd_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Writes data over the file at path (following a link), cut to its length. Returns 0 or a
+ * negative errno. */
+static int
+write_in_place(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
+
+	rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Gives the new file fd what the file it replaces had (old): its owner and group where they
+ * differ and can be given, then its mode (after: a chown clears set-id bits). Returns false
+ * when the owner or group could not be kept. */
+static bool
+keep_attributes(int fd, const struct stat *old)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	if ((st.st_uid != old->st_uid || st.st_gid != old->st_gid) &&
+	    fchown(fd, old->st_uid, old->st_gid))
+		return false;
+	return fchmod(fd, old->st_mode & 07777) == 0;
+}
+
 int
 write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	static unsigned serial;
 	struct stat st;
+	bool exists;
 	char *tmp;
 	int fd, rc;
 
@@ -276,11 +306,11 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 			snprintf(err, errlen, "cannot write standard output: %s", strerror(-rc));
 		return rc;
 	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-		rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
-		if (fd >= 0 && close(fd) && !rc)
-			rc = -errno;
+	exists = lstat(path, &st) == 0;
+	/* A link, a device, a FIFO: replacing it would break what it stands for. A second hard
+	 * link would keep the old contents: written in place, so every name sees the new ones. */
+	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
+		rc = write_in_place(path, data, len);
 		if (rc)
 			snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 		return rc;
@@ -290,6 +320,11 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		rc = -errno;
+	} else if (exists && !keep_attributes(fd, &st)) {
+		/* Another user's file we may write but not give away: in place keeps its owner. */
+		close(fd);
+		unlink(tmp);
+		rc = write_in_place(path, data, len);
 	} else {
 		rc = write_fd_all(fd, data, len);
 		if (close(fd) && !rc)

@@ -76,12 +76,15 @@ uint64_t mem_available_bytes(void);
 int write_fd_all(int fd, const void *buf, size_t len);
 
 /*
- * Writes len bytes to path, whole or not at all where that can be had:
+ * Writes len bytes to path, a path the user gave (--json FILE), whole or not at all where that
+ * can be had:
  * - "-" is standard output;
- * - a regular file (or none yet) is written to a new temporary file beside it (created with
- *   O_EXCL, so it follows no link) and renamed over it: a reader never sees half a file;
- * - anything else (a symlink, a device such as /dev/null, a FIFO) is written in place, never
- *   replaced.
+ * - a regular file with one link (or none yet) is written to a new temporary file beside it
+ *   (created with O_EXCL, so it follows no link) and renamed over it: a reader never sees half
+ *   a file. The file keeps its mode, and its owner and group where they can be given to the
+ *   new file (else it is written in place, which keeps them);
+ * - anything else (a symlink, a file with other hard links, a device such as /dev/null, a
+ *   FIFO) is written in place, never replaced: links keep pointing at the new contents.
  * Every write is checked. Returns 0, or a negative errno with "cannot write PATH: why" in err.
  */
 int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);
