@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,10 +185,10 @@ cmd_merge(int argc, char **argv)
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	const char *out = NULL;
-	char path[4200], err[700];
+	char path[4200], err[4600];
 	struct merge m;
 	struct shard *sh = NULL;
-	int opt, rc = EXIT_RUNTIME, lock = -1;
+	int opt, rc = EXIT_RUNTIME, lock = -1, dirfd = -1, rfd, cfd;
 	cJSON *man = NULL, *shards;
 
 	optind = 1;
@@ -215,23 +216,23 @@ cmd_merge(int argc, char **argv)
 	sh = xzalloc((size_t)(argc - optind) * sizeof(*sh));
 	if ((rc = check_shards(out, argv + optind, argc - optind, sh)))
 		goto out;
-	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: merge: cannot create %s: %s\n", out, strerror(-rc));
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
 	rc = EXIT_RUNTIME;
-	lock = lock_dir(out, err, sizeof(err));
-	if (lock < 0) {
+	dirfd = outdir_open(out, err, sizeof(err));
+	if (dirfd < 0 || (lock = lock_dir(dirfd, out, err, sizeof(err))) < 0) {
 		fprintf(stderr, "memsim: merge: %s\n", err);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/results.json", out);
-	m.results = fopen(path, "w");
-	snprintf(path, sizeof(path), "%s/results.csv", out);
-	m.csv = fopen(path, "w");
+	rfd = outdir_file_open(dirfd, out, "results.json", O_WRONLY | O_CREAT | O_TRUNC, err,
+			       sizeof(err));
+	m.results = rfd >= 0 ? fdopen(rfd, "w") : NULL;
+	cfd = m.results ? outdir_file_open(dirfd, out, "results.csv", O_WRONLY | O_CREAT | O_TRUNC,
+					   err, sizeof(err))
+			: -1;
+	m.csv = cfd >= 0 ? fdopen(cfd, "w") : NULL;
 	if (!m.results || !m.csv) {
-		fprintf(stderr, "memsim: merge: cannot write in %s: %s\n", out, strerror(errno));
+		if (rfd >= 0 && cfd >= 0)
+			snprintf(err, sizeof(err), "cannot write in %s: %s", out, strerror(errno));
+		fprintf(stderr, "memsim: merge: %s\n", err);
 		goto out;
 	}
 	fputs(results_csv_header, m.csv);
@@ -279,8 +280,7 @@ cmd_merge(int argc, char **argv)
 	cJSON_AddNumberToObject(man, "runs", (double)m.runs);
 	cJSON_AddNumberToObject(man, "duplicates_dropped", (double)m.dups);
 	ceilings_add_hardware(man);
-	snprintf(path, sizeof(path), "%s/manifest.json", out);
-	if (report_write_json(path, man, err, sizeof(err))) {
+	if (report_write_json_at(dirfd, out, "manifest.json", man, err, sizeof(err))) {
 		fprintf(stderr, "memsim: merge: %s\n", err);
 		goto out;
 	}
@@ -299,6 +299,8 @@ out:
 	cJSON_Delete(man);
 	if (lock >= 0)
 		close(lock);
+	if (dirfd >= 0)
+		close(dirfd);
 	for (int i = 0; sh && i < argc - optind; i++)
 		free(sh[i].identity);
 	free(sh);

@@ -34,58 +34,90 @@ key_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Opens dir/results.json (w->results, for appending) and dir/results.csv (w->csv, cut to its
+ * header), neither through a link; reads the runs results.json holds, and cuts off a torn last
+ * line. Returns 0, or -1 with err. */
+static int
+open_results(struct sweep_writer *w, char *err, size_t errlen)
+{
+	const char *dir = w->dir;
+	char path[4200];
+	struct results_info info = { 0 };
+	FILE *f;
+	int fd, rc = 0;
+
+	/* results.json is checked before results.csv is cut: a refusal leaves both as they were. */
+	w->results =
+		outdir_file_open(w->dirfd, dir, "results.json", O_RDWR | O_APPEND, err, errlen);
+	if (w->results < 0 && w->results != -ENOENT)
+		return -1;
+	fd = outdir_file_open(w->dirfd, dir, "results.csv", O_WRONLY | O_CREAT | O_TRUNC, err,
+			      errlen);
+	if (fd < 0)
+		return -1;
+	/* results.csv is rewritten from the runs kept, so the two files agree. */
+	w->csv = fdopen(fd, "w");
+	if (!w->csv) {
+		close(fd);
+		snprintf(err, errlen, "cannot write %s/results.csv: %s", dir, strerror(errno));
+		return -1;
+	}
+	fputs(results_csv_header, w->csv);
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	if (w->results >= 0) {
+		/* A stream of its own: closing it leaves w->results open. */
+		fd = dup(w->results);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			if (fd >= 0)
+				close(fd);
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		err[0] = '\0';
+		rc = results_read_stream(f, path, take_run, w, &info, err, errlen);
+		fclose(f);
+		if (rc == -EIO && !err[0])
+			snprintf(err, errlen, "cannot write %s/results.csv", dir);
+		if (rc)
+			return -1;
+		if (info.torn && ftruncate(w->results, (off_t)info.good_bytes) != 0) {
+			snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
+			return -1;
+		}
+	} else {
+		w->results = outdir_file_open(w->dirfd, dir, "results.json",
+					      O_WRONLY | O_APPEND | O_CREAT, err, errlen);
+		if (w->results < 0)
+			return -1;
+	}
+	if (fflush(w->csv)) {
+		snprintf(err, errlen, "cannot write %s/results.csv: %s", dir, strerror(errno));
+		return -1;
+	}
+	w->results_bytes = info.good_bytes;
+	return 0;
+}
+
 int
 sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen)
 {
-	char path[4200], cpath[4200];
-	struct results_info info;
-	int rc;
-
 	memset(w, 0, sizeof(*w));
-	w->results = w->lock = -1;
+	w->results = w->lock = w->dirfd = -1;
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
 		return -1;
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
-	if ((rc = mkdir_p(dir))) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
-		return -1;
-	}
+	w->dirfd = outdir_open(dir, err, errlen);
+	if (w->dirfd < 0)
+		goto fail;
 	/* Before anything is read: two sweeps appending to one results.json would interleave. */
-	w->lock = lock_dir(dir, err, errlen);
-	if (w->lock < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/results.json", dir);
-	snprintf(cpath, sizeof(cpath), "%s/results.csv", dir);
-	/* results.csv is rewritten from the runs kept, so the two files agree. */
-	w->csv = fopen(cpath, "w");
-	if (!w->csv) {
-		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
-		return -1;
-	}
-	fputs(results_csv_header, w->csv);
-	rc = results_read(path, take_run, w, &info, err, errlen);
-	if (rc == -EIO && !err[0])
-		snprintf(err, errlen, "cannot write %s", cpath);
-	if (rc && rc != -ENOENT)
+	w->lock = lock_dir(w->dirfd, dir, err, errlen);
+	if (w->lock < 0 || open_results(w, err, errlen))
 		goto fail;
-	if (rc == 0 && info.torn && truncate(path, info.good_bytes) != 0) {
-		snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (fflush(w->csv)) {
-		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
-		goto fail;
-	}
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
-	w->results = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-	if (w->results < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	w->results_bytes = info.good_bytes;
 	return 0;
 fail:
 	sweep_writer_close(w, NULL, 0);
@@ -194,7 +226,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 		      size_t errlen)
 {
 	cJSON *m = report_manifest_create("memsim sweep", argc, argv), *v, *cfg, *sum, *caches;
-	char path[4200], vg[256];
+	char vg[256];
 	char *sweep_cmd = sweep_plan_command(p, w->dir);
 	int rc;
 
@@ -237,8 +269,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddNumberToObject(sum, "lab_in_regime_within_30pct", (double)w->lab_in_regime_within);
 	if (p->sample_sets > 1)
 		cJSON_AddNumberToObject(sum, "sample_too_small", (double)w->sample_too_small_all);
-	snprintf(path, sizeof(path), "%s/manifest.json", w->dir);
-	rc = report_write_json(path, m, err, errlen);
+	rc = report_write_json_at(w->dirfd, w->dir, "manifest.json", m, err, errlen);
 	cJSON_Delete(m);
 	return rc ? -1 : 0;
 }
@@ -260,7 +291,9 @@ sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen)
 	w->csv = NULL;
 	if (w->lock >= 0)
 		close(w->lock);
-	w->lock = -1;
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	w->lock = w->dirfd = -1;
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done_keys[i]);
 	free(w->done_keys);

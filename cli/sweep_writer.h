@@ -19,6 +19,7 @@
 
 struct sweep_writer {
 	char dir[4096];
+	int dirfd;   /* outdir_open() of dir; -1 when none */
 	int lock;    /* lock_dir() of dir; -1 when none */
 	int results; /* results.json, opened O_APPEND; -1 when closed */
 	FILE *csv;
@@ -33,9 +34,10 @@ struct sweep_writer {
 };
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
- * results for appending (creating dir and them), after reading the runs already there. Returns
- * 0, or -1 with a one-line message in err. Close with
- * sweep_writer_close(). */
+ * results for appending (creating dir and them), after reading the runs already there. Every
+ * file is opened inside the directory's descriptor without following links (outdir_open(),
+ * sim/util.h): a link planted there, or a directory of another user's, is refused. Returns 0,
+ * or -1 with a one-line message in err. Close with sweep_writer_close(). */
 int sweep_writer_open(struct sweep_writer *w, const char *dir, char *err, size_t errlen);
 
 /* Whether results.json held the configuration with this key when opened. */

@@ -1,6 +1,9 @@
 /*
- * The files memsim writes, as an attacker or an interrupt meets them (issue 18): --json over an
- * existing file keeps its mode, owner and hard links.
+ * The files memsim writes, as an attacker or an interrupt meets them (issue 18 items 7, 8 and
+ * 12): links planted in an output directory are refused or replaced, never followed; a
+ * directory of another user's is refused; profile takes the directory's lock and never
+ * truncates rows it did not write; --json over an existing file keeps its mode, owner and hard
+ * links.
  */
 
 #include "config.h"
@@ -79,6 +82,22 @@ sh(const char *fmt, ...)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* memsim ARGS exits rc with exactly one stderr line holding msg. */
+static void
+expect_error(const char *args, int rc, const char *msg)
+{
+	struct result r = memsim("%s", args);
+	char *nl = strchr(r.err, '\n');
+
+	if (r.rc != rc)
+		fail_msg("memsim %s: exit %d, expected %d (stderr: %s)", args, r.rc, rc, r.err);
+	if (!strstr(r.err, msg))
+		fail_msg("memsim %s: stderr '%s' lacks '%s'", args, r.err, msg);
+	if (!nl || nl[1] != '\0')
+		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
+	result_free(&r);
+}
+
 /* memsim ARGS exits 0. */
 static void
 expect_ok(const char *fmt, ...)
@@ -106,6 +125,18 @@ text_of(const char *name)
 	return slurp_text(path);
 }
 
+static int
+lines_of(const char *name)
+{
+	char *text = text_of(name);
+	int n = 0;
+
+	for (char *p = text; *p; p++)
+		n += *p == '\n';
+	free(text);
+	return n;
+}
+
 /* The JSON document in tmpdir/name; caller frees with cJSON_Delete(). */
 static cJSON *
 json_of(const char *name)
@@ -117,6 +148,191 @@ json_of(const char *name)
 	if (!o)
 		fail_msg("%s is not one JSON document", name);
 	return o;
+}
+
+/* Writes tmpdir/victim, the target of every planted link. */
+static void
+write_victim(void)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/victim", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(VICTIM, f);
+	fclose(f);
+}
+
+/* The victim file, the target of every planted link, still says VICTIM. */
+static void
+victim_untouched(void)
+{
+	char *text = text_of("victim");
+
+	assert_string_equal(text, VICTIM);
+	free(text);
+}
+
+static bool
+is_link(const char *name)
+{
+	char path[700];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* Makes directory dir (afresh) holding a link name -> ../victim. */
+static void
+plant(const char *dir, const char *name)
+{
+	assert_int_equal(sh("rm -rf %s && mkdir %s && ln -s ../victim %s/%s", dir, dir, dir, name),
+			 0);
+}
+
+/* A link planted in sweep's output directory (.memsim-lock, results.csv, results.json) is
+ * refused with a line naming it, exit 1, its target untouched; manifest.json, written whole
+ * through a renamed temporary, replaces a link there without following it. */
+static void
+test_sweep_planted_links(void **state)
+{
+	static const char *const refused[] = { ".memsim-lock", "results.csv", "results.json",
+					       NULL };
+	char args[600], want[200], link[100];
+
+	(void)state;
+	write_victim();
+	for (int i = 0; refused[i]; i++) {
+		plant("pl", refused[i]);
+		/* --resume: without it, sweep refuses an existing results.json before opening. */
+		snprintf(args, sizeof(args), FSWEEP " --out pl --resume");
+		snprintf(want, sizeof(want), "pl/%s is a symbolic link: refused", refused[i]);
+		expect_error(args, 1, want);
+		victim_untouched();
+		snprintf(link, sizeof(link), "pl/%s", refused[i]);
+		assert_true(is_link(link));
+	}
+	plant("pl", "manifest.json");
+	expect_ok(FSWEEP " --out pl");
+	victim_untouched();
+	assert_false(is_link("pl/manifest.json"));
+	cJSON_Delete(json_of("pl/manifest.json"));
+}
+
+/* The same for profile (.memsim-lock, results.json refused; manifest.json replaced) and merge
+ * (.memsim-lock refused). */
+static void
+test_profile_merge_planted_links(void **state)
+{
+	(void)state;
+	write_victim();
+	plant("pp", ".memsim-lock");
+	expect_error(FPROFILE " --out pp", 1, "pp/.memsim-lock is a symbolic link: refused");
+	plant("pp", "results.json");
+	expect_error(FPROFILE " --out pp", 1, "pp/results.json is a symbolic link: refused");
+	victim_untouched();
+	plant("pp", "manifest.json");
+	expect_ok(FPROFILE " --out pp");
+	victim_untouched();
+	assert_false(is_link("pp/manifest.json"));
+
+	expect_ok(FSWEEP " --out ms0 --shard 0/2");
+	expect_ok(FSWEEP " --out ms1 --shard 1/2");
+	plant("mm", ".memsim-lock");
+	expect_error("merge --out mm ms0 ms1", 1, "mm/.memsim-lock is a symbolic link: refused");
+	victim_untouched();
+}
+
+/* An output directory of another user's, or a link to one of another user's making, is refused
+ * with one line before anything is written; the user's own link to a directory is followed. */
+static void
+test_foreign_directories(void **state)
+{
+	(void)state;
+	expect_ok(FSWEEP " --out real0 --shard 0/2");
+	assert_int_equal(sh("ln -sfn real0 mine"), 0);
+	expect_ok(FSWEEP " --out mine --shard 0/2 --resume");
+	if (geteuid() != 0) {
+		print_message("# not root: no directory of another user's to make\n");
+		return;
+	}
+	assert_int_equal(sh("rm -rf theirs && mkdir theirs && chown 65534 theirs"), 0);
+	expect_error(FSWEEP " --out theirs", 1, "theirs belongs to user 65534, not to you (0)");
+	expect_error(FPROFILE " --out theirs", 1, "theirs belongs to user 65534");
+	expect_error("merge --out theirs real0", 1, "theirs belongs to user 65534");
+	assert_int_equal(sh("test -z \"$(ls -A theirs)\""), 0);
+	assert_int_equal(sh("ln -sfn real0 planted && chown -h 65534 planted"), 0);
+	expect_error(FSWEEP " --out planted --shard 0/2 --resume", 1,
+		     "planted is a symbolic link of user 65534, not yours: refused");
+}
+
+/* A child holding dir's lock as another memsim would (flock on dir/.memsim-lock); returns its
+ * pid once it holds it. */
+static pid_t
+hold_lock(const char *dir)
+{
+	char path[700];
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	snprintf(path, sizeof(path), "%s/%s/.memsim-lock", tmpdir, dir);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDWR | O_CREAT, 0644);
+
+		if (fd < 0 || flock(fd, LOCK_EX) || write(fd, "4242\n", 5) != 5)
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		alarm(60); /* gone even if the test fails before killing it */
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* profile takes the directory's lock, refuses a results.json it did not write (a sweep's, or
+ * rows with no profile manifest), leaving it byte for byte, and replaces its own. */
+static void
+test_profile_own_rows(void **state)
+{
+	char *before, *after;
+	pid_t pid;
+
+	(void)state;
+	expect_ok(FSWEEP " --out sw");
+	before = text_of("sw/results.json");
+	expect_error(FPROFILE " --out sw", 1,
+		     "sw/results.json holds rows memsim profile did not write (the directory's "
+		     "manifest.json is memsim sweep's)");
+	after = text_of("sw/results.json");
+	assert_string_equal(before, after);
+	assert_int_equal(lines_of("sw/results.json"), 4);
+	free(before);
+	free(after);
+
+	assert_int_equal(sh("rm -rf nm && mkdir nm && echo '{\"T\": 1}' > nm/results.json"), 0);
+	expect_error(FPROFILE " --out nm", 1, "no profile manifest.json beside it");
+	assert_int_equal(lines_of("nm/results.json"), 1);
+
+	expect_ok(FPROFILE " --out own");
+	expect_ok(FPROFILE " --out own");
+	assert_int_equal(lines_of("own/results.json"), 6);
+
+	assert_int_equal(sh("rm -rf lk && mkdir lk"), 0);
+	pid = hold_lock("lk");
+	expect_error(FPROFILE " --out lk", 1, "lk is in use by another memsim (pid 4242)");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(sh("test ! -e lk/results.json"), 0);
 }
 
 /* --json over an existing file keeps its mode and, where memsim may give it, its owner; a file
@@ -164,6 +380,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sweep_planted_links),
+		cmocka_unit_test(test_profile_merge_planted_links),
+		cmocka_unit_test(test_foreign_directories),
+		cmocka_unit_test(test_profile_own_rows),
 		cmocka_unit_test(test_json_keeps_file),
 	};
 
