@@ -1,9 +1,10 @@
 /*
- * The files memsim writes, as an attacker or an interrupt meets them (issue 18 items 7, 8 and
- * 12): links planted in an output directory are refused or replaced, never followed; a
- * directory of another user's is refused; profile takes the directory's lock and never
- * truncates rows it did not write; --json over an existing file keeps its mode, owner and hard
- * links.
+ * The files memsim writes into a directory, as an attacker or an interrupt meets them (issue 18
+ * items 7, 8, 10 and 12): links planted in an output directory are refused or replaced, never
+ * followed; a directory of another user's is refused; profile takes the directory's lock and
+ * never truncates rows it did not write; a merge of a partial sweep says so and exits 1 unless
+ * --allow-partial; a merge is written whole or not at all, fast on many rows; --json over an
+ * existing file keeps its mode, owner and hard links.
  */
 
 #include "config.h"
@@ -222,7 +223,7 @@ test_sweep_planted_links(void **state)
 }
 
 /* The same for profile (.memsim-lock, results.json refused; manifest.json replaced) and merge
- * (.memsim-lock refused). */
+ * (.memsim-lock refused; results.csv and manifest.json replaced by their temporaries). */
 static void
 test_profile_merge_planted_links(void **state)
 {
@@ -243,6 +244,13 @@ test_profile_merge_planted_links(void **state)
 	plant("mm", ".memsim-lock");
 	expect_error("merge --out mm ms0 ms1", 1, "mm/.memsim-lock is a symbolic link: refused");
 	victim_untouched();
+	for (int i = 0; i < 2; i++) {
+		plant("mm", i ? "manifest.json" : "results.csv");
+		expect_ok("merge --out mm ms0 ms1");
+		victim_untouched();
+		assert_false(is_link(i ? "mm/manifest.json" : "mm/results.csv"));
+		assert_int_equal(lines_of("mm/results.csv"), 5);
+	}
 }
 
 /* An output directory of another user's, or a link to one of another user's making, is refused
@@ -335,6 +343,142 @@ test_profile_own_rows(void **state)
 	assert_int_equal(sh("test ! -e lk/results.json"), 0);
 }
 
+/* The merged manifest's "complete", and its partial_reason holding want ("" for none). */
+static void
+check_complete(const char *manifest, bool complete, const char *want)
+{
+	cJSON *m = json_of(manifest);
+	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(m, "partial_reason"));
+
+	assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(m, "complete")), complete);
+	assert_int_equal(cJSON_GetObjectItem(m, "sweep_command") != NULL, complete);
+	if (complete)
+		assert_null(why);
+	else if (!why || !strstr(why, want))
+		fail_msg("%s: partial_reason '%s' lacks '%s'", manifest, why ? why : "", want);
+	cJSON_Delete(m);
+}
+
+/* merge of a missing shard, a shard short of rows, or configurations that only failed is
+ * partial: said on stdout, one stderr line and the manifest, exit 1, exit 0 with
+ * --allow-partial; a failed row retried to success is complete. */
+static void
+test_merge_partial(void **state)
+{
+	struct result r;
+
+	(void)state;
+	expect_ok(FSWEEP " --out p0 --shard 0/2");
+	expect_ok(FSWEEP " --out p1 --shard 1/2");
+	expect_error("merge --out q1 p0", 1, "partial: 1 of 2 shards missing (1)");
+	check_complete("q1/manifest.json", false, "1 of 2 shards missing (1)");
+	assert_int_equal(lines_of("q1/results.json"), 2);
+	r = memsim("merge --out q2 --allow-partial p0");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "merged 2 runs (0 duplicates dropped) into q2: partial"));
+	assert_non_null(strstr(r.err, "partial: 1 of 2 shards missing"));
+	result_free(&r);
+	check_complete("q2/manifest.json", false, "shards missing");
+
+	/* Shard 1 less its last row. */
+	assert_int_equal(sh("rm -rf c1 && cp -r p1 c1 && sed -i '$d' c1/results.json"), 0);
+	expect_error("merge --out q3 p0 c1", 1, "shard 1/2 holds 1 of its 2 configurations");
+	check_complete("q3/manifest.json", false, "shard 1/2 holds 1 of its 2");
+
+	/* A failed row, then (a retry) the same configuration's good row; then failed alone. */
+	assert_int_equal(sh("rm -rf f0 && cp -r p0 f0 && head -1 p0/results.json | "
+			    "sed 's/^{/{\"error\":\"injected\",/' > f0/results.json && "
+			    "cat p0/results.json >> f0/results.json"),
+			 0);
+	r = memsim("merge --out q4 f0 p1");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "merged 4 runs (1 duplicates dropped) into q4\n"));
+	result_free(&r);
+	check_complete("q4/manifest.json", true, "");
+	assert_int_equal(sh("! grep -q injected q4/results.json"), 0);
+	assert_int_equal(sh("sed -i '2d' f0/results.json"), 0);
+	expect_error("merge --out q5 f0 p1", 1, "1 configuration only failed");
+	check_complete("q5/manifest.json", false, "1 configuration only failed");
+	assert_int_equal(sh("grep -c injected q5/results.json | grep -qx 1"), 0);
+
+	expect_ok("merge --out q6 p1 p0");
+	check_complete("q6/manifest.json", true, "");
+}
+
+/* A merge that fails part way (a bad line in its second shard) leaves no results.json, no
+ * results.csv, no temporary; once the shard is repaired the same merge completes. Temporaries
+ * of a merge killed before its renames (their process gone) are removed by the next. */
+static void
+test_merge_atomic(void **state)
+{
+	pid_t dead;
+
+	(void)state;
+	expect_ok(FSWEEP " --out a0 --shard 0/2");
+	expect_ok(FSWEEP " --out a1 --shard 1/2");
+	assert_int_equal(sh("cp a1/results.json a1.good && echo 'not json' >> a1/results.json"), 0);
+	expect_error("merge --out am a0 a1", 1, "a1/results.json:3: not a JSON object");
+	assert_int_equal(sh("test -z \"$(ls -A am | grep -v '^.memsim-lock$')\""), 0);
+
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	assert_int_equal(sh("touch am/.memsim-tmp.%ld.0.results.json && cp a1.good a1/results.json",
+			    (long)dead),
+			 0);
+	expect_ok("merge --out am a0 a1");
+	assert_int_equal(lines_of("am/results.json"), 4);
+	assert_int_equal(lines_of("am/results.csv"), 5);
+	check_complete("am/manifest.json", true, "");
+	assert_int_equal(sh("test -z \"$(ls -A am | grep memsim-tmp)\""), 0);
+}
+
+/* Writes a shard directory of a sweep of n configurations holding them all. */
+static void
+write_big_shard(const char *dir, long n)
+{
+	char path[700];
+	FILE *f;
+
+	assert_int_equal(sh("rm -rf %s && mkdir %s", dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/%s/manifest.json", tmpdir, dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"sweep_command\": \"memsim sweep --out %s --kernel naive\", "
+		"\"config\": {\"configurations\": %ld}}\n",
+		dir, n);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (long i = 0; i < n; i++)
+		fprintf(f, "{\"index\": %ld, \"key\": \"kernel=naive N=%ld d=64 cache=lab\"}\n", i,
+			i);
+	fclose(f);
+}
+
+/* 131,072 rows merge in well under the 20 s the quadratic key search took. */
+static void
+test_merge_many_rows(void **state)
+{
+	struct timespec a, b;
+	double s;
+
+	(void)state;
+	write_big_shard("big", 131072);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	expect_ok("merge --out bigm big");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	print_message("# merge of 131072 rows: %.2f s\n", s);
+	assert_true(s < 5.0);
+	assert_int_equal(lines_of("bigm/results.json"), 131072);
+	check_complete("bigm/manifest.json", true, "");
+}
+
 /* --json over an existing file keeps its mode and, where memsim may give it, its owner; a file
  * with a second hard link is written in place, so both names see the new report. */
 static void
@@ -384,6 +528,9 @@ main(void)
 		cmocka_unit_test(test_profile_merge_planted_links),
 		cmocka_unit_test(test_foreign_directories),
 		cmocka_unit_test(test_profile_own_rows),
+		cmocka_unit_test(test_merge_partial),
+		cmocka_unit_test(test_merge_atomic),
+		cmocka_unit_test(test_merge_many_rows),
 		cmocka_unit_test(test_json_keeps_file),
 	};
 
