@@ -2,6 +2,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -393,36 +394,59 @@ report_print_cache(FILE *f, struct cache *c)
 	}
 }
 
-int
-report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
+/* obj as text ending in a newline; caller frees with cJSON_free(). NULL with err when cJSON
+ * cannot format it. */
+static char *
+json_text(const cJSON *obj, const char *path, size_t *len, char *err, size_t errlen)
 {
 	char *text = cJSON_Print(obj);
-	size_t len;
-	int rc;
 
 	if (!text) {
 		snprintf(err, errlen, "cannot format JSON for %s", path);
-		return -ENOMEM;
+		return NULL;
 	}
-	len = strlen(text);
-	text[len] = '\n'; /* over the NUL: the file ends with a newline */
-	rc = write_file_whole(path, text, len + 1, err, errlen);
+	*len = strlen(text);
+	text[(*len)++] = '\n'; /* over the NUL: the file ends with a newline */
+	return text;
+}
+
+int
+report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
+{
+	size_t len;
+	char *text = json_text(obj, path, &len, err, errlen);
+	int rc;
+
+	if (!text)
+		return -ENOMEM;
+	rc = write_file_whole(path, text, len, err, errlen);
 	cJSON_free(text);
 	return rc;
 }
 
-cJSON *
-report_read_json(const char *path, char *err, size_t errlen)
+int
+report_write_json_at(int dirfd, const char *dir, const char *name, const cJSON *obj, char *err,
+		     size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	size_t len;
+	char *text = json_text(obj, name, &len, err, errlen);
+	int rc;
+
+	if (!text)
+		return -ENOMEM;
+	rc = write_file_whole_at(dirfd, dir, name, text, len, err, errlen);
+	cJSON_free(text);
+	return rc;
+}
+
+/* The JSON document in stream f, named path in messages; closes f. */
+static cJSON *
+read_json_stream(FILE *f, const char *path, char *err, size_t errlen)
+{
 	char *text;
 	long n;
 	cJSON *root;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
 	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (64L << 20) ||
 	    fseek(f, 0, SEEK_SET)) {
 		snprintf(err, errlen, "%s: not a regular file of at most 64 MiB", path);
@@ -443,4 +467,38 @@ report_read_json(const char *path, char *err, size_t errlen)
 	if (!root)
 		snprintf(err, errlen, "%s: not one valid JSON document", path);
 	return root;
+}
+
+cJSON *
+report_read_json(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return read_json_stream(f, path, err, errlen);
+}
+
+cJSON *
+report_read_json_at(int dirfd, const char *dir, const char *name, bool *missing, char *err,
+		    size_t errlen)
+{
+	char path[4200];
+	int fd = outdir_file_open(dirfd, dir, name, O_RDONLY, err, errlen);
+	FILE *f;
+
+	if (missing)
+		*missing = fd == -ENOENT;
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_json_stream(f, path, err, errlen);
 }

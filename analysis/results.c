@@ -9,8 +9,27 @@ int
 results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,
 	     struct results_info *info, char *err, size_t errlen)
 {
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		rc = -errno;
+		if (info)
+			memset(info, 0, sizeof(*info));
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	rc = results_read_stream(f, path, row, ctx, info, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+int
+results_read_stream(FILE *f, const char *path,
+		    int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,
+		    struct results_info *info, char *err, size_t errlen)
+{
 	struct results_info local;
-	FILE *f;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -19,12 +38,6 @@ results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, vo
 	if (!info)
 		info = &local;
 	memset(info, 0, sizeof(*info));
-	f = fopen(path, "r");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return rc;
-	}
 	while ((len = getline(&line, &cap, f)) > 0) {
 		cJSON *r;
 
@@ -56,7 +69,6 @@ results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, vo
 		rc = -EIO;
 	}
 	free(line);
-	fclose(f);
 	return rc;
 }
 

@@ -31,6 +31,12 @@ struct results_info {
 int results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, void *ctx),
 		 void *ctx, struct results_info *info, char *err, size_t errlen);
 
+/* results_read() of a stream already open, from where it stands, named path in messages; the
+ * caller closes f. */
+int results_read_stream(FILE *f, const char *path,
+			int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,
+			struct results_info *info, char *err, size_t errlen);
+
 /*
  * The item at path under obj, or NULL. A path is steps separated by dots ("config.N"); a step
  * "name[i]" is element i of array name, "name[field=value,...]" the first element of array

@@ -8,11 +8,14 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "cli/commands.h"
@@ -48,8 +51,9 @@ usage_profile(FILE *f)
 		"  --min-time SECONDS work per repetition [0.05]\n"
 		"  --reps R           repetitions per op [30]\n"
 		"  --seed N           inputs [1]\n"
-		"  --out DIR          DIR/results.json (one row per line, replaced) and\n"
-		"                     DIR/manifest.json [out/profile]\n"
+		"  --out DIR          DIR/results.json (one row per line; a profile's own\n"
+		"                     replaced, anyone else's refused) and DIR/manifest.json\n"
+		"                     [out/profile]\n"
 		"  --json FILE        also {\"manifest\": ..., \"rows\": [...]} to FILE ('-': stdout)\n");
 }
 
@@ -244,39 +248,93 @@ cmd_profile(int argc, char **argv)
 	return profile_into(&c, out, json, argc, argv);
 }
 
+/* Refuses an --out whose results.json holds rows another command wrote (a sweep's): profile
+ * replaces only its own. Its own are those of a directory whose manifest.json is a profile's
+ * (written before the first row). Returns 0, or -1 with the reason in err. */
+static int
+check_own_results(int dirfd, const char *out, char *err, size_t errlen)
+{
+	struct stat st;
+	bool missing;
+	cJSON *m;
+	const char *who;
+	int fd = outdir_file_open(dirfd, out, "results.json", O_RDONLY, err, errlen), rc;
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return -1;
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc == 0 && st.st_size == 0)
+		return 0;
+	m = report_read_json_at(dirfd, out, "manifest.json", &missing, err, errlen);
+	who = m ? cJSON_GetStringValue(cJSON_GetObjectItem(m, "experiment")) : NULL;
+	if (who && strcmp(who, "memsim profile") == 0) {
+		cJSON_Delete(m);
+		return 0;
+	}
+	if (who)
+		snprintf(err, errlen,
+			 "%s/results.json holds rows memsim profile did not write (the "
+			 "directory's manifest.json is %s's): profile into another --out",
+			 out, who);
+	else if (m || missing)
+		snprintf(err, errlen,
+			 "%s/results.json holds rows memsim profile did not write (no profile "
+			 "manifest.json beside it): profile into another --out",
+			 out);
+	cJSON_Delete(m);
+	return -1;
+}
+
 int
 profile_into(const struct profile_config *cp, const char *out, const char *json, int argc,
 	     char **argv)
 {
 	const struct profile_config c = *cp;
 	struct sink s = { 0 };
-	char path[4096], mpath[4096], err[512], buf[1024];
+	char path[4096], mpath[4096], err[4600], buf[1024];
 	cJSON *manifest = NULL;
-	int rc;
+	int rc = EXIT_RUNTIME, dirfd, lock = -1, fd;
 
-	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
-		return EXIT_RUNTIME;
-	}
 	snprintf(path, sizeof(path), "%s/results.json", out);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", out);
+	dirfd = outdir_open(out, err, sizeof(err));
+	if (dirfd < 0) {
+		fprintf(stderr, "memsim: profile: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	/* A sweep or profile writing there now would lose rows to this one, or this one's. */
+	lock = lock_dir(dirfd, out, err, sizeof(err));
+	if (lock < 0 || check_own_results(dirfd, out, err, sizeof(err))) {
+		fprintf(stderr, "memsim: profile: %s\n", err);
+		goto out;
+	}
 	s.cfg = &c;
 	s.text = text_stream(json);
 	s.results_path = path;
-	s.results = fopen(path, "w");
-	if (!s.results) {
-		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
-		return EXIT_RUNTIME;
-	}
+	/* The manifest first: whoever finds rows here knows they are a profile's. */
 	manifest = report_manifest_create("memsim profile", argc, argv);
 	profile_add_manifest(manifest, &c);
 	/* true only once every row is written: `study --resume` redoes a profile cut short. */
 	cJSON_AddBoolToObject(manifest, "complete", false);
-	if (report_write_json(mpath, manifest, err, sizeof(err))) {
+	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
-		rc = EXIT_RUNTIME;
 		goto out;
 	}
+	fd = outdir_file_open(dirfd, out, "results.json", O_WRONLY | O_CREAT | O_TRUNC, err,
+			      sizeof(err));
+	s.results = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!s.results) {
+		if (fd >= 0) {
+			snprintf(err, sizeof(err), "cannot write %s: %s", path, strerror(errno));
+			close(fd);
+		}
+		fprintf(stderr, "memsim: profile: %s\n", err);
+		goto out;
+	}
+	rc = EXIT_OK;
 	if (json)
 		s.rows = cJSON_CreateArray();
 
@@ -306,7 +364,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 		goto out;
 	}
 	cJSON_ReplaceItemInObject(manifest, "complete", cJSON_CreateBool(true));
-	if (report_write_json(mpath, manifest, err, sizeof(err))) {
+	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
 		fprintf(stderr, "memsim: %s\n", err);
 		rc = EXIT_RUNTIME;
 		goto out;
@@ -328,11 +386,14 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	}
 	fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
 out:
-	if (fclose(s.results) != 0 && rc == 0) {
+	if (s.results && fclose(s.results) != 0 && rc == 0) {
 		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(manifest);
 	cJSON_Delete(s.rows);
+	if (lock >= 0)
+		close(lock);
+	close(dirfd);
 	return rc;
 }

@@ -5,6 +5,8 @@
  * the process exit status: 0 ok, 1 runtime failure, 2 usage error.
  */
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct cache;
@@ -71,6 +73,9 @@ FILE *text_stream(const char *json_path);
  * estimated 0); one too small for SAMPLE_ERROR_BOUND gets a warning line on stderr. Returns
  * EXIT_OK (also without sampling) or EXIT_USAGE. */
 int check_sample_estimate(const char *cmd, struct cache *c);
+
+/* Parses "i/n" with 0 <= i < n, both whole numbers, nothing after them (sweep --shard). */
+bool parse_shard(const char *text, uint64_t *i, uint64_t *n);
 
 /* Prints one line "memsim: msg (see 'memsim help CMD')" to stderr; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -82,7 +82,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	size_t nitems, ntodo = 0, ntasks = 0;
 	long *todo = NULL;
 	struct sweep_task *tasks = NULL;
-	char path[4200], err[600], mode[128];
+	char err[600], mode[128];
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc, orc;
 
@@ -111,13 +111,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 			return usage_error("sweep", "%s", err);
 		}
 	}
-	snprintf(path, sizeof(path), "%s/results.json", o->out);
-	if (!o->resume && access(path, F_OK) == 0) {
-		free(items);
-		return usage_error(
-			"sweep", "%s exists: pass --resume to continue it, or another --out", path);
-	}
-	orc = sweep_writer_open(&w, o->out, sweep_plan_mode(p, mode, sizeof(mode)), err,
+	orc = sweep_writer_open(&w, o->out, sweep_plan_mode(p, mode, sizeof(mode)), o->resume, err,
 				sizeof(err));
 	if (orc) {
 		free(items);

@@ -35,6 +35,7 @@ tally_row(struct sweep_tally *t, const cJSON *r)
 struct opening {
 	struct sweep_writer *w;
 	const char *mode; /* every key must end in " " mode */
+	bool resume;	  /* rows already there are welcome */
 	char other[128];  /* the mode of a row that does not: another plan's */
 	unsigned long *failed;
 	size_t nfailed;
@@ -73,30 +74,46 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 	return results_csv_row(w->csv, r);
 }
 
-/* Rewrites the results file at path without the lines listed (ascending, from 1) and
- * without a torn last line: into a temporary beside it, renamed over it, so that a crash
- * leaves one whole file or the other. Returns 0 or -1 with err. */
 static int
-drop_lines(const char *path, const unsigned long *drop, size_t ndrop, char *err, size_t errlen)
+key_cmp(const void *a, const void *b)
 {
-	char tmp[4300];
-	FILE *in = fopen(path, "r"), *out = NULL;
-	char *line = NULL;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Rewrites results.json without the lines listed (ascending, from 1) and without a torn last
+ * line: into a temporary in the directory put in place of it, so that a crash leaves one whole
+ * file or the other; w->results is then the new file's. Returns 0 or -1 with err. */
+static int
+drop_lines(struct sweep_writer *w, const unsigned long *drop, size_t ndrop, char *err,
+	   size_t errlen)
+{
+	char tmp[4200], *line = NULL;
+	int in = dup(w->results), out = -1, fd;
+	FILE *fin = NULL, *fout = NULL;
 	size_t cap = 0, k = 0;
 	unsigned long at = 0;
 	ssize_t len;
-	int fd = -1;
 
-	snprintf(tmp, sizeof(tmp), "%s.resume-XXXXXX", path);
-	if (in)
-		fd = mkstemp(tmp);
-	if (fd >= 0)
-		out = fdopen(fd, "w");
-	if (!in || !out) {
-		snprintf(err, errlen, "cannot rewrite %s: %s", path, strerror(errno));
-		goto fail;
+	if (in >= 0 && lseek(in, 0, SEEK_SET) == 0)
+		fin = fdopen(in, "r");
+	if (!fin) {
+		snprintf(err, errlen, "cannot read %s/results.json: %s", w->dir, strerror(errno));
+		if (in >= 0)
+			close(in);
+		return -1;
 	}
-	while ((len = getline(&line, &cap, in)) > 0) {
+	out = outdir_temp_open(w->dirfd, w->dir, "results.json", tmp, sizeof(tmp), err, errlen);
+	if (out < 0 || !(fout = fdopen(out, "w"))) {
+		if (out >= 0) {
+			snprintf(err, errlen, "cannot write %s/results.json: %s", w->dir,
+				 strerror(errno));
+			close(out);
+			unlinkat(w->dirfd, tmp, 0);
+		}
+		fclose(fin);
+		return -1;
+	}
+	while ((len = getline(&line, &cap, fin)) > 0) {
 		at++;
 		if (k < ndrop && drop[k] == at) {
 			k++;
@@ -104,128 +121,160 @@ drop_lines(const char *path, const unsigned long *drop, size_t ndrop, char *err,
 		}
 		if (line[len - 1] != '\n')
 			break; /* the torn last line */
-		if (fwrite(line, 1, (size_t)len, out) != (size_t)len)
+		if (fwrite(line, 1, (size_t)len, fout) != (size_t)len)
 			break;
 	}
-	if (ferror(in) || ferror(out) || fflush(out) || fsync(fd) || fclose(out)) {
-		out = NULL;
-		snprintf(err, errlen, "cannot rewrite %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	out = NULL;
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "cannot rewrite %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	fclose(in);
 	free(line);
+	if (ferror(fin) | ferror(fout) | (fflush(fout) != 0) | (fsync(out) != 0)) {
+		snprintf(err, errlen, "cannot rewrite %s/results.json: %s", w->dir, strerror(errno));
+		fclose(fin);
+		fclose(fout);
+		unlinkat(w->dirfd, tmp, 0);
+		return -1;
+	}
+	fclose(fin);
+	fclose(fout);
+	if (outdir_temp_commit(w->dirfd, w->dir, tmp, "results.json", err, errlen))
+		return -1;
+	fd = outdir_file_open(w->dirfd, w->dir, "results.json", O_RDWR | O_APPEND, err, errlen);
+	if (fd < 0)
+		return -1;
+	close(w->results);
+	w->results = fd;
 	return 0;
-fail:
-	if (out)
-		fclose(out);
-	else if (fd >= 0 && !in)
-		close(fd);
-	if (fd >= 0)
-		unlink(tmp);
-	if (in)
-		fclose(in);
-	free(line);
-	return -1;
 }
 
+/* Reads the runs results.json (open in w->results) holds into w and the CSV: a row of another
+ * mode stops the read and is refused (-2); failed rows are dropped and a torn last line cut
+ * off. Returns 0, -2 or -1 with err. */
 static int
-key_cmp(const void *a, const void *b)
+read_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	char path[4200];
+	struct results_info info = { 0 };
+	int fd = dup(w->results), rc;
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	snprintf(path, sizeof(path), "%s/results.json", w->dir);
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	err[0] = '\0';
+	rc = results_read_stream(f, path, take_run, o, &info, err, errlen);
+	fclose(f);
+	if (rc == 1) {
+		snprintf(err, errlen,
+			 "%s holds runs of another plan (%s) than this sweep's (%s): sweep into "
+			 "another --out",
+			 path, o->other, o->mode);
+		return -2;
+	}
+	if (rc == -EIO && !err[0])
+		snprintf(err, errlen, "cannot write %s/results.csv", w->dir);
+	if (rc)
+		return -1;
+	/* Failed runs run again: their rows go, with a torn last line. */
+	if (o->nfailed)
+		return drop_lines(w, o->failed, o->nfailed, err, errlen);
+	if (info.torn && ftruncate(w->results, (off_t)info.good_bytes) != 0) {
+		snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens dir/results.json (w->results, for appending) and rewrites dir/results.csv (w->csv)
+ * from the runs it holds, neither through a link. results.csv is written to a temporary put
+ * in its place once the rows are read, so a refusal leaves both files as they were. Returns
+ * 0, -2 (another plan's rows) or -1 with err. */
+static int
+open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen)
+{
+	const char *dir = w->dir;
+	char ctmp[4200];
+	struct stat st;
+	int fd, rc = 0;
+
+	w->results =
+		outdir_file_open(w->dirfd, dir, "results.json", O_RDWR | O_APPEND, err, errlen);
+	if (w->results < 0 && w->results != -ENOENT)
+		return -1;
+	if (w->results >= 0 && !o->resume) {
+		snprintf(err, errlen,
+			 "%s/results.json exists: pass --resume to continue it, or another --out",
+			 dir);
+		return -2;
+	}
+	fd = outdir_temp_open(w->dirfd, dir, "results.csv", ctmp, sizeof(ctmp), err, errlen);
+	if (fd < 0)
+		return -1;
+	w->csv = fdopen(fd, "w");
+	if (!w->csv) {
+		close(fd);
+		unlinkat(w->dirfd, ctmp, 0);
+		snprintf(err, errlen, "cannot write %s/results.csv: %s", dir, strerror(errno));
+		return -1;
+	}
+	fputs(results_csv_header, w->csv);
+	if (w->results >= 0)
+		rc = read_results(w, o, err, errlen);
+	else
+		w->results = outdir_file_open(w->dirfd, dir, "results.json",
+					      O_WRONLY | O_APPEND | O_CREAT, err, errlen);
+	if (!rc && w->results < 0)
+		rc = -1;
+	if (!rc && fflush(w->csv)) {
+		snprintf(err, errlen, "cannot write %s/results.csv: %s", dir, strerror(errno));
+		rc = -1;
+	}
+	if (rc) {
+		unlinkat(w->dirfd, ctmp, 0);
+		return rc;
+	}
+	if (outdir_temp_commit(w->dirfd, dir, ctmp, "results.csv", err, errlen))
+		return -1;
+	if (fstat(w->results, &st)) {
+		snprintf(err, errlen, "cannot read %s/results.json: %s", dir, strerror(errno));
+		return -1;
+	}
+	w->results_bytes = (long long)st.st_size;
+	w->retried = (long)o->nfailed;
+	return 0;
 }
 
 int
-sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, char *err,
-		  size_t errlen)
+sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, bool resume,
+		  char *err, size_t errlen)
 {
-	char path[4200], cpath[4200];
-	struct results_info info;
-	struct opening o = { .w = w, .mode = mode };
-	char ctmp[4200];
-	struct stat st;
-	int rc, fd;
+	struct opening o = { .w = w, .mode = mode, .resume = resume };
+	int rc = -1;
 
 	memset(w, 0, sizeof(*w));
-	w->results = w->lock = -1;
+	w->results = w->lock = w->dirfd = -1;
 	w->missing = -1;
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
 		return -1;
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
-	if ((rc = mkdir_p(dir))) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
-		return -1;
-	}
+	w->dirfd = outdir_open(dir, err, errlen);
+	if (w->dirfd < 0)
+		goto fail;
 	/* Before anything is read: two sweeps appending to one results.json would interleave. */
-	w->lock = lock_dir(dir, err, errlen);
-	if (w->lock < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/results.json", dir);
-	snprintf(cpath, sizeof(cpath), "%s/results.csv", dir);
-	snprintf(ctmp, sizeof(ctmp), "%s/.results.csv-XXXXXX", dir);
-	/* results.csv is rewritten from the runs kept, so the two files agree; into a
-	 * temporary renamed over it once the rows are read, so a refusal leaves it as it was. */
-	fd = mkstemp(ctmp);
-	if (fd < 0 || fchmod(fd, 0644) || !(w->csv = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(ctmp);
-		}
-		sweep_writer_close(w, NULL, 0);
-		return -1;
-	}
-	fputs(results_csv_header, w->csv);
-	rc = results_read(path, take_run, &o, &info, err, errlen);
-	if (rc == 1) {
-		snprintf(err, errlen,
-			 "%s holds runs of another plan (%s) than this sweep's (%s): sweep into "
-			 "another --out",
-			 path, o.other, mode);
-		free(o.failed);
-		sweep_writer_close(w, NULL, 0);
-		unlink(ctmp);
-		return -2;
-	}
-	if (rc == -EIO && !err[0])
-		snprintf(err, errlen, "cannot write %s", cpath);
-	if (rc && rc != -ENOENT)
+	w->lock = lock_dir(w->dirfd, dir, err, errlen);
+	if (w->lock < 0 || (rc = open_results(w, &o, err, errlen)))
 		goto fail;
-	/* Failed runs run again: their rows go, with a torn last line. */
-	if (rc == 0 && o.nfailed && drop_lines(path, o.failed, o.nfailed, err, errlen))
-		goto fail;
-	if (rc == 0 && !o.nfailed && info.torn && truncate(path, info.good_bytes) != 0) {
-		snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	w->retried = (long)o.nfailed;
-	if (fflush(w->csv) || rename(ctmp, cpath)) {
-		snprintf(err, errlen, "cannot write %s: %s", cpath, strerror(errno));
-		goto fail;
-	}
-	ctmp[0] = '\0';
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
-	w->results = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-	if (w->results < 0 || fstat(w->results, &st)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	w->results_bytes = (long long)st.st_size;
 	free(o.failed);
 	return 0;
 fail:
 	free(o.failed);
 	sweep_writer_close(w, NULL, 0);
-	if (ctmp[0])
-		unlink(ctmp);
-	return -1;
+	return rc == -2 ? -2 : -1;
 }
 
 bool
@@ -326,7 +375,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 		      size_t errlen)
 {
 	cJSON *m = report_manifest_create("memsim sweep", argc, argv), *v, *cfg, *sum, *caches;
-	char path[4200], vg[256];
+	char vg[256];
 	char *sweep_cmd = sweep_plan_command(p, w->dir);
 	int rc;
 
@@ -372,8 +421,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddBoolToObject(sum, "complete", w->missing == 0);
 	if (p->sample_sets > 1)
 		cJSON_AddNumberToObject(sum, "sample_too_small", (double)w->all.sample_too_small);
-	snprintf(path, sizeof(path), "%s/manifest.json", w->dir);
-	rc = report_write_json(path, m, err, errlen);
+	rc = report_write_json_at(w->dirfd, w->dir, "manifest.json", m, err, errlen);
 	cJSON_Delete(m);
 	return rc ? -1 : 0;
 }
@@ -395,7 +443,9 @@ sweep_writer_close(struct sweep_writer *w, char *err, size_t errlen)
 	w->csv = NULL;
 	if (w->lock >= 0)
 		close(w->lock);
-	w->lock = -1;
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	w->lock = w->dirfd = -1;
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done_keys[i]);
 	free(w->done_keys);

@@ -26,6 +26,7 @@ struct sweep_tally {
 
 struct sweep_writer {
 	char dir[4096];
+	int dirfd;   /* outdir_open() of dir; -1 when none */
 	int lock;    /* lock_dir() of dir; -1 when none */
 	int results; /* results.json, opened O_APPEND; -1 when closed */
 	FILE *csv;
@@ -42,11 +43,14 @@ struct sweep_writer {
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
  * results for appending (creating dir and them), after reading the runs already there and
- * dropping the failed ones. Every row's key must end in mode (sweep_plan_mode()): rows of
- * another plan's mode are refused (-2), before anything changes. Returns 0, -2, or -1 with a
- * one-line message in err. Close with sweep_writer_close(). */
-int sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, char *err,
-		      size_t errlen);
+ * dropping the failed ones. Every file is opened inside the directory's descriptor without
+ * following links (outdir_open(), sim/util.h): a link planted there, or a directory of another
+ * user's, is refused. Existing rows are refused (-2) unless resume; every row's key must end
+ * in mode (sweep_plan_mode()): rows of another plan's mode are refused (-2), before anything
+ * changes. Returns 0, -2 (a usage error), or -1 with a one-line message in err. Close with
+ * sweep_writer_close(). */
+int sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, bool resume,
+		      char *err, size_t errlen);
 
 /* Whether results.json held the configuration with this key when opened. */
 bool sweep_writer_has(const struct sweep_writer *w, const char *key);

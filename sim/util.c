@@ -1,9 +1,11 @@
 #include "sim/util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,11 +263,41 @@ write_fd_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Writes data over the file at path (following a link), cut to its length. Returns 0 or a
+ * negative errno. */
+static int
+write_in_place(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
+
+	rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Gives the new file fd what the file it replaces had (old): its owner and group where they
+ * differ and can be given, then its mode (after: a chown clears set-id bits). Returns false
+ * when the owner or group could not be kept. */
+static bool
+keep_attributes(int fd, const struct stat *old)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	if ((st.st_uid != old->st_uid || st.st_gid != old->st_gid) &&
+	    fchown(fd, old->st_uid, old->st_gid))
+		return false;
+	return fchmod(fd, old->st_mode & 07777) == 0;
+}
+
 int
 write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	static unsigned serial;
 	struct stat st;
+	bool exists;
 	char *tmp;
 	int fd, rc;
 
@@ -276,11 +308,11 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 			snprintf(err, errlen, "cannot write standard output: %s", strerror(-rc));
 		return rc;
 	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-		rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
-		if (fd >= 0 && close(fd) && !rc)
-			rc = -errno;
+	exists = lstat(path, &st) == 0;
+	/* A link, a device, a FIFO: replacing it would break what it stands for. A second hard
+	 * link would keep the old contents: written in place, so every name sees the new ones. */
+	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
+		rc = write_in_place(path, data, len);
 		if (rc)
 			snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 		return rc;
@@ -290,6 +322,11 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		rc = -errno;
+	} else if (exists && !keep_attributes(fd, &st)) {
+		/* Another user's file we may write but not give away: in place keeps its owner. */
+		close(fd);
+		unlink(tmp);
+		rc = write_in_place(path, data, len);
 	} else {
 		rc = write_fd_all(fd, data, len);
 		if (close(fd) && !rc)
@@ -303,6 +340,156 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 	free(tmp);
 	return rc;
+}
+
+int
+outdir_open(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	if ((rc = mkdir_p(path))) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A link is ELOOP, or ENOTDIR where O_DIRECTORY is checked first (Linux). */
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && lstat(path, &st) == 0 &&
+	    S_ISLNK(st.st_mode)) {
+		/* The user's own link (out -> /scratch/out) is theirs to follow; one that another
+		 * user planted where the user meant to create a directory is not. */
+		if (st.st_uid != geteuid()) {
+			snprintf(err, errlen,
+				 "%s is a symbolic link of user %ld, not yours: refused", path,
+				 (long)st.st_uid);
+			return -EPERM;
+		}
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	/* Its owner could replace any file memsim writes there, between two of our calls. */
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen,
+			 "%s belongs to user %ld, not to you (%ld): refused (its owner could swap "
+			 "the files memsim writes there)",
+			 path, (long)st.st_uid, (long)geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int
+outdir_file_open(int dirfd, const char *dir, const char *name, int flags, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	/* O_NONBLOCK: a FIFO planted there must not hang the open; it is refused below. */
+	fd = openat(dirfd, name, (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		rc = -errno;
+		if (errno == ELOOP)
+			snprintf(err, errlen,
+				 "%s/%s is a symbolic link: refused (memsim follows no "
+				 "link inside its output directory)",
+				 dir, name);
+		else if (errno == ENXIO) /* a FIFO without a reader, a socket */
+			snprintf(err, errlen, "%s/%s is not a regular file: refused", dir, name);
+		else
+			snprintf(err, errlen, "cannot open %s/%s: %s", dir, name, strerror(errno));
+		return rc;
+	}
+	rc = fstat(fd, &st) ? -errno : 0;
+	if (!rc && !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "%s/%s is not a regular file: refused", dir, name);
+	} else if (!rc && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		rc = -errno;
+	} else if (!rc && (flags & O_TRUNC) && ftruncate(fd, 0)) {
+		rc = -errno;
+	}
+	if (rc) {
+		if (rc != -EINVAL)
+			snprintf(err, errlen, "cannot open %s/%s: %s", dir, name, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+#define OUTDIR_TEMP_PREFIX ".memsim-tmp."
+
+int
+outdir_temp_open(int dirfd, const char *dir, const char *name, char *tmp, size_t tmplen, char *err,
+		 size_t errlen)
+{
+	static unsigned serial;
+	int fd;
+
+	if ((size_t)snprintf(tmp, tmplen, OUTDIR_TEMP_PREFIX "%ld.%u.%s", (long)getpid(), serial++,
+			     name) >= tmplen) {
+		snprintf(err, errlen, "cannot write %s/%s: the name is too long", dir, name);
+		return -ENAMETOOLONG;
+	}
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
+		return rc;
+	}
+	return fd;
+}
+
+int
+outdir_temp_commit(int dirfd, const char *dir, const char *tmp, const char *name, char *err,
+		   size_t errlen)
+{
+	int rc;
+
+	/* rename() replaces a link named name; it never writes through it. */
+	if (renameat(dirfd, tmp, dirfd, name) == 0)
+		return 0;
+	rc = -errno;
+	snprintf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(errno));
+	unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+int
+write_file_whole_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
+		    char *err, size_t errlen)
+{
+	char tmp[4200];
+	struct stat st;
+	int fd, rc;
+
+	fd = outdir_temp_open(dirfd, dir, name, tmp, sizeof(tmp), err, errlen);
+	if (fd < 0)
+		return fd;
+	rc = write_fd_all(fd, data, len);
+	if (!rc && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    fchmod(fd, st.st_mode & 0777))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(-rc));
+		unlinkat(dirfd, tmp, 0);
+		return rc;
+	}
+	return outdir_temp_commit(dirfd, dir, tmp, name, err, errlen);
 }
 
 int
@@ -324,22 +511,46 @@ make_private_dir(const char *parent, const char *prefix, char *out, size_t len, 
 	return 0;
 }
 
-int
-lock_dir(const char *dir, char *err, size_t errlen)
+/* Removes the temporary files of outdir_temp_open() in dirfd whose process is gone (a merge
+ * killed before its renames): they would only take space. */
+static void
+remove_dead_temps(int dirfd)
 {
-	char path[4200], pid[32];
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		const char *p = e->d_name + strlen(OUTDIR_TEMP_PREFIX);
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, OUTDIR_TEMP_PREFIX, strlen(OUTDIR_TEMP_PREFIX)) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (errno || end == p || *end != '.' || pid <= 0)
+			continue;
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			unlinkat(dirfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+int
+lock_dir(int dirfd, const char *dir, char *err, size_t errlen)
+{
+	char pid[32];
 	int fd, rc;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/.memsim-lock", dir) >= sizeof(path)) {
-		snprintf(err, errlen, "%.200s...: the path is too long", dir);
-		return -ENAMETOOLONG;
-	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(errno));
-		return rc;
-	}
+	fd = outdir_file_open(dirfd, dir, ".memsim-lock", O_RDWR | O_CREAT, err, errlen);
+	if (fd < 0)
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ssize_t n = read(fd, pid, sizeof(pid) - 1);
 
@@ -355,8 +566,10 @@ lock_dir(const char *dir, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == 0 && write_fd_all(fd, pid, strlen(pid)) == 0)
+	if (ftruncate(fd, 0) == 0 && write_fd_all(fd, pid, strlen(pid)) == 0) {
+		remove_dead_temps(dirfd);
 		return fd;
+	}
 	rc = -errno;
 	snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(errno));
 	close(fd);

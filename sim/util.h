@@ -76,23 +76,71 @@ uint64_t mem_available_bytes(void);
 int write_fd_all(int fd, const void *buf, size_t len);
 
 /*
- * Writes len bytes to path, whole or not at all where that can be had:
+ * Writes len bytes to path, a path the user gave (--json FILE), whole or not at all where that
+ * can be had:
  * - "-" is standard output;
- * - a regular file (or none yet) is written to a new temporary file beside it (created with
- *   O_EXCL, so it follows no link) and renamed over it: a reader never sees half a file;
- * - anything else (a symlink, a device such as /dev/null, a FIFO) is written in place, never
- *   replaced.
+ * - a regular file with one link (or none yet) is written to a new temporary file beside it
+ *   (created with O_EXCL, so it follows no link) and renamed over it: a reader never sees half
+ *   a file. The file keeps its mode, and its owner and group where they can be given to the
+ *   new file (else it is written in place, which keeps them);
+ * - anything else (a symlink, a file with other hard links, a device such as /dev/null, a
+ *   FIFO) is written in place, never replaced: links keep pointing at the new contents.
  * Every write is checked. Returns 0, or a negative errno with "cannot write PATH: why" in err.
  */
 int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/*
+ * Output directories (sweep --out, merge --out, profile --out): memsim opens the files it names
+ * itself there (results.json, manifest.json, .memsim-lock) relative to the directory's
+ * descriptor and never through a symbolic link, so a link planted in the directory cannot make
+ * it write elsewhere, and it writes only into a directory of its effective user's, whose files
+ * no one else can swap.
+ */
+
+/* Opens directory path for memsim's files, creating it and its parents (mode 0755) when
+ * missing. Refused with a one-line reason: a path that is not a directory, a symbolic link
+ * that is not the effective user's own (the user's own link to a directory is followed), a
+ * directory another user owns. Returns an O_DIRECTORY descriptor, or a negative errno with
+ * the message in err. */
+int outdir_open(const char *path, char *err, size_t errlen);
+
+/* Opens file name in directory dirfd (from outdir_open(); dir is its path, for messages) with
+ * flags, O_NOFOLLOW and O_CLOEXEC: a symbolic link there is refused ("DIR/NAME is a symbolic
+ * link: refused"), as is anything but a regular file; O_TRUNC truncates only after those
+ * checks. O_CREAT makes the file mode 0666 less the umask. Returns the descriptor, or a
+ * negative errno with a one-line message in err (-ENOENT when missing without O_CREAT). */
+int outdir_file_open(int dirfd, const char *dir, const char *name, int flags, char *err,
+		     size_t errlen);
+
+/* Creates a new empty temporary file in dirfd for name (".memsim-tmp.PID.N.NAME", O_EXCL: no
+ * link followed) and writes its name into tmp (at least 64 + strlen(name) bytes). Returns the
+ * descriptor, or a negative errno with a message in err. Put it in place with
+ * outdir_temp_commit(), or remove it with unlinkat(). lock_dir() removes those whose process
+ * is gone. */
+int outdir_temp_open(int dirfd, const char *dir, const char *name, char *tmp, size_t tmplen,
+		     char *err, size_t errlen);
+
+/* Renames temporary tmp over name in dirfd: a symbolic link named name is replaced, never
+ * followed; a reader sees the old file or the new one, whole. On failure tmp is removed.
+ * Returns 0 or a negative errno with "cannot write DIR/NAME: why" in err. */
+int outdir_temp_commit(int dirfd, const char *dir, const char *tmp, const char *name, char *err,
+		       size_t errlen);
+
+/* Writes len bytes to name in dirfd whole, through a temporary file renamed over it (never
+ * following a link, never writing in place); an existing regular file's mode is kept. Returns
+ * 0, or a negative errno with "cannot write DIR/NAME: why" in err. */
+int write_file_whole_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
+			char *err, size_t errlen);
 
 /* Creates a new directory parent/prefix-XXXXXX (mkdtemp: a name no one can predict, mode 0700)
  * and writes its path into out. Returns 0, or a negative errno with "cannot ...: why" in err. */
 int make_private_dir(const char *parent, const char *prefix, char *out, size_t len, char *err,
 		     size_t errlen);
 
-/* Takes the lock of directory dir (flock on dir/.memsim-lock, which records the holder's pid)
- * for as long as the returned descriptor stays open (and the processes forked since). Returns
- * the descriptor, or a negative errno with a one-line message in err: -EBUSY "dir is in use by
+/* Takes the lock of directory dirfd (from outdir_open(); dir is its path, for messages): flock
+ * on DIR/.memsim-lock, opened as outdir_file_open() does, which records the holder's pid. The
+ * lock lasts as long as the returned descriptor stays open (and the processes forked since).
+ * Removes the temporary files of outdir_temp_open() whose process is gone. Returns the
+ * descriptor, or a negative errno with a one-line message in err: -EBUSY "dir is in use by
  * another memsim (pid N)". */
-int lock_dir(const char *dir, char *err, size_t errlen);
+int lock_dir(int dirfd, const char *dir, char *err, size_t errlen);

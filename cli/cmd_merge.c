@@ -1,0 +1,584 @@
+/*
+ * `memsim merge`: joins the results of a sweep's shards into one directory.
+ */
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "analysis/results.h"
+#include "cli/commands.h"
+#include "measure/ceilings.h"
+#include "sim/name_index.h"
+#include "sim/util.h"
+
+void
+usage_merge(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim merge --out DIR [--allow-partial] SHARD_DIR...\n"
+		"\n"
+		"Joins the results.json of several sweep shards into DIR/results.json (one object\n"
+		"per line, each configuration once: a successful row before a failed one), writes\n"
+		"DIR/results.csv and a manifest.json naming the shards. Each file is written under a\n"
+		"temporary name and renamed into place at the end, manifest.json last: an\n"
+		"interrupted merge leaves no results.json, and running it again completes it.\n"
+		"\n"
+		"The merge is partial when a shard i of n is missing, when one holds fewer rows than\n"
+		"its share of the plan (configurations i, i + n, ... of its manifest's\n"
+		"config.configurations), or when a configuration has only failed rows (\"error\"):\n"
+		"the manifest then says \"complete\": false and why (\"partial_reason\"), records\n"
+		"no sweep_command, and merge says so and exits 1.\n"
+		"\n"
+		"  --allow-partial  exit 0 for a partial merge (labelled partial all the same)\n");
+}
+
+/* A sweep's command without its --out and --shard words: what every shard of one sweep
+ * shares. Words are split as the shell would (the command is written shell-quoted). Caller
+ * frees with free(). */
+static char *
+sweep_identity(const char *cmd)
+{
+	char *out = xzalloc(strlen(cmd) + 1), *o = out;
+	const char *p = cmd;
+	int skip = 0;
+
+	while (*p) {
+		const char *start;
+		bool quoted = false;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		for (; *p && (quoted || *p != ' '); p++)
+			if (*p == '\'')
+				quoted = !quoted;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		if ((size_t)(p - start) == 5 && strncmp(start, "--out", 5) == 0) {
+			skip = 1;
+			continue;
+		}
+		if ((size_t)(p - start) == 7 && strncmp(start, "--shard", 7) == 0) {
+			skip = 1;
+			continue;
+		}
+		if (o != out)
+			*o++ = ' ';
+		memcpy(o, start, (size_t)(p - start));
+		o += p - start;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* What a shard directory's manifest says of its sweep. */
+struct shard {
+	char *identity;   /* sweep_identity() of its sweep_command */
+	uint64_t i, n;    /* shard i of n; 0 of 1 for a whole sweep */
+	uint64_t total;   /* the whole plan's configurations (config.configurations) */
+	bool has_total;   /* false when the manifest does not give it */
+	uint64_t ok_rows; /* configurations of this shard first seen here with a good row */
+};
+
+/* Reads dir/manifest.json into sh. Returns 0 or -1 with the problem in err. */
+static int
+read_shard(const char *dir, struct shard *sh, char *err, size_t errlen)
+{
+	char path[4200];
+	const char *cmd, *at;
+	double total;
+	cJSON *m;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	m = report_read_json(path, err, errlen);
+	if (!m)
+		return -1;
+	cmd = results_string(m, "sweep_command");
+	if (!*cmd) {
+		snprintf(err, errlen, "%.500s has no sweep_command: not a sweep's manifest", path);
+		cJSON_Delete(m);
+		return -1;
+	}
+	sh->identity = sweep_identity(cmd);
+	sh->i = 0;
+	sh->n = 1;
+	total = results_number(m, "config.configurations", -1);
+	sh->has_total = total >= 0 && total < 9007199254740992.0 && floor(total) == total;
+	sh->total = sh->has_total ? (uint64_t)total : 0;
+	at = strstr(cmd, " --shard ");
+	if (at) {
+		char word[64];
+
+		at += strlen(" --shard ");
+		snprintf(word, sizeof(word), "%.*s", (int)strcspn(at, " "), at);
+		if (!parse_shard(word, &sh->i, &sh->n)) {
+			snprintf(err, errlen, "%.500s: bad --shard in its sweep_command", path);
+			cJSON_Delete(m);
+			free(sh->identity);
+			sh->identity = NULL;
+			return -1;
+		}
+	}
+	cJSON_Delete(m);
+	return 0;
+}
+
+/* Refuses a merge that would overwrite a shard or mix sweeps; 0 or EXIT_USAGE after a
+ * message. */
+static int
+check_shards(const char *out, char **dirs, int n, struct shard *sh)
+{
+	struct stat so, sd;
+	bool out_exists = stat(out, &so) == 0;
+	char err[700], path[4200];
+
+	for (int i = 0; i < n; i++) {
+		if (stat(dirs[i], &sd) != 0 || !S_ISDIR(sd.st_mode))
+			return usage_error("merge", "%s is not a directory", dirs[i]);
+		if (out_exists && sd.st_dev == so.st_dev && sd.st_ino == so.st_ino)
+			return usage_error("merge",
+					   "--out %s is also a shard: merge into another directory",
+					   out);
+		if (read_shard(dirs[i], &sh[i], err, sizeof(err)))
+			return usage_error("merge", "%s", err);
+		if (i && (strcmp(sh[i].identity, sh[0].identity) || sh[i].n != sh[0].n ||
+			  sh[i].has_total != sh[0].has_total || sh[i].total != sh[0].total))
+			return usage_error("merge",
+					   "%s and %s are shards of different sweeps (their "
+					   "manifests' sweep_command differ)",
+					   dirs[0], dirs[i]);
+	}
+	/* lstat: a link there, dangling or not, is something this merge did not write. */
+	snprintf(path, sizeof(path), "%s/results.json", out);
+	if (lstat(path, &sd) == 0)
+		return usage_error("merge", "%s exists: merge into a new directory", path);
+	return 0;
+}
+
+#define MERGE_KEYS_MAX (UINT32_C(1) << 30)
+
+/* What is known of a configuration's key. */
+enum key_state {
+	KEY_WRITTEN, /* a good row is in the output */
+	KEY_FAILED,  /* only failed rows so far: the first is held, written at the end */
+};
+
+/* The merged output, the keys seen so far (a hash index over them: O(1) a row), and the
+ * shard being read. */
+struct merge {
+	FILE *results, *csv; /* temporaries, renamed into place at the end */
+	char **keys;
+	unsigned char *state; /* enum key_state of each key */
+	cJSON **held;         /* each KEY_FAILED key's first row */
+	size_t nkeys, cap;
+	struct name_index index;
+	long runs, dups, failed;
+	struct shard *shard;
+};
+
+static const char *
+key_at(const void *owner, uint32_t i)
+{
+	return ((const struct merge *)owner)->keys[i];
+}
+
+/* Writes row r to the merged results.json and results.csv. Returns 0 or -EIO. */
+static int
+write_row(struct merge *m, const cJSON *r)
+{
+	char *text = cJSON_PrintUnformatted(r);
+	int rc = 0;
+
+	if (!text || fprintf(m->results, "%s\n", text) < 0 || results_csv_row(m->csv, r))
+		rc = -EIO;
+	cJSON_free(text);
+	m->runs += rc == 0;
+	return rc;
+}
+
+/* Is row r's configuration index one of its shard's, i, i + n, ... below the plan's count? */
+static bool
+index_of_shard(const cJSON *r, const struct shard *sh)
+{
+	double idx = results_number(r, "index", -1);
+
+	return sh->has_total && idx >= 0 && floor(idx) == idx && idx < (double)sh->total &&
+	       (uint64_t)idx % sh->n == sh->i;
+}
+
+static int
+merge_row(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct merge *m = ctx;
+	const char *key = results_string(r, "key");
+	bool failed = cJSON_GetObjectItem(r, "error") != NULL;
+	int64_t k = name_index_find(&m->index, key);
+
+	(void)line;
+	if (k >= 0 && (m->state[k] == KEY_WRITTEN || failed)) {
+		m->dups++;
+		return 0;
+	}
+	if (k < 0) {
+		/* name_index holds up to 2^31 slots, at most half full. */
+		if (m->nkeys == MERGE_KEYS_MAX)
+			return -EOVERFLOW;
+		if (m->nkeys == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 1024;
+			m->keys = xrealloc(m->keys, m->cap * sizeof(*m->keys));
+			m->state = xrealloc(m->state, m->cap * sizeof(*m->state));
+			m->held = xrealloc(m->held, m->cap * sizeof(*m->held));
+		}
+		k = (int64_t)m->nkeys++;
+		m->keys[k] = xstrdup(key);
+		m->held[k] = NULL;
+		name_index_add(&m->index, m->keys[k], (uint32_t)k);
+	} else {
+		/* A good row after a failed one (a run retried): the good one is kept. */
+		cJSON_Delete(m->held[k]);
+		m->held[k] = NULL;
+		m->dups++;
+	}
+	if (failed) {
+		m->state[k] = KEY_FAILED;
+		m->held[k] = cJSON_Duplicate(r, true);
+		return 0;
+	}
+	m->state[k] = KEY_WRITTEN;
+	m->shard->ok_rows += index_of_shard(r, m->shard);
+	return write_row(m, r);
+}
+
+/* Writes the rows of the configurations that only failed, after every good row. */
+static int
+write_held(struct merge *m)
+{
+	for (size_t k = 0; k < m->nkeys; k++) {
+		if (m->state[k] != KEY_FAILED)
+			continue;
+		m->failed++;
+		if (write_row(m, m->held[k]))
+			return -EIO;
+	}
+	return 0;
+}
+
+static void
+merge_finish(struct merge *m)
+{
+	for (size_t k = 0; k < m->nkeys; k++) {
+		free(m->keys[k]);
+		cJSON_Delete(m->held[k]);
+	}
+	free(m->keys);
+	free(m->state);
+	free(m->held);
+	name_index_finish(&m->index);
+}
+
+/* Appends "; " and the formatted text to buf (of size len), as far as it fits. */
+__attribute__((format(printf, 3, 4))) static void
+add_reason(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used && used + 2 < len) {
+		strcpy(buf + used, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	if (used < len)
+		vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Why the merged sweep is partial, into why ("" when complete): shards missing, shards short
+ * of their share of the plan, configurations that only failed. */
+static void
+partial_reason(const struct shard *sh, int nsh, long failed, char *why, size_t len)
+{
+	uint64_t n = sh[0].n, present = 0, missing_listed = 0, short_listed = 0;
+
+	why[0] = '\0';
+	if (!sh[0].has_total)
+		add_reason(why, len,
+			   "the shards' manifests give no config.configurations: "
+			   "completeness unknown");
+	/* Each shard index once, with the good rows of every directory holding it. */
+	for (int a = 0; a < nsh; a++) {
+		uint64_t ok = 0, want;
+		bool first = true;
+
+		for (int b = 0; b < nsh; b++) {
+			if (sh[b].i != sh[a].i)
+				continue;
+			first &= b >= a;
+			ok += sh[b].ok_rows;
+		}
+		if (!first)
+			continue;
+		present++;
+		want = sh[a].i < sh[a].total ? (sh[a].total - 1 - sh[a].i) / n + 1 : 0;
+		if (sh[a].has_total && ok < want && short_listed++ < 4)
+			add_reason(why, len,
+				   "shard %llu/%llu holds %llu of its %llu configurations",
+				   (unsigned long long)sh[a].i, (unsigned long long)n,
+				   (unsigned long long)ok, (unsigned long long)want);
+	}
+	if (short_listed > 4)
+		add_reason(why, len, "%llu more shards short",
+			   (unsigned long long)(short_listed - 4));
+	if (present < n) {
+		add_reason(why, len, "%llu of %llu shards missing (",
+			   (unsigned long long)(n - present), (unsigned long long)n);
+		for (uint64_t i = 0; i < n && missing_listed < 8; i++) {
+			bool here = false;
+
+			for (int a = 0; a < nsh && !here; a++)
+				here = sh[a].i == i;
+			if (!here) {
+				size_t used = strlen(why);
+
+				snprintf(why + used, len - used, "%s%llu",
+					 missing_listed ? ", " : "", (unsigned long long)i);
+				missing_listed++;
+			}
+		}
+		if (n - present > missing_listed)
+			strncat(why, ", ...", len - strlen(why) - 1);
+		strncat(why, ")", len - strlen(why) - 1);
+	}
+	if (failed)
+		add_reason(why, len, "%ld configuration%s only failed (rows with \"error\")",
+			   failed, failed == 1 ? "" : "s");
+}
+
+/* Reads every shard's rows into the temporaries of m. Returns 0, or -1 after a message. */
+static int
+read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names, const char *out)
+{
+	char path[4200], err[700];
+
+	for (int i = 0; i < n; i++) {
+		struct results_info info;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/results.json", dirs[i]);
+		m->shard = &sh[i];
+		err[0] = '\0';
+		r = results_read(path, merge_row, m, &info, err, sizeof(err));
+		if (r == -EIO && !err[0])
+			snprintf(err, sizeof(err), "cannot write in %s", out);
+		if (r == -EOVERFLOW)
+			snprintf(err, sizeof(err), "more than %lu configurations",
+				 (unsigned long)MERGE_KEYS_MAX);
+		if (r) {
+			fprintf(stderr, "memsim: merge: %s\n", err);
+			return -1;
+		}
+		if (info.torn)
+			fprintf(stderr, "memsim: merge: %s:%lu: torn last line left out\n", path,
+				info.lines);
+		cJSON_AddItemToArray(names, cJSON_CreateString(dirs[i]));
+	}
+	if (write_held(m)) {
+		fprintf(stderr, "memsim: merge: cannot write in %s: %s\n", out, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The merge's manifest: the shards, the counts, and whether the sweep is whole: then its
+ * command, as one sweep into out; else "complete": false and why. Caller frees. */
+static cJSON *
+merge_manifest(const struct merge *m, const struct shard *sh, const char *why, cJSON *names,
+	       const char *out, int argc, char **argv)
+{
+	cJSON *man = report_manifest_create("memsim merge", argc, argv);
+
+	cJSON_AddItemToObject(man, "shards", names);
+	cJSON_AddBoolToObject(man, "complete", !why[0]);
+	if (why[0]) {
+		cJSON_AddStringToObject(man, "partial_reason", why);
+	} else {
+		char *whole = xzalloc(strlen(sh[0].identity) + strlen(out) + 16);
+
+		sprintf(whole, "%.*s --out %s%s", (int)strlen("memsim sweep"), sh[0].identity, out,
+			sh[0].identity + strlen("memsim sweep"));
+		cJSON_AddStringToObject(man, "sweep_command", whole);
+		free(whole);
+	}
+	if (sh[0].has_total)
+		cJSON_AddNumberToObject(man, "configurations", (double)sh[0].total);
+	cJSON_AddNumberToObject(man, "runs", (double)m->runs);
+	cJSON_AddNumberToObject(man, "runs_failed", (double)m->failed);
+	cJSON_AddNumberToObject(man, "duplicates_dropped", (double)m->dups);
+	ceilings_add_hardware(man);
+	return man;
+}
+
+/* Closes temporary f and renames it over name in dirfd. Returns 0, or -1 after
+ * a message; the temporary is gone either way. */
+static int
+commit(FILE **f, int dirfd, const char *out, const char *tmp, const char *name)
+{
+	char err[4600];
+	int rc = fclose(*f);
+
+	*f = NULL;
+	if (rc) {
+		fprintf(stderr, "memsim: merge: cannot write %s/%s: %s\n", out, name,
+			strerror(errno));
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	if (outdir_temp_commit(dirfd, out, tmp, name, err, sizeof(err))) {
+		fprintf(stderr, "memsim: merge: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens a temporary for name in dirfd as a stream; NULL after a message. */
+static FILE *
+temp_stream(int dirfd, const char *out, const char *name, char *tmp, size_t tmplen)
+{
+	char err[4600];
+	int fd = outdir_temp_open(dirfd, out, name, tmp, tmplen, err, sizeof(err));
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (fd < 0) {
+		fprintf(stderr, "memsim: merge: %s\n", err);
+	} else if (!f) {
+		fprintf(stderr, "memsim: merge: cannot write %s/%s: %s\n", out, name,
+			strerror(errno));
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+	}
+	return f;
+}
+
+int
+cmd_merge(int argc, char **argv)
+{
+	enum { OPT_ALLOW_PARTIAL = 256 };
+	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
+					      { "allow-partial", no_argument, NULL,
+						OPT_ALLOW_PARTIAL },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
+	const char *out = NULL;
+	char rtmp[4200], ctmp[4200], err[4600], why[1024];
+	struct merge m;
+	struct shard *sh = NULL;
+	bool allow_partial = false;
+	struct stat st;
+	int opt, rc = EXIT_RUNTIME, lock = -1, dirfd = -1, nsh;
+	cJSON *man = NULL, *names = NULL;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage_merge(stdout);
+			return EXIT_OK;
+		}
+		if (opt == 'o')
+			out = optarg;
+		else if (opt == OPT_ALLOW_PARTIAL)
+			allow_partial = true;
+		else
+			return option_error("merge", opt, argv);
+	}
+	if (!out)
+		return usage_error("merge", "merge needs --out DIR");
+	if (optind == argc)
+		return usage_error("merge", "merge needs at least one shard directory");
+	if (strlen(out) > 4000)
+		return usage_error("merge", "--out: the path is too long");
+	for (int i = optind; i < argc; i++)
+		if (strlen(argv[i]) > 4000)
+			return usage_error("merge", "%.100s...: the path is too long", argv[i]);
+	memset(&m, 0, sizeof(m));
+	name_index_init(&m.index, &m, key_at);
+	nsh = argc - optind;
+	sh = xzalloc((size_t)nsh * sizeof(*sh));
+	rtmp[0] = ctmp[0] = '\0';
+	if ((rc = check_shards(out, argv + optind, nsh, sh)))
+		goto out;
+	rc = EXIT_RUNTIME;
+	dirfd = outdir_open(out, err, sizeof(err));
+	if (dirfd < 0 || (lock = lock_dir(dirfd, out, err, sizeof(err))) < 0) {
+		fprintf(stderr, "memsim: merge: %s\n", err);
+		goto out;
+	}
+	/* Again under the lock: another merge may have finished there meanwhile. */
+	if (fstatat(dirfd, "results.json", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		rc = usage_error("merge", "%s/results.json exists: merge into a new directory",
+				 out);
+		goto out;
+	}
+	m.results = temp_stream(dirfd, out, "results.json", rtmp, sizeof(rtmp));
+	m.csv = m.results ? temp_stream(dirfd, out, "results.csv", ctmp, sizeof(ctmp)) : NULL;
+	if (!m.results || !m.csv)
+		goto out;
+	fputs(results_csv_header, m.csv);
+	names = cJSON_CreateArray();
+	if (read_shards(&m, argv + optind, nsh, sh, names, out))
+		goto out;
+	partial_reason(sh, nsh, m.failed, why, sizeof(why));
+	man = merge_manifest(&m, sh, why, names, out, argc, argv);
+	names = NULL;
+	/* The manifest last: a results.json in place means the rows are whole. */
+	if (commit(&m.csv, dirfd, out, ctmp, "results.csv") ||
+	    commit(&m.results, dirfd, out, rtmp, "results.json"))
+		goto out;
+	if (report_write_json_at(dirfd, out, "manifest.json", man, err, sizeof(err))) {
+		fprintf(stderr, "memsim: merge: %s\n", err);
+		goto out;
+	}
+	printf("merged %ld runs (%ld duplicates dropped) into %s%s\n", m.runs, m.dups, out,
+	       why[0] ? ": partial" : "");
+	if (why[0])
+		fprintf(stderr, "memsim: merge: the merged sweep is partial: %s%s\n", why,
+			allow_partial ? "" : " (--allow-partial accepts it)");
+	rc = why[0] && !allow_partial ? EXIT_RUNTIME : EXIT_OK;
+out:
+	/* A merge that did not finish leaves no temporary behind. */
+	if (m.results) {
+		fclose(m.results);
+		unlinkat(dirfd, rtmp, 0);
+	}
+	if (m.csv) {
+		fclose(m.csv);
+		unlinkat(dirfd, ctmp, 0);
+	}
+	cJSON_Delete(man);
+	cJSON_Delete(names);
+	if (lock >= 0)
+		close(lock);
+	if (dirfd >= 0)
+		close(dirfd);
+	for (int i = 0; sh && i < nsh; i++)
+		free(sh[i].identity);
+	free(sh);
+	merge_finish(&m);
+	return rc;
+}
