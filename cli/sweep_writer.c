@@ -15,6 +15,20 @@
 #include "sim/spec.h"
 #include "sim/util.h"
 
+/* Counts row r against its --cache-sweep group when it did not run in one pass with all its
+ * task's sizes. */
+static void
+count_apart(struct sweep_writer *w, const cJSON *r)
+{
+	double g = results_number(r, "onepass.group", -1);
+	const char *why = results_string(r, "onepass.why");
+
+	if (!why[0] || g < 0 || g >= SWEEP_CACHES_MAX)
+		return;
+	if (w->onepass_apart[(int)g]++ == 0)
+		snprintf(w->onepass_why[(int)g], sizeof(w->onepass_why[0]), "%s", why);
+}
+
 /* Collects the keys of the runs already written, and their CSV rows. */
 static int
 take_run(const cJSON *r, unsigned long line, void *ctx)
@@ -24,6 +38,7 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 	(void)line;
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
 	w->done_keys[w->ndone++] = xstrdup(results_string(r, "key"));
+	count_apart(w, r);
 	w->sample_too_small_all += results_true(r, "estimate.sample_too_small");
 	return results_csv_row(w->csv, r);
 }
@@ -132,6 +147,7 @@ sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t err
 		const cJSON *lab = results_get(r, "compare[formula=lab]");
 
 		w->errors += cJSON_GetObjectItem(r, "error") != NULL;
+		count_apart(w, r);
 		w->sample_too_small += results_true(r, "estimate.sample_too_small");
 		w->sample_too_small_all += results_true(r, "estimate.sample_too_small");
 		w->exact_within += results_true(r, "compare[formula=exact].within");
@@ -159,9 +175,10 @@ version_of(const char *cmd, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* How each --cache-sweep ran: "onepass": [{ caches, level, method, why }]. */
+/* How each --cache-sweep ran: "onepass": [{ caches, level, method, why }], and where rows ran
+ * in smaller passes or alone (memory, an L1 of one set), how many and why. */
 static void
-add_onepass(cJSON *cfg, const struct sweep_plan *p)
+add_onepass(cJSON *cfg, const struct sweep_writer *w, const struct sweep_plan *p)
 {
 	cJSON *list = cJSON_AddArrayToObject(cfg, "onepass");
 
@@ -184,6 +201,10 @@ add_onepass(cJSON *cfg, const struct sweep_plan *p)
 					: p->sample_sets > 1 ? "set sampling runs each size on its own"
 					: gr->why	   ? gr->why
 							   : "the fastest pass applies");
+		if (w->onepass_apart[g]) {
+			cJSON_AddNumberToObject(o, "rows_apart", (double)w->onepass_apart[g]);
+			cJSON_AddStringToObject(o, "apart_why", w->onepass_why[g]);
+		}
 		cJSON_AddItemToArray(list, o);
 	}
 }
@@ -228,7 +249,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	caches = cJSON_AddArrayToObject(cfg, "caches");
 	for (unsigned i = 0; i < p->ncaches; i++)
 		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));
-	add_onepass(cfg, p);
+	add_onepass(cfg, w, p);
 	sum = cJSON_AddObjectToObject(m, "results_summary");
 	cJSON_AddNumberToObject(sum, "runs_done", (double)(w->ndone + (size_t)w->written));
 	cJSON_AddNumberToObject(sum, "runs_failed", (double)w->errors);

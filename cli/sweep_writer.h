@@ -30,6 +30,11 @@ struct sweep_writer {
 	/* Set sampling's rows whose sample is too small (estimate.sample_too_small): the ones
 	 * written since opening, and all, those read on opening too. */
 	long sample_too_small, sample_too_small_all;
+	/* Rows of each --cache-sweep group (onepass.group) that did not run in one pass with all
+	 * their task's sizes (onepass.why), all of them, those read on opening too; the first
+	 * reason. */
+	long onepass_apart[SWEEP_CACHES_MAX];
+	char onepass_why[SWEEP_CACHES_MAX][256];
 };
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
