@@ -396,8 +396,8 @@ test_onepass_allocation_fails(void **state)
 }
 
 /* A size whose model alone cannot be allocated (8 GiB of 64-byte lines: 3 GiB of tags and
- * index) is its row's error, exit 1; the other size's row is written. A bad MEMSIM_MEMORY is
- * a usage error. */
+ * index) is its row's error, exit 1; the other size's row is written; run and replay say so
+ * in one line. A bad MEMSIM_MEMORY is a usage error. */
 static void
 test_onepass_model_too_large(void **state)
 {
@@ -424,6 +424,19 @@ test_onepass_model_too_large(void **state)
 			       "cannot allocate the cache model (3.0 GiB)"));
 	assert_string_equal(onepass_str(large, "method"), "separate");
 	cJSON_Delete(rows);
+
+	/* The same model for run and replay: one line, exit 1, no abort. */
+	r = memsim_in(AS_LIMIT, NULL,
+		      "run --kernel naive --N 64 --d 16 --cache L1=4K:4:64,L2=8G:full:64");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "memsim: cannot allocate the cache model (3.0 GiB)\n");
+	result_free(&r);
+	r = memsim_in(AS_LIMIT, NULL,
+		      "replay --format din --cache L1=8G:full:64 " TEST_DATA_DIR
+		      "/dinero/t4_mixed.din");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "cannot allocate the cache model (3072.0 MiB)"));
+	result_free(&r);
 
 	r = memsim_in(0, "MEMSIM_MEMORY=lots",
 		      "sweep --out bad --kernel naive --N 64 --cache L1=4K:4:64,L2=64K:8:64 "
