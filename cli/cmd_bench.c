@@ -750,6 +750,11 @@ cmd_bench(int argc, char **argv)
 
 	/* 1. The generator straight into the model: the ceiling for any trace format. */
 	direct.cache = cache_create(&spec.cache);
+	if (!direct.cache) {
+		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
+			(double)cache_model_bytes(&spec.cache) / 1048576.0);
+		goto out;
+	}
 	t0 = now_seconds();
 	t[0].accesses = generate(&direct, target, pad, blocked);
 	t[0].best = t[0].worst = now_seconds() - t0;

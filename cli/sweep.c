@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
+#include "kernels/simulate.h"
 #include "sim/sample.h"
 #include "sim/spec.h"
 #include "sim/util.h"
@@ -86,6 +87,11 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc, orc;
 
+	uint64_t memory;
+
+	if (sim_memory_setting(&memory) < 0)
+		return usage_error("sweep", "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
+				   getenv("MEMSIM_MEMORY"));
 	items = sweep_plan_items(p, &nitems);
 	s.items = items;
 	/* Every configuration is checked up front, so a bad one is a usage error before any run

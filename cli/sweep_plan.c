@@ -175,26 +175,29 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 	g = &p->groups[p->ngroups];
 	memset(g, 0, sizeof(*g));
 	g->first = p->ncaches;
+	g->level = s.cache.levels;
+	for (unsigned k = 0; k < s.cache.levels; k++)
+		if (strcmp(s.cache.level[k].name, level) == 0)
+			g->level = k;
+	if (g->level == s.cache.levels)
+		return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'", level,
+				   base);
 	for (unsigned i = 0; i < sizes.n; i++) {
-		struct cache_level_config *l = NULL;
+		struct spec one = s;
 		char buf[1024];
 
-		for (unsigned k = 0; k < s.cache.levels; k++)
-			if (strcmp(s.cache.level[k].name, level) == 0) {
-				l = &s.cache.level[k];
-				g->level = k;
-			}
-		if (!l)
-			return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'",
-					   level, base);
-		l->size_bytes = sizes.v[i];
-		if (l->fully_assoc)
-			l->assoc = (uint32_t)(sizes.v[i] / l->line_bytes);
-		if (cache_config_validate(&s.cache, err, sizeof(err)))
+		/* Every size at the associativity the --cache gave (cache_config_resize()), in a
+		 * label that spec_parse() reads back as that cache. */
+		if (cache_config_resize(&s.cache, g->level, sizes.v[i], &one.cache, err,
+					sizeof(err)))
 			return usage_error("sweep", "--cache-sweep: %s", err);
+		/* N ways that make one set: the label says N (not "full"), so that the size's
+		 * spec also says the ways the others keep. */
+		if (one.cache.level[g->level].assoc)
+			one.cache.level[g->level].fully_assoc = false;
 		if (p->ncaches == SWEEP_CACHES_MAX)
 			return usage_error("sweep", "more than %d caches", SWEEP_CACHES_MAX);
-		p->caches[p->ncaches++] = xstrdup(spec_format(&s, buf, sizeof(buf)));
+		p->caches[p->ncaches++] = xstrdup(spec_format(&one, buf, sizeof(buf)));
 	}
 	g->n = sizes.n;
 	g->method = cache_onepass_method(&s.cache, g->level, sizes.v, sizes.n, &g->why);

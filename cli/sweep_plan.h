@@ -22,8 +22,10 @@ struct u64_list {
 	unsigned n;
 };
 
-/* The caches one --cache-sweep made of one --cache: one pass over their sizes where it
- * applies (sim/cache.h cache_onepass_method()). */
+/* The caches one --cache-sweep made of one --cache, each size at the associativity the
+ * --cache gave (sim/cache.h cache_config_resize()): one pass over their sizes where it applies
+ * (cache_onepass_method()) and their models fit in memory, else passes that fit
+ * (cli/sweep_pool.c). */
 struct sweep_cache_group {
 	unsigned first, n; /* caches[first .. first + n) */
 	unsigned level;    /* the swept level, 0 for L1 */

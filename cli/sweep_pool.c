@@ -73,11 +73,10 @@ error_report(const struct sweep_plan *p, const struct sweep_item *it, const char
 	return r;
 }
 
-/* One configuration on its own. */
-static void
-run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, long idx)
+/* One configuration on its own: its report, or its error. */
+static cJSON *
+one_row(const struct sweep_plan *p, const struct sweep_item *it)
 {
-	const struct sweep_item *it = &items[idx];
 	enum evaluation_mode mode = !p->simulate    ? EVALUATION_FORMULA
 				    : p->trace_only ? EVALUATION_TRACE_ONLY
 						    : EVALUATION_SIMULATE;
@@ -96,51 +95,168 @@ run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, 
 		r = evaluation_json(&ev, 0, NULL);
 		evaluation_finish(&ev);
 	}
-	send_row(fout, items, idx, r);
+	return r;
 }
 
-/* One configuration over n sizes of group g's swept level, in one pass; each row says so.
- * Where the pass cannot run, each size runs on its own. */
+static void
+run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, long idx)
+{
+	send_row(fout, items, idx, one_row(p, &items[idx]));
+}
+
+/* A one-pass task as it runs: its items' specs and sizes, and each item's row once made. */
+struct group_run {
+	const struct sweep_plan *p;
+	const struct sweep_item *items;
+	const long *idx;
+	const struct sweep_cache_group *g;
+	struct spec *specs;
+	uint64_t *sizes;
+	cJSON **rows;
+	unsigned n;
+};
+
+/* How row r was made: the pass (method, level, how many sizes it counted; method "separate"
+ * and 1 for a size run on its own), and why, where that is not all the task's sizes at once. */
+static void
+add_onepass(cJSON *r, const struct group_run *gr, enum cache_onepass how, unsigned sizes,
+	    const char *why)
+{
+	cJSON *o = cJSON_AddObjectToObject(r, "onepass");
+
+	cJSON_AddNumberToObject(o, "group", (double)(gr->g - gr->p->groups));
+	cJSON_AddStringToObject(o, "method", cache_onepass_str(how));
+	cJSON_AddStringToObject(o, "level", gr->specs[0].cache.level[gr->g->level].name);
+	cJSON_AddNumberToObject(o, "sizes", sizes);
+	if (why)
+		cJSON_AddStringToObject(o, "why", why);
+}
+
+/* Runs items list[0 .. m) of gr in one pass (one alone: a separate run) and makes their rows.
+ * A pass whose models cannot be allocated runs as two halves, down to sizes alone, whose
+ * failure is their row's error; why says why this is not all the task's sizes at once. */
+static void
+run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why)
+{
+	const struct sweep_plan *p = gr->p;
+	const struct attn_config *cfg = &gr->items[gr->idx[list[0]]].cfg;
+	struct sim_result *outs;
+	uint64_t *sizes;
+	char err[512];
+	int rc;
+
+	if (m == 1) {
+		gr->rows[list[0]] = one_row(p, &gr->items[gr->idx[list[0]]]);
+		add_onepass(gr->rows[list[0]], gr, CACHE_ONEPASS_SEPARATE, 1, why);
+		return;
+	}
+	outs = xzalloc(m * sizeof(*outs));
+	sizes = xzalloc(m * sizeof(*sizes));
+	for (unsigned j = 0; j < m; j++)
+		sizes[j] = gr->sizes[list[j]];
+	/* The first size's spec is the base: it has the associativity every size keeps
+	 * (cache_config_resize()), and what L1 looks like to the tracing layer in this pass. */
+	rc = sim_kernel_onepass(cfg, &gr->specs[list[0]], gr->g->level, sizes, m, gr->g->method,
+				p->flush, p->seed, p->trace_only, outs, err, sizeof(err));
+	free(sizes);
+	if (rc == -ENOMEM) {
+		free(outs);
+		run_pass(gr, list, m / 2, err);
+		run_pass(gr, list + m / 2, m - m / 2, err);
+		return;
+	}
+	for (unsigned j = 0; j < m; j++) {
+		struct evaluation ev;
+		cJSON *r;
+
+		if (rc) {
+			r = one_row(p, &gr->items[gr->idx[list[j]]]);
+			add_onepass(r, gr, CACHE_ONEPASS_SEPARATE, 1, err);
+		} else {
+			evaluation_of_sim(&ev, cfg, &gr->specs[list[j]], p->flush, p->seed,
+					  p->trace_only, &outs[j]);
+			r = evaluation_json(&ev, 0, NULL);
+			evaluation_finish(&ev);
+			/* Which pass made these counters: the same as a run of this size alone. */
+			add_onepass(r, gr, gr->g->method, m, why);
+		}
+		gr->rows[list[j]] = r;
+	}
+	free(outs);
+}
+
+/* One configuration over n sizes of group g's swept level, in one pass where the models of
+ * all fit in the memory this worker may take (sim_memory_available()), else in passes that
+ * fit, smallest sizes first; each row says how it ran. Rows go out in the task's order, each
+ * as soon as those before it have. Where no pass can run, each size runs on its own. */
 static void
 run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items,
 	  const long *idx, unsigned n, const struct sweep_cache_group *g)
 {
-	struct spec *specs = xzalloc(n * sizeof(*specs));
-	struct sim_result *outs = xzalloc(n * sizeof(*outs));
-	uint64_t *sizes = xzalloc(n * sizeof(*sizes));
-	const struct attn_config *cfg = &items[idx[0]].cfg;
-	char err[512];
+	struct group_run gr = { .p = p, .items = items, .idx = idx, .g = g, .n = n };
+	unsigned *pass = xzalloc(n * sizeof(*pass)), *list = xzalloc(n * sizeof(*list));
+	unsigned npasses = 1, sent = 0;
+	const char *what;
+	char err[512], why[512] = "";
+	uint64_t avail, budget, need;
 	bool ok = true;
 
+	gr.specs = xzalloc(n * sizeof(*gr.specs));
+	gr.sizes = xzalloc(n * sizeof(*gr.sizes));
+	gr.rows = xzalloc(n * sizeof(*gr.rows));
 	for (unsigned k = 0; k < n && ok; k++) {
-		ok = spec_parse(p->caches[items[idx[k]].cache], &specs[k], err, sizeof(err)) == 0;
-		sizes[k] = specs[k].cache.level[g->level].size_bytes;
+		const char *text = p->caches[items[idx[k]].cache];
+
+		ok = spec_parse(text, &gr.specs[k], err, sizeof(err)) == 0;
+		gr.sizes[k] = gr.specs[k].cache.level[g->level].size_bytes;
 	}
-	if (ok)
-		ok = sim_kernel_onepass(cfg, &specs[0], g->level, sizes, n, g->method, p->flush,
-					p->seed, p->trace_only, outs, err, sizeof(err)) == 0;
+	if (ok) {
+		/* Some room for what is not the models: the allocator, the tracing layer. */
+		avail = sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
+		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
+		npasses = sim_onepass_split(&gr.specs[0], g->level, gr.sizes, n, g->method, budget,
+					    pass);
+		need = cache_onepass_bytes(&gr.specs[0].cache, g->level, gr.sizes, n, g->method);
+		if (npasses > 1 && need > budget)
+			snprintf(why, sizeof(why),
+				 "one pass of all %u sizes needs %.2f GiB for its models, more "
+				 "than the %.2f GiB left under %s: run in %u passes",
+				 n, (double)need / (1u << 30), (double)budget / (1u << 30), what,
+				 npasses);
+		else if (npasses > 1)
+			snprintf(why, sizeof(why), "%s: %u passes",
+				 "an L1 of one set is traced apart from an L1 of several", npasses);
+	}
 	for (unsigned k = 0; k < n; k++) {
-		struct evaluation ev;
-		cJSON *r, *o;
+		unsigned m = 0;
 
 		if (!ok) {
 			run_one(fout, p, items, idx[k]);
 			continue;
 		}
-		evaluation_of_sim(&ev, cfg, &specs[k], p->flush, p->seed, p->trace_only,
-				  &outs[k]);
-		r = evaluation_json(&ev, 0, NULL);
-		evaluation_finish(&ev);
-		/* Which pass made these counters: the same as a run of this size alone. */
-		o = cJSON_AddObjectToObject(r, "onepass");
-		cJSON_AddStringToObject(o, "method", cache_onepass_str(g->method));
-		cJSON_AddStringToObject(o, "level", specs[k].cache.level[g->level].name);
-		cJSON_AddNumberToObject(o, "sizes", n);
-		send_row(fout, items, idx[k], r);
+		if (!gr.rows[k]) {
+			/* Item k's pass: its sizes, smallest first as the split made it. */
+			for (unsigned j = 0; j < n; j++)
+				if (pass[j] == pass[k])
+					list[m++] = j;
+			for (unsigned a = 1; a < m; a++)
+				for (unsigned b = a;
+				     b > 0 && gr.sizes[list[b]] < gr.sizes[list[b - 1]]; b--) {
+					unsigned t = list[b];
+
+					list[b] = list[b - 1];
+					list[b - 1] = t;
+				}
+			run_pass(&gr, list, m, why[0] ? why : NULL);
+		}
+		for (; sent < n && gr.rows[sent]; sent++)
+			send_row(fout, items, idx[sent], gr.rows[sent]);
 	}
-	free(sizes);
-	free(outs);
-	free(specs);
+	free(list);
+	free(pass);
+	free(gr.rows);
+	free(gr.sizes);
+	free(gr.specs);
 }
 
 /* The worker loop: read a line, "t K" (task K) or "i I" (item I alone), run it, write a

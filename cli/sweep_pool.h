@@ -4,7 +4,8 @@
  * The worker pool of a sweep: configurations run in forked worker processes (each builds its
  * report, the JSON object of analysis/evaluate.h, and sends it as one line); the parent hands
  * out tasks and receives the lines, so it alone writes the output files. A task is one
- * configuration, or one configuration over the sizes of a --cache-sweep run in one pass.
+ * configuration, or one configuration over the sizes of a --cache-sweep run in one pass, or
+ * in passes that fit in the memory the worker may take (each row's "onepass" says which).
  */
 
 #include <stdbool.h>

@@ -50,6 +50,20 @@ key_has_mode(const char *key, const char *mode)
 	return k > m && key[k - m - 1] == ' ' && strcmp(key + k - m, mode) == 0;
 }
 
+/* Counts row r against its --cache-sweep group when it did not run in one pass with all its
+ * task's sizes. */
+static void
+count_apart(struct sweep_writer *w, const cJSON *r)
+{
+	double g = results_number(r, "onepass.group", -1);
+	const char *why = results_string(r, "onepass.why");
+
+	if (!why[0] || g < 0 || g >= SWEEP_CACHES_MAX)
+		return;
+	if (w->onepass_apart[(int)g]++ == 0)
+		snprintf(w->onepass_why[(int)g], sizeof(w->onepass_why[0]), "%s", why);
+}
+
 /* Collects the keys of the runs already written, and their CSV rows; a failed run is left
  * out, to run again. */
 static int
@@ -71,6 +85,7 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
 	w->done_keys[w->ndone++] = xstrdup(key);
 	tally_row(&w->all, r);
+	count_apart(w, r);
 	return results_csv_row(w->csv, r);
 }
 
@@ -315,6 +330,7 @@ sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t err
 	if (r) {
 		if (!cJSON_GetObjectItem(r, "error") && w->missing > 0)
 			w->missing--;
+		count_apart(w, r);
 		tally_row(&w->now, r);
 		tally_row(&w->all, r);
 	} else {
@@ -340,9 +356,10 @@ version_of(const char *cmd, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* How each --cache-sweep ran: "onepass": [{ caches, level, method, why }]. */
+/* How each --cache-sweep ran: "onepass": [{ caches, level, method, why }], and where rows ran
+ * in smaller passes or alone (memory, an L1 of one set), how many and why. */
 static void
-add_onepass(cJSON *cfg, const struct sweep_plan *p)
+add_onepass(cJSON *cfg, const struct sweep_writer *w, const struct sweep_plan *p)
 {
 	cJSON *list = cJSON_AddArrayToObject(cfg, "onepass");
 
@@ -365,6 +382,10 @@ add_onepass(cJSON *cfg, const struct sweep_plan *p)
 					: p->sample_sets > 1 ? "set sampling runs each size on its own"
 					: gr->why	   ? gr->why
 							   : "the fastest pass applies");
+		if (w->onepass_apart[g]) {
+			cJSON_AddNumberToObject(o, "rows_apart", (double)w->onepass_apart[g]);
+			cJSON_AddStringToObject(o, "apart_why", w->onepass_why[g]);
+		}
 		cJSON_AddItemToArray(list, o);
 	}
 }
@@ -409,7 +430,7 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	caches = cJSON_AddArrayToObject(cfg, "caches");
 	for (unsigned i = 0; i < p->ncaches; i++)
 		cJSON_AddItemToArray(caches, cJSON_CreateString(p->caches[i]));
-	add_onepass(cfg, p);
+	add_onepass(cfg, w, p);
 	sum = cJSON_AddObjectToObject(m, "results_summary");
 	cJSON_AddNumberToObject(sum, "runs_done", (double)w->all.rows);
 	cJSON_AddNumberToObject(sum, "runs_failed", (double)w->all.errors);

@@ -39,6 +39,11 @@ struct sweep_writer {
 	/* The configurations of the sweep (its shard) still without a good row: set by the
 	 * caller once known (-1 before), one less for each good row written. */
 	long missing;
+	/* Rows of each --cache-sweep group (onepass.group) that did not run in one pass with all
+	 * their task's sizes (onepass.why), all of them, those read on opening too; the first
+	 * reason. */
+	long onepass_apart[SWEEP_CACHES_MAX];
+	char onepass_why[SWEEP_CACHES_MAX][256];
 };
 
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its

@@ -1,32 +1,84 @@
 #include "kernels/simulate.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "sim/trace.h"
 #include "sim/util.h"
 
-/* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on the
- * model `model` when given (a one-pass model; out->cache is then it too), else a fresh one. */
+/* bytes as "1.5 GiB" or "12.0 MiB" in buf. */
+static char *
+mib(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (UINT64_C(1) << 30))
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (1u << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1u << 20));
+	return buf;
+}
+
+/* The sizes a one-pass run counts for (cache_create_onepass()). */
+struct onepass {
+	unsigned level;
+	const uint64_t *sizes;
+	unsigned n;
+	enum cache_onepass how;
+};
+
+/* A fresh model for spec, or with op its one-pass model; NULL with a message in err and *rc
+ * -ENOMEM when memory is short, -EINVAL when the config is not valid. */
+static struct cache *
+model_create(const struct spec *spec, const struct onepass *op, int *rc, char *err, size_t errlen)
+{
+	struct cache *c =
+		op ? cache_create_onepass(&spec->cache, op->level, op->sizes, op->n, op->how)
+		   : cache_create(&spec->cache);
+	char need[32];
+
+	*rc = 0;
+	if (c)
+		return c;
+	*rc = -EINVAL;
+	if (cache_config_validate(&spec->cache, err, errlen))
+		return NULL;
+	*rc = -ENOMEM;
+	if (op)
+		snprintf(
+			err, errlen, "cannot allocate the one-pass model of %u sizes (%s)", op->n,
+			mib(cache_onepass_bytes(&spec->cache, op->level, op->sizes, op->n, op->how),
+			    need, sizeof(need)));
+	else
+		snprintf(err, errlen, "cannot allocate the cache model (%s)",
+			 mib(cache_model_bytes(&spec->cache), need, sizeof(need)));
+	return NULL;
+}
+
+/* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
+ * model, or with op on a one-pass model (out->cache is then it). The arrays come first: the
+ * model takes what their mapping leaves (attn_data_create() reserves more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
-	 bool check, bool trace_only, struct cache *model, struct sim_result *out, char *err,
+	 bool check, bool trace_only, const struct onepass *op, struct sim_result *out, char *err,
 	 size_t errlen)
 {
 	struct attn_data *d;
 	struct trace_ctx *t;
 	double t0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	d = trace_only ? attn_data_create_trace_only(cfg, err, errlen)
 		       : attn_data_create(cfg, err, errlen);
 	if (!d)
-		return -1;
-	out->cache = model ? model : cache_create(&spec->cache);
+		return -EINVAL;
+	out->cache = model_create(spec, op, &rc, err, errlen);
 	if (!out->cache) {
-		snprintf(err, errlen, "invalid cache configuration");
 		attn_data_destroy(d);
-		return -1;
+		return rc;
 	}
 	attn_data_fill(d, seed);
 	if (check)
@@ -67,26 +119,179 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 		   uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		   size_t errlen)
 {
-	struct cache *model = cache_create_onepass(&spec->cache, level, sizes, n, how);
+	const struct onepass op = { level, sizes, n, how };
 	struct sim_result one;
+	char need[32];
+	int rc;
 
-	if (!model) {
+	if (how == CACHE_ONEPASS_SEPARATE ||
+	    cache_onepass_method(&spec->cache, level, sizes, n, NULL) < how) {
 		snprintf(err, errlen, "one pass (%s) does not apply to these sizes of L%u",
 			 cache_onepass_str(how), level + 1);
-		return -1;
+		return -EINVAL;
 	}
-	if (simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, model, &one, err,
-		     errlen)) {
-		cache_destroy(model);
-		return -1;
+	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, &one, err,
+		      errlen);
+	if (rc)
+		return rc;
+	if (cache_onepass_failed(one.cache)) {
+		snprintf(err, errlen, "memory ran out during the one pass of %u sizes (%s)", n,
+			 mib(cache_onepass_bytes(&spec->cache, level, sizes, n, how), need,
+			     sizeof(need)));
+		sim_result_finish(&one);
+		return -ENOMEM;
 	}
 	for (unsigned k = 0; k < n; k++) {
 		memset(&outs[k], 0, sizeof(outs[k]));
-		outs[k].cache = cache_onepass_take(model, k);
+		outs[k].cache = cache_onepass_take(one.cache, k);
 		outs[k].seconds = one.seconds;
 	}
-	cache_destroy(model);
+	sim_result_finish(&one);
 	return 0;
+}
+
+/* A page count from /proc/self/statm (field 0: all mappings, 5: data and stack), or 0. */
+static uint64_t
+statm_bytes(unsigned field)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long v[7] = { 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	int got = 0;
+
+	if (f) {
+		got = fscanf(f, "%llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+			     &v[4], &v[5], &v[6]);
+		fclose(f);
+	}
+	return got > (int)field && page > 0 ? v[field] * (uint64_t)page : 0;
+}
+
+/* MemAvailable from /proc/meminfo in bytes, or UINT64_MAX where there is none. */
+static uint64_t
+mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb;
+	uint64_t bytes = UINT64_MAX;
+
+	if (!f)
+		return bytes;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			bytes = kb * 1024;
+	fclose(f);
+	return bytes;
+}
+
+/* Makes *best the smaller of it and what `limit` leaves once `used` bytes are taken; names
+ * the bound in *what. */
+static void
+bound(uint64_t *best, const char **what, uint64_t limit, uint64_t used, const char *name)
+{
+	uint64_t left = limit > used ? limit - used : 0;
+
+	if (limit != UINT64_MAX && left < *best) {
+		*best = left;
+		*what = name;
+	}
+}
+
+int
+sim_memory_setting(uint64_t *bytes)
+{
+	const char *env = getenv("MEMSIM_MEMORY");
+
+	if (!env)
+		return 0;
+	return parse_size_bytes(env, bytes) == 0 ? 1 : -EINVAL;
+}
+
+uint64_t
+sim_memory_available(const struct attn_config *cfg, bool trace_only, const char **what)
+{
+	uint64_t best = UINT64_MAX, mapped = cfg ? attn_data_bytes(cfg) : 0;
+	uint64_t memory = trace_only ? 0 : mapped, set;
+	const char *unused;
+	struct rlimit rl;
+
+	if (!what)
+		what = &unused;
+	*what = "nothing";
+	if (sim_memory_setting(&set) > 0) {
+		bound(&best, what, set, memory, "MEMSIM_MEMORY");
+		return best;
+	}
+	/* The arrays as the model finds them: mapped (trace-only: address space, no memory). */
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		bound(&best, what, rl.rlim_cur, statm_bytes(0) + mapped, "RLIMIT_AS");
+	if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		bound(&best, what, rl.rlim_cur, statm_bytes(5) + memory, "RLIMIT_DATA");
+	bound(&best, what, mem_available(), memory, "MemAvailable");
+	return best;
+}
+
+/* Whether level `level` of cfg has one set. */
+static bool
+one_set(const struct cache_config *cfg, unsigned level)
+{
+	const struct cache_level_config *l = &cfg->level[level];
+
+	return l->fully_assoc || l->size_bytes / l->line_bytes == l->assoc;
+}
+
+unsigned
+sim_onepass_split(const struct spec *spec, unsigned level, const uint64_t *sizes, unsigned n,
+		  enum cache_onepass how, uint64_t budget, unsigned *pass)
+{
+	unsigned order[CACHE_ONEPASS_MAX], kind[CACHE_ONEPASS_MAX], npasses = 0;
+	uint64_t in[CACHE_ONEPASS_MAX];
+
+	if (n > CACHE_ONEPASS_MAX)
+		n = CACHE_ONEPASS_MAX;
+	/* Smallest first (an insertion sort: a sweep has a few sizes). */
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+		char err[256];
+		bool ok = cache_config_resize(&spec->cache, level, sizes[k], &one, err,
+					      sizeof(err)) == 0;
+
+		order[k] = k;
+		/* The tracing layer reads L1's geometry (sim/trace.c): an L1 of one set and
+		 * one of several are traced apart. */
+		kind[k] = level == 0 && ok && one_set(&one, 0);
+	}
+	for (unsigned k = 1; k < n; k++)
+		for (unsigned j = k; j > 0 && sizes[order[j]] < sizes[order[j - 1]]; j--) {
+			unsigned t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	/* Each kind apart; within it, as many of the smallest sizes as fit, then the next. */
+	for (unsigned want = 0; want < 2; want++) {
+		unsigned m = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k = order[i];
+
+			if (kind[k] != want)
+				continue;
+			in[m] = sizes[k];
+			if (m &&
+			    cache_onepass_bytes(&spec->cache, level, in, m + 1, how) > budget) {
+				npasses++;
+				in[0] = sizes[k];
+				m = 0;
+			}
+			pass[k] = npasses;
+			m++;
+		}
+		if (m)
+			npasses++;
+	}
+	return npasses;
 }
 
 void

@@ -21,7 +21,9 @@ struct sim_result {
 };
 
 /* Simulates cfg on spec with inputs from seed; check also compares the outputs with the
- * double-precision reference. Returns 0, or -1 with a one-line message in err. */
+ * double-precision reference. Returns 0, or with a one-line message in err -ENOMEM when the
+ * model's arrays cannot be allocated, -EINVAL for anything else (arrays that cannot be mapped,
+ * a config that is not valid). */
 int sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	       bool check, struct sim_result *out, char *err, size_t errlen);
 
@@ -34,11 +36,34 @@ int sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec
 /* One run of cfg for every size sizes[0 .. n) of cache level `level` (0 for L1) of spec, with
  * one-pass method how (sim/cache.h cache_create_onepass()); outs[k] is what sim_kernel() (or,
  * with trace_only, sim_kernel_trace_only()) gives for spec with that size, counter for
- * counter (seconds: the one run's). Returns 0, or -1 with a one-line message in err. Each
- * outs[k] is freed with sim_result_finish(). */
+ * counter (seconds: the one run's). Returns 0, or with a one-line message in err -ENOMEM when
+ * the pass's models cannot be allocated or memory ran out during it (fewer sizes may fit),
+ * -EINVAL for anything else. Each outs[k] is freed with sim_result_finish(). */
 int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsigned level,
 		       const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
 		       uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		       size_t errlen);
 
 void sim_result_finish(struct sim_result *r);
+
+/* The bytes a model may take in a run of cfg (NULL: no arrays) started now: the least of this
+ * process's RLIMIT_AS and RLIMIT_DATA headroom (the limit less what it maps now) and the
+ * machine's MemAvailable (Linux), each where known, less what the run's arrays take of it
+ * (address space alone with trace_only); UINT64_MAX when nothing is known. MEMSIM_MEMORY
+ * (sim_memory_setting()) replaces all three. *what (may be NULL) names the bound:
+ * "RLIMIT_AS", "RLIMIT_DATA", "MemAvailable", "MEMSIM_MEMORY" or "nothing". */
+uint64_t sim_memory_available(const struct attn_config *cfg, bool trace_only, const char **what);
+
+/* The environment's MEMSIM_MEMORY, the memory memsim may take (a size: 512M, 16G), for what
+ * it cannot see (a container's limit): 0 when unset, 1 with *bytes, -EINVAL when it is not a
+ * size. */
+int sim_memory_setting(uint64_t *bytes);
+
+/* Splits sizes[0 .. n) (n <= CACHE_ONEPASS_MAX) of level `level` of spec into one-pass runs of
+ * method how whose models (cache_onepass_bytes()) fit in budget bytes: the smallest sizes
+ * first, as many in a pass as fit, a size that does not fit alone in a pass of its own. For
+ * L1, sizes where it has one set and sizes where it has several are never in one pass (the
+ * tracing layer reads L1's geometry). pass[k] is the pass of sizes[k], from 0; returns the
+ * number of passes. */
+unsigned sim_onepass_split(const struct spec *spec, unsigned level, const uint64_t *sizes,
+			   unsigned n, enum cache_onepass how, uint64_t budget, unsigned *pass);

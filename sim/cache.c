@@ -398,9 +398,29 @@ cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen)
 
 /* ---- construction ---- */
 
-static void
+/* The bytes of level_init()'s arrays for cfg (valid), for index_ways. */
+static uint64_t
+level_bytes(const struct cache_level_config *cfg, uint32_t index_ways)
+{
+	uint64_t lines = cfg->size_bytes / cfg->line_bytes;
+	uint64_t ways = cfg->fully_assoc ? lines : cfg->assoc, sets = lines / ways;
+	uint64_t bytes = lines * sizeof(uint64_t);
+
+	if (cfg->alloc == CACHE_ALLOC_VALIDATE)
+		bytes += lines * sizeof(uint64_t);
+	if (cfg->repl == CACHE_REPL_PLRU)
+		bytes += sets * ways;
+	if (ways > (index_ways ? index_ways : INDEX_WAYS))
+		bytes += (UINT64_C(2) << log2_u64(lines)) * sizeof(uint32_t) +
+			 2 * lines * sizeof(uint32_t) + 3 * sets * sizeof(uint32_t);
+	return bytes;
+}
+
+/* Sets up level L of cfg; its arrays too unless bare (a level that only counts: the stack
+ * pass's models). False when memory is short (cache_destroy() frees what was allocated). */
+static bool
 level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed, unsigned idx,
-	   uint32_t index_ways)
+	   uint32_t index_ways, bool bare)
 {
 	uint64_t lines = cfg->size_bytes / cfg->line_bytes;
 	uint64_t sets;
@@ -412,32 +432,49 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 	sets = lines / L->ways;
 	L->set_mask = sets - 1;
 	L->line_shift = log2_u64(cfg->line_bytes);
-	L->tags = xzalloc(lines * sizeof(uint64_t));
-	memset(L->tags, 0xff, lines * sizeof(uint64_t));
 	if (cfg->alloc == CACHE_ALLOC_VALIDATE) {
-		L->mask = xzalloc(lines * sizeof(uint64_t));
 		L->granule_shift = cfg->line_bytes > 64 ? L->line_shift - 6 : 0;
 		bits = cfg->line_bytes >> L->granule_shift;
 		L->full_mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
 	}
-	if (cfg->repl == CACHE_REPL_PLRU)
-		L->plru = xzalloc(sets * L->ways);
 	/* Distinct, reproducible streams per level (splitmix64 constant). */
 	L->rng = (seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (idx + 1))) | 1;
 	L->indexed = L->ways > (index_ways ? index_ways : INDEX_WAYS);
 	L->ordered = !L->indexed && (cfg->repl == CACHE_REPL_LRU || cfg->repl == CACHE_REPL_FIFO);
 	L->lru_order = L->ordered && cfg->repl == CACHE_REPL_LRU;
+	/* The most-recent-slot shortcut needs slot 0 to be the most recent line. */
+	L->fast_read =
+		!L->indexed && cfg->repl != CACHE_REPL_PLRU && cfg->alloc != CACHE_ALLOC_VALIDATE;
+	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
+	if (bare)
+		return true;
+	/* The arrays may be large (up to MAX_LINES lines): a shortage is the caller's to
+	 * report, not an abort. All are allocated before any is written, so a shortage costs
+	 * no time. */
+	L->tags = malloc(lines * sizeof(uint64_t));
+	if (cfg->alloc == CACHE_ALLOC_VALIDATE)
+		L->mask = calloc(lines, sizeof(uint64_t));
+	if (cfg->repl == CACHE_REPL_PLRU)
+		L->plru = calloc(sets, L->ways);
 	if (L->indexed) {
 		uint64_t hsize = UINT64_C(1) << (log2_u64(lines) + 1);
 
-		L->hash = xzalloc(hsize * sizeof(*L->hash));
+		L->hash = calloc(hsize, sizeof(*L->hash));
 		L->hash_mask = hsize - 1;
 		L->hash_shift = 64 - log2_u64(hsize);
-		L->prev = xzalloc(lines * sizeof(*L->prev));
-		L->next = xzalloc(lines * sizeof(*L->next));
-		L->head = xzalloc(sets * sizeof(*L->head));
-		L->tail = xzalloc(sets * sizeof(*L->tail));
-		L->free_head = xzalloc(sets * sizeof(*L->free_head));
+		L->prev = calloc(lines, sizeof(*L->prev));
+		L->next = calloc(lines, sizeof(*L->next));
+		L->head = calloc(sets, sizeof(*L->head));
+		L->tail = calloc(sets, sizeof(*L->tail));
+		L->free_head = calloc(sets, sizeof(*L->free_head));
+	}
+	if (!L->tags || (cfg->alloc == CACHE_ALLOC_VALIDATE && !L->mask) ||
+	    (cfg->repl == CACHE_REPL_PLRU && !L->plru) ||
+	    (L->indexed &&
+	     (!L->hash || !L->prev || !L->next || !L->head || !L->tail || !L->free_head)))
+		return false;
+	memset(L->tags, 0xff, lines * sizeof(uint64_t));
+	if (L->indexed) {
 		for (uint64_t st = 0; st < sets; st++) {
 			L->head[st] = L->tail[st] = NIL;
 			L->free_head[st] = (uint32_t)(st * L->ways);
@@ -448,10 +485,7 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 			}
 		}
 	}
-	/* The most-recent-slot shortcut needs slot 0 to be the most recent line. */
-	L->fast_read =
-		!L->indexed && cfg->repl != CACHE_REPL_PLRU && cfg->alloc != CACHE_ALLOC_VALIDATE;
-	L->fast_write = L->fast_read && cfg->write == CACHE_WRITE_BACK;
+	return true;
 }
 
 static const char *
@@ -461,9 +495,10 @@ phase_name_at(const void *owner, uint32_t i)
 }
 
 /* A model of cfg's levels 0 .. ndata-1 (and I1); below the last of them lies DRAM, or, in a
- * one-pass model, the models of its fan. */
+ * one-pass model, the models of its fan. Level `bare` (CACHE_MAX_LEVELS: none) gets no arrays
+ * (level_init()). NULL when memory is short. */
 static struct cache *
-build(const struct cache_config *cfg, unsigned ndata)
+build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 {
 	struct cache *c = xzalloc(sizeof(*c));
 
@@ -475,20 +510,28 @@ build(const struct cache_config *cfg, unsigned ndata)
 		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
 		sample_units_init(&c->sample_units, c->sample_shift);
 	}
+	c->icache = -1;
 	for (unsigned i = 0; i < ndata; i++) {
-		level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways);
+		c->nlv = i + 1; /* what cache_destroy() frees */
+		if (!level_init(&c->lv[i], &cfg->level[i], cfg->seed, i, cfg->index_ways,
+				i == bare)) {
+			cache_destroy(c);
+			return NULL;
+		}
 		c->lv[i].below = i + 1 < ndata ? (int)i + 1 : -1;
 		c->lv[i].below_exclusive =
 			i + 1 < ndata && cfg->level[i + 1].inclusion == CACHE_INCL_EXCLUSIVE;
 	}
 	c->nlv = ndata;
-	c->icache = -1;
 	if (cfg->has_icache) {
 		c->icache = (int)c->nlv;
-		level_init(&c->lv[c->nlv], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS,
-			   cfg->index_ways);
-		c->lv[c->nlv].below = cfg->levels >= 2 && ndata >= 2 ? 1 : -1;
 		c->nlv++;
+		if (!level_init(&c->lv[c->icache], &cfg->icache, cfg->seed, CACHE_MAX_LEVELS,
+				cfg->index_ways, false)) {
+			cache_destroy(c);
+			return NULL;
+		}
+		c->lv[c->icache].below = cfg->levels >= 2 && ndata >= 2 ? 1 : -1;
 	}
 	for (unsigned i = 0; i < c->nlv; i++) {
 		struct level *L = &c->lv[i];
@@ -517,7 +560,19 @@ cache_create(const struct cache_config *cfg)
 
 	if (cache_config_validate(cfg, err, sizeof(err)))
 		return NULL;
-	return build(cfg, cfg->levels);
+	return build(cfg, cfg->levels, CACHE_MAX_LEVELS);
+}
+
+uint64_t
+cache_model_bytes(const struct cache_config *cfg)
+{
+	uint64_t bytes = sizeof(struct cache) + 8 * sizeof(struct phase);
+
+	for (unsigned i = 0; i < cfg->levels; i++)
+		bytes += level_bytes(&cfg->level[i], cfg->index_ways);
+	if (cfg->has_icache)
+		bytes += level_bytes(&cfg->icache, cfg->index_ways);
+	return bytes;
 }
 
 void
@@ -1945,6 +2000,14 @@ cache_onepass_str(enum cache_onepass m)
 	return names[m];
 }
 
+/* Whether l's spec said "full" rather than a number of ways: spec_parse() flags a level whose
+ * N ways make one set fully associative too, but keeps N in assoc (and "full" leaves it 0). */
+static bool
+spelled_full(const struct cache_level_config *l)
+{
+	return l->fully_assoc && (l->assoc == 0 || l->assoc != l->size_bytes / l->line_bytes);
+}
+
 int
 cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
 		    struct cache_config *out, char *err, size_t errlen)
@@ -1957,19 +2020,22 @@ cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t siz
 	}
 	*out = *cfg;
 	l = &out->level[level];
-	/* A fully associative level keeps its assoc field as a spec gave it (0 for "full"): the
-	 * model takes its ways from the size, and the tracing layer reads the field. */
+	/* The associativity as the spec gave it: "full" stays one set (assoc 0, the model takes
+	 * its ways from the size), N ways stay N ways, even where they made one set at the old
+	 * size. Where N ways make one set at the new size, flagged so as spec_parse() does. */
+	l->fully_assoc = spelled_full(&cfg->level[level]) ||
+			 (uint64_t)l->assoc * l->line_bytes == size_bytes;
 	l->size_bytes = size_bytes;
 	return cache_config_validate(out, err, errlen);
 }
 
-/* The sets of level `level` at size_bytes (the config is valid). */
+/* The sets of level l resized to size_bytes (the config is valid). */
 static uint64_t
 sets_at(const struct cache_level_config *l, uint64_t size_bytes)
 {
 	uint64_t lines = size_bytes / l->line_bytes;
 
-	return l->fully_assoc ? 1 : lines / l->assoc;
+	return spelled_full(l) ? 1 : lines / l->assoc;
 }
 
 enum cache_onepass
@@ -2048,6 +2114,44 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 	return CACHE_ONEPASS_STACK;
 }
 
+/* The stack pass's caches, smallest first: order[k] is the size of stack cache k, which has
+ * sets[k] sets of ways[k] ways (an insertion sort: a sweep has a few sizes). */
+static void
+stack_geometry(const struct cache_level_config *l, const uint64_t *sizes, unsigned n,
+	       unsigned *order, uint64_t *sets, uint32_t *ways)
+{
+	for (unsigned k = 0; k < n; k++)
+		order[k] = k;
+	for (unsigned k = 1; k < n; k++)
+		for (unsigned j = k; j > 0 && sizes[order[j]] < sizes[order[j - 1]]; j--) {
+			unsigned t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (unsigned k = 0; k < n; k++) {
+		sets[k] = sets_at(l, sizes[order[k]]);
+		ways[k] = (uint32_t)(sizes[order[k]] / l->line_bytes / sets[k]);
+	}
+}
+
+/* The stack for those caches: a fixed set count grows the ways, a fixed associativity the
+ * sets (sim/stackdist.h: nested either way). NULL when memory is short. */
+static struct stackdist *
+stack_create(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	return sets[0] == sets[n - 1] ? stackdist_create(sets[0], ways, n)
+				      : stackdist_create_sets(sets, ways, n);
+}
+
+/* What stack_create() holds at most. */
+static uint64_t
+stack_bytes(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	return sets[0] == sets[n - 1] ? stackdist_bytes(sets[0], ways, n)
+				      : stackdist_bytes_sets(sets, ways, n);
+}
+
 struct cache *
 cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
 		     unsigned n, enum cache_onepass how)
@@ -2057,7 +2161,9 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 
 	if (how == CACHE_ONEPASS_SEPARATE || how > can)
 		return NULL;
-	c = build(cfg, level);
+	c = build(cfg, level, CACHE_MAX_LEVELS);
+	if (!c)
+		return NULL;
 	c->fan_level = level;
 	c->fan = xzalloc(n * sizeof(*c->fan));
 	c->taken = xzalloc(n * sizeof(*c->taken));
@@ -2067,44 +2173,65 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 		char err[256];
 
 		cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err));
-		c->fan[k] = cache_create(&one);
+		/* The stack holds the swept level's lines: its models only count. */
+		c->fan[k] = build(&one, one.levels,
+				  how == CACHE_ONEPASS_STACK ? level : CACHE_MAX_LEVELS);
+		if (!c->fan[k]) {
+			cache_destroy(c);
+			return NULL;
+		}
 	}
 	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
 	if (how == CACHE_ONEPASS_STACK) {
 		uint32_t ways[STACKDIST_MAX_CACHES];
 		uint64_t sets[STACKDIST_MAX_CACHES];
-		const struct cache_level_config *l = &cfg->level[level];
 
 		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
 		c->victims = xzalloc(n * sizeof(*c->victims));
-		for (unsigned k = 0; k < n; k++)
-			c->stack_order[k] = k;
-		/* Smallest first (an insertion sort: a sweep has a few sizes). */
-		for (unsigned k = 1; k < n; k++)
-			for (unsigned j = k;
-			     j > 0 && sizes[c->stack_order[j]] < sizes[c->stack_order[j - 1]];
-			     j--) {
-				unsigned t = c->stack_order[j];
-
-				c->stack_order[j] = c->stack_order[j - 1];
-				c->stack_order[j - 1] = t;
-			}
-		for (unsigned k = 0; k < n; k++) {
-			ways[k] = c->fan[c->stack_order[k]]->lv[level].ways;
-			sets[k] = sets_at(l, sizes[c->stack_order[k]]);
-		}
-		/* Sizes in order: a fixed set count grows the ways, a fixed associativity the
-		 * sets (sim/stackdist.h: nested either way). */
-		if (sets[0] == sets[n - 1])
-			c->stack = stackdist_create(sets[0], ways, n);
-		else
-			c->stack = stackdist_create_sets(sets, ways, n);
+		stack_geometry(&cfg->level[level], sizes, n, c->stack_order, sets, ways);
+		c->stack = stack_create(sets, ways, n);
 		if (!c->stack) {
 			cache_destroy(c);
 			return NULL;
 		}
 	}
 	return c;
+}
+
+uint64_t
+cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		    unsigned n, enum cache_onepass how)
+{
+	struct cache_config above = *cfg;
+	uint64_t bytes;
+
+	above.levels = level;
+	bytes = cache_model_bytes(&above);
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+		char err[256];
+
+		if (cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err)))
+			continue;
+		bytes += cache_model_bytes(&one);
+		if (how == CACHE_ONEPASS_STACK)
+			bytes -= level_bytes(&one.level[level], one.index_ways);
+	}
+	if (how == CACHE_ONEPASS_STACK && n <= STACKDIST_MAX_CACHES) {
+		uint32_t ways[STACKDIST_MAX_CACHES];
+		uint64_t sets[STACKDIST_MAX_CACHES];
+		unsigned order[STACKDIST_MAX_CACHES];
+
+		stack_geometry(&cfg->level[level], sizes, n, order, sets, ways);
+		bytes += stack_bytes(sets, ways, n);
+	}
+	return bytes;
+}
+
+bool
+cache_onepass_failed(const struct cache *c)
+{
+	return c->stack && stackdist_failed(c->stack);
 }
 
 /* One request of level-above traffic inside one line of the swept level, for every size at

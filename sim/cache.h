@@ -141,10 +141,13 @@ struct cache;
  * naming the bad level and part in err. */
 int cache_config_validate(const struct cache_config *cfg, char *err, size_t errlen);
 
-/* Builds a model from a validated config; the caches start empty. Caller frees with
- * cache_destroy(). */
+/* Builds a model from a validated config; the caches start empty. NULL when the config is not
+ * valid or memory for its arrays is short. Caller frees with cache_destroy(). */
 struct cache *cache_create(const struct cache_config *cfg);
 void cache_destroy(struct cache *c);
+
+/* The bytes cache_create() allocates for a valid cfg: its levels' arrays and the model. */
+uint64_t cache_model_bytes(const struct cache_config *cfg);
 
 /* The config the model was built from (borrowed). */
 const struct cache_config *cache_get_config(const struct cache *c);
@@ -317,9 +320,12 @@ enum cache_onepass {
 /* "separate", "fanout", "stack". */
 const char *cache_onepass_str(enum cache_onepass m);
 
-/* cfg with level `level` (0 for L1) resized to size_bytes (a fully associative level keeps
- * one set, and its assoc field). Returns 0, or -EINVAL with a one-line message in err when the result is not
- * valid. */
+/* cfg with level `level` (0 for L1) resized to size_bytes, at the associativity its spec gave:
+ * a level spelled "full" keeps one set (and its assoc field, 0); N ways stay N ways, also
+ * where N made one set before (which spec_parse() flags fully associative, keeping N in
+ * assoc). The result is flagged fully associative where spec_parse() would flag it: spelled
+ * "full", or N ways that make one set. Returns 0, or -EINVAL with a one-line message in err
+ * when the result is not valid. */
 int cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
 			struct cache_config *out, char *err, size_t errlen);
 
@@ -331,10 +337,18 @@ enum cache_onepass cache_onepass_method(const struct cache_config *cfg, unsigned
 
 /* A model to run as one (the tracing layer, cache_flush()) that counts for each size with
  * method how (at most what cache_onepass_method() allows). Returns NULL when how does not
- * apply. Its own counters mean nothing: take each size's model with cache_onepass_take().
- * Caller frees with cache_destroy(), which frees the models not taken. */
+ * apply or memory is short. Its own counters mean nothing: take each size's model with
+ * cache_onepass_take(). Caller frees with cache_destroy(), which frees the models not taken.
+ * The stack pass's models hold no lines of the swept level, only its counts. */
 struct cache *cache_create_onepass(const struct cache_config *cfg, unsigned level,
 				   const uint64_t *sizes, unsigned n, enum cache_onepass how);
+/* The most bytes cache_create_onepass() with these arguments holds during a run: the model of
+ * the levels above, each size's, and the stack (cache_model_bytes(), stackdist_bytes()). */
+uint64_t cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+			     unsigned n, enum cache_onepass how);
+/* True when memory ran out during the run (the stack's line index could not grow): no size's
+ * counts are valid. */
+bool cache_onepass_failed(const struct cache *c);
 /* The model of sizes[k], after the run (and flush): every counter as if it had run alone.
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);

@@ -17,6 +17,9 @@
  *    the kernel never fills, and a small table stays in the processor's caches. Nodes are
  *    handed out in order (the allocation's untouched pages cost nothing) and reused through a
  *    free list.
+ *  - Memory: what stackdist_create*() allocate is refused with NULL, not an abort, when it is
+ *    not there; a table that cannot double during the run marks the pass failed
+ *    (stackdist_failed()) and every later reference returns 0 without changing anything.
  */
 
 #include "sim/stackdist.h"
@@ -60,17 +63,31 @@ struct stackdist {
 	uint32_t *slots[STACKDIST_MAX_CACHES]; /* [set * ways[k] + way]: node + 1, or 0 */
 	uint64_t sets_mask[STACKDIST_MAX_CACHES];
 	uint64_t clock;
+	bool failed; /* the hash table could not grow: the counts are not valid */
 };
 
-static void
+/* A table of hsize slots, or false (nothing changed) when memory is short. */
+static bool
 hash_alloc(struct stackdist *s, uint64_t hsize)
 {
-	s->hash = xzalloc(hsize * sizeof(*s->hash));
+	uint32_t *h = calloc(hsize, sizeof(*h));
+
+	if (!h)
+		return false;
+	s->hash = h;
 	s->hash_mask = hsize - 1;
 	s->hash_shift = 64 - log2_u64(hsize);
+	return true;
 }
 
-/* Nodes for `nodes` lines and a hash table that may grow to hold them all. */
+static uint64_t
+hash_max_for(uint64_t nodes)
+{
+	return UINT64_C(1) << (log2_u64(nodes) + 1);
+}
+
+/* Nodes for `nodes` lines and a hash table that may grow to hold them all; NULL when memory is
+ * short. */
 static struct stackdist *
 alloc_common(unsigned n, uint64_t nodes)
 {
@@ -78,11 +95,43 @@ alloc_common(unsigned n, uint64_t nodes)
 
 	s->n = n;
 	s->nodes = nodes;
-	s->node = xzalloc(nodes * sizeof(*s->node));
+	s->node = calloc(nodes, sizeof(*s->node));
 	s->free_head = NIL;
-	s->hash_max = UINT64_C(1) << (log2_u64(nodes) + 1);
-	hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN);
+	s->hash_max = hash_max_for(nodes);
+	if (!s->node || !hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN)) {
+		stackdist_destroy(s);
+		return NULL;
+	}
 	return s;
+}
+
+uint64_t
+stackdist_bytes(uint64_t sets, const uint32_t *ways, unsigned n)
+{
+	uint64_t nodes;
+
+	if (!is_pow2(sets) || n == 0 || n > STACKDIST_MAX_CACHES)
+		return 0;
+	nodes = sets * ways[n - 1];
+	/* The table at its largest, and the one it doubled from while both are held. */
+	return sizeof(struct stackdist) + nodes * sizeof(struct node) +
+	       hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2 + sets * sizeof(struct set) +
+	       sets * n * sizeof(uint32_t);
+}
+
+uint64_t
+stackdist_bytes_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	uint64_t nodes, bytes;
+
+	if (n == 0 || n > STACKDIST_MAX_CACHES)
+		return 0;
+	nodes = sets[n - 1] * ways[n - 1] + 1;
+	bytes = sizeof(struct stackdist) + nodes * sizeof(struct node) +
+		hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2;
+	for (unsigned k = 0; k < n; k++)
+		bytes += sets[k] * ways[k] * sizeof(uint32_t);
+	return bytes;
 }
 
 struct stackdist *
@@ -100,12 +149,18 @@ stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n)
 	if (nodes >= NIL / 2)
 		return NULL;
 	s = alloc_common(n, nodes);
+	if (!s)
+		return NULL;
 	memcpy(s->ways, ways, n * sizeof(*ways));
 	s->set_mask = sets - 1;
-	s->set = xzalloc(sets * sizeof(*s->set));
+	s->set = calloc(sets, sizeof(*s->set));
+	s->marker = calloc(sets * n, sizeof(*s->marker));
+	if (!s->set || !s->marker) {
+		stackdist_destroy(s);
+		return NULL;
+	}
 	for (uint64_t i = 0; i < sets; i++)
 		s->set[i].head = s->set[i].tail = NIL;
-	s->marker = xzalloc(sets * n * sizeof(*s->marker));
 	memset(s->marker, 0xff, sets * n * sizeof(*s->marker));
 	return s;
 }
@@ -131,10 +186,16 @@ stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
 	if (nodes >= NIL / 2)
 		return NULL;
 	s = alloc_common(n, nodes);
+	if (!s)
+		return NULL;
 	memcpy(s->ways, ways, n * sizeof(*ways));
 	for (unsigned k = 0; k < n; k++) {
-		s->slots[k] = xzalloc(sets[k] * ways[k] * sizeof(*s->slots[k]));
+		s->slots[k] = calloc(sets[k] * ways[k], sizeof(*s->slots[k]));
 		s->sets_mask[k] = sets[k] - 1;
+		if (!s->slots[k]) {
+			stackdist_destroy(s);
+			return NULL;
+		}
 	}
 	return s;
 }
@@ -184,7 +245,8 @@ hash_put(struct stackdist *s, uint32_t x)
 	s->hash[i] = x + 1;
 }
 
-/* Adds node x (its line set) to the index, doubling the table at half full. */
+/* Adds node x (its line set) to the index, doubling the table at half full. A table that
+ * cannot double fails the pass; the old one, half empty, still takes x. */
 static void
 hash_insert(struct stackdist *s, uint32_t x)
 {
@@ -192,11 +254,14 @@ hash_insert(struct stackdist *s, uint32_t x)
 		uint32_t *old = s->hash;
 		uint64_t old_size = s->hash_mask + 1;
 
-		hash_alloc(s, old_size * 2);
-		for (uint64_t i = 0; i < old_size; i++)
-			if (old[i])
-				hash_put(s, old[i] - 1);
-		free(old);
+		if (hash_alloc(s, old_size * 2)) {
+			for (uint64_t i = 0; i < old_size; i++)
+				if (old[i])
+					hash_put(s, old[i] - 1);
+			free(old);
+		} else {
+			s->failed = true;
+		}
 	}
 	hash_put(s, x);
 }
@@ -401,7 +466,15 @@ sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim
 unsigned
 stackdist_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
 {
+	if (s->failed)
+		return 0;
 	return s->set ? list_ref(s, line, write, victims) : sets_ref(s, line, write, victims);
+}
+
+bool
+stackdist_failed(const struct stackdist *s)
+{
+	return s->failed;
 }
 
 void

@@ -40,14 +40,19 @@ struct stackdist_victim {
 
 /* Stacks for `sets` sets (a power of two: the line's low bits pick the set) and n caches of
  * ways[0 .. n) ways, strictly increasing, n <= STACKDIST_MAX_CACHES. Returns NULL when the
- * arguments are out of range. Caller frees with stackdist_destroy(). */
+ * arguments are out of range or memory is short. Caller frees with stackdist_destroy(). */
 struct stackdist *stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n);
 
 /* n caches of sets[k] sets (powers of two, each equal to or larger than the one before) and
  * ways[k] ways (1 .. STACKDIST_MAX_SET_WAYS, none fewer than the one before), each cache
  * larger than the one before; n <= STACKDIST_MAX_CACHES. Returns NULL when the arguments are
- * out of range. Caller frees with stackdist_destroy(). */
+ * out of range or memory is short. Caller frees with stackdist_destroy(). */
 struct stackdist *stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n);
+
+/* The most bytes stackdist_create() and stackdist_create_sets() with these arguments hold during
+ * a run (the line index at its largest, while it doubles); 0 when they are out of range. */
+uint64_t stackdist_bytes(uint64_t sets, const uint32_t *ways, unsigned n);
+uint64_t stackdist_bytes_sets(const uint64_t *sets, const uint32_t *ways, unsigned n);
 
 void stackdist_destroy(struct stackdist *s);
 
@@ -56,6 +61,10 @@ void stackdist_destroy(struct stackdist *s);
  * evicted to make room. */
 unsigned stackdist_ref(struct stackdist *s, uint64_t line, bool write,
 		       struct stackdist_victim *victims);
+
+/* True when memory ran out during the run (the line index could not grow): the zones returned
+ * since are 0 and the counts are not valid. */
+bool stackdist_failed(const struct stackdist *s);
 
 /* Calls fn for every line dirty in some cache, with the first cache `from` in which it is
  * dirty (it is dirty in caches from .. n-1); then every line is clean, as after a final

@@ -10,9 +10,12 @@
  * not apply say so (inclusive, exclusive, non-LRU for the stack pass).
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "kernels/attn.h"
 #include "kernels/simulate.h"
@@ -45,6 +48,11 @@ static const struct onepass_case {
 	  { 65536, 131072, 524288 },
 	  CACHE_ONEPASS_STACK },
 	{ "L1=4K:4:64,L2=64K:full:64:nwa", 1, { 8192, 65536 }, CACHE_ONEPASS_FANOUT },
+	/* A size of one set among others, and a base whose own size has one set: N ways at
+	 * every size (cache_config_resize()). */
+	{ "L1=4K:8:64,L2=64K:4:64", 1, { 256, 1024, 16384 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:8:64,L2=256B:4:64", 1, { 256, 1024, 4096, 65536 }, CACHE_ONEPASS_STACK },
+	{ "L1=4K:8:64,L2=256B:4:64:fifo", 1, { 1024, 256, 4096 }, CACHE_ONEPASS_FANOUT },
 };
 
 static const struct attn_config kernels[] = {
@@ -297,11 +305,199 @@ test_stack_sets_refused(void **state)
 	assert_null(stackdist_create_sets(same, w22, 0));
 }
 
+/* A level's fields that say its geometry. */
+static void
+assert_geometry(const struct cache_level_config *l, uint64_t size, uint32_t assoc, bool full)
+{
+	assert_int_equal(l->size_bytes, size);
+	assert_int_equal(l->assoc, assoc);
+	assert_int_equal(l->fully_assoc, full);
+}
+
+/* Resizing keeps the associativity the spec gave: N ways stay N ways where N made one set
+ * (spec_parse() flags that fully associative), "full" stays one set, and a size where N ways
+ * make one set is flagged as spec_parse() flags it. */
+static void
+test_resize_keeps_ways(void **state)
+{
+	struct spec s, back;
+	struct cache_config a, b;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(spec_parse("L1=4K:8:64,L2=256B:4:64", &s, err, sizeof(err)), 0);
+	assert_geometry(&s.cache.level[1], 256, 4, true);
+	assert_int_equal(cache_config_resize(&s.cache, 1, 1024, &a, err, sizeof(err)), 0);
+	assert_geometry(&a.level[1], 1024, 4, false);
+	assert_int_equal(cache_config_resize(&a, 1, 256, &b, err, sizeof(err)), 0);
+	assert_geometry(&b.level[1], 256, 4, true);
+	assert_int_equal(spec_parse("L1=4K:8:64,L2=256B:4:64", &back, err, sizeof(err)), 0);
+	assert_geometry(&back.cache.level[1], 256, 4, true);
+	assert_int_equal(cache_config_resize(&b, 1, 65536, &a, err, sizeof(err)), 0);
+	assert_geometry(&a.level[1], 65536, 4, false);
+	/* 4 ways do not divide 2 lines. */
+	assert_int_not_equal(cache_config_resize(&s.cache, 1, 128, &a, err, sizeof(err)), 0);
+
+	assert_int_equal(spec_parse("L1=4K:8:64,L2=256B:full:64", &s, err, sizeof(err)), 0);
+	assert_int_equal(cache_config_resize(&s.cache, 1, 4096, &a, err, sizeof(err)), 0);
+	assert_geometry(&a.level[1], 4096, 0, true);
+
+	/* One set at 4 ways, from a base of 4 ways, and ways that grow with "full". */
+	{
+		const uint64_t sizes[] = { 256, 1024, 4096 };
+		const char *why;
+
+		assert_int_equal(spec_parse("L1=4K:8:64,L2=64K:4:64", &s, err, sizeof(err)), 0);
+		assert_int_equal(cache_onepass_method(&s.cache, 1, sizes, 3, &why),
+				 CACHE_ONEPASS_STACK);
+		assert_int_equal(spec_parse("L1=4K:8:64,L2=256B:4:64", &s, err, sizeof(err)), 0);
+		assert_int_equal(cache_onepass_method(&s.cache, 1, sizes, 3, &why),
+				 CACHE_ONEPASS_STACK);
+	}
+}
+
+/* sim_onepass_split(): as many of the smallest sizes as fit in a pass, a size too large alone;
+ * an L1 of one set apart from an L1 of several. */
+static void
+test_split(void **state)
+{
+	const uint64_t sizes[] = { 1 << 20, 1 << 18, 1 << 19, 1 << 21 },
+		       two[] = { 1 << 18, 1 << 19 };
+	const uint64_t l1[] = { 256, 1024, 4096 };
+	unsigned pass[4];
+	struct spec s;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(spec_parse("L1=4K:4:64,L2=64K:full:64:fifo", &s, err, sizeof(err)), 0);
+	assert_int_equal(sim_onepass_split(&s, 1, sizes, 4, CACHE_ONEPASS_FANOUT, UINT64_MAX, pass),
+			 1);
+	assert_true(pass[0] == 0 && pass[1] == 0 && pass[2] == 0 && pass[3] == 0);
+	assert_int_equal(
+		sim_onepass_split(&s, 1, sizes, 4, CACHE_ONEPASS_FANOUT,
+				  cache_onepass_bytes(&s.cache, 1, two, 2, CACHE_ONEPASS_FANOUT),
+				  pass),
+		3);
+	assert_true(pass[1] == 0 && pass[2] == 0 && pass[0] == 1 && pass[3] == 2);
+	assert_int_equal(sim_onepass_split(&s, 1, sizes, 4, CACHE_ONEPASS_FANOUT, 0, pass), 4);
+	assert_true(pass[1] == 0 && pass[2] == 1 && pass[0] == 2 && pass[3] == 3);
+	/* The estimate grows with every size a pass holds. */
+	assert_true(cache_onepass_bytes(&s.cache, 1, sizes, 4, CACHE_ONEPASS_FANOUT) >
+		    cache_onepass_bytes(&s.cache, 1, two, 2, CACHE_ONEPASS_FANOUT) +
+			    3 * (UINT64_C(1) << 20) / 64 * 8);
+
+	assert_int_equal(spec_parse("L1=4K:4:64", &s, err, sizeof(err)), 0);
+	assert_int_equal(sim_onepass_split(&s, 0, l1, 3, CACHE_ONEPASS_STACK, UINT64_MAX, pass), 2);
+	assert_true(pass[0] == 1 && pass[1] == 0 && pass[2] == 0);
+	assert_int_equal(spec_parse("L1=4K:full:64", &s, err, sizeof(err)), 0);
+	assert_int_equal(sim_onepass_split(&s, 0, l1, 3, CACHE_ONEPASS_STACK, UINT64_MAX, pass), 1);
+}
+
+/* This process's address space, in bytes (/proc/self/statm), or 0. */
+static uint64_t
+mapped_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long pages = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Lowers the soft address-space limit to what is mapped now plus extra bytes; restore with
+ * set_as(old). */
+static void
+limit_as(uint64_t extra, struct rlimit *old)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_AS, old), 0);
+	rl = *old;
+	rl.rlim_cur = (rlim_t)(mapped_now() + extra);
+	assert_true(rl.rlim_max == RLIM_INFINITY || rl.rlim_cur <= rl.rlim_max);
+	assert_int_equal(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
+static void
+set_as(const struct rlimit *rl)
+{
+	assert_int_equal(setrlimit(RLIMIT_AS, rl), 0);
+}
+
+/* Models that cannot be allocated are refused, never an abort: a plain model and a one-pass
+ * one (-ENOMEM, the message names the bytes), a stack whose line index cannot grow during the
+ * run (the pass is marked failed). The estimate holds what a model allocates. */
+static void
+test_out_of_memory(void **state)
+{
+	static const struct attn_config cfg = { .kernel = ATTN_NAIVE,
+						.N = 32,
+						.d = 16,
+						.heads = 1,
+						.kv_heads = 1,
+						.batch = 1,
+						.dtype = ATTN_FP32,
+						.Br = 16,
+						.Bc = 16 };
+	const uint64_t huge[] = { UINT64_C(4) << 30, UINT64_C(8) << 30 };
+	const uint64_t mid[] = { 16 << 20, 32 << 20 }, big[] = { 64 << 20, 128 << 20 };
+	struct sim_result r, outs[2];
+	struct rlimit old;
+	struct cache *c;
+	struct spec s;
+	char err[256];
+	uint64_t need;
+
+	(void)state;
+	if (test_sanitized()) {
+		print_message("# not run: an address-space limit in a sanitized build\n");
+		return;
+	}
+	/* 3 GiB of tags and index; the arrays' mapping reserves 1 GiB more while it maps. */
+	assert_int_equal(spec_parse("L1=4K:4:64,L2=8G:full:64:fifo", &s, err, sizeof(err)), 0);
+	limit_as(UINT64_C(5) << 28, &old);
+	assert_int_equal(sim_kernel(&cfg, &s, true, 1, false, &r, err, sizeof(err)), -ENOMEM);
+	assert_non_null(strstr(err, "cannot allocate the cache model (3.0 GiB)"));
+	assert_null(cache_create_onepass(&s.cache, 1, huge, 2, CACHE_ONEPASS_FANOUT));
+	assert_int_equal(sim_kernel_onepass(&cfg, &s, 1, huge, 2, CACHE_ONEPASS_FANOUT, true, 1,
+					    false, outs, err, sizeof(err)),
+			 -ENOMEM);
+	assert_non_null(strstr(err, "cannot allocate the one-pass model of 2 sizes (4.5 GiB)"));
+	set_as(&old);
+
+	/* The estimate is enough, and half of it is not. */
+	need = cache_onepass_bytes(&s.cache, 1, mid, 2, CACHE_ONEPASS_FANOUT);
+	limit_as(need + (8 << 20), &old);
+	c = cache_create_onepass(&s.cache, 1, mid, 2, CACHE_ONEPASS_FANOUT);
+	set_as(&old);
+	assert_non_null(c);
+	cache_destroy(c);
+	limit_as(need / 2, &old);
+	c = cache_create_onepass(&s.cache, 1, mid, 2, CACHE_ONEPASS_FANOUT);
+	set_as(&old);
+	assert_null(c);
+
+	/* A stack pass whose line index must grow to 32 MiB, with 2 MiB to grow in. */
+	assert_int_equal(spec_parse("L1=4K:4:64,L2=8G:full:64", &s, err, sizeof(err)), 0);
+	c = cache_create_onepass(&s.cache, 1, big, 2, CACHE_ONEPASS_STACK);
+	assert_non_null(c);
+	limit_as(2 << 20, &old);
+	for (uint64_t line = 0; line < (UINT64_C(1) << 21) && !cache_onepass_failed(c); line++)
+		cache_access(c, line * 64, 8, CACHE_OP_LOAD, 1);
+	set_as(&old);
+	assert_true(cache_onepass_failed(c));
+	cache_destroy(c);
+}
+
 int
 main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 3];
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 6 };
+	struct CMUnitTest tests[NCASES + NMORE];
 
 	for (size_t i = 0; i < NCASES; i++)
 		tests[i] = (struct CMUnitTest){ cases[i].spec, test_case, NULL, NULL,
@@ -309,5 +505,8 @@ main(void)
 	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_not_applicable);
 	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_stack_random);
 	tests[NCASES + 2] = (struct CMUnitTest)cmocka_unit_test(test_stack_sets_refused);
-	return _cmocka_run_group_tests("onepass", tests, NCASES + 3, NULL, NULL);
+	tests[NCASES + 3] = (struct CMUnitTest)cmocka_unit_test(test_resize_keeps_ways);
+	tests[NCASES + 4] = (struct CMUnitTest)cmocka_unit_test(test_split);
+	tests[NCASES + 5] = (struct CMUnitTest)cmocka_unit_test(test_out_of_memory);
+	return _cmocka_run_group_tests("onepass", tests, NCASES + NMORE, NULL, NULL);
 }

@@ -84,7 +84,9 @@ replay_file(const char *path, enum trace_format format, const struct spec *spec,
 		return -1;
 	out->cache = cache_create(&spec->cache);
 	if (!out->cache) {
-		snprintf(err, errlen, "invalid cache configuration");
+		if (!cache_config_validate(&spec->cache, err, errlen))
+			snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
+				 (double)cache_model_bytes(&spec->cache) / 1048576.0);
 		trace_reader_close(r);
 		return -1;
 	}
