@@ -71,6 +71,7 @@ run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, 
 	int rc = spec_parse(p->caches[it->cache], &spec, err, sizeof(err));
 
 	spec.cache.sample_sets = p->sample_sets;
+	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
 	if (rc ||
 	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
 		r = cJSON_CreateObject();
@@ -100,6 +101,7 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 
 	for (unsigned k = 0; k < n && ok; k++) {
 		ok = spec_parse(p->caches[items[idx[k]].cache], &specs[k], err, sizeof(err)) == 0;
+		specs[k].cache.seed = p->seed;
 		sizes[k] = specs[k].cache.level[g->level].size_bytes;
 	}
 	if (ok)
