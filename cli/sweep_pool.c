@@ -88,6 +88,7 @@ one_row(const struct sweep_plan *p, const struct sweep_item *it)
 	int rc = spec_parse(p->caches[it->cache], &spec, err, sizeof(err));
 
 	spec.cache.sample_sets = p->sample_sets;
+	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
 	if (rc ||
 	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
 		r = error_report(p, it, err);
@@ -208,6 +209,7 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 		const char *text = p->caches[items[idx[k]].cache];
 
 		ok = spec_parse(text, &gr.specs[k], err, sizeof(err)) == 0;
+		gr.specs[k].cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
 		gr.sizes[k] = gr.specs[k].cache.level[g->level].size_bytes;
 	}
 	if (ok) {

@@ -1093,6 +1093,63 @@ test_sweep_reproducible(void **state)
 		     "more than 2^64 bytes");
 }
 
+/* The first cache level's counters of the first row of DIR/results.json, or of a report
+ * (DIR NULL: text), as one JSON text; the caller frees. */
+static char *
+level0_of(const char *dir, const char *text)
+{
+	char path[700], *data = NULL, *out;
+	cJSON *o;
+
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+		data = slurp_text(path);
+		data[strcspn(data, "\n")] = '\0';
+	}
+	o = cJSON_Parse(dir ? data : text);
+	assert_non_null(o);
+	out = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "levels"), 0));
+	cJSON_Delete(o);
+	free(data);
+	return out;
+}
+
+/* --seed drives random replacement in a sweep as in a run: a sweep's row equals memsim run's
+ * with the same seed, one pass or not, and another seed gives other counters. */
+static void
+test_sweep_seed(void **state)
+{
+	static const char *const cfg = "--kernel flash2 --N 3 --d 64 --Br 32 --Bc 3 --dtype bf16 "
+				       "--cache L1=2K:2:64:random:wb:nwa";
+	char *runs[2];
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct result r = memsim("run %s --seed %d --json -", cfg, i ? 2 : 803122);
+		char dir[16];
+
+		assert_int_equal(r.rc, 0);
+		runs[i] = level0_of(NULL, r.out);
+		result_free(&r);
+		for (int sep = 0; sep < 2; sep++) {
+			char *row;
+
+			snprintf(dir, sizeof(dir), "sd%d%d", i, sep);
+			/* the first row is of L1=2K, alone or in one pass with 4K */
+			r = memsim("sweep --out %s %s --seed %d --jobs 1%s", dir, cfg,
+				   i ? 2 : 803122, sep ? " --cache-sweep L1=2K,4K" : "");
+			assert_int_equal(r.rc, 0);
+			result_free(&r);
+			row = level0_of(dir, NULL);
+			assert_string_equal(row, runs[i]);
+			free(row);
+		}
+	}
+	assert_string_not_equal(runs[0], runs[1]);
+	free(runs[0]);
+	free(runs[1]);
+}
+
 /* Runs a shell command in tmpdir; returns its exit status. */
 static int
 sh_in_tmp(const char *fmt, ...)
@@ -1774,6 +1831,7 @@ main(void)
 		cmocka_unit_test(test_sweep_command),
 		cmocka_unit_test(test_sweep_onepass),
 		cmocka_unit_test(test_sweep_reproducible),
+		cmocka_unit_test(test_sweep_seed),
 		cmocka_unit_test(test_sweep_full_disk),
 		cmocka_unit_test(test_sweep_lock_and_workers),
 		cmocka_unit_test(test_merge_checks),
