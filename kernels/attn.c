@@ -323,9 +323,13 @@ create(const struct attn_config *c, bool trace_only, char *err, size_t errlen)
 	if (fd >= 0)
 		close(fd);
 	if (map == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %.1f GiB %sfor the arrays and tiles: %s",
+		/* What is asked for is the arrays plus the alignment's slack: say both, so that a
+		 * small run refused under a memory limit does not read "cannot map 0.0 GiB". */
+		snprintf(err, errlen,
+			 "cannot map %.2f GiB %sfor the arrays and tiles (%.2f GiB with the 1 GiB "
+			 "alignment the arena reserves): %s",
 			 (double)total / (1u << 30), trace_only ? "of address space " : "",
-			 strerror(errno));
+			 (double)(total + ARENA_ALIGN) / (1u << 30), strerror(errno));
 		free(d);
 		return NULL;
 	}

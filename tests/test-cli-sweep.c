@@ -318,6 +318,42 @@ test_tables_label_rows(void **state)
 	result_free(&r);
 }
 
+/* A small run refused under a memory limit says what it asked for: the arrays and the arena's
+ * alignment, not "cannot map 0.0 GiB". */
+static void
+test_map_failure_message(void **state)
+{
+	struct result r;
+
+	(void)state;
+	if (test_sanitized()) {
+		print_message("# ASan reserves more address space than the limit: not run here\n");
+		return;
+	}
+	r = memsim("run --kernel naive --N 16 --d 8 --cache lab");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	{
+		char cmd[1200], path[800], *text;
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd %s && (ulimit -v 500000; %s run --kernel naive --N 16 --d 8 "
+			 "--cache lab) >/dev/null 2>map.err; echo $? >map.rc",
+			 tmpdir, MEMSIM_BIN);
+		assert_int_equal(system(cmd), 0);
+		snprintf(path, sizeof(path), "%s/map.rc", tmpdir);
+		text = slurp_text(path);
+		assert_string_equal(text, "1\n");
+		free(text);
+		snprintf(path, sizeof(path), "%s/map.err", tmpdir);
+		text = slurp_text(path);
+		print_message("# %s", text);
+		assert_true(one_line_with(text, "GiB with the 1 GiB alignment the arena reserves"));
+		assert_null(strstr(text, "cannot map 0.0 GiB"));
+		free(text);
+	}
+}
+
 int
 main(void)
 {
@@ -327,6 +363,7 @@ main(void)
 		cmocka_unit_test(test_failed_row_retried),
 		cmocka_unit_test(test_resume_other_plan),
 		cmocka_unit_test(test_tables_label_rows),
+		cmocka_unit_test(test_map_failure_message),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
