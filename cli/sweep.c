@@ -88,6 +88,8 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc;
 
+	if (sweep_plan_check(p))
+		return EXIT_USAGE;
 	items = sweep_plan_items(p, &nitems);
 	s.items = items;
 	/* Every configuration is checked up front, so a bad one is a usage error before any run
