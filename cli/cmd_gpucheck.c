@@ -571,11 +571,11 @@ cmd_gpucheck(int argc, char **argv)
 	spec_format(&spec, g.cache, sizeof(g.cache));
 	if (from ? model_from_json(&g, from, err, sizeof(err))
 		 : model(&g, &spec, err, sizeof(err))) {
-		fprintf(stderr, "memsim: gpucheck: %s\n", err);
+		print_error("gpucheck: %s", err);
 		return EXIT_RUNTIME;
 	}
 	if (!no_gpu && measure(&g, o.seed, idle, err, sizeof(err))) {
-		fprintf(stderr, "memsim: gpucheck: %s\n", err);
+		print_error("gpucheck: %s", err);
 		return EXIT_RUNTIME;
 	}
 	print_table(&g);
@@ -586,7 +586,7 @@ cmd_gpucheck(int argc, char **argv)
 		report_add_config(root, &g.cfg, &spec, false, o.seed);
 		cJSON_AddItemToObject(root, "memsim", model_json(&g));
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: gpucheck: %s\n", err);
+			print_error("gpucheck: %s", err);
 			cJSON_Delete(root);
 			return EXIT_RUNTIME;
 		}

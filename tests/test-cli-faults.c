@@ -211,6 +211,58 @@ test_plan_empty(void **state)
 	assert_false(exists("sw"));
 }
 
+/* Writes text into tmpdir/name. */
+static void
+write_file(const char *name, const char *text)
+{
+	char path[1200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Runtime errors show what a file or a path holds as escapes where a terminal would act on
+ * it (ESC, C1 controls) or it is not UTF-8; valid UTF-8 passes through. */
+static void
+test_error_escapes(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* a path with ESC (a colour sequence), a C1 CSI and a byte that is not UTF-8 */
+	r = memsim("replay --cache lab \"$(printf '/nonexistent/a\\033[31mb\\302\\233c\\377d')\"");
+	assert_int_equal(r.rc, 1);
+	if (!one_line_with(r.err, "/nonexistent/a\\x1b[31mb\\xc2\\x9bc\\xffd: No such file"))
+		fail_msg("stderr '%s'", r.err);
+	result_free(&r);
+	/* a trace line with escapes in it; the file's UTF-8 name passes through */
+	write_file("caf\xc3\xa9.din", "0 1000\n0 zz\033]0;title\007\376\n");
+	r = memsim("replay --cache lab caf\xc3\xa9.din");
+	assert_int_equal(r.rc, 1);
+	if (!one_line_with(r.err, "caf\xc3\xa9.din:2: bad address in '0 zz\\x1b]0;title\\x07\\xfe'"))
+		fail_msg("stderr '%s'", r.err);
+	result_free(&r);
+	/* a --json path, written by run (below a file: not even root can make it) */
+	write_file("afile", "");
+	r = memsim("run --kernel naive --N 64 --json \"$(printf 'afile/x\\033[2Jy')\"");
+	assert_int_equal(r.rc, 1);
+	if (!one_line_with(r.err, "cannot write afile/x\\x1b[2Jy: Not a directory"))
+		fail_msg("stderr '%s'", r.err);
+	result_free(&r);
+	/* a table directory, and a usage error's invalid UTF-8 */
+	r = memsim("table \"$(printf 'no\\033such\\nthing')\"");
+	assert_int_equal(r.rc, 1);
+	if (!one_line_with(r.err, "no\\x1bsuch\\x0athing"))
+		fail_msg("stderr '%s'", r.err);
+	result_free(&r);
+	expect_error(2, "--N: '64\\xe2\\x82' is not a number", "sweep --out sw --kernel naive --N "
+							       "\"$(printf '64\\342\\202')\"");
+}
+
 int
 main(void)
 {
@@ -218,6 +270,7 @@ main(void)
 		cmocka_unit_test(test_plan_too_big),
 		cmocka_unit_test(test_plan_duplicates),
 		cmocka_unit_test(test_plan_empty),
+		cmocka_unit_test(test_error_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
