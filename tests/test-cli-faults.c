@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/proc.h"
 #include "tests/slurp.h"
 #include "tests/unit.h"
 
@@ -263,6 +264,199 @@ test_error_escapes(void **state)
 							       "\"$(printf '64\\342\\202')\"");
 }
 
+/* A child's pid, from a file it wrote (0 if none yet). */
+static pid_t
+pid_in(const char *name)
+{
+	char path[1200], *text;
+	long pid = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp(path, NULL);
+	if (text && strchr(text, '\n'))
+		pid = strtol(text, NULL, 10);
+	free(text);
+	return (pid_t)pid;
+}
+
+/* Starts memsim with argv in tmpdir, env (NAME=value, NULL-terminated) added, stdout to
+ * /dev/null and stderr to tmpdir/err_name. */
+static pid_t
+start(char *const argv[], char *const env[], const char *err_name)
+{
+	char path[1200];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, err_name);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0 || chdir(tmpdir) != 0)
+			_exit(99);
+		dup2(null, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		for (int i = 0; env[i]; i++) {
+			char *eq = strchr(env[i], '=');
+
+			*eq = '\0';
+			setenv(env[i], eq + 1, 1);
+		}
+		execv(MEMSIM_BIN, argv);
+		_exit(98);
+	}
+	return pid;
+}
+
+/* memsim's exit status (128 + the signal that ended it). */
+static int
+finish(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Whether tmpdir/name is a directory with nothing in it. */
+static bool
+empty_dir(const char *name)
+{
+	struct result r = shell("ls -A %s", name);
+	bool yes = r.rc == 0 && r.out[0] == '\0';
+
+	result_free(&r);
+	return yes;
+}
+
+/* xcheck interrupted while "valgrind" runs (a stand-in that sleeps): it is stopped with xcheck
+ * and xcheck's temporary directory goes; one line says so and the exit status is 1. Killed
+ * outright (SIGKILL), xcheck takes the stand-in with it (PR_SET_PDEATHSIG). */
+static void
+test_xcheck_interrupt(void **state)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGKILL };
+	char *argv[] = { "memsim", "xcheck", "--kernel", "naive", "--N", "64", "--with",
+			 "cachegrind", NULL };
+	char vg[1200], tmp[1200];
+	char *env[] = { vg, tmp, NULL };
+
+	(void)state;
+	write_file("vg-sleeps", "#!/bin/sh\necho $$ > vg.pid.tmp && mv vg.pid.tmp vg.pid\n"
+				"exec sleep 60\n");
+	snprintf(vg, sizeof(vg), "%s/vg-sleeps", tmpdir);
+	assert_int_equal(chmod(vg, 0755), 0);
+	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-sleeps", tmpdir);
+	snprintf(tmp, sizeof(tmp), "TMPDIR=%s/xt", tmpdir);
+	for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
+		struct result r = shell("rm -rf xt vg.pid && mkdir xt");
+		pid_t m, child = 0;
+		char *err, path[1200];
+		int rc;
+
+		result_free(&r);
+		m = start(argv, env, "xi.err");
+		for (int i = 0; i < 400 && !(child = pid_in("vg.pid")); i++)
+			sleep_ms(25);
+		assert_true(child > 0);
+		kill(m, sigs[k]);
+		rc = finish(m);
+		snprintf(path, sizeof(path), "%s/xi.err", tmpdir);
+		err = slurp(path, NULL);
+		if (sigs[k] == SIGKILL) {
+			/* The stand-in dies with xcheck; only the directory stays. */
+			assert_int_equal(rc, 128 + SIGKILL);
+			for (int i = 0; i < 200 && proc_running(child); i++)
+				sleep_ms(10);
+			assert_false(proc_running(child));
+		} else {
+			assert_false(proc_running(child));
+			if (rc != 1 || !one_line_with(err, "xcheck: interrupted by signal"))
+				fail_msg("xcheck interrupted by %d: exit %d, stderr '%s'", sigs[k],
+					 rc, err);
+			assert_true(empty_dir("xt"));
+		}
+		free(err);
+		if (proc_running(child))
+			kill(child, SIGKILL);
+	}
+	{
+		struct result r = shell("rm -rf xt vg.pid");
+
+		result_free(&r);
+	}
+}
+
+/* The last line of tmpdir/name (caller frees). */
+static char *
+last_line(const char *name)
+{
+	char path[1200], *text, *nl;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	nl = strlen(text) > 1 ? text + strlen(text) - 2 : text;
+	while (nl > text && *nl != '\n')
+		nl--;
+	if (*nl == '\n')
+		memmove(text, nl + 1, strlen(nl + 1) + 1);
+	return text;
+}
+
+/* bench interrupted while it writes its traces (hundreds of MB) removes them and exits 1 with
+ * a line saying so; with --keep they stay and the line says where; bench --kernels stops the
+ * run under way and removes its directory. */
+static void
+test_bench_interrupt(void **state)
+{
+	char *bench[] = { "memsim", "bench", "--dir", "bt", NULL, NULL };
+	char *kernels[] = { "memsim", "bench", "--kernels", "--N", "1024", NULL };
+	char tmp[1200];
+	char *no_env[] = { NULL }, *env[] = { tmp, NULL }, *line;
+	struct result r;
+	pid_t m, child = 0;
+
+	(void)state;
+	for (int keep = 0; keep < 2; keep++) {
+		r = shell("rm -rf bt && mkdir bt");
+		result_free(&r);
+		bench[4] = keep ? "--keep" : NULL;
+		m = start(bench, no_env, "bi.err");
+		for (int i = 0; i < 800 && !exists("bt/memsim-bench-*/trace.din"); i++)
+			sleep_ms(10);
+		kill(m, keep ? SIGTERM : SIGINT);
+		assert_int_equal(finish(m), 1);
+		line = last_line("bi.err");
+		if (!strstr(line, keep ? "bench: interrupted by signal 15: the trace files so far "
+					 "are in bt/memsim-bench-"
+				       : "bench: interrupted by signal 2: removed bt/memsim-bench-"))
+			fail_msg("bench interrupted: '%s'", line);
+		free(line);
+		assert_true(keep ? exists("bt/memsim-bench-*/trace.mtr") : empty_dir("bt"));
+	}
+	r = shell("rm -rf bt && mkdir bk");
+	result_free(&r);
+	snprintf(tmp, sizeof(tmp), "TMPDIR=%s/bk", tmpdir);
+	m = start(kernels, env, "bk.err");
+	for (int i = 0; i < 800 && !(child = proc_child_of(m)); i++)
+		sleep_ms(10);
+	assert_true(child > 0);
+	kill(m, SIGINT);
+	assert_int_equal(finish(m), 1);
+	line = last_line("bk.err");
+	if (!strstr(line, "bench: interrupted by signal 2: removed "))
+		fail_msg("bench --kernels interrupted: '%s'", line);
+	free(line);
+	assert_false(proc_running(child));
+	assert_true(empty_dir("bk"));
+	r = shell("rm -rf bk");
+	result_free(&r);
+}
+
 int
 main(void)
 {
@@ -271,6 +465,8 @@ main(void)
 		cmocka_unit_test(test_plan_duplicates),
 		cmocka_unit_test(test_plan_empty),
 		cmocka_unit_test(test_error_escapes),
+		cmocka_unit_test(test_xcheck_interrupt),
+		cmocka_unit_test(test_bench_interrupt),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
