@@ -255,7 +255,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	int rc;
 
 	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
+		print_error("cannot create %s: %s", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/results.json", out);
@@ -265,13 +265,13 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	s.results_path = path;
 	s.results = fopen(path, "w");
 	if (!s.results) {
-		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		print_error("cannot write %s: %s", path, strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	manifest = report_manifest_create("memsim profile", argc, argv);
 	profile_add_manifest(manifest, &c);
 	if (report_write_json(mpath, manifest, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -294,7 +294,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	fflush(s.text);
 	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "memsim: profile: %s\n", rc == -EIO ? s.err : err);
+		print_error("profile: %s", rc == -EIO ? s.err : err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -306,7 +306,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 		manifest = NULL;
 		s.rows = NULL;
 		if (report_write_json(json, doc, err, sizeof(err))) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			rc = EXIT_RUNTIME;
 		}
 		cJSON_Delete(doc);
@@ -316,7 +316,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
 out:
 	if (fclose(s.results) != 0 && rc == 0) {
-		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		print_error("cannot write %s: %s", path, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(manifest);

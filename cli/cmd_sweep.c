@@ -449,14 +449,14 @@ cmd_merge(int argc, char **argv)
 	if ((rc = check_shards(out, argv + optind, argc - optind, sh)))
 		goto out;
 	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: merge: cannot create %s: %s\n", out, strerror(-rc));
+		print_error("merge: cannot create %s: %s", out, strerror(-rc));
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
 	rc = EXIT_RUNTIME;
 	lock = lock_dir(out, err, sizeof(err));
 	if (lock < 0) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/results.json", out);
@@ -464,7 +464,7 @@ cmd_merge(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/results.csv", out);
 	m.csv = fopen(path, "w");
 	if (!m.results || !m.csv) {
-		fprintf(stderr, "memsim: merge: cannot write in %s: %s\n", out, strerror(errno));
+		print_error("merge: cannot write in %s: %s", out, strerror(errno));
 		goto out;
 	}
 	fputs(results_csv_header, m.csv);
@@ -479,12 +479,11 @@ cmd_merge(int argc, char **argv)
 		if (r == -EIO && !err[0])
 			snprintf(err, sizeof(err), "cannot write in %s", out);
 		if (r) {
-			fprintf(stderr, "memsim: merge: %s\n", err);
+			print_error("merge: %s", err);
 			goto out;
 		}
 		if (info.torn)
-			fprintf(stderr, "memsim: merge: %s:%lu: torn last line left out\n", path,
-				info.lines);
+			print_error("merge: %s:%lu: torn last line left out", path, info.lines);
 		cJSON_AddItemToArray(shards, cJSON_CreateString(argv[i]));
 	}
 	{
@@ -503,10 +502,9 @@ cmd_merge(int argc, char **argv)
 			cJSON_AddStringToObject(man, "sweep_command", whole);
 			free(whole);
 		} else {
-			fprintf(stderr,
-				"memsim: merge: not every shard of %llu is here: the merged "
-				"sweep is partial\n",
-				(unsigned long long)sh[0].n);
+			print_error("merge: not every shard of %llu is here: the merged "
+				    "sweep is partial",
+				    (unsigned long long)sh[0].n);
 		}
 	}
 	cJSON_AddNumberToObject(man, "runs", (double)m.runs);
@@ -514,19 +512,17 @@ cmd_merge(int argc, char **argv)
 	ceilings_add_hardware(man);
 	snprintf(path, sizeof(path), "%s/manifest.json", out);
 	if (report_write_json(path, man, err, sizeof(err))) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 		goto out;
 	}
 	rc = EXIT_OK;
 out:
 	if (m.results && fclose(m.results) && rc == EXIT_OK) {
-		fprintf(stderr, "memsim: merge: cannot write %s/results.json: %s\n", out,
-			strerror(errno));
+		print_error("merge: cannot write %s/results.json: %s", out, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	if (m.csv && fclose(m.csv) && rc == EXIT_OK) {
-		fprintf(stderr, "memsim: merge: cannot write %s/results.csv: %s\n", out,
-			strerror(errno));
+		print_error("merge: cannot write %s/results.csv: %s", out, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(man);

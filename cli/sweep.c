@@ -122,7 +122,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 			"sweep", "%s exists: pass --resume to continue it, or another --out", path);
 	}
 	if (sweep_writer_open(&w, o->out, err, sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		free(items);
 		return EXIT_RUNTIME;
 	}
@@ -134,44 +134,41 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		goto out;
 	}
-	fprintf(stderr,
-		"memsim: sweep: %zu configurations, %zu already done, %zu to run on %u workers "
-		"-> %s\n",
-		nitems, w.ndone, ntodo, o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1),
-		o->out);
+	print_error("sweep: %zu configurations, %zu already done, %zu to run on %u workers "
+		    "-> %s",
+		    nitems, w.ndone, ntodo,
+		    o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
 	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));
 	if (s.tty)
 		fprintf(stderr, "\n");
 	if (prc) {
-		fprintf(stderr, "memsim: sweep: %s\n", s.err[0] ? s.err : err);
+		print_error("sweep: %s", s.err[0] ? s.err : err);
 		goto out;
 	}
 	w.errors += s.died;
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		goto out;
 	}
 	if (interrupted) {
-		fprintf(stderr,
-			"memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume continues\n",
-			w.written, ntodo, o->out);
+		print_error("sweep interrupted: %ld of %zu runs kept in %s; --resume continues",
+			    w.written, ntodo, o->out);
 		goto out;
 	}
 	if (w.sample_too_small)
-		fprintf(stderr,
-			"memsim: sweep: warning: %ld of %ld rows sampled too few chunks for the "
-			"estimate's %.0f%% bound (estimate.sample_too_small and reason in "
-			"results.json)\n",
-			w.sample_too_small, w.written, 100 * SAMPLE_ERROR_BOUND);
+		print_error("sweep: warning: %ld of %ld rows sampled too few chunks for the "
+			    "estimate's %.0f%% bound (estimate.sample_too_small and reason in "
+			    "results.json)",
+			    w.sample_too_small, w.written, 100 * SAMPLE_ERROR_BOUND);
 	rc = w.errors ? EXIT_RUNTIME : EXIT_OK;
 out:
 	if (sweep_writer_close(&w, err, sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		rc = EXIT_RUNTIME;
 	}
 	free(tasks);

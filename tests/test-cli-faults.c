@@ -457,6 +457,20 @@ test_bench_interrupt(void **state)
 	result_free(&r);
 }
 
+/* An --out with control bytes, in the errors of sweep, study and profile that name it. */
+static void
+test_out_escapes(void **state)
+{
+	(void)state;
+	write_file("afile", "");
+	expect_error(1, "sweep: cannot create afile/\\x1b[31mx: Not a directory",
+		     "sweep --out \"$(printf 'afile/\\033[31mx')\" --kernel naive --formula-only");
+	expect_error(1, "study: cannot create afile/\\x1b[31mx: Not a directory",
+		     "study --small --out \"$(printf 'afile/\\033[31mx')\"");
+	expect_error(1, "cannot create afile/\\x1b[31mx: Not a directory",
+		     "profile --T 64 --out \"$(printf 'afile/\\033[31mx')\"");
+}
+
 int
 main(void)
 {
@@ -467,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_error_escapes),
 		cmocka_unit_test(test_xcheck_interrupt),
 		cmocka_unit_test(test_bench_interrupt),
+		cmocka_unit_test(test_out_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
