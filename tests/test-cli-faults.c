@@ -359,7 +359,7 @@ test_xcheck_interrupt(void **state)
 
 		result_free(&r);
 		m = start(argv, env, "xi.err");
-		for (int i = 0; i < 400 && !(child = pid_in("vg.pid")); i++)
+		for (int i = 0; i < 1200 && !(child = pid_in("vg.pid")); i++)
 			sleep_ms(25);
 		assert_true(child > 0);
 		kill(m, sigs[k]);
@@ -426,7 +426,8 @@ test_bench_interrupt(void **state)
 		result_free(&r);
 		bench[4] = keep ? "--keep" : NULL;
 		m = start(bench, no_env, "bi.err");
-		for (int i = 0; i < 800 && !exists("bt/memsim-bench-*/trace.din"); i++)
+		/* up to 30 s: a sanitized build generates slowly */
+		for (int i = 0; i < 3000 && !exists("bt/memsim-bench-*/trace.din"); i++)
 			sleep_ms(10);
 		kill(m, keep ? SIGTERM : SIGINT);
 		assert_int_equal(finish(m), 1);
