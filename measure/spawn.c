@@ -101,7 +101,7 @@ spawn_wait(char *const argv[], const char *out_path, const char *err_path, char 
 	pid_t parent = getpid(), pid;
 	int status;
 
-	if (guard_signal) {
+	if (guard_on && guard_signal) {
 		snprintf(err, errlen, "interrupted by signal %d: %s not started", (int)guard_signal,
 			 argv[0]);
 		return -1;
@@ -135,7 +135,7 @@ spawn_wait(char *const argv[], const char *out_path, const char *err_path, char 
 	(void)parent;
 	guard_child = pid;
 	/* A signal between fork() and the line above was not passed on. */
-	if (guard_signal)
+	if (guard_on && guard_signal)
 		kill(pid, guard_signal);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -145,7 +145,7 @@ spawn_wait(char *const argv[], const char *out_path, const char *err_path, char 
 		}
 	}
 	guard_child = 0;
-	if (guard_signal) {
+	if (guard_on && guard_signal) {
 		snprintf(err, errlen, "interrupted by signal %d: %s stopped", (int)guard_signal,
 			 argv[0]);
 		return -1;
