@@ -285,13 +285,13 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 			cJSON_AddItemToArray(list, o);
 		}
 		if (report_write_json(json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			rc = EXIT_RUNTIME;
 		}
 		cJSON_Delete(root);
 	}
 	return rc;
 fail:
-	fprintf(stderr, "memsim: bench: %s\n", err);
+	print_error("bench: %s", err);
 	return EXIT_RUNTIME;
 }

@@ -19,13 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/report.h"
 #include "cli/bench_modes.h"
 #include "cli/commands.h"
 #include "kernels/attn.h"
+#include "measure/spawn.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
@@ -71,49 +71,45 @@ step(struct sink *s, uint64_t i, uint64_t j, uint64_t pad)
 	return 2 * BENCH_D + BENCH_D / 8 + 1;
 }
 
-/* Generates at least `target` accesses, whole rows of j at a time; returns how many. */
+/* Generates at least `target` accesses, whole rows of j at a time; returns how many. Stops
+ * early once interrupted (spawn_guard_signal()). */
 static uint64_t
 generate(struct sink *s, uint64_t target, uint64_t pad, bool blocked)
 {
 	uint64_t n = 0;
 
 	if (!blocked) {
-		for (uint64_t i = 0; n < target; i++)
+		for (uint64_t i = 0; n < target && !spawn_guard_signal(); i++)
 			for (uint64_t j = 0; j < BENCH_N; j++)
 				n += step(s, i % BENCH_N, j, pad);
 		return n;
 	}
-	for (uint64_t jb = 0; n < target; jb = (jb + 64) % BENCH_N)
-		for (uint64_t i = 0; i < BENCH_N && n < target; i++)
+	for (uint64_t jb = 0; n < target && !spawn_guard_signal(); jb = (jb + 64) % BENCH_N)
+		for (uint64_t i = 0; i < BENCH_N && n < target && !spawn_guard_signal(); i++)
 			for (uint64_t j = jb; j < jb + 64; j++)
 				n += step(s, i, j, pad);
 	return n;
 }
 
-/* Runs argv (argv[0] a path) with stdout and stderr to /dev/null; returns its wall time, or a
- * negative value if it could not run or failed. */
+/* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
+ * its wall time, or a negative value if it could not run, failed or was interrupted. */
 static double
 timed_child(char *const argv[])
 {
+	char path[4096], why[512], *args[32];
 	double t0;
-	pid_t pid;
-	int status;
+	int n = 0;
 
-	fflush(NULL); /* or the child's stdio would write our buffered output again */
-	t0 = now_seconds();
-	pid = fork();
-	if (pid < 0)
+	if (!spawn_find(argv[0], path, sizeof(path)))
 		return -1;
-	if (pid == 0) {
-		FILE *devnull = freopen("/dev/null", "w", stdout);
-
-		(void)devnull;
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(127);
-		execvp(argv[0], argv);
-		_exit(127);
+	args[n++] = path;
+	while (argv[n] && n < 31) {
+		args[n] = argv[n];
+		n++;
 	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	args[n] = NULL;
+	t0 = now_seconds();
+	if (spawn_wait(args, NULL, NULL, why, sizeof(why)) != 0)
 		return -1;
 	return now_seconds() - t0;
 }
@@ -352,17 +348,17 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 	double fig[NK][FIG_COUNT];
 	int rc = EXIT_OK;
 
-	if (n <= 0) {
-		fprintf(stderr, "memsim: cannot find the memsim executable (/proc/self/exe)\n");
-		return EXIT_RUNTIME;
-	}
+	if (n <= 0)
+		return print_error("cannot find the memsim executable (/proc/self/exe)");
 	self[n] = '\0';
 	/* The runs' reports and callgrind's output go to a directory of our own: no name another
-	 * user can predict, no link to follow. */
+	 * user can predict, no link to follow. An interrupt stops the run under way and removes
+	 * the directory. */
+	spawn_guard_begin();
 	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
 			     "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		fprintf(stderr, "memsim: bench: %s\n", err);
-		return EXIT_RUNTIME;
+		spawn_guard_end();
+		return print_error("bench: %s", err);
 	}
 	snprintf(json, sizeof(json), "%s/run.json", work);
 	snprintf(cgout, sizeof(cgout), "%s/callgrind.out", work);
@@ -431,9 +427,11 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 		tr[10] = "--trace-only";
 		b->trace_only.seconds = timed_child(tr);
 		read_run_report(json, &b->trace_only);
+		if (spawn_guard_signal())
+			goto out;
 		if (b->native < 0 || b->trace_only.seconds < 0 ||
 		    (!skip_traced && b->traced.seconds < 0)) {
-			fprintf(stderr, "memsim: bench: a %s run failed\n", names[k]);
+			print_error("bench: a %s run failed", names[k]);
 			rc = EXIT_RUNTIME;
 			goto out;
 		}
@@ -448,6 +446,8 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 			if (ir_total > 0 && f.l1_misses > 0)
 				b->instructions_per_miss = ir_total / f.l1_misses;
 		}
+		if (spawn_guard_signal())
+			goto out;
 	}
 
 	fprintf(out, "\n%-32s", "");
@@ -496,15 +496,17 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 		}
 		cJSON_AddItemToArray(rows, o);
 	}
-	if (json_path && report_write_json(json_path, root, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
-		rc = EXIT_RUNTIME;
-	}
+	if (json_path && report_write_json(json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
 	cJSON_Delete(root);
 out:
 	unlink(json);
 	unlink(cgout);
 	rmdir(work);
+	spawn_guard_end();
+	if (spawn_guard_signal())
+		rc = print_error("bench: interrupted by signal %d: removed %s", spawn_guard_signal(),
+				 work);
 	return rc;
 }
 
@@ -533,7 +535,8 @@ usage_bench(FILE *f)
 		"                     [blocked]\n"
 		"  -p, --pad P        elements of padding per V^T row; 0 puts the column stream in\n"
 		"                     one L1 set, the conflict worst case [16]\n"
-		"      --keep         keep the trace files\n"
+		"      --keep         keep the trace files (interrupted, bench removes them and\n"
+		"                     exits 1, or with --keep says where they are)\n"
 		"  -j, --json FILE    also write the figures as JSON\n"
 		"      --kernels      instead, in one run for naive and flash2: the native run, the\n"
 		"                     traced run and the trace-only run (memsim run --trace-only)\n"
@@ -575,7 +578,7 @@ static int
 time_replay(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
 	    struct timing *t, struct cache **keep, char *err, size_t errlen)
 {
-	for (int r = 0; r < repeat; r++) {
+	for (int r = 0; r < repeat && !spawn_guard_signal(); r++) {
 		struct replay_result res;
 
 		if (replay_file(path, fmt, spec, true, &res, err, errlen))
@@ -740,10 +743,11 @@ cmd_bench(int argc, char **argv)
 		return usage_error("bench", "--cache: %s", err);
 	out = text_stream(json_path);
 	/* The trace files go to a directory of our own inside DIR: no name another user can
-	 * predict, no link to follow. */
+	 * predict, no link to follow. An interrupt stops the work and removes it (not --keep). */
+	spawn_guard_begin();
 	if (make_private_dir(dir, "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		fprintf(stderr, "memsim: bench: %s\n", err);
-		return EXIT_RUNTIME;
+		spawn_guard_end();
+		return print_error("bench: %s", err);
 	}
 	snprintf(mt_path, sizeof(mt_path), "%s/trace.mtr", work);
 	snprintf(din_path, sizeof(din_path), "%s/trace.din", work);
@@ -760,32 +764,36 @@ cmd_bench(int argc, char **argv)
 	t[0].best = t[0].worst = now_seconds() - t0;
 	cache_flush(direct.cache);
 	result[0] = direct.cache;
+	if (spawn_guard_signal())
+		goto out;
 
 	/* 2. The same accesses written once to both files. */
 	files.mt = mtrace_writer_open(mt_path, "memsim bench (synthetic attention trace)", err,
 				      sizeof(err));
 	if (!files.mt) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		goto out;
 	}
 	files.din = fopen(din_path, "wx");
 	if (!files.din) {
-		fprintf(stderr, "memsim: cannot create %s: %s\n", din_path, strerror(errno));
+		print_error("cannot create %s: %s", din_path, strerror(errno));
 		mtrace_writer_close(files.mt, err, sizeof(err));
 		goto out;
 	}
-	fprintf(stderr, "memsim: bench: writing %" PRIu64 " accesses to %s and %s\n", t[0].accesses,
-		mt_path, din_path);
+	print_error("bench: writing %" PRIu64 " accesses to %s and %s", t[0].accesses, mt_path,
+		    din_path);
 	generate(&files, target, pad, blocked);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		fclose(files.din);
 		goto out;
 	}
 	if (fclose(files.din)) {
-		fprintf(stderr, "memsim: writing %s: %s\n", din_path, strerror(errno));
+		print_error("writing %s: %s", din_path, strerror(errno));
 		goto out;
 	}
+	if (spawn_guard_signal())
+		goto out;
 	t[1].file_bytes = file_size(mt_path);
 	t[2].file_bytes = file_size(din_path);
 
@@ -794,12 +802,14 @@ cmd_bench(int argc, char **argv)
 			sizeof(err)) ||
 	    time_replay(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
 			sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		goto out;
 	}
+	if (spawn_guard_signal())
+		goto out;
 	if (!same_counters(result[0], result[1]) || !same_counters(result[0], result[2]) ||
 	    t[1].accesses != t[0].accesses || t[2].accesses != t[0].accesses) {
-		fprintf(stderr, "memsim: bench: the three replays disagree; this is a bug\n");
+		print_error("bench: the three replays disagree; this is a bug");
 		goto out;
 	}
 
@@ -844,7 +854,7 @@ cmd_bench(int argc, char **argv)
 			cJSON_AddItemToArray(runs, o);
 		}
 		if (report_write_json(json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			cJSON_Delete(root);
 			goto out;
 		}
@@ -858,8 +868,12 @@ out:
 		unlink(mt_path);
 		unlink(din_path);
 		rmdir(work);
-	} else {
-		fprintf(stderr, "memsim: bench: the trace files are in %s\n", work);
 	}
-	return rc;
+	spawn_guard_end();
+	if (spawn_guard_signal())
+		print_error("bench: interrupted by signal %d: %s%s", spawn_guard_signal(),
+			    keep ? "the trace files so far are in " : "removed ", work);
+	else if (keep)
+		print_error("bench: the trace files are in %s", work);
+	return spawn_guard_signal() ? EXIT_RUNTIME : rc;
 }

@@ -170,7 +170,7 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 	int rc;
 
 	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: cannot create %s: %s\n", out, strerror(-rc));
+		print_error("cannot create %s: %s", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/ceilings.json", out);
@@ -186,7 +186,7 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 			ceilings_cores(), quick ? " (quick)" : "");
 		fflush(f);
 		if ((rc = ceilings_measure(llc, quick, &c, err, sizeof(err)))) {
-			fprintf(stderr, "memsim: ceilings: %s\n", err);
+			print_error("ceilings: %s", err);
 			return EXIT_RUNTIME;
 		}
 		if (c.note[0])
@@ -196,7 +196,7 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 		cJSON_Delete(doc);
 		if (rc) {
 			print_table(f, &c);
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			return EXIT_RUNTIME;
 		}
 		fprintf(f, "wrote %s\n", path);
@@ -207,7 +207,7 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 		rc = report_write_json(json, doc, err, sizeof(err));
 		cJSON_Delete(doc);
 		if (rc) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			return EXIT_RUNTIME;
 		}
 	}

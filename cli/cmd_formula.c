@@ -91,7 +91,7 @@ cmd_formula(int argc, char **argv)
 		rc = report_write_json(o.json_path, root, err, sizeof(err));
 		cJSON_Delete(root);
 		if (rc) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			return EXIT_RUNTIME;
 		}
 	}

@@ -268,7 +268,7 @@ profile(const char *ncu, const char *gpu, char *const *args, const char *const *
 	unsigned nmetrics, const char *dir, unsigned nexpect, struct ncu_result *res, char *err,
 	size_t errlen)
 {
-	char list[512] = "", out[256], log[256], why[512], *text;
+	char list[512] = "", out[300], log[300], why[512], *text;
 	char *argv[48] = { (char *)ncu,
 			   "--csv",
 			   "--page",
@@ -358,7 +358,8 @@ background(const char *ncu, const char *gpu, const char *dir, struct launch *l, 
 static int
 measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size_t errlen)
 {
-	char gpu[4200], ncu[4096], dir[] = "/tmp/memsim-gpucheck-XXXXXX", log[256];
+	char gpu[4200], ncu[4096], dir[256], log[300];
+	const char *tmp = getenv("TMPDIR");
 	char nstr[32], dstr[32], hstr[32], kvstr[32], bstr[32], sstr[32];
 	const char *nenv = getenv("MEMSIM_NCU");
 	struct ncu_result res;
@@ -377,10 +378,12 @@ measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size
 			 nenv && *nenv ? nenv : "ncu", nenv && *nenv ? "" : " on PATH");
 		return -1;
 	}
-	if (!mkdtemp(dir)) {
-		snprintf(err, errlen, "cannot create a directory in /tmp: %s", strerror(errno));
+	/* ncu's files go to a directory of our own in $TMPDIR; a failing ncu's stay there, for
+	 * the message names its log. */
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > 200)
+		tmp = "/tmp";
+	if (make_private_dir(tmp, "memsim-gpucheck", dir, sizeof(dir), err, errlen))
 		return -1;
-	}
 	snprintf(log, sizeof(log), "%s/probe.log", dir);
 	{
 		char *probe[] = { gpu, "probe", NULL }, why[512];
@@ -389,6 +392,9 @@ measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size
 		if (rc != 0) {
 			spawn_last_line(log, why, sizeof(why));
 			snprintf(err, errlen, "%s", why[0] ? why : "no usable CUDA device");
+			/* The message holds the log's last words: nothing to keep. */
+			unlink(log);
+			rmdir(dir);
 			return -1;
 		}
 		unlink(log);
@@ -571,11 +577,11 @@ cmd_gpucheck(int argc, char **argv)
 	spec_format(&spec, g.cache, sizeof(g.cache));
 	if (from ? model_from_json(&g, from, err, sizeof(err))
 		 : model(&g, &spec, err, sizeof(err))) {
-		fprintf(stderr, "memsim: gpucheck: %s\n", err);
+		print_error("gpucheck: %s", err);
 		return EXIT_RUNTIME;
 	}
 	if (!no_gpu && measure(&g, o.seed, idle, err, sizeof(err))) {
-		fprintf(stderr, "memsim: gpucheck: %s\n", err);
+		print_error("gpucheck: %s", err);
 		return EXIT_RUNTIME;
 	}
 	print_table(&g);
@@ -586,7 +592,7 @@ cmd_gpucheck(int argc, char **argv)
 		report_add_config(root, &g.cfg, &spec, false, o.seed);
 		cJSON_AddItemToObject(root, "memsim", model_json(&g));
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: gpucheck: %s\n", err);
+			print_error("gpucheck: %s", err);
 			cJSON_Delete(root);
 			return EXIT_RUNTIME;
 		}

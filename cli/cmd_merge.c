@@ -390,16 +390,16 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 			snprintf(err, sizeof(err), "more than %lu configurations",
 				 (unsigned long)MERGE_KEYS_MAX);
 		if (r) {
-			fprintf(stderr, "memsim: merge: %s\n", err);
+			print_error("merge: %s", err);
 			return -1;
 		}
 		if (info.torn)
-			fprintf(stderr, "memsim: merge: %s:%lu: torn last line left out\n", path,
+			print_error("merge: %s:%lu: torn last line left out", path,
 				info.lines);
 		cJSON_AddItemToArray(names, cJSON_CreateString(dirs[i]));
 	}
 	if (write_held(m)) {
-		fprintf(stderr, "memsim: merge: cannot write in %s: %s\n", out, strerror(errno));
+		print_error("merge: cannot write in %s: %s", out, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -444,13 +444,13 @@ commit(FILE **f, int dirfd, const char *out, const char *tmp, const char *name)
 
 	*f = NULL;
 	if (rc) {
-		fprintf(stderr, "memsim: merge: cannot write %s/%s: %s\n", out, name,
+		print_error("merge: cannot write %s/%s: %s", out, name,
 			strerror(errno));
 		unlinkat(dirfd, tmp, 0);
 		return -1;
 	}
 	if (outdir_temp_commit(dirfd, out, tmp, name, err, sizeof(err))) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 		return -1;
 	}
 	return 0;
@@ -465,9 +465,9 @@ temp_stream(int dirfd, const char *out, const char *name, char *tmp, size_t tmpl
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
 	if (fd < 0) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 	} else if (!f) {
-		fprintf(stderr, "memsim: merge: cannot write %s/%s: %s\n", out, name,
+		print_error("merge: cannot write %s/%s: %s", out, name,
 			strerror(errno));
 		close(fd);
 		unlinkat(dirfd, tmp, 0);
@@ -526,7 +526,7 @@ cmd_merge(int argc, char **argv)
 	rc = EXIT_RUNTIME;
 	dirfd = outdir_open(out, err, sizeof(err));
 	if (dirfd < 0 || (lock = lock_dir(dirfd, out, err, sizeof(err))) < 0) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 		goto out;
 	}
 	/* Again under the lock: another merge may have finished there meanwhile. */
@@ -551,13 +551,13 @@ cmd_merge(int argc, char **argv)
 	    commit(&m.results, dirfd, out, rtmp, "results.json"))
 		goto out;
 	if (report_write_json_at(dirfd, out, "manifest.json", man, err, sizeof(err))) {
-		fprintf(stderr, "memsim: merge: %s\n", err);
+		print_error("merge: %s", err);
 		goto out;
 	}
 	printf("merged %ld runs (%ld duplicates dropped) into %s%s\n", m.runs, m.dups, out,
 	       why[0] ? ": partial" : "");
 	if (why[0])
-		fprintf(stderr, "memsim: merge: the merged sweep is partial: %s%s\n", why,
+		print_error("merge: the merged sweep is partial: %s%s", why,
 			allow_partial ? "" : " (--allow-partial accepts it)");
 	rc = why[0] && !allow_partial ? EXIT_RUNTIME : EXIT_OK;
 out:

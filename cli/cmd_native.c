@@ -59,14 +59,13 @@ papi_run(struct attn_data *d, uint64_t evict)
 	int rc;
 
 	if (attn_evict_caches(evict)) {
-		fprintf(stderr, "memsim: --evict: cannot allocate %llu bytes\n",
-			(unsigned long long)evict);
+		print_error("--evict: cannot allocate %llu bytes", (unsigned long long)evict);
 		return EXIT_RUNTIME;
 	}
 	r = xzalloc(sizeof(*r));
 	rc = papi_measure(run_kernel, d, NATIVE_LINE_BYTES, r);
 	if (rc < 0)
-		fprintf(stderr, "memsim: --papi: %s\n", r->reason);
+		print_error("--papi: %s", r->reason);
 	else
 		papi_report_print(stdout, r);
 	free(r);
@@ -139,7 +138,7 @@ cmd_native(int argc, char **argv)
 	papi = n.papi;
 	d = attn_data_create(&o.cfg, err, sizeof(err));
 	if (!d) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
 	attn_data_fill(d, o.seed);
@@ -150,8 +149,8 @@ cmd_native(int argc, char **argv)
 		double t0;
 
 		if (attn_evict_caches(evict)) {
-			fprintf(stderr, "memsim: --evict: cannot allocate %llu bytes\n",
-				(unsigned long long)evict);
+			print_error("--evict: cannot allocate %llu bytes",
+				    (unsigned long long)evict);
 			free(times);
 			attn_data_destroy(d);
 			return EXIT_RUNTIME;

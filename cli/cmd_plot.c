@@ -75,23 +75,22 @@ draw_all(struct plot_set *set, const char *gnuplot)
 		unlink(svg);
 		rc = spawn_wait(argv, NULL, log, why, sizeof(why));
 		if (rc < 0) {
-			fprintf(stderr, "memsim: plot: %s (its log: %s)\n", why, log);
+			print_error("plot: %s (its log: %s)", why, log);
 			return false;
 		}
 		if (rc != 0) {
 			spawn_last_line(log, words, sizeof(words));
-			fprintf(stderr,
-				"memsim: plot: gnuplot failed on %s.gp (exit status %d): %s "
-				"(its log: %s)\n",
-				p->name, rc, words[0] ? words : "no message", log);
+			print_error("plot: gnuplot failed on %s.gp (exit status %d): %s "
+				    "(its log: %s)",
+				    p->name, rc, words[0] ? words : "no message", log);
 			return false;
 		}
 		p->png = nonempty_file(png);
 		p->svg = nonempty_file(svg);
 		if (((set->formats & PLOT_FORMAT_PNG) && !p->png) ||
 		    ((set->formats & PLOT_FORMAT_SVG) && !p->svg)) {
-			fprintf(stderr, "memsim: plot: gnuplot wrote no %s (its log: %s)\n",
-				!p->png && (set->formats & PLOT_FORMAT_PNG) ? png : svg, log);
+			print_error("plot: gnuplot wrote no %s (its log: %s)",
+				    !p->png && (set->formats & PLOT_FORMAT_PNG) ? png : svg, log);
 			return false;
 		}
 		unlink(log);
@@ -146,12 +145,12 @@ plot_into(const char *dir, unsigned formats)
 
 	rc = plot_input_load(&in, dir);
 	if (rc) {
-		fprintf(stderr, "memsim: plot: cannot read %s: %s\n", dir, strerror(-rc));
+		print_error("plot: cannot read %s: %s", dir, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	rc = plot_set_write(&set, &in, formats, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "memsim: plot: %s\n", err);
+		print_error("plot: %s", err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -162,16 +161,15 @@ plot_into(const char *dir, unsigned formats)
 	}
 	rc = EXIT_OK;
 	if (set.nplots == 0) {
-		fprintf(stderr,
-			"memsim: plot: nothing to plot in %s: none of lab/results.json, "
-			"exact/results.json, profile/results.json is usable\n",
-			dir);
+		print_error("plot: nothing to plot in %s: none of lab/results.json, "
+			    "exact/results.json, profile/results.json is usable",
+			    dir);
 		rc = EXIT_RUNTIME;
 	} else if (!spawn_find(env && *env ? env : "gnuplot", gnuplot, sizeof(gnuplot))) {
-		fprintf(stderr,
-			"memsim: plot: %s not found%s; the data (.dat) and gnuplot scripts (.gp) "
+		print_error(
+			"plot: %s not found%s; the data (.dat) and gnuplot scripts (.gp) "
 			"are in %s (install gnuplot with `apt-get install gnuplot-nox`, then run "
-			"memsim plot again or gnuplot %s/NAME.gp)\n",
+			"memsim plot again or gnuplot %s/NAME.gp)",
 			env && *env ? env : "gnuplot", env && *env ? "" : " on PATH", set.dir,
 			set.dir);
 		rc = EXIT_RUNTIME;
@@ -179,7 +177,7 @@ plot_into(const char *dir, unsigned formats)
 		rc = EXIT_RUNTIME;
 	}
 	if (plot_write_index(&set, err, sizeof(err))) {
-		fprintf(stderr, "memsim: plot: %s\n", err);
+		print_error("plot: %s", err);
 		rc = EXIT_RUNTIME;
 	} else if (rc == EXIT_OK) {
 		printf("index: %s/index.json (%zu plots drawn, %zu skipped)\n", set.dir, set.nplots,
@@ -189,7 +187,7 @@ plot_into(const char *dir, unsigned formats)
 	if (input_error && rc == EXIT_OK) {
 		for (int s = 0; s < PLOT_SOURCES; s++)
 			if (in.present[s] && !in.usable[s])
-				fprintf(stderr, "memsim: plot: %s\n", in.error[s]);
+				print_error("plot: %s", in.error[s]);
 		rc = EXIT_RUNTIME;
 	}
 out:

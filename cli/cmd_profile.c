@@ -302,13 +302,13 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", out);
 	dirfd = outdir_open(out, err, sizeof(err));
 	if (dirfd < 0) {
-		fprintf(stderr, "memsim: profile: %s\n", err);
+		print_error("profile: %s", err);
 		return EXIT_RUNTIME;
 	}
 	/* A sweep or profile writing there now would lose rows to this one, or this one's. */
 	lock = lock_dir(dirfd, out, err, sizeof(err));
 	if (lock < 0 || check_own_results(dirfd, out, err, sizeof(err))) {
-		fprintf(stderr, "memsim: profile: %s\n", err);
+		print_error("profile: %s", err);
 		goto out;
 	}
 	s.cfg = &c;
@@ -320,7 +320,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	/* true only once every row is written: `study --resume` redoes a profile cut short. */
 	cJSON_AddBoolToObject(manifest, "complete", false);
 	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		goto out;
 	}
 	fd = outdir_file_open(dirfd, out, "results.json", O_WRONLY | O_CREAT | O_TRUNC, err,
@@ -331,7 +331,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 			snprintf(err, sizeof(err), "cannot write %s: %s", path, strerror(errno));
 			close(fd);
 		}
-		fprintf(stderr, "memsim: profile: %s\n", err);
+		print_error("profile: %s", err);
 		goto out;
 	}
 	rc = EXIT_OK;
@@ -354,18 +354,18 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	fflush(s.text);
 	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "memsim: profile: %s\n", rc == -EIO ? s.err : err);
+		print_error("profile: %s", rc == -EIO ? s.err : err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
 	if (fflush(s.results) != 0) {
-		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		print_error("cannot write %s: %s", path, strerror(errno));
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
 	cJSON_ReplaceItemInObject(manifest, "complete", cJSON_CreateBool(true));
 	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -377,7 +377,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 		manifest = NULL;
 		s.rows = NULL;
 		if (report_write_json(json, doc, err, sizeof(err))) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			rc = EXIT_RUNTIME;
 		}
 		cJSON_Delete(doc);
@@ -387,7 +387,7 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
 out:
 	if (s.results && fclose(s.results) != 0 && rc == 0) {
-		fprintf(stderr, "memsim: cannot write %s: %s\n", path, strerror(errno));
+		print_error("cannot write %s: %s", path, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	cJSON_Delete(manifest);

@@ -140,11 +140,11 @@ cmd_replay(int argc, char **argv)
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("replay", "%s", err);
 	if (spec.note[0])
-		fprintf(stderr, "memsim: note: %s\n", spec.note);
+		print_error("note: %s", spec.note);
 
 	rc = replay_file(path, format, &spec, flush, &res, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
 	if ((rc = check_sample_estimate("replay", res.cache))) {
@@ -182,7 +182,7 @@ cmd_replay(int argc, char **argv)
 		rc = report_write_json(json_path, root, err, sizeof(err));
 		cJSON_Delete(root);
 		if (rc) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			replay_result_finish(&res);
 			return EXIT_RUNTIME;
 		}

@@ -43,7 +43,7 @@ report_into(const char *dir)
 	char err[1024];
 
 	if (lab_report(dir, err, sizeof(err))) {
-		fprintf(stderr, "memsim: report: %s\n", err);
+		print_error("report: %s", err);
 		return EXIT_RUNTIME;
 	}
 	printf("memsim report: wrote %s/report.md, %s/report.html, %s/manifest.json and "

@@ -94,7 +94,7 @@ cmd_run(int argc, char **argv)
 	out = text_stream(o.json_path);
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
 	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {
-		fprintf(stderr, "memsim: %s\n", err);
+		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
 	if ((rc = check_sample_estimate("run", st.sim.cache))) {
@@ -112,7 +112,7 @@ cmd_run(int argc, char **argv)
 		cJSON *root = evaluation_json(&st, argc, argv);
 
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: %s\n", err);
+			print_error("%s", err);
 			rc = EXIT_RUNTIME;
 		}
 		cJSON_Delete(root);

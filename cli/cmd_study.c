@@ -148,7 +148,7 @@ study_xcheck(const char *out, bool small, bool resume, int argc, char **argv)
 	}
 	snprintf(dir, sizeof(dir), "%s/xcheck", out);
 	if ((rc = mkdir_p(dir))) {
-		fprintf(stderr, "memsim: study: cannot create %s: %s\n", dir, strerror(-rc));
+		print_error("study: cannot create %s: %s", dir, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -205,7 +205,7 @@ study_profile(const char *out, bool small, int argc, char **argv)
 	 * accounting for its roofline. */
 	if (profile_config_check(&c, err, sizeof(err)) ||
 	    spec_parse("lab", &c.spec, err, sizeof(err))) {
-		fprintf(stderr, "memsim: study: profile: %s\n", err);
+		print_error("study: profile: %s", err);
 		return EXIT_RUNTIME;
 	}
 	c.spec.cache.seed = c.seed;
@@ -223,7 +223,7 @@ print_tables(const char *out)
 	snprintf(dir, sizeof(dir), "%s/lab", out);
 	printf("\n== lab formulas vs memsim (%s)\n\n", dir);
 	if (tables_read(dir, &t, err, sizeof(err))) {
-		fprintf(stderr, "memsim: study: %s\n", err);
+		print_error("study: %s", err);
 		return EXIT_RUNTIME;
 	}
 	tables_print_lab(stdout, &t);
@@ -234,7 +234,7 @@ print_tables(const char *out)
 	printf("\n== exact formulas vs memsim, every array, fully associative LRU caches (%s)\n\n",
 	       dir);
 	if (tables_read(dir, &t, err, sizeof(err))) {
-		fprintf(stderr, "memsim: study: %s\n", err);
+		print_error("study: %s", err);
 		return EXIT_RUNTIME;
 	}
 	rc = tables_print_exact(stdout, &t) ? EXIT_OK : EXIT_RUNTIME;
@@ -289,7 +289,7 @@ cmd_study(int argc, char **argv)
 	if (small && !maxn_given)
 		maxn = 512;
 	if ((rc = mkdir_p(out))) {
-		fprintf(stderr, "memsim: study: cannot create %s: %s\n", out, strerror(-rc));
+		print_error("study: cannot create %s: %s", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)maxn);

@@ -26,7 +26,10 @@ usage_sweep(FILE *f)
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
 		"DIR/manifest.json. A LIST is values separated by commas, or a range lo:hi:xF\n"
-		"(geometric) or lo:hi:+S: --N 256:16384:x2, --kernel naive,flash2, --Br 32,64,128.\n"
+		"(geometric) or lo:hi:+S: --N 256:16384:x2, --kernel naive,flash2, --Br 32,64,128;\n"
+		"each value once (a repeat would run one configuration twice). At most %d\n"
+		"configurations (the product of the lists' lengths); a plan the kernels take none\n"
+		"of is refused.\n"
 		"--cache may be given several times (a spec or preset each); --cache-sweep\n"
 		"L2=32K:64M:x2 replaces that level's size in each --cache. Defaults: as memsim run,\n"
 		"--causal no, --cache lab, --jobs = cores.\n"
@@ -53,7 +56,8 @@ usage_sweep(FILE *f)
 		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
 		"                  and sample_too_small where the sample is too small for 10%%\n"
 		"\n"
-		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n");
+		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n",
+		SWEEP_PLAN_MAX);
 }
 
 bool

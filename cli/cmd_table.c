@@ -54,13 +54,13 @@ cmd_table(int argc, char **argv)
 				   "table takes a sweep directory (and --exact or --xcheck)");
 	if (xcheck) {
 		if (tables_print_xcheck(stdout, argv[optind], err, sizeof(err))) {
-			fprintf(stderr, "memsim: table: %s\n", err);
+			print_error("table: %s", err);
 			return EXIT_RUNTIME;
 		}
 		return EXIT_OK;
 	}
 	if (tables_read(argv[optind], &t, err, sizeof(err))) {
-		fprintf(stderr, "memsim: table: %s\n", err);
+		print_error("table: %s", err);
 		return EXIT_RUNTIME;
 	}
 	if (exact) {

@@ -63,10 +63,12 @@ usage_xcheck(FILE *f)
 		"                 levels [cachegrind]; policy words are set per tool\n"
 		"  --with LIST    tools to run [cachegrind,callgrind%s]\n"
 		"  --keep DIR     keep the tools' output files in DIR (default: a temporary\n"
-		"                 directory, removed unless a tool fails)\n"
+		"                 directory in $TMPDIR, removed unless a tool fails)\n"
 		"  --json FILE    also write the table as JSON\n"
 		"\n"
-		"MEMSIM_VALGRIND names the valgrind program [valgrind on PATH].\n",
+		"MEMSIM_VALGRIND names the valgrind program [valgrind on PATH]. Interrupted\n"
+		"(SIGINT, SIGTERM), xcheck stops valgrind, removes its temporary directory and\n"
+		"exits 1.\n",
 		WITH_PAPI_BUILT ? ",papi" : "");
 }
 
@@ -513,10 +515,10 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 	struct spec cg_spec, clg_spec;
 	struct evaluation cg, clg;
 	struct run_ctx r;
-	char dir[1024], err[4096], buf[512];
+	char dir[1024] = "", err[4096], buf[512];
 	bool made_dir = false, have_cg = false, have_clg = false, have_papi = false;
 	struct papi_report papi;
-	int rc = EXIT_RUNTIME;
+	int rc = EXIT_RUNTIME, sig;
 	ssize_t n;
 
 	memset(&r, 0, sizeof(r));
@@ -546,23 +548,21 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 		static char path[4096];
 
 		if (!spawn_find(vg && *vg ? vg : "valgrind", path, sizeof(path))) {
-			fprintf(stderr,
-				"memsim: xcheck: %s not found%s (install the valgrind package, or "
-				"leave cachegrind and callgrind out of --with)\n",
-				vg && *vg ? vg : "valgrind", vg && *vg ? "" : " on PATH");
+			print_error("xcheck: %s not found%s (install the valgrind package, or "
+				    "leave cachegrind and callgrind out of --with)",
+				    vg && *vg ? vg : "valgrind", vg && *vg ? "" : " on PATH");
 			return EXIT_RUNTIME;
 		}
 		r.valgrind = path;
 	}
 	if ((with & WITH_PAPI) && !WITH_PAPI_BUILT) {
-		fprintf(stderr, "memsim: xcheck: --with papi: this memsim was built without PAPI "
-				"(install libpapi-dev, then rebuild)\n");
+		print_error("xcheck: --with papi: this memsim was built without PAPI (install "
+			    "libpapi-dev, then rebuild)");
 		return EXIT_RUNTIME;
 	}
 	n = readlink("/proc/self/exe", r.self, sizeof(r.self) - 1);
 	if (n <= 0) {
-		fprintf(stderr,
-			"memsim: xcheck: cannot find the memsim executable (/proc/self/exe)\n");
+		print_error("xcheck: cannot find the memsim executable (/proc/self/exe)");
 		return EXIT_RUNTIME;
 	}
 	r.self[n] = '\0';
@@ -570,43 +570,15 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 	/* Twice the LL evicts every line of an LRU LL before the kernel starts. */
 	snprintf(r.evict, sizeof(r.evict), "%llu", (unsigned long long)(2 * g.ll.size_bytes));
 
-	if (keep_dir) {
-		int e = mkdir_p(keep_dir);
-
-		if (e) {
-			fprintf(stderr, "memsim: xcheck: --keep: cannot create %s: %s\n", keep_dir,
-				strerror(-e));
-			return EXIT_RUNTIME;
-		}
-		snprintf(dir, sizeof(dir), "%s", keep_dir);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		if (tmp && strlen(tmp) > 900)
-			tmp = NULL;
-
-		snprintf(dir, sizeof(dir), "%s/memsim-xcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir)) {
-			fprintf(stderr, "memsim: xcheck: cannot create a directory in %s: %s\n",
-				tmp && *tmp ? tmp : "/tmp", strerror(errno));
-			return EXIT_RUNTIME;
-		}
-		made_dir = true;
-	}
-	r.dir = dir;
 
 	/* memsim under each tool's model. */
 	if (evaluation_run(&cg, &o->cfg, &cg_spec, false, o->seed, EVALUATION_SIMULATE, err,
-			   sizeof(err))) {
-		fprintf(stderr, "memsim: xcheck: %s\n", err);
-		goto out;
-	}
+			   sizeof(err)))
+		goto failed;
 	have_cg = true;
 	if (evaluation_run(&clg, &o->cfg, &clg_spec, true, o->seed, EVALUATION_SIMULATE, err,
-			   sizeof(err))) {
-		fprintf(stderr, "memsim: xcheck: %s\n", err);
-		goto out;
-	}
+			   sizeof(err)))
+		goto failed;
 	have_clg = true;
 	formula_rows(&x, &clg);
 	x.rows[XCHECK_MEMSIM_CG].shown = true;
@@ -623,6 +595,33 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 		 "traced run on %s; write-backs and DRAM bytes without the final flush",
 		 spec_format(&clg_spec, buf, sizeof(buf)));
 
+	/* From here valgrind's files exist: SIGINT and SIGTERM stop valgrind and remove them
+	 * rather than end us with the files left behind. */
+	spawn_guard_begin();
+	if (keep_dir) {
+		int e = mkdir_p(keep_dir);
+
+		if (e) {
+			print_error("xcheck: --keep: cannot create %s: %s", keep_dir, strerror(-e));
+			goto out;
+		}
+		snprintf(dir, sizeof(dir), "%s", keep_dir);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		if (tmp && strlen(tmp) > 900)
+			tmp = NULL;
+
+		snprintf(dir, sizeof(dir), "%s/memsim-xcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir)) {
+			print_error("xcheck: cannot create a directory in %s: %s",
+				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+			goto out;
+		}
+		made_dir = true;
+	}
+	r.dir = dir;
+
 	if (with & WITH_CACHEGRIND) {
 		struct xcheck_row *row = &x.rows[XCHECK_CACHEGRIND];
 
@@ -630,10 +629,8 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 		row->ref = XCHECK_MEMSIM_CG;
 		snprintf(row->source, sizeof(row->source), "Cachegrind");
 		snprintf(row->model, sizeof(row->model), "Cachegrind's");
-		if (run_cachegrind(&r, &g, row, err, sizeof(err))) {
-			fprintf(stderr, "memsim: xcheck: %s\n", err);
-			goto out;
-		}
+		if (run_cachegrind(&r, &g, row, err, sizeof(err)))
+			goto failed;
 	}
 	if (with & WITH_CALLGRIND) {
 		struct xcheck_row *row = &x.rows[XCHECK_CALLGRIND], *pf;
@@ -642,18 +639,14 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 		row->ref = XCHECK_MEMSIM_CLG;
 		snprintf(row->source, sizeof(row->source), "Callgrind");
 		snprintf(row->model, sizeof(row->model), "Callgrind's");
-		if (run_callgrind(&r, &g, false, row, err, sizeof(err))) {
-			fprintf(stderr, "memsim: xcheck: %s\n", err);
-			goto out;
-		}
+		if (run_callgrind(&r, &g, false, row, err, sizeof(err)))
+			goto failed;
 		pf = &x.rows[XCHECK_CALLGRIND_PF];
 		pf->shown = true;
 		snprintf(pf->source, sizeof(pf->source), "Callgrind + hw prefetch");
 		snprintf(pf->model, sizeof(pf->model), "Callgrind's + prefetch");
-		if (run_callgrind(&r, &g, true, pf, err, sizeof(err))) {
-			fprintf(stderr, "memsim: xcheck: %s\n", err);
-			goto out;
-		}
+		if (run_callgrind(&r, &g, true, pf, err, sizeof(err)))
+			goto failed;
 		snprintf(
 			pf->note, sizeof(pf->note),
 			"--simulate-hwpref=yes: after 3 ascending (or descending) lines in a 4 KiB "
@@ -669,7 +662,7 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 	}
 	if (with & WITH_PAPI) {
 		if (papi_rows(&x, o, &papi, err, sizeof(err)))
-			goto out;
+			goto failed;
 		have_papi = true;
 	}
 	if (inner_tile_bytes(&o->cfg) + 2048 > g.d1.size_bytes)
@@ -682,6 +675,10 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 			"tiles (--Bc 32) leave room",
 			inner_tile_bytes(&o->cfg) / 1024.0, g.d1.size_bytes / 1024.0);
 
+	/* Interrupted where nothing was waiting for a signal (reading a tool's output, PAPI's
+	 * run): the table is not printed. */
+	if (spawn_guard_signal())
+		goto out;
 	if (table)
 		xcheck_print(table, &x);
 	rc = EXIT_OK;
@@ -694,19 +691,32 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 		if (have_papi)
 			papi_report_json(&papi, cJSON_AddObjectToObject(root, "papi"));
 		if (report_write_json(o->json_path, root, err, sizeof(err))) {
-			fprintf(stderr, "memsim: xcheck: %s\n", err);
+			print_error("xcheck: %s", err);
 			rc = EXIT_RUNTIME;
 		}
 		cJSON_Delete(root);
 	}
+	goto out;
+failed:
+	/* An interrupted tool's failure is the interrupt's: one line below says so. */
+	if (!spawn_guard_signal())
+		print_error("xcheck: %s", err);
 out:
 	if (have_cg)
 		evaluation_finish(&cg);
 	if (have_clg)
 		evaluation_finish(&clg);
-	/* After a tool failed its files stay: the message named them. */
-	if (!r.failed_keep && !keep_dir)
+	sig = spawn_guard_signal();
+	/* After a tool failed its files stay: the message named them. After an interrupt they
+	 * go (but a --keep directory's). */
+	if (dir[0] && !keep_dir && (!r.failed_keep || sig))
 		cleanup_dir(dir, made_dir);
+	spawn_guard_end();
+	if (sig) {
+		print_error("xcheck: interrupted by signal %d: %s%s", sig,
+			    keep_dir ? "the files so far are in " : "removed ", dir);
+		rc = EXIT_RUNTIME;
+	}
 	return rc;
 }
 

@@ -79,3 +79,8 @@ bool parse_shard(const char *text, uint64_t *i, uint64_t *n);
 
 /* Prints one line "memsim: msg (see 'memsim help CMD')" to stderr; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints one line "memsim: msg" to stderr, where msg may hold paths, trace lines and spec
+ * text: control characters, C1 controls and bytes that are not UTF-8 are shown as \xNN (as
+ * usage_error() does), valid UTF-8 passes through. Returns EXIT_RUNTIME. */
+int print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

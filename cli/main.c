@@ -4,10 +4,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "sim/sample.h"
+#include "sim/util.h"
 
 static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *f);
@@ -70,25 +72,104 @@ usage_main(FILE *f)
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
+/* The length of the UTF-8 sequence at s that a terminal shows as text, or 0: not UTF-8
+ * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short) or a
+ * C1 control (U+0080 to U+009F, which a terminal may act on as it does on ESC). */
+static size_t
+utf8_text(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	else if (s[0] == 0xc2)
+		lo = 0xa0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Writes s to stderr on one line, whatever a user or a file put in it: control characters (a
+ * newline too), DEL, C1 controls and bytes that are not UTF-8 are shown as \xNN; printable
+ * ASCII and valid UTF-8 pass through. */
+static void
+put_escaped(const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+
+	while (*c) {
+		size_t n = *c >= 0x80 ? utf8_text(c) : (*c < ' ' || *c == 0x7f) ? 0 : 1;
+
+		if (n == 0) {
+			fprintf(stderr, "\\x%02x", *c++);
+			continue;
+		}
+		fwrite(c, 1, n, stderr);
+		c += n;
+	}
+}
+
+/* fmt and ap formatted; caller frees with free(). */
+static char *
+format_message(const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+	char *msg;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	msg = xzalloc(n > 0 ? (size_t)n + 1 : 1);
+	if (n > 0)
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	return msg;
+}
+
 int
 usage_error(const char *cmd, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
+	char *msg;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg = format_message(fmt, ap);
 	va_end(ap);
 	/* One line whatever the user typed: a control character in an argument (a newline in
 	 * --cache) is shown as an escape. */
 	fprintf(stderr, "memsim: ");
-	for (const char *c = msg; *c; c++)
-		if ((unsigned char)*c < ' ' || *c == 0x7f)
-			fprintf(stderr, "\\x%02x", (unsigned char)*c);
-		else
-			fputc(*c, stderr);
+	put_escaped(msg);
 	fprintf(stderr, " (see 'memsim help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
+	free(msg);
 	return EXIT_USAGE;
+}
+
+int
+print_error(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = format_message(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "memsim: ");
+	put_escaped(msg);
+	fprintf(stderr, "\n");
+	free(msg);
+	return EXIT_RUNTIME;
 }
 
 int
@@ -120,7 +201,7 @@ check_sample_estimate(const char *cmd, struct cache *c)
 	if (j.verdict == SAMPLE_EMPTY)
 		return usage_error(cmd, "%s", j.reason);
 	if (j.verdict == SAMPLE_TOO_SMALL)
-		fprintf(stderr, "memsim: warning: %s (estimate.sample_too_small)\n", j.reason);
+		print_error("warning: %s (estimate.sample_too_small)", j.reason);
 	return EXIT_OK;
 }
 
@@ -174,7 +255,7 @@ finish(int rc)
 
 	/* A command that failed has said why; its output may be what failed. */
 	if (e && rc == EXIT_OK) {
-		fprintf(stderr, "memsim: cannot write standard output: %s\n", strerror(e));
+		print_error("cannot write standard output: %s", strerror(e));
 		return EXIT_RUNTIME;
 	}
 	return rc;

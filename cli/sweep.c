@@ -48,7 +48,8 @@ on_died(void *ctx, long index, const char *why)
 {
 	struct run_state *s = ctx;
 
-	fprintf(stderr, "\nmemsim: sweep: %s: %s\n", s->items[index].key, why);
+	fputc('\n', stderr);
+	print_error("sweep: %s: %s", s->items[index].key, why);
 }
 
 static void
@@ -89,6 +90,8 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 
 	uint64_t memory;
 
+	if (sweep_plan_check(p))
+		return EXIT_USAGE;
 	if (sim_memory_setting(&memory) < 0)
 		return usage_error("sweep", "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
 				   getenv("MEMSIM_MEMORY"));
@@ -123,7 +126,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		free(items);
 		if (orc == -2)
 			return usage_error("sweep", "%s", err);
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		return EXIT_RUNTIME;
 	}
 	todo = xzalloc((nitems + 1) * sizeof(*todo));
@@ -135,48 +138,43 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		goto out;
 	}
-	fprintf(stderr,
-		"memsim: sweep: %zu configurations, %zu already done, %zu to run%s on %u workers "
-		"-> %s\n",
-		nitems, w.ndone, ntodo, w.retried ? " (failed runs again)" : "",
-		o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
+	print_error("sweep: %zu configurations, %zu already done, %zu to run%s on %u workers -> %s",
+		    nitems, w.ndone, ntodo, w.retried ? " (failed runs again)" : "",
+		    o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
 	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));
 	if (s.tty)
 		fprintf(stderr, "\n");
 	if (prc) {
-		fprintf(stderr, "memsim: sweep: %s\n", s.err[0] ? s.err : err);
+		print_error("sweep: %s", s.err[0] ? s.err : err);
 		goto out;
 	}
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		goto out;
 	}
 	if (interrupted) {
-		fprintf(stderr,
-			"memsim: sweep interrupted: %ld of %zu runs kept in %s; --resume continues\n",
-			w.now.rows, ntodo, o->out);
+		print_error("sweep interrupted: %ld of %zu runs kept in %s; --resume continues",
+			    w.now.rows, ntodo, o->out);
 		goto out;
 	}
 	if (w.now.sample_too_small)
-		fprintf(stderr,
-			"memsim: sweep: warning: %ld of %ld rows sampled too few chunks for the "
-			"estimate's %.0f%% bound (estimate.sample_too_small and reason in "
-			"results.json)\n",
-			w.now.sample_too_small, w.now.rows, 100 * SAMPLE_ERROR_BOUND);
+		print_error("sweep: warning: %ld of %ld rows sampled too few chunks for the "
+			    "estimate's %.0f%% bound (estimate.sample_too_small and reason in "
+			    "results.json)",
+			    w.now.sample_too_small, w.now.rows, 100 * SAMPLE_ERROR_BOUND);
 	if (w.now.errors)
-		fprintf(stderr,
-			"memsim: sweep: %ld of %ld runs failed (their rows say why); --resume "
-			"runs them again\n",
-			w.now.errors, w.now.rows);
+		print_error("sweep: %ld of %ld runs failed (their rows say why); --resume runs them "
+			    "again",
+			    w.now.errors, w.now.rows);
 	rc = w.now.errors || w.missing ? EXIT_RUNTIME : EXIT_OK;
 out:
 	if (sweep_writer_close(&w, err, sizeof(err))) {
-		fprintf(stderr, "memsim: sweep: %s\n", err);
+		print_error("sweep: %s", err);
 		rc = EXIT_RUNTIME;
 	}
 	free(tasks);

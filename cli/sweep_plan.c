@@ -40,53 +40,90 @@ parse_value(const char *s, uint64_t *out, bool size_units)
 	return size_units ? parse_size_bytes(s, out) == 0 : parse_u64(s, out);
 }
 
+/* The next item of the comma-separated list at *cursor, cut in place, or NULL after the last.
+ * Unlike strtok_r() an empty item (",,", a comma first or last, an empty list) comes back as
+ * "", so that it is refused rather than skipped. */
+static char *
+next_item(char **cursor)
+{
+	char *s = *cursor, *comma;
+
+	if (!s)
+		return NULL;
+	comma = strchr(s, ',');
+	*cursor = comma ? comma + 1 : NULL;
+	if (comma)
+		*comma = '\0';
+	return s;
+}
+
+static int
+empty_item(const char *opt, const char *text)
+{
+	return usage_error("sweep", "%s: empty item in '%s'", opt, text);
+}
+
+/* Appends v, which item gave; a value already listed is refused: two equal values would give
+ * two configurations with one key, and their rows would count twice. */
+static int
+list_add(struct u64_list *l, uint64_t v, const char *opt, const char *item)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (l->v[i] == v)
+			return usage_error("sweep", "%s: '%s' repeats %llu: give each value once",
+					   opt, item, (unsigned long long)v);
+	if (l->n == SWEEP_LIST_MAX)
+		return usage_error("sweep", "%s: more than %d values", opt, SWEEP_LIST_MAX);
+	l->v[l->n++] = v;
+	return 0;
+}
+
+/* The values of the range "lo:hi:xF" or "lo:hi:+S" (item, cut in place) appended to out. */
+static int
+range_add(struct u64_list *out, char *item, const char *opt, const char *text, bool size_units)
+{
+	char *c1 = strchr(item, ':'), *c2 = strchr(c1 + 1, ':');
+	char shown[128];
+	uint64_t lo, hi, step;
+	bool geometric;
+	int rc = 0;
+
+	snprintf(shown, sizeof(shown), "%s", item);
+	*c1 = '\0';
+	if (!c2 || (c2[1] != 'x' && c2[1] != '+'))
+		return usage_error("sweep", "%s: range '%s:...' needs :xF or :+S", opt, item);
+	*c2 = '\0';
+	geometric = c2[1] == 'x';
+	if (!parse_value(item, &lo, size_units) || !parse_value(c1 + 1, &hi, size_units) ||
+	    !parse_value(c2 + 2, &step, size_units && !geometric) || step == 0 ||
+	    (geometric && step < 2) || lo == 0 || hi < lo)
+		return usage_error("sweep", "%s: bad range in '%s'", opt, text);
+	for (uint64_t v = lo; v <= hi && !rc; v = geometric ? v * step : v + step) {
+		rc = list_add(out, v, opt, shown);
+		if (geometric ? v > UINT64_MAX / step : v > UINT64_MAX - step)
+			break;
+	}
+	return rc;
+}
+
 int
 sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units)
 {
-	char *copy = xstrdup(text), *save = NULL;
+	char *copy = xstrdup(text), *cursor = copy, *item;
 	int rc = 0;
 
 	out->n = 0;
-	for (char *item = strtok_r(copy, ",", &save); item && !rc;
-	     item = strtok_r(NULL, ",", &save)) {
-		char *c1 = strchr(item, ':'), *c2;
-		uint64_t lo, hi, step;
-		bool geometric;
+	while (!rc && (item = next_item(&cursor))) {
+		uint64_t v;
 
-		if (!c1) {
-			if (!parse_value(item, &lo, size_units))
-				rc = usage_error("sweep", "%s: '%s' is not a number", opt, item);
-			else if (out->n == SWEEP_LIST_MAX)
-				rc = usage_error("sweep", "%s: more than %d values", opt,
-						 SWEEP_LIST_MAX);
-			else
-				out->v[out->n++] = lo;
-			continue;
-		}
-		c2 = strchr(c1 + 1, ':');
-		*c1 = '\0';
-		if (!c2 || (c2[1] != 'x' && c2[1] != '+')) {
-			rc = usage_error("sweep", "%s: range '%s:...' needs :xF or :+S", opt, item);
-			break;
-		}
-		*c2 = '\0';
-		geometric = c2[1] == 'x';
-		if (!parse_value(item, &lo, size_units) || !parse_value(c1 + 1, &hi, size_units) ||
-		    !parse_value(c2 + 2, &step, size_units && !geometric) || step == 0 ||
-		    (geometric && step < 2) || lo == 0 || hi < lo) {
-			rc = usage_error("sweep", "%s: bad range in '%s'", opt, text);
-			break;
-		}
-		for (uint64_t v = lo; v <= hi; v = geometric ? v * step : v + step) {
-			if (out->n == SWEEP_LIST_MAX) {
-				rc = usage_error("sweep", "%s: more than %d values", opt,
-						 SWEEP_LIST_MAX);
-				break;
-			}
-			out->v[out->n++] = v;
-			if (geometric ? v > UINT64_MAX / step : v > UINT64_MAX - step)
-				break;
-		}
+		if (!*item)
+			rc = empty_item(opt, text);
+		else if (strchr(item, ':'))
+			rc = range_add(out, item, opt, text, size_units);
+		else if (!parse_value(item, &v, size_units))
+			rc = usage_error("sweep", "%s: '%s' is not a number", opt, item);
+		else
+			rc = list_add(out, v, opt, item);
 	}
 	free(copy);
 	return rc;
@@ -95,16 +132,28 @@ sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool s
 int
 sweep_plan_kernels(struct sweep_plan *p, const char *list)
 {
-	char *copy = xstrdup(list), *save = NULL;
+	char *copy = xstrdup(list), *cursor = copy, *k;
 	int rc = 0;
 
 	p->nkernels = 0;
-	for (char *k = strtok_r(copy, ",", &save); k && !rc; k = strtok_r(NULL, ",", &save)) {
-		if (p->nkernels == ATTN_KERNEL_COUNT ||
-		    !attn_kernel_parse(k, &p->kernels[p->nkernels]))
+	while (!rc && (k = next_item(&cursor))) {
+		enum attn_kernel kernel;
+		unsigned i = 0;
+
+		if (!*k) {
+			rc = empty_item("--kernel", list);
+			break;
+		}
+		if (!attn_kernel_parse(k, &kernel)) {
 			rc = usage_error("sweep", "--kernel: unknown kernel '%s'", k);
+			break;
+		}
+		while (i < p->nkernels && p->kernels[i] != kernel)
+			i++;
+		if (i < p->nkernels || i == ATTN_KERNEL_COUNT)
+			rc = usage_error("sweep", "--kernel: '%s' is listed twice", k);
 		else
-			p->nkernels++;
+			p->kernels[p->nkernels++] = kernel;
 	}
 	free(copy);
 	return rc;
@@ -113,15 +162,28 @@ sweep_plan_kernels(struct sweep_plan *p, const char *list)
 int
 sweep_plan_dtypes(struct sweep_plan *p, const char *list)
 {
-	char *copy = xstrdup(list), *save = NULL;
+	char *copy = xstrdup(list), *cursor = copy, *k;
 	int rc = 0;
 
 	p->ndtypes = 0;
-	for (char *k = strtok_r(copy, ",", &save); k && !rc; k = strtok_r(NULL, ",", &save)) {
-		if (p->ndtypes == 3 || !attn_dtype_parse(k, &p->dtypes[p->ndtypes]))
+	while (!rc && (k = next_item(&cursor))) {
+		enum attn_dtype dtype;
+		unsigned i = 0;
+
+		if (!*k) {
+			rc = empty_item("--dtype", list);
+			break;
+		}
+		if (!attn_dtype_parse(k, &dtype)) {
 			rc = usage_error("sweep", "--dtype: unknown dtype '%s'", k);
+			break;
+		}
+		while (i < p->ndtypes && p->dtypes[i] != dtype)
+			i++;
+		if (i < p->ndtypes || i == 3)
+			rc = usage_error("sweep", "--dtype: '%s' is listed twice", k);
 		else
-			p->ndtypes++;
+			p->dtypes[p->ndtypes++] = dtype;
 	}
 	free(copy);
 	return rc;
@@ -130,7 +192,7 @@ sweep_plan_dtypes(struct sweep_plan *p, const char *list)
 int
 sweep_plan_causal(struct sweep_plan *p, const char *list)
 {
-	char *copy, *save = NULL;
+	char *copy, *cursor, *v;
 	int rc = 0;
 
 	if (!list) {
@@ -138,13 +200,17 @@ sweep_plan_causal(struct sweep_plan *p, const char *list)
 		p->ncausal = 1;
 		return 0;
 	}
-	copy = xstrdup(list);
+	copy = cursor = xstrdup(list);
 	p->ncausal = 0;
-	for (char *v = strtok_r(copy, ",", &save); v && !rc; v = strtok_r(NULL, ",", &save)) {
+	while (!rc && (v = next_item(&cursor))) {
 		bool yes = strcmp(v, "yes") == 0 || strcmp(v, "1") == 0;
 
-		if ((!yes && strcmp(v, "no") != 0 && strcmp(v, "0") != 0) || p->ncausal == 2)
+		if (!*v)
+			rc = empty_item("--causal", list);
+		else if (!yes && strcmp(v, "no") != 0 && strcmp(v, "0") != 0)
 			rc = usage_error("sweep", "--causal: '%s' is not no or yes", v);
+		else if (p->ncausal == 2 || (p->ncausal == 1 && p->causal[0] == yes))
+			rc = usage_error("sweep", "--causal: '%s' is listed twice", v);
 		else
 			p->causal[p->ncausal++] = yes;
 	}
@@ -235,20 +301,68 @@ sweep_plan_mode(const struct sweep_plan *p, char *buf, size_t len)
 	return buf;
 }
 
+/* Text written at `at` (NULL: only measured), n bytes so far: a plan of a million keys is
+ * measured and written without snprintf(), which took most of the time to make them. */
+struct text {
+	char *at;
+	size_t n;
+};
+
 static void
-item_key(struct sweep_item *it, const struct sweep_plan *p)
+put_str(struct text *t, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (t->at)
+		memcpy(t->at + t->n, s, len);
+	t->n += len;
+}
+
+static void
+put_u64(struct text *t, const char *before, uint64_t v)
+{
+	char digits[24];
+	size_t k = sizeof(digits);
+
+	put_str(t, before);
+	digits[--k] = '\0';
+	do {
+		digits[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_str(t, digits + k);
+}
+
+/* Item it's key, its terminating NUL included, into t: the text of results.json's "key", which
+ * --resume and merge compare, so it must not change. */
+static void
+item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t)
 {
 	const struct attn_config *c = &it->cfg;
-	char mode[128];
 
-	snprintf(it->key, sizeof(it->key),
-		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu "
-		 "causal=%d separate=%d cache=%s %s",
-		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
-		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
-		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
-		 (unsigned long long)c->Bc, c->causal, c->softmax_separate, p->caches[it->cache],
-		 sweep_plan_mode(p, mode, sizeof(mode)));
+	put_str(t, attn_kernel_name(c->kernel));
+	put_u64(t, " N=", c->N);
+	put_u64(t, " d=", c->d);
+	put_u64(t, " heads=", c->heads);
+	put_u64(t, " kv_heads=", c->kv_heads);
+	put_u64(t, " batch=", c->batch);
+	put_str(t, " ");
+	put_str(t, attn_dtype_name(c->dtype));
+	put_u64(t, " Br=", c->Br);
+	put_u64(t, " Bc=", c->Bc);
+	put_u64(t, " causal=", c->causal);
+	put_u64(t, " separate=", c->softmax_separate);
+	put_str(t, " cache=");
+	put_str(t, p->caches[it->cache]);
+	put_u64(t, " flush=", p->flush);
+	put_u64(t, " seed=", p->seed);
+	put_str(t, p->simulate ? " simulated" : " formula");
+	put_str(t, p->trace_only ? " trace-only" : "");
+	if (p->sample_sets > 1)
+		put_u64(t, " sampled 1/", p->sample_sets);
+	if (t->at)
+		t->at[t->n] = '\0';
+	t->n++;
 }
 
 /* The plan's dimensions, outermost first: the product is walked like an odometer. */
@@ -267,53 +381,142 @@ enum {
 	DIMS
 };
 
-struct sweep_item *
-sweep_plan_items(const struct sweep_plan *p, size_t *count)
+/* The odometer over the plan's product: at[] the digits, len[] each dimension's length. */
+struct walk {
+	unsigned len[DIMS], at[DIMS];
+	bool done;
+};
+
+static void
+walk_init(struct walk *w, const struct sweep_plan *p)
 {
 	const unsigned len[DIMS] = { p->ncaches, p->nkernels, p->ndtypes,
 				     p->ncausal, p->heads.n,  p->kv_given ? p->kv_heads.n : 1,
 				     p->batch.n, p->d.n,      p->Br.n,
 				     p->Bc.n,    p->N.n };
-	unsigned at[DIMS] = { 0 };
-	size_t cap = 64, n = 0;
-	struct sweep_item *items = xzalloc(cap * sizeof(*items));
 
+	memcpy(w->len, len, sizeof(len));
+	memset(w->at, 0, sizeof(w->at));
+	w->done = false;
 	for (int i = 0; i < DIMS; i++)
-		if (len[i] == 0) {
-			*count = 0;
-			return items;
-		}
-	for (;;) {
-		struct sweep_item it;
-		int i;
+		w->done |= len[i] == 0;
+}
 
-		memset(&it, 0, sizeof(it));
-		it.cache = at[DIM_CACHE];
-		it.cfg.kernel = p->kernels[at[DIM_KERNEL]];
-		it.cfg.dtype = p->dtypes[at[DIM_DTYPE]];
-		it.cfg.causal = p->causal[at[DIM_CAUSAL]];
-		it.cfg.heads = p->heads.v[at[DIM_HEADS]];
-		it.cfg.kv_heads = p->kv_given ? p->kv_heads.v[at[DIM_KV]] : it.cfg.heads;
-		it.cfg.batch = p->batch.v[at[DIM_BATCH]];
-		it.cfg.d = p->d.v[at[DIM_D]];
-		it.cfg.Br = p->Br.v[at[DIM_BR]];
-		it.cfg.Bc = p->Bc.v[at[DIM_BC]];
-		it.cfg.N = p->N.v[at[DIM_N]];
-		it.cfg.softmax_separate = p->softmax_separate;
-		if (it.cfg.kv_heads != 0 && it.cfg.heads % it.cfg.kv_heads == 0 &&
-		    !(it.cfg.kernel == ATTN_PROJ && it.cfg.causal)) {
-			item_key(&it, p);
-			if (n == cap) {
-				cap *= 2;
-				items = xrealloc(items, cap * sizeof(*items));
-			}
+/* The configuration under the odometer into it (its key not set), then one step on. Returns
+ * false, writing nothing, after the last. */
+static bool
+walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
+{
+	int i;
+
+	if (w->done)
+		return false;
+	memset(it, 0, sizeof(*it));
+	it->cache = w->at[DIM_CACHE];
+	it->cfg.kernel = p->kernels[w->at[DIM_KERNEL]];
+	it->cfg.dtype = p->dtypes[w->at[DIM_DTYPE]];
+	it->cfg.causal = p->causal[w->at[DIM_CAUSAL]];
+	it->cfg.heads = p->heads.v[w->at[DIM_HEADS]];
+	it->cfg.kv_heads = p->kv_given ? p->kv_heads.v[w->at[DIM_KV]] : it->cfg.heads;
+	it->cfg.batch = p->batch.v[w->at[DIM_BATCH]];
+	it->cfg.d = p->d.v[w->at[DIM_D]];
+	it->cfg.Br = p->Br.v[w->at[DIM_BR]];
+	it->cfg.Bc = p->Bc.v[w->at[DIM_BC]];
+	it->cfg.N = p->N.v[w->at[DIM_N]];
+	it->cfg.softmax_separate = p->softmax_separate;
+	for (i = DIMS - 1; i >= 0 && ++w->at[i] == w->len[i]; i--)
+		w->at[i] = 0;
+	w->done = i < 0;
+	return true;
+}
+
+enum left_out { KEPT, LEFT_OUT_KV_HEADS, LEFT_OUT_CAUSAL };
+
+/* Whether the kernels take configuration c, or why not. */
+static enum left_out
+left_out(const struct attn_config *c)
+{
+	if (c->kv_heads == 0 || c->heads % c->kv_heads != 0)
+		return LEFT_OUT_KV_HEADS;
+	if (c->kernel == ATTN_PROJ && c->causal)
+		return LEFT_OUT_CAUSAL;
+	return KEPT;
+}
+
+int
+sweep_plan_check(const struct sweep_plan *p)
+{
+	struct walk w;
+	struct sweep_item it;
+	uint64_t total = 1, left[3] = { 0, 0, 0 };
+	char count[32];
+	bool over = false;
+
+	walk_init(&w, p);
+	for (int i = 0; i < DIMS; i++)
+		over |= __builtin_mul_overflow(total, (uint64_t)w.len[i], &total);
+	/* Refused before anything is made: the items of a plan cost about 300 bytes each. */
+	if (over || total > SWEEP_PLAN_MAX) {
+		if (over)
+			snprintf(count, sizeof(count), "more than 2^64");
+		else
+			snprintf(count, sizeof(count), "%llu", (unsigned long long)total);
+		return usage_error("sweep",
+				   "the lists give %s configurations, over the limit of %d: "
+				   "shorten a list or split the sweep",
+				   count, SWEEP_PLAN_MAX);
+	}
+	for (unsigned i = 0; i < p->ncaches; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(p->caches[i], p->caches[j]) == 0)
+				return usage_error("sweep",
+						   "--cache: '%s' is given twice: give each cache "
+						   "once",
+						   p->caches[i]);
+	while (walk_next(&w, p, &it))
+		left[left_out(&it.cfg)]++;
+	if (left[KEPT] == 0) {
+		char kv[64] = "", causal[96] = "";
+
+		if (left[LEFT_OUT_KV_HEADS])
+			snprintf(kv, sizeof(kv), "%llu with kv_heads not dividing heads",
+				 (unsigned long long)left[LEFT_OUT_KV_HEADS]);
+		if (left[LEFT_OUT_CAUSAL])
+			snprintf(causal, sizeof(causal),
+				 "%s%llu of kernel proj with --causal (proj has no causal mask)",
+				 kv[0] ? ", " : "", (unsigned long long)left[LEFT_OUT_CAUSAL]);
+		return usage_error("sweep", "no configuration remains of the %llu listed: %s%s",
+				   (unsigned long long)total, kv, causal);
+	}
+	return 0;
+}
+
+struct sweep_item *
+sweep_plan_items(const struct sweep_plan *p, size_t *count)
+{
+	struct walk w;
+	struct sweep_item it, *items;
+	struct text keys = { NULL, 0 };
+	size_t n = 0;
+
+	/* Two walks: the first sizes one block for the items and their keys (freed with the
+	 * items by one free()), the second fills it. */
+	walk_init(&w, p);
+	while (walk_next(&w, p, &it))
+		if (left_out(&it.cfg) == KEPT) {
+			n++;
+			item_key(&it, p, &keys);
+		}
+	items = xzalloc(n * sizeof(*items) + keys.n + 1);
+	keys = (struct text){ (char *)(items + n), 0 };
+	n = 0;
+	walk_init(&w, p);
+	while (walk_next(&w, p, &it))
+		if (left_out(&it.cfg) == KEPT) {
+			it.key = keys.at + keys.n;
+			item_key(&it, p, &keys);
 			items[n++] = it;
 		}
-		for (i = DIMS - 1; i >= 0 && ++at[i] == len[i]; i--)
-			at[i] = 0;
-		if (i < 0)
-			break;
-	}
 	*count = n;
 	return items;
 }

@@ -16,6 +16,7 @@
 
 #define SWEEP_LIST_MAX 256
 #define SWEEP_CACHES_MAX 64
+#define SWEEP_PLAN_MAX 1000000 /* configurations: the product of the lists' lengths */
 
 struct u64_list {
 	uint64_t v[SWEEP_LIST_MAX];
@@ -65,8 +66,8 @@ struct sweep_task {
 
 struct sweep_item {
 	struct attn_config cfg;
-	unsigned cache; /* index into plan->caches */
-	char key[1024];
+	unsigned cache;  /* index into plan->caches */
+	const char *key; /* in the block sweep_plan_items() returned */
 };
 
 /* Defaults as `memsim run`: N 1024, d 64, one head, batch 1, fp32, B_r = B_c = 64, not
@@ -78,7 +79,7 @@ void sweep_plan_finish(struct sweep_plan *p);
 /* The setters below return 0, or EXIT_USAGE after a one-line message naming opt. */
 
 /* "a,b,c", "lo:hi:xF" (geometric) or "lo:hi:+S" (arithmetic); sizes may carry K/M/G when
- * size_units. */
+ * size_units. An empty item and a value given twice are refused, here and below. */
 int sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units);
 /* "naive,flash2", "fp32,fp16", "no,yes" (NULL: yes). */
 int sweep_plan_kernels(struct sweep_plan *p, const char *list);
@@ -88,8 +89,14 @@ int sweep_plan_causal(struct sweep_plan *p, const char *list);
  * level instead. */
 int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_sweep);
 
+/* Before sweep_plan_items(): refuses, with EXIT_USAGE after a one-line message, a plan of
+ * more than SWEEP_PLAN_MAX configurations (counted, nothing made), a cache given twice, and a
+ * plan of which the kernels accept no configuration. Returns 0 otherwise. */
+int sweep_plan_check(const struct sweep_plan *p);
+
 /* The configurations, in the order above; those the kernels do not accept (kv_heads not
- * dividing heads, proj with causal) are left out. Caller frees with free(). */
+ * dividing heads, proj with causal) are left out. The items and their keys are one block:
+ * caller frees with free(). */
 struct sweep_item *sweep_plan_items(const struct sweep_plan *p, size_t *count);
 
 /* How the plan's runs are made, as the end of each key says: "flush=1 seed=1 simulated",

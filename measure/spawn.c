@@ -2,11 +2,61 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+static volatile sig_atomic_t guard_signal; /* the first SIGINT or SIGTERM seen, or 0 */
+static volatile sig_atomic_t guard_child;  /* the pid spawn_wait() waits for, or 0 */
+static struct sigaction guard_old_int, guard_old_term;
+static bool guard_on;
+
+static void
+on_guard_signal(int sig)
+{
+	if (!guard_signal)
+		guard_signal = sig;
+	if (guard_child > 0)
+		kill((pid_t)guard_child, sig);
+}
+
+void
+spawn_guard_begin(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a wait or a read returns EINTR, and the caller looks at the flag. */
+	sa.sa_handler = on_guard_signal;
+	guard_signal = 0;
+	guard_child = 0;
+	sigaction(SIGINT, &sa, &guard_old_int);
+	sigaction(SIGTERM, &sa, &guard_old_term);
+	guard_on = true;
+}
+
+int
+spawn_guard_signal(void)
+{
+	return guard_signal;
+}
+
+void
+spawn_guard_end(void)
+{
+	if (!guard_on)
+		return;
+	sigaction(SIGINT, &guard_old_int, NULL);
+	sigaction(SIGTERM, &guard_old_term, NULL);
+	guard_on = false;
+}
 
 bool
 spawn_find(const char *prog, char *out, size_t outlen)
@@ -48,9 +98,14 @@ redirect(int fd, const char *path)
 int
 spawn_wait(char *const argv[], const char *out_path, const char *err_path, char *err, size_t errlen)
 {
+	pid_t parent = getpid(), pid;
 	int status;
-	pid_t pid;
 
+	if (guard_on && guard_signal) {
+		snprintf(err, errlen, "interrupted by signal %d: %s not started", (int)guard_signal,
+			 argv[0]);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -58,16 +113,42 @@ spawn_wait(char *const argv[], const char *out_path, const char *err_path, char 
 		return -1;
 	}
 	if (pid == 0) {
+#ifdef __linux__
+		/* Killed with us, however we end (SIGKILL too), rather than left running. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(127);
+#endif
+		/* The guard's signals end the program as they would have ended us (even where
+		 * a shell started us with SIGINT ignored); one that reached the handler here,
+		 * before exec, ends it now. */
+		if (guard_on) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			if (guard_signal)
+				_exit(128 + guard_signal);
+		}
 		redirect(STDOUT_FILENO, out_path);
 		redirect(STDERR_FILENO, err_path);
 		execv(argv[0], argv);
 		_exit(127);
 	}
+	(void)parent;
+	guard_child = pid;
+	/* A signal between fork() and the line above was not passed on. */
+	if (guard_on && guard_signal)
+		kill(pid, guard_signal);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
+			guard_child = 0;
 			snprintf(err, errlen, "waiting for %s: %s", argv[0], strerror(errno));
 			return -1;
 		}
+	}
+	guard_child = 0;
+	if (guard_on && guard_signal) {
+		snprintf(err, errlen, "interrupted by signal %d: %s stopped", (int)guard_signal,
+			 argv[0]);
+		return -1;
 	}
 	if (WIFSIGNALED(status)) {
 		snprintf(err, errlen, "%s was killed by signal %d", argv[0], WTERMSIG(status));

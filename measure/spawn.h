@@ -13,8 +13,10 @@
 bool spawn_find(const char *prog, char *out, size_t outlen);
 
 /* Runs argv[0] (a path) with argv, stdout to out_path and stderr to err_path (NULL: discard),
- * and waits. Returns the exit status (0-255), or -1 with a one-line message in err when it
- * could not be started or was killed by a signal. */
+ * and waits. The program dies with this process (Linux: PR_SET_PDEATHSIG), and under
+ * spawn_guard_begin() gets the SIGINT or SIGTERM this process gets. Returns the exit status
+ * (0-255), or -1 with a one-line message in err when it could not be started, was killed by a
+ * signal, or the guard saw one (then it is not started, or waited for until it ends). */
 int spawn_wait(char *const argv[], const char *out_path, const char *err_path, char *err,
 	       size_t errlen);
 
@@ -22,3 +24,12 @@ int spawn_wait(char *const argv[], const char *out_path, const char *err_path, c
  * prefix with ==pid== (the program's own message), else its last ==pid== line, else "".
  * Writes into buf and returns buf. */
 char *spawn_last_line(const char *path, char *buf, size_t len);
+
+/* From spawn_guard_begin() to spawn_guard_end(), SIGINT and SIGTERM do not end this process:
+ * the first one is recorded for spawn_guard_signal() and passed on to the program spawn_wait()
+ * runs, so that a caller holding temporary files removes them and returns. Not nested. */
+void spawn_guard_begin(void);
+/* The signal the guard has seen since spawn_guard_begin() (also after spawn_guard_end()), or 0. */
+int spawn_guard_signal(void);
+/* Gives SIGINT and SIGTERM back their handling before spawn_guard_begin(). */
+void spawn_guard_end(void);

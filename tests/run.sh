@@ -3,8 +3,15 @@
 # other, and closes with one line "N passed, N failed" over all of them: each cmocka case and
 # each fuzz harness is a TAP line in meson's log, and a test program that skips its whole plan
 # (valgrind tests in a sanitized build) counts as one skipped. Exits non-zero if anything failed.
+# The tests run with a TMPDIR of their own: anything they leave in it (each test removes what it
+# and the memsim it runs make) fails the run, named.
 set -u
 [ $# -gt 0 ] || set -- build
+suite_tmp=$(mktemp -d "${TMPDIR:-/tmp}/memsim-suite-XXXXXX") || exit 1
+trap 'rm -rf "$suite_tmp"' EXIT
+trap 'exit 130' INT TERM
+TMPDIR=$suite_tmp
+export TMPDIR
 passed=0
 failed=0
 skipped=0
@@ -33,6 +40,13 @@ for dir in "$@"; do
 	# A failure outside any case (a crash, a timeout, a build error) still fails the run.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
+	fi
+	left=$(ls -A "$suite_tmp")
+	if [ -n "$left" ]; then
+		echo "== $dir: the tests left in their TMPDIR ($suite_tmp):"
+		echo "$left" | sed 's/^/  /'
+		f=$((f + 1))
+		find "$suite_tmp" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 	fi
 	echo "== $dir: $p passed, $f failed, $s skipped"
 	passed=$((passed + p))

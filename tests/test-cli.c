@@ -1672,8 +1672,10 @@ test_xcheck_errors(void **state)
 	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
 		     "valgrind not found on PATH (install the valgrind package");
 
+	/* A failing tool's files stay for the user (the message names its log): in TMPDIR, here
+	 * tmpdir, so that the test removes them. */
 	fake_valgrind("vg-fails", "echo '==7== valgrind: fake failure for the test' >&2\nexit 1");
-	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-fails", tmpdir);
+	snprintf(vg, sizeof(vg), "TMPDIR=%s MEMSIM_VALGRIND=%s/vg-fails", tmpdir, tmpdir);
 	env = vg;
 	expect_error(
 		"xcheck --kernel naive --N 64 --with cachegrind", 1,
@@ -1683,13 +1685,13 @@ test_xcheck_errors(void **state)
 	fake_valgrind("vg-garbles", "for a; do case $a in --cachegrind-out-file=*) "
 				    "printf 'events: Ir D1mr\\nfn=attn_naive_native\\n12 3 x\\n' "
 				    ">\"${a#*=}\";; esac; done\nexit 0");
-	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-garbles", tmpdir);
+	snprintf(vg, sizeof(vg), "TMPDIR=%s MEMSIM_VALGRIND=%s/vg-garbles", tmpdir, tmpdir);
 	expect_error("xcheck --kernel naive --N 64 --with cachegrind", 1,
 		     "cachegrind.out:3: 'x' is not a count");
 
 	/* Exits 0 and writes nothing. */
 	fake_valgrind("vg-silent", "exit 0");
-	snprintf(vg, sizeof(vg), "MEMSIM_VALGRIND=%s/vg-silent", tmpdir);
+	snprintf(vg, sizeof(vg), "TMPDIR=%s MEMSIM_VALGRIND=%s/vg-silent", tmpdir, tmpdir);
 	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
 		     "callgrind.out.1: No such file");
 	env = "";
@@ -1800,15 +1802,17 @@ test_gpucheck(void **state)
 	fake_valgrind("ncu-idle-fails", "case \"$*\" in *' idle '*) echo '==ERROR== idle: no "
 					"permission' >&2; exit 4;; *) cat " TEST_DATA_DIR
 					"/ncu/naive-N1024-h16-fp16.csv;; esac");
-	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-idle-fails",
-		 tmpdir, tmpdir);
+	/* a failing ncu's files stay (the message names its log): in TMPDIR, here tmpdir */
+	snprintf(env_buf, sizeof(env_buf),
+		 "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-idle-fails", tmpdir, tmpdir,
+		 tmpdir);
 	env = env_buf;
 	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 4): ==ERROR== idle: no permission");
 	fake_valgrind("ncu-fails", "echo '==ERROR== the profiler failed' >&2; exit 3");
-	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-fails", tmpdir,
-		 tmpdir);
+	snprintf(env_buf, sizeof(env_buf), "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-fails",
+		 tmpdir, tmpdir, tmpdir);
 	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 3): ==ERROR== the profiler failed");

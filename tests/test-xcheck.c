@@ -20,9 +20,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "tests/proc.h"
+#include "tests/slurp.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "xcheck"
@@ -149,11 +154,63 @@ test_smallest_case(void **state)
 	check_case("--kernel naive --N 1024", true);
 }
 
+/* xcheck interrupted (SIGINT) while Cachegrind runs: valgrind is stopped with it, not left
+ * running, and the temporary directory is removed; exit 1 with one line saying so. */
+static void
+test_interrupted(void **state)
+{
+	char dir[700], err[700], line[1600];
+	pid_t m, vg = 0;
+	char *text;
+	int status;
+
+	(void)state;
+	if (!HAVE_VALGRIND || system("valgrind --version >/dev/null 2>&1") != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/xt", tmpdir);
+	snprintf(err, sizeof(err), "%s/xt.err", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	fflush(NULL);
+	m = fork();
+	assert_true(m >= 0);
+	if (m == 0) {
+		/* The private TMPDIR: anything xcheck or valgrind leaves shows there. */
+		setenv("TMPDIR", dir, 1);
+		if (!freopen("/dev/null", "w", stdout) || !freopen(err, "w", stderr))
+			_exit(99);
+		execl(MEMSIM_BIN, "memsim", "xcheck", "--kernel", "naive", "--N", "1024", "--with",
+		      "cachegrind", (char *)NULL);
+		_exit(98);
+	}
+	for (int i = 0; i < 2000 && !(vg = proc_child_of(m)); i++)
+		sleep_ms(10);
+	assert_true(vg > 0);
+	sleep_ms(500); /* valgrind under way */
+	assert_true(proc_running(vg));
+	kill(m, SIGINT);
+	assert_int_equal(waitpid(m, &status, 0), m);
+	text = slurp(err, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 ||
+	    !strstr(text, "xcheck: interrupted by signal 2: removed "))
+		fail_msg("xcheck interrupted: status %d, stderr '%s'", status, text);
+	free(text);
+	for (int i = 0; i < 100 && proc_running(vg); i++)
+		sleep_ms(10);
+	if (proc_running(vg)) {
+		kill(vg, SIGKILL);
+		fail_msg("valgrind (pid %ld) was left running", (long)vg);
+	}
+	snprintf(line, sizeof(line), "test -z \"$(ls -A '%s')\"", dir);
+	if (system(line) != 0)
+		fail_msg("xcheck left files in its TMPDIR %s", dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_smallest_case),
+		cmocka_unit_test(test_interrupted),
 	};
 
 	if (test_skip_all_if_sanitized())
