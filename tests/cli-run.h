@@ -1,9 +1,10 @@
 #pragma once
 
 /*
- * Running the memsim binary from a CLI test: memsim("ARGS", ...) runs "memsim ARGS" through
- * the shell in tmpdir (tests/tmpdir.h, included first) and captures its exit status, stdout
- * and stderr; read_json() reads a JSON document written there.
+ * Running the memsim binary and shell lines from a CLI test, in tmpdir (tests/tmpdir.h,
+ * included first): memsim("ARGS", ...) runs "memsim ARGS", shell() any command line, both
+ * capturing exit status, stdout and stderr; sh() only the exit status; run_line() under an
+ * address-space limit. read_json() reads a JSON document written there.
  */
 
 #include <cJSON.h>
@@ -12,38 +13,92 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/slurp.h"
 
 struct result {
-	int rc;
+	int rc; /* the exit status, or 128 + the signal that ended it */
 	char *out, *err;
 };
 
-/* Runs "memsim ARGS" in tmpdir through the shell; captures stdout and stderr. */
-static struct result
-memsim(const char *fmt, ...)
+/* Runs the shell command line in tmpdir, under an address-space limit of as_limit bytes (0:
+ * none: RLIMIT_AS in the child); captures stdout and stderr. */
+static inline struct result
+run_line(unsigned long long as_limit, const char *line)
 {
-	char args[2048], cmd[4096], out[700], err[700];
-	struct result r;
-	va_list ap;
-	int status;
+	char cmd[8192], out[700], err[700];
+	struct result r = { 127, NULL, NULL };
+	int status = 0;
+	pid_t pid;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
 	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
 	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s >%s 2>%s", tmpdir, MEMSIM_BIN, args, out, err);
-	status = system(cmd);
-	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s >%s 2>%s", tmpdir, line, out, err);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { (rlim_t)as_limit, (rlim_t)as_limit };
+
+		if (as_limit && setrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid)
+		r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	r.out = slurp_text(out);
 	r.err = slurp_text(err);
 	return r;
 }
 
-static void
+/* Runs the shell command line fmt, ... in tmpdir; captures stdout and stderr. */
+static inline struct result
+shell(const char *fmt, ...)
+{
+	char line[6144];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return run_line(0, line);
+}
+
+/* Runs "memsim ARGS" in tmpdir through the shell; captures stdout and stderr. */
+static inline struct result
+memsim(const char *fmt, ...)
+{
+	char line[6144];
+	int n = snprintf(line, sizeof(line), "%s ", MEMSIM_BIN);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return run_line(0, line);
+}
+
+/* Runs a shell command line in tmpdir, its output where the test's goes; returns its exit
+ * status (128 + the signal that ended it). */
+static inline int
+sh(const char *fmt, ...)
+{
+	char body[6144], cmd[8192];
+	va_list ap;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s", tmpdir, body);
+	status = system(cmd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static inline void
 result_free(struct result *r)
 {
 	free(r->out);
@@ -51,7 +106,7 @@ result_free(struct result *r)
 }
 
 /* True when s is exactly one line holding what. */
-static bool
+static inline bool
 one_line_with(const char *s, const char *what)
 {
 	const char *nl = strchr(s, '\n');
@@ -60,7 +115,7 @@ one_line_with(const char *s, const char *what)
 }
 
 /* The JSON document in tmpdir/name (caller frees with cJSON_Delete()), or NULL. */
-static cJSON *
+static inline cJSON *
 read_json(const char *name)
 {
 	char path[700], *text;

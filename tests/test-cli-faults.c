@@ -25,55 +25,7 @@
 #define TMPDIR_NAME "cli-faults"
 #include "tests/tmpdir.h"
 
-struct result {
-	int rc;
-	char *out, *err;
-};
-
-/* Runs the shell command line in tmpdir; captures stdout and stderr. */
-static struct result
-shell(const char *fmt, ...)
-{
-	char line[4096], cmd[5000], out[300], err[300];
-	struct result r;
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
-	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s >%s 2>%s", tmpdir, line, out, err);
-	status = system(cmd);
-	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r.out = slurp(out, NULL);
-	r.err = slurp(err, NULL);
-	if (!r.out)
-		r.out = calloc(1, 1);
-	if (!r.err)
-		r.err = calloc(1, 1);
-	return r;
-}
-
-/* "memsim ARGS" through shell(). */
-#define memsim(...) shell(MEMSIM_BIN " " __VA_ARGS__)
-
-static void
-result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* True when s is exactly one line holding what. */
-static bool
-one_line_with(const char *s, const char *what)
-{
-	const char *nl = strchr(s, '\n');
-
-	return strstr(s, what) && nl && nl[1] == '\0';
-}
+#include "tests/cli-run.h"
 
 static const char *limit = ""; /* shell words before the memsim of expect_error() */
 

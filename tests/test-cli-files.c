@@ -29,59 +29,12 @@
 #define TMPDIR_NAME "cli-files"
 #include "tests/tmpdir.h"
 
+#include "tests/cli-run.h"
+
 #define FSWEEP "sweep --kernel naive,flash2 --N 256,512 --formula-only"
 #define FPROFILE "profile --T 32 --kernel naive --min-time 0.001 --reps 2"
 #define VICTIM "a file of someone else, not memsim's\n"
 
-struct result {
-	int rc;
-	char *out, *err;
-};
-
-/* Runs "memsim ARGS" in tmpdir through the shell; captures stdout and stderr. */
-static struct result
-memsim(const char *fmt, ...)
-{
-	char args[2048], cmd[4096], out[700], err[700];
-	struct result r;
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
-	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s >%s 2>%s", tmpdir, MEMSIM_BIN, args, out, err);
-	status = system(cmd);
-	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r.out = slurp_text(out);
-	r.err = slurp_text(err);
-	return r;
-}
-
-static void
-result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* Runs a shell command in tmpdir; returns its exit status. */
-static int
-sh(const char *fmt, ...)
-{
-	char body[2048], cmd[4096];
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s", tmpdir, body);
-	status = system(cmd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 /* memsim ARGS exits rc with exactly one stderr line holding msg. */
 static void

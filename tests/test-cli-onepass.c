@@ -29,56 +29,25 @@
 #define TMPDIR_NAME "cli-onepass"
 #include "tests/tmpdir.h"
 
+#include "tests/cli-run.h"
+
 /* Room for memsim, its arrays' mapping (attn_data_create() reserves 1 GiB more while it maps)
  * and one model of a few hundred MiB, not for all sizes of a sweep at once. */
 #define AS_LIMIT 1400000000ull
-
-struct result {
-	int rc;
-	char *out, *err;
-};
 
 /* Runs "ENV memsim ARGS" in tmpdir through the shell, under an address-space limit of
  * as_limit bytes (0: none); captures stdout and stderr. */
 static struct result
 memsim_in(unsigned long long as_limit, const char *env, const char *fmt, ...)
 {
-	char args[2048], cmd[4096], out[700], err[700];
-	struct result r;
+	char args[2048], line[4096];
 	va_list ap;
-	int status = 0;
-	pid_t pid;
 
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
-	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s %s >%s 2>%s", tmpdir, env ? env : "", MEMSIM_BIN,
-		 args, out, err);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit rl = { (rlim_t)as_limit, (rlim_t)as_limit };
-
-		if (as_limit && setrlimit(RLIMIT_AS, &rl) != 0)
-			_exit(126);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r.out = slurp_text(out);
-	r.err = slurp_text(err);
-	return r;
-}
-
-static void
-result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
+	snprintf(line, sizeof(line), "%s %s %s", env ? env : "", MEMSIM_BIN, args);
+	return run_line(as_limit, line);
 }
 
 /* The rows of tmpdir/dir/results.json as one JSON array (caller frees), in file order. */
@@ -99,19 +68,6 @@ read_rows(const char *dir)
 	}
 	free(text);
 	return rows;
-}
-
-static cJSON *
-read_json(const char *name)
-{
-	char path[700], *text;
-	cJSON *o;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	text = slurp(path, NULL);
-	o = text ? cJSON_Parse(text) : NULL;
-	free(text);
-	return o;
 }
 
 /* A copy of report r without what differs between two runs of one configuration, or between
