@@ -19,6 +19,9 @@
 
 #include "tests/slurp.h"
 
+/* Shell words put before memsim by memsim() and expect_error(): "VAR=value", "ulimit -v N &&". */
+static const char *memsim_env = "";
+
 struct result {
 	int rc; /* the exit status, or 128 + the signal that ended it */
 	char *out, *err;
@@ -67,12 +70,13 @@ shell(const char *fmt, ...)
 	return run_line(0, line);
 }
 
-/* Runs "memsim ARGS" in tmpdir through the shell; captures stdout and stderr. */
+/* Runs "memsim ARGS" (after memsim_env) in tmpdir through the shell, so tests can pipe;
+ * captures stdout and stderr. */
 static inline struct result
 memsim(const char *fmt, ...)
 {
 	char line[6144];
-	int n = snprintf(line, sizeof(line), "%s ", MEMSIM_BIN);
+	int n = snprintf(line, sizeof(line), "%s %s ", memsim_env, MEMSIM_BIN);
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -126,4 +130,20 @@ read_json(const char *name)
 	o = text ? cJSON_Parse(text) : NULL;
 	free(text);
 	return o;
+}
+
+/* "memsim ARGS" exits rc with exactly one stderr line containing msg. */
+static inline void
+expect_error(const char *args, int rc, const char *msg)
+{
+	struct result r = memsim("%s", args);
+	char *nl = strchr(r.err, '\n');
+
+	if (r.rc != rc)
+		fail_msg("memsim %s: exit %d, expected %d (stderr: %s)", args, r.rc, rc, r.err);
+	if (!strstr(r.err, msg))
+		fail_msg("memsim %s: stderr '%s' lacks '%s'", args, r.err, msg);
+	if (!nl || nl[1] != '\0')
+		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
+	result_free(&r);
 }

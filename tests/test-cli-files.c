@@ -36,22 +36,6 @@
 #define VICTIM "a file of someone else, not memsim's\n"
 
 
-/* memsim ARGS exits rc with exactly one stderr line holding msg. */
-static void
-expect_error(const char *args, int rc, const char *msg)
-{
-	struct result r = memsim("%s", args);
-	char *nl = strchr(r.err, '\n');
-
-	if (r.rc != rc)
-		fail_msg("memsim %s: exit %d, expected %d (stderr: %s)", args, r.rc, rc, r.err);
-	if (!strstr(r.err, msg))
-		fail_msg("memsim %s: stderr '%s' lacks '%s'", args, r.err, msg);
-	if (!nl || nl[1] != '\0')
-		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
-	result_free(&r);
-}
-
 /* memsim ARGS exits 0. */
 static void
 expect_ok(const char *fmt, ...)

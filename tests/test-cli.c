@@ -26,6 +26,8 @@
 #define TMPDIR_NAME "cli"
 #include "tests/tmpdir.h"
 
+#include "tests/cli-run.h"
+
 #define DIN TEST_DATA_DIR "/dinero/t4_mixed.din"
 
 /* Shell words that wait (up to 20 s) until DIR/results.json holds a first whole row: an
@@ -35,58 +37,6 @@
 	"sleep 0.05; done;"
 
 static char out_path[600], err_path[600];
-static const char *env = ""; /* VAR=value words put before the command */
-
-struct result {
-	int rc;
-	char *out;
-	char *err;
-};
-
-/* Runs "memsim ARGS" through the shell (so tests can pipe); captures stdout and stderr. */
-static struct result
-memsim(const char *fmt, ...)
-{
-	char args[2048], cmd[4096];
-	va_list ap;
-	struct result r;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s %s %s >%s 2>%s", tmpdir, env, MEMSIM_BIN, args,
-		 out_path, err_path);
-	status = system(cmd);
-	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r.out = slurp_text(out_path);
-	r.err = slurp_text(err_path);
-	return r;
-}
-
-static void
-result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* Exit status rc and exactly one stderr line containing msg. */
-static void
-expect_error(const char *args, int rc, const char *msg)
-{
-	struct result r = memsim("%s", args);
-	char *nl = strchr(r.err, '\n');
-
-	if (r.rc != rc)
-		fail_msg("memsim %s: exit %d, expected %d (stderr: %s)", args, r.rc, rc, r.err);
-	if (!strstr(r.err, msg))
-		fail_msg("memsim %s: stderr '%s' lacks '%s'", args, r.err, msg);
-	if (!nl || nl[1] != '\0')
-		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
-	result_free(&r);
-}
-
 static void
 write_file(const char *name, const char *text)
 {
@@ -938,7 +888,7 @@ test_bench_kernels(void **state)
 					    "traced_accesses_per_second",
 					    NULL };
 	char cmd[1200], path[800], *list;
-	const char *saved = env;
+	const char *saved = memsim_env;
 	struct result r;
 	cJSON *o, *k;
 	int n = 0;
@@ -946,9 +896,9 @@ test_bench_kernels(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf bk && mkdir bk", tmpdir);
 	assert_int_equal(system(cmd), 0);
-	env = "TMPDIR=bk";
+	memsim_env = "TMPDIR=bk";
 	r = memsim("bench --kernels --N 64 --json -");
-	env = saved;
+	memsim_env = saved;
 	if (r.rc != 0)
 		fail_msg("bench --kernels: exit %d: %s", r.rc, r.err);
 	assert_non_null(strstr(r.err, "traced/native"));
@@ -1150,22 +1100,6 @@ test_sweep_seed(void **state)
 	free(runs[1]);
 }
 
-/* Runs a shell command in tmpdir; returns its exit status. */
-static int
-sh_in_tmp(const char *fmt, ...)
-{
-	char body[2048], cmd[4096];
-	va_list ap;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s", tmpdir, body);
-	status = system(cmd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 #define SMALL_SWEEP "sweep --kernel naive,flash2 --N 128,256,512 --cache i5-8250u --jobs 1"
 
 /* A full disk (here a file-size limit) stops a sweep with exit 1 naming the file, keeps the
@@ -1179,7 +1113,7 @@ test_sweep_full_disk(void **state)
 	int lines;
 
 	(void)state;
-	assert_int_equal(sh_in_tmp("rm -rf fd && (ulimit -f 40; trap '' XFSZ; %s " SMALL_SWEEP
+	assert_int_equal(sh("rm -rf fd && (ulimit -f 40; trap '' XFSZ; %s " SMALL_SWEEP
 				   " --out fd) 2>fd.err",
 				   MEMSIM_BIN),
 			 1);
@@ -1203,7 +1137,7 @@ test_sweep_full_disk(void **state)
 	snprintf(path, sizeof(path), "%s/fd/results.csv", tmpdir);
 	assert_int_equal(lines_of(path), 7);
 	/* An empty results.json: --resume runs everything, under one CSV header. */
-	assert_int_equal(sh_in_tmp("rm -rf fe && mkdir fe && : > fe/results.json"), 0);
+	assert_int_equal(sh("rm -rf fe && mkdir fe && : > fe/results.json"), 0);
 	{
 		struct result r = memsim(SMALL_SWEEP " --out fe --resume");
 
@@ -1212,7 +1146,7 @@ test_sweep_full_disk(void **state)
 	}
 	snprintf(path, sizeof(path), "%s/fe/results.csv", tmpdir);
 	assert_int_equal(lines_of(path), 7);
-	assert_int_equal(sh_in_tmp("grep -c '^index,' fe/results.csv | grep -qx 1"), 0);
+	assert_int_equal(sh("grep -c '^index,' fe/results.csv | grep -qx 1"), 0);
 }
 
 /* A second sweep into a directory in use is refused, naming the first one's pid; killing a
@@ -1225,7 +1159,7 @@ test_sweep_lock_and_workers(void **state)
 
 	(void)state;
 	/* A sweep long enough to be caught running: two workers on large runs. */
-	assert_int_equal(sh_in_tmp("rm -rf lk && (%s sweep --out lk --kernel naive --N 3000,3100 "
+	assert_int_equal(sh("rm -rf lk && (%s sweep --out lk --kernel naive --N 3000,3100 "
 				   "--cache i5-8250u --jobs 2 >/dev/null 2>&1 & echo $! > lk.pid; "
 				   "sleep 1)",
 				   MEMSIM_BIN),
@@ -1246,7 +1180,7 @@ test_sweep_lock_and_workers(void **state)
 	}
 	/* SIGKILL the parent: no worker of it may be left. */
 	assert_int_equal(
-		sh_in_tmp("kill -KILL %s; sleep 0.5; ! pgrep -P %s >/dev/null && "
+		sh("kill -KILL %s; sleep 0.5; ! pgrep -P %s >/dev/null && "
 			  "! pgrep -f '[s]weep --out lk --kernel naive --N 3000,3100 --cache "
 			  "i5-8250u --jobs 2' >/dev/null",
 			  pid, pid),
@@ -1286,7 +1220,7 @@ test_merge_checks(void **state)
 		result_free(&r);
 	}
 	expect_error("merge --out mm m0 m1", 2, "mm/results.json exists");
-	assert_int_equal(sh_in_tmp("grep -q '\"sweep_command\":.*--out mm --kernel naive,flash2' "
+	assert_int_equal(sh("grep -q '\"sweep_command\":.*--out mm --kernel naive,flash2' "
 				   "mm/manifest.json && ! grep -q -- '--shard' mm/manifest.json"),
 			 0);
 	expect_error("sweep --out ms --kernel naive --shard 0/2xyz", 2, "--shard: '0/2xyz'");
@@ -1322,17 +1256,12 @@ test_native_papi(void **state)
 #endif
 }
 
+/* The JSON document in tmpdir/name; fails the test when there is none. */
 static cJSON *
-read_json(const char *name)
+must_read_json(const char *name)
 {
-	char path[700];
-	char *text;
-	cJSON *o;
+	cJSON *o = read_json(name);
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	text = slurp_text(path);
-	o = cJSON_Parse(text);
-	free(text);
 	if (!o)
 		fail_msg("%s is not JSON", name);
 	return o;
@@ -1374,7 +1303,7 @@ test_ceilings(void **state)
 	assert_non_null(strstr(r.out, "bandwidth"));
 	assert_null(strstr(r.out, "reusing"));
 	result_free(&r);
-	c = read_json("ceil/ceilings.json");
+	c = must_read_json("ceil/ceilings.json");
 	assert_non_null(strstr(str(c, "memsim_version"), "."));
 	assert_int_equal(strlen(str(c, "date")), 20);
 	assert_true(str(c, "date")[10] == 'T' && str(c, "date")[19] == 'Z');
@@ -1402,7 +1331,7 @@ test_ceilings(void **state)
 	assert_non_null(strstr(r.out, "reusing "));
 	assert_null(strstr(r.out, "measuring"));
 	result_free(&r);
-	c = read_json("ceil2.json");
+	c = must_read_json("ceil2.json");
 	assert_true(num(cJSON_GetObjectItem(c, "bandwidth"), "one_core_bytes_per_s") > 0);
 	cJSON_Delete(c);
 
@@ -1418,7 +1347,7 @@ test_ceilings(void **state)
 	assert_non_null(strstr(r.out, "cannot be reused ('memsim_version' is missing"));
 	assert_non_null(strstr(r.out, "measuring"));
 	result_free(&r);
-	c = read_json("ceil/ceilings.json");
+	c = must_read_json("ceil/ceilings.json");
 	assert_true(num(c, "cores") >= 1);
 	cJSON_Delete(c);
 }
@@ -1518,7 +1447,7 @@ test_profile(void **state)
 	assert_non_null(strstr(r.out, "wrote 8 rows"));
 	result_free(&r);
 	check_profile_rows("prof", ops, 1);
-	m = read_json("prof/manifest.json");
+	m = must_read_json("prof/manifest.json");
 	assert_true(strlen(str(m, "date")) == 20);
 	assert_non_null(strstr(str(m, "command"), "memsim profile --T 64"));
 	assert_true(num(m, "seed") == 1);
@@ -1542,7 +1471,7 @@ test_profile(void **state)
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
 	check_profile_rows("prof2", ops2, 2);
-	m = read_json("prof2.json");
+	m = must_read_json("prof2.json");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(m, "rows")), 16);
 	assert_true(num(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "manifest"), "config"),
 			"d_head") == 16);
@@ -1666,9 +1595,9 @@ test_xcheck_errors(void **state)
 		     "needs LRU replacement");
 	expect_error("xcheck --N 64", 2, "xcheck needs --kernel");
 
-	env = "MEMSIM_VALGRIND=/nonexistent/valgrind";
+	memsim_env = "MEMSIM_VALGRIND=/nonexistent/valgrind";
 	expect_error("xcheck --kernel naive --N 64", 1, "/nonexistent/valgrind not found");
-	env = "PATH=/nonexistent";
+	memsim_env = "PATH=/nonexistent";
 	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
 		     "valgrind not found on PATH (install the valgrind package");
 
@@ -1676,7 +1605,7 @@ test_xcheck_errors(void **state)
 	 * tmpdir, so that the test removes them. */
 	fake_valgrind("vg-fails", "echo '==7== valgrind: fake failure for the test' >&2\nexit 1");
 	snprintf(vg, sizeof(vg), "TMPDIR=%s MEMSIM_VALGRIND=%s/vg-fails", tmpdir, tmpdir);
-	env = vg;
+	memsim_env = vg;
 	expect_error(
 		"xcheck --kernel naive --N 64 --with cachegrind", 1,
 		"cachegrind failed (exit status 1): ==7== valgrind: fake failure for the test");
@@ -1694,7 +1623,7 @@ test_xcheck_errors(void **state)
 	snprintf(vg, sizeof(vg), "TMPDIR=%s MEMSIM_VALGRIND=%s/vg-silent", tmpdir, tmpdir);
 	expect_error("xcheck --kernel naive --N 64 --with callgrind", 1,
 		     "callgrind.out.1: No such file");
-	env = "";
+	memsim_env = "";
 }
 
 /* xcheck --with papi: on a machine without a PMU (this VM) the reason in PAPI's words and
@@ -1772,7 +1701,7 @@ test_gpucheck(void **state)
 				 "/ncu/naive-N1024-h16-fp16.csv;; esac");
 	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-csv", tmpdir,
 		 tmpdir);
-	env = env_buf;
+	memsim_env = env_buf;
 	r = memsim("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		   "/ncu/naive-N1024-h16-fp16-memsim.json");
 	assert_int_equal(r.rc, 0);
@@ -1806,7 +1735,7 @@ test_gpucheck(void **state)
 	snprintf(env_buf, sizeof(env_buf),
 		 "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-idle-fails", tmpdir, tmpdir,
 		 tmpdir);
-	env = env_buf;
+	memsim_env = env_buf;
 	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 4): ==ERROR== idle: no permission");
@@ -1816,7 +1745,7 @@ test_gpucheck(void **state)
 	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 3): ==ERROR== the profiler failed");
-	env = "";
+	memsim_env = "";
 }
 
 int
