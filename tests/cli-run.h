@@ -147,3 +147,17 @@ expect_error(const char *args, int rc, const char *msg)
 		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
 	result_free(&r);
 }
+
+/* Writes text into tmpdir/name. */
+static inline void
+write_file(const char *name, const char *text)
+{
+	char path[1200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}

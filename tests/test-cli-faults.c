@@ -152,20 +152,6 @@ test_plan_empty(void **state)
 	assert_false(exists("sw"));
 }
 
-/* Writes text into tmpdir/name. */
-static void
-write_file(const char *name, const char *text)
-{
-	char path[1200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* Runtime errors show what a file or a path holds as escapes where a terminal would act on
  * it (ESC, C1 controls) or it is not UTF-8; valid UTF-8 passes through. */
 static void

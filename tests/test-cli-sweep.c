@@ -80,6 +80,18 @@ lines_of(const char *dir, const char *name)
 	return n;
 }
 
+/* Runs "memsim ARGS" in the background, kills its first worker with SIGKILL as soon as it
+ * exists (as the out-of-memory killer would), and waits: its exit status on stdout, its
+ * stderr on stderr. */
+static struct result
+kill_first_worker(const char *args)
+{
+	return shell("{ %s %s >/dev/null 2>killed.err & pid=$!; "
+		     "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
+		     "pkill -KILL -x -P $pid memsim; wait $pid; echo $?; cat killed.err >&2; }",
+		     MEMSIM_BIN, args);
+}
+
 #define DEAD "sweep --out dead --kernel naive --N 2048,2056,2064 --cache lab --jobs 1"
 
 /* The only worker is killed (SIGKILL, as the out-of-memory killer does) while it runs the first
@@ -88,25 +100,14 @@ lines_of(const char *dir, const char *name)
 static void
 test_dead_worker(void **state)
 {
-	char cmd[2000];
 	struct result r;
 	cJSON **rows;
 	int n, failed = 0;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && { %s " DEAD " >/dev/null 2>dead.err & pid=$!; "
-		 "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
-		 "pkill -KILL -x -P $pid memsim; wait $pid; echo $? >dead.rc; }",
-		 tmpdir, MEMSIM_BIN);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "%s/dead.rc", tmpdir);
-	{
-		char *rc = slurp_text(cmd);
-
-		assert_string_equal(rc, "1\n");
-		free(rc);
-	}
+	r = kill_first_worker(DEAD);
+	assert_string_equal(r.out, "1\n");
+	result_free(&r);
 	rows = rows_of("dead", &n);
 	assert_int_equal(n, 3);
 	for (int i = 0; i < n; i++) {
@@ -151,25 +152,15 @@ test_dead_worker(void **state)
 static void
 test_dead_onepass_worker(void **state)
 {
-	char cmd[2000], *rc, *err;
+	struct result r;
 	cJSON **rows;
 	int n;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && { %s " PASS " >/dev/null 2>pass.err & pid=$!; "
-		 "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
-		 "pkill -KILL -x -P $pid memsim; wait $pid; echo $? >pass.rc; }",
-		 tmpdir, MEMSIM_BIN);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "%s/pass.rc", tmpdir);
-	rc = slurp_text(cmd);
-	snprintf(cmd, sizeof(cmd), "%s/pass.err", tmpdir);
-	err = slurp_text(cmd);
-	assert_string_equal(rc, "0\n");
-	assert_non_null(strstr(err, "one pass over 3 sizes was killed by signal 9"));
-	free(rc);
-	free(err);
+	r = kill_first_worker(PASS);
+	assert_string_equal(r.out, "0\n");
+	assert_non_null(strstr(r.err, "one pass over 3 sizes was killed by signal 9"));
+	result_free(&r);
 	rows = rows_of("pass", &n);
 	assert_int_equal(n, 3);
 	for (int i = 0; i < n; i++) {

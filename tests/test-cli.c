@@ -38,19 +38,6 @@
 
 static char out_path[600], err_path[600];
 static void
-write_file(const char *name, const char *text)
-{
-	char path[700];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
 test_usage_errors(void **state)
 {
 	(void)state;
