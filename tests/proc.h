@@ -73,3 +73,33 @@ sleep_ms(long ms)
 
 	nanosleep(&t, NULL);
 }
+
+/* A running child of process parent whose name (/proc/<pid>/comm) is comm, or 0. */
+static inline pid_t
+proc_child_named(pid_t parent, const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		char st[1024], path[300], name[64] = "";
+		long ppid;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || !proc_stat(e->d_name, st, sizeof(st)) ||
+		    sscanf(st + 2, "%*c %ld", &ppid) != 1 || ppid != (long)parent || st[2] == 'Z')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = '\0';
+		if (f)
+			fclose(f);
+		if (strcmp(name, comm) == 0)
+			found = (pid_t)strtol(e->d_name, NULL, 10);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
