@@ -86,9 +86,14 @@ lines_of(const char *dir, const char *name)
 static struct result
 kill_first_worker(const char *args)
 {
+	/* A child still called memsim 0.1 s after it appeared: the worker, not the child of
+	 * popen("valgrind --version") in the moment before it becomes sh. */
 	return shell("{ %s %s >/dev/null 2>killed.err & pid=$!; "
-		     "while ! pgrep -x -P $pid memsim >/dev/null; do sleep 0.02; done; "
-		     "pkill -KILL -x -P $pid memsim; wait $pid; echo $?; cat killed.err >&2; }",
+		     "while :; do c=$(pgrep -x -P $pid memsim | head -1); "
+		     "if [ -n \"$c\" ]; then sleep 0.1; "
+		     "[ \"$(cat /proc/$c/comm 2>/dev/null)\" = memsim ] && break; fi; "
+		     "sleep 0.02; done; "
+		     "kill -KILL $c; wait $pid; echo $?; cat killed.err >&2; }",
 		     MEMSIM_BIN, args);
 }
 
