@@ -1,6 +1,6 @@
 #!/bin/sh
 # The dependency rule of docs/architecture.md: includes only point downward,
-#   cli -> analysis, measure -> kernels -> traces -> sim,
+#   cli -> api -> analysis, measure -> kernels -> traces -> sim,
 # and analysis and measure do not include each other. Prints every include that breaks it and
 # fails. Output is TAP (one case). Usage: check-layers.sh [SOURCE_ROOT]
 set -u
@@ -8,12 +8,12 @@ cd "${1:-$(dirname "$0")/..}" || exit 2
 rank() {
 	case "$1" in
 	sim) echo 0 ;; traces) echo 1 ;; kernels) echo 2 ;; analysis | measure) echo 3 ;;
-	cli) echo 4 ;; *) echo - ;;
+	api) echo 4 ;; cli) echo 5 ;; *) echo - ;;
 	esac
 }
 echo "1..1"
 bad=0
-for f in $(find sim traces kernels analysis measure cli -name '*.[ch]' -o -name '*.cu' | LC_ALL=C sort); do
+for f in $(find sim traces kernels analysis measure api cli -name '*.[ch]' -o -name '*.cu' | LC_ALL=C sort); do
 	from=${f%%/*}
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$inc" in */*) to=${inc%%/*} ;; *) continue ;; esac

@@ -1,0 +1,26 @@
+#pragma once
+
+/*
+ * What the public interface (include/memsim/) stands on: its opaque structs over the
+ * simulator's own (sim/, traces/). Internal: programs outside memsim see only the public
+ * headers.
+ */
+
+#include <stdbool.h>
+
+#include "sim/cache.h"
+#include "sim/spec.h"
+#include "sim/trace.h"
+#include "traces/mtrace.h"
+
+struct memsim_hierarchy {
+	struct spec spec;
+	struct cache *cache; /* NULL for a hierarchy of no level: DRAM only */
+};
+
+struct memsim_trace {
+	struct memsim_hierarchy *h; /* not owned; may be NULL (recording only) */
+	struct trace_ctx *ctx;
+	struct mtrace_writer *rec; /* the recording, or NULL */
+	bool finished;
+};

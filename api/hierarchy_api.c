@@ -1,0 +1,90 @@
+/*
+ * memsim/hierarchy.h's hierarchy itself (its counters: api/stats_api.c), and memsim/memsim.h.
+ */
+
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMSIM_NO_TR_MACROS
+#include "memsim/memsim.h"
+
+#include "api/api.h"
+#include "sim/util.h"
+
+const char *
+memsim_version(void)
+{
+	return MEMSIM_VERSION;
+}
+
+struct memsim_hierarchy *
+memsim_hierarchy_create(const char *spec, char *err, size_t errlen)
+{
+	struct memsim_hierarchy *h;
+
+	if (!spec) {
+		snprintf(err, errlen, "no cache spec given");
+		return NULL;
+	}
+	h = xzalloc(sizeof(*h));
+	if (spec_parse(spec, &h->spec, err, errlen)) {
+		free(h);
+		return NULL;
+	}
+	h->spec.cache.seed = 1;
+	if (h->spec.cache.levels) {
+		h->cache = cache_create(&h->spec.cache);
+		if (!h->cache) {
+			snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
+				 (double)cache_model_bytes(&h->spec.cache) / 1048576.0);
+			free(h);
+			return NULL;
+		}
+	}
+	return h;
+}
+
+void
+memsim_hierarchy_destroy(struct memsim_hierarchy *h)
+{
+	if (!h)
+		return;
+	cache_destroy(h->cache);
+	free(h);
+}
+
+char *
+memsim_hierarchy_spec(const struct memsim_hierarchy *h, char *buf, size_t len)
+{
+	return spec_format(&h->spec, buf, len);
+}
+
+unsigned
+memsim_hierarchy_levels(const struct memsim_hierarchy *h)
+{
+	return h->spec.cache.levels;
+}
+
+int
+memsim_hierarchy_reset(struct memsim_hierarchy *h)
+{
+	struct cache *fresh;
+
+	if (!h->cache)
+		return 0;
+	fresh = cache_create(&h->spec.cache);
+	if (!fresh)
+		return -1;
+	cache_destroy(h->cache);
+	h->cache = fresh;
+	return 0;
+}
+
+void
+memsim_free(void *p)
+{
+	free(p);
+}

@@ -1,0 +1,111 @@
+/*
+ * memsim/trace.h over the tracing layer (sim/trace.h) and the trace writer (traces/mtrace.h).
+ * Each call is one out-of-line call into the library: a plugin cannot inline memsim's fast
+ * path across the ABI, so it pays a call per access that memsim's own kernels do not.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMSIM_NO_TR_MACROS
+#include "memsim/memsim.h"
+
+#include "api/api.h"
+#include "sim/util.h"
+
+struct memsim_trace *
+memsim_trace_create(struct memsim_hierarchy *h, const char *record_path, char *err,
+		    size_t errlen)
+{
+	struct memsim_trace *t;
+	struct trace_sink sink;
+
+	if (!h && !record_path) {
+		snprintf(err, errlen, "a trace needs a hierarchy, a file to record into, or both");
+		return NULL;
+	}
+	t = xzalloc(sizeof(*t));
+	t->h = h;
+	if (record_path) {
+		t->rec = mtrace_writer_open(record_path, "libmemsim", err, errlen);
+		if (!t->rec) {
+			free(t);
+			return NULL;
+		}
+		sink = mtrace_writer_sink(t->rec);
+	}
+	t->ctx = trace_ctx_create(h ? h->cache : NULL, t->rec ? &sink : NULL,
+				  h ? h->spec.tiles_in_scratch : 0);
+	if (!t->ctx) {
+		snprintf(err, errlen, "cannot create the trace");
+		if (t->rec)
+			mtrace_writer_close(t->rec, NULL, 0);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int
+memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (t->finished)
+		return 0;
+	t->finished = true;
+	trace_flush(t->ctx);
+	if (t->h && t->h->cache)
+		cache_flush(t->h->cache);
+	if (t->rec && mtrace_writer_close(t->rec, err, errlen))
+		rc = -1;
+	t->rec = NULL;
+	return rc;
+}
+
+void
+memsim_trace_destroy(struct memsim_trace *t)
+{
+	char err[256];
+
+	if (!t)
+		return;
+	memsim_trace_finish(t, err, sizeof(err));
+	trace_ctx_destroy(t->ctx);
+	free(t);
+}
+
+int
+memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t bytes,
+	     enum memsim_space space)
+{
+	if (t->finished)
+		return -EINVAL;
+	return trace_array(t->ctx, name, p, bytes, (enum trace_space)space);
+}
+
+int
+memsim_phase(struct memsim_trace *t, const char *name)
+{
+	if (t->finished)
+		return -EINVAL;
+	return trace_phase(t->ctx, name);
+}
+
+void
+memsim_load(struct memsim_trace *t, const void *p, size_t bytes)
+{
+	if (!t->finished)
+		trace_access(t->ctx, p, bytes, CACHE_OP_LOAD);
+}
+
+void
+memsim_store(struct memsim_trace *t, const void *p, size_t bytes)
+{
+	if (!t->finished)
+		trace_access(t->ctx, p, bytes, CACHE_OP_STORE);
+}
