@@ -10,6 +10,15 @@ int
 evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
 	       bool flush, uint64_t seed, enum evaluation_mode mode, char *err, size_t errlen)
 {
+	return evaluation_run_recorded(ev, cfg, spec, flush, seed, mode, NULL, err, errlen);
+}
+
+int
+evaluation_run_recorded(struct evaluation *ev, const struct attn_config *cfg,
+			const struct spec *spec, bool flush, uint64_t seed,
+			enum evaluation_mode mode, const struct sim_record *rec, char *err,
+			size_t errlen)
+{
 	struct formula_machine m;
 	int rc;
 
@@ -24,8 +33,13 @@ evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struc
 	formula_eval(cfg, &m, &ev->f);
 	if (!ev->simulated)
 		return 0;
-	rc = ev->trace_only ? sim_kernel_trace_only(cfg, spec, flush, &ev->sim, err, errlen)
-			    : sim_kernel(cfg, spec, flush, seed, false, &ev->sim, err, errlen);
+	if (rec)
+		rc = sim_kernel_record(cfg, spec, flush, seed, ev->trace_only, rec, &ev->sim, err,
+				       errlen);
+	else
+		rc = ev->trace_only
+			     ? sim_kernel_trace_only(cfg, spec, flush, &ev->sim, err, errlen)
+			     : sim_kernel(cfg, spec, flush, seed, false, &ev->sim, err, errlen);
 	if (rc)
 		return -1;
 	compare_build(ev->sim.cache, cfg, &ev->f, &ev->cmp);

@@ -2,6 +2,7 @@
 
 #include <cJSON.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ usage_run(FILE *f)
 		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
-		"                  [--json FILE]\n"
+		"                  [--record FILE] [--json FILE]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -44,25 +45,58 @@ usage_run(FILE *f)
 		"                      multiply the counts by K; labelled estimate everywhere;\n"
 		"                      a warning when the sample is too small for 10%% error,\n"
 		"                      exit 2 when no access reached it\n"
-		"  --json FILE         write the report as JSON (- for stdout)\n");
+		"  --record FILE       also write the kernel's accesses as a memsim trace (- for\n"
+		"                      stdout; the text report then goes to stderr), for\n"
+		"                      `memsim replay FILE --cache ...` under any cache: the same\n"
+		"                      counters as a run there (the recording holds every access,\n"
+		"                      tiles included, whatever this run's cache or sampling)\n"
+		"  --json FILE         write the report as JSON (- for stdout)\n"
+		"\n"
+		"Exit status: 0 ok, 1 the run or the recording failed (an incomplete recording is\n"
+		"removed), 2 bad options.\n");
 }
 
-enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS };
+enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS, OPT_RECORD };
+
+/* run's own options. */
+struct run_extra {
+	uint64_t sample_sets;
+	const char *record; /* NULL: no recording */
+};
 
 static int
 run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 {
-	uint64_t *sample_sets = ctx, k;
+	struct run_extra *x = ctx;
+	uint64_t k;
 
 	if (opt == OPT_TRACE_ONLY) {
 		o->trace_only = true;
 		return 0;
 	}
+	if (opt == OPT_RECORD) {
+		if (!arg[0])
+			return usage_error("run", "--record: the file name is empty");
+		x->record = arg;
+		return 0;
+	}
 	if (!parse_u64(arg, &k) || k < 2 || k > (UINT64_C(1) << 20) || !is_pow2(k))
 		return usage_error("run", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
 				   arg);
-	*sample_sets = k;
+	x->sample_sets = k;
 	return 0;
+}
+
+/* "memsim " and the run's arguments, for the recording's header. */
+static char *
+command_line(int argc, char **argv)
+{
+	char *args = report_command_line(argc, argv);
+	char *cmd = xzalloc(strlen(args) + 8);
+
+	sprintf(cmd, "memsim %s", args);
+	free(args);
+	return cmd;
 }
 
 int
@@ -71,29 +105,44 @@ cmd_run(int argc, char **argv)
 	static const struct option extra[] = {
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
+		{ "record", required_argument, NULL, OPT_RECORD },
 		{ NULL, 0, NULL, 0 },
 	};
-	static uint64_t sample_sets;
-	static const struct kernel_command cmd = { "run", usage_run, extra, run_option,
-						   &sample_sets };
+	static struct run_extra x;
+	static const struct kernel_command cmd = { "run", usage_run, extra, run_option, &x };
 	enum evaluation_mode mode;
 	struct kernel_options o;
+	struct sim_record rec;
 	FILE *out;
 	struct spec spec;
 	struct evaluation st;
 	char err[512], buf[512];
+	char *command = NULL;
 	int rc;
 
 	kernel_options_init(&o);
-	sample_sets = 0;
+	memset(&x, 0, sizeof(x));
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
-	spec.cache.sample_sets = (uint32_t)sample_sets;
+	spec.cache.sample_sets = (uint32_t)x.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
-	out = text_stream(o.json_path);
+	if (x.record && o.json_path && strcmp(x.record, "-") == 0 &&
+	    strcmp(o.json_path, "-") == 0)
+		return usage_error("run", "--record - and --json - both want stdout");
+	/* The report's text leaves stdout to whichever of them writes there. */
+	out = text_stream(x.record && strcmp(x.record, "-") == 0 ? "-" : o.json_path);
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
-	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {
+	if (x.record)
+		signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
+	if (x.record)
+		command = command_line(argc, argv);
+	rec.path = x.record;
+	rec.command = command;
+	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
+				     x.record ? &rec : NULL, err, sizeof(err));
+	free(command);
+	if (rc) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
@@ -104,7 +153,7 @@ cmd_run(int argc, char **argv)
 	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s\n\n",
 		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
 		o.trace_only ? " (trace-only)" : "", st.sim.seconds,
-		sample_sets > 1 ? " (an estimate: set sampling)" : "");
+		x.sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
 	rc = EXIT_OK;

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/trace.h"
 #include "sim/util.h"
+#include "traces/mtrace.h"
 
 /* bytes as "1.5 GiB" or "12.0 MiB" in buf. */
 static char *
@@ -57,13 +59,40 @@ model_create(const struct spec *spec, const struct onepass *op, int *rc, char *e
 	return NULL;
 }
 
+/* Runs d's kernel once more into a recording at rec->path, with no model: every access as the
+ * kernel makes it, whatever cache a replay will use. Returns 0, or -EIO with a message in err;
+ * a regular file left incomplete is removed. */
+static int
+record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t errlen)
+{
+	struct mtrace_writer *w = mtrace_writer_open(rec->path, rec->command, err, errlen);
+	struct trace_sink sink;
+	struct trace_ctx *t;
+	struct stat st;
+	size_t n;
+
+	if (!w)
+		return -EIO;
+	sink = mtrace_writer_sink(w);
+	t = trace_ctx_create(NULL, &sink, 0);
+	attn_run_traced(d, t);
+	trace_ctx_destroy(t);
+	if (mtrace_writer_close(w, err, errlen) == 0)
+		return 0;
+	if (strcmp(rec->path, "-") != 0 && stat(rec->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    remove(rec->path) == 0 && (n = strlen(err)) < errlen)
+		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
+	return -EIO;
+}
+
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
- * model, or with op on a one-pass model (out->cache is then it). The arrays come first: the
- * model takes what their mapping leaves (attn_data_create() reserves more while it maps). */
+ * model, or with op on a one-pass model (out->cache is then it); with rec recorded first. The
+ * arrays come first: the model takes what their mapping leaves (attn_data_create() reserves
+ * more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
-	 bool check, bool trace_only, const struct onepass *op, struct sim_result *out, char *err,
-	 size_t errlen)
+	 bool check, bool trace_only, const struct onepass *op, const struct sim_record *rec,
+	 struct sim_result *out, char *err, size_t errlen)
 {
 	struct attn_data *d;
 	struct trace_ctx *t;
@@ -79,6 +108,16 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	if (!out->cache) {
 		attn_data_destroy(d);
 		return rc;
+	}
+	/* A pass of its own, so the live model below takes the same path as without --record
+	 * (sim/trace.h: TR_ZIP reports lines to some caches, elements to a recording). */
+	if (rec) {
+		attn_data_fill(d, seed);
+		if ((rc = record_pass(d, rec, err, errlen))) {
+			sim_result_finish(out);
+			attn_data_destroy(d);
+			return rc;
+		}
 	}
 	attn_data_fill(d, seed);
 	if (check)
@@ -103,14 +142,23 @@ int
 sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	   bool check, struct sim_result *out, char *err, size_t errlen)
 {
-	return simulate(cfg, spec, flush, seed, check, false, NULL, out, err, errlen);
+	return simulate(cfg, spec, flush, seed, check, false, NULL, NULL, out, err, errlen);
 }
 
 int
 sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
 		      struct sim_result *out, char *err, size_t errlen)
 {
-	return simulate(cfg, spec, flush, 0, false, true, NULL, out, err, errlen);
+	return simulate(cfg, spec, flush, 0, false, true, NULL, NULL, out, err, errlen);
+}
+
+int
+sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool flush,
+		  uint64_t seed, bool trace_only, const struct sim_record *rec,
+		  struct sim_result *out, char *err, size_t errlen)
+{
+	return simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec,
+			out, err, errlen);
 }
 
 int
@@ -130,8 +178,8 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 			 cache_onepass_str(how), level + 1);
 		return -EINVAL;
 	}
-	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, &one, err,
-		      errlen);
+	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, NULL, &one,
+		      err, errlen);
 	if (rc)
 		return rc;
 	if (cache_onepass_failed(one.cache)) {

@@ -44,6 +44,22 @@ int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, u
 		       uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		       size_t errlen);
 
+/* Where a run also records its accesses (traces/mtrace.h): path ("-" for stdout) and the
+ * command line its header names. */
+struct sim_record {
+	const char *path;
+	const char *command;
+};
+
+/* sim_kernel() (or with trace_only sim_kernel_trace_only()) after a first pass of the kernel
+ * that writes every access to rec->path, arrays and phases as the kernel declares them, with no
+ * model; the counters are those of the run without it. Returns as sim_kernel() does, or -EIO
+ * with a one-line message when the recording cannot be created or written (before the live
+ * pass); a regular file left incomplete is then removed. */
+int sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool flush,
+		      uint64_t seed, bool trace_only, const struct sim_record *rec,
+		      struct sim_result *out, char *err, size_t errlen);
+
 void sim_result_finish(struct sim_result *r);
 
 /* The bytes a model may take in a run of cfg (NULL: no arrays) started now: the least of this
