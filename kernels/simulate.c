@@ -69,16 +69,21 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 	struct trace_sink sink;
 	struct trace_ctx *t;
 	struct stat st;
+	char why[400];
 	size_t n;
 
-	if (!w)
+	if (!w) {
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "recording: %s", why);
 		return -EIO;
+	}
 	sink = mtrace_writer_sink(w);
 	t = trace_ctx_create(NULL, &sink, 0);
 	attn_run_traced(d, t);
 	trace_ctx_destroy(t);
-	if (mtrace_writer_close(w, err, errlen) == 0)
+	if (mtrace_writer_close(w, why, sizeof(why)) == 0)
 		return 0;
+	snprintf(err, errlen, "recording: %s", why);
 	if (strcmp(rec->path, "-") != 0 && stat(rec->path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    remove(rec->path) == 0 && (n = strlen(err)) < errlen)
 		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");

@@ -1,0 +1,270 @@
+/*
+ * `memsim run --record FILE` through the real binary (issue 19 item 4).
+ *
+ * Every built-in kernel, computing and trace-only, recorded under cache A (tiles in scratch, an
+ * L1 that TR_ZIP feeds line by line) and replayed:
+ *  - the recorded run prints the counters of the same run without --record, field for field
+ *    (the recording is a pass of its own, with no model);
+ *  - replayed under B (tiles in memory, 2-way random, write-validate: every element reaches the
+ *    model in a live run too) it gives `memsim run --cache B`'s counters, every level, DRAM,
+ *    the processor, per array, per phase, scratch: a recording holds the tile arrays' accesses
+ *    with their space, so tiles that were scratch under A are memory under B;
+ *  - replayed under A, or under lab (no cache, tiles in scratch), every byte, miss, fill and
+ *    write-back equals the run's; the access counts (the processor's loads and stores, a
+ *    level's reads, writes and hits) are the per-element ones, where the live run reports
+ *    TR_ZIP loops a line at a time to such caches (sim/trace.h), by design.
+ * Then the recording's header (the command, the kernel's arrays and phases), --record - into a
+ * pipe, --sample-sets (the recording is whole), and the failures: an empty name, --record -
+ * with --json -, a directory, a missing directory, /dev/full, a file size limit (the torn file
+ * removed), and a truncated recording refused by replay.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/slurp.h"
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "cli-record"
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+#define CACHE_A "L1=4K:4:64,L2=16K:8:64,tiles=scratch"
+#define CACHE_B "L1=2K:2:128:random:wb:wv"
+#define CONFIG "--N 80 --d 16 --Br 16 --Bc 32 --causal"
+
+/* The report fields both `run --json` and `replay --json` write. */
+static const char *const shared_fields[] = { "cpu", "dram", "levels", "arrays", "phases",
+					     "scratch" };
+
+/* The access counts that differ, by design, where a live run reports TR_ZIP by lines. */
+static bool
+access_count(const char *key)
+{
+	static const char *const keys[] = { "loads", "stores", "reads", "writes", "hits" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether x and y are equal, leaving out access counts when loose; names the first difference
+ * at path. */
+static bool
+same_json(const char *path, const cJSON *x, const cJSON *y, bool loose)
+{
+	char sub[512];
+
+	if (!x || !y || x->type != y->type) {
+		print_message("# %s: present or typed differently\n", path);
+		return false;
+	}
+	if (cJSON_IsObject(x) || cJSON_IsArray(x)) {
+		const cJSON *a = x->child, *b = y->child;
+
+		if (cJSON_GetArraySize(x) != cJSON_GetArraySize(y)) {
+			print_message("# %s: %d against %d members\n", path,
+				      cJSON_GetArraySize(x), cJSON_GetArraySize(y));
+			return false;
+		}
+		for (; a && b; a = a->next, b = b->next) {
+			snprintf(sub, sizeof(sub), "%s.%s", path, a->string ? a->string : "[]");
+			if (a->string && strcmp(a->string, b->string ? b->string : "")) {
+				print_message("# %s: against %s\n", sub, b->string);
+				return false;
+			}
+			if (loose && a->string && access_count(a->string))
+				continue;
+			if (!same_json(sub, a, b, loose))
+				return false;
+		}
+		return true;
+	}
+	if (!cJSON_Compare(x, y, true)) {
+		print_message("# %s differs\n", path);
+		return false;
+	}
+	return true;
+}
+
+/* The shared fields of tmpdir's JSON files x and y are equal (loose: but access counts). */
+static void
+expect_same_reports(const char *x, const char *y, bool loose)
+{
+	cJSON *a = read_json(x), *b = read_json(y);
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (size_t i = 0; i < sizeof(shared_fields) / sizeof(shared_fields[0]); i++) {
+		const char *f = shared_fields[i];
+
+		if (!same_json(f, cJSON_GetObjectItem(a, f), cJSON_GetObjectItem(b, f), loose))
+			fail_msg("%s and %s differ in %s", x, y, f);
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+/* Runs "memsim ARGS", which must succeed. */
+static void
+ok(const char *fmt, ...)
+{
+	char args[1024];
+	struct result r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	r = memsim("%s", args);
+	if (r.rc != 0)
+		fail_msg("memsim %s: exit %d: %s", args, r.rc, r.err);
+	result_free(&r);
+}
+
+static void
+test_record_replay_kernels(void **state)
+{
+	static const char *const kernels[] = { "naive", "flash1", "flash2", "proj" };
+	static const char *const modes[] = { "", "--trace-only" };
+
+	(void)state;
+	for (size_t k = 0; k < 4; k++)
+		for (size_t m = 0; m < 2; m++) {
+			const char *kn = kernels[k], *mode = modes[m];
+
+			print_message("# %s %s\n", kn, mode);
+			ok("run --kernel %s " CONFIG " %s --cache " CACHE_A
+			   " --record f.mt --json a.json",
+			   kn, mode);
+			ok("run --kernel %s " CONFIG " %s --cache " CACHE_A " --json l.json", kn,
+			   mode);
+			expect_same_reports("a.json", "l.json", false);
+			ok("replay f.mt --cache " CACHE_A " --json r.json");
+			expect_same_reports("l.json", "r.json", true);
+			/* Tiles scratch when recorded, memory here: as a run under B. */
+			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B " --json lb.json", kn,
+			   mode);
+			ok("replay f.mt --cache " CACHE_B " --json rb.json");
+			expect_same_reports("lb.json", "rb.json", false);
+			/* Recorded under B (tiles in memory), replayed with tiles in scratch. */
+			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B " --record fb.mt >/dev/null", kn,
+			   mode);
+			ok("run --kernel %s " CONFIG " %s --cache lab --json ll.json", kn, mode);
+			ok("replay fb.mt --cache lab --json rl.json");
+			expect_same_reports("ll.json", "rl.json", true);
+		}
+	assert_int_equal(sh("rm -f ./*.mt ./*.json"), 0);
+}
+
+static void
+test_record_header(void **state)
+{
+	cJSON *r, *tr, *arrays, *phases;
+	const char *cmd;
+
+	(void)state;
+	ok("run --kernel flash2 --N 64 --d 16 --cache " CACHE_B " --record h.mt >/dev/null");
+	ok("replay h.mt --cache " CACHE_B " --json r.json");
+	r = read_json("r.json");
+	assert_non_null(r);
+	tr = cJSON_GetObjectItem(r, "trace");
+	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(tr, "recorded_command"));
+	assert_non_null(cmd);
+	assert_string_equal(cmd, "memsim run --kernel flash2 --N 64 --d 16 --cache " CACHE_B
+				 " --record h.mt");
+	arrays = cJSON_GetObjectItem(r, "arrays");
+	phases = cJSON_GetObjectItem(r, "phases");
+	assert_non_null(cJSON_GetObjectItem(arrays, "Q"));
+	assert_non_null(cJSON_GetObjectItem(arrays, "O"));
+	assert_non_null(cJSON_GetObjectItem(arrays, "Q_tile"));
+	assert_true(cJSON_GetArraySize(phases) > 1);
+	cJSON_Delete(r);
+	assert_int_equal(sh("rm -f h.mt r.json"), 0);
+}
+
+static void
+test_record_stdout(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* The trace on stdout, the text report on stderr. */
+	r = shell("{ %s run --kernel proj --N 64 --d 16 --cache lab --record - --json a.json "
+		  "| %s replay - --cache %s --json p.json >/dev/null; }",
+		  MEMSIM_BIN, MEMSIM_BIN, CACHE_B);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "memsim run: proj"));
+	result_free(&r);
+	ok("run --kernel proj --N 64 --d 16 --cache " CACHE_B " --json l.json");
+	expect_same_reports("l.json", "p.json", false);
+	assert_int_equal(sh("rm -f a.json l.json p.json"), 0);
+}
+
+static void
+test_record_sampled(void **state)
+{
+	(void)state;
+	/* The live run is an estimate; the recording has every access all the same. */
+	ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B
+	   " --sample-sets 2 --record s.mt >/dev/null");
+	ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B " --json l.json");
+	ok("replay s.mt --cache " CACHE_B " --json r.json");
+	expect_same_reports("l.json", "r.json", false);
+	assert_int_equal(sh("rm -f s.mt l.json r.json"), 0);
+}
+
+static void
+test_record_errors(void **state)
+{
+	const char *run = "run --kernel flash2 --N 256 --d 32 --cache L1=4K:4:64";
+	char args[512];
+	struct result r;
+
+	(void)state;
+	snprintf(args, sizeof(args), "%s --record ''", run);
+	expect_error(args, 2, "--record: the file name is empty");
+	snprintf(args, sizeof(args), "%s --record - --json -", run);
+	expect_error(args, 2, "--record - and --json - both want stdout");
+	assert_int_equal(sh("mkdir -p dir"), 0);
+	snprintf(args, sizeof(args), "%s --record dir >/dev/null", run);
+	expect_error(args, 1, "recording: cannot create dir: Is a directory");
+	snprintf(args, sizeof(args), "%s --record nodir/f.mt >/dev/null", run);
+	expect_error(args, 1, "recording: cannot create nodir/f.mt");
+	snprintf(args, sizeof(args), "%s --record /dev/full >/dev/null", run);
+	expect_error(args, 1, "recording: writing /dev/full: No space left on device");
+	/* A file size limit (the recording is 25 MB): SIGXFSZ ignored, the torn file removed. */
+	r = shell("ulimit -f 64 && %s %s --record big.mt >/dev/null", MEMSIM_BIN, run);
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "recording: writing big.mt: File too large (the "
+					 "incomplete recording was removed)"));
+	result_free(&r);
+	assert_int_equal(sh("test ! -e big.mt"), 0);
+	/* A recording cut short some other way: replay refuses it. */
+	snprintf(args, sizeof(args), "%s --record whole.mt >/dev/null", run);
+	r = memsim("%s", args);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_int_equal(sh("head -c 3000 whole.mt >cut.mt"), 0);
+	expect_error("replay cut.mt --cache lab", 1, "cut.mt: truncated after record");
+	assert_int_equal(sh("rm -rf dir whole.mt cut.mt"), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record_replay_kernels), cmocka_unit_test(test_record_header),
+		cmocka_unit_test(test_record_stdout),	      cmocka_unit_test(test_record_sampled),
+		cmocka_unit_test(test_record_errors),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
