@@ -127,8 +127,7 @@ cmd_run(int argc, char **argv)
 	spec.cache.sample_sets = (uint32_t)x.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
-	if (x.record && o.json_path && strcmp(x.record, "-") == 0 &&
-	    strcmp(o.json_path, "-") == 0)
+	if (x.record && o.json_path && strcmp(x.record, "-") == 0 && strcmp(o.json_path, "-") == 0)
 		return usage_error("run", "--record - and --json - both want stdout");
 	/* The report's text leaves stdout to whichever of them writes there. */
 	out = text_stream(x.record && strcmp(x.record, "-") == 0 ? "-" : o.json_path);

@@ -158,12 +158,12 @@ sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bo
 }
 
 int
-sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool flush,
-		  uint64_t seed, bool trace_only, const struct sim_record *rec,
-		  struct sim_result *out, char *err, size_t errlen)
+sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
+		  bool trace_only, const struct sim_record *rec, struct sim_result *out, char *err,
+		  size_t errlen)
 {
-	return simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec,
-			out, err, errlen);
+	return simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec, out,
+			err, errlen);
 }
 
 int

@@ -40,8 +40,9 @@
 #define CONFIG "--N 80 --d 16 --Br 16 --Bc 32 --causal"
 
 /* The report fields both `run --json` and `replay --json` write. */
-static const char *const shared_fields[] = { "cpu", "dram", "levels", "arrays", "phases",
-					     "scratch" };
+static const char *const shared_fields[] = {
+	"cpu", "dram", "levels", "arrays", "phases", "scratch"
+};
 
 /* The access counts that differ, by design, where a live run reports TR_ZIP by lines. */
 static bool
@@ -70,8 +71,8 @@ same_json(const char *path, const cJSON *x, const cJSON *y, bool loose)
 		const cJSON *a = x->child, *b = y->child;
 
 		if (cJSON_GetArraySize(x) != cJSON_GetArraySize(y)) {
-			print_message("# %s: %d against %d members\n", path,
-				      cJSON_GetArraySize(x), cJSON_GetArraySize(y));
+			print_message("# %s: %d against %d members\n", path, cJSON_GetArraySize(x),
+				      cJSON_GetArraySize(y));
 			return false;
 		}
 		for (; a && b; a = a->next, b = b->next) {
@@ -155,8 +156,9 @@ test_record_replay_kernels(void **state)
 			ok("replay f.mt --cache " CACHE_B " --json rb.json");
 			expect_same_reports("lb.json", "rb.json", false);
 			/* Recorded under B (tiles in memory), replayed with tiles in scratch. */
-			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B " --record fb.mt >/dev/null", kn,
-			   mode);
+			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B
+			   " --record fb.mt >/dev/null",
+			   kn, mode);
 			ok("run --kernel %s " CONFIG " %s --cache lab --json ll.json", kn, mode);
 			ok("replay fb.mt --cache lab --json rl.json");
 			expect_same_reports("ll.json", "rl.json", true);
@@ -261,8 +263,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_record_replay_kernels), cmocka_unit_test(test_record_header),
-		cmocka_unit_test(test_record_stdout),	      cmocka_unit_test(test_record_sampled),
+		cmocka_unit_test(test_record_replay_kernels),
+		cmocka_unit_test(test_record_header),
+		cmocka_unit_test(test_record_stdout),
+		cmocka_unit_test(test_record_sampled),
 		cmocka_unit_test(test_record_errors),
 	};
 
