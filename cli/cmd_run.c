@@ -132,10 +132,10 @@ cmd_run(int argc, char **argv)
 	/* The report's text leaves stdout to whichever of them writes there. */
 	out = text_stream(x.record && strcmp(x.record, "-") == 0 ? "-" : o.json_path);
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
-	if (x.record)
+	if (x.record) {
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
-	if (x.record)
 		command = command_line(argc, argv);
+	}
 	rec.path = x.record;
 	rec.command = command;
 	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
