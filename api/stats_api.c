@@ -132,7 +132,8 @@ memsim_report_json(const struct memsim_hierarchy *h)
 	if (!root)
 		return NULL;
 	cfg = cJSON_AddObjectToObject(root, "config");
-	if (cfg && cJSON_AddStringToObject(cfg, "cache", spec_format(&h->spec, spec, sizeof(spec)))) {
+	if (cfg &&
+	    cJSON_AddStringToObject(cfg, "cache", spec_format(&h->spec, spec, sizeof(spec)))) {
 		report_add_cache(root, h->cache);
 		text = cJSON_Print(root);
 	}

@@ -127,9 +127,11 @@ if "$tmp/count-DMEMSIM_NATIVE" >"$tmp/got" 2>"$tmp/err" &&
 else
 	not_ok "count native" "$(cat "$tmp/err" "$tmp/got" | head -5)"
 fi
-if [ "$("$tmp/cxx" 2>&1)" = "sum 256 levels 0 dram read 1024 write 4" ] &&
-	[ "$("$tmp/cxx-DMEMSIM_NATIVE" 2>&1)" = "sum 256 levels 0 dram read 0 write 0" ]; then
-	ok "C++17 program: 256 float loads and one store on no cache, traced and native"
+nl='
+'
+if [ "$("$tmp/cxx" 2>&1)" = "arrays 2 phases 3${nl}sum 256 levels 0 dram read 1024 write 4" ] &&
+	[ "$("$tmp/cxx-DMEMSIM_NATIVE" 2>&1)" = "arrays 1 phases 2${nl}sum 256 levels 0 dram read 0 write 0" ]; then
+	ok "C++17 program: 256 float loads and one store on no cache, traced and native; -1 past the last array and phase"
 else
 	not_ok "C++17 program" "$("$tmp/cxx" 2>&1)" "$("$tmp/cxx-DMEMSIM_NATIVE" 2>&1)"
 fi

@@ -90,11 +90,12 @@ main(int argc, char **argv)
 	}
 	memsim_trace_destroy(t);
 
-	printf("memsim %s, cache %s\n", memsim_version(), memsim_hierarchy_spec(h, text, sizeof(text)));
+	printf("memsim %s, cache %s\n", memsim_version(),
+	       memsim_hierarchy_spec(h, text, sizeof(text)));
 	memsim_stats_total(h, &s);
-	printf("loads %llu (%llu bytes), stores %llu (%llu bytes)\n", (unsigned long long)s.cpu.loads,
-	       (unsigned long long)s.cpu.load_bytes, (unsigned long long)s.cpu.stores,
-	       (unsigned long long)s.cpu.store_bytes);
+	printf("loads %llu (%llu bytes), stores %llu (%llu bytes)\n",
+	       (unsigned long long)s.cpu.loads, (unsigned long long)s.cpu.load_bytes,
+	       (unsigned long long)s.cpu.stores, (unsigned long long)s.cpu.store_bytes);
 	print_stats("total", "", &s);
 	for (unsigned i = 0; i < memsim_stats_arrays(h); i++)
 		if (memsim_stats_array(h, i, &s) == 0)
