@@ -16,6 +16,7 @@ for tool in cc c++ pkg-config nm readelf python3; do
 done
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 dest=$tmp/dest
 # A sanitized build's library needs the sanitizers' runtime in the program that loads it.
 extra=
