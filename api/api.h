@@ -15,7 +15,7 @@
 
 struct memsim_hierarchy {
 	struct spec spec;
-	struct cache *cache; /* NULL for a hierarchy of no level: DRAM only */
+	struct cache *cache; /* never NULL: "none" has a model of no level */
 };
 
 struct memsim_trace {

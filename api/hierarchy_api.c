@@ -9,7 +9,9 @@
 #include <string.h>
 
 #define MEMSIM_NO_TR_MACROS
+#pragma GCC visibility push(default)
 #include "memsim/memsim.h"
+#pragma GCC visibility pop
 
 #include "api/api.h"
 #include "sim/util.h"
@@ -35,14 +37,13 @@ memsim_hierarchy_create(const char *spec, char *err, size_t errlen)
 		return NULL;
 	}
 	h->spec.cache.seed = 1;
-	if (h->spec.cache.levels) {
-		h->cache = cache_create(&h->spec.cache);
-		if (!h->cache) {
-			snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
-				 (double)cache_model_bytes(&h->spec.cache) / 1048576.0);
-			free(h);
-			return NULL;
-		}
+	/* A model even for "none": it counts every access's own bytes as DRAM traffic. */
+	h->cache = cache_create(&h->spec.cache);
+	if (!h->cache) {
+		snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
+			 (double)cache_model_bytes(&h->spec.cache) / 1048576.0);
+		free(h);
+		return NULL;
 	}
 	return h;
 }
@@ -73,8 +74,6 @@ memsim_hierarchy_reset(struct memsim_hierarchy *h)
 {
 	struct cache *fresh;
 
-	if (!h->cache)
-		return 0;
 	fresh = cache_create(&h->spec.cache);
 	if (!fresh)
 		return -1;

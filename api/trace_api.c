@@ -12,7 +12,9 @@
 #include <string.h>
 
 #define MEMSIM_NO_TR_MACROS
+#pragma GCC visibility push(default)
 #include "memsim/memsim.h"
+#pragma GCC visibility pop
 
 #include "api/api.h"
 #include "sim/util.h"

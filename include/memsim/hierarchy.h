@@ -65,13 +65,16 @@ struct memsim_stats {
 /* Everything h counted. Returns 0. */
 int memsim_stats_total(const struct memsim_hierarchy *h, struct memsim_stats *out);
 /* The arrays and phases a trace declared on h: how many, and each one's name (NULL past the
- * last). */
+ * last). Array 0 is "other" (addresses no array covers), then the arrays in declaration order;
+ * phase 0 is "(none)" (before the first phase), then the phases in order of first use, and
+ * "flush" once memsim_trace_finish() ran. */
 unsigned memsim_stats_arrays(const struct memsim_hierarchy *h);
 const char *memsim_stats_array_name(const struct memsim_hierarchy *h, unsigned i);
 unsigned memsim_stats_phases(const struct memsim_hierarchy *h);
 const char *memsim_stats_phase_name(const struct memsim_hierarchy *h, unsigned i);
-/* What array i (of memsim_stats_arrays()) or phase i moved: its DRAM bytes and level
- * counters (a scratch array: cpu.scratch_* only). Returns 0, or -1 when i is out of range. */
+/* What array i (of memsim_stats_arrays()) or phase i moved: an array's DRAM bytes and its
+ * cpu.scratch_* bytes (levels 0: the model counts levels per phase, not per array); a phase's
+ * DRAM bytes and level counters. Returns 0, or -1 when i is out of range. */
 int memsim_stats_array(const struct memsim_hierarchy *h, unsigned i, struct memsim_stats *out);
 int memsim_stats_phase(const struct memsim_hierarchy *h, unsigned i, struct memsim_stats *out);
 
