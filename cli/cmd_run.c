@@ -12,6 +12,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/plugin.h"
 #include "sim/util.h"
 
 void
@@ -49,6 +50,51 @@ usage_run(FILE *f)
 
 enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS };
 
+/* run --kernel PATH: a plugin's traced build through the model. */
+static int
+run_plugin(const struct kernel_options *o, const struct spec *spec, int argc, char **argv)
+{
+	struct plugin pl;
+	struct plugin_eval ev;
+	FILE *out;
+	char err[1024], buf[512];
+	int rc;
+
+	if (o->trace_only)
+		return usage_error("run", "--trace-only is for built-in kernels");
+	if (plugin_load(&pl, o->plugin_path, false, err, sizeof(err)))
+		return usage_error("run", "%s", err);
+	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, err,
+				  sizeof(err)))) {
+		plugin_unload(&pl);
+		return rc == EXIT_USAGE ? usage_error("run", "%s", err) : print_error("%s", err);
+	}
+	if ((rc = check_sample_estimate("run", ev.cache)))
+		goto done;
+	out = text_stream(o->json_path);
+	fprintf(out, "memsim run: plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu "
+		     "Br=%llu Bc=%llu%s\ncache %s\ntraced in %.3f s\n\n",
+		pl.p->name, pl.path, (unsigned long long)o->cfg.N, (unsigned long long)o->cfg.d,
+		(unsigned long long)o->cfg.heads, (unsigned long long)o->cfg.kv_heads,
+		(unsigned long long)o->cfg.batch, (unsigned long long)o->cfg.Br,
+		(unsigned long long)o->cfg.Bc, o->cfg.causal ? " causal" : "",
+		spec_format(spec, buf, sizeof(buf)), ev.seconds);
+	report_print_cache(out, ev.cache);
+	plugin_eval_print(out, &ev, &pl);
+	if (o->json_path) {
+		cJSON *root = plugin_eval_json(&ev, &pl, &o->cfg, &o->params, spec, o->flush,
+					       o->seed, argc, argv);
+
+		if (report_write_json(o->json_path, root, err, sizeof(err)))
+			rc = print_error("%s", err);
+		cJSON_Delete(root);
+	}
+done:
+	plugin_eval_finish(&ev);
+	plugin_unload(&pl);
+	return rc;
+}
+
 static int
 run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 {
@@ -85,12 +131,15 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	kernel_options_init(&o);
+	o.plugins_ok = true;
 	sample_sets = 0;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	spec.cache.sample_sets = (uint32_t)sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
+	if (o.plugin_path)
+		return run_plugin(&o, &spec, argc, argv);
 	out = text_stream(o.json_path);
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
 	if (evaluation_run(&st, &o.cfg, &spec, o.flush, o.seed, mode, err, sizeof(err))) {

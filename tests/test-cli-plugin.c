@@ -1,0 +1,150 @@
+/*
+ * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
+ * against a hand count and its formula, and the one-line refusals of what is not a plugin.
+ */
+
+#define TMPDIR_NAME "plugin"
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+#define COPY PLUGIN_DIR "/plugin-copy.so"
+
+static double
+num(const cJSON *o, const char *a, const char *b, const char *c)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b)
+		x = cJSON_GetObjectItemCaseSensitive(x, b);
+	if (c)
+		x = cJSON_GetObjectItemCaseSensitive(x, c);
+	assert_true(cJSON_IsNumber(x));
+	return x->valuedouble;
+}
+
+/* A 64 x 16 fp32 copy (4096 bytes each of A and B, 64 lines), twice: on a cache holding both
+ * everything after the first pass hits; on one of 64 lines every access misses. */
+static void
+test_plugin_run_hand_count(void **state)
+{
+	static const struct {
+		const char *cache;
+		double a_read, b_read, b_write;
+	} cases[] = {
+		{ "L1=64K:full:64,tiles=scratch", 4096, 4096, 4096 },
+		{ "L1=4K:full:64,tiles=scratch", 8192, 8192, 8192 },
+	};
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		struct result r = memsim("run --kernel " COPY " --N 64 --d 16 --Br 16 --param passes=2 "
+					 "--cache %s --json out.json",
+					 cases[i].cache);
+		cJSON *o, *f;
+
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "byte-equal"));
+		result_free(&r);
+		o = read_json("out.json");
+		assert_non_null(o);
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+					    cJSON_GetObjectItemCaseSensitive(o, "config"), "kernel")
+					    ->valuestring,
+				    "copy");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+					    cJSON_GetObjectItemCaseSensitive(o, "config"), "plugin")
+					    ->valuestring,
+				    COPY);
+		assert_true(num(o, "arrays", "A", "read_bytes") == cases[i].a_read);
+		assert_true(num(o, "arrays", "A", "write_bytes") == 0);
+		assert_true(num(o, "arrays", "B", "read_bytes") == cases[i].b_read);
+		assert_true(num(o, "arrays", "B", "write_bytes") == cases[i].b_write);
+		assert_true(num(o, "dram", "total_bytes", NULL) ==
+			    cases[i].a_read + cases[i].b_read + cases[i].b_write);
+		assert_true(num(o, "flops", NULL, NULL) == 2048);
+		f = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o, "formulas"), "exact");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "scope")->valuestring,
+				    "exact");
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "byte_equal")));
+		cJSON_Delete(o);
+	}
+}
+
+/* Byte-equal over a grid on fully associative LRU caches; an estimate elsewhere. */
+static void
+test_plugin_formula_grid(void **state)
+{
+	static const char *caches[] = { "L1=2K:full:64,tiles=scratch",
+					"L1=16K:full:64,tiles=scratch",
+					"L1=1M:full:128,tiles=scratch" };
+	static const unsigned Ns[] = { 8, 33, 100 }, passes[] = { 1, 3 };
+	struct result r;
+
+	(void)state;
+	for (unsigned c = 0; c < 3; c++)
+		for (unsigned n = 0; n < 3; n++)
+			for (unsigned p = 0; p < 2; p++) {
+				r = memsim("run --kernel " COPY " --N %u --d 16 --Br 7 --param "
+					   "passes=%u --cache %s",
+					   Ns[n], passes[p], caches[c]);
+				assert_int_equal(r.rc, 0);
+				if (!strstr(r.out, ": byte-equal"))
+					fprintf(stderr, "%s", r.out);
+				assert_non_null(strstr(r.out, ": byte-equal"));
+				result_free(&r);
+			}
+	r = memsim("run --kernel " COPY " --N 64 --d 16 --cache L1=4K:4:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "estimate: the cache is not fully associative"));
+	assert_null(strstr(r.out, "byte-equal"));
+	result_free(&r);
+}
+
+static void
+test_plugin_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("printf 'not a plugin\\n' > text.so"), 0);
+	expect_error("run --kernel ./text.so", 2, "cannot load ./text.so");
+	expect_error("run --kernel ./missing.so", 2, "cannot load ./missing.so");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-noentry.so", 2,
+		     "not a memsim plugin: no memsim_kernel_plugin_v1");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "built for plugin ABI 99, this memsim takes 1");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
+		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
+	expect_error("run --kernel " COPY " --param window=3", 2,
+		     "--param: copy takes no 'window' (it takes: passes, crash)");
+	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
+	expect_error("run --kernel flash2 --param passes=2", 2, "--param is for plugins");
+	expect_error("run --kernel " COPY " --dtype fp16", 2, "copy: copy takes fp32 only");
+	expect_error("run --kernel " COPY " --N 1000000000000", 2, "copy: the arrays need");
+	expect_error("formula --kernel " COPY, 2, "formula does not take plugins");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plugin_run_hand_count),
+		cmocka_unit_test(test_plugin_formula_grid),
+		cmocka_unit_test(test_plugin_errors),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
