@@ -57,6 +57,7 @@ plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t er
 	}
 	memcpy(pp->keys[pp->n], kv, klen);
 	pp->keys[pp->n][klen] = '\0';
+	pp->given[pp->n] = kv;
 	pp->values[pp->n++] = eq + 1;
 	return 0;
 }
@@ -169,22 +170,33 @@ param_list(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 }
 
 int
-plugin_config(const struct plugin *pl, const struct attn_config *c,
-	      const struct plugin_params *pp, struct memsim_kernel_config *out, char *err,
-	      size_t errlen)
+plugin_params_check(const struct plugin *pl, const struct plugin_params *pp, char *err,
+		    size_t errlen)
 {
-	static const char *keys[PLUGIN_MAX_PARAMS];
-	char list[256], why[512] = "";
+	char list[256];
 
-	for (unsigned i = 0; i < pp->n; i++) {
+	for (unsigned i = 0; i < pp->n; i++)
 		if (!param_known(pl->p, pp->keys[i])) {
 			param_list(pl->p, list, sizeof(list));
 			snprintf(err, errlen, "--param: %s takes no '%s' (it takes: %s)",
 				 pl->p->name, pp->keys[i], list);
 			return -1;
 		}
+	return 0;
+}
+
+int
+plugin_config(const struct plugin *pl, const struct attn_config *c,
+	      const struct plugin_params *pp, struct memsim_kernel_config *out, char *err,
+	      size_t errlen)
+{
+	static const char *keys[PLUGIN_MAX_PARAMS];
+	char why[512] = "";
+
+	if (plugin_params_check(pl, pp, err, errlen))
+		return -1;
+	for (unsigned i = 0; i < pp->n; i++)
 		keys[i] = pp->keys[i];
-	}
 	memset(out, 0, sizeof(*out));
 	out->N = c->N;
 	out->d = c->d;
@@ -310,6 +322,7 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	t->finished = true;
 	if (flush)
 		cache_flush(c);
+	cache_sample_scale(c); /* set sampling's estimate; nothing otherwise */
 	*seconds = now_seconds() - t0;
 	memsim_trace_destroy(t);
 	return rc;

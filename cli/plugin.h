@@ -27,6 +27,7 @@ struct plugin_params {
 	unsigned n;
 	char keys[PLUGIN_MAX_PARAMS][64];
 	const char *values[PLUGIN_MAX_PARAMS];
+	const char *given[PLUGIN_MAX_PARAMS]; /* "key=value" */
 };
 
 struct plugin {
@@ -49,6 +50,10 @@ void plugin_unload(struct plugin *pl);
 
 /* "x-native.so" beside "x.so" into buf. Returns 0, or -1 when path does not end in ".so". */
 int plugin_native_path(const char *path, char *buf, size_t len);
+
+/* Whether pl takes every key of pp. Returns 0, or -1 with a message listing those it takes. */
+int plugin_params_check(const struct plugin *pl, const struct plugin_params *pp, char *err,
+			size_t errlen);
 
 /* The plugin's configuration of c and pp: every key one it takes (else a message listing
  * them), then its check(). Returns 0, or -1 with a one-line message in err. */
@@ -99,6 +104,16 @@ int plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struc
 		    const struct plugin_params *pp, const struct spec *spec, bool flush,
 		    char *err, size_t errlen);
 void plugin_eval_finish(struct plugin_eval *ev);
+
+/* plugin_eval_run() for n sizes of cache level `level` in one pass of method how
+ * (cache_create_onepass()): outs[k] as a run on specs[k] (specs[0] the pass's base) would
+ * give, counter for counter. Returns 0, or with a one-line message in err -ENOMEM when the
+ * pass's models cannot be allocated or memory ran out, -EINVAL for anything else (each
+ * size may still run alone). */
+int plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl,
+			const struct attn_config *c, const struct plugin_params *pp,
+			const struct spec *specs, unsigned level, const uint64_t *sizes, unsigned n,
+			enum cache_onepass how, bool flush, char *err, size_t errlen);
 
 /* The report object of `memsim run --json` for a plugin: header (where argv), config (with
  * "kernel" the plugin's name, "plugin" its path, "params"), levels, dram, arrays, phases,

@@ -37,13 +37,79 @@ formula_unfit(const struct spec *s, bool flush)
 	return NULL;
 }
 
+/* The plugin's formula for ev's run on spec. */
+static void
+eval_formula(struct plugin_eval *ev, const struct plugin *pl, const struct spec *spec,
+	     bool flush)
+{
+	const struct cache_level_config *last;
+	const char *why;
+
+	if (!pl->p->formula || !spec->cache.levels)
+		return;
+	last = &spec->cache.level[spec->cache.levels - 1];
+	ev->have_formula = pl->p->formula(&ev->kc, last->size_bytes, last->line_bytes, ev->formula,
+					  ev->pa.n) == 0;
+	why = formula_unfit(spec, flush);
+	ev->exact = !why;
+	snprintf(ev->scope_why, sizeof(ev->scope_why), "%s", why ? why : "");
+}
+
+int
+plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl,
+		    const struct attn_config *c, const struct plugin_params *pp,
+		    const struct spec *specs, unsigned level, const uint64_t *sizes, unsigned n,
+		    enum cache_onepass how, bool flush, char *err, size_t errlen)
+{
+	struct plugin_eval one;
+	int rc;
+
+	memset(outs, 0, n * sizeof(*outs));
+	if (how == CACHE_ONEPASS_SEPARATE ||
+	    cache_onepass_method(&specs[0].cache, level, sizes, n, NULL) < how) {
+		snprintf(err, errlen, "one pass (%s) does not apply to these sizes of L%u",
+			 cache_onepass_str(how), level + 1);
+		return -EINVAL;
+	}
+	memset(&one, 0, sizeof(one));
+	if (plugin_config(pl, c, pp, &one.kc, err, errlen))
+		return -EINVAL;
+	rc = plugin_arrays_create(pl, &one.kc, &one.pa, err, errlen);
+	if (rc)
+		return rc;
+	one.cache = cache_create_onepass(&specs[0].cache, level, sizes, n, how);
+	if (!one.cache) {
+		snprintf(err, errlen, "cannot allocate the one-pass model of %u sizes", n);
+		plugin_eval_finish(&one);
+		return -ENOMEM;
+	}
+	if (plugin_simulate(pl, &one.kc, &one.pa, one.cache, &specs[0], flush, &one.seconds, err,
+			    errlen)) {
+		plugin_eval_finish(&one);
+		return -EINVAL;
+	}
+	if (cache_onepass_failed(one.cache)) {
+		snprintf(err, errlen, "memory ran out during the one pass of %u sizes", n);
+		plugin_eval_finish(&one);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		outs[k].kc = one.kc;
+		outs[k].pa = one.pa;
+		outs[k].pa.arena = NULL; /* the arrays are one's */
+		outs[k].cache = cache_onepass_take(one.cache, k);
+		outs[k].seconds = one.seconds;
+		eval_formula(&outs[k], pl, &specs[k], flush);
+	}
+	plugin_eval_finish(&one);
+	return 0;
+}
+
 int
 plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
 		const struct plugin_params *pp, const struct spec *spec, bool flush, char *err,
 		size_t errlen)
 {
-	const struct cache_level_config *last;
-	const char *why;
 	int rc;
 
 	memset(ev, 0, sizeof(*ev));
@@ -64,14 +130,7 @@ plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct at
 		plugin_eval_finish(ev);
 		return EXIT_RUNTIME;
 	}
-	if (pl->p->formula && spec->cache.levels) {
-		last = &spec->cache.level[spec->cache.levels - 1];
-		ev->have_formula = pl->p->formula(&ev->kc, last->size_bytes, last->line_bytes,
-						  ev->formula, ev->pa.n) == 0;
-		why = formula_unfit(spec, flush);
-		ev->exact = !why;
-		snprintf(ev->scope_why, sizeof(ev->scope_why), "%s", why ? why : "");
-	}
+	eval_formula(ev, pl, spec, flush);
 	return 0;
 }
 

@@ -4,7 +4,7 @@
  * in the same order, so on a fully associative LRU write-back write-allocate cache a pass
  * either hits on everything after the first (A and B fit) or, where blocks are whole lines,
  * misses on everything.
- * --param crash=1 dies in run() (SIGSEGV), for the sweep's failed rows.
+ * --param crash=N dies in run() (SIGSEGV) where --N is N, for the sweep's failed rows.
  */
 
 #include <signal.h>
@@ -70,7 +70,7 @@ run(const struct memsim_kernel_config *c, void *const *a, struct memsim_trace *t
 	float *A = a[0], *B = a[1], *T = a[2];
 	uint64_t n = rows(c), d = c->d, passes = param(c, "passes", 1);
 
-	if (param(c, "crash", 0))
+	if (param(c, "crash", 0) == c->N)
 		raise(SIGSEGV);
 	if (TR_PHASE(t, "copy")) {
 		snprintf(err, errlen, "cannot start phase copy");

@@ -130,11 +130,110 @@ test_plugin_errors(void **state)
 		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
 	expect_error("run --kernel " COPY " --param window=3", 2,
 		     "--param: copy takes no 'window' (it takes: passes, crash)");
+	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
+		     "--param: 'passes' given twice");
 	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
 	expect_error("run --kernel flash2 --param passes=2", 2, "--param is for plugins");
 	expect_error("run --kernel " COPY " --dtype fp16", 2, "copy: copy takes fp32 only");
 	expect_error("run --kernel " COPY " --N 1000000000000", 2, "copy: the arrays need");
 	expect_error("formula --kernel " COPY, 2, "formula does not take plugins");
+}
+
+/* Each row of DIR/results.json (n of them, one failed where crash_n) against `memsim run` of
+ * its configuration: the same levels, DRAM, arrays and formula comparison. */
+static void
+rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n)
+{
+	char path[700], *text, *line, *save = NULL;
+	unsigned rows = 0, failed = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(line), *cfg, *run;
+		static const char *keys[] = { "levels", "dram", "arrays", "formulas" };
+		struct result r;
+
+		assert_non_null(row);
+		rows++;
+		cfg = cJSON_GetObjectItemCaseSensitive(row, "config");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "kernel")->valuestring,
+				    "copy");
+		if (cJSON_GetObjectItemCaseSensitive(row, "error")) {
+			assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(row, "error")
+						       ->valuestring,
+					       "signal 11"));
+			assert_true(num(row, "config", "N", NULL) == crash_n);
+			failed++;
+			cJSON_Delete(row);
+			continue;
+		}
+		r = memsim("run --kernel " COPY " --N %.0f --d 16 --Br 8 %s --cache '%s' --json "
+			   "run.json",
+			   num(row, "config", "N", NULL), params,
+			   cJSON_GetObjectItemCaseSensitive(cfg, "cache")->valuestring);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		run = read_json("run.json");
+		assert_non_null(run);
+		for (unsigned k = 0; k < 4; k++)
+			assert_true(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(row, keys[k]),
+						  cJSON_GetObjectItemCaseSensitive(run, keys[k]),
+						  true));
+		cJSON_Delete(run);
+		cJSON_Delete(row);
+	}
+	free(text);
+	assert_int_equal(rows, n);
+	assert_int_equal(failed, crash_n ? 1 : 0);
+}
+
+/* A plugin that dies in one configuration fails that row alone. */
+static void
+test_plugin_sweep_crash(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out crash --jobs 2 --kernel " COPY " --N 16,32,64 --d 16 --Br 8 "
+		   "--param crash=32 --param passes=2 --cache L1=1K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "killed by signal 11"));
+	result_free(&r);
+	rows_equal_run("crash", 3, "--param crash=32 --param passes=2", 32);
+}
+
+/* --cache-sweep's one pass, --shard and --resume give the rows `memsim run` gives. */
+static void
+test_plugin_sweep_rows_as_run(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out cs --jobs 2 --kernel " COPY " --N 16,40 --d 16 --Br 8 "
+		   "--param passes=3 --cache L1=1K:full:64,tiles=scratch --cache-sweep "
+		   "L1=1K:8K:x2");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	rows_equal_run("cs", 8, "--param passes=3", 0);
+	r = memsim("sweep --out sh --jobs 1 --shard 1/2 --kernel " COPY " --N 16,24,40 --d 16 "
+		   "--Br 8 --cache L1=2K:full:64,tiles=scratch --cache L1=4K:4:64");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	rows_equal_run("sh", 3, "", 0);
+	r = memsim("sweep --out sh --jobs 2 --resume --kernel " COPY " --N 16,24,40 --d 16 "
+		   "--Br 8 --cache L1=2K:full:64,tiles=scratch --cache L1=4K:4:64");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "3 already done"));
+	result_free(&r);
+	rows_equal_run("sh", 6, "", 0);
+	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
+		     "--param: copy takes no 'window' (it takes: passes, crash)");
+	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "built for plugin ABI 99, this memsim takes 1");
+	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
+		     "one plugin a sweep, without built-in kernels");
 }
 
 int
@@ -144,6 +243,8 @@ main(void)
 		cmocka_unit_test(test_plugin_run_hand_count),
 		cmocka_unit_test(test_plugin_formula_grid),
 		cmocka_unit_test(test_plugin_errors),
+		cmocka_unit_test(test_plugin_sweep_crash),
+		cmocka_unit_test(test_plugin_sweep_rows_as_run),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
