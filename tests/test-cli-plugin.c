@@ -236,6 +236,29 @@ test_plugin_sweep_rows_as_run(void **state)
 		     "one plugin a sweep, without built-in kernels");
 }
 
+/* native runs NAME-native.so beside NAME.so, with the traced build's arrays. */
+static void
+test_plugin_native(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("native --kernel " COPY " --N 64 --d 16 --param passes=2 --repeat 3");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "native plugin copy (" PLUGIN_DIR "/plugin-copy-native.so)"));
+	assert_non_null(strstr(r.out, "run 3: "));
+	assert_non_null(strstr(r.out, "median "));
+	result_free(&r);
+	expect_error("native --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "plugin-badabi-native.so: built for plugin ABI 99, this memsim takes 1");
+	expect_error("native --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
+		     "cannot load " PLUGIN_DIR "/plugin-copy-native-native.so");
+	expect_error("native --kernel " COPY " --check", 2, "--check is for built-in kernels");
+	expect_error("native --kernel " COPY " --param window=1", 2,
+		     "--param: copy takes no 'window'");
+	expect_error("xcheck --kernel " COPY, 2, "xcheck does not take plugins");
+}
+
 int
 main(void)
 {
@@ -243,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_plugin_run_hand_count),
 		cmocka_unit_test(test_plugin_formula_grid),
 		cmocka_unit_test(test_plugin_errors),
+		cmocka_unit_test(test_plugin_native),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
 	};
