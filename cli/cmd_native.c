@@ -44,7 +44,9 @@ usage_native(FILE *f)
 		"'memsim-kernel': the counts cover the kernel alone.\n"
 		"--papi runs the kernel once more (after --evict) under PAPI and prints what the\n"
 		"counters gave: a status and PAPI's reason, the DRAM-byte estimate when a\n"
-		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n");
+		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n"
+		"--kernel PATH (a plugin, docs/library.md) runs PATH's native build, NAME-native.so\n"
+		"beside NAME.so, with --param key=value as for run; no --check.\n");
 }
 
 static void

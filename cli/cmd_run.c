@@ -24,6 +24,7 @@ usage_run(FILE *f)
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
 		"                  [--json FILE]\n"
+		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -45,7 +46,12 @@ usage_run(FILE *f)
 		"                      multiply the counts by K; labelled estimate everywhere;\n"
 		"                      a warning when the sample is too small for 10%% error,\n"
 		"                      exit 2 when no access reached it\n"
-		"  --json FILE         write the report as JSON (- for stdout)\n");
+		"  --json FILE         write the report as JSON (- for stdout)\n"
+		"  --kernel PATH       a kernel plugin (a path with a '/' or ending in .so, see\n"
+		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
+		"                      build and compares its formula where it gives one\n"
+		"  --param KEY=VALUE   a plugin's own option (repeatable; unknown keys are refused\n"
+		"                      with the list it takes)\n");
 }
 
 enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS };
