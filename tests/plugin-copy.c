@@ -4,7 +4,8 @@
  * in the same order, so on a fully associative LRU write-back write-allocate cache a pass
  * either hits on everything after the first (A and B fit) or, where blocks are whole lines,
  * misses on everything.
- * --param crash=N dies in run() (SIGSEGV) where --N is N, for the sweep's failed rows.
+ * --param crash=N dies in run() (SIGSEGV) where --N is N, for the sweep's failed rows;
+ * --param fail=N returns an error there.
  */
 
 #include <signal.h>
@@ -72,6 +73,10 @@ run(const struct memsim_kernel_config *c, void *const *a, struct memsim_trace *t
 
 	if (param(c, "crash", 0) == c->N)
 		raise(SIGSEGV);
+	if (param(c, "fail", 0) == c->N) {
+		snprintf(err, errlen, "asked to fail at N=%llu", (unsigned long long)c->N);
+		return -1;
+	}
 	if (TR_PHASE(t, "copy")) {
 		snprintf(err, errlen, "cannot start phase copy");
 		return -1;
@@ -123,7 +128,7 @@ formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
 	return 0;
 }
 
-static const char *const params[] = { "passes", "crash", NULL };
+static const char *const params[] = { "passes", "crash", "fail", NULL };
 
 static const struct memsim_kernel_plugin copy_plugin = {
 	MEMSIM_PLUGIN_ABI, sizeof(struct memsim_kernel_plugin), MEMSIM_PLUGIN_NATIVE,

@@ -129,7 +129,7 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
 		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
 	expect_error("run --kernel " COPY " --param window=3", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
 	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
 		     "--param: 'passes' given twice");
 	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
@@ -137,6 +137,9 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " COPY " --dtype fp16", 2, "copy: copy takes fp32 only");
 	expect_error("run --kernel " COPY " --N 1000000000000", 2, "copy: the arrays need");
 	expect_error("formula --kernel " COPY, 2, "formula does not take plugins");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-norun.so", 2, "it has no run() callback");
+	expect_error("run --kernel " COPY " --N 64 --param fail=64", 1,
+		     "copy: asked to fail at N=64");
 }
 
 /* Each row of DIR/results.json (n of them, one failed where crash_n) against `memsim run` of
@@ -229,7 +232,7 @@ test_plugin_sweep_rows_as_run(void **state)
 	result_free(&r);
 	rows_equal_run("sh", 6, "", 0);
 	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
 	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
 		     "built for plugin ABI 99, this memsim takes 1");
 	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
