@@ -93,12 +93,16 @@ plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t 
 {
 	const struct memsim_kernel_plugin *(*entry)(void);
 	const char *why;
-	char buf[256];
+	char buf[256], *here;
 	void *h;
 
 	memset(pl, 0, sizeof(*pl));
+	/* "x.so" is the file here, not a library dlopen() would look for on its search path. */
+	here = xzalloc(strlen(path) + 3);
+	sprintf(here, "%s%s", strchr(path, '/') ? "" : "./", path);
 	dlerror();
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
+	free(here);
 	if (!h) {
 		const char *e = dlerror();
 

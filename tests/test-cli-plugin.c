@@ -118,10 +118,18 @@ test_plugin_formula_grid(void **state)
 static void
 test_plugin_errors(void **state)
 {
+	struct result r;
+
 	(void)state;
 	assert_int_equal(sh("printf 'not a plugin\\n' > text.so"), 0);
 	expect_error("run --kernel ./text.so", 2, "cannot load ./text.so");
 	expect_error("run --kernel ./missing.so", 2, "cannot load ./missing.so");
+	/* A name without '/' is the file in this directory, not one on the library path. */
+	assert_int_equal(sh("cp " COPY " copy.so"), 0);
+	r = memsim("run --kernel copy.so --N 64 --d 16 --cache L1=64K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "plugin copy (copy.so)"));
+	result_free(&r);
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-noentry.so", 2,
 		     "not a memsim plugin: no memsim_kernel_plugin_v1");
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
