@@ -287,6 +287,25 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 	return 0;
 }
 
+uint64_t
+plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
+			const struct plugin_params *pp, const char **what)
+{
+	struct memsim_kernel_config kc;
+	struct memsim_kernel_array *a = xzalloc(PLUGIN_MAX_ARRAYS * sizeof(*a));
+	uint64_t avail = sim_memory_available(NULL, false, what), used = 0;
+	char err[512];
+	int n = -1;
+
+	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0)
+		n = pl->p->arrays(&kc, a, PLUGIN_MAX_ARRAYS, err, sizeof(err));
+	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS; i++)
+		used += a[i].bytes < avail ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
+					   : avail;
+	free(a);
+	return used < avail ? avail - used : 0;
+}
+
 void
 plugin_arrays_destroy(struct plugin_arrays *pa)
 {

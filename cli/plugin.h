@@ -78,6 +78,11 @@ int plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_con
 			 struct plugin_arrays *pa, char *err, size_t errlen);
 void plugin_arrays_destroy(struct plugin_arrays *pa);
 
+/* sim_memory_available() for a run of the plugin's c and pp: the memory left once its arrays
+ * are mapped (all of it where the plugin refuses the configuration). */
+uint64_t plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
+				 const struct plugin_params *pp, const char **what);
+
 /* Runs the traced plugin over pa into cache c (which must be fresh), tiles as spec says,
  * flushing at the end where flush. *seconds is the run's wall time. Returns 0, or -1 with the
  * plugin's message (or the trace's) in err. */

@@ -290,7 +290,9 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 	}
 	if (ok) {
 		/* Some room for what is not the models: the allocator, the tracing layer. */
-		avail = sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
+		avail = p->plugin.p ? plugin_memory_available(&p->plugin, &items[idx[0]].cfg,
+							      &p->params, &what)
+				    : sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
 		npasses = sim_onepass_split(&gr.specs[0], g->level, gr.sizes, n, g->method, budget,
 					    pass);

@@ -236,6 +236,14 @@ test_plugin_sweep_rows_as_run(void **state)
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
 	rows_equal_run("cs", 8, "--param passes=3", 0);
+	/* The pass's memory budget is what the plugin's arrays leave, not a built-in kernel's:
+	 * 3 MiB holds these 2 MiB of arrays and the models, not flash2's 4 MiB. */
+	assert_int_equal(sh("MEMSIM_MEMORY=3M %s sweep --out mem2 --jobs 1 --kernel " COPY
+			    " --N 4096 --d 64 --Br 8 --cache L1=1K:full:64,tiles=scratch "
+			    "--cache-sweep L1=1K:8K:x2 2>/dev/null && grep -c '\"sizes\":4' "
+			    "mem2/results.json | grep -qx 4",
+			    MEMSIM_BIN),
+			 0);
 	r = memsim("sweep --out sh --jobs 1 --shard 1/2 --kernel " COPY " --N 16,24,40 --d 16 "
 		   "--Br 8 --cache L1=2K:full:64,tiles=scratch --cache L1=4K:4:64");
 	assert_int_equal(r.rc, 0);
