@@ -70,11 +70,14 @@ error_report(const struct sweep_plan *p, const struct sweep_item *it, const char
 	cJSON_AddStringToObject(r, "error", why);
 	report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
 	if (p->plugin.p) {
-		cJSON *cfg = cJSON_GetObjectItem(r, "config");
+		cJSON *cfg = cJSON_GetObjectItem(r, "config"), *params;
 
 		cJSON_ReplaceItemInObjectCaseSensitive(cfg, "kernel",
 						       cJSON_CreateString(p->plugin.p->name));
 		cJSON_AddStringToObject(cfg, "plugin", p->plugin.path);
+		params = cJSON_AddObjectToObject(cfg, "params");
+		for (unsigned i = 0; i < p->params.n; i++)
+			cJSON_AddStringToObject(params, p->params.keys[i], p->params.values[i]);
 	}
 	cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only", p->trace_only);
 	return r;

@@ -184,6 +184,11 @@ rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n
 						       ->valuestring,
 					       crash_text()));
 			assert_true(num(row, "config", "N", NULL) == crash_n);
+			assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+						    cJSON_GetObjectItemCaseSensitive(cfg, "params"),
+						    "crash")
+						    ->valuestring,
+					    "32");
 			failed++;
 			cJSON_Delete(row);
 			continue;
