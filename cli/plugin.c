@@ -70,8 +70,8 @@ plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 	size_t need = offsetof(struct memsim_kernel_plugin, formula) + sizeof(p->formula);
 
 	if (p->abi != MEMSIM_PLUGIN_ABI) {
-		snprintf(buf, len, "built for plugin ABI %u, this memsim takes %d", (unsigned)p->abi,
-			 MEMSIM_PLUGIN_ABI);
+		snprintf(buf, len, "built for plugin ABI %u, this memsim takes %d",
+			 (unsigned)p->abi, MEMSIM_PLUGIN_ABI);
 		return buf;
 	}
 	if (p->size < need) {
@@ -190,9 +190,8 @@ plugin_params_check(const struct plugin *pl, const struct plugin_params *pp, cha
 }
 
 int
-plugin_config(const struct plugin *pl, const struct attn_config *c,
-	      const struct plugin_params *pp, struct memsim_kernel_config *out, char *err,
-	      size_t errlen)
+plugin_config(const struct plugin *pl, const struct attn_config *c, const struct plugin_params *pp,
+	      struct memsim_kernel_config *out, char *err, size_t errlen)
 {
 	static const char *keys[PLUGIN_MAX_PARAMS];
 	char why[512] = "";
@@ -218,7 +217,8 @@ plugin_config(const struct plugin *pl, const struct attn_config *c,
 	out->param_keys = keys;
 	out->param_values = pp->values;
 	if (pl->p->check && pl->p->check(out, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "configuration refused");
+		snprintf(err, errlen, "%s: %s", pl->p->name,
+			 why[0] ? why : "configuration refused");
 		return -1;
 	}
 	return 0;

@@ -7,8 +7,8 @@
 
 #include <cJSON.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/attn.h"
 /* memsim's own sources keep sim/trace.h's TR_* macros. */
@@ -99,15 +99,15 @@ struct plugin_eval {
 	double seconds;
 	bool have_formula;
 	struct memsim_array_bytes formula[PLUGIN_MAX_ARRAYS];
-	bool exact; /* the formula's model is the cache's: byte-equal is claimed */
+	bool exact;          /* the formula's model is the cache's: byte-equal is claimed */
 	char scope_why[160]; /* why not, where not exact */
 };
 
 /* Runs c (with pp) of pl on spec. Returns 0, EXIT_USAGE or EXIT_RUNTIME (cli/commands.h) with
  * a one-line message in err. Free with plugin_eval_finish(). */
 int plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
-		    const struct plugin_params *pp, const struct spec *spec, bool flush,
-		    char *err, size_t errlen);
+		    const struct plugin_params *pp, const struct spec *spec, bool flush, char *err,
+		    size_t errlen);
 void plugin_eval_finish(struct plugin_eval *ev);
 
 /* plugin_eval_run() for n sizes of cache level `level` in one pass of method how

@@ -39,8 +39,7 @@ formula_unfit(const struct spec *s, bool flush)
 
 /* The plugin's formula for ev's run on spec. */
 static void
-eval_formula(struct plugin_eval *ev, const struct plugin *pl, const struct spec *spec,
-	     bool flush)
+eval_formula(struct plugin_eval *ev, const struct plugin *pl, const struct spec *spec, bool flush)
 {
 	const struct cache_level_config *last;
 	const char *why;
@@ -56,10 +55,10 @@ eval_formula(struct plugin_eval *ev, const struct plugin *pl, const struct spec 
 }
 
 int
-plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl,
-		    const struct attn_config *c, const struct plugin_params *pp,
-		    const struct spec *specs, unsigned level, const uint64_t *sizes, unsigned n,
-		    enum cache_onepass how, bool flush, char *err, size_t errlen)
+plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl, const struct attn_config *c,
+		    const struct plugin_params *pp, const struct spec *specs, unsigned level,
+		    const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
+		    char *err, size_t errlen)
 {
 	struct plugin_eval one;
 	int rc;
@@ -197,9 +196,9 @@ formula_json(const struct plugin_eval *ev)
 }
 
 cJSON *
-plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl,
-		 const struct attn_config *c, const struct plugin_params *pp,
-		 const struct spec *spec, bool flush, uint64_t seed, int argc, char **argv)
+plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
+		 const struct plugin_params *pp, const struct spec *spec, bool flush, uint64_t seed,
+		 int argc, char **argv)
 {
 	cJSON *root = cJSON_CreateObject(), *cfg, *params;
 	const struct cache_traffic *dram;
@@ -226,9 +225,9 @@ plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl,
 		dram = cache_dram(ev->cache);
 		cJSON_AddNumberToObject(root, "flops", flops);
 		if (dram->read_bytes + dram->write_bytes)
-			cJSON_AddNumberToObject(root, "intensity",
-						flops / (double)(dram->read_bytes +
-								 dram->write_bytes));
+			cJSON_AddNumberToObject(
+				root, "intensity",
+				flops / (double)(dram->read_bytes + dram->write_bytes));
 	}
 	cJSON_AddNumberToObject(cJSON_AddObjectToObject(root, "timing"), "traced_seconds",
 				ev->seconds);
@@ -262,5 +261,7 @@ plugin_eval_print(FILE *out, const struct plugin_eval *ev, const struct plugin *
 	}
 	fprintf(out, "  total: %llu bytes measured, %llu by the formula%s\n",
 		(unsigned long long)meas, (unsigned long long)pred,
-		!ev->exact ? " (an estimate)" : meas == pred ? ": byte-equal" : ": they differ");
+		!ev->exact     ? " (an estimate)"
+		: meas == pred ? ": byte-equal"
+			       : ": they differ");
 }

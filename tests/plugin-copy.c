@@ -131,8 +131,17 @@ formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
 static const char *const params[] = { "passes", "crash", "fail", NULL };
 
 static const struct memsim_kernel_plugin copy_plugin = {
-	MEMSIM_PLUGIN_ABI, sizeof(struct memsim_kernel_plugin), MEMSIM_PLUGIN_NATIVE,
-	"copy", "B = 2 A through a tile, P passes", params, check, arrays, run, flops, formula,
+	MEMSIM_PLUGIN_ABI,
+	sizeof(struct memsim_kernel_plugin),
+	MEMSIM_PLUGIN_NATIVE,
+	"copy",
+	"B = 2 A through a tile, P passes",
+	params,
+	check,
+	arrays,
+	run,
+	flops,
+	formula,
 };
 
 MEMSIM_PLUGIN(copy_plugin)

@@ -10,8 +10,17 @@ arrays(const struct memsim_kernel_config *c, struct memsim_kernel_array *out, un
 }
 
 static const struct memsim_kernel_plugin norun = {
-	MEMSIM_PLUGIN_ABI, sizeof(struct memsim_kernel_plugin), MEMSIM_PLUGIN_NATIVE,
-	"norun", "no run()", NULL, NULL, arrays, NULL, NULL, NULL,
+	MEMSIM_PLUGIN_ABI,
+	sizeof(struct memsim_kernel_plugin),
+	MEMSIM_PLUGIN_NATIVE,
+	"norun",
+	"no run()",
+	NULL,
+	NULL,
+	arrays,
+	NULL,
+	NULL,
+	NULL,
 };
 
 MEMSIM_PLUGIN(norun)

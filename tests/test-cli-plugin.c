@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,11 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
-#include "tests/tmpdir.h"
-
 #include "tests/cli-run.h"
+#include "tests/tmpdir.h"
 
 #define COPY PLUGIN_DIR "/plugin-copy.so"
 
@@ -59,9 +57,10 @@ test_plugin_run_hand_count(void **state)
 	};
 	(void)state;
 	for (unsigned i = 0; i < 2; i++) {
-		struct result r = memsim("run --kernel " COPY " --N 64 --d 16 --Br 16 --param passes=2 "
-					 "--cache %s --json out.json",
-					 cases[i].cache);
+		struct result r =
+			memsim("run --kernel " COPY " --N 64 --d 16 --Br 16 --param passes=2 "
+			       "--cache %s --json out.json",
+			       cases[i].cache);
 		cJSON *o, *f;
 
 		assert_int_equal(r.rc, 0);
@@ -180,15 +179,15 @@ rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n
 		assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "kernel")->valuestring,
 				    "copy");
 		if (cJSON_GetObjectItemCaseSensitive(row, "error")) {
-			assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(row, "error")
-						       ->valuestring,
-					       crash_text()));
+			assert_non_null(
+				strstr(cJSON_GetObjectItemCaseSensitive(row, "error")->valuestring,
+				       crash_text()));
 			assert_true(num(row, "config", "N", NULL) == crash_n);
-			assert_string_equal(cJSON_GetObjectItemCaseSensitive(
-						    cJSON_GetObjectItemCaseSensitive(cfg, "params"),
-						    "crash")
-						    ->valuestring,
-					    "32");
+			assert_string_equal(
+				cJSON_GetObjectItemCaseSensitive(
+					cJSON_GetObjectItemCaseSensitive(cfg, "params"), "crash")
+					->valuestring,
+				"32");
 			failed++;
 			cJSON_Delete(row);
 			continue;
