@@ -8,17 +8,16 @@
 #include "config.h"
 
 #include <cJSON.h>
-#include <cmocka.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/cli-run.h"
+#include "tests/unit.h"
+
+/* tmpdir.h defines what cli-run.h uses. */
 #include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
 
 #define COPY PLUGIN_DIR "/plugin-copy.so"
 
