@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/plugin.h"
 #include "measure/papi_count.h"
 #include "sim/util.h"
 
@@ -42,7 +44,9 @@ usage_native(FILE *f)
 		"'memsim-kernel': the counts cover the kernel alone.\n"
 		"--papi runs the kernel once more (after --evict) under PAPI and prints what the\n"
 		"counters gave: a status and PAPI's reason, the DRAM-byte estimate when a\n"
-		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n");
+		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n"
+		"--kernel PATH (a plugin, docs/library.md) runs PATH's native build, NAME-native.so\n"
+		"beside NAME.so, with --param key=value as for run; no --check.\n");
 }
 
 static void
@@ -78,6 +82,103 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* A native plugin's run, as papi_measure() and the timing loop call it. */
+struct plugin_native_run {
+	const struct plugin *pl;
+	const struct memsim_kernel_config *kc;
+	struct plugin_arrays *pa;
+	int rc;
+	char err[512];
+};
+
+static void
+run_plugin_native(void *ctx)
+{
+	struct plugin_native_run *r = ctx;
+
+	if (r->rc == 0)
+		r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, r->err, sizeof(r->err));
+}
+
+/* native --kernel PATH: PATH-native.so beside it, timed (and counted with --papi). */
+static int
+native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, bool papi)
+{
+	struct plugin pl;
+	struct memsim_kernel_config kc;
+	struct plugin_arrays pa;
+	struct plugin_native_run r = { .pl = &pl, .kc = &kc, .pa = &pa };
+	double *times;
+	char path[4096], err[1024];
+	int rc;
+
+	if (plugin_native_path(o->plugin_path, path, sizeof(path)))
+		return usage_error("native", "--kernel %s: a plugin's name ends in .so (its native "
+					     "build is NAME-native.so beside it)",
+				   o->plugin_path);
+	if (plugin_load(&pl, path, true, err, sizeof(err)))
+		return usage_error("native", "%s", err);
+	if (plugin_config(&pl, &o->cfg, &o->params, &kc, err, sizeof(err)) ||
+	    (rc = plugin_arrays_create(&pl, &kc, &pa, err, sizeof(err))) == -EINVAL) {
+		plugin_unload(&pl);
+		return usage_error("native", "%s", err);
+	}
+	if (rc) {
+		plugin_unload(&pl);
+		return print_error("%s", err);
+	}
+	times = xzalloc(repeat * sizeof(*times));
+	for (uint64_t i = 0; i < repeat && r.rc == 0; i++) {
+		double t0;
+
+		if (attn_evict_caches(evict)) {
+			r.rc = -1;
+			snprintf(r.err, sizeof(r.err), "--evict: cannot allocate %llu bytes",
+				 (unsigned long long)evict);
+			break;
+		}
+		CALLGRIND_ZERO_STATS;
+		CALLGRIND_START_INSTRUMENTATION;
+		t0 = now_seconds();
+		run_plugin_native(&r);
+		times[i] = now_seconds() - t0;
+		CALLGRIND_STOP_INSTRUMENTATION;
+		CALLGRIND_DUMP_STATS_AT("memsim-kernel");
+	}
+	if (r.rc) {
+		rc = print_error("%s: %s", pl.p->name, r.err[0] ? r.err : "run() failed");
+	} else {
+		printf("native plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu "
+		       "Br=%llu Bc=%llu%s\n",
+		       pl.p->name, path, (unsigned long long)o->cfg.N, (unsigned long long)o->cfg.d,
+		       (unsigned long long)o->cfg.heads, (unsigned long long)o->cfg.kv_heads,
+		       (unsigned long long)o->cfg.batch, (unsigned long long)o->cfg.Br,
+		       (unsigned long long)o->cfg.Bc, o->cfg.causal ? " causal" : "");
+		for (uint64_t i = 0; i < repeat; i++)
+			printf("run %llu: %.6f s\n", (unsigned long long)i + 1, times[i]);
+		qsort(times, repeat, sizeof(*times), cmp_double);
+		printf("median %.6f s\n", times[repeat / 2]);
+		rc = EXIT_OK;
+		if (papi) {
+			struct papi_report *pr = xzalloc(sizeof(*pr));
+
+			if (attn_evict_caches(evict)) {
+				rc = print_error("--evict: cannot allocate %llu bytes",
+						 (unsigned long long)evict);
+			} else if (papi_measure(run_plugin_native, &r, NATIVE_LINE_BYTES, pr) < 0) {
+				rc = print_error("--papi: %s", pr->reason);
+			} else {
+				papi_report_print(stdout, pr);
+			}
+			free(pr);
+		}
+	}
+	free(times);
+	plugin_arrays_destroy(&pa);
+	plugin_unload(&pl);
+	return rc;
 }
 
 enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT, OPT_PAPI };
@@ -130,12 +231,18 @@ cmd_native(int argc, char **argv)
 	int rc;
 
 	kernel_options_init(&o);
+	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	repeat = n.repeat;
 	evict = n.evict;
 	check = n.check;
 	papi = n.papi;
+	if (o.plugin_path && check)
+		return usage_error("native", "--check is for built-in kernels (a plugin has no "
+					     "reference)");
+	if (o.plugin_path)
+		return native_plugin(&o, repeat, evict, papi);
 	d = attn_data_create(&o.cfg, err, sizeof(err));
 	if (!d) {
 		print_error("%s", err);

@@ -13,6 +13,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/plugin.h"
 #include "sim/util.h"
 
 void
@@ -24,6 +25,7 @@ usage_run(FILE *f)
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
 		"                  [--record FILE] [--json FILE]\n"
+		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -51,6 +53,11 @@ usage_run(FILE *f)
 		"                      counters as a run there (the recording holds every access,\n"
 		"                      tiles included, whatever this run's cache or sampling)\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n"
+		"  --kernel PATH       a kernel plugin (a path with a '/' or ending in .so, see\n"
+		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
+		"                      build and compares its formula where it gives one\n"
+		"  --param KEY=VALUE   a plugin's own option (repeatable; unknown keys are refused\n"
+		"                      with the list it takes)\n"
 		"\n"
 		"Exit status: 0 ok, 1 the run or the recording failed (an incomplete recording is\n"
 		"removed), 2 bad options.\n");
@@ -63,6 +70,51 @@ struct run_extra {
 	uint64_t sample_sets;
 	const char *record; /* NULL: no recording */
 };
+
+/* run --kernel PATH: a plugin's traced build through the model. */
+static int
+run_plugin(const struct kernel_options *o, const struct spec *spec, int argc, char **argv)
+{
+	struct plugin pl;
+	struct plugin_eval ev;
+	FILE *out;
+	char err[1024], buf[512];
+	int rc;
+
+	if (o->trace_only)
+		return usage_error("run", "--trace-only is for built-in kernels");
+	if (plugin_load(&pl, o->plugin_path, false, err, sizeof(err)))
+		return usage_error("run", "%s", err);
+	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, err,
+				  sizeof(err)))) {
+		plugin_unload(&pl);
+		return rc == EXIT_USAGE ? usage_error("run", "%s", err) : print_error("%s", err);
+	}
+	if ((rc = check_sample_estimate("run", ev.cache)))
+		goto done;
+	out = text_stream(o->json_path);
+	fprintf(out, "memsim run: plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu "
+		     "Br=%llu Bc=%llu%s\ncache %s\ntraced in %.3f s\n\n",
+		pl.p->name, pl.path, (unsigned long long)o->cfg.N, (unsigned long long)o->cfg.d,
+		(unsigned long long)o->cfg.heads, (unsigned long long)o->cfg.kv_heads,
+		(unsigned long long)o->cfg.batch, (unsigned long long)o->cfg.Br,
+		(unsigned long long)o->cfg.Bc, o->cfg.causal ? " causal" : "",
+		spec_format(spec, buf, sizeof(buf)), ev.seconds);
+	report_print_cache(out, ev.cache);
+	plugin_eval_print(out, &ev, &pl);
+	if (o->json_path) {
+		cJSON *root = plugin_eval_json(&ev, &pl, &o->cfg, &o->params, spec, o->flush,
+					       o->seed, argc, argv);
+
+		if (report_write_json(o->json_path, root, err, sizeof(err)))
+			rc = print_error("%s", err);
+		cJSON_Delete(root);
+	}
+done:
+	plugin_eval_finish(&ev);
+	plugin_unload(&pl);
+	return rc;
+}
 
 static int
 run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
@@ -122,11 +174,18 @@ cmd_run(int argc, char **argv)
 
 	kernel_options_init(&o);
 	memset(&x, 0, sizeof(x));
+	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	spec.cache.sample_sets = (uint32_t)x.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
+	if (o.plugin_path) {
+		if (x.record)
+			return usage_error("run", "--record is for built-in kernels; a plugin "
+						  "records through memsim_trace_create()");
+		return run_plugin(&o, &spec, argc, argv);
+	}
 	if (x.record && o.json_path && strcmp(x.record, "-") == 0 && strcmp(o.json_path, "-") == 0)
 		return usage_error("run", "--record - and --json - both want stdout");
 	/* The report's text leaves stdout to whichever of them writes there. */

@@ -22,6 +22,7 @@ usage_sweep(FILE *f)
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
+		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
 		"\n"
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
@@ -33,6 +34,9 @@ usage_sweep(FILE *f)
 		"--cache may be given several times (a spec or preset each); --cache-sweep\n"
 		"L2=32K:64M:x2 replaces that level's size in each --cache. Defaults: as memsim run,\n"
 		"--causal no, --cache lab, --jobs = cores.\n"
+		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
+		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
+		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
 		"\n"
 		"A --cache-sweep runs each configuration once for all its sizes where the level's\n"
 		"input does not depend on its size (levels above simulated once; an LRU last level\n"
@@ -73,6 +77,48 @@ parse_shard(const char *text, uint64_t *i, uint64_t *n)
 	return parse_u64(head, i) && parse_u64(slash + 1, n) && *n > 0 && *i < *n;
 }
 
+/* --kernel: a list of built-in kernels, or one plugin's path (loaded now: a file that is not
+ * a plugin is a usage error before any run, and the workers inherit it). */
+static int
+sweep_kernel(struct sweep_plan *p, const char *arg)
+{
+	char err[1024];
+
+	if (!plugin_path_like(arg)) {
+		if (p->plugin.p)
+			return usage_error("sweep", "--kernel: a plugin or built-in kernels, not both");
+		return sweep_plan_kernels(p, arg);
+	}
+	if (p->plugin.p || p->nkernels)
+		return usage_error("sweep", "--kernel %s: one plugin a sweep, without built-in "
+					    "kernels",
+				   arg);
+	if (plugin_load(&p->plugin, arg, false, err, sizeof(err)))
+		return usage_error("sweep", "%s", err);
+	p->kernels[0] = ATTN_FLASH2; /* unused: the plugin runs */
+	p->nkernels = 1;
+	return 0;
+}
+
+/* What a plugin's sweep cannot have. */
+static int
+sweep_plugin_check(const struct sweep_plan *p)
+{
+	char err[1024];
+
+	if (!p->plugin.p)
+		return p->params.n ? usage_error("sweep", "--param is for plugins (--kernel PATH)")
+				   : 0;
+	if (plugin_params_check(&p->plugin, &p->params, err, sizeof(err)))
+		return usage_error("sweep", "%s", err);
+	if (!p->simulate || p->trace_only)
+		return usage_error("sweep", "a plugin is simulated: no --formula-only or "
+					    "--trace-only");
+	if (p->softmax_separate)
+		return usage_error("sweep", "--softmax-separate is for naive");
+	return 0;
+}
+
 int
 cmd_sweep(int argc, char **argv)
 {
@@ -105,6 +151,7 @@ cmd_sweep(int argc, char **argv)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "param", required_argument, NULL, OPT_PARAM },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
@@ -121,6 +168,7 @@ cmd_sweep(int argc, char **argv)
 	const char *cache_sweep = NULL, *caches[SWEEP_CACHES_MAX];
 	unsigned ncache_args = 0;
 	uint64_t jobs;
+	char err[1024];
 	int opt, rc = 0;
 
 	sweep_plan_init(&p);
@@ -138,7 +186,11 @@ cmd_sweep(int argc, char **argv)
 			ro.out = optarg;
 			break;
 		case OPT_KERNEL:
-			rc = sweep_plan_kernels(&p, optarg);
+			rc = sweep_kernel(&p, optarg);
+			break;
+		case OPT_PARAM:
+			if (plugin_params_add(&p.params, optarg, err, sizeof(err)))
+				rc = usage_error("sweep", "%s", err);
 			break;
 		case OPT_DTYPE:
 			rc = sweep_plan_dtypes(&p, optarg);
@@ -235,6 +287,8 @@ cmd_sweep(int argc, char **argv)
 		rc = usage_error("sweep", "sweep needs --out DIR");
 	if (!rc && p.nkernels == 0)
 		rc = usage_error("sweep", "sweep needs --kernel LIST");
+	if (!rc)
+		rc = sweep_plugin_check(&p);
 	if (!rc && p.trace_only && !p.simulate)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
 	if (!rc && p.sample_sets > 1 && !p.simulate)

@@ -43,6 +43,12 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 
 	switch (opt) {
 	case OPT_KERNEL:
+		if (plugin_path_like(arg)) {
+			o->plugin_path = arg;
+			o->kernel_given = true;
+			return 1;
+		}
+		o->plugin_path = NULL;
 		if (!attn_kernel_parse(arg, &c->kernel))
 			return usage_error(
 				cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2, proj)",
@@ -86,6 +92,13 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 	case OPT_JSON:
 		o->json_path = arg;
 		return 1;
+	case OPT_PARAM: {
+		char err[256];
+
+		if (plugin_params_add(&o->params, arg, err, sizeof(err)))
+			return usage_error(cmd, "%s", err);
+		return 1;
+	}
 	default:
 		return 0;
 	}
@@ -101,6 +114,22 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|proj", cmd);
 	if (!o->kv_heads_given)
 		o->cfg.kv_heads = o->cfg.heads;
+	if (o->params.n && !o->plugin_path)
+		return usage_error(cmd, "--param is for plugins (--kernel PATH)");
+	if (o->plugin_path) {
+		/* The plugin's own check() judges the rest once it is loaded. */
+		if (!o->cfg.N || !o->cfg.d || !o->cfg.heads || !o->cfg.kv_heads || !o->cfg.batch ||
+		    !o->cfg.Br || !o->cfg.Bc)
+			return usage_error(cmd, "sizes must be at least 1");
+		if (o->cfg.heads % o->cfg.kv_heads)
+			return usage_error(cmd, "--kv-heads %llu does not divide --heads %llu",
+					   (unsigned long long)o->cfg.kv_heads,
+					   (unsigned long long)o->cfg.heads);
+		if (spec_parse(o->cache_text, spec, err, sizeof(err)))
+			return usage_error(cmd, "--cache: %s", err);
+		spec->cache.seed = o->seed;
+		return 0;
+	}
 	rc = o->trace_only ? attn_config_check_trace_only(&o->cfg, err, sizeof(err))
 			   : attn_config_check(&o->cfg, err, sizeof(err));
 	if (rc && (o->need_memory || rc != -ENOMEM))
@@ -142,6 +171,9 @@ kernel_options_parse(struct kernel_options *o, struct spec *spec, const struct k
 	}
 	if (optind != argc)
 		return usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
+	if (o->plugin_path && !o->plugins_ok)
+		return usage_error(cmd->name, "--kernel %s: %s does not take plugins",
+				   o->plugin_path, cmd->name);
 	return kernel_options_finish(o, spec, cmd->name);
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/plugin.h"
 #include "kernels/attn.h"
 #include "sim/spec.h"
 
@@ -32,6 +33,7 @@ enum {
 	OPT_SEED,
 	OPT_JSON,
 	OPT_HELP,
+	OPT_PARAM,
 	OPT_FIRST_FREE, /* commands number their own options from here */
 };
 
@@ -51,6 +53,7 @@ enum {
 		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },                                   \
 		{ "seed", required_argument, NULL, OPT_SEED },                                     \
 		{ "json", required_argument, NULL, OPT_JSON },                                     \
+		{ "param", required_argument, NULL, OPT_PARAM },                                   \
 	{                                                                                          \
 		"help", no_argument, NULL, OPT_HELP                                                \
 	}
@@ -65,6 +68,9 @@ struct kernel_options {
 	const char *json_path;
 	bool need_memory; /* the arrays must fit in memory [true]; false for formulas alone */
 	bool trace_only;  /* the kernel runs trace-only: its arrays need address space alone */
+	const char *plugin_path; /* --kernel PATH: a plugin (cli/plugin.h), or NULL */
+	struct plugin_params params; /* --param key=value, plugins only */
+	bool plugins_ok; /* the command takes --kernel PATH (set after kernel_options_init()) */
 };
 
 /* A command that takes the shared options, and its own beside them. */

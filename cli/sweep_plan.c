@@ -32,6 +32,7 @@ sweep_plan_finish(struct sweep_plan *p)
 	for (unsigned i = 0; i < p->ncaches; i++)
 		free(p->caches[i]);
 	p->ncaches = 0;
+	plugin_unload(&p->plugin);
 }
 
 static bool
@@ -340,7 +341,17 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 {
 	const struct attn_config *c = &it->cfg;
 
-	put_str(t, attn_kernel_name(c->kernel));
+	if (p->plugin.p) {
+		/* The plugin by its path and its parameters, as given. */
+		put_str(t, "plugin=");
+		put_str(t, p->plugin.path);
+		for (unsigned i = 0; i < p->params.n; i++) {
+			put_str(t, " param:");
+			put_str(t, p->params.given[i]);
+		}
+	} else {
+		put_str(t, attn_kernel_name(c->kernel));
+	}
 	put_u64(t, " N=", c->N);
 	put_u64(t, " d=", c->d);
 	put_u64(t, " heads=", c->heads);
@@ -621,7 +632,7 @@ add_list(char **args, int *n, char *buf, size_t buflen, const char *opt, const s
 char *
 sweep_plan_command(const struct sweep_plan *p, const char *out)
 {
-	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX };
+	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX + 2 * PLUGIN_MAX_PARAMS };
 	char *args[MAXARGS];
 	char lists[8][SWEEP_LIST_MAX * 21];
 	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24], sample[16];
@@ -635,7 +646,11 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 		snprintf(kernels + strlen(kernels), sizeof(kernels) - strlen(kernels), "%s%s",
 			 i ? "," : "", attn_kernel_name(p->kernels[i]));
 	args[n++] = "--kernel";
-	args[n++] = kernels;
+	args[n++] = p->plugin.p ? (char *)p->plugin.path : kernels;
+	for (unsigned i = 0; i < p->params.n; i++) {
+		args[n++] = "--param";
+		args[n++] = (char *)p->params.given[i];
+	}
 	add_list(args, &n, lists[0], sizeof(lists[0]), "--N", &p->N);
 	add_list(args, &n, lists[1], sizeof(lists[1]), "--d", &p->d);
 	add_list(args, &n, lists[2], sizeof(lists[2]), "--heads", &p->heads);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/plugin.h"
 #include "kernels/attn.h"
 
 #define SWEEP_LIST_MAX 256
@@ -54,6 +55,8 @@ struct sweep_plan {
 	unsigned ngroups;
 	bool separate_runs; /* --separate-runs: one run per configuration, no one-pass */
 	uint32_t sample_sets; /* --sample-sets K: estimates by set sampling; 0: exact */
+	struct plugin plugin; /* --kernel PATH: loaded; plugin.p NULL for built-in kernels */
+	struct plugin_params params; /* --param key=value, for the plugin */
 };
 
 /* A worker's task: todo[start .. start + n), items that differ only in the size of a group's

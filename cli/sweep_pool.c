@@ -69,7 +69,34 @@ error_report(const struct sweep_plan *p, const struct sweep_item *it, const char
 	spec.cache.sample_sets = p->sample_sets;
 	cJSON_AddStringToObject(r, "error", why);
 	report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
+	if (p->plugin.p) {
+		cJSON *cfg = cJSON_GetObjectItem(r, "config"), *params;
+
+		cJSON_ReplaceItemInObjectCaseSensitive(cfg, "kernel",
+						       cJSON_CreateString(p->plugin.p->name));
+		cJSON_AddStringToObject(cfg, "plugin", p->plugin.path);
+		params = cJSON_AddObjectToObject(cfg, "params");
+		for (unsigned i = 0; i < p->params.n; i++)
+			cJSON_AddStringToObject(params, p->params.keys[i], p->params.values[i]);
+	}
 	cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only", p->trace_only);
+	return r;
+}
+
+/* A plugin's configuration on its own, as `memsim run --kernel PATH --json` reports it. */
+static cJSON *
+plugin_row(const struct sweep_plan *p, const struct sweep_item *it, const struct spec *spec)
+{
+	struct plugin_eval ev;
+	char err[1024];
+	cJSON *r;
+
+	if (plugin_eval_run(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, err,
+			    sizeof(err)))
+		return error_report(p, it, err);
+	r = plugin_eval_json(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, p->seed, 0,
+			     NULL);
+	plugin_eval_finish(&ev);
 	return r;
 }
 
@@ -89,6 +116,8 @@ one_row(const struct sweep_plan *p, const struct sweep_item *it)
 
 	spec.cache.sample_sets = p->sample_sets;
 	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
+	if (!rc && p->plugin.p)
+		return plugin_row(p, it, &spec);
 	if (rc ||
 	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
 		r = error_report(p, it, err);
@@ -133,6 +162,52 @@ add_onepass(cJSON *r, const struct group_run *gr, enum cache_onepass how, unsign
 		cJSON_AddStringToObject(o, "why", why);
 }
 
+static void run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why);
+
+/* run_pass() for a plugin's items (m >= 2). */
+static void
+run_plugin_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why)
+{
+	const struct sweep_plan *p = gr->p;
+	const struct attn_config *cfg = &gr->items[gr->idx[list[0]]].cfg;
+	struct plugin_eval *outs = xzalloc(m * sizeof(*outs));
+	struct spec *specs = xzalloc(m * sizeof(*specs));
+	uint64_t *sizes = xzalloc(m * sizeof(*sizes));
+	char err[1024];
+	int rc;
+
+	for (unsigned j = 0; j < m; j++) {
+		sizes[j] = gr->sizes[list[j]];
+		specs[j] = gr->specs[list[j]];
+	}
+	rc = plugin_eval_onepass(outs, &p->plugin, cfg, &p->params, specs, gr->g->level, sizes, m,
+				 gr->g->method, p->flush, err, sizeof(err));
+	free(sizes);
+	if (rc == -ENOMEM) {
+		free(outs);
+		free(specs);
+		run_pass(gr, list, m / 2, err);
+		run_pass(gr, list + m / 2, m - m / 2, err);
+		return;
+	}
+	for (unsigned j = 0; j < m; j++) {
+		cJSON *r;
+
+		if (rc) {
+			r = one_row(p, &gr->items[gr->idx[list[j]]]);
+			add_onepass(r, gr, CACHE_ONEPASS_SEPARATE, 1, err);
+		} else {
+			r = plugin_eval_json(&outs[j], &p->plugin, cfg, &p->params, &specs[j],
+					     p->flush, p->seed, 0, NULL);
+			plugin_eval_finish(&outs[j]);
+			add_onepass(r, gr, gr->g->method, m, why);
+		}
+		gr->rows[list[j]] = r;
+	}
+	free(outs);
+	free(specs);
+}
+
 /* Runs items list[0 .. m) of gr in one pass (one alone: a separate run) and makes their rows.
  * A pass whose models cannot be allocated runs as two halves, down to sizes alone, whose
  * failure is their row's error; why says why this is not all the task's sizes at once. */
@@ -149,6 +224,10 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 	if (m == 1) {
 		gr->rows[list[0]] = one_row(p, &gr->items[gr->idx[list[0]]]);
 		add_onepass(gr->rows[list[0]], gr, CACHE_ONEPASS_SEPARATE, 1, why);
+		return;
+	}
+	if (p->plugin.p) {
+		run_plugin_pass(gr, list, m, why);
 		return;
 	}
 	outs = xzalloc(m * sizeof(*outs));
@@ -214,7 +293,9 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 	}
 	if (ok) {
 		/* Some room for what is not the models: the allocator, the tracing layer. */
-		avail = sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
+		avail = p->plugin.p ? plugin_memory_available(&p->plugin, &items[idx[0]].cfg,
+							      &p->params, &what)
+				    : sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
 		npasses = sim_onepass_split(&gr.specs[0], g->level, gr.sizes, n, g->method, budget,
 					    pass);

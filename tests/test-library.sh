@@ -50,6 +50,17 @@ if [ -z "$others" ] && nm -D --defined-only "$lib" | grep -q ' memsim_report_jso
 else
 	not_ok "exports only memsim_*" "others: $(echo $others | cut -c1-300)"
 fi
+# The memsim command exports the same memsim_* functions to the plugins it loads, and only them.
+lib_syms=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' | grep '^memsim_' | sort)
+exe_syms=$(nm -D --defined-only "$memsim" | awk '{ print $3 }' | grep '^memsim_' | sort)
+# (glibc's variables the program copies, stdout and optind, are defined there as well)
+exe_others=$(nm -D --defined-only "$memsim" | awk '{ print $3 }' | grep -v '^memsim_' | grep -v '@GLIBC_')
+if [ "$lib_syms" = "$exe_syms" ] && [ -z "$exe_others" ]; then
+	ok "memsim exports the library's memsim_* functions to plugins, and nothing else"
+else
+	not_ok "memsim's exports for plugins" "library: $(echo $lib_syms | cut -c1-300)" \
+		"memsim: $(echo $exe_syms $exe_others | cut -c1-300)"
+fi
 # Only the public headers, under include/memsim/.
 headers=$(cd "$dest" && find . -name '*.h' | sort | sed 's|.*/include/||' | tr '\n' ' ')
 if [ "$headers" = "memsim/hierarchy.h memsim/memsim.h memsim/plugin.h memsim/trace.h " ]; then

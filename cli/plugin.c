@@ -1,0 +1,352 @@
+/*
+ * Kernel plugins: dlopen() a user's kernel, check its description against this memsim's ABI,
+ * and run it through the cache model over arrays memsim maps for it.
+ */
+
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MEMSIM_NO_TR_MACROS
+#include "api/api.h"
+#include "cli/plugin.h"
+#include "kernels/simulate.h"
+#include "sim/util.h"
+
+#define ARENA_ALIGN (UINT64_C(1) << 30)
+#define ARENA_PAGE UINT64_C(4096)
+
+bool
+plugin_path_like(const char *s)
+{
+	size_t n = strlen(s);
+
+	return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".so") == 0);
+}
+
+int
+plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t errlen)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = eq ? (size_t)(eq - kv) : 0;
+
+	if (!eq || klen == 0) {
+		snprintf(err, errlen, "--param: '%s' is not key=value", kv);
+		return -1;
+	}
+	if (klen >= sizeof(pp->keys[0])) {
+		snprintf(err, errlen, "--param: key '%.*s...' is longer than %zu bytes", 16, kv,
+			 sizeof(pp->keys[0]) - 1);
+		return -1;
+	}
+	for (unsigned i = 0; i < pp->n; i++)
+		if (strlen(pp->keys[i]) == klen && memcmp(pp->keys[i], kv, klen) == 0) {
+			snprintf(err, errlen, "--param: '%s' given twice", pp->keys[i]);
+			return -1;
+		}
+	if (pp->n == PLUGIN_MAX_PARAMS) {
+		snprintf(err, errlen, "--param: more than %d", PLUGIN_MAX_PARAMS);
+		return -1;
+	}
+	memcpy(pp->keys[pp->n], kv, klen);
+	pp->keys[pp->n][klen] = '\0';
+	pp->given[pp->n] = kv;
+	pp->values[pp->n++] = eq + 1;
+	return 0;
+}
+
+/* What a loaded description lacks, or NULL. */
+static const char *
+plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
+{
+	/* The fields up to formula are what this memsim reads. */
+	size_t need = offsetof(struct memsim_kernel_plugin, formula) + sizeof(p->formula);
+
+	if (p->abi != MEMSIM_PLUGIN_ABI) {
+		snprintf(buf, len, "built for plugin ABI %u, this memsim takes %d",
+			 (unsigned)p->abi, MEMSIM_PLUGIN_ABI);
+		return buf;
+	}
+	if (p->size < need) {
+		snprintf(buf, len, "its description is %u bytes, plugin ABI %d needs %zu",
+			 (unsigned)p->size, MEMSIM_PLUGIN_ABI, need);
+		return buf;
+	}
+	if (!p->name || !p->name[0])
+		return "it has no name";
+	if (!p->arrays)
+		return "it has no arrays() callback";
+	if (!p->run)
+		return "it has no run() callback";
+	return NULL;
+}
+
+int
+plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t errlen)
+{
+	const struct memsim_kernel_plugin *(*entry)(void);
+	const char *why;
+	char buf[256], *here;
+	void *h;
+
+	memset(pl, 0, sizeof(*pl));
+	/* "x.so" is the file here, not a library dlopen() would look for on its search path. */
+	here = xzalloc(strlen(path) + 3);
+	sprintf(here, "%s%s", strchr(path, '/') ? "" : "./", path);
+	dlerror();
+	h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
+	free(here);
+	if (!h) {
+		const char *e = dlerror();
+
+		snprintf(err, errlen, "--kernel: cannot load %s", e ? e : path);
+		return -1;
+	}
+	*(void **)&entry = dlsym(h, MEMSIM_PLUGIN_ENTRY);
+	if (!entry) {
+		snprintf(err, errlen, "--kernel: %s: not a memsim plugin: no %s", path,
+			 MEMSIM_PLUGIN_ENTRY);
+		dlclose(h);
+		return -1;
+	}
+	pl->p = entry();
+	why = pl->p ? plugin_defect(pl->p, buf, sizeof(buf)) : "its entry returned NULL";
+	if (!why && (pl->p->native != 0) != native)
+		why = native ? "a traced build where the native one is needed (build it with "
+			       "-DMEMSIM_NATIVE)"
+			     : "a native build (-DMEMSIM_NATIVE) where the traced one is needed";
+	if (why) {
+		snprintf(err, errlen, "--kernel: %s: %s", path, why);
+		dlclose(h);
+		return -1;
+	}
+	pl->handle = h;
+	pl->path = path;
+	return 0;
+}
+
+void
+plugin_unload(struct plugin *pl)
+{
+	if (pl->handle)
+		dlclose(pl->handle);
+	memset(pl, 0, sizeof(*pl));
+}
+
+int
+plugin_native_path(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n < 3 || strcmp(path + n - 3, ".so") != 0)
+		return -1;
+	if ((size_t)snprintf(buf, len, "%.*s-native.so", (int)(n - 3), path) >= len)
+		return -1;
+	return 0;
+}
+
+static bool
+param_known(const struct memsim_kernel_plugin *p, const char *key)
+{
+	for (const char *const *k = p->params; k && *k; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
+static void
+param_list(const struct memsim_kernel_plugin *p, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (const char *const *k = p->params; k && *k && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", *k);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+int
+plugin_params_check(const struct plugin *pl, const struct plugin_params *pp, char *err,
+		    size_t errlen)
+{
+	char list[256];
+
+	for (unsigned i = 0; i < pp->n; i++)
+		if (!param_known(pl->p, pp->keys[i])) {
+			param_list(pl->p, list, sizeof(list));
+			snprintf(err, errlen, "--param: %s takes no '%s' (it takes: %s)",
+				 pl->p->name, pp->keys[i], list);
+			return -1;
+		}
+	return 0;
+}
+
+int
+plugin_config(const struct plugin *pl, const struct attn_config *c, const struct plugin_params *pp,
+	      struct memsim_kernel_config *out, char *err, size_t errlen)
+{
+	static const char *keys[PLUGIN_MAX_PARAMS];
+	char why[512] = "";
+
+	if (plugin_params_check(pl, pp, err, errlen))
+		return -1;
+	for (unsigned i = 0; i < pp->n; i++)
+		keys[i] = pp->keys[i];
+	memset(out, 0, sizeof(*out));
+	out->N = c->N;
+	out->d = c->d;
+	out->heads = c->heads;
+	out->kv_heads = c->kv_heads;
+	out->batch = c->batch;
+	out->Br = c->Br;
+	out->Bc = c->Bc;
+	out->dtype = c->dtype == ATTN_FP16   ? MEMSIM_FP16
+		     : c->dtype == ATTN_BF16 ? MEMSIM_BF16
+					     : MEMSIM_FP32;
+	out->dtype_bytes = c->dtype == ATTN_FP32 ? 4 : 2;
+	out->causal = c->causal;
+	out->nparams = pp->n;
+	out->param_keys = keys;
+	out->param_values = pp->values;
+	if (pl->p->check && pl->p->check(out, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", pl->p->name,
+			 why[0] ? why : "configuration refused");
+		return -1;
+	}
+	return 0;
+}
+
+int
+plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config *kc,
+		     struct plugin_arrays *pa, char *err, size_t errlen)
+{
+	uint64_t total = 0, avail, off = 0;
+	const char *what;
+	char why[512] = "";
+	char *map;
+	int n, fd;
+
+	memset(pa, 0, sizeof(*pa));
+	n = pl->p->arrays(kc, pa->a, PLUGIN_MAX_ARRAYS, why, sizeof(why));
+	if (n < 0 || n > PLUGIN_MAX_ARRAYS) {
+		snprintf(err, errlen, "%s: %s", pl->p->name,
+			 n < 0 ? (why[0] ? why : "arrays() failed") : "more than 64 arrays");
+		return -EINVAL;
+	}
+	pa->n = (unsigned)n;
+	for (unsigned i = 0; i < pa->n; i++) {
+		uint64_t b = pa->a[i].bytes;
+
+		pa->a[i].name[sizeof(pa->a[i].name) - 1] = '\0';
+		if (b > (UINT64_C(1) << 60) || total > (UINT64_C(1) << 60)) {
+			snprintf(err, errlen, "%s: array '%s' of %llu bytes is past any memory",
+				 pl->p->name, pa->a[i].name, (unsigned long long)b);
+			return -EINVAL;
+		}
+		total += (b + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
+	}
+	avail = sim_memory_available(NULL, false, &what);
+	if (total > avail) {
+		snprintf(err, errlen,
+			 "%s: the arrays need %.2f GiB, more than the %.2f GiB memory allows (%s)",
+			 pl->p->name, (double)total / (1u << 30), (double)avail / (1u << 30), what);
+		return -EINVAL;
+	}
+	fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	map = fd >= 0 ? mmap(NULL, (size_t)(total + ARENA_ALIGN), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE, fd, 0)
+		      : MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %.2f GiB for %s's arrays: %s",
+			 (double)total / (1u << 30), pl->p->name, strerror(errno));
+		return -ENOMEM;
+	}
+	/* The same layout every run: the arena on a 1 GiB boundary, so set-associative counts
+	 * do not depend on where the mapping fell. */
+	pa->arena = map + ((ARENA_ALIGN - (uintptr_t)map % ARENA_ALIGN) % ARENA_ALIGN);
+	if (pa->arena > map)
+		munmap(map, (size_t)(pa->arena - map));
+	if (pa->arena + total < map + total + ARENA_ALIGN)
+		munmap(pa->arena + total,
+		       (size_t)(map + total + ARENA_ALIGN - (pa->arena + total)));
+	pa->arena_bytes = (size_t)total;
+	for (unsigned i = 0; i < pa->n; i++) {
+		pa->base[i] = pa->arena + off;
+		off += (pa->a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
+	}
+	return 0;
+}
+
+uint64_t
+plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
+			const struct plugin_params *pp, const char **what)
+{
+	struct memsim_kernel_config kc;
+	struct memsim_kernel_array *a = xzalloc(PLUGIN_MAX_ARRAYS * sizeof(*a));
+	uint64_t avail = sim_memory_available(NULL, false, what), used = 0;
+	char err[512];
+	int n = -1;
+
+	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0)
+		n = pl->p->arrays(&kc, a, PLUGIN_MAX_ARRAYS, err, sizeof(err));
+	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS; i++)
+		used += a[i].bytes < avail ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
+					   : avail;
+	free(a);
+	return used < avail ? avail - used : 0;
+}
+
+void
+plugin_arrays_destroy(struct plugin_arrays *pa)
+{
+	if (pa->arena && pa->arena_bytes)
+		munmap(pa->arena, pa->arena_bytes);
+	pa->arena = NULL;
+}
+
+int
+plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
+		struct plugin_arrays *pa, struct cache *c, const struct spec *spec, bool flush,
+		double *seconds, char *err, size_t errlen)
+{
+	struct memsim_hierarchy h = { .spec = *spec, .cache = c };
+	struct memsim_trace *t;
+	char why[512] = "";
+	double t0;
+	int rc = 0;
+
+	t = memsim_trace_create(&h, NULL, err, errlen);
+	if (!t)
+		return -1;
+	for (unsigned i = 0; i < pa->n && rc == 0; i++)
+		if (memsim_array(t, pa->a[i].name, pa->base[i], (size_t)pa->a[i].bytes,
+				 pa->a[i].space)) {
+			snprintf(err, errlen, "%s: cannot declare array '%s'", pl->p->name,
+				 pa->a[i].name);
+			rc = -1;
+		}
+	t0 = now_seconds();
+	if (rc == 0 && pl->p->run(kc, pa->base, t, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+		rc = -1;
+	}
+	/* The trace's own finish always flushes the caches; --no-flush leaves them dirty. */
+	trace_flush(t->ctx);
+	t->finished = true;
+	if (flush)
+		cache_flush(c);
+	cache_sample_scale(c); /* set sampling's estimate; nothing otherwise */
+	*seconds = now_seconds() - t0;
+	memsim_trace_destroy(t);
+	return rc;
+}

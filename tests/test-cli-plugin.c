@@ -1,0 +1,305 @@
+/*
+ * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
+ * against a hand count and its formula, and the one-line refusals of what is not a plugin.
+ */
+
+#define TMPDIR_NAME "plugin"
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit.h"
+
+/* tmpdir.h defines what cli-run.h uses. */
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+#define COPY PLUGIN_DIR "/plugin-copy.so"
+
+/* How a worker that crashed is reported: ASan catches the SIGSEGV and exits 1 instead. */
+static const char *
+crash_text(void)
+{
+	return getenv("MEMSIM_SANITIZED") ? "the worker running it exited with status 1"
+					  : "the worker running it was killed by signal 11";
+}
+
+static double
+num(const cJSON *o, const char *a, const char *b, const char *c)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b)
+		x = cJSON_GetObjectItemCaseSensitive(x, b);
+	if (c)
+		x = cJSON_GetObjectItemCaseSensitive(x, c);
+	assert_true(cJSON_IsNumber(x));
+	return x->valuedouble;
+}
+
+/* A 64 x 16 fp32 copy (4096 bytes each of A and B, 64 lines), twice: on a cache holding both
+ * everything after the first pass hits; on one of 64 lines every access misses. */
+static void
+test_plugin_run_hand_count(void **state)
+{
+	static const struct {
+		const char *cache;
+		double a_read, b_read, b_write;
+	} cases[] = {
+		{ "L1=64K:full:64,tiles=scratch", 4096, 4096, 4096 },
+		{ "L1=4K:full:64,tiles=scratch", 8192, 8192, 8192 },
+	};
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		struct result r =
+			memsim("run --kernel " COPY " --N 64 --d 16 --Br 16 --param passes=2 "
+			       "--cache %s --json out.json",
+			       cases[i].cache);
+		cJSON *o, *f;
+
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.out, "byte-equal"));
+		result_free(&r);
+		o = read_json("out.json");
+		assert_non_null(o);
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+					    cJSON_GetObjectItemCaseSensitive(o, "config"), "kernel")
+					    ->valuestring,
+				    "copy");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+					    cJSON_GetObjectItemCaseSensitive(o, "config"), "plugin")
+					    ->valuestring,
+				    COPY);
+		assert_true(num(o, "arrays", "A", "read_bytes") == cases[i].a_read);
+		assert_true(num(o, "arrays", "A", "write_bytes") == 0);
+		assert_true(num(o, "arrays", "B", "read_bytes") == cases[i].b_read);
+		assert_true(num(o, "arrays", "B", "write_bytes") == cases[i].b_write);
+		assert_true(num(o, "dram", "total_bytes", NULL) ==
+			    cases[i].a_read + cases[i].b_read + cases[i].b_write);
+		assert_true(num(o, "flops", NULL, NULL) == 2048);
+		f = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o, "formulas"), "exact");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "scope")->valuestring,
+				    "exact");
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "byte_equal")));
+		cJSON_Delete(o);
+	}
+}
+
+/* Byte-equal over a grid on fully associative LRU caches; an estimate elsewhere. */
+static void
+test_plugin_formula_grid(void **state)
+{
+	static const char *caches[] = { "L1=2K:full:64,tiles=scratch",
+					"L1=16K:full:64,tiles=scratch",
+					"L1=1M:full:128,tiles=scratch" };
+	static const unsigned Ns[] = { 8, 33, 100 }, passes[] = { 1, 3 };
+	struct result r;
+
+	(void)state;
+	for (unsigned c = 0; c < 3; c++)
+		for (unsigned n = 0; n < 3; n++)
+			for (unsigned p = 0; p < 2; p++) {
+				r = memsim("run --kernel " COPY " --N %u --d 16 --Br 7 --param "
+					   "passes=%u --cache %s",
+					   Ns[n], passes[p], caches[c]);
+				assert_int_equal(r.rc, 0);
+				if (!strstr(r.out, ": byte-equal"))
+					fprintf(stderr, "%s", r.out);
+				assert_non_null(strstr(r.out, ": byte-equal"));
+				result_free(&r);
+			}
+	r = memsim("run --kernel " COPY " --N 64 --d 16 --cache L1=4K:4:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "estimate: the cache is not fully associative"));
+	assert_null(strstr(r.out, "byte-equal"));
+	result_free(&r);
+}
+
+static void
+test_plugin_errors(void **state)
+{
+	struct result r;
+
+	(void)state;
+	assert_int_equal(sh("printf 'not a plugin\\n' > text.so"), 0);
+	expect_error("run --kernel ./text.so", 2, "cannot load ./text.so");
+	expect_error("run --kernel ./missing.so", 2, "cannot load ./missing.so");
+	/* A name without '/' is the file in this directory, not one on the library path. */
+	assert_int_equal(sh("cp " COPY " copy.so"), 0);
+	r = memsim("run --kernel copy.so --N 64 --d 16 --cache L1=64K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "plugin copy (copy.so)"));
+	result_free(&r);
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-noentry.so", 2,
+		     "not a memsim plugin: no memsim_kernel_plugin_v1");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "built for plugin ABI 99, this memsim takes 1");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
+		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
+	expect_error("run --kernel " COPY " --param window=3", 2,
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
+		     "--param: 'passes' given twice");
+	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
+	expect_error("run --kernel flash2 --param passes=2", 2, "--param is for plugins");
+	expect_error("run --kernel " COPY " --dtype fp16", 2, "copy: copy takes fp32 only");
+	expect_error("run --kernel " COPY " --N 1000000000000", 2, "copy: the arrays need");
+	expect_error("formula --kernel " COPY, 2, "formula does not take plugins");
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-norun.so", 2, "it has no run() callback");
+	expect_error("run --kernel " COPY " --N 64 --param fail=64", 1,
+		     "copy: asked to fail at N=64");
+}
+
+/* Each row of DIR/results.json (n of them, one failed where crash_n) against `memsim run` of
+ * its configuration: the same levels, DRAM, arrays and formula comparison. */
+static void
+rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n)
+{
+	char path[700], *text, *line, *save = NULL;
+	unsigned rows = 0, failed = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(line), *cfg, *run;
+		static const char *keys[] = { "levels", "dram", "arrays", "formulas" };
+		struct result r;
+
+		assert_non_null(row);
+		rows++;
+		cfg = cJSON_GetObjectItemCaseSensitive(row, "config");
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "kernel")->valuestring,
+				    "copy");
+		if (cJSON_GetObjectItemCaseSensitive(row, "error")) {
+			assert_non_null(
+				strstr(cJSON_GetObjectItemCaseSensitive(row, "error")->valuestring,
+				       crash_text()));
+			assert_true(num(row, "config", "N", NULL) == crash_n);
+			assert_string_equal(
+				cJSON_GetObjectItemCaseSensitive(
+					cJSON_GetObjectItemCaseSensitive(cfg, "params"), "crash")
+					->valuestring,
+				"32");
+			failed++;
+			cJSON_Delete(row);
+			continue;
+		}
+		r = memsim("run --kernel " COPY " --N %.0f --d 16 --Br 8 %s --cache '%s' --json "
+			   "run.json",
+			   num(row, "config", "N", NULL), params,
+			   cJSON_GetObjectItemCaseSensitive(cfg, "cache")->valuestring);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		run = read_json("run.json");
+		assert_non_null(run);
+		for (unsigned k = 0; k < 4; k++)
+			assert_true(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(row, keys[k]),
+						  cJSON_GetObjectItemCaseSensitive(run, keys[k]),
+						  true));
+		cJSON_Delete(run);
+		cJSON_Delete(row);
+	}
+	free(text);
+	assert_int_equal(rows, n);
+	assert_int_equal(failed, crash_n ? 1 : 0);
+}
+
+/* A plugin that dies in one configuration fails that row alone. */
+static void
+test_plugin_sweep_crash(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out crash --jobs 2 --kernel " COPY " --N 16,32,64 --d 16 --Br 8 "
+		   "--param crash=32 --param passes=2 --cache L1=1K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, crash_text()));
+	result_free(&r);
+	rows_equal_run("crash", 3, "--param crash=32 --param passes=2", 32);
+}
+
+/* --cache-sweep's one pass, --shard and --resume give the rows `memsim run` gives. */
+static void
+test_plugin_sweep_rows_as_run(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out cs --jobs 2 --kernel " COPY " --N 16,40 --d 16 --Br 8 "
+		   "--param passes=3 --cache L1=1K:full:64,tiles=scratch --cache-sweep "
+		   "L1=1K:8K:x2");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	rows_equal_run("cs", 8, "--param passes=3", 0);
+	/* The pass's memory budget is what the plugin's arrays leave, not a built-in kernel's:
+	 * 3 MiB holds these 2 MiB of arrays and the models, not flash2's 4 MiB. */
+	assert_int_equal(sh("MEMSIM_MEMORY=3M %s sweep --out mem2 --jobs 1 --kernel " COPY
+			    " --N 4096 --d 64 --Br 8 --cache L1=1K:full:64,tiles=scratch "
+			    "--cache-sweep L1=1K:8K:x2 2>/dev/null && grep -c '\"sizes\":4' "
+			    "mem2/results.json | grep -qx 4",
+			    MEMSIM_BIN),
+			 0);
+	r = memsim("sweep --out sh --jobs 1 --shard 1/2 --kernel " COPY " --N 16,24,40 --d 16 "
+		   "--Br 8 --cache L1=2K:full:64,tiles=scratch --cache L1=4K:4:64");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	rows_equal_run("sh", 3, "", 0);
+	r = memsim("sweep --out sh --jobs 2 --resume --kernel " COPY " --N 16,24,40 --d 16 "
+		   "--Br 8 --cache L1=2K:full:64,tiles=scratch --cache L1=4K:4:64");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "3 already done"));
+	result_free(&r);
+	rows_equal_run("sh", 6, "", 0);
+	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "built for plugin ABI 99, this memsim takes 1");
+	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
+		     "one plugin a sweep, without built-in kernels");
+}
+
+/* native runs NAME-native.so beside NAME.so, with the traced build's arrays. */
+static void
+test_plugin_native(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("native --kernel " COPY " --N 64 --d 16 --param passes=2 --repeat 3");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "native plugin copy (" PLUGIN_DIR "/plugin-copy-native.so)"));
+	assert_non_null(strstr(r.out, "run 3: "));
+	assert_non_null(strstr(r.out, "median "));
+	result_free(&r);
+	expect_error("native --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "plugin-badabi-native.so: built for plugin ABI 99, this memsim takes 1");
+	expect_error("native --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
+		     "cannot load " PLUGIN_DIR "/plugin-copy-native-native.so");
+	expect_error("native --kernel " COPY " --check", 2, "--check is for built-in kernels");
+	expect_error("native --kernel " COPY " --param window=1", 2,
+		     "--param: copy takes no 'window'");
+	expect_error("xcheck --kernel " COPY, 2, "xcheck does not take plugins");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plugin_run_hand_count),
+		cmocka_unit_test(test_plugin_formula_grid),
+		cmocka_unit_test(test_plugin_errors),
+		cmocka_unit_test(test_plugin_native),
+		cmocka_unit_test(test_plugin_sweep_crash),
+		cmocka_unit_test(test_plugin_sweep_rows_as_run),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
