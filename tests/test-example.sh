@@ -163,6 +163,15 @@ else
 	not_ok "W >= N: flash2's counters" "$(head -5 "$tmp/out" "$tmp/cmp")"
 fi
 
+# The native build beside it, through memsim native.
+if "$memsim" native --kernel "$sw" --N 64 --d 16 --param window=8 --repeat 2 >"$tmp/out" 2>&1 &&
+	grep -q "native plugin sliding-window ($tmp/ex/sliding_window-native.so)" "$tmp/out" &&
+	grep -q '^median ' "$tmp/out"; then
+	ok "memsim native runs sliding_window-native.so"
+else
+	not_ok "memsim native" "$(head -5 "$tmp/out")"
+fi
+
 # A bad window: one line naming it, exit 2.
 "$memsim" run --kernel "$sw" --N 8 --param window=0 >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q 'window must be a positive integer' "$tmp/err"; then
