@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <memsim/plugin.h>
+#include "memsim/plugin.h"
 
 enum { A_Q, A_K, A_V, A_O, A_LSE, A_QT, A_KT, A_VT, A_ST, A_OT, A_MT, A_LT, A_COUNT };
 
@@ -111,8 +111,8 @@ tile_load(struct memsim_trace *t, float *tile, const float *base, uint64_t nr, u
 
 /* One query row against one key block: S, the online softmax, O_tile += P V. */
 static void
-row_step(struct memsim_trace *t, float *const *a, const struct memsim_kernel_config *c,
-	 uint64_t i, uint64_t q, uint64_t c0, uint64_t nc, uint64_t W)
+row_step(struct memsim_trace *t, float *const *a, const struct memsim_kernel_config *c, uint64_t i,
+	 uint64_t q, uint64_t c0, uint64_t nc, uint64_t W)
 {
 	const uint64_t d = c->d;
 	float *srow = a[A_ST] + i * c->Bc, *orow = a[A_OT] + i * d, *qrow = a[A_QT] + i * d;
@@ -230,8 +230,8 @@ run(const struct memsim_kernel_config *c, void *const *arr, struct memsim_trace 
 	for (uint64_t b = 0; b < c->batch; b++)
 		for (uint64_t h = 0; h < c->heads; h++)
 			for (uint64_t r0 = 0; r0 < c->N; r0 += c->Br)
-				query_block(t, a, c, b * c->heads + h,
-					    b * c->kv_heads + h / group, r0, W);
+				query_block(t, a, c, b * c->heads + h, b * c->kv_heads + h / group,
+					    r0, W);
 	return 0;
 }
 
