@@ -253,15 +253,75 @@ lines(uint64_t bytes, uint32_t line)
 	return (bytes + line - 1) / line;
 }
 
+/* Lines of bytes [a, b) of an array that starts at a line boundary; 0 where empty. */
+static uint64_t
+span(uint64_t a, uint64_t b, uint32_t line)
+{
+	return b > a ? (b - 1) / line - a / line + 1 : 0;
+}
+
+/* Distinct lines unit (bh, ib) touches: its Q and O rows, its lse values, and the K and V rows
+ * of its key blocks (of kv head kvbh). */
+static uint64_t
+unit_lines(const struct memsim_kernel_config *c, uint64_t bh, uint64_t kvbh, uint64_t ib,
+	   uint32_t line)
+{
+	const uint64_t N = c->N, row = c->d * 4, W = window(c);
+	const uint64_t r0 = ib * c->Br, r1 = r0 + c->Br < N ? r0 + c->Br : N;
+	const uint64_t kend =
+		(r1 + c->Bc - 1) / c->Bc * c->Bc < N ? (r1 + c->Bc - 1) / c->Bc * c->Bc : N;
+	const uint64_t k0 = first_key_block(r0, W, c->Bc);
+
+	return 2 * span((bh * N + r0) * row, (bh * N + r1) * row, line) +
+	       span((bh * N + r0) * 4, (bh * N + r1) * 4, line) +
+	       2 * span((kvbh * N + k0) * row, (kvbh * N + kend) * row, line);
+}
+
 /*
- * The DRAM bytes where everything fits. memsim allocates each array 64-byte aligned, so with
- * lines of at most 64 bytes (dividing 64) no line holds two arrays. Every query block reads
- * its key blocks from the one holding key r0 - W + 1 up; query block 0 starts at key 0, so
- * every line of Q, K, V, O and lse is touched. Where they all fit in the cache's lines (tiles
- * in scratch take none) nothing is evicted: each line of Q, K and V is read once, each line of
- * O and lse read once for ownership (element stores on a write-allocate cache) and written
- * once by the final flush. Below that capacity the formula returns -1 (the re-reads of K and V
- * depend on the reuse distances across query blocks, not derived here: see README.md).
+ * An upper bound on every reuse distance, in lines: a line is touched again either in the same
+ * unit (query block of a head), in the next unit (a Q, O or lse line two blocks or two heads
+ * share, a K or V line the next query block's window still covers, a K or V line two kv heads
+ * share: the last unit of one group is followed by the first of the next), or, for K and V,
+ * by the next head of its group (after at most the units of the two heads). The sum of the
+ * lines the units between touch bounds the distinct lines between.
+ */
+static uint64_t
+reuse_bound(const struct memsim_kernel_config *c, uint32_t line)
+{
+	const uint64_t Tr = (c->N + c->Br - 1) / c->Br, g = c->heads / c->kv_heads;
+	const uint64_t BH = c->batch * c->heads;
+	uint64_t bound = 0, prev = 0, head_prev = 0;
+
+	for (uint64_t bh = 0; bh < BH; bh++) {
+		uint64_t kvbh = bh / c->heads * c->kv_heads + bh % c->heads / g, head = 0;
+
+		for (uint64_t ib = 0; ib < Tr; ib++) {
+			uint64_t u = unit_lines(c, bh, kvbh, ib, line);
+
+			if (prev + u > bound)
+				bound = prev + u;
+			prev = u;
+			head += u;
+		}
+		/* the previous head is of the same group */
+		if (g > 1 && bh % c->heads % g > 0 && head_prev + head > bound)
+			bound = head_prev + head;
+		head_prev = head;
+	}
+	return bound;
+}
+
+/*
+ * The DRAM bytes where no line is evicted before its last use. memsim allocates each array
+ * 64-byte aligned at least, so with lines dividing 64 no line holds two arrays. Every query
+ * block reads its key blocks from the one holding key r0 - W + 1 up; query block 0 starts at
+ * key 0, so every line of Q, K, V, O and lse is touched. Where they all fit in the cache's
+ * lines (tiles in scratch take none), or where every reuse distance is below the cache's lines
+ * (reuse_bound()), every touch after a line's first hits: each line of Q, K and V is read
+ * once, each line of O and lse read once for ownership (element stores on a write-allocate
+ * cache) and written once (evicted dirty, or by the final flush). Elsewhere the formula
+ * returns -1: K and V lines are read again, by counts that depend on the reuse distances
+ * across query blocks, not derived here (README.md).
  */
 static int
 formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
@@ -275,7 +335,7 @@ formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
 	if (n != A_COUNT || line == 0 || line > 64 || 64 % line)
 		return -1;
 	all = 2 * lines(q, line) + 2 * lines(kv, line) + lines(l, line);
-	if (all > capacity / line)
+	if (all > capacity / line && reuse_bound(c, line) > capacity / line)
 		return -1;
 	memset(out, 0, n * sizeof(*out));
 	out[A_Q].read_bytes = lines(q, line) * line;
