@@ -187,12 +187,17 @@ else
 	not_ok "memsim native" "$(head -5 "$tmp/out")"
 fi
 
-# A bad window: one line naming it, exit 2.
-"$memsim" run --kernel "$sw" --N 8 --param window=0 >"$tmp/out" 2>"$tmp/err"; rc=$?
-if [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q 'window must be a positive integer' "$tmp/err"; then
-	ok "window=0: $(cat "$tmp/err")"
-else
-	not_ok "window=0" "rc $rc" "$(cat "$tmp/err")"
-fi
+# A bad window or dtype: one line naming it, exit 2.
+for bad in "window=0:window must be a positive integer" "window=abc:window must be a positive integer" \
+	"window=-3:window must be a positive integer" "dtype:takes fp32 only"; do
+	arg=${bad%%:*} want=${bad#*:}
+	if [ "$arg" = dtype ]; then set -- --dtype fp16; else set -- --param "$arg"; fi
+	"$memsim" run --kernel "$sw" --N 8 "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	if [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "sliding-window: .*$want" "$tmp/err"; then
+		ok "$*: $(cat "$tmp/err")"
+	else
+		not_ok "$*" "rc $rc" "$(cat "$tmp/err")"
+	fi
+done
 echo "1..$n"
 exit $failed
