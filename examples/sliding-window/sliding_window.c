@@ -278,36 +278,57 @@ unit_lines(const struct memsim_kernel_config *c, uint64_t bh, uint64_t kvbh, uin
 }
 
 /*
- * An upper bound on every reuse distance, in lines: a line is touched again either in the same
- * unit (query block of a head), in the next unit (a Q, O or lse line two blocks or two heads
- * share, a K or V line the next query block's window still covers, a K or V line two kv heads
- * share: the last unit of one group is followed by the first of the next), or, for K and V,
- * by the next head of its group (after at most the units of the two heads). The sum of the
- * lines the units between touch bounds the distinct lines between.
+ * An upper bound on every reuse distance, in lines, or UINT64_MAX where out of memory. A line
+ * is touched again in the same unit (query block of a head), or in the next unit (a Q, O or
+ * lse line two blocks or two heads share, a K or V line the next query block's window still
+ * covers, a K or V line two kv heads share: the last unit of one group is followed by the
+ * first of the next), or, for K and V, by the next head of its group: a line whose first key
+ * block is jb is last touched by head h at or before its query block ib_last(jb), the last
+ * whose window reaches jb, and first by head h + 1 at ib_first(jb), the first whose rows reach
+ * it. The sum of the lines the units between touch bounds the distinct lines between.
  */
 static uint64_t
 reuse_bound(const struct memsim_kernel_config *c, uint32_t line)
 {
-	const uint64_t Tr = (c->N + c->Br - 1) / c->Br, g = c->heads / c->kv_heads;
-	const uint64_t BH = c->batch * c->heads;
-	uint64_t bound = 0, prev = 0, head_prev = 0;
+	const uint64_t Tr = (c->N + c->Br - 1) / c->Br, Tc = (c->N + c->Bc - 1) / c->Bc;
+	const uint64_t g = c->heads / c->kv_heads, BH = c->batch * c->heads, W = window(c);
+	/* prefix sums of the units' lines: of this head, and of the previous one */
+	uint64_t *pre = calloc(Tr + 1, sizeof(*pre)), *prev = calloc(Tr + 1, sizeof(*prev));
+	uint64_t bound = 0, last = 0;
 
+	if (!pre || !prev) {
+		free(pre);
+		free(prev);
+		return UINT64_MAX;
+	}
 	for (uint64_t bh = 0; bh < BH; bh++) {
-		uint64_t kvbh = bh / c->heads * c->kv_heads + bh % c->heads / g, head = 0;
+		uint64_t kvbh = bh / c->heads * c->kv_heads + bh % c->heads / g, *swap;
 
 		for (uint64_t ib = 0; ib < Tr; ib++) {
 			uint64_t u = unit_lines(c, bh, kvbh, ib, line);
 
-			if (prev + u > bound)
-				bound = prev + u;
-			prev = u;
-			head += u;
+			if (last + u > bound)
+				bound = last + u;
+			last = u;
+			pre[ib + 1] = pre[ib] + u;
 		}
 		/* the previous head is of the same group */
-		if (g > 1 && bh % c->heads % g > 0 && head_prev + head > bound)
-			bound = head_prev + head;
-		head_prev = head;
+		for (uint64_t jb = 0; g > 1 && bh % c->heads % g > 0 && jb < Tc; jb++) {
+			uint64_t first = jb * c->Bc / c->Br;
+			uint64_t lastq = ((jb + 1) * c->Bc + W - 2) / c->Br;
+			uint64_t b;
+
+			lastq = lastq < Tr - 1 ? lastq : Tr - 1;
+			b = prev[Tr] - prev[lastq] + pre[first + 1];
+			if (b > bound)
+				bound = b;
+		}
+		swap = prev;
+		prev = pre;
+		pre = swap;
 	}
+	free(pre);
+	free(prev);
 	return bound;
 }
 
