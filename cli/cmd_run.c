@@ -26,6 +26,7 @@ usage_run(FILE *f)
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
 		"                  [--record FILE] [--json FILE]\n"
 		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
+		"                  [--record FILE] [--json FILE]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
@@ -51,7 +52,8 @@ usage_run(FILE *f)
 		"                      stdout; the text report then goes to stderr), for\n"
 		"                      `memsim replay FILE --cache ...` under any cache: the same\n"
 		"                      counters as a run there (the recording holds every access,\n"
-		"                      tiles included, whatever this run's cache or sampling)\n"
+		"                      tiles included, whatever this run's cache or sampling);\n"
+		"                      a plugin's too\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n"
 		"  --kernel PATH       a kernel plugin (a path with a '/' or ending in .so, see\n"
 		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
@@ -73,7 +75,8 @@ struct run_extra {
 
 /* run --kernel PATH: a plugin's traced build through the model. */
 static int
-run_plugin(const struct kernel_options *o, const struct spec *spec, int argc, char **argv)
+run_plugin(const struct kernel_options *o, const struct spec *spec, const struct sim_record *rec,
+	   int argc, char **argv)
 {
 	struct plugin pl;
 	struct plugin_eval ev;
@@ -85,14 +88,14 @@ run_plugin(const struct kernel_options *o, const struct spec *spec, int argc, ch
 		return usage_error("run", "--trace-only is for built-in kernels");
 	if (plugin_load(&pl, o->plugin_path, false, err, sizeof(err)))
 		return usage_error("run", "%s", err);
-	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, err,
+	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, rec, err,
 				  sizeof(err)))) {
 		plugin_unload(&pl);
 		return rc == EXIT_USAGE ? usage_error("run", "%s", err) : print_error("%s", err);
 	}
 	if ((rc = check_sample_estimate("run", ev.cache)))
 		goto done;
-	out = text_stream(o->json_path);
+	out = text_stream(rec && strcmp(rec->path, "-") == 0 ? "-" : o->json_path);
 	fprintf(out, "memsim run: plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu "
 		     "Br=%llu Bc=%llu%s\ncache %s\ntraced in %.3f s\n\n",
 		pl.p->name, pl.path, (unsigned long long)o->cfg.N, (unsigned long long)o->cfg.d,
@@ -180,12 +183,6 @@ cmd_run(int argc, char **argv)
 	spec.cache.sample_sets = (uint32_t)x.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
-	if (o.plugin_path) {
-		if (x.record)
-			return usage_error("run", "--record is for built-in kernels; a plugin "
-						  "records through memsim_trace_create()");
-		return run_plugin(&o, &spec, argc, argv);
-	}
 	if (x.record && o.json_path && strcmp(x.record, "-") == 0 && strcmp(o.json_path, "-") == 0)
 		return usage_error("run", "--record - and --json - both want stdout");
 	/* The report's text leaves stdout to whichever of them writes there. */
@@ -197,6 +194,11 @@ cmd_run(int argc, char **argv)
 	}
 	rec.path = x.record;
 	rec.command = command;
+	if (o.plugin_path) {
+		rc = run_plugin(&o, &spec, x.record ? &rec : NULL, argc, argv);
+		free(command);
+		return rc;
+	}
 	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
 				     x.record ? &rec : NULL, err, sizeof(err));
 	free(command);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MEMSIM_NO_TR_MACROS
@@ -306,12 +307,49 @@ plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
 	return used < avail ? avail - used : 0;
 }
 
+int
+plugin_arrays_zero(struct plugin_arrays *pa, char *err, size_t errlen)
+{
+	int fd;
+	void *map;
+
+	if (!pa->arena || !pa->arena_bytes)
+		return 0;
+	/* Fresh zero pages in place: the same addresses, nothing touched that the run did not. */
+	fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	map = fd >= 0 ? mmap(pa->arena, pa->arena_bytes, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_FIXED, fd, 0)
+		      : MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map the arrays again: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 void
 plugin_arrays_destroy(struct plugin_arrays *pa)
 {
 	if (pa->arena && pa->arena_bytes)
 		munmap(pa->arena, pa->arena_bytes);
 	pa->arena = NULL;
+}
+
+/* Declares pa's arrays in t. Returns 0, or -1 with a message in err. */
+static int
+declare_arrays(const struct plugin *pl, struct plugin_arrays *pa, struct memsim_trace *t, char *err,
+	       size_t errlen)
+{
+	for (unsigned i = 0; i < pa->n; i++)
+		if (memsim_array(t, pa->a[i].name, pa->base[i], (size_t)pa->a[i].bytes,
+				 pa->a[i].space)) {
+			snprintf(err, errlen, "%s: cannot declare array '%s'", pl->p->name,
+				 pa->a[i].name);
+			return -1;
+		}
+	return 0;
 }
 
 int
@@ -328,13 +366,7 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	t = memsim_trace_create(&h, NULL, err, errlen);
 	if (!t)
 		return -1;
-	for (unsigned i = 0; i < pa->n && rc == 0; i++)
-		if (memsim_array(t, pa->a[i].name, pa->base[i], (size_t)pa->a[i].bytes,
-				 pa->a[i].space)) {
-			snprintf(err, errlen, "%s: cannot declare array '%s'", pl->p->name,
-				 pa->a[i].name);
-			rc = -1;
-		}
+	rc = declare_arrays(pl, pa, t, err, errlen);
 	t0 = now_seconds();
 	if (rc == 0 && pl->p->run(kc, pa->base, t, why, sizeof(why))) {
 		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
@@ -348,5 +380,47 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	cache_sample_scale(c); /* set sampling's estimate; nothing otherwise */
 	*seconds = now_seconds() - t0;
 	memsim_trace_destroy(t);
+	return rc;
+}
+
+int
+plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
+	      struct plugin_arrays *pa, const struct sim_record *rec, char *err, size_t errlen)
+{
+	struct memsim_trace t = { 0 };
+	struct trace_sink sink;
+	char why[512] = "";
+	struct stat st;
+	size_t n;
+	int rc;
+
+	t.rec = mtrace_writer_open(rec->path, rec->command, why, sizeof(why));
+	if (!t.rec) {
+		snprintf(err, errlen, "recording: %s", why);
+		return -EIO;
+	}
+	sink = mtrace_writer_sink(t.rec);
+	t.ctx = trace_ctx_create(NULL, &sink, 0);
+	rc = t.ctx ? declare_arrays(pl, pa, &t, err, errlen) : -1;
+	if (!t.ctx)
+		snprintf(err, errlen, "recording: cannot create the trace");
+	if (rc == 0 && pl->p->run(kc, pa->base, &t, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+		rc = -1;
+	}
+	why[0] = '\0';
+	t.finished = true;
+	if (t.ctx)
+		trace_flush(t.ctx);
+	if (mtrace_writer_close(t.rec, why, sizeof(why)) && rc == 0) {
+		snprintf(err, errlen, "recording: %s", why);
+		rc = -EIO;
+	}
+	trace_ctx_destroy(t.ctx);
+	if (rc == 0)
+		return 0;
+	if (strcmp(rec->path, "-") != 0 && stat(rec->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    remove(rec->path) == 0 && (n = strlen(err)) < errlen)
+		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "kernels/attn.h"
+#include "kernels/simulate.h"
 /* memsim's own sources keep sim/trace.h's TR_* macros. */
 #ifndef MEMSIM_NO_TR_MACROS
 #define MEMSIM_NO_TR_MACROS
@@ -77,6 +78,9 @@ struct plugin_arrays {
 int plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config *kc,
 			 struct plugin_arrays *pa, char *err, size_t errlen);
 void plugin_arrays_destroy(struct plugin_arrays *pa);
+/* Maps pa's arrays afresh in place: zeroed again, at the same addresses. Returns 0, or -1
+ * with a message in err. */
+int plugin_arrays_zero(struct plugin_arrays *pa, char *err, size_t errlen);
 
 /* sim_memory_available() for a run of the plugin's c and pp: the memory left once its arrays
  * are mapped (all of it where the plugin refuses the configuration). */
@@ -89,6 +93,14 @@ uint64_t plugin_memory_available(const struct plugin *pl, const struct attn_conf
 int plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		    struct plugin_arrays *pa, struct cache *c, const struct spec *spec, bool flush,
 		    double *seconds, char *err, size_t errlen);
+
+/* Runs the traced plugin over pa with no model, writing every access to rec->path with
+ * rec->command in the header, arrays and phases as the plugin declares them (a pass of its
+ * own, as sim_kernel_record() makes one: a recording changes what the trace merges). Returns
+ * 0, -EIO with "recording: ..." in err when the file cannot be created or written, or -1 with
+ * the plugin's message; a regular file left incomplete is then removed. */
+int plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
+		  struct plugin_arrays *pa, const struct sim_record *rec, char *err, size_t errlen);
 
 /* One configuration of a plugin end to end: arrays, the run through the model, the plugin's
  * formula where it gives one. */
@@ -103,11 +115,13 @@ struct plugin_eval {
 	char scope_why[160]; /* why not, where not exact */
 };
 
-/* Runs c (with pp) of pl on spec. Returns 0, EXIT_USAGE or EXIT_RUNTIME (cli/commands.h) with
- * a one-line message in err. Free with plugin_eval_finish(). */
+/* Runs c (with pp) of pl on spec, recording it first into rec where not NULL
+ * (plugin_record(); the arrays are then zeroed again for the live run). Returns 0, EXIT_USAGE
+ * or EXIT_RUNTIME (cli/commands.h) with a one-line message in err. Free with
+ * plugin_eval_finish(). */
 int plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
-		    const struct plugin_params *pp, const struct spec *spec, bool flush, char *err,
-		    size_t errlen);
+		    const struct plugin_params *pp, const struct spec *spec, bool flush,
+		    const struct sim_record *rec, char *err, size_t errlen);
 void plugin_eval_finish(struct plugin_eval *ev);
 
 /* plugin_eval_run() for n sizes of cache level `level` in one pass of method how

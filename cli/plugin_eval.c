@@ -106,8 +106,8 @@ plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl, const str
 
 int
 plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
-		const struct plugin_params *pp, const struct spec *spec, bool flush, char *err,
-		size_t errlen)
+		const struct plugin_params *pp, const struct spec *spec, bool flush,
+		const struct sim_record *rec, char *err, size_t errlen)
 {
 	int rc;
 
@@ -122,6 +122,12 @@ plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct at
 		snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
 			 (double)cache_model_bytes(&spec->cache) / 1048576.0);
 		plugin_arrays_destroy(&ev->pa);
+		return EXIT_RUNTIME;
+	}
+	/* The recording first, a pass of its own, then the live run as without it. */
+	if (rec && (plugin_record(pl, &ev->kc, &ev->pa, rec, err, errlen) ||
+		    plugin_arrays_zero(&ev->pa, err, errlen))) {
+		plugin_eval_finish(ev);
 		return EXIT_RUNTIME;
 	}
 	if (plugin_simulate(pl, &ev->kc, &ev->pa, ev->cache, spec, flush, &ev->seconds, err,

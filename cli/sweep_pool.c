@@ -91,7 +91,7 @@ plugin_row(const struct sweep_plan *p, const struct sweep_item *it, const struct
 	char err[1024];
 	cJSON *r;
 
-	if (plugin_eval_run(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, err,
+	if (plugin_eval_run(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, NULL, err,
 			    sizeof(err)))
 		return error_report(p, it, err);
 	r = plugin_eval_json(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, p->seed, 0,

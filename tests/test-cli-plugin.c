@@ -1,6 +1,7 @@
 /*
  * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
- * against a hand count and its formula, and the one-line refusals of what is not a plugin.
+ * against a hand count and its formula, and the one-line refusals of what is not a plugin;
+ * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache.
  */
 
 #define TMPDIR_NAME "plugin"
@@ -289,6 +290,113 @@ test_plugin_native(void **state)
 	expect_error("xcheck --kernel " COPY, 2, "xcheck does not take plugins");
 }
 
+#define REC_CACHE_A "L1=4K:4:64,tiles=scratch"
+#define REC_CACHE_B "L1=2K:2:128:random:wb:wv"
+#define REC_RUN "run --kernel " COPY " --N 64 --d 16 --Br 16 --param passes=2"
+
+/* tmpdir's JSON files x and y have the same counters in each of keys. */
+static void
+same_fields(const char *x, const char *y, const char *const *keys, unsigned n)
+{
+	cJSON *a = read_json(x), *b = read_json(y);
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (unsigned k = 0; k < n; k++) {
+		const cJSON *u = cJSON_GetObjectItemCaseSensitive(a, keys[k]);
+
+		assert_non_null(u);
+		if (!cJSON_Compare(u, cJSON_GetObjectItemCaseSensitive(b, keys[k]), true))
+			fail_msg("%s and %s differ in %s", x, y, keys[k]);
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+/* Runs "memsim ARGS", which must succeed. */
+static void
+ok(const char *args)
+{
+	struct result r = memsim("%s", args);
+
+	if (r.rc != 0)
+		fail_msg("memsim %s: exit %d: %s", args, r.rc, r.err);
+	result_free(&r);
+}
+
+/* A plugin's recording replays as `memsim run --kernel ./x.so` under the same cache and under
+ * another (tiles in memory there); the recorded run's own counters are those without --record. */
+static void
+test_plugin_record_replay(void **state)
+{
+	static const char *const live[] = { "dram", "arrays", "phases", "levels", "cpu" };
+	static const char *const bytes[] = { "dram", "arrays", "phases" };
+	cJSON *r, *tr, *arrays;
+	struct result p;
+
+	(void)state;
+	ok(REC_RUN " --cache " REC_CACHE_A " --record f.mt --json a.json");
+	ok(REC_RUN " --cache " REC_CACHE_A " --json l.json");
+	same_fields("a.json", "l.json", live, 5);
+	ok("replay f.mt --cache " REC_CACHE_A " --json r.json");
+	same_fields("l.json", "r.json", bytes, 3);
+	ok(REC_RUN " --cache " REC_CACHE_B " --json lb.json");
+	ok("replay f.mt --cache " REC_CACHE_B " --json rb.json");
+	same_fields("lb.json", "rb.json", bytes, 3);
+	/* The header: the command, the plugin's arrays (the tile with its space) and phase. */
+	r = read_json("rb.json");
+	assert_non_null(r);
+	tr = cJSON_GetObjectItemCaseSensitive(r, "trace");
+	assert_string_equal(
+		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tr, "recorded_command")),
+		"memsim " REC_RUN " --cache " REC_CACHE_A " --record f.mt --json a.json");
+	arrays = cJSON_GetObjectItemCaseSensitive(r, "arrays");
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(arrays, "A"));
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(arrays, "B"));
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(arrays, "T"));
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(r, "phases"), "copy"));
+	cJSON_Delete(r);
+	/* --record -: the trace on stdout, the text report on stderr. */
+	p = shell("{ %s " REC_RUN " --cache lab --record - | %s replay - --cache " REC_CACHE_B
+		  " --json p.json >/dev/null; }",
+		  MEMSIM_BIN, MEMSIM_BIN);
+	assert_int_equal(p.rc, 0);
+	assert_non_null(strstr(p.err, "memsim run: plugin copy"));
+	result_free(&p);
+	same_fields("lb.json", "p.json", bytes, 3);
+	assert_int_equal(sh("rm -f ./*.mt ./*.json"), 0);
+}
+
+static void
+test_plugin_record_errors(void **state)
+{
+	struct result r;
+
+	(void)state;
+	expect_error(REC_RUN " --record - --json -", 2, "--record - and --json - both want stdout");
+	expect_error(REC_RUN " --record ''", 2, "--record: the file name is empty");
+	assert_int_equal(sh("mkdir -p dir"), 0);
+	expect_error(REC_RUN " --record dir", 1, "recording: cannot create dir: Is a directory");
+	expect_error(REC_RUN " --record nodir/f.mt", 1, "recording: cannot create nodir/f.mt");
+	expect_error(REC_RUN " --record /dev/full", 1,
+		     "recording: writing /dev/full: No space left on device");
+	/* A file size limit: SIGXFSZ ignored, the torn file removed. */
+	r = shell("ulimit -f 64 && %s run --kernel " COPY " --N 4096 --d 64 --cache lab "
+		  "--record big.mt >/dev/null",
+		  MEMSIM_BIN);
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "recording: writing big.mt: File too large (the "
+					 "incomplete recording was removed)"));
+	result_free(&r);
+	assert_int_equal(sh("test ! -e big.mt"), 0);
+	/* The plugin's own failure while recording: its message, no recording left. */
+	expect_error("run --kernel " COPY " --N 64 --param fail=64 --record fail.mt", 1,
+		     "copy: asked to fail at N=64 (the incomplete recording was removed)");
+	assert_int_equal(sh("test ! -e fail.mt"), 0);
+	assert_int_equal(sh("rm -rf dir"), 0);
+}
+
 int
 main(void)
 {
@@ -299,6 +407,8 @@ main(void)
 		cmocka_unit_test(test_plugin_native),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
+		cmocka_unit_test(test_plugin_record_replay),
+		cmocka_unit_test(test_plugin_record_errors),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
