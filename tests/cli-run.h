@@ -161,3 +161,20 @@ write_file(const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 }
+
+/* "memsim ARGS" exits 0. */
+static inline void
+expect_ok(const char *fmt, ...)
+{
+	char args[2048];
+	struct result r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	r = memsim("%s", args);
+	if (r.rc != 0)
+		fail_msg("memsim %s: exit %d (stderr: %s)", args, r.rc, r.err);
+	result_free(&r);
+}

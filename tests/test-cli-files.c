@@ -36,23 +36,6 @@
 #define VICTIM "a file of someone else, not memsim's\n"
 
 
-/* memsim ARGS exits 0. */
-static void
-expect_ok(const char *fmt, ...)
-{
-	char args[2048];
-	struct result r;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	r = memsim("%s", args);
-	if (r.rc != 0)
-		fail_msg("memsim %s: exit %d (stderr: %s)", args, r.rc, r.err);
-	result_free(&r);
-}
-
 /* The text of tmpdir/name ("" when unreadable); caller frees. */
 static char *
 text_of(const char *name)

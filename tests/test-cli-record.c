@@ -113,23 +113,6 @@ expect_same_reports(const char *x, const char *y, bool loose)
 	cJSON_Delete(b);
 }
 
-/* Runs "memsim ARGS", which must succeed. */
-static void
-ok(const char *fmt, ...)
-{
-	char args[1024];
-	struct result r;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	r = memsim("%s", args);
-	if (r.rc != 0)
-		fail_msg("memsim %s: exit %d: %s", args, r.rc, r.err);
-	result_free(&r);
-}
-
 static void
 test_record_replay_kernels(void **state)
 {
@@ -142,25 +125,25 @@ test_record_replay_kernels(void **state)
 			const char *kn = kernels[k], *mode = modes[m];
 
 			print_message("# %s %s\n", kn, mode);
-			ok("run --kernel %s " CONFIG " %s --cache " CACHE_A
+			expect_ok("run --kernel %s " CONFIG " %s --cache " CACHE_A
 			   " --record f.mt --json a.json",
 			   kn, mode);
-			ok("run --kernel %s " CONFIG " %s --cache " CACHE_A " --json l.json", kn,
+			expect_ok("run --kernel %s " CONFIG " %s --cache " CACHE_A " --json l.json", kn,
 			   mode);
 			expect_same_reports("a.json", "l.json", false);
-			ok("replay f.mt --cache " CACHE_A " --json r.json");
+			expect_ok("replay f.mt --cache " CACHE_A " --json r.json");
 			expect_same_reports("l.json", "r.json", true);
 			/* Tiles scratch when recorded, memory here: as a run under B. */
-			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B " --json lb.json", kn,
+			expect_ok("run --kernel %s " CONFIG " %s --cache " CACHE_B " --json lb.json", kn,
 			   mode);
-			ok("replay f.mt --cache " CACHE_B " --json rb.json");
+			expect_ok("replay f.mt --cache " CACHE_B " --json rb.json");
 			expect_same_reports("lb.json", "rb.json", false);
 			/* Recorded under B (tiles in memory), replayed with tiles in scratch. */
-			ok("run --kernel %s " CONFIG " %s --cache " CACHE_B
+			expect_ok("run --kernel %s " CONFIG " %s --cache " CACHE_B
 			   " --record fb.mt >/dev/null",
 			   kn, mode);
-			ok("run --kernel %s " CONFIG " %s --cache lab --json ll.json", kn, mode);
-			ok("replay fb.mt --cache lab --json rl.json");
+			expect_ok("run --kernel %s " CONFIG " %s --cache lab --json ll.json", kn, mode);
+			expect_ok("replay fb.mt --cache lab --json rl.json");
 			expect_same_reports("ll.json", "rl.json", true);
 		}
 	assert_int_equal(sh("rm -f ./*.mt ./*.json"), 0);
@@ -173,8 +156,8 @@ test_record_header(void **state)
 	const char *cmd;
 
 	(void)state;
-	ok("run --kernel flash2 --N 64 --d 16 --cache " CACHE_B " --record h.mt >/dev/null");
-	ok("replay h.mt --cache " CACHE_B " --json r.json");
+	expect_ok("run --kernel flash2 --N 64 --d 16 --cache " CACHE_B " --record h.mt >/dev/null");
+	expect_ok("replay h.mt --cache " CACHE_B " --json r.json");
 	r = read_json("r.json");
 	assert_non_null(r);
 	tr = cJSON_GetObjectItem(r, "trace");
@@ -205,7 +188,7 @@ test_record_stdout(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.err, "memsim run: proj"));
 	result_free(&r);
-	ok("run --kernel proj --N 64 --d 16 --cache " CACHE_B " --json l.json");
+	expect_ok("run --kernel proj --N 64 --d 16 --cache " CACHE_B " --json l.json");
 	expect_same_reports("l.json", "p.json", false);
 	assert_int_equal(sh("rm -f a.json l.json p.json"), 0);
 }
@@ -215,10 +198,10 @@ test_record_sampled(void **state)
 {
 	(void)state;
 	/* The live run is an estimate; the recording has every access all the same. */
-	ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B
+	expect_ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B
 	   " --sample-sets 2 --record s.mt >/dev/null");
-	ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B " --json l.json");
-	ok("replay s.mt --cache " CACHE_B " --json r.json");
+	expect_ok("run --kernel flash1 --N 64 --d 16 --cache " CACHE_B " --json l.json");
+	expect_ok("replay s.mt --cache " CACHE_B " --json r.json");
 	expect_same_reports("l.json", "r.json", false);
 	assert_int_equal(sh("rm -f s.mt l.json r.json"), 0);
 }
