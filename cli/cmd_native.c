@@ -84,24 +84,6 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A native plugin's run, as papi_measure() and the timing loop call it. */
-struct plugin_native_run {
-	const struct plugin *pl;
-	const struct memsim_kernel_config *kc;
-	struct plugin_arrays *pa;
-	int rc;
-	char err[512];
-};
-
-static void
-run_plugin_native(void *ctx)
-{
-	struct plugin_native_run *r = ctx;
-
-	if (r->rc == 0)
-		r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, r->err, sizeof(r->err));
-}
-
 /* native --kernel PATH: PATH-native.so beside it, timed (and counted with --papi). */
 static int
 native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, bool papi)
@@ -142,7 +124,7 @@ native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, b
 		CALLGRIND_ZERO_STATS;
 		CALLGRIND_START_INSTRUMENTATION;
 		t0 = now_seconds();
-		run_plugin_native(&r);
+		plugin_native_call(&r);
 		times[i] = now_seconds() - t0;
 		CALLGRIND_STOP_INSTRUMENTATION;
 		CALLGRIND_DUMP_STATS_AT("memsim-kernel");
@@ -167,7 +149,7 @@ native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, b
 			if (attn_evict_caches(evict)) {
 				rc = print_error("--evict: cannot allocate %llu bytes",
 						 (unsigned long long)evict);
-			} else if (papi_measure(run_plugin_native, &r, NATIVE_LINE_BYTES, pr) < 0) {
+			} else if (papi_measure(plugin_native_call, &r, NATIVE_LINE_BYTES, pr) < 0) {
 				rc = print_error("--papi: %s", pr->reason);
 			} else {
 				papi_report_print(stdout, pr);

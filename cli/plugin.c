@@ -424,3 +424,12 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
 	return rc;
 }
+
+void
+plugin_native_call(void *run)
+{
+	struct plugin_native_run *r = run;
+
+	if (r->rc == 0)
+		r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, r->err, sizeof(r->err));
+}

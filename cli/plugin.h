@@ -102,6 +102,17 @@ int plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *
 int plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		  struct plugin_arrays *pa, const struct sim_record *rec, char *err, size_t errlen);
 
+/* A native plugin's run, as papi_measure() and a timing loop call it: run() over pa once,
+ * unless an earlier call failed (rc and err keep the first failure). */
+struct plugin_native_run {
+	const struct plugin *pl;
+	const struct memsim_kernel_config *kc;
+	struct plugin_arrays *pa;
+	int rc;
+	char err[512];
+};
+void plugin_native_call(void *run);
+
 /* One configuration of a plugin end to end: arrays, the run through the model, the plugin's
  * formula where it gives one. */
 struct plugin_eval {
