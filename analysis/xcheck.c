@@ -131,8 +131,8 @@ xcheck_print(FILE *out, const struct xcheck *x)
 		fprintf(out, "note: %s\n", x->notes[i]);
 	fprintf(out,
 		"tolerances: D1 misses %.0f%%, LL misses %.0f%%, write-backs %.0f%% between a tool "
-		"and memsim under the tool's model; DRAM bytes %.0f%% (lab formula, PAPI), %.0f%% "
-		"(exact formula)\n",
+		"and memsim under the tool's model; DRAM bytes %.0f%% (lab formula, a plugin's "
+		"formula, PAPI), %.0f%% (exact formula)\n",
 		XCHECK_D1_TOLERANCE * 100, XCHECK_LL_TOLERANCE * 100, XCHECK_WB_TOLERANCE * 100,
 		XCHECK_BYTES_TOLERANCE * 100, 5.0);
 }

@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
+#include "cli/xcheck_plugin.h"
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
 #include "measure/vgout.h"
@@ -59,6 +60,9 @@ usage_xcheck(FILE *f)
 		"  PAPI                            DRAM bytes from hardware counters on the native\n"
 		"                                  run, against memsim on the host preset\n"
 		"\n"
+		"  --kernel PATH  a kernel plugin (docs/library.md): its traced build under the\n"
+		"                 tools' models, PATH-native.so under the tools, counted for its own\n"
+		"                 functions; --param KEY=VALUE as for run\n"
 		"  --cache SPEC   D1 and LL (and I1) for the Valgrind tools and memsim: two LRU data\n"
 		"                 levels [cachegrind]; policy words are set per tool\n"
 		"  --with LIST    tools to run [cachegrind,callgrind%s]\n"
@@ -187,8 +191,14 @@ struct run_ctx {
 	const char *valgrind;
 	char self[4096];
 	struct kernel_argv kargs;
+	const char *params[PLUGIN_MAX_PARAMS]; /* a plugin's --param key=value */
+	unsigned nparams;
 	char evict[32];
 	bool failed_keep; /* a tool failed: keep the directory for the user */
+	/* Which functions of the tools' files are the kernel's, and in words. */
+	vg_fn_filter cachegrind_keep, callgrind_keep;
+	void *keep_arg;
+	char cachegrind_what[512], callgrind_what[512];
 };
 
 /* Runs valgrind with tool_args, then `memsim native` with the kernel's options. Returns 0, or
@@ -197,7 +207,7 @@ static int
 run_valgrind(struct run_ctx *r, const char *name, char *const *tool_args, double *seconds,
 	     char *err, size_t errlen)
 {
-	char *argv[64], out[1100], log[1100], words[512], why[512];
+	char *argv[64 + 2 * PLUGIN_MAX_PARAMS], out[1100], log[1100], words[512], why[512];
 	int n = 0, rc;
 	double t0;
 
@@ -208,6 +218,10 @@ run_valgrind(struct run_ctx *r, const char *name, char *const *tool_args, double
 	argv[n++] = "native";
 	for (int i = 0; i < r->kargs.argc; i++)
 		argv[n++] = r->kargs.argv[i];
+	for (unsigned i = 0; i < r->nparams; i++) {
+		argv[n++] = "--param";
+		argv[n++] = (char *)r->params[i];
+	}
 	argv[n++] = "--evict";
 	argv[n++] = r->evict;
 	argv[n] = NULL;
@@ -232,8 +246,9 @@ run_valgrind(struct run_ctx *r, const char *name, char *const *tool_args, double
 }
 
 static bool
-kernel_function(const char *fn, void *arg)
+kernel_function(const char *object, const char *fn, void *arg)
 {
+	(void)object;
 	(void)arg;
 	/* attn_flash2_native, attn_dispatch_native, attn_run_native and GCC's clones of them
 	 * (".part.0", ".constprop.0"); the kernels' helpers are always inlined into them. */
@@ -254,13 +269,11 @@ run_cachegrind(struct run_ctx *r, const struct geometry *g, struct xcheck_row *r
 	       size_t errlen)
 {
 	char file[1100], outopt[1200];
-	char *args[] = { "--tool=cachegrind",
-			 "--cache-sim=yes",
-			 (char *)g->args[0],
-			 (char *)g->args[1],
-			 (char *)g->args[2],
-			 outopt,
-			 NULL };
+	/* --demangle=no: a C++ plugin's names as its symbol table has them */
+	char *args[] = {
+		"--tool=cachegrind", "--cache-sim=yes",  "--demangle=no", (char *)g->args[0],
+		(char *)g->args[1],  (char *)g->args[2], outopt,          NULL
+	};
 	struct vg_counts c;
 	static const char *const need[] = { "D1mr", "D1mw", "DLmr", "DLmw" };
 	bool all;
@@ -269,7 +282,7 @@ run_cachegrind(struct run_ctx *r, const struct geometry *g, struct xcheck_row *r
 	snprintf(outopt, sizeof(outopt), "--cachegrind-out-file=%s", file);
 	if (run_valgrind(r, "cachegrind", args, &row->seconds, err, errlen))
 		return -1;
-	if (vg_cachegrind_read(file, kernel_function, NULL, &c, err, errlen)) {
+	if (vg_cachegrind_read(file, r->cachegrind_keep, r->keep_arg, &c, err, errlen)) {
 		r->failed_keep = true;
 		return -1;
 	}
@@ -284,10 +297,10 @@ run_cachegrind(struct run_ctx *r, const struct geometry *g, struct xcheck_row *r
 	row->q[XCHECK_LL_MISSES] = (double)(get(&c, "DLmr") + get(&c, "DLmw"));
 	row->q[XCHECK_DRAM_BYTES] = row->q[XCHECK_LL_MISSES] * g->ll.line_bytes;
 	snprintf(row->note, sizeof(row->note),
-		 "the self counts of the kernel's %u function records (attn_*_native) in %s; "
+		 "the self counts of %s (%u function records) in %s; "
 		 "DRAM bytes are LL fills, (DLmr + DLmw) x %u B: Cachegrind counts no "
 		 "write-backs",
-		 c.functions, "cachegrind.out", g->ll.line_bytes);
+		 r->cachegrind_what, c.functions, "cachegrind.out", g->ll.line_bytes);
 	return 0;
 }
 
@@ -299,6 +312,7 @@ run_callgrind(struct run_ctx *r, const struct geometry *g, bool prefetch, struct
 	char file[1100], outopt[1200], dump[1200];
 	char *args[] = { "--tool=callgrind",
 			 "--cache-sim=yes",
+			 "--demangle=no",
 			 "--simulate-wb=yes",
 			 "--instr-atstart=no",
 			 (char *)g->args[0],
@@ -318,7 +332,8 @@ run_callgrind(struct run_ctx *r, const struct geometry *g, bool prefetch, struct
 		return -1;
 	/* DUMP_STATS_AT writes the region as the first numbered dump. */
 	snprintf(dump, sizeof(dump), "%s.1", file);
-	if (vg_callgrind_read(dump, KERNEL_REGION, kernel_function, NULL, &c, &tot, err, errlen)) {
+	if (vg_callgrind_read(dump, KERNEL_REGION, r->callgrind_keep, r->keep_arg, &c, &tot, err,
+			      errlen)) {
 		r->failed_keep = true;
 		return -1;
 	}
@@ -334,37 +349,42 @@ run_callgrind(struct run_ctx *r, const struct geometry *g, bool prefetch, struct
 	row->q[XCHECK_WRITEBACKS] = wb;
 	row->q[XCHECK_DRAM_BYTES] = (row->q[XCHECK_LL_MISSES] + wb) * g->ll.line_bytes;
 	snprintf(row->note, sizeof(row->note),
-		 "the self costs of the kernel's functions (attn_*_native) in the region between "
+		 "the self costs of %s in the region between "
 		 "client requests (callgrind.out.1; the whole region, with libm, the timer and "
 		 "stack set-up: %llu D1, %llu LL data misses); write-backs are LL misses that "
 		 "evicted a dirty line (ILdmr + DLdmr + DLdmw); lines still dirty at the end are "
 		 "not counted",
-		 (unsigned long long)(get(&tot, "D1mr") + get(&tot, "D1mw")),
+		 r->callgrind_what, (unsigned long long)(get(&tot, "D1mr") + get(&tot, "D1mw")),
 		 (unsigned long long)(get(&tot, "DLmr") + get(&tot, "DLmw")));
 	return 0;
 }
 
-/* Fills a memsim row from a simulated run. callgrind: LL misses are all L2 misses and
- * write-backs are counted; else (Cachegrind's model) LL misses are L2's demand fills. */
-static void
-memsim_row(const struct evaluation *st, bool callgrind, struct xcheck_row *row)
+void
+xcheck_memsim_row(struct cache *c, unsigned ll_line, double seconds, bool callgrind,
+		  struct xcheck_row *row)
 {
-	const struct cache_level_stats *l1 = cache_level_stats(st->sim.cache, 0);
-	const struct cache_level_stats *l2 = cache_level_stats(st->sim.cache, 1);
-	const struct cache_traffic *dram = cache_dram(st->sim.cache);
-	unsigned line = st->spec.cache.level[1].line_bytes;
+	const struct cache_level_stats *l1 = cache_level_stats(c, 0);
+	const struct cache_level_stats *l2 = cache_level_stats(c, 1);
+	const struct cache_traffic *dram = cache_dram(c);
 	double evicted = (double)(dram->write_bytes - dram->flush_write_bytes);
 
 	row->q[XCHECK_D1_MISSES] = (double)(l1->read_misses + l1->write_misses);
-	row->seconds = st->sim.seconds;
+	row->seconds = seconds;
 	if (callgrind) {
 		row->q[XCHECK_LL_MISSES] = (double)(l2->read_misses + l2->write_misses);
-		row->q[XCHECK_WRITEBACKS] = evicted / line;
+		row->q[XCHECK_WRITEBACKS] = evicted / ll_line;
 		row->q[XCHECK_DRAM_BYTES] = (double)dram->read_bytes + evicted;
 	} else {
 		row->q[XCHECK_LL_MISSES] = (double)l2->read_misses;
 		row->q[XCHECK_DRAM_BYTES] = (double)dram->read_bytes;
 	}
+}
+
+static void
+memsim_row(const struct evaluation *st, bool callgrind, struct xcheck_row *row)
+{
+	xcheck_memsim_row(st->sim.cache, st->spec.cache.level[1].line_bytes, st->sim.seconds,
+			  callgrind, row);
 }
 
 static void
@@ -434,6 +454,79 @@ cleanup_dir(const char *dir, bool made)
 }
 
 static void
+papi_row_init(struct xcheck *x)
+{
+	struct xcheck_row *p = &x->rows[XCHECK_PAPI];
+
+	p->shown = true;
+	snprintf(p->source, sizeof(p->source), "PAPI");
+	snprintf(p->model, sizeof(p->model), "this machine");
+}
+
+int
+xcheck_host_spec(struct xcheck *x, struct spec *host)
+{
+	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST];
+	char buf[512];
+
+	papi_row_init(x);
+	if (spec_parse("host", host, buf, sizeof(buf))) {
+		/* No sysfs cache description: PAPI still runs, without a memsim row beside it. */
+		snprintf(m->note, sizeof(m->note), "no host preset: %s", buf);
+		return -1;
+	}
+	return 0;
+}
+
+void
+xcheck_host_row(struct xcheck *x, const struct spec *host, struct cache *c, double seconds,
+		uint64_t *line, uint64_t *evict)
+{
+	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST];
+	const struct cache_level_config *ll = &host->cache.level[host->cache.levels - 1];
+	char spec_text[512];
+
+	m->shown = true;
+	snprintf(m->source, sizeof(m->source), "memsim");
+	snprintf(m->model, sizeof(m->model), "host preset");
+	xcheck_memsim_row(c, ll->line_bytes, seconds, false, m);
+	m->q[XCHECK_D1_MISSES] = m->q[XCHECK_LL_MISSES] = -1;
+	m->q[XCHECK_DRAM_BYTES] = (double)(cache_dram(c)->read_bytes + cache_dram(c)->write_bytes);
+	snprintf(m->note, sizeof(m->note),
+		 "traced run on %s (from sysfs%s%s); DRAM bytes read and written, no final "
+		 "flush, as a counter read at the kernel's end sees them",
+		 spec_format(host, spec_text, sizeof(spec_text)), host->note[0] ? ": " : "",
+		 host->note);
+	*line = ll->line_bytes;
+	*evict = 2 * ll->size_bytes;
+	x->rows[XCHECK_PAPI].ref = XCHECK_MEMSIM_HOST;
+}
+
+int
+xcheck_papi_count(struct xcheck *x, void (*run)(void *), void *arg, uint64_t line, uint64_t evict,
+		  struct papi_report *rep, char *err, size_t errlen)
+{
+	struct xcheck_row *p = &x->rows[XCHECK_PAPI];
+	char buf[512];
+
+	if (evict > (1ull << 30))
+		evict = 1ull << 30;
+	if (attn_evict_caches(evict)) {
+		snprintf(err, errlen, "cannot allocate %llu bytes to evict the caches",
+			 (unsigned long long)evict);
+		return -1;
+	}
+	papi_measure(run, arg, line, rep);
+	p->seconds = rep->seconds;
+	if (rep->dram_read_counted || rep->dram_write_counted)
+		p->q[XCHECK_DRAM_BYTES] = (double)(rep->dram_read_bytes + rep->dram_write_bytes);
+	snprintf(p->note, sizeof(p->note), "%s; %s%s%s", papi_report_line(rep, buf, sizeof(buf)),
+		 rep->reason, rep->strategy && rep->strategy->leaves_out ? "; " : "",
+		 rep->strategy && rep->strategy->leaves_out ? rep->strategy->leaves_out : "");
+	return 0;
+}
+
+static void
 run_native(void *arg)
 {
 	attn_run_native(arg);
@@ -446,64 +539,271 @@ static int
 papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *rep, char *err,
 	  size_t errlen)
 {
-	struct xcheck_row *m = &x->rows[XCHECK_MEMSIM_HOST], *p = &x->rows[XCHECK_PAPI];
 	struct spec host;
 	struct evaluation st;
 	struct attn_data *d;
-	uint64_t line = 64, evict;
-	char buf[512], spec_text[512];
+	uint64_t line = 64, evict = 256ull << 20;
+	int rc;
 
-	p->shown = true;
-	snprintf(p->source, sizeof(p->source), "PAPI");
-	snprintf(p->model, sizeof(p->model), "this machine");
-	if (spec_parse("host", &host, buf, sizeof(buf))) {
-		/* No sysfs cache description: PAPI still runs, without a memsim row beside it. */
-		snprintf(m->note, sizeof(m->note), "no host preset: %s", buf);
-		evict = 256ull << 20;
-	} else {
-		const struct cache_level_config *ll = &host.cache.level[host.cache.levels - 1];
-
+	if (xcheck_host_spec(x, &host) == 0) {
 		if (evaluation_run(&st, &o->cfg, &host, false, o->seed, EVALUATION_SIMULATE, err,
 				   errlen))
 			return -1;
-		m->shown = true;
-		snprintf(m->source, sizeof(m->source), "memsim");
-		snprintf(m->model, sizeof(m->model), "host preset");
-		memsim_row(&st, false, m);
-		m->q[XCHECK_D1_MISSES] = m->q[XCHECK_LL_MISSES] = -1;
-		m->q[XCHECK_DRAM_BYTES] = (double)(cache_dram(st.sim.cache)->read_bytes +
-						   cache_dram(st.sim.cache)->write_bytes);
-		snprintf(m->note, sizeof(m->note),
-			 "traced run on %s (from sysfs%s%s); DRAM bytes read and written, no final "
-			 "flush, as a counter read at the kernel's end sees them",
-			 spec_format(&host, spec_text, sizeof(spec_text)), host.note[0] ? ": " : "",
-			 host.note);
+		xcheck_host_row(x, &host, st.sim.cache, st.sim.seconds, &line, &evict);
 		evaluation_finish(&st);
-		line = ll->line_bytes;
-		evict = 2 * ll->size_bytes;
-		p->ref = XCHECK_MEMSIM_HOST;
 	}
-	if (evict > (1ull << 30))
-		evict = 1ull << 30;
 	d = attn_data_create(&o->cfg, err, errlen);
 	if (!d)
 		return -1;
 	attn_data_fill(d, o->seed);
-	if (attn_evict_caches(evict)) {
-		snprintf(err, errlen, "cannot allocate %llu bytes to evict the caches",
-			 (unsigned long long)evict);
-		attn_data_destroy(d);
+	rc = xcheck_papi_count(x, run_native, d, line, evict, rep, err, errlen);
+	attn_data_destroy(d);
+	return rc;
+}
+
+/* The table's header: the configuration (a plugin's name, path and params), the tools'
+ * geometry and arguments. */
+static void
+table_header(struct xcheck *x, const struct kernel_options *o, const struct geometry *g)
+{
+	char a[64], b[64], c[64];
+
+	kernel_config_str(&o->cfg, x->config, sizeof(x->config));
+	if (o->plugin_path) {
+		char rest[sizeof(x->config)];
+		const char *sp = strchr(x->config, ' ');
+
+		snprintf(rest, sizeof(rest), "%s", sp ? sp : "");
+		snprintf(x->config, sizeof(x->config), "plugin %.60s%.90s", o->plugin_path, rest);
+		for (unsigned i = 0; i < o->params.n; i++)
+			snprintf(x->config + strlen(x->config),
+				 sizeof(x->config) - strlen(x->config), " %s", o->params.given[i]);
+	}
+	snprintf(x->geometry, sizeof(x->geometry), "I1=%s D1=%s LL=%s%s",
+		 format_size_bytes(g->i1.size_bytes, a, sizeof(a)),
+		 format_size_bytes(g->d1.size_bytes, b, sizeof(b)),
+		 format_size_bytes(g->ll.size_bytes, c, sizeof(c)),
+		 g->i1_given ? "" : " (I1 not in --cache: D1's geometry)");
+	snprintf(x->geometry + strlen(x->geometry), sizeof(x->geometry) - strlen(x->geometry),
+		 ", ways %u/%u/%u, lines %u/%u/%u B", g->i1.assoc, g->d1.assoc, g->ll.assoc,
+		 g->i1.line_bytes, g->d1.line_bytes, g->ll.line_bytes);
+	snprintf(x->valgrind_args, sizeof(x->valgrind_args), "%s %s %s", g->args[0], g->args[1],
+		 g->args[2]);
+}
+
+/* The valgrind program, this executable, and what `memsim native` is given and the tools'
+ * files are read for. Tools are checked first, so a missing one stops us before anything
+ * runs. Returns 0, or EXIT_RUNTIME / EXIT_USAGE after one line. */
+static int
+tools_ready(struct run_ctx *r, unsigned with, const struct kernel_options *o,
+	    const struct geometry *g, struct xcheck_plugin *xp)
+{
+	ssize_t n;
+
+	if (with & (WITH_CACHEGRIND | WITH_CALLGRIND)) {
+		const char *vg = getenv("MEMSIM_VALGRIND");
+		static char path[4096];
+
+		if (!spawn_find(vg && *vg ? vg : "valgrind", path, sizeof(path)))
+			return print_error("xcheck: %s not found%s (install the valgrind package, "
+					   "or leave cachegrind and callgrind out of --with)",
+					   vg && *vg ? vg : "valgrind",
+					   vg && *vg ? "" : " on PATH");
+		r->valgrind = path;
+	}
+	if ((with & WITH_PAPI) && !WITH_PAPI_BUILT)
+		return print_error("xcheck: --with papi: this memsim was built without PAPI "
+				   "(install libpapi-dev, then rebuild)");
+	n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1);
+	if (n <= 0)
+		return print_error("xcheck: cannot find the memsim executable (/proc/self/exe)");
+	r->self[n] = '\0';
+	kernel_config_argv(&o->cfg, o->seed, &r->kargs);
+	/* Twice the LL evicts every line of an LRU LL before the kernel starts. */
+	snprintf(r->evict, sizeof(r->evict), "%llu", (unsigned long long)(2 * g->ll.size_bytes));
+	r->cachegrind_keep = r->callgrind_keep = kernel_function;
+	snprintf(r->cachegrind_what, sizeof(r->cachegrind_what),
+		 "the kernel's functions (attn_*_native)");
+	snprintf(r->callgrind_what, sizeof(r->callgrind_what), "%s", r->cachegrind_what);
+	if (!xp)
+		return 0;
+	if ((with & WITH_CACHEGRIND) && !xp->cachegrind_ok)
+		return usage_error("xcheck", "--kernel %s", xp->cachegrind_why);
+	r->kargs.argv[1] = (char *)o->plugin_path;
+	for (unsigned i = 0; i < o->params.n; i++)
+		r->params[r->nparams++] = o->params.given[i];
+	r->cachegrind_keep = xcheck_plugin_cachegrind_keep;
+	r->callgrind_keep = xcheck_plugin_callgrind_keep;
+	r->keep_arg = xp;
+	snprintf(r->cachegrind_what, sizeof(r->cachegrind_what),
+		 "the functions %.300s's symbol table names (%u; its check, arrays, flops, formula "
+		 "and entry aside: they run before the kernel)",
+		 xp->native_path, xp->functions.n);
+	snprintf(r->callgrind_what, sizeof(r->callgrind_what), "every function in %.300s",
+		 xp->native_path);
+	return 0;
+}
+
+/* memsim's rows under each tool's model, and the formulas'. Returns 0, or EXIT_USAGE /
+ * EXIT_RUNTIME with a one-line message in err. */
+static int
+memsim_rows(struct xcheck *x, const struct kernel_options *o, const struct spec *cg_spec,
+	    const struct spec *clg_spec, struct xcheck_plugin *xp, char *err, size_t errlen)
+{
+	struct xcheck_row *cg = &x->rows[XCHECK_MEMSIM_CG], *clg = &x->rows[XCHECK_MEMSIM_CLG];
+	struct evaluation st;
+	char buf[512];
+	int rc;
+
+	if (xp) {
+		if ((rc = xcheck_plugin_models(x, xp, o, cg_spec, clg_spec, err, errlen)))
+			return rc;
+	} else {
+		if (evaluation_run(&st, &o->cfg, cg_spec, false, o->seed, EVALUATION_SIMULATE, err,
+				   errlen))
+			return EXIT_RUNTIME;
+		memsim_row(&st, false, cg);
+		evaluation_finish(&st);
+		if (evaluation_run(&st, &o->cfg, clg_spec, true, o->seed, EVALUATION_SIMULATE, err,
+				   errlen))
+			return EXIT_RUNTIME;
+		formula_rows(x, &st);
+		memsim_row(&st, true, clg);
+		evaluation_finish(&st);
+	}
+	cg->shown = clg->shown = true;
+	snprintf(cg->source, sizeof(cg->source), "memsim");
+	snprintf(cg->model, sizeof(cg->model), "Cachegrind's");
+	snprintf(cg->note, sizeof(cg->note), "traced run on %s",
+		 spec_format(cg_spec, buf, sizeof(buf)));
+	snprintf(clg->source, sizeof(clg->source), "memsim");
+	snprintf(clg->model, sizeof(clg->model), "Callgrind's");
+	snprintf(clg->note, sizeof(clg->note),
+		 "traced run on %s; write-backs and DRAM bytes without the final flush",
+		 spec_format(clg_spec, buf, sizeof(buf)));
+	return 0;
+}
+
+/* The tools' directory: --keep's, or a new one in $TMPDIR (*made). Returns 0, or -1 after one
+ * line. */
+static int
+tools_dir(const char *keep_dir, char *dir, size_t len, bool *made)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (keep_dir) {
+		int e = mkdir_p(keep_dir);
+
+		if (e) {
+			print_error("xcheck: --keep: cannot create %s: %s", keep_dir, strerror(-e));
+			return -1;
+		}
+		snprintf(dir, len, "%s", keep_dir);
+		return 0;
+	}
+	if (tmp && strlen(tmp) > 900)
+		tmp = NULL;
+	snprintf(dir, len, "%s/memsim-xcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		print_error("xcheck: cannot create a directory in %s: %s",
+			    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		dir[0] = '\0';
 		return -1;
 	}
-	papi_measure(run_native, d, line, rep);
-	attn_data_destroy(d);
-	p->seconds = rep->seconds;
-	if (rep->dram_read_counted || rep->dram_write_counted)
-		p->q[XCHECK_DRAM_BYTES] = (double)(rep->dram_read_bytes + rep->dram_write_bytes);
-	snprintf(p->note, sizeof(p->note), "%s; %s%s%s", papi_report_line(rep, buf, sizeof(buf)),
-		 rep->reason, rep->strategy && rep->strategy->leaves_out ? "; " : "",
-		 rep->strategy && rep->strategy->leaves_out ? rep->strategy->leaves_out : "");
+	*made = true;
 	return 0;
+}
+
+static void
+callgrind_prefetch_note(struct xcheck_row *pf, const struct xcheck_row *row)
+{
+	snprintf(pf->note, sizeof(pf->note),
+		 "--simulate-hwpref=yes: after 3 ascending (or descending) lines in a 4 KiB "
+		 "page, each further one fetches the line 5 ahead into LL, uncounted; demand "
+		 "LL misses change by %+.1f%% against Callgrind without it (prefetched lines "
+		 "also evict lines still in use). Prefetch fills are DRAM traffic no "
+		 "Callgrind event counts, so DRAM bytes are left blank; an LLC-miss counter "
+		 "on prefetching hardware misses them too",
+		 row->q[XCHECK_LL_MISSES] > 0
+			 ? (pf->q[XCHECK_LL_MISSES] / row->q[XCHECK_LL_MISSES] - 1) * 100
+			 : 0.0);
+	pf->q[XCHECK_DRAM_BYTES] = -1; /* prefetch fills are not counted: unknown */
+}
+
+static void
+tool_row(struct xcheck *x, enum xcheck_source s, int ref, const char *source, const char *model)
+{
+	struct xcheck_row *row = &x->rows[s];
+
+	row->shown = true;
+	row->ref = ref;
+	snprintf(row->source, sizeof(row->source), "%s", source);
+	snprintf(row->model, sizeof(row->model), "%s", model);
+}
+
+/* The tools --with names, into x (PAPI's report into *papi). Returns 0, or -1 with a one-line
+ * message in err. */
+static int
+tool_rows(struct xcheck *x, struct run_ctx *r, const struct geometry *g, unsigned with,
+	  const struct kernel_options *o, struct xcheck_plugin *xp, struct papi_report *papi,
+	  char *err, size_t errlen)
+{
+	struct xcheck_row *row;
+
+	if (with & WITH_CACHEGRIND) {
+		tool_row(x, XCHECK_CACHEGRIND, XCHECK_MEMSIM_CG, "Cachegrind", "Cachegrind's");
+		if (run_cachegrind(r, g, &x->rows[XCHECK_CACHEGRIND], err, errlen))
+			return -1;
+	}
+	if (with & WITH_CALLGRIND) {
+		row = &x->rows[XCHECK_CALLGRIND];
+		tool_row(x, XCHECK_CALLGRIND, XCHECK_MEMSIM_CLG, "Callgrind", "Callgrind's");
+		if (run_callgrind(r, g, false, row, err, errlen))
+			return -1;
+		tool_row(x, XCHECK_CALLGRIND_PF, -1, "Callgrind + hw prefetch",
+			 "Callgrind's + prefetch");
+		if (run_callgrind(r, g, true, &x->rows[XCHECK_CALLGRIND_PF], err, errlen))
+			return -1;
+		callgrind_prefetch_note(&x->rows[XCHECK_CALLGRIND_PF], row);
+	}
+	if (with & WITH_PAPI) {
+		if (xp ? xcheck_plugin_papi(x, xp, o, papi, err, errlen)
+		       : papi_rows(x, o, papi, err, errlen))
+			return -1;
+	}
+	if (!xp && inner_tile_bytes(&o->cfg) + 2048 > g->d1.size_bytes)
+		add_note(
+			x,
+			"the inner loop sweeps %.1f KiB of tiles per query row, which fills the "
+			"%.0f KiB D1: which sets overflow then depends on the few lines the "
+			"compiler's register spills and constant loads keep hot, which a "
+			"C-level trace cannot see, so D1 misses differ (LL misses do not); smaller "
+			"tiles (--Bc 32) leave room",
+			inner_tile_bytes(&o->cfg) / 1024.0, g->d1.size_bytes / 1024.0);
+	return 0;
+}
+
+/* The JSON report of x. Returns 0, or EXIT_RUNTIME after one line. */
+static int
+write_json(const struct xcheck *x, const struct kernel_options *o, const struct spec *cg_spec,
+	   const struct xcheck_plugin *xp, const struct papi_report *papi, int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject();
+	char err[1024];
+	int rc = EXIT_OK;
+
+	report_add_header(root, argc, argv);
+	report_add_config(root, &o->cfg, cg_spec, false, o->seed);
+	if (xp)
+		plugin_config_json(cJSON_GetObjectItemCaseSensitive(root, "config"), &xp->traced,
+				   &o->params);
+	xcheck_add_json(root, x);
+	if (papi)
+		papi_report_json(papi, cJSON_AddObjectToObject(root, "papi"));
+	if (report_write_json(o->json_path, root, err, sizeof(err)))
+		rc = print_error("xcheck: %s", err);
+	cJSON_Delete(root);
+	return rc;
 }
 
 int
@@ -513,199 +813,55 @@ xcheck_into(const struct kernel_options *o, const struct spec *spec, unsigned wi
 	struct xcheck x;
 	struct geometry g;
 	struct spec cg_spec, clg_spec;
-	struct evaluation cg, clg;
 	struct run_ctx r;
-	char dir[1024] = "", err[4096], buf[512];
-	bool made_dir = false, have_cg = false, have_clg = false, have_papi = false;
+	struct xcheck_plugin plugin, *xp = NULL;
+	char dir[1024] = "", err[4096] = "";
+	bool made_dir = false;
 	struct papi_report papi;
-	int rc = EXIT_RUNTIME, sig;
-	ssize_t n;
+	int rc, sig;
 
 	memset(&r, 0, sizeof(r));
 	xcheck_init(&x);
 	geometry_from_spec(spec, &g);
 	model_spec(spec, false, &cg_spec);
 	model_spec(spec, true, &clg_spec);
-	kernel_config_str(&o->cfg, x.config, sizeof(x.config));
-	{
-		char a[64], b[64], c[64];
-
-		snprintf(x.geometry, sizeof(x.geometry), "I1=%s D1=%s LL=%s%s",
-			 format_size_bytes(g.i1.size_bytes, a, sizeof(a)),
-			 format_size_bytes(g.d1.size_bytes, b, sizeof(b)),
-			 format_size_bytes(g.ll.size_bytes, c, sizeof(c)),
-			 g.i1_given ? "" : " (I1 not in --cache: D1's geometry)");
-		snprintf(x.geometry + strlen(x.geometry), sizeof(x.geometry) - strlen(x.geometry),
-			 ", ways %u/%u/%u, lines %u/%u/%u B", g.i1.assoc, g.d1.assoc, g.ll.assoc,
-			 g.i1.line_bytes, g.d1.line_bytes, g.ll.line_bytes);
+	table_header(&x, o, &g);
+	if (o->plugin_path) {
+		if ((rc = xcheck_plugin_open(&plugin, o, err, sizeof(err))))
+			return usage_error("xcheck", "%s", err);
+		xp = &plugin;
 	}
-	snprintf(x.valgrind_args, sizeof(x.valgrind_args), "%s %s %s", g.args[0], g.args[1],
-		 g.args[2]);
-
-	/* Tools first checked, so a missing one stops us before anything runs. */
-	if (with & (WITH_CACHEGRIND | WITH_CALLGRIND)) {
-		const char *vg = getenv("MEMSIM_VALGRIND");
-		static char path[4096];
-
-		if (!spawn_find(vg && *vg ? vg : "valgrind", path, sizeof(path))) {
-			print_error("xcheck: %s not found%s (install the valgrind package, or "
-				    "leave cachegrind and callgrind out of --with)",
-				    vg && *vg ? vg : "valgrind", vg && *vg ? "" : " on PATH");
-			return EXIT_RUNTIME;
-		}
-		r.valgrind = path;
+	if ((rc = tools_ready(&r, with, o, &g, xp)) ||
+	    (rc = memsim_rows(&x, o, &cg_spec, &clg_spec, xp, err, sizeof(err)))) {
+		if (err[0])
+			print_error("xcheck: %s", err);
+		goto out;
 	}
-	if ((with & WITH_PAPI) && !WITH_PAPI_BUILT) {
-		print_error("xcheck: --with papi: this memsim was built without PAPI (install "
-			    "libpapi-dev, then rebuild)");
-		return EXIT_RUNTIME;
-	}
-	n = readlink("/proc/self/exe", r.self, sizeof(r.self) - 1);
-	if (n <= 0) {
-		print_error("xcheck: cannot find the memsim executable (/proc/self/exe)");
-		return EXIT_RUNTIME;
-	}
-	r.self[n] = '\0';
-	kernel_config_argv(&o->cfg, o->seed, &r.kargs);
-	/* Twice the LL evicts every line of an LRU LL before the kernel starts. */
-	snprintf(r.evict, sizeof(r.evict), "%llu", (unsigned long long)(2 * g.ll.size_bytes));
-
-
-	/* memsim under each tool's model. */
-	if (evaluation_run(&cg, &o->cfg, &cg_spec, false, o->seed, EVALUATION_SIMULATE, err,
-			   sizeof(err)))
-		goto failed;
-	have_cg = true;
-	if (evaluation_run(&clg, &o->cfg, &clg_spec, true, o->seed, EVALUATION_SIMULATE, err,
-			   sizeof(err)))
-		goto failed;
-	have_clg = true;
-	formula_rows(&x, &clg);
-	x.rows[XCHECK_MEMSIM_CG].shown = true;
-	snprintf(x.rows[XCHECK_MEMSIM_CG].source, sizeof(x.rows[0].source), "memsim");
-	snprintf(x.rows[XCHECK_MEMSIM_CG].model, sizeof(x.rows[0].model), "Cachegrind's");
-	memsim_row(&cg, false, &x.rows[XCHECK_MEMSIM_CG]);
-	snprintf(x.rows[XCHECK_MEMSIM_CG].note, sizeof(x.rows[0].note), "traced run on %s",
-		 spec_format(&cg_spec, buf, sizeof(buf)));
-	x.rows[XCHECK_MEMSIM_CLG].shown = true;
-	snprintf(x.rows[XCHECK_MEMSIM_CLG].source, sizeof(x.rows[0].source), "memsim");
-	snprintf(x.rows[XCHECK_MEMSIM_CLG].model, sizeof(x.rows[0].model), "Callgrind's");
-	memsim_row(&clg, true, &x.rows[XCHECK_MEMSIM_CLG]);
-	snprintf(x.rows[XCHECK_MEMSIM_CLG].note, sizeof(x.rows[0].note),
-		 "traced run on %s; write-backs and DRAM bytes without the final flush",
-		 spec_format(&clg_spec, buf, sizeof(buf)));
-
+	rc = EXIT_RUNTIME;
 	/* From here valgrind's files exist: SIGINT and SIGTERM stop valgrind and remove them
 	 * rather than end us with the files left behind. */
 	spawn_guard_begin();
-	if (keep_dir) {
-		int e = mkdir_p(keep_dir);
-
-		if (e) {
-			print_error("xcheck: --keep: cannot create %s: %s", keep_dir, strerror(-e));
-			goto out;
-		}
-		snprintf(dir, sizeof(dir), "%s", keep_dir);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		if (tmp && strlen(tmp) > 900)
-			tmp = NULL;
-
-		snprintf(dir, sizeof(dir), "%s/memsim-xcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir)) {
-			print_error("xcheck: cannot create a directory in %s: %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-			goto out;
-		}
-		made_dir = true;
-	}
+	if (tools_dir(keep_dir, dir, sizeof(dir), &made_dir))
+		goto out;
 	r.dir = dir;
-
-	if (with & WITH_CACHEGRIND) {
-		struct xcheck_row *row = &x.rows[XCHECK_CACHEGRIND];
-
-		row->shown = true;
-		row->ref = XCHECK_MEMSIM_CG;
-		snprintf(row->source, sizeof(row->source), "Cachegrind");
-		snprintf(row->model, sizeof(row->model), "Cachegrind's");
-		if (run_cachegrind(&r, &g, row, err, sizeof(err)))
-			goto failed;
+	if (tool_rows(&x, &r, &g, with, o, xp, &papi, err, sizeof(err))) {
+		/* An interrupted tool's failure is the interrupt's: one line below says so. */
+		if (!spawn_guard_signal())
+			print_error("xcheck: %s", err);
+		goto out;
 	}
-	if (with & WITH_CALLGRIND) {
-		struct xcheck_row *row = &x.rows[XCHECK_CALLGRIND], *pf;
-
-		row->shown = true;
-		row->ref = XCHECK_MEMSIM_CLG;
-		snprintf(row->source, sizeof(row->source), "Callgrind");
-		snprintf(row->model, sizeof(row->model), "Callgrind's");
-		if (run_callgrind(&r, &g, false, row, err, sizeof(err)))
-			goto failed;
-		pf = &x.rows[XCHECK_CALLGRIND_PF];
-		pf->shown = true;
-		snprintf(pf->source, sizeof(pf->source), "Callgrind + hw prefetch");
-		snprintf(pf->model, sizeof(pf->model), "Callgrind's + prefetch");
-		if (run_callgrind(&r, &g, true, pf, err, sizeof(err)))
-			goto failed;
-		snprintf(
-			pf->note, sizeof(pf->note),
-			"--simulate-hwpref=yes: after 3 ascending (or descending) lines in a 4 KiB "
-			"page, each further one fetches the line 5 ahead into LL, uncounted; demand "
-			"LL misses change by %+.1f%% against Callgrind without it (prefetched lines "
-			"also evict lines still in use). Prefetch fills are DRAM traffic no "
-			"Callgrind event counts, so DRAM bytes are left blank; an LLC-miss counter "
-			"on prefetching hardware misses them too",
-			row->q[XCHECK_LL_MISSES] > 0
-				? (pf->q[XCHECK_LL_MISSES] / row->q[XCHECK_LL_MISSES] - 1) * 100
-				: 0.0);
-		pf->q[XCHECK_DRAM_BYTES] = -1; /* prefetch fills are not counted: unknown */
-	}
-	if (with & WITH_PAPI) {
-		if (papi_rows(&x, o, &papi, err, sizeof(err)))
-			goto failed;
-		have_papi = true;
-	}
-	if (inner_tile_bytes(&o->cfg) + 2048 > g.d1.size_bytes)
-		add_note(
-			&x,
-			"the inner loop sweeps %.1f KiB of tiles per query row, which fills the "
-			"%.0f KiB D1: which sets overflow then depends on the few lines the "
-			"compiler's register spills and constant loads keep hot, which a "
-			"C-level trace cannot see, so D1 misses differ (LL misses do not); smaller "
-			"tiles (--Bc 32) leave room",
-			inner_tile_bytes(&o->cfg) / 1024.0, g.d1.size_bytes / 1024.0);
-
 	/* Interrupted where nothing was waiting for a signal (reading a tool's output, PAPI's
 	 * run): the table is not printed. */
 	if (spawn_guard_signal())
 		goto out;
 	if (table)
 		xcheck_print(table, &x);
-	rc = EXIT_OK;
-	if (o->json_path) {
-		cJSON *root = cJSON_CreateObject();
-
-		report_add_header(root, argc, argv);
-		report_add_config(root, &o->cfg, &cg_spec, false, o->seed);
-		xcheck_add_json(root, &x);
-		if (have_papi)
-			papi_report_json(&papi, cJSON_AddObjectToObject(root, "papi"));
-		if (report_write_json(o->json_path, root, err, sizeof(err))) {
-			print_error("xcheck: %s", err);
-			rc = EXIT_RUNTIME;
-		}
-		cJSON_Delete(root);
-	}
-	goto out;
-failed:
-	/* An interrupted tool's failure is the interrupt's: one line below says so. */
-	if (!spawn_guard_signal())
-		print_error("xcheck: %s", err);
+	rc = o->json_path
+		     ? write_json(&x, o, &cg_spec, xp, with & WITH_PAPI ? &papi : NULL, argc, argv)
+		     : EXIT_OK;
 out:
-	if (have_cg)
-		evaluation_finish(&cg);
-	if (have_clg)
-		evaluation_finish(&clg);
+	if (xp)
+		xcheck_plugin_close(xp);
 	sig = spawn_guard_signal();
 	/* After a tool failed its files stay: the message named them. After an interrupt they
 	 * go (but a --keep directory's). */
@@ -757,6 +913,7 @@ cmd_xcheck(int argc, char **argv)
 
 	kernel_options_init(&o);
 	o.cache_text = "cachegrind";
+	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
 	if ((bad = geometry_check(&spec)))

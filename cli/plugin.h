@@ -151,5 +151,7 @@ int plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl,
 cJSON *plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl,
 			const struct attn_config *c, const struct plugin_params *pp,
 			const struct spec *spec, bool flush, uint64_t seed, int argc, char **argv);
+/* A report's "config" object for a plugin: "kernel" its name, "plugin" its path, "params". */
+void plugin_config_json(cJSON *cfg, const struct plugin *pl, const struct plugin_params *pp);
 /* The formula comparison as text (nothing without a formula). */
 void plugin_eval_print(FILE *out, const struct plugin_eval *ev, const struct plugin *pl);

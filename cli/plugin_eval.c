@@ -201,25 +201,32 @@ formula_json(const struct plugin_eval *ev)
 	return f;
 }
 
-cJSON *
-plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
-		 const struct plugin_params *pp, const struct spec *spec, bool flush, uint64_t seed,
-		 int argc, char **argv)
+void
+plugin_config_json(cJSON *cfg, const struct plugin *pl, const struct plugin_params *pp)
 {
-	cJSON *root = cJSON_CreateObject(), *cfg, *params;
-	const struct cache_traffic *dram;
-	double flops;
+	cJSON *params;
 
-	if (argv)
-		report_add_header(root, argc, argv);
-	report_add_config(root, c, spec, flush, seed);
-	cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
 	cJSON_ReplaceItemInObjectCaseSensitive(cfg, "kernel", cJSON_CreateString(pl->p->name));
 	cJSON_DeleteItemFromObjectCaseSensitive(cfg, "softmax_separate");
 	cJSON_AddStringToObject(cfg, "plugin", pl->path);
 	params = cJSON_AddObjectToObject(cfg, "params");
 	for (unsigned i = 0; i < pp->n; i++)
 		cJSON_AddStringToObject(params, pp->keys[i], pp->values[i]);
+}
+
+cJSON *
+plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
+		 const struct plugin_params *pp, const struct spec *spec, bool flush, uint64_t seed,
+		 int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject();
+	const struct cache_traffic *dram;
+	double flops;
+
+	if (argv)
+		report_add_header(root, argc, argv);
+	report_add_config(root, c, spec, flush, seed);
+	plugin_config_json(cJSON_GetObjectItemCaseSensitive(root, "config"), pl, pp);
 	report_add_cache(root, ev->cache);
 	if (ev->have_formula) {
 		cJSON *formulas = cJSON_AddObjectToObject(root, "formulas");

@@ -209,7 +209,7 @@ vg_cachegrind_read(const char *path, vg_fn_filter keep, void *arg, struct vg_cou
 			in_fn = false;
 		} else if (starts(s, "fn=")) {
 			in_fn = true;
-			kept = !keep || keep(s + 3, arg);
+			kept = !keep || keep(NULL, s + 3, arg);
 			out->functions += kept;
 		} else if (starts(s, "summary:")) {
 			if (!have_events) {
@@ -262,42 +262,103 @@ out:
 	return rc;
 }
 
-/* Callgrind's compressed function names: whether id was kept, by id. */
-struct fn_ids {
+/* Callgrind's compressed names: whether function id was kept, and object id's name. */
+struct name_ids {
 	bool *kept;
 	size_t cap;
+	char **objects;
+	size_t objects_cap;
 };
 
-/* "(id) name", "(id)" or "name" after fn= or cfn=: sets *kept for the function named. A name
- * is defined once, on its first fn= or cfn=. */
+static void
+name_ids_free(struct name_ids *ids)
+{
+	for (size_t i = 0; i < ids->objects_cap; i++)
+		free(ids->objects[i]);
+	free(ids->objects);
+	free(ids->kept);
+}
+
+/* "(id)" at s: the id into *id and the text after ") " (or "" for none) into *rest. A name
+ * without "(id)" gives *id -1 and rest s. */
 static int
-fn_record(struct reader *r, const char *s, struct fn_ids *ids, vg_fn_filter keep, void *arg,
-	  bool *kept)
+compressed_id(struct reader *r, const char *s, long *id, const char **rest)
 {
 	char *end;
-	unsigned long id;
+	unsigned long v;
 
 	if (*s != '(') {
-		*kept = !keep || keep(s, arg);
+		*id = -1;
+		*rest = s;
 		return 0;
 	}
 	errno = 0;
-	id = strtoul(s + 1, &end, 10);
-	if (errno || end == s + 1 || *end != ')' || id > 100000000)
+	v = strtoul(s + 1, &end, 10);
+	if (errno || end == s + 1 || *end != ')' || v > 100000000)
 		return fail(r, "bad compressed name '%.40s'", s);
-	if (id >= ids->cap) {
-		size_t cap = ids->cap ? ids->cap : 256;
-
-		while (cap <= id)
-			cap *= 2;
-		ids->kept = xrealloc(ids->kept, cap * sizeof(*ids->kept));
-		memset(ids->kept + ids->cap, 0, (cap - ids->cap) * sizeof(*ids->kept));
-		ids->cap = cap;
-	}
+	*id = (long)v;
 	end++;
-	if (*end == ' ') {
-		ids->kept[id] = !keep || keep(end + 1, arg);
+	*rest = *end == ' ' ? end + 1 : "";
+	return 0;
+}
+
+static void
+grow(void **a, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 256;
+
+	if (need < *cap)
+		return;
+	while (n <= need)
+		n *= 2;
+	*a = xrealloc(*a, n * elem);
+	memset((char *)*a + *cap * elem, 0, (n - *cap) * elem);
+	*cap = n;
+}
+
+/* "(id) name", "(id)" or "name" after ob= or cob=: the object's name into *object (NULL for an
+ * id never defined). */
+static int
+ob_record(struct reader *r, const char *s, struct name_ids *ids, char *buf, size_t len,
+	  const char **object)
+{
+	const char *rest;
+	long id;
+
+	if (compressed_id(r, s, &id, &rest))
+		return -1;
+	if (id < 0) {
+		snprintf(buf, len, "%s", s);
+		*object = buf;
+		return 0;
 	}
+	grow((void **)&ids->objects, &ids->objects_cap, (size_t)id, sizeof(*ids->objects));
+	if (*rest) {
+		free(ids->objects[id]);
+		ids->objects[id] = xstrdup(rest);
+	}
+	*object = ids->objects[id];
+	return 0;
+}
+
+/* "(id) name", "(id)" or "name" after fn= or cfn=: sets *kept for the function named, in
+ * object. A name is defined once, on its first fn= or cfn=. */
+static int
+fn_record(struct reader *r, const char *s, const char *object, struct name_ids *ids,
+	  vg_fn_filter keep, void *arg, bool *kept)
+{
+	const char *rest;
+	long id;
+
+	if (compressed_id(r, s, &id, &rest))
+		return -1;
+	if (id < 0) {
+		*kept = !keep || keep(object, s, arg);
+		return 0;
+	}
+	grow((void **)&ids->kept, &ids->cap, (size_t)id, sizeof(*ids->kept));
+	if (*rest)
+		ids->kept[id] = !keep || keep(object, rest, arg);
 	*kept = ids->kept[id];
 	return 0;
 }
@@ -307,7 +368,9 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 		  struct vg_counts *out, struct vg_counts *totals, char *err, size_t errlen)
 {
 	struct reader r;
-	struct fn_ids ids = { NULL, 0 };
+	struct name_ids ids = { NULL, 0, NULL, 0 };
+	char ob_buf[4096], cob_buf[4096];
+	const char *object = NULL, *callee_object = NULL;
 	uint64_t all[VG_EVENTS_MAX] = { 0 }, v[VG_EVENTS_MAX], tot[VG_EVENTS_MAX];
 	bool have_events = false, have_totals = false, truncated = false, in_fn = false;
 	bool kept = false, after_calls = false;
@@ -339,16 +402,25 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 			if (parse_counts(&r, s + 7, out->n, tot))
 				goto out;
 			have_totals = true;
+		} else if (starts(s, "ob=")) {
+			if (ob_record(&r, s + 3, &ids, ob_buf, sizeof(ob_buf), &object))
+				goto out;
+		} else if (starts(s, "cob=")) {
+			/* the object of the next cfn= alone */
+			if (ob_record(&r, s + 4, &ids, cob_buf, sizeof(cob_buf), &callee_object))
+				goto out;
 		} else if (starts(s, "fn=")) {
-			if (fn_record(&r, s + 3, &ids, keep, arg, &kept))
+			if (fn_record(&r, s + 3, object, &ids, keep, arg, &kept))
 				goto out;
 			in_fn = true;
 			functions += kept;
 		} else if (starts(s, "cfn=")) {
 			bool callee; /* defines a compressed name; the current function stays */
 
-			if (fn_record(&r, s + 4, &ids, keep, arg, &callee))
+			if (fn_record(&r, s + 4, callee_object ? callee_object : object, &ids, keep,
+				      arg, &callee))
 				goto out;
+			callee_object = NULL;
 		} else if (starts(s, "calls=")) {
 			after_calls = true;
 		} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
@@ -365,8 +437,8 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 					out->v[i] += v[i];
 			}
 		}
-		/* Other lines (desc:, ob=, fl=, fi=, fe=, cob=, cfi=, cfn=, jump=, ...) name
-		 * objects, files and callees; none carries the current function's cost. */
+		/* Other lines (desc:, fl=, fi=, fe=, cfi=, jump=, ...) name files and jumps;
+		 * none carries the current function's cost. */
 	}
 	if (ferror(r.f)) {
 		snprintf(err, errlen, "%s: read error", path);
@@ -407,7 +479,7 @@ vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void
 	}
 	rc = 0;
 out:
-	free(ids.kept);
+	name_ids_free(&ids);
 	close_reader(&r);
 	return rc;
 }

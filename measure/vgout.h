@@ -9,9 +9,10 @@
  *  callgrind.out   the same events line; a dump made by a client request carries
  *                  "desc: Trigger: Client Request: NAME" and its totals on "totals:" (trailing
  *                  zeros left out). "fn=(id) name" defines a compressed name, "fn=(id)" reuses
- *                  it; a cost line starts with a position (absolute, +n, -n or *); the line
- *                  after "calls=" is the call's inclusive cost, not the caller's own, and
- *                  "fi="/"fe=" (inlined files) keep the current function.
+ *                  it (ids are per object: a function is named once, in the object current
+ *                  then: "ob=", or "cob=" just before a "cfn="); a cost line starts with a position
+ * (absolute, +n, -n or *); the line after "calls=" is the call's inclusive cost, not the caller's
+ * own, and "fi="/"fe=" (inlined files) keep the current function.
  *
  * Every malformed or truncated file is an error naming path:line and what is wrong; nothing is
  * ever read as a silent zero.
@@ -40,8 +41,10 @@ bool vg_counts_get(const struct vg_counts *c, const char *name, uint64_t *out);
 uint64_t vg_counts_sum(const struct vg_counts *c, const char *const *names, unsigned n,
 		       bool *all_found);
 
-/* Which functions of a cachegrind.out to sum: keep(fn, arg) true keeps fn's cost lines. */
-typedef bool (*vg_fn_filter)(const char *fn, void *arg);
+/* Which functions to sum: keep(object, fn, arg) true keeps fn's cost lines. object is the ELF
+ * object the function is in, as callgrind.out names it ("ob="), or NULL where the file names
+ * none (cachegrind.out; a callgrind.out before its first "ob=" line). */
+typedef bool (*vg_fn_filter)(const char *object, const char *fn, void *arg);
 
 /* Reads the cachegrind.out at path and sums the cost lines of the functions keep() accepts
  * (every function when keep is NULL). Checks that all cost lines add up to the summary.

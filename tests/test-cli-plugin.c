@@ -287,7 +287,109 @@ test_plugin_native(void **state)
 	expect_error("native --kernel " COPY " --check", 2, "--check is for built-in kernels");
 	expect_error("native --kernel " COPY " --param window=1", 2,
 		     "--param: copy takes no 'window'");
-	expect_error("xcheck --kernel " COPY, 2, "xcheck does not take plugins");
+}
+
+/* xcheck's refusals of a plugin, before any tool runs (a stand-in for valgrind): one whose
+ * function has a name memsim has, or whose native build has no symbol table, cannot be picked
+ * out of cachegrind.out; a bad plugin or configuration is refused as run refuses it. */
+static void
+test_plugin_xcheck_refusals(void **state)
+{
+	const char *saved = memsim_env;
+
+	(void)state;
+	memsim_env = "MEMSIM_VALGRIND=/bin/true";
+	expect_error("xcheck --kernel " PLUGIN_DIR "/plugin-clash.so --with cachegrind", 2,
+		     "plugin-clash-native.so: its function 'now_seconds' has the name of one of "
+		     "memsim's own");
+	expect_error("xcheck --kernel " PLUGIN_DIR "/plugin-stripped.so", 2,
+		     "plugin-stripped-native.so: its run() has no name in its symbol table");
+	expect_error("xcheck --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
+		     "built for plugin ABI 99, this memsim takes 1");
+	expect_error("xcheck --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
+		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
+	expect_error("xcheck --kernel " COPY " --param passes=0", 2,
+		     "copy: passes must be at least 1");
+	expect_error("xcheck --kernel " COPY " --param window=1", 2, "copy takes no 'window'");
+	memsim_env = saved;
+}
+
+/* The ratio of xcheck report j's row `source` for quantity q, and whether it is within. */
+static bool
+xcheck_within(const cJSON *j, const char *source, const char *q, double *ratio)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach (row, cJSON_GetObjectItemCaseSensitive(j, "rows")) {
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(row, "source"), *r;
+
+		if (!cJSON_IsString(s) || strcmp(s->valuestring, source) != 0)
+			continue;
+		r = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(row, "ratios"), q);
+		if (!r)
+			fail_msg("xcheck row %s has no %s ratio", source, q);
+		*ratio = num(r, "ratio", NULL, NULL);
+		return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "within"));
+	}
+	fail_msg("xcheck report has no row %s", source);
+	return false;
+}
+
+/* xcheck --kernel PATH under Valgrind: the stream plugin, whose trace is every access of its
+ * native build, agrees with Cachegrind and Callgrind within their tolerances (and its formula
+ * with memsim exactly); the copy plugin, whose run() fills A without tracing it, is caught
+ * (Cachegrind's LL misses out of tolerance); the clash plugin runs under Callgrind, which
+ * tells objects apart. */
+static void
+test_plugin_xcheck(void **state)
+{
+	static const char *const tool_q[][2] = {
+		{ "Cachegrind", "d1_misses" }, { "Cachegrind", "ll_misses" },
+		{ "Callgrind", "d1_misses" },  { "Callgrind", "ll_misses" },
+		{ "Callgrind", "writebacks" },
+	};
+	struct result r;
+	cJSON *j;
+	double ratio;
+
+	(void)state;
+	if (getenv("MEMSIM_SANITIZED") || system("valgrind --version >/dev/null 2>&1") != 0)
+		skip();
+	expect_ok("xcheck --kernel " PLUGIN_DIR "/plugin-stream.so --N 512 --d 64 --with "
+		  "cachegrind,callgrind --json x.json");
+	j = read_json("x.json");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(
+				    cJSON_GetObjectItemCaseSensitive(j, "config"), "kernel")
+				    ->valuestring,
+			    "stream");
+	for (unsigned i = 0; i < sizeof(tool_q) / sizeof(tool_q[0]); i++)
+		if (!xcheck_within(j, tool_q[i][0], tool_q[i][1], &ratio))
+			fail_msg("stream: %s %s ratio %.4f out of tolerance", tool_q[i][0],
+				 tool_q[i][1], ratio);
+	assert_true(xcheck_within(j, "stream's formula", "dram_bytes", &ratio));
+	assert_true(ratio == 1.0);
+	cJSON_Delete(j);
+
+	expect_ok("xcheck --kernel " COPY " --N 64 --d 16 --param passes=2 --with cachegrind "
+		  "--json c.json");
+	j = read_json("c.json");
+	assert_string_equal(
+		cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(j, "config"), "params"),
+			"passes")
+			->valuestring,
+		"2");
+	assert_false(xcheck_within(j, "Cachegrind", "ll_misses", &ratio));
+	assert_true(ratio > 1.3); /* A's 64 lines written untraced */
+	cJSON_Delete(j);
+
+	r = memsim("xcheck --kernel " PLUGIN_DIR
+		   "/plugin-clash.so --N 512 --d 64 --with callgrind");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "every function in " PLUGIN_DIR "/plugin-clash-native.so"));
+	result_free(&r);
 }
 
 #define REC_CACHE_A "L1=4K:4:64,tiles=scratch"
@@ -405,6 +507,8 @@ main(void)
 		cmocka_unit_test(test_plugin_formula_grid),
 		cmocka_unit_test(test_plugin_errors),
 		cmocka_unit_test(test_plugin_native),
+		cmocka_unit_test(test_plugin_xcheck_refusals),
+		cmocka_unit_test(test_plugin_xcheck),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
 		cmocka_unit_test(test_plugin_record_replay),

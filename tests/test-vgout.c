@@ -24,8 +24,9 @@
 #define REGION "Client Request: memsim-kernel"
 
 static bool
-kernel_fn(const char *fn, void *arg)
+kernel_fn(const char *object, const char *fn, void *arg)
 {
+	(void)object;
 	(void)arg;
 	return strncmp(fn, "attn_", 5) == 0 && strstr(fn, "_native") != NULL;
 }
@@ -176,11 +177,59 @@ test_missing_file(void **state)
 }
 
 static bool
-no_fn(const char *fn, void *arg)
+no_fn(const char *object, const char *fn, void *arg)
 {
+	(void)object;
 	(void)fn;
 	(void)arg;
 	return false;
+}
+
+#define CLG_OBJECTS TEST_DATA_DIR "/valgrind/callgrind-objects.out.1"
+
+/* Keeps the functions of the object named by arg, or those named "run" where arg is NULL. */
+static bool
+object_fn(const char *object, const char *fn, void *arg)
+{
+	if (!arg)
+		return strcmp(fn, "run") == 0;
+	return object && strcmp(object, arg) == 0;
+}
+
+/* Two functions named "run" in two objects, a callee in a third named by "cob=" just before
+ * its "cfn=": each is counted in its own object (sums worked out by hand). */
+static void
+test_callgrind_objects(void **state)
+{
+	struct vg_counts c;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(vg_callgrind_read(CLG_OBJECTS, REGION, object_fn, "/lib/k-native.so", &c,
+					   NULL, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.functions, 1);
+	assert_int_equal(count(&c, "Ir"), 100);
+	assert_int_equal(count(&c, "Dr"), 40);
+	assert_int_equal(count(&c, "D1mr"), 8);
+	assert_int_equal(vg_callgrind_read(CLG_OBJECTS, REGION, object_fn, "/bin/memsim", &c, NULL,
+					   err, sizeof(err)),
+			 0);
+	assert_int_equal(c.functions, 2);
+	assert_int_equal(count(&c, "Ir"), 12);
+	assert_int_equal(count(&c, "D1mr"), 2);
+	assert_int_equal(vg_callgrind_read(CLG_OBJECTS, REGION, object_fn, "/lib/libc.so.6", &c,
+					   NULL, err, sizeof(err)),
+			 0);
+	assert_int_equal(count(&c, "Ir"), 2);
+	assert_int_equal(count(&c, "D1mr"), 0);
+	/* By name alone, both functions named run. */
+	assert_int_equal(
+		vg_callgrind_read(CLG_OBJECTS, REGION, object_fn, NULL, &c, NULL, err, sizeof(err)),
+		0);
+	assert_int_equal(c.functions, 2);
+	assert_int_equal(count(&c, "Ir"), 105);
+	assert_int_equal(count(&c, "D1mr"), 9);
 }
 
 static void
@@ -225,6 +274,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cachegrind_good),
 		cmocka_unit_test(test_callgrind_good),
+		cmocka_unit_test(test_callgrind_objects),
 		cmocka_unit_test(test_cachegrind_damaged),
 		cmocka_unit_test(test_callgrind_damaged),
 		cmocka_unit_test(test_missing_file),

@@ -1,0 +1,81 @@
+#pragma once
+
+/*
+ * `memsim xcheck --kernel PATH`: a plugin cross-checked as a built-in kernel is. memsim runs
+ * the traced build (PATH) under each tool's model; Cachegrind and Callgrind run the native
+ * build (PATH-native.so) through `memsim native --kernel PATH`, and their counts are the
+ * plugin's own:
+ *
+ *  Cachegrind  the self counts of the functions the native build's symbol table names, its
+ *              check(), arrays(), flops() and formula() callbacks and its entry left out
+ *              (they run before the kernel). A name the memsim executable also has cannot be
+ *              told apart in cachegrind.out (it names no objects): refused.
+ *  Callgrind   the self costs of every function in the native build's object ("ob=") in the
+ *              region between client requests around its run().
+ *
+ * Also the row fillers cmd_xcheck.c and this file share.
+ */
+
+#include <stdbool.h>
+
+#include "analysis/xcheck.h"
+#include "cli/options.h"
+#include "cli/plugin.h"
+#include "measure/elfsyms.h"
+#include "measure/papi_count.h"
+#include "sim/cache.h"
+#include "sim/spec.h"
+
+struct xcheck_plugin {
+	struct plugin traced, native;
+	char native_path[4096];         /* PATH-native.so, as `memsim native` loads it */
+	char native_real[4096];         /* its real path: Callgrind's "ob=" for it */
+	struct elf_functions functions; /* the native build's */
+	char left_out[5][128];          /* its callbacks' and entry's names */
+	unsigned nleft_out;
+	bool cachegrind_ok; /* its functions have names Cachegrind can tell apart */
+	char cachegrind_why[1024];
+};
+
+/* Loads both builds of o->plugin_path and reads the native one's functions. Returns 0, or
+ * EXIT_USAGE with a one-line message in err (nothing left loaded). */
+int xcheck_plugin_open(struct xcheck_plugin *xp, const struct kernel_options *o, char *err,
+		       size_t errlen);
+void xcheck_plugin_close(struct xcheck_plugin *xp);
+
+/* Filters for the tools' output files (vg_fn_filter; arg the xcheck_plugin). */
+bool xcheck_plugin_cachegrind_keep(const char *object, const char *fn, void *arg);
+bool xcheck_plugin_callgrind_keep(const char *object, const char *fn, void *arg);
+
+/* memsim's rows under Cachegrind's (cg) and Callgrind's (clg) models, and the plugin's formula
+ * beside the flushed run where it gives one. Returns 0, or EXIT_USAGE / EXIT_RUNTIME with a
+ * one-line message in err. */
+int xcheck_plugin_models(struct xcheck *x, struct xcheck_plugin *xp, const struct kernel_options *o,
+			 const struct spec *cg, const struct spec *clg, char *err, size_t errlen);
+
+/* The PAPI row (and memsim on the host preset beside it) for the native build, run in this
+ * process. Returns 0, or -1 with a message when the run itself could not be made. */
+int xcheck_plugin_papi(struct xcheck *x, struct xcheck_plugin *xp, const struct kernel_options *o,
+		       struct papi_report *rep, char *err, size_t errlen);
+
+/* In cmd_xcheck.c. */
+
+/* Fills a memsim row from a simulated run on cache c (LL lines of ll_line bytes). callgrind: LL
+ * misses are all L2 misses and write-backs are counted; else (Cachegrind's model) LL misses are
+ * L2's demand fills. */
+void xcheck_memsim_row(struct cache *c, unsigned ll_line, double seconds, bool callgrind,
+		       struct xcheck_row *row);
+
+/* The host preset for the PAPI row: 0 with *host filled, or -1 with the reason in the memsim
+ * row's note (PAPI then runs without a memsim row beside it). */
+int xcheck_host_spec(struct xcheck *x, struct spec *host);
+
+/* The memsim row on the host preset from a run on cache c, unflushed. Sets *line and *evict
+ * for the native run. */
+void xcheck_host_row(struct xcheck *x, const struct spec *host, struct cache *c, double seconds,
+		     uint64_t *line, uint64_t *evict);
+
+/* Evicts the caches (evict bytes), counts run(arg) with PAPI into rep and fills the PAPI row.
+ * Returns 0, or -1 with a message when the caches could not be evicted. */
+int xcheck_papi_count(struct xcheck *x, void (*run)(void *), void *arg, uint64_t line,
+		      uint64_t evict, struct papi_report *rep, char *err, size_t errlen);
