@@ -354,8 +354,6 @@ test_plugin_xcheck(void **state)
 	double ratio;
 
 	(void)state;
-	if (getenv("MEMSIM_SANITIZED") || system("valgrind --version >/dev/null 2>&1") != 0)
-		skip();
 	expect_ok("xcheck --kernel " PLUGIN_DIR "/plugin-stream.so --N 512 --d 64 --with "
 		  "cachegrind,callgrind --json x.json");
 	j = read_json("x.json");
@@ -502,18 +500,27 @@ test_plugin_record_errors(void **state)
 int
 main(void)
 {
+	/* test_plugin_xcheck last: it runs valgrind, so a sanitized build or a machine without
+	 * valgrind leaves it out of the plan (cmocka 1.1.5's skip() reads as a failure). */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plugin_run_hand_count),
 		cmocka_unit_test(test_plugin_formula_grid),
 		cmocka_unit_test(test_plugin_errors),
 		cmocka_unit_test(test_plugin_native),
 		cmocka_unit_test(test_plugin_xcheck_refusals),
-		cmocka_unit_test(test_plugin_xcheck),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_xcheck),
 	};
+	size_t n = sizeof(tests) / sizeof(tests[0]);
 
-	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+	if (test_sanitized() || system("valgrind --version >/dev/null 2>&1") != 0) {
+		printf("# test_plugin_xcheck left out: %s\n",
+		       test_sanitized() ? "valgrind cannot run a sanitized build"
+					: "valgrind is not installed");
+		n--;
+	}
+	return _cmocka_run_group_tests("tests", tests, n, tmpdir_setup, tmpdir_teardown);
 }
