@@ -116,25 +116,19 @@ memsim_store(struct memsim_trace *t, const void *p, size_t bytes)
 static int
 batch_valid(size_t n, const uint64_t *addrs, const uint32_t *sizes, uint32_t size)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t b = sizes ? sizes[i] : size;
-
-		if (b == 0 || b > MEMSIM_BATCH_MAX_SIZE || addrs[i] > UINT64_MAX - (b - 1))
+	if (!sizes) {
+		if (n && (size == 0 || size > MEMSIM_BATCH_MAX_SIZE))
 			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (addrs[i] > UINT64_MAX - (size - 1))
+				return -1;
+		return 0;
 	}
-	return 0;
-}
-
-/* Inlined with constant NULLs below, so each of the four loops has no per-access test of
- * which arrays were given: trace_access() inline here is the fast path memsim_load() takes
- * behind one call per access. */
-static inline void
-batch_run(struct trace_ctx *c, size_t n, const uint64_t *addrs, const uint32_t *sizes,
-	  const uint8_t *writes, uint32_t size, int write)
-{
 	for (size_t i = 0; i < n; i++)
-		trace_access(c, (const void *)(uintptr_t)addrs[i], sizes ? sizes[i] : size,
-			     (writes ? writes[i] != 0 : write != 0) ? CACHE_OP_STORE : CACHE_OP_LOAD);
+		if (sizes[i] == 0 || sizes[i] > MEMSIM_BATCH_MAX_SIZE ||
+		    addrs[i] > UINT64_MAX - (sizes[i] - 1))
+			return -1;
+	return 0;
 }
 
 int
@@ -147,13 +141,6 @@ memsim_access_batch(struct memsim_trace *t, size_t n, const uint64_t *addrs,
 		return -1;
 	if (t->finished || n == 0)
 		return 0;
-	if (sizes && writes)
-		batch_run(t->ctx, n, addrs, sizes, writes, 0, 0);
-	else if (sizes)
-		batch_run(t->ctx, n, addrs, sizes, NULL, 0, write);
-	else if (writes)
-		batch_run(t->ctx, n, addrs, NULL, writes, size, 0);
-	else
-		batch_run(t->ctx, n, addrs, NULL, NULL, size, write);
+	trace_access_batch(t->ctx, n, addrs, sizes, writes, size, write);
 	return 0;
 }
