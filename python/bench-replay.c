@@ -66,10 +66,14 @@ read_accesses(const char *path, struct accesses *a)
 		fprintf(stderr, PROG ": %s: truncated: no access count (8 bytes)\n", path);
 		goto out;
 	}
-	if (a->n > ((uint64_t)size - 8) / 13 || (uint64_t)size != 8 + a->n * 13) {
-		fprintf(stderr, PROG ": %s: %ld bytes, where %llu accesses need %s\n", path, size,
-			(unsigned long long)a->n,
-			a->n > ((uint64_t)size - 8) / 13 ? "more (truncated)" : "fewer");
+	if (a->n > ((uint64_t)size - 8) / 13) {
+		fprintf(stderr, PROG ": %s: truncated: %ld bytes, too few for %llu accesses\n", path,
+			size, (unsigned long long)a->n);
+		goto out;
+	}
+	if ((uint64_t)size != 8 + a->n * 13) {
+		fprintf(stderr, PROG ": %s: %ld bytes, where %llu accesses take %llu\n", path, size,
+			(unsigned long long)a->n, (unsigned long long)(8 + a->n * 13));
 		goto out;
 	}
 	a->addrs = malloc(a->n ? a->n * sizeof(*a->addrs) : 1);
