@@ -132,8 +132,8 @@ batch_valid(size_t n, const uint64_t *addrs, const uint32_t *sizes, uint32_t siz
 }
 
 int
-memsim_access_batch(struct memsim_trace *t, size_t n, const uint64_t *addrs,
-		    const uint32_t *sizes, const uint8_t *writes, uint32_t size, int write)
+memsim_access_batch(struct memsim_trace *t, size_t n, const uint64_t *addrs, const uint32_t *sizes,
+		    const uint8_t *writes, uint32_t size, int write)
 {
 	if (!t || (n > 0 && !addrs))
 		return -1;

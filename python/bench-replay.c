@@ -9,13 +9,12 @@
  * (uint32), writes[n] (uint8). Exit 2 for usage and a bad spec, 1 for a bad file.
  */
 
+#include <memsim/memsim.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <memsim/memsim.h>
 
 #define PROG "bench-replay"
 
@@ -67,8 +66,8 @@ read_accesses(const char *path, struct accesses *a)
 		goto out;
 	}
 	if (a->n > ((uint64_t)size - 8) / 13) {
-		fprintf(stderr, PROG ": %s: truncated: %ld bytes, too few for %llu accesses\n", path,
-			size, (unsigned long long)a->n);
+		fprintf(stderr, PROG ": %s: truncated: %ld bytes, too few for %llu accesses\n",
+			path, size, (unsigned long long)a->n);
 		goto out;
 	}
 	if ((uint64_t)size != 8 + a->n * 13) {

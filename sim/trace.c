@@ -360,7 +360,7 @@ trace_access_batch(struct trace_ctx *t, size_t n, const uint64_t *addrs, const u
 		for (size_t i = 0; i < n; i++)
 			trace_access(t, (const void *)(uintptr_t)addrs[i], sizes ? sizes[i] : size,
 				     (writes ? writes[i] != 0 : write != 0) ? CACHE_OP_STORE
-									: CACHE_OP_LOAD);
+									    : CACHE_OP_LOAD);
 		return;
 	}
 	if (sizes && writes)

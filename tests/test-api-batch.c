@@ -86,12 +86,14 @@ declare(struct memsim_trace *t, bool arrays)
 {
 	if (!arrays)
 		return;
-	assert_int_equal(memsim_array(t, "a", (const void *)(uintptr_t)BASE, 65536,
-				      MEMSIM_SPACE_DRAM), 0);
+	assert_int_equal(
+		memsim_array(t, "a", (const void *)(uintptr_t)BASE, 65536, MEMSIM_SPACE_DRAM), 0);
 	assert_int_equal(memsim_array(t, "s", (const void *)(uintptr_t)(BASE + 65536), 4096,
-				      MEMSIM_SPACE_SCRATCH), 0);
+				      MEMSIM_SPACE_SCRATCH),
+			 0);
 	assert_int_equal(memsim_array(t, "tile", (const void *)(uintptr_t)(BASE + 69632), 4096,
-				      MEMSIM_SPACE_TILE), 0);
+				      MEMSIM_SPACE_TILE),
+			 0);
 }
 
 /* Everything the public interface tells of h is the same as of g. */
