@@ -82,6 +82,28 @@ memsim_hierarchy_reset(struct memsim_hierarchy *h)
 	return 0;
 }
 
+unsigned
+memsim_preset_count(void)
+{
+	unsigned n = 0;
+
+	while (spec_presets[n].name)
+		n++;
+	return n;
+}
+
+const char *
+memsim_preset_name(unsigned i)
+{
+	return i < memsim_preset_count() ? spec_presets[i].name : NULL;
+}
+
+const char *
+memsim_preset_description(unsigned i)
+{
+	return i < memsim_preset_count() ? spec_presets[i].summary : NULL;
+}
+
 void
 memsim_free(void *p)
 {

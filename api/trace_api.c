@@ -111,3 +111,36 @@ memsim_store(struct memsim_trace *t, const void *p, size_t bytes)
 	if (!t->finished)
 		trace_access(t->ctx, p, bytes, CACHE_OP_STORE);
 }
+
+/* The whole batch is checked before any of it counts: a refused batch leaves t as it was. */
+static int
+batch_valid(size_t n, const uint64_t *addrs, const uint32_t *sizes, uint32_t size)
+{
+	if (!sizes) {
+		if (n && (size == 0 || size > MEMSIM_BATCH_MAX_SIZE))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (addrs[i] > UINT64_MAX - (size - 1))
+				return -1;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (sizes[i] == 0 || sizes[i] > MEMSIM_BATCH_MAX_SIZE ||
+		    addrs[i] > UINT64_MAX - (sizes[i] - 1))
+			return -1;
+	return 0;
+}
+
+int
+memsim_access_batch(struct memsim_trace *t, size_t n, const uint64_t *addrs, const uint32_t *sizes,
+		    const uint8_t *writes, uint32_t size, int write)
+{
+	if (!t || (n > 0 && !addrs))
+		return -1;
+	if (batch_valid(n, addrs, sizes, size))
+		return -1;
+	if (t->finished || n == 0)
+		return 0;
+	trace_access_batch(t->ctx, n, addrs, sizes, writes, size, write);
+	return 0;
+}

@@ -316,6 +316,63 @@ trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned 
 		cache_fast_miss(t->state->cache, addr, bytes, op);
 }
 
+/* The loop of trace_access_batch(), called with constant NULLs for sizes or writes so that
+ * each instance tests per access only what varies. The fast path's state is held in locals
+ * (the counts are sums, settled once at the end: nothing reads them within a batch, which
+ * starts no phase); every access it does not settle goes through trace_access() itself. */
+static ALWAYS_INLINE void
+batch_fast(struct trace_ctx *t, size_t n, const uint64_t *addrs, const uint32_t *sizes,
+	   const uint8_t *writes, uint32_t size, int write)
+{
+	const struct cache_fast_l1 l1 = t->l1;
+	const unsigned shift = t->line_shift;
+	const uint64_t lo = t->scratch_lo, len = t->scratch_len;
+	uint64_t ops[2] = { 0, 0 }, bytes[2] = { 0, 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = addrs[i], line = a >> shift;
+		uint32_t b = sizes ? sizes[i] : size;
+		unsigned w = writes ? writes[i] != 0 : write != 0;
+		uint64_t *set;
+
+		if (a - lo < len || ((a + b - 1) >> shift) != line) {
+			trace_access(t, (const void *)(uintptr_t)a, b,
+				     w ? CACHE_OP_STORE : CACHE_OP_LOAD);
+			continue;
+		}
+		set = cache_fast_set(&l1, line);
+		ops[w]++;
+		bytes[w] += b;
+		if (!cache_fast_hit_recent(set, line, w))
+			trace_access_older(t, a, b, w, set, line);
+	}
+	t->fast_ops[0] += ops[0];
+	t->fast_ops[1] += ops[1];
+	t->fast_bytes[0] += bytes[0];
+	t->fast_bytes[1] += bytes[1];
+}
+
+void
+trace_access_batch(struct trace_ctx *t, size_t n, const uint64_t *addrs, const uint32_t *sizes,
+		   const uint8_t *writes, uint32_t size, int write)
+{
+	if (!t->fast) {
+		for (size_t i = 0; i < n; i++)
+			trace_access(t, (const void *)(uintptr_t)addrs[i], sizes ? sizes[i] : size,
+				     (writes ? writes[i] != 0 : write != 0) ? CACHE_OP_STORE
+									    : CACHE_OP_LOAD);
+		return;
+	}
+	if (sizes && writes)
+		batch_fast(t, n, addrs, sizes, writes, 0, 0);
+	else if (sizes)
+		batch_fast(t, n, addrs, sizes, NULL, 0, write);
+	else if (writes)
+		batch_fast(t, n, addrs, NULL, writes, size, 0);
+	else
+		batch_fast(t, n, addrs, NULL, NULL, size, write);
+}
+
 void
 trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_op op)
 {

@@ -103,6 +103,12 @@ bool trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, ui
  * where the model allows it (see sim/trace.c). */
 void trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op);
 
+/* n accesses in order, exactly as n trace_access() calls: access i is sizes[i] bytes (sizes
+ * NULL: size) at addrs[i], a store where writes[i] != 0 (writes NULL: where write != 0).
+ * Every size is 1 or more and no range wraps (the caller checks). */
+void trace_access_batch(struct trace_ctx *t, size_t n, const uint64_t *addrs, const uint32_t *sizes,
+			const uint8_t *writes, uint32_t size, int write);
+
 /* The fast path's access that misses slot 0 of its set. */
 void trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op,
 			uint64_t *set, uint64_t line);

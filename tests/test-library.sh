@@ -43,12 +43,18 @@ if [ "$soname" = libmemsim.so.0 ] && [ "$(readlink "$libdir/libmemsim.so.0")" = 
 else
 	not_ok "soname and links" "soname '$soname'" "$(ls -l "$libdir")"
 fi
-# Only memsim_* is exported (MEMSIM_0.2 is the version script's node).
-others=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' | grep -v '^memsim_' | grep -v '^MEMSIM_0\.2$')
-if [ -z "$others" ] && nm -D --defined-only "$lib" | grep -q ' memsim_report_json@@MEMSIM_0.2$'; then
-	ok "exports only memsim_* (version MEMSIM_0.2)"
+# Only memsim_* is exported: 0.2's functions under the version script's node MEMSIM_0.2, those
+# 0.3 added under MEMSIM_0.3.
+others=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' | grep -v '^memsim_' |
+	grep -v '^MEMSIM_0\.[23]$')
+v03=
+for f in memsim_access_batch memsim_preset_count memsim_preset_name memsim_preset_description; do
+	nm -D --defined-only "$lib" | grep -q " $f@@MEMSIM_0.3\$" || v03="$v03 $f"
+done
+if [ -z "$others" ] && [ -z "$v03" ] && nm -D --defined-only "$lib" | grep -q ' memsim_report_json@@MEMSIM_0.2$'; then
+	ok "exports only memsim_* (versions MEMSIM_0.2, and MEMSIM_0.3 for the batch and presets)"
 else
-	not_ok "exports only memsim_*" "others: $(echo $others | cut -c1-300)"
+	not_ok "exports only memsim_*" "others: $(echo $others | cut -c1-300)" "not in MEMSIM_0.3:$v03"
 fi
 # The memsim command exports the same memsim_* functions to the plugins it loads, and only them.
 lib_syms=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' | grep '^memsim_' | sort)
@@ -69,6 +75,12 @@ if [ "$headers" = "memsim/hierarchy.h memsim/memsim.h memsim/plugin.h memsim/tra
 	ok "installs the public headers only"
 else
 	not_ok "installs the public headers only" "found: $headers"
+fi
+# python/bench-replay is a benchmark of the source tree, not a program to install.
+if [ -z "$(find "$dest" -name 'bench-replay*')" ]; then
+	ok "does not install bench-replay"
+else
+	not_ok "does not install bench-replay" "$(find "$dest" -name 'bench-replay*')"
 fi
 docdir=$(find "$dest" -type d -path '*/share/doc/memsim')
 if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/library.md" ] &&
@@ -104,7 +116,7 @@ done
 # and evicts a0, b2 evicts b0 (dirty: written back), a3 evicts a1, b3 evicts b1 (written back).
 # The tile is scratch: 4 x 64 bytes each way, never in L1. The flush writes back b2 and b3.
 cat >"$tmp/expect" <<'END'
-memsim 0.2.0, cache L1=256B:2:64:lru:wb:wa:nine,tiles=dram
+memsim 0.3.0, cache L1=256B:2:64:lru:wb:wa:nine,tiles=dram
 loads 9 (768 bytes), stores 8 (512 bytes)
 total : dram read 384 write 256 rfo 0 flush 128, scratch read 256 write 256
   L1: reads 8 writes 4 hits 2 misses 10 fills 6 evictions 6 writebacks 4

@@ -21,6 +21,12 @@ struct memsim_hierarchy;
  * message in err (errlen bytes) when the text is not one. Free with
  * memsim_hierarchy_destroy(). */
 struct memsim_hierarchy *memsim_hierarchy_create(const char *spec, char *err, size_t errlen);
+/* The presets memsim_hierarchy_create() takes by name, in the order `memsim presets` lists
+ * them: how many, each one's name, and its one-line description (the line under its name
+ * there). NULL past the last. */
+unsigned memsim_preset_count(void);
+const char *memsim_preset_name(unsigned i);
+const char *memsim_preset_description(unsigned i);
 /* Frees h and everything it counted; NULL does nothing. */
 void memsim_hierarchy_destroy(struct memsim_hierarchy *h);
 /* The canonical spec of h, every word explicit (what `memsim presets` prints): into buf

@@ -16,7 +16,7 @@
 
 /* The library's version: MAJOR changes break programs built against an older one. */
 #define MEMSIM_VERSION_MAJOR 0
-#define MEMSIM_VERSION_MINOR 2
+#define MEMSIM_VERSION_MINOR 3
 #define MEMSIM_VERSION_PATCH 0
 
 #include "memsim/hierarchy.h"
@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-/* The version of the library a program runs with ("0.2.0"), which may be newer than the
+/* The version of the library a program runs with ("0.3.0"), which may be newer than the
  * headers it was built with. */
 const char *memsim_version(void);
 

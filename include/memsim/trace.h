@@ -50,6 +50,17 @@ int memsim_phase(struct memsim_trace *t, const char *name);
  * hierarchy splits it into the lines it touches). */
 void memsim_load(struct memsim_trace *t, const void *p, size_t bytes);
 void memsim_store(struct memsim_trace *t, const void *p, size_t bytes);
+/* The largest access memsim_access_batch() takes: 1 MiB. */
+#define MEMSIM_BATCH_MAX_SIZE 1048576u
+/* n accesses in order, counted exactly as memsim_load() and memsim_store() called one by one
+ * would: access i is sizes[i] bytes (sizes NULL: every one is size bytes) at the address
+ * addrs[i] (a number, never dereferenced), a store where writes[i] != 0 (writes NULL: every
+ * one a store where write != 0, a load otherwise). The whole batch is checked first: -1,
+ * nothing counted, when t is NULL, addrs is NULL and n > 0, a size is 0 or above
+ * MEMSIM_BATCH_MAX_SIZE, or a range would wrap past 2^64. Otherwise 0 (n 0 included); after
+ * memsim_trace_finish() it counts nothing, as memsim_load() does. */
+int memsim_access_batch(struct memsim_trace *t, size_t n, const uint64_t *addrs,
+			const uint32_t *sizes, const uint8_t *writes, uint32_t size, int write);
 
 #ifdef __cplusplus
 }
