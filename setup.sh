@@ -7,14 +7,20 @@ set -eu
 cd "$(dirname "$0")"
 
 # What each package is for: meson/ninja/pkg-config build; cJSON reports; cmocka unit tests;
-# PAPI hardware counters; valgrind (Cachegrind, Callgrind, lackey) cross-checks; gnuplot plots.
+# PAPI hardware counters; valgrind (Cachegrind, Callgrind, lackey) cross-checks; gnuplot plots;
+# python3 and numpy the Python package (python/memsim).
 PKGS="build-essential meson ninja-build pkg-config libcjson-dev libcmocka-dev libpapi-dev
-papi-tools valgrind gnuplot-nox"
+papi-tools valgrind gnuplot-nox python3 python3-numpy"
 
 # The test command also opens the HTML report in a headless browser, and builds the fuzz
 # harnesses with clang (libclang-rt-14-dev holds libFuzzer and clang's sanitizer runtimes);
-# procps gives the tests pgrep.
-TEST_PKGS="chromium clang libclang-rt-14-dev procps"
+# procps gives the tests pgrep; pytest runs the Python package's tests, pandas its DataFrames.
+TEST_PKGS="chromium clang libclang-rt-14-dev procps python3-pytest python3-pandas"
+
+# The Python package is built for and tested with Debian's interpreter, whatever python3 comes
+# first on PATH.
+PY=-Dpython=python3
+[ -x /usr/bin/python3 ] && PY=-Dpython=/usr/bin/python3
 
 install_missing() {
 	missing=""
@@ -30,7 +36,7 @@ install_missing() {
 }
 
 build() {
-	[ -f build/build.ninja ] || meson setup build -Dwerror=true
+	[ -f build/build.ninja ] || meson setup build -Dwerror=true "$PY"
 	ninja -C build
 }
 
@@ -39,7 +45,8 @@ build() {
 # main build; meson wants b_lundef off with sanitizers; the fuzz harnesses run from build.
 build_asan() {
 	[ -f build-asan/build.ninja ] ||
-		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=disabled
+		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=disabled \
+			"$PY"
 	ninja -C build-asan
 }
 

@@ -4,8 +4,12 @@
 # `pkg-config --cflags --libs memsim`, runs them against the installed libmemsim.so and checks
 # their counts against a hand count, memsim's own messages and `memsim replay`'s report.
 #
-# test-library.sh BUILD_ROOT SOURCE_ROOT MEMSIM MESON SANITIZE   (TAP on stdout)
-build=$1 src=$2 memsim=$3 meson=$4 sanitize=$5
+# The Python package is checked too: installed beside the library with a _config.py naming the
+# installed library and executable, and importable from there.
+#
+# test-library.sh BUILD_ROOT SOURCE_ROOT MEMSIM MESON SANITIZE PYTHON   (TAP on stdout; PYTHON
+# "none" where the build has no Python package)
+build=$1 src=$2 memsim=$3 meson=$4 sanitize=$5 python=${6:-none}
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
@@ -81,6 +85,29 @@ if [ -z "$(find "$dest" -name 'bench-replay*')" ]; then
 	ok "does not install bench-replay"
 else
 	not_ok "does not install bench-replay" "$(find "$dest" -name 'bench-replay*')"
+fi
+# The Python package: every module, and a _config.py naming the installed files (under the
+# prefix, not the destdir); imported from the destdir with those files given by hand, it runs.
+if [ "$python" != none ]; then
+	pkg=$(find "$dest" -type d -name memsim -path '*-packages/memsim')
+	conf=$pkg/_config.py
+	if [ -n "$pkg" ] && [ -f "$pkg/__init__.py" ] && [ -f "$pkg/cache.py" ] && [ -f "$pkg/py.typed" ] &&
+		grep -q "^LIBRARY = \"$("$meson" introspect "$build" --buildoptions |
+			"$python" -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')/" "$conf" &&
+		grep -q '^EXECUTABLE = ".*/bin/memsim"$' "$conf"; then
+		ok "installs the Python package into ${pkg#$dest} with the installed paths"
+	else
+		not_ok "installs the Python package" "package: '$pkg'" "$(cat "$conf" 2>/dev/null)"
+	fi
+	if [ "$sanitize" = none ]; then
+		got=$(PYTHONPATH=$(dirname "$pkg") MEMSIM_LIB=$lib MEMSIM_BIN=$(find "$dest" -path '*/bin/memsim') \
+			"$python" -c 'import memsim; c = memsim.Cache("L1=128:2:64"); c.access([0, 64, 128, 0]); print(memsim.version(), c.stats()["levels"][0]["misses"])' 2>&1)
+		if [ "$got" = "$("$memsim" version | awk '{ print $NF }') 4" ]; then
+			ok "the installed package imports and counts: $got"
+		else
+			not_ok "the installed package imports and counts" "got: $got"
+		fi
+	fi
 fi
 docdir=$(find "$dest" -type d -path '*/share/doc/memsim')
 if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/library.md" ] &&

@@ -1,0 +1,96 @@
+"""Checking Python arguments before they become command-line options: a wrong type is an
+ArgumentTypeError naming the argument; ranges are left to memsim, whose messages say what
+it takes."""
+
+import math
+import numbers
+import os
+
+from .errors import ArgumentTypeError, UsageError
+
+
+def integer(name, v):
+    """v as an int: ints and numpy integers; not bool, float (NaN, 1.0) or str."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ArgumentTypeError(f"{name}: expected an int, got {type(v).__name__} {v!r:.40}")
+    return int(v)
+
+
+def text(name, v):
+    if not isinstance(v, str):
+        raise ArgumentTypeError(f"{name}: expected a str, got {type(v).__name__} {v!r:.40}")
+    if "\0" in v:
+        raise UsageError(f"{name}: contains a NUL byte")
+    return v
+
+
+def flag(name, v):
+    if not isinstance(v, bool):
+        raise ArgumentTypeError(f"{name}: expected True or False, got {type(v).__name__} {v!r:.40}")
+    return v
+
+
+def number(name, v):
+    """A finite real number."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        raise ArgumentTypeError(f"{name}: expected a finite number, got {v!r:.40}")
+    return v
+
+
+def path(name, v):
+    if not isinstance(v, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{name}: expected a path, got {type(v).__name__} {v!r:.40}")
+    return text(name, os.fspath(v))
+
+
+def kernel(v):
+    """A built-in kernel's name or a plugin's path (str or os.PathLike)."""
+    if isinstance(v, os.PathLike):
+        v = os.fspath(v)
+    return text("kernel", v)
+
+
+def params(v):
+    """--param KEY=VALUE options from a mapping of str to str, int or float."""
+    if v is None:
+        return []
+    if not hasattr(v, "items"):
+        raise ArgumentTypeError(f"params: expected a dict, got {type(v).__name__}")
+    out = []
+    for key, value in v.items():
+        text("params key", key)
+        if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral, numbers.Real)):
+            raise ArgumentTypeError(f"params[{key!r}]: expected a str or number, got {value!r:.40}")
+        if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+            number(f"params[{key!r}]", value)
+        out += ["--param", f"{key}={value}"]
+    return out
+
+
+def size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal, softmax_separate, seed):
+    """The size options run and formula share."""
+    out = []
+    for opt, name, v in (("--N", "N", N), ("--d", "d", d), ("--heads", "heads", heads),
+                         ("--batch", "batch", batch), ("--Br", "Br", Br), ("--Bc", "Bc", Bc),
+                         ("--seed", "seed", seed)):
+        out += [opt, str(integer(name, v))]
+    if kv_heads is not None:
+        out += ["--kv-heads", str(integer("kv_heads", kv_heads))]
+    out += ["--dtype", text("dtype", dtype)]
+    if flag("causal", causal):
+        out.append("--causal")
+    if flag("softmax_separate", softmax_separate):
+        out.append("--softmax-separate")
+    return out
+
+
+def sweep_list(name, v):
+    """A sweep list: one value, a sequence of them, or memsim's own "lo:hi:xF" text."""
+    if isinstance(v, str):
+        return text(name, v)
+    if isinstance(v, (list, tuple, range)):
+        if not v:
+            raise UsageError(f"{name}: an empty list")
+        return ",".join(str(integer(name, x)) if not isinstance(x, str) else text(name, x)
+                        for x in v)
+    return str(integer(name, v))

@@ -1,0 +1,228 @@
+"""memsim's commands from Python: run, formula, sweep, replay (through the memsim executable,
+see _cli.py) and presets (through the library)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from typing import Any, Mapping, Sequence, Union
+
+from . import _args, _cli
+from ._lib import lib
+from .errors import Error, RowsFailedWarning
+from .result import Result
+
+PathLike = Union[str, "os.PathLike[str]"]
+Params = Mapping[str, Union[str, int, float]]
+SweepList = Union[int, str, Sequence[Union[int, str]], None]
+
+
+def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
+        kv_heads: int | None = None, batch: int = 1, dtype: str = "fp32", Br: int = 64,
+        Bc: int = 64, causal: bool = False, softmax_separate: bool = False, cache: str = "lab",
+        trace_only: bool = False, flush: bool = True, seed: int = 1,
+        sample_sets: int | None = None, params: Params | None = None,
+        record: PathLike | None = None) -> Result:
+    """Simulates a kernel through a cache model: `memsim run --json`'s report as a Result.
+
+    kernel is a built-in kernel ("naive", "flash1", "flash2", "proj") or a plugin's path
+    ("./my_kernel.so", with its own params={"window": 256}); cache a spec or a preset's name.
+    Raises UsageError (a ValueError) for what memsim refuses, Error when the run fails.
+    """
+    args = ["run", "--kernel", _args.kernel(kernel)]
+    args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
+                               softmax_separate, seed)
+    args += ["--cache", _args.text("cache", cache)]
+    if _args.flag("trace_only", trace_only):
+        args.append("--trace-only")
+    if not _args.flag("flush", flush):
+        args.append("--no-flush")
+    if sample_sets is not None:
+        args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
+    if record is not None:
+        args += ["--record", _args.path("record", record)]
+    args += _args.params(params)
+    return Result(*_cli.call_json(args))
+
+
+def formula(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
+            kv_heads: int | None = None, batch: int = 1, dtype: str = "fp32", Br: int = 64,
+            Bc: int = 64, causal: bool = False, softmax_separate: bool = False,
+            cache: str | None = None, flush: bool = True) -> Result:
+    """The lab and exact formulas alone (instant, any size): `memsim formula --json`'s
+    report as a Result. cache None is memsim's default (the lab preset)."""
+    args = ["formula", "--kernel", _args.kernel(kernel)]
+    args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
+                               softmax_separate, 1)
+    if cache is not None:
+        args += ["--cache", _args.text("cache", cache)]
+    if not _args.flag("flush", flush):
+        args.append("--no-flush")
+    return Result(*_cli.call_json(args))
+
+
+def replay(path: PathLike, *, cache: str, format: str | None = None, flush: bool = True,
+           seed: int = 1, sample_sets: int | None = None) -> dict[str, Any]:
+    """Replays a trace file (din, lackey or memsim's own) through a cache model:
+    `memsim replay --json`'s report as a dict."""
+    args = ["replay", _args.path("path", path), "--cache", _args.text("cache", cache)]
+    if format is not None:
+        args += ["--format", _args.text("format", format)]
+    if not _args.flag("flush", flush):
+        args.append("--no-flush")
+    args += ["--seed", str(_args.integer("seed", seed))]
+    if sample_sets is not None:
+        args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
+    return _cli.call_json(args)[0]
+
+
+_SWEEP_LISTS = (("kernel", "--kernel"), ("N", "--N"), ("d", "--d"), ("heads", "--heads"),
+                ("kv_heads", "--kv-heads"), ("batch", "--batch"), ("dtype", "--dtype"),
+                ("Br", "--Br"), ("Bc", "--Bc"))
+
+
+def _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only, formula_only,
+                separate_runs, sample_sets, params):
+    args = []
+    for name, opt in _SWEEP_LISTS:
+        if lists[name] is not None:
+            v = lists[name]
+            if name == "kernel" and isinstance(v, os.PathLike):
+                v = os.fspath(v)
+            args += [opt, _args.sweep_list(name, v)]
+    if causal is not None:
+        if isinstance(causal, (list, tuple)):
+            args.append("--causal=" + ",".join("yes" if _args.flag("causal", c) else "no"
+                                                for c in causal))
+        elif _args.flag("causal", causal):
+            args.append("--causal")
+    for spec in [cache] if isinstance(cache, str) else list(cache or []):
+        args += ["--cache", _args.text("cache", spec)]
+    if cache_sweep is not None:
+        args += ["--cache-sweep", _args.text("cache_sweep", cache_sweep)]
+    if not _args.flag("flush", flush):
+        args.append("--no-flush")
+    args += ["--seed", str(_args.integer("seed", seed))]
+    if jobs is not None:
+        args += ["--jobs", str(_args.integer("jobs", jobs))]
+    for name, value, opt in (("trace_only", trace_only, "--trace-only"),
+                             ("formula_only", formula_only, "--formula-only"),
+                             ("separate_runs", separate_runs, "--separate-runs")):
+        if _args.flag(name, value):
+            args.append(opt)
+    if sample_sets is not None:
+        args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
+    return args + _args.params(params)
+
+
+def _read_rows(out):
+    rows = []
+    try:
+        with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    rows.append(json.loads(line))
+    except FileNotFoundError:
+        pass
+    except ValueError as e:
+        raise Error(f"{out}/results.json: a row does not parse: {e}") from None
+    return rows
+
+
+def _frame(out):
+    """results.csv as a DataFrame, or None without pandas."""
+    try:
+        import pandas
+    except ImportError:
+        return None
+    return pandas.read_csv(os.path.join(out, "results.csv"))
+
+
+def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: SweepList = None,
+          heads: SweepList = None, kv_heads: SweepList = None, batch: SweepList = None,
+          dtype: SweepList = None, Br: SweepList = None, Bc: SweepList = None,
+          causal: bool | Sequence[bool] | None = None, cache: str | Sequence[str] = "lab",
+          cache_sweep: str | None = None, flush: bool = True, seed: int = 1,
+          jobs: int | None = None, trace_only: bool = False, formula_only: bool = False,
+          separate_runs: bool = False, sample_sets: int | None = None,
+          params: Params | None = None, out: PathLike | None = None, resume: bool = False,
+          frame: bool | None = None) -> "list[dict[str, Any]] | Any":
+    """Every combination of the lists, as `memsim sweep` runs them (on `jobs` cores; a
+    cache_sweep such as "L2=32K:64M:x2" in one pass where exact).
+
+    A list is one value, a list of values, or memsim's range text ("256:16384:x2"); None is
+    memsim's default. cache is one spec or a list. Returns the rows of results.json (each a
+    run's report with its "key") as a list of dicts; with frame=True, or frame=None and
+    pandas importable, results.csv as a pandas DataFrame. out keeps the directory (resume
+    continues it); without it a temporary one is removed. Rows that failed are returned with
+    their "error" and a RowsFailedWarning; a sweep with no row raises Error.
+    """
+    lists = dict(kernel=kernel, N=N, d=d, heads=heads, kv_heads=kv_heads, batch=batch,
+                 dtype=dtype, Br=Br, Bc=Bc)
+    args = _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only,
+                       formula_only, separate_runs, sample_sets, params)
+    if frame is not None:
+        _args.flag("frame", frame)
+    tmp = None
+    if out is None:
+        tmp = out = tempfile.mkdtemp(prefix="memsim-sweep-")
+    else:
+        out = _args.path("out", out)
+    try:
+        rc, _, err = _cli.call(["sweep", "--out", out] + args
+                               + (["--resume"] if _args.flag("resume", resume) else []),
+                               ok=(0, 1))
+        rows = _read_rows(out)
+        if rc == 1:
+            if not any("error" in r for r in rows):
+                raise Error(_cli._message(err, rc))
+            failed = sum(1 for r in rows if "error" in r)
+            warnings.warn(f"{failed} of {len(rows)} rows failed: {_cli._message(err, rc)}",
+                          RowsFailedWarning, stacklevel=2)
+        if frame or frame is None:
+            df = _frame(out)
+            if df is not None:
+                return df
+            if frame:
+                raise Error("frame=True needs pandas, which is not importable")
+        return rows
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def presets() -> list[dict[str, str]]:
+    """The cache presets: a list of {"name", "spec", "description"}, spec the canonical form
+    (every word explicit) of the hierarchy the name gives."""
+    from .cache import Cache
+
+    out = []
+    for i in range(lib().memsim_preset_count()):
+        name = lib().memsim_preset_name(i).decode()
+        with Cache(name) as c:
+            spec = c.spec
+        out.append({"name": name, "spec": spec,
+                    "description": lib().memsim_preset_description(i).decode()})
+    return out
+
+
+def plot(directory: PathLike, *, formats: Sequence[str] = ("png", "svg")) -> list[str]:
+    """`memsim plot DIR`: every plot a study directory's results allow (a sweep of naive and
+    flash2 in DIR/lab gives bytes vs N and the intensity ratio), into DIR/plots. Returns the
+    paths of the files drawn. Without gnuplot raises Error (the data and gnuplot scripts are
+    written all the same)."""
+    directory = _args.path("directory", directory)
+    if isinstance(formats, str):
+        formats = [formats]
+    _cli.call(["plot", directory, "--format",
+               ",".join(_args.text("formats", f) for f in formats)])
+    try:
+        with open(os.path.join(directory, "plots", "index.json"), encoding="utf-8") as f:
+            index = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Error(f"{directory}/plots/index.json: {e}") from None
+    return [os.path.join(directory, "plots", p[fmt]) for p in index.get("plots", [])
+            for fmt in formats if fmt in p]

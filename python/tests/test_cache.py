@@ -1,0 +1,214 @@
+"""memsim.Cache against hand counts, against itself one access at a time, and against
+`memsim replay` of what it recorded; and every bad input a one-line exception."""
+
+import json
+import subprocess
+
+import pytest
+
+import memsim
+from memsim import _cli
+
+np = pytest.importorskip("numpy")
+
+
+def test_hand_count_lru():
+    # One set of 2 lines: 0, 64, 128 miss; 0 misses again (LRU evicted it); 64 B each.
+    with memsim.Cache("L1=128:2:64") as c:
+        for a in (0, 64, 128, 0):
+            c.load(a, 4)
+        s = c.stats()
+    l1 = s["levels"][0]
+    assert (l1["misses"], l1["hits"]) == (4, 0)
+    assert s["dram"]["read_bytes"] == 256
+    assert s["dram"]["write_bytes"] == 0
+
+
+def test_store_write_back_at_finish():
+    # A store misses, fills its line (write-allocate) and dirties it; the final flush writes
+    # it back, counted as flush_write_bytes.
+    with memsim.Cache("L1=128:2:64") as c:
+        c.store(0x1000, 8)
+        s = c.stats()
+    assert s["dram"]["read_bytes"] == 64
+    assert s["dram"]["write_bytes"] == 64
+    assert s["dram"]["flush_write_bytes"] == 64
+
+
+def test_span_touches_every_line():
+    with memsim.Cache("L1=4K:full:64") as c:
+        c.load(60, 8)  # straddles lines 0 and 1
+        c.load(1024, 256)  # 4 lines
+        assert c.stats()["levels"][0]["misses"] == 6
+
+
+def _stream(n, seed=7):
+    rng = np.random.default_rng(seed)
+    addrs = rng.integers(0, 1 << 20, size=n, dtype=np.uint64)
+    sizes = rng.choice(np.array([1, 4, 8, 64, 100], dtype=np.uint32), size=n)
+    writes = rng.random(n) < 0.3
+    return addrs, sizes, writes
+
+
+@pytest.mark.parametrize("spec", ["L1=32K:8:64,L2=256K:16:64", "L1=4K:full:64:fifo:wt:nwa",
+                                  "none", "lab"])
+def test_batch_equals_one_by_one(spec):
+    addrs, sizes, writes = _stream(3000)
+    with memsim.Cache(spec) as a, memsim.Cache(spec) as b:
+        for c in (a, b):
+            c.array("X", 0, 1 << 19)
+            c.array("Y", 1 << 19, 1 << 19)
+            c.phase("one")
+        a.access(addrs[:1500], sizes[:1500], writes[:1500])
+        a.phase("two")
+        a.access(addrs[1500:], sizes[1500:], writes[1500:])
+        for i in range(3000):
+            if i == 1500:
+                b.phase("two")
+            (b.store if writes[i] else b.load)(int(addrs[i]), int(sizes[i]))
+        assert a.stats() == b.stats()
+        assert a.report() == b.report()
+
+
+def test_batch_dtypes_and_defaults():
+    addrs = np.arange(0, 64 * 100, 64, dtype=np.int64)  # signed, non-negative: converted
+    with memsim.Cache("L1=1K:full:64") as a, memsim.Cache("L1=1K:full:64") as b:
+        a.access(addrs, size=8, write=True)
+        b.access(addrs.astype(np.uint64), np.full(100, 8, dtype=np.uint16),
+                 np.ones(100, dtype=np.int32))
+        sa, sb = a.stats(), b.stats()
+    assert sa == sb
+    assert sa["cpu"]["stores"] == 100 and sa["cpu"]["store_bytes"] == 800
+    with memsim.Cache("L1=1K:full:64") as c:
+        c.access([0, 64, 128], [4, 4, 4], [False, True, False])  # plain lists
+        s = c.stats()
+    assert (s["cpu"]["loads"], s["cpu"]["stores"]) == (2, 1)
+
+
+def test_writes_nonzero_is_store():
+    # 256 as uint16 is a store, not a wrapped 0.
+    with memsim.Cache("none") as c:
+        c.access(np.array([0, 8], dtype=np.uint64), writes=np.array([256, 0], dtype=np.uint16))
+        assert c.stats()["cpu"]["stores"] == 1
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda c: c.access(np.array([-1, 0])), ValueError, "negative"),
+    (lambda c: c.access(np.array([0.5, 1.0])), TypeError, "dtype float64"),
+    (lambda c: c.access(np.array([float("nan")])), TypeError, "dtype float64"),
+    (lambda c: c.access(np.zeros((2, 2), dtype=np.uint64)), ValueError, "1-D"),
+    (lambda c: c.access(np.zeros(3, dtype=np.uint64), np.ones(2, dtype=np.uint32)),
+     ValueError, "2 values for 3 addresses"),
+    (lambda c: c.access(np.zeros(2, dtype=np.uint64), np.array([0, 1])), ValueError,
+     "is not 1 to"),
+    (lambda c: c.access(np.zeros(1, dtype=np.uint64), np.array([1 << 21])), ValueError,
+     "is not 1 to"),
+    (lambda c: c.access(np.array([(1 << 64) - 4], dtype=np.uint64), size=8), ValueError,
+     "past address 2^64"),
+    (lambda c: c.access("0 64"), TypeError, "sequence or numpy array"),
+    (lambda c: c.access([0, "64"]), TypeError, "expected ints"),
+    (lambda c: c.access([0, -5]), ValueError, "negative"),
+    (lambda c: c.access([0], size=0), ValueError, "size: 0"),
+    (lambda c: c.load(-1), ValueError, "not a range of addresses"),
+    (lambda c: c.load(0, 0), ValueError, "size: 0"),
+    (lambda c: c.load(1.5), TypeError, "expected an int"),
+    (lambda c: c.load((1 << 64) - 1, 2), ValueError, "not a range of addresses"),
+    (lambda c: c.array("A" * 40, 0, 64), ValueError, "1 to 31 bytes"),
+    (lambda c: c.array("A", 0, 64, space="hbm"), ValueError, "not dram, scratch or tile"),
+    (lambda c: c.array("A", 0, 0), ValueError, "not a range"),
+    (lambda c: c.phase(3), TypeError, "expected a str"),
+])
+def test_bad_input_raises_one_line(call, exc, words):
+    with memsim.Cache("L1=1K:full:64") as c:
+        with pytest.raises(exc) as e:
+            call(c)
+        assert isinstance(e.value, memsim.Error)
+        assert words in str(e.value) and "\n" not in str(e.value)
+        c.load(0)  # still usable
+        assert c.stats()["cpu"]["loads"] == 1
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("L1=3K:7:64", "ways do not divide"),
+    ("nonsense", "nonsense"),
+    ("", ""),
+    ("L1=32K:8:64,L2=1M:16:64,L3=8M:16:64,L4=64M:16:64,L5=1G:16:64", ""),
+])
+def test_bad_spec(spec, words):
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache(spec)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_bad_spec_same_message_as_command_line():
+    p = subprocess.run([_cli.executable(), "run", "--kernel", "naive", "--cache",
+                        "L1=3K:7:64"], capture_output=True, text=True)
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache("L1=3K:7:64")
+    assert str(e.value) in p.stderr
+
+
+def test_wrong_types_never_crash():
+    for bad in (None, 3, b"lab", ["lab"], float("nan")):
+        with pytest.raises(TypeError):
+            memsim.Cache(bad)
+
+
+def test_finished_closed_reset():
+    c = memsim.Cache("L1=1K:full:64")
+    c.array("A", 0, 4096)
+    c.load(0, 64)
+    first = c.stats()
+    with pytest.raises(memsim.Error, match="finished"):
+        c.load(0)
+    assert c.stats() == first  # idempotent
+    c.reset()
+    assert c.stats()["cpu"]["loads"] == 0
+    assert list(c.stats()["arrays"]) == ["other"]
+    c.close()
+    with pytest.raises(memsim.Error, match="closed"):
+        c.load(0)
+    c.close()  # twice is fine
+
+
+def test_per_array_and_phase():
+    with memsim.Cache("L1=1K:full:64") as c:
+        c.array("A", 0, 4096)
+        c.array("T", 8192, 256, space="scratch")
+        c.phase("p1")
+        c.access(np.arange(0, 4096, 64, dtype=np.uint64), size=4)
+        c.phase("p2")
+        c.store(8192, 16)
+        s = c.stats()
+    assert s["arrays"]["A"]["dram"]["read_bytes"] == 4096
+    assert s["arrays"]["T"]["cpu"]["scratch_write_bytes"] == 16
+    assert s["phases"]["p1"]["dram"]["read_bytes"] == 4096
+    assert s["phases"]["p2"]["dram"]["read_bytes"] == 0
+
+
+def test_record_then_replay_equals(tmp_path):
+    path = tmp_path / "t.mtrace"
+    addrs, sizes, writes = _stream(5000, seed=3)
+    with memsim.Cache("L1=32K:8:64,L2=256K:16:64", record=path) as c:
+        c.array("X", 0, 1 << 20)
+        c.access(addrs, sizes, writes)
+        mine = c.report()
+    other = memsim.replay(path, cache="L1=32K:8:64,L2=256K:16:64")
+    for key in ("dram", "levels"):
+        assert json.dumps(mine[key], sort_keys=True) == json.dumps(other[key], sort_keys=True)
+
+
+def test_presets_all_build():
+    names = [p["name"] for p in memsim.presets()]
+    out = subprocess.run([_cli.executable(), "presets"], capture_output=True, text=True).stdout
+    for n in names:
+        assert n in out
+    assert "lab" in names and "h100" in names
+    for p in memsim.presets():
+        with memsim.Cache(p["spec"]) as c:
+            assert c.spec == p["spec"]
+
+
+def test_version_matches_executable():
+    out = subprocess.run([_cli.executable(), "version"], capture_output=True, text=True).stdout
+    assert memsim.version() in out

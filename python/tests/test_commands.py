@@ -1,0 +1,173 @@
+"""memsim.run, formula, sweep and replay: the command line's reports, key for key and number
+for number; plugins; and every bad argument a one-line exception, never a crash."""
+
+import json
+import math
+import os
+import subprocess
+import warnings
+
+import pytest
+
+import memsim
+from memsim import _cli
+
+# What differs between two runs of the same configuration: the command line, times, memory.
+VOLATILE = {"command", "traced_seconds", "peak_rss_bytes", "timing"}
+
+
+def cli_json(*args):
+    p = subprocess.run([_cli.executable()] + list(args) + ["--json", "-"], capture_output=True,
+                       text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def same(a, b):
+    for k in set(a) | set(b):
+        if k not in VOLATILE:
+            assert json.dumps(a.get(k), sort_keys=True) == json.dumps(b.get(k), sort_keys=True), k
+
+
+@pytest.mark.parametrize("kernel, extra", [
+    ("naive", {}), ("flash2", {"causal": True}), ("flash1", {"heads": 4, "kv_heads": 2}),
+    ("proj", {"dtype": "bf16"}),
+])
+def test_run_equals_command_line(kernel, extra):
+    r = memsim.run(kernel, N=128, d=32, cache="L1=64K:full:64,tiles=scratch", **extra)
+    args = ["run", "--kernel", kernel, "--N", "128", "--d", "32",
+            "--cache", "L1=64K:full:64,tiles=scratch"]
+    if extra.get("causal"):
+        args.append("--causal")
+    if "heads" in extra:
+        args += ["--heads", "4", "--kv-heads", "2"]
+    if "dtype" in extra:
+        args += ["--dtype", "bf16"]
+    same(r.to_dict(), cli_json(*args))
+    assert r.dram_bytes == r["dram"]["total_bytes"] > 0
+    assert r.formulas["exact"]["bytes"] > 0
+    assert set(r.arrays) >= {"Q", "K", "V", "O"}
+    assert r.measured and r.text.startswith("memsim run:")
+
+
+def test_formula_equals_command_line():
+    f = memsim.formula("flash2", N=8192, d=128, Br=64, Bc=64)
+    same(f.to_dict(), cli_json("formula", "--kernel", "flash2", "--N", "8192", "--d", "128"))
+    assert not f.measured
+    assert f.dram_bytes == f.formulas["exact"]["bytes"]
+    assert math.isclose(f.intensity, f.flops / f.dram_bytes, rel_tol=1e-9)
+
+
+def test_run_options_reach_the_command_line():
+    a = memsim.run("naive", N=64, d=16, cache="L1=4K:4:64", flush=False, seed=3)
+    assert a.config["flush"] is False and a.config["seed"] == 3
+    b = memsim.run("naive", N=64, d=16, cache="L1=4K:4:64", trace_only=True)
+    assert b.dram_bytes == memsim.run("naive", N=64, d=16, cache="L1=4K:4:64").dram_bytes
+
+
+def test_plugin(plugin_dir):
+    path = os.path.join(plugin_dir, "plugin-copy.so")
+    r = memsim.run(path, N=64, d=16, params={"passes": 2}, cache="L1=64K:full:64,tiles=scratch")
+    same(r.to_dict(), cli_json("run", "--kernel", path, "--N", "64", "--d", "16", "--param",
+                               "passes=2", "--cache", "L1=64K:full:64,tiles=scratch"))
+    assert r.config["kernel"] == "copy"
+    assert r.formulas["exact"]["byte_equal"] is True
+    with pytest.raises(memsim.UsageError, match="copy takes no 'window'"):
+        memsim.run(path, N=64, params={"window": 3})
+    with pytest.raises(memsim.UsageError, match="not a memsim plugin|cannot load"):
+        memsim.run(os.path.join(plugin_dir, "plugin-noentry.so"))
+
+
+def test_record_and_replay(tmp_path):
+    path = tmp_path / "r.mtrace"
+    memsim.run("flash2", N=128, d=32, cache="L1=8K:4:64", record=path)
+    b = memsim.replay(path, cache="L1=16K:8:64")
+    c = memsim.run("flash2", N=128, d=32, cache="L1=16K:8:64")
+    assert b["dram"] == c["dram"]
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: memsim.run("naive", N=0), ValueError, "--N must be at least 1"),
+    (lambda: memsim.run("naive", N=-5), ValueError, "--N"),
+    (lambda: memsim.run("naive", N=1.5), TypeError, "N: expected an int"),
+    (lambda: memsim.run("naive", N=float("nan")), TypeError, "N: expected an int"),
+    (lambda: memsim.run("naive", N="64"), TypeError, "N: expected an int"),
+    (lambda: memsim.run("naive", N=True), TypeError, "N: expected an int"),
+    (lambda: memsim.run("naive", N=1 << 40), ValueError, "more than"),
+    (lambda: memsim.run("naive", N=1 << 70), ValueError, "N"),
+    (lambda: memsim.run("naive", cache="L1=3K:7:64"), ValueError, "ways do not divide"),
+    (lambda: memsim.run("nokernel"), ValueError, "nokernel"),
+    (lambda: memsim.run(None), TypeError, "kernel: expected a str"),
+    (lambda: memsim.run("naive", dtype="fp8"), ValueError, "fp8"),
+    (lambda: memsim.run("naive", causal="yes"), TypeError, "causal"),
+    (lambda: memsim.run("naive", params={"a": 1}), ValueError, "--param is for plugins"),
+    (lambda: memsim.run("naive", cache="lab\0x"), ValueError, "NUL"),
+    (lambda: memsim.formula("naive", N=0), ValueError, "--N"),
+    (lambda: memsim.replay("/nonexistent/trace", cache="lab"), memsim.Error, "nonexistent"),
+    (lambda: memsim.sweep(N=[]), ValueError, "empty list"),
+    (lambda: memsim.sweep(N=[64, 1.5]), TypeError, "N: expected an int"),
+])
+def test_bad_arguments(call, exc, words):
+    with pytest.raises(exc) as e:
+        call()
+    assert isinstance(e.value, memsim.Error)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_sweep_rows_equal_runs():
+    rows = memsim.sweep(kernel=["naive", "flash2"], N=[64, 128], d=16, jobs=2,
+                        cache="L1=8K:4:64", frame=False)
+    assert len(rows) == 4
+    for row in rows:
+        c = row["config"]
+        r = memsim.run(c["kernel"], N=c["N"], d=16, cache="L1=8K:4:64")
+        assert row["dram"] == r["dram"]
+
+
+def test_sweep_cache_sweep_one_pass():
+    rows = memsim.sweep(kernel="flash2", N=128, d=32, cache="L1=4K:4:64,L2=64K:16:64",
+                        cache_sweep="L2=32K:128K:x2", frame=False)
+    assert len(rows) == 3
+    for row in rows:
+        r = memsim.run("flash2", N=128, d=32, cache=row["config"]["cache"])
+        assert row["dram"] == r["dram"]
+
+
+def test_sweep_out_and_resume(tmp_path):
+    out = tmp_path / "s"
+    first = memsim.sweep(N=[64, 128], d=16, out=out, frame=False)
+    again = memsim.sweep(N=[64, 128, 256], d=16, out=out, resume=True, frame=False)
+    assert len(first) == 2 and len(again) == 3
+    assert (out / "results.csv").exists()
+
+
+def test_sweep_failed_rows_kept(plugin_dir):
+    path = os.path.join(plugin_dir, "plugin-copy.so")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rows = memsim.sweep(kernel=path, N=[32, 64], d=16, params={"crash": 64}, frame=False)
+    assert len(rows) == 2
+    assert sum("error" in r for r in rows) == 1
+    assert any(issubclass(x.category, memsim.RowsFailedWarning) for x in w)
+
+
+def test_sweep_frame():
+    pandas = pytest.importorskip("pandas")
+    df = memsim.sweep(N=[64, 128], d=16)
+    assert isinstance(df, pandas.DataFrame) and len(df) == 2
+
+
+def test_sweep_frame_without_pandas(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pandas(name, *a, **k):
+        if name == "pandas":
+            raise ImportError("no pandas")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    rows = memsim.sweep(N=64, d=16)
+    assert isinstance(rows, list) and len(rows) == 1
+    with pytest.raises(memsim.Error, match="needs pandas"):
+        memsim.sweep(N=64, d=16, frame=True)
