@@ -212,3 +212,30 @@ def test_presets_all_build():
 def test_version_matches_executable():
     out = subprocess.run([_cli.executable(), "version"], capture_output=True, text=True).stdout
     assert memsim.version() in out
+
+
+def test_random_inputs_never_crash():
+    # Arrays of every dtype, shape and range, and odd objects: each call either counts or
+    # raises memsim.Error (a ValueError or TypeError), and the Cache stays usable.
+    rng = np.random.default_rng(11)
+    dtypes = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+              np.float32, np.float64, np.bool_, np.complex64, object]
+    with memsim.Cache("L1=1K:2:64,L2=4K:4:64") as c:
+        for _ in range(300):
+            n = int(rng.integers(0, 6))
+            pick = [rng.choice(dtypes) for _ in range(3)]
+            vals = [rng.integers(-3, 1 << 20, size=n).astype(t) if t is not object
+                    else np.array([None] * n, dtype=object) for t in pick]
+            if rng.random() < 0.2:
+                vals[0] = vals[0].reshape(-1, 1) if n else vals[0]
+            args = [vals[0], vals[1] if rng.random() < 0.5 else None,
+                    vals[2] if rng.random() < 0.5 else None]
+            try:
+                c.access(*args, size=int(rng.integers(1, 9)))
+            except memsim.Error:
+                pass
+        for bad in (None, 1.5, {"a": 1}, object(), b"\x00\x01", [[1, 2]], [1 << 70]):
+            with pytest.raises(memsim.Error):
+                c.access(bad)
+        c.load(0)
+        assert c.stats()["cpu"]["loads"] >= 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """memsim.Cache.access() from numpy against a pure-C replay of the same accesses, in one run.
 
-    PYTHONPATH=build/python python3 python/bench.py [--accesses 20000000] [--repeat 3]
+    PYTHONPATH=build/python python3 tools/python-bench.py [--accesses 20000000] [--repeat 3]
 
 Writes one access stream (numpy) to a file, times `bench-replay FILE SPEC` (C calling
 memsim_load/memsim_store once per access, and once more with one memsim_access_batch call)
@@ -66,8 +66,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--accesses", type=int, default=20_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--replay", default=os.environ.get("MEMSIM_BENCH_REPLAY",
-                                                       os.path.join(here, "bench-replay")),
+    ap.add_argument("--replay", default=os.environ.get(
+                        "MEMSIM_BENCH_REPLAY", os.path.join(here, "..", "build", "python",
+                                                            "bench-replay")),
                     help="the bench-replay program (build/python/bench-replay)")
     a = ap.parse_args()
     if not os.access(a.replay, os.X_OK):
