@@ -591,8 +591,8 @@ submit_jobs(struct submit *u)
 		arr = array_arg(u->todo, u->ntodo);
 		rc = sbatch(u, arr, sweep, array, sizeof(array));
 		if (!rc && !u->s->dry_run)
-			printf("submitted array job %s: %s of %llu shards -> %s/shards\n", array,
-			       arr + strlen("--array="), (unsigned long long)u->s->tasks, u->dir);
+			printf("submitted array job %s (%s, of %llu shards) -> %s/shards\n", array,
+			       arr, (unsigned long long)u->s->tasks, u->dir);
 		free(arr);
 		if (rc)
 			return rc;
@@ -605,8 +605,8 @@ submit_jobs(struct submit *u)
 		merge_id[0] = '\0';
 	if (record(u, array, merge_id) || rc)
 		return EXIT_RUNTIME;
-	printf("submitted merge job %s%s%s -> %s; memsim sweep --status %s follows them\n",
-	       merge_id, array[0] ? " after " : "", array, u->dir, u->dir);
+	printf("submitted merge job %s%s%s%s -> %s; memsim sweep --status %s follows them\n",
+	       merge_id, array[0] ? " (afterok:" : "", array, array[0] ? ")" : "", u->dir, u->dir);
 	return 0;
 }
 
