@@ -220,7 +220,6 @@ open_dirs(struct submit *u)
 		return usage_error("sweep", "--out %s: a --slurm sweep's directory may not have "
 					    "blanks, quotes, '\\', '$', '`' or '%%' in its path",
 				   u->dir);
-	warn_local(u->dir);
 	snprintf(u->slurm_dir, sizeof(u->slurm_dir), "%s/slurm", u->dir);
 	u->slurm_fd = outdir_open(u->slurm_dir, err, sizeof(err));
 	if (u->slurm_fd < 0)
@@ -663,6 +662,8 @@ submit_checked(struct submit *u)
 		       (unsigned long long)u->s->tasks, u->dir);
 		return 0;
 	}
+	/* After the refusals, so that each of them is one line. */
+	warn_local(u->dir);
 	if ((rc = write_scripts(u)))
 		return rc;
 	if (!u->ntodo)
