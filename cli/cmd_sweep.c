@@ -24,6 +24,8 @@ usage_sweep(FILE *f)
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
 		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
+		"                    [--slurm N [--slurm-args \"...\"] [--dry-run]]\n"
+		"       memsim sweep --status DIR\n"
 		"\n"
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
@@ -61,8 +63,27 @@ usage_sweep(FILE *f)
 		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
 		"                  and sample_too_small where the sample is too small for 10%%\n"
 		"\n"
-		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n",
-		SWEEP_PLAN_MAX);
+		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n"
+		"\n"
+		"On a Slurm cluster (docs/cluster.md; DIR on a filesystem the nodes share):\n"
+		"  --slurm N       write DIR/slurm/sweep.sbatch, a job array of N tasks (task i runs\n"
+		"                  this sweep's shard i/N into DIR/shards/i with --resume), and\n"
+		"                  merge.sbatch (memsim merge of the shards into DIR); submit both\n"
+		"                  with sbatch, the merge afterok on the array; record the job ids\n"
+		"                  in DIR/slurm/jobs.json. The same command again submits only the\n"
+		"                  shards whose manifest is not complete, and a new merge (the\n"
+		"                  merge alone once all are); another plan or N is refused. N is 1\n"
+		"                  to %d. Each task: --jobs workers [1 with --slurm],\n"
+		"                  --cpus-per-task = --jobs, --mem from the largest configuration's\n"
+		"                  arrays and cache models. No --shard or --resume with it.\n"
+		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
+		"                  --mem=8G: these win), split as a shell splits words\n"
+		"  --dry-run       write the scripts and print the sbatch commands; submit nothing\n"
+		"  --status DIR    each shard's rows done/total and its task's state (squeue, sacct,\n"
+		"                  else the files alone), and the merge job's\n"
+		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL name other programs\n"
+		"[sbatch, squeue, sacct, scancel on PATH].\n",
+		SWEEP_PLAN_MAX, SWEEP_SLURM_MAX_TASKS);
 }
 
 bool

@@ -319,6 +319,45 @@ test_errors(void **state)
 	}
 }
 
+/* The --mem of dir's sweep.sbatch, in MiB. */
+static long
+mem_of(const char *dir)
+{
+	char name[300], *t, *m;
+	long mib;
+
+	snprintf(name, sizeof(name), "%s/slurm/sweep.sbatch", dir);
+	t = text_of(name);
+	m = strstr(t, "#SBATCH --mem=");
+	assert_non_null(m);
+	mib = strtol(m + strlen("#SBATCH --mem="), NULL, 10);
+	free(t);
+	return mib;
+}
+
+/* A task's --mem: the largest configuration's arrays and cache models for each worker, plus a
+ * margin; nothing but the margin for the formulas alone. */
+static void
+test_mem_estimate(void **state)
+{
+	long one, two, formula;
+
+	(void)state;
+	memsim_env = "";
+	expect_ok("sweep --out mem1 --kernel naive --N 64,4096 --d 64 --slurm 1 --dry-run");
+	expect_ok("sweep --out mem2 --kernel naive --N 64,4096 --d 64 --slurm 1 --jobs 2 --dry-run");
+	expect_ok("sweep --out mem3 --kernel naive --N 4096 --d 64 --formula-only --slurm 1 "
+		  "--dry-run");
+	one = mem_of("mem1");
+	two = mem_of("mem2");
+	formula = mem_of("mem3");
+	print_message("# --mem %ldM, with --jobs 2 %ldM, formulas only %ldM\n", one, two, formula);
+	/* naive at N = 4096, d = 64: Q, K, V, O and the 4096 x 4096 scores, 64 MiB of them. */
+	assert_true(one - 256 >= 64 + 3);
+	assert_true(two - 256 >= 2 * (one - 256) - 1);
+	assert_int_equal(formula, 256);
+}
+
 /* --slurm-args is split as a shell splits words, with no shell. */
 static void
 test_split_words(void **state)
@@ -343,7 +382,7 @@ main(void)
 		cmocka_unit_test(test_dry_run_scripts),	    cmocka_unit_test(test_submit),
 		cmocka_unit_test(test_resubmit_unfinished), cmocka_unit_test(test_config_change),
 		cmocka_unit_test(test_status),		    cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_split_words),
+		cmocka_unit_test(test_split_words),	    cmocka_unit_test(test_mem_estimate),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
