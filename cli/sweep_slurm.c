@@ -193,6 +193,26 @@ warn_local(const char *dir)
 			    dir, tmpfs ? "on tmpfs" : "under /tmp");
 }
 
+/* A --cache-sweep runs a configuration's sizes in one pass only where they share a task: shard i
+ * takes items i, i + N, ..., caches outermost, so N must divide the items of each cache. */
+static void
+warn_onepass(const struct submit *u)
+{
+	const struct sweep_plan *p = u->p;
+	size_t per = p->ncaches ? u->nitems / p->ncaches : 0;
+	bool onepass = false;
+
+	for (unsigned g = 0; g < p->ngroups; g++)
+		onepass |= p->groups[g].n > 1 && p->groups[g].method != CACHE_ONEPASS_SEPARATE;
+	if (!onepass || !p->simulate || p->separate_runs || p->sample_sets > 1 ||
+	    per % u->s->tasks == 0)
+		return;
+	print_error("sweep: warning: --slurm %llu does not divide the %zu configurations of each "
+		    "cache: a configuration's --cache-sweep sizes land in different tasks and run "
+		    "apart, not in one pass (a --slurm N dividing %zu keeps them together)",
+		    (unsigned long long)u->s->tasks, per, per);
+}
+
 /* Opens DIR (made when missing) and DIR/slurm, and takes DIR/slurm's lock. */
 static int
 open_dirs(struct submit *u)
@@ -664,6 +684,7 @@ submit_checked(struct submit *u)
 	}
 	/* After the refusals, so that each of them is one line. */
 	warn_local(u->dir);
+	warn_onepass(u);
 	if ((rc = write_scripts(u)))
 		return rc;
 	if (!u->ntodo)

@@ -358,6 +358,33 @@ test_mem_estimate(void **state)
 	assert_int_equal(formula, 256);
 }
 
+/* A --cache-sweep's sizes of one configuration share a task (one pass) only where --slurm N
+ * divides the configurations of each cache: a warning otherwise. */
+static void
+test_onepass_warning(void **state)
+{
+	struct result r;
+
+	(void)state;
+	memsim_env = "";
+	r = memsim("sweep --out op3 --kernel flash2 --N 256,512 --d 16 --cache "
+		   "L1=32K:8:64,L2=1M:16:64 --cache-sweep L2=256K:1M:x2 --slurm 3 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "--slurm 3 does not divide the 2 configurations of each "
+				      "cache"));
+	result_free(&r);
+	r = memsim("sweep --out op2 --kernel flash2 --N 256,512 --d 16 --cache "
+		   "L1=32K:8:64,L2=1M:16:64 --cache-sweep L2=256K:1M:x2 --slurm 2 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "does not divide"));
+	result_free(&r);
+	/* Task 0 of 2 runs its configuration's three sizes in one pass. */
+	run_task("op2", 0);
+	assert_int_equal(sh("grep -c '\"method\":\"stack\",\"level\":\"L2\",\"sizes\":3' "
+			    "op2/shards/0/results.json | grep -qx 3"),
+			 0);
+}
+
 /* --slurm-args is split as a shell splits words, with no shell. */
 static void
 test_split_words(void **state)
@@ -383,6 +410,7 @@ main(void)
 		cmocka_unit_test(test_resubmit_unfinished), cmocka_unit_test(test_config_change),
 		cmocka_unit_test(test_status),		    cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split_words),	    cmocka_unit_test(test_mem_estimate),
+		cmocka_unit_test(test_onepass_warning),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
