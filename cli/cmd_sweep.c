@@ -148,7 +148,8 @@ slurm_check(const struct sweep_slurm *sl, struct sweep_run_options *ro, bool job
 {
 	if (!sl->tasks)
 		return sl->args || sl->dry_run
-			       ? usage_error("sweep", "--slurm-args and --dry-run go with --slurm N")
+			       ? usage_error("sweep",
+					     "--slurm-args and --dry-run go with --slurm N")
 			       : 0;
 	if (ro->resume || ro->shard_n > 1)
 		return usage_error("sweep", "--slurm makes the shards and resumes them: no --shard "
@@ -230,14 +231,25 @@ cmd_sweep(int argc, char **argv)
 	opterr = 0;
 	while (!rc && (opt = getopt_long(argc, argv, ":", opts, &longindex)) != -1) {
 		others += opt != OPT_STATUS;
-		/* The plan's options, as each --slurm task gets them. */
-		if (opt >= OPT_FIRST_FREE ? opt == OPT_CACHE_SWEEP || opt == OPT_FORMULA_ONLY ||
-						    opt == OPT_TRACE_ONLY ||
-						    opt == OPT_SEPARATE_RUNS ||
-						    opt == OPT_SAMPLE_SETS
-					  : opt > 0 && opt != OPT_HELP && opt != OPT_JSON &&
-						    opt != '?' && opt != ':')
+		/* The plan's options, as each --slurm task gets them: all but these. */
+		switch (opt) {
+		case OPT_HELP:
+		case OPT_JSON:
+		case OPT_OUT:
+		case OPT_JOBS:
+		case OPT_RESUME:
+		case OPT_SHARD:
+		case OPT_SLURM:
+		case OPT_SLURM_ARGS:
+		case OPT_DRY_RUN:
+		case OPT_STATUS:
+		case '?':
+		case ':':
+			break;
+		default:
 			sweep_slurm_forward(&sl, opts[longindex].name, optarg);
+			break;
+		}
 		switch (opt) {
 		case OPT_HELP:
 			usage_sweep(stdout);

@@ -80,8 +80,8 @@ read_all(const char *path)
 }
 
 int
-slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *const *args,
-	       char **out, char *last, size_t lastlen)
+slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *const *args, char **out,
+	       char *last, size_t lastlen)
 {
 	const char *argv[64];
 	char opath[4200], epath[4200], err[512];
@@ -118,10 +118,10 @@ slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *const *
 bool
 slurm_state_active(const char *state)
 {
-	static const char *const ended[] = { "COMPLETED", "CANCELLED",	   "FAILED",
-					     "TIMEOUT",	  "NODE_FAIL",	   "PREEMPTED",
+	static const char *const ended[] = { "COMPLETED", "CANCELLED",     "FAILED",
+					     "TIMEOUT",   "NODE_FAIL",     "PREEMPTED",
 					     "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE",
-					     "REVOKED",	  "SPECIAL_EXIT",  NULL };
+					     "REVOKED",   "SPECIAL_EXIT",  NULL };
 
 	if (!state[0])
 		return false;
@@ -178,8 +178,7 @@ ask(struct slurm_tools *t, enum slurm_tool which, const char *const *args, const
 
 	if (rc != 0) {
 		if (rc > 0)
-			snprintf(why, whylen, "%s: %s", names[which],
-				 last[0] ? last : "failed");
+			snprintf(why, whylen, "%s: %s", names[which], last[0] ? last : "failed");
 		else
 			snprintf(why, whylen, "%s", last);
 		free(out);
@@ -192,8 +191,8 @@ ask(struct slurm_tools *t, enum slurm_tool which, const char *const *args, const
 }
 
 void
-slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
-		 char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen)
+slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*states)[SLURM_STATE_LEN],
+		 char *from, size_t fromlen)
 {
 	const char *sq[] = { "-h", "-r", "-t", "all", "-j", id, "-o", "%i %T", NULL };
 	const char *sa[] = { "-n", "-X", "-P", "-j", id, "-o", "JobID,State", NULL };

@@ -21,7 +21,7 @@ enum slurm_tool {
 
 struct slurm_tools {
 	char path[SLURM_TOOL_COUNT][4096]; /* "" where not found */
-	char tmp[4096];			   /* the private directory for their output; "" before */
+	char tmp[4096];                    /* the private directory for their output; "" before */
 };
 
 /* Finds each program. Nothing is run or created yet. */

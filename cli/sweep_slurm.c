@@ -141,8 +141,8 @@ task_mem_mib(const struct sweep_plan *p, const struct sweep_item *items, size_t 
 		for (unsigned c = 0; c < p->ncaches; c++)
 			model[c] = model_bytes(p, c);
 	for (size_t i = 0; i < n && p->simulate; i++) {
-		uint64_t arrays = p->plugin.p ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
-								    &p->params, UINT64_MAX / 4)
+		uint64_t arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
+									&p->params, UINT64_MAX / 4)
 				  : p->trace_only ? 0 /* address space, not memory */
 						  : attn_data_bytes(&items[i].cfg);
 
@@ -165,13 +165,13 @@ struct submit {
 	char slurm_dir[4200];
 	int slurm_fd, lock;
 	char self[4096]; /* this executable */
-	char *plan;	 /* sweep_plan_command() into dir */
+	char *plan;      /* sweep_plan_command() into dir */
 	size_t nitems;
 	uint64_t mem_mib;
 	char **words; /* --slurm-args */
 	int nwords;
 	cJSON *recorded; /* jobs.json as found, or NULL */
-	uint64_t *todo;	 /* the shards not complete */
+	uint64_t *todo;  /* the shards not complete */
 	size_t ntodo;
 	char stale_merge[32]; /* the last merge job, still pending: superseded */
 	struct slurm_tools tools;
@@ -237,8 +237,9 @@ open_dirs(struct submit *u)
 		u->dir[strlen(u->dir) - 1] = '\0';
 	/* sbatch reads #SBATCH --output=PATH itself: no quoting there. */
 	if (strpbrk(u->dir, " \t\n'\"\\%$`"))
-		return usage_error("sweep", "--out %s: a --slurm sweep's directory may not have "
-					    "blanks, quotes, '\\', '$', '`' or '%%' in its path",
+		return usage_error("sweep",
+				   "--out %s: a --slurm sweep's directory may not have "
+				   "blanks, quotes, '\\', '$', '`' or '%%' in its path",
 				   u->dir);
 	snprintf(u->slurm_dir, sizeof(u->slurm_dir), "%s/slurm", u->dir);
 	u->slurm_fd = outdir_open(u->slurm_dir, err, sizeof(err));
@@ -264,13 +265,15 @@ check_recorded(struct submit *u)
 		return missing ? 0 : print_error("sweep: %s", err);
 	plan = results_string(u->recorded, "plan");
 	if (results_number(u->recorded, "tasks", -1) != (double)u->s->tasks)
-		return usage_error("sweep", "%s/jobs.json records %.0f tasks, not %llu: the same "
-					    "--slurm N resumes; another sweep needs another --out",
+		return usage_error("sweep",
+				   "%s/jobs.json records %.0f tasks, not %llu: the same "
+				   "--slurm N resumes; another sweep needs another --out",
 				   u->slurm_dir, results_number(u->recorded, "tasks", -1),
 				   (unsigned long long)u->s->tasks);
 	if (strcmp(plan, u->plan) != 0)
-		return usage_error("sweep", "%s/jobs.json records another sweep (%s): the same "
-					    "options resume it; another sweep needs another --out",
+		return usage_error("sweep",
+				   "%s/jobs.json records another sweep (%s): the same "
+				   "options resume it; another sweep needs another --out",
 				   u->slurm_dir, plan);
 	return 0;
 }
@@ -331,15 +334,16 @@ check_active(struct submit *u)
 {
 	const cJSON *last = last_submission(u->recorded);
 	const char *array = results_string(last, "array_job"), *merge;
-	char (*st)[SLURM_STATE_LEN] = xzalloc((u->s->tasks + 1) * sizeof(*st)), from[1300];
+	char(*st)[SLURM_STATE_LEN] = xzalloc((u->s->tasks + 1) * sizeof(*st)), from[1300];
 	unsigned active = 0;
 
 	merge = results_string(last, "merge_job");
 	if (!last || !u->tools.path[SLURM_SQUEUE][0]) {
 		if (last)
-			print_error("sweep: warning: %s not found: cannot tell whether jobs %s and %s "
-				    "still run",
-				    slurm_tool_name(SLURM_SQUEUE), array, merge);
+			print_error(
+				"sweep: warning: %s not found: cannot tell whether jobs %s and %s "
+				"still run",
+				slurm_tool_name(SLURM_SQUEUE), array, merge);
 		free(st);
 		return 0;
 	}
@@ -654,8 +658,9 @@ submit_checked(struct submit *u)
 	char err[600];
 
 	if (u->s->tasks > u->nitems)
-		return usage_error("sweep", "--slurm %llu: more tasks than the plan's %zu "
-					    "configurations",
+		return usage_error("sweep",
+				   "--slurm %llu: more tasks than the plan's %zu "
+				   "configurations",
 				   (unsigned long long)u->s->tasks, u->nitems);
 	u->nwords = u->s->args ? sweep_slurm_split(u->s->args, SLURM_ARGS_MAX, &u->words, err,
 						   sizeof(err))
@@ -691,8 +696,8 @@ submit_checked(struct submit *u)
 		print_error("sweep: all %llu shards are complete: submitting the merge alone",
 			    (unsigned long long)u->s->tasks);
 	else if (u->ntodo < u->s->tasks)
-		print_error("sweep: %zu of %llu shards are not complete: submitting those", u->ntodo,
-			    (unsigned long long)u->s->tasks);
+		print_error("sweep: %zu of %llu shards are not complete: submitting those",
+			    u->ntodo, (unsigned long long)u->s->tasks);
 	return submit_jobs(u);
 }
 

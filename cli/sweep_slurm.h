@@ -19,10 +19,10 @@
 #define SWEEP_SLURM_MAX_TASKS 10000
 
 struct sweep_slurm {
-	uint64_t tasks;	  /* --slurm N; 0: the sweep runs here */
+	uint64_t tasks;   /* --slurm N; 0: the sweep runs here */
 	const char *args; /* --slurm-args, as given (split as a shell splits words) */
-	bool dry_run;	  /* write the scripts, print what would be submitted */
-	char **forward;	  /* the plan's options as given ("--N=64,128", "--causal"), owned */
+	bool dry_run;     /* write the scripts, print what would be submitted */
+	char **forward;   /* the plan's options as given ("--N=64,128", "--causal"), owned */
 	unsigned nforward;
 };
 

@@ -30,8 +30,8 @@ struct status {
 	const cJSON *subs;
 	uint64_t n;
 	char (**states)[SLURM_STATE_LEN]; /* per submission, NULL until asked */
-	char from[1300];		  /* where the last answer came from, or why none */
-	bool any;			  /* some state came from Slurm */
+	char from[1300];                  /* where the last answer came from, or why none */
+	bool any;                         /* some state came from Slurm */
 };
 
 /* The state of shard i's latest task, its job ("ID_i") into job; "" where none is known. */
@@ -42,8 +42,7 @@ task_state(struct status *st, uint64_t i, char *job, size_t joblen)
 		const cJSON *sub = cJSON_GetArrayItem(st->subs, k), *t;
 		const char *id = results_string(sub, "array_job");
 
-		cJSON_ArrayForEach(t, cJSON_GetObjectItem(sub, "tasks_submitted"))
-		{
+		cJSON_ArrayForEach (t, cJSON_GetObjectItem(sub, "tasks_submitted")) {
 			if (!cJSON_IsNumber(t) || t->valuedouble != (double)i || !id[0])
 				continue;
 			snprintf(job, joblen, "%s_%llu", id, (unsigned long long)i);
@@ -107,7 +106,8 @@ sweep_slurm_status(const char *dir)
 	configs = results_number(j, "configurations", 0);
 	if (tasks < 1 || tasks > SWEEP_SLURM_MAX_TASKS || configs < 0) {
 		cJSON_Delete(j);
-		return print_error("sweep: --status: %s: no tasks or configurations recorded", path);
+		return print_error("sweep: --status: %s: no tasks or configurations recorded",
+				   path);
 	}
 	st.n = (uint64_t)tasks;
 	st.subs = cJSON_GetObjectItem(j, "submissions");
@@ -131,7 +131,9 @@ sweep_slurm_status(const char *dir)
 	else
 		printf("no job states from Slurm (%s): rows and completeness from the files "
 		       "alone\n",
-		       st.from[0] ? st.from : merge_from[0] ? merge_from : "no jobs submitted");
+		       st.from[0]      ? st.from
+		       : merge_from[0] ? merge_from
+				       : "no jobs submitted");
 	for (int k = 0; k < cJSON_GetArraySize(st.subs); k++)
 		free(st.states[k]);
 	free(st.states);

@@ -124,8 +124,9 @@ test_dry_run_scripts(void **state)
 	assert_non_null(strstr(sweep, "#SBATCH --mem="));
 	assert_non_null(strstr(sweep, "#SBATCH --job-name=memsim-sweep\n"));
 	assert_non_null(strstr(sweep, MEMSIM_BIN " sweep --out /"));
-	assert_non_null(strstr(sweep, "/dry/shards/\"$i\" --jobs 1 --kernel=naive,flash2 --N=64,128 "
-				      "--d=16 --shard \"$i/2\" --resume\n"));
+	assert_non_null(strstr(sweep,
+			       "/dry/shards/\"$i\" --jobs 1 --kernel=naive,flash2 --N=64,128 "
+			       "--d=16 --shard \"$i/2\" --resume\n"));
 	assert_non_null(strstr(merge, MEMSIM_BIN " merge --out /"));
 	free(sweep);
 	free(merge);
@@ -156,8 +157,9 @@ test_submit(void **state)
 	print_message("# %s", log);
 	assert_non_null(strstr(log, "[--parsable][--array=0-2][-p][debug][--time=10][--comment=a "
 				    "b][--mem=2G]["));
-	assert_non_null(strstr(log, "/sub/slurm/sweep.sbatch]\n[--parsable][--dependency=afterok:101]"
-				    "[-p][debug][--time=10][--comment=a b][--mem=2G]["));
+	assert_non_null(strstr(log,
+			       "/sub/slurm/sweep.sbatch]\n[--parsable][--dependency=afterok:101]"
+			       "[-p][debug][--time=10][--comment=a b][--mem=2G]["));
 	assert_non_null(strstr(log, "/sub/slurm/merge.sbatch]\n"));
 	free(log);
 	script = text_of("sub/slurm/sweep.sbatch");
@@ -297,9 +299,10 @@ test_errors(void **state)
 	r = memsim("sweep --out e " PLAN " --slurm 2 --slurm-args '-p nope'");
 	assert_int_equal(r.rc, 1);
 	assert_non_null(strstr(r.err, "sbatch-rejects rejected "));
-	assert_true(one_line_with(strstr(r.err, "sbatch-rejects rejected "),
-				  "/e/slurm/sweep.sbatch (exit 1): sbatch: error: Batch job submission "
-				  "failed: Invalid partition name specified"));
+	assert_true(
+		one_line_with(strstr(r.err, "sbatch-rejects rejected "),
+			      "/e/slurm/sweep.sbatch (exit 1): sbatch: error: Batch job submission "
+			      "failed: Invalid partition name specified"));
 	result_free(&r);
 	memsim_env = env;
 	expect_error("sweep --out e " PLAN " --slurm 2 --shard 0/2", 2, "--slurm makes the shards");
@@ -345,7 +348,8 @@ test_mem_estimate(void **state)
 	(void)state;
 	memsim_env = "";
 	expect_ok("sweep --out mem1 --kernel naive --N 64,4096 --d 64 --slurm 1 --dry-run");
-	expect_ok("sweep --out mem2 --kernel naive --N 64,4096 --d 64 --slurm 1 --jobs 2 --dry-run");
+	expect_ok(
+		"sweep --out mem2 --kernel naive --N 64,4096 --d 64 --slurm 1 --jobs 2 --dry-run");
 	expect_ok("sweep --out mem3 --kernel naive --N 4096 --d 64 --formula-only --slurm 1 "
 		  "--dry-run");
 	one = mem_of("mem1");
@@ -406,10 +410,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dry_run_scripts),	    cmocka_unit_test(test_submit),
-		cmocka_unit_test(test_resubmit_unfinished), cmocka_unit_test(test_config_change),
-		cmocka_unit_test(test_status),		    cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_split_words),	    cmocka_unit_test(test_mem_estimate),
+		cmocka_unit_test(test_dry_run_scripts),
+		cmocka_unit_test(test_submit),
+		cmocka_unit_test(test_resubmit_unfinished),
+		cmocka_unit_test(test_config_change),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_split_words),
+		cmocka_unit_test(test_mem_estimate),
 		cmocka_unit_test(test_onepass_warning),
 	};
 
