@@ -532,8 +532,12 @@ sbatch(struct submit *u, const char *first, const char *script, char *id, size_t
 		free(out);
 		return 0;
 	}
-	if (rc == 0)
-		snprintf(last, sizeof(last), "it printed no job id ('%.80s')", out ? out : "");
+	if (rc == 0) {
+		print_error("sweep: %s printed no job id for %s ('%.80s')",
+			    slurm_tool_name(SLURM_SBATCH), script, out ? out : "");
+		free(out);
+		return EXIT_RUNTIME;
+	}
 	free(out);
 	if (rc < 0)
 		return print_error("sweep: %s: submitting %s: %s", slurm_tool_name(SLURM_SBATCH),

@@ -58,6 +58,7 @@ stand_ins(void)
 			       "exit 1");
 	snprintf(body, sizeof(body), "echo \"$*\" >>%s/scancel.log", tmpdir);
 	stand_in("fake-scancel", body);
+	stand_in("fake-sbatch-noid", "echo 'Submitted batch job'");
 	stand_in("fake-sbatch-rejects",
 		 "echo 'sbatch: error: Batch job submission failed: Invalid partition name "
 		 "specified' >&2\nexit 1");
@@ -303,6 +304,11 @@ test_errors(void **state)
 		one_line_with(strstr(r.err, "sbatch-rejects rejected "),
 			      "/e/slurm/sweep.sbatch (exit 1): sbatch: error: Batch job submission "
 			      "failed: Invalid partition name specified"));
+	result_free(&r);
+	snprintf(line, sizeof(line), "MEMSIM_SBATCH=%s/fake-sbatch-noid", tmpdir);
+	r = memsim("sweep --out e " PLAN " --slurm 2");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "fake-sbatch-noid printed no job id for "));
 	result_free(&r);
 	memsim_env = env;
 	expect_error("sweep --out e " PLAN " --slurm 2 --shard 0/2", 2, "--slurm makes the shards");

@@ -22,8 +22,9 @@ for tool in munged slurmctld slurmd sbatch squeue scancel sinfo; do
 	command -v "$tool" >/dev/null 2>&1 ||
 		skip_all "$tool not found (apt-get install slurm-wlm munge; setup.sh test does)"
 done
-tmp=$(mktemp -d) || exit 1
-# munged wants its socket's directories searchable by all.
+# munged wants every directory above its socket searchable by all: not the suite's private
+# TMPDIR (mode 0700), so /tmp.
+tmp=$(mktemp -d /tmp/memsim-slurm-XXXXXX) || exit 1
 chmod 0755 "$tmp"
 pids=""
 # Every daemon goes by its pid, and the temporary directory with them, however the test ends.
