@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/sweep.h"
+#include "cli/sweep_slurm.h"
 #include "sim/util.h"
 
 void
@@ -23,6 +24,8 @@ usage_sweep(FILE *f)
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
 		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
+		"                    [--slurm N [--slurm-args \"...\"] [--dry-run]]\n"
+		"       memsim sweep --status DIR\n"
 		"\n"
 		"Runs every combination of the lists (memsim run for each) on all cores and streams the\n"
 		"reports to DIR/results.json (one object per line), DIR/results.csv and\n"
@@ -60,8 +63,27 @@ usage_sweep(FILE *f)
 		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
 		"                  and sample_too_small where the sample is too small for 10%%\n"
 		"\n"
-		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n",
-		SWEEP_PLAN_MAX);
+		"Interrupting keeps every finished run; --resume continues. memsim merge joins shards.\n"
+		"\n"
+		"On a Slurm cluster (docs/cluster.md; DIR on a filesystem the nodes share):\n"
+		"  --slurm N       write DIR/slurm/sweep.sbatch, a job array of N tasks (task i runs\n"
+		"                  this sweep's shard i/N into DIR/shards/i with --resume), and\n"
+		"                  merge.sbatch (memsim merge of the shards into DIR); submit both\n"
+		"                  with sbatch, the merge afterok on the array; record the job ids\n"
+		"                  in DIR/slurm/jobs.json. The same command again submits only the\n"
+		"                  shards whose manifest is not complete, and a new merge (the\n"
+		"                  merge alone once all are); another plan or N is refused. N is 1\n"
+		"                  to %d. Each task: --jobs workers [1 with --slurm],\n"
+		"                  --cpus-per-task = --jobs, --mem from the largest configuration's\n"
+		"                  arrays and cache models. No --shard or --resume with it.\n"
+		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
+		"                  --mem=8G: these win), split as a shell splits words\n"
+		"  --dry-run       write the scripts and print the sbatch commands; submit nothing\n"
+		"  --status DIR    each shard's rows done/total and its task's state (squeue, sacct,\n"
+		"                  else the files alone), and the merge job's\n"
+		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL name other programs\n"
+		"[sbatch, squeue, sacct, scancel on PATH].\n",
+		SWEEP_PLAN_MAX, SWEEP_SLURM_MAX_TASKS);
 }
 
 bool
@@ -119,6 +141,24 @@ sweep_plugin_check(const struct sweep_plan *p)
 	return 0;
 }
 
+/* --slurm's options together: it makes the shards, and each task runs one worker unless
+ * --jobs says otherwise. */
+static int
+slurm_check(const struct sweep_slurm *sl, struct sweep_run_options *ro, bool jobs_given)
+{
+	if (!sl->tasks)
+		return sl->args || sl->dry_run
+			       ? usage_error("sweep",
+					     "--slurm-args and --dry-run go with --slurm N")
+			       : 0;
+	if (ro->resume || ro->shard_n > 1)
+		return usage_error("sweep", "--slurm makes the shards and resumes them: no --shard "
+					    "or --resume (run the same command again to resume)");
+	if (!jobs_given)
+		ro->jobs = 1;
+	return 0;
+}
+
 int
 cmd_sweep(int argc, char **argv)
 {
@@ -132,6 +172,10 @@ cmd_sweep(int argc, char **argv)
 		OPT_TRACE_ONLY,
 		OPT_SEPARATE_RUNS,
 		OPT_SAMPLE_SETS,
+		OPT_SLURM,
+		OPT_SLURM_ARGS,
+		OPT_DRY_RUN,
+		OPT_STATUS,
 	};
 	/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
 	static const struct option opts[] = {
@@ -161,23 +205,51 @@ cmd_sweep(int argc, char **argv)
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ "separate-runs", no_argument, NULL, OPT_SEPARATE_RUNS },
 		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
+		{ "slurm", required_argument, NULL, OPT_SLURM },
+		{ "slurm-args", required_argument, NULL, OPT_SLURM_ARGS },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "status", required_argument, NULL, OPT_STATUS },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sweep_plan p;
 	struct sweep_run_options ro;
 	const char *cache_sweep = NULL, *caches[SWEEP_CACHES_MAX];
 	unsigned ncache_args = 0;
+	struct sweep_slurm sl;
+	const char *status = NULL;
+	bool jobs_given = false;
 	uint64_t jobs;
 	char err[1024];
-	int opt, rc = 0;
+	int opt, rc = 0, longindex, others = 0;
 
 	sweep_plan_init(&p);
+	sweep_slurm_init(&sl);
 	sweep_run_options_init(&ro);
 	ro.argc = argc;
 	ro.argv = argv;
 	optind = 1;
 	opterr = 0;
-	while (!rc && (opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while (!rc && (opt = getopt_long(argc, argv, ":", opts, &longindex)) != -1) {
+		others += opt != OPT_STATUS;
+		/* The plan's options, as each --slurm task gets them: all but these. */
+		switch (opt) {
+		case OPT_HELP:
+		case OPT_JSON:
+		case OPT_OUT:
+		case OPT_JOBS:
+		case OPT_RESUME:
+		case OPT_SHARD:
+		case OPT_SLURM:
+		case OPT_SLURM_ARGS:
+		case OPT_DRY_RUN:
+		case OPT_STATUS:
+		case '?':
+		case ':':
+			break;
+		default:
+			sweep_slurm_forward(&sl, opts[longindex].name, optarg);
+			break;
+		}
 		switch (opt) {
 		case OPT_HELP:
 			usage_sweep(stdout);
@@ -247,6 +319,7 @@ cmd_sweep(int argc, char **argv)
 				rc = usage_error("sweep", "--jobs: '%s' is not 1 to 256", optarg);
 			else
 				ro.jobs = (unsigned)jobs;
+			jobs_given = true;
 			break;
 		case OPT_RESUME:
 			ro.resume = true;
@@ -276,11 +349,36 @@ cmd_sweep(int argc, char **argv)
 			else
 				p.sample_sets = (uint32_t)jobs;
 			break;
+		case OPT_SLURM:
+			if (!parse_u64(optarg, &sl.tasks) || sl.tasks < 1 ||
+			    sl.tasks > SWEEP_SLURM_MAX_TASKS)
+				rc = usage_error("sweep", "--slurm: '%s' is not 1 to %d", optarg,
+						 SWEEP_SLURM_MAX_TASKS);
+			break;
+		case OPT_SLURM_ARGS:
+			sl.args = optarg;
+			break;
+		case OPT_DRY_RUN:
+			sl.dry_run = true;
+			break;
+		case OPT_STATUS:
+			status = optarg;
+			break;
 		default:
 			rc = option_error("sweep", opt, argv);
 			break;
 		}
 	}
+	if (!rc && status) {
+		rc = others || optind != argc
+			     ? usage_error("sweep", "--status DIR takes no other options")
+			     : sweep_slurm_status(status);
+		sweep_slurm_finish(&sl);
+		sweep_plan_finish(&p);
+		return rc;
+	}
+	if (!rc)
+		rc = slurm_check(&sl, &ro, jobs_given);
 	if (!rc && optind != argc)
 		rc = usage_error("sweep", "unexpected argument '%s'", argv[optind]);
 	if (!rc && !ro.out)
@@ -298,7 +396,8 @@ cmd_sweep(int argc, char **argv)
 	for (unsigned i = 0; i < ncache_args && !rc; i++)
 		rc = sweep_plan_cache(&p, caches[i], cache_sweep);
 	if (!rc)
-		rc = sweep_run(&p, &ro);
+		rc = sl.tasks ? sweep_slurm_submit(&sl, &p, &ro) : sweep_run(&p, &ro);
+	sweep_slurm_finish(&sl);
 	sweep_plan_finish(&p);
 	return rc;
 }

@@ -289,21 +289,31 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 }
 
 uint64_t
-plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
-			const struct plugin_params *pp, const char **what)
+plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
+		    const struct plugin_params *pp, uint64_t cap)
 {
 	struct memsim_kernel_config kc;
 	struct memsim_kernel_array *a = xzalloc(PLUGIN_MAX_ARRAYS * sizeof(*a));
-	uint64_t avail = sim_memory_available(NULL, false, what), used = 0;
+	uint64_t used = 0;
 	char err[512];
 	int n = -1;
 
 	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0)
 		n = pl->p->arrays(&kc, a, PLUGIN_MAX_ARRAYS, err, sizeof(err));
-	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS; i++)
-		used += a[i].bytes < avail ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
-					   : avail;
+	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS && used < cap; i++)
+		used += a[i].bytes < cap ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
+					 : cap;
 	free(a);
+	return used;
+}
+
+uint64_t
+plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
+			const struct plugin_params *pp, const char **what)
+{
+	uint64_t avail = sim_memory_available(NULL, false, what);
+	uint64_t used = plugin_arrays_bytes(pl, c, pp, avail);
+
 	return used < avail ? avail - used : 0;
 }
 

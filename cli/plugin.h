@@ -82,6 +82,11 @@ void plugin_arrays_destroy(struct plugin_arrays *pa);
  * with a message in err. */
 int plugin_arrays_zero(struct plugin_arrays *pa, char *err, size_t errlen);
 
+/* The bytes the plugin's arrays for c and pp take once mapped (page-rounded), each counted at
+ * most cap (the sum may pass it); 0 where the plugin refuses the configuration. */
+uint64_t plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
+			     const struct plugin_params *pp, uint64_t cap);
+
 /* sim_memory_available() for a run of the plugin's c and pp: the memory left once its arrays
  * are mapped (all of it where the plugin refuses the configuration). */
 uint64_t plugin_memory_available(const struct plugin *pl, const struct attn_config *c,

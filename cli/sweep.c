@@ -72,6 +72,42 @@ on_progress(void *ctx, size_t finished, size_t n)
 	s->shown = f;
 }
 
+struct sweep_item *
+sweep_check_items(const struct sweep_plan *p, size_t *count)
+{
+	struct sweep_item *items;
+	uint64_t memory;
+	char err[600];
+
+	if (sim_memory_setting(&memory) < 0) {
+		usage_error("sweep", "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
+			    getenv("MEMSIM_MEMORY"));
+		return NULL;
+	}
+	items = sweep_plan_items(p, count);
+	/* Every configuration is checked up front, so a bad one is a usage error before any run
+	 * starts, not a failed row. */
+	for (size_t i = 0; i < *count; i++) {
+		int crc = p->trace_only
+				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
+				  : attn_config_check(&items[i].cfg, err, sizeof(err));
+		struct spec spec;
+
+		/* Set sampling needs sets to sample in every cache. */
+		if (p->sample_sets > 1 && (!i || items[i].cache != items[i - 1].cache) &&
+		    spec_parse(p->caches[items[i].cache], &spec, err, sizeof(err)) == 0) {
+			spec.cache.sample_sets = p->sample_sets;
+			crc = cache_config_validate(&spec.cache, err, sizeof(err)) ? -EINVAL : crc;
+		}
+		if (crc && (p->simulate || crc != -ENOMEM)) {
+			free(items);
+			usage_error("sweep", "%s", err);
+			return NULL;
+		}
+	}
+	return items;
+}
+
 int
 sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 {
@@ -88,38 +124,12 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc, orc;
 
-	uint64_t memory;
-
 	if (sweep_plan_check(p))
 		return EXIT_USAGE;
-	if (sim_memory_setting(&memory) < 0)
-		return usage_error("sweep", "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
-				   getenv("MEMSIM_MEMORY"));
-	items = sweep_plan_items(p, &nitems);
+	items = sweep_check_items(p, &nitems);
+	if (!items)
+		return EXIT_USAGE;
 	s.items = items;
-	/* Every configuration is checked up front, so a bad one is a usage error before any run
-	 * starts, not a failed row. */
-	for (size_t i = 0; i < nitems; i++) {
-		int crc = p->trace_only
-				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
-				  : attn_config_check(&items[i].cfg, err, sizeof(err));
-		struct spec spec;
-
-		/* Set sampling needs sets to sample in every cache. */
-		if (p->sample_sets > 1 && (!i || items[i].cache != items[i - 1].cache) &&
-		    spec_parse(p->caches[items[i].cache], &spec, err, sizeof(err)) == 0) {
-			spec.cache.sample_sets = p->sample_sets;
-			if (cache_config_validate(&spec.cache, err, sizeof(err))) {
-				free(items);
-				return usage_error("sweep", "%s", err);
-			}
-		}
-
-		if (crc && (p->simulate || crc != -ENOMEM)) {
-			free(items);
-			return usage_error("sweep", "%s", err);
-		}
-	}
 	orc = sweep_writer_open(&w, o->out, sweep_plan_mode(p, mode, sizeof(mode)), o->resume, err,
 				sizeof(err));
 	if (orc) {

@@ -23,6 +23,11 @@ struct sweep_run_options {
 /* The defaults: out NULL, one worker per core, no resume, shard 0 of 1. */
 void sweep_run_options_init(struct sweep_run_options *o);
 
+/* The plan's configurations (sweep_plan_items()), each checked as a run would check it: NULL
+ * after a one-line usage message (MEMSIM_MEMORY not a size, a configuration or a sampled cache
+ * that cannot run). Caller frees with free(). */
+struct sweep_item *sweep_check_items(const struct sweep_plan *p, size_t *count);
+
 /* Runs the plan. Every configuration is checked first (a bad one is a usage error before any
  * run). Returns the exit status: 0 when every run succeeded, 1 for a failed or interrupted
  * sweep (what finished is kept), 2 for a usage error; each after a one-line message. */

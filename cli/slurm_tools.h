@@ -1,0 +1,53 @@
+#pragma once
+
+/*
+ * Slurm's programs as `memsim sweep --slurm` runs them: found on PATH or named by an
+ * environment variable (MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL: stand-ins
+ * in tests), run with their output caught in a private temporary directory, and what they
+ * print about jobs read back.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum slurm_tool {
+	SLURM_SBATCH,
+	SLURM_SQUEUE,
+	SLURM_SACCT,
+	SLURM_SCANCEL,
+	SLURM_TOOL_COUNT,
+};
+
+struct slurm_tools {
+	char path[SLURM_TOOL_COUNT][4096]; /* "" where not found */
+	char tmp[4096];                    /* the private directory for their output; "" before */
+};
+
+/* Finds each program. Nothing is run or created yet. */
+void slurm_tools_init(struct slurm_tools *t);
+/* Removes the temporary directory and what is in it. */
+void slurm_tools_finish(struct slurm_tools *t);
+
+/* "sbatch", ... as found, or as the variable named it; its variable's name. */
+const char *slurm_tool_name(enum slurm_tool which);
+const char *slurm_tool_env(enum slurm_tool which);
+
+/* Runs tool which with args (NULL-terminated, after the program itself). *out gets its
+ * standard output (caller frees with free()), last its last stderr line ("" for none).
+ * Returns its exit status, or -1 with a message in last (not found, not started, a signal). */
+int slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *const *args,
+		   char **out, char *last, size_t lastlen);
+
+/* A job state's text (squeue's %T, sacct's State) is at most this long, with its NUL. */
+#define SLURM_STATE_LEN 32
+
+/* The states of job id's array tasks 0 .. n - 1 (states[i]) and of the job itself when not an
+ * array (states[n]): from squeue (-t all: finished jobs it still holds too), then sacct for
+ * those squeue does not list. An entry stays "" where neither knows it. *from says which
+ * answered ("squeue", "squeue, sacct"), or why none did. */
+void slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
+		      char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen);
+
+/* Whether a job in this state may still run (pending, running, suspended...), not ended. */
+bool slurm_state_active(const char *state);

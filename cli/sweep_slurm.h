@@ -1,0 +1,53 @@
+#pragma once
+
+/*
+ * `memsim sweep --slurm N`: a sweep as a Slurm job array of N tasks, task i running shard i/N
+ * of the plan into DIR/shards/i with --resume, and a merge job (afterok on the array) joining
+ * them into DIR. The scripts go to DIR/slurm/sweep.sbatch and merge.sbatch, the job ids to
+ * DIR/slurm/jobs.json. Running the same command again submits only the shards whose manifest
+ * is not complete, and a new merge; `--status DIR` tells each shard's rows and job state.
+ * sbatch, squeue, sacct and scancel are found on PATH, or named by MEMSIM_SBATCH,
+ * MEMSIM_SQUEUE, MEMSIM_SACCT and MEMSIM_SCANCEL.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/sweep.h"
+#include "cli/sweep_plan.h"
+
+#define SWEEP_SLURM_MAX_TASKS 10000
+
+struct sweep_slurm {
+	uint64_t tasks;   /* --slurm N; 0: the sweep runs here */
+	const char *args; /* --slurm-args, as given (split as a shell splits words) */
+	bool dry_run;     /* write the scripts, print what would be submitted */
+	char **forward;   /* the plan's options as given ("--N=64,128", "--causal"), owned */
+	unsigned nforward;
+};
+
+void sweep_slurm_init(struct sweep_slurm *s);
+void sweep_slurm_finish(struct sweep_slurm *s);
+
+/* Records an option of the plan for the tasks' command line: "--name=value", or "--name"
+ * where value is NULL. */
+void sweep_slurm_forward(struct sweep_slurm *s, const char *name, const char *value);
+
+/* Writes the scripts and submits the array and the merge (or, resubmitting, the shards not
+ * complete; only the merge where all are), for plan p into ro->out with ro->jobs workers a
+ * task. Returns the exit status after one line for each failure: 2 for a usage error (another
+ * sweep's DIR, a bad --slurm-args), 1 for a runtime one (no sbatch, a rejected submission,
+ * jobs of this sweep still queued or running). */
+int sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
+		       const struct sweep_run_options *ro);
+
+/* Prints each shard's rows done/total and its task's state (squeue, else sacct, else the files
+ * alone, saying so) and the merge job's. Returns 0, or 1 after one line when dir holds no
+ * --slurm sweep. */
+int sweep_slurm_status(const char *dir);
+
+/* Splits text into words as a shell would (blanks separate; '...' literal; "..." with \" \\ \$
+ * \` escapes; a backslash outside quotes escapes the next character), with no expansion.
+ * Returns the number of words (*words: caller frees each and the array with free()), or -1 with
+ * a one-line message in err (an unterminated quote, more than max words). */
+int sweep_slurm_split(const char *text, unsigned max, char ***words, char *err, size_t errlen);

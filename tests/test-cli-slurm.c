@@ -1,0 +1,431 @@
+/*
+ * `memsim sweep --slurm N` with stand-ins for Slurm's programs (issue 21): shell scripts named
+ * by MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT and MEMSIM_SCANCEL that record their arguments
+ * and answer what a case sets. The scripts memsim writes are run here by hand as Slurm would
+ * run them (SLURM_ARRAY_TASK_ID=i sh sweep.sbatch), so the shards and the merge are real.
+ * tests/test-slurm.sh runs the same against a real Slurm.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "cli-slurm"
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+#define PLAN "--kernel naive,flash2 --N 64,128 --d 16"
+
+static char env[2048];
+
+/* Writes an executable stand-in tmpdir/name running body. */
+static void
+stand_in(const char *name, const char *body)
+{
+	char path[700], text[2200];
+
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s\n", body);
+	write_file(name, text);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* The stand-ins: sbatch records its words in brackets, one call a line, and prints ids from 101
+ * ("ID;cluster", as --parsable does); squeue prints squeue.txt; sacct has no accounting;
+ * scancel records its words. */
+static void
+stand_ins(void)
+{
+	char body[2048];
+
+	snprintf(body, sizeof(body),
+		 "printf '[%%s]' \"$@\" >>%s/sbatch.log; echo >>%s/sbatch.log\n"
+		 "n=$(cat %s/sbatch.next 2>/dev/null || echo 101)\n"
+		 "echo $((n + 1)) >%s/sbatch.next\necho \"$n;cluster\"",
+		 tmpdir, tmpdir, tmpdir, tmpdir);
+	stand_in("fake-sbatch", body);
+	snprintf(body, sizeof(body), "echo \"$*\" >>%s/squeue.log\ncat %s/squeue.txt 2>/dev/null",
+		 tmpdir, tmpdir);
+	stand_in("fake-squeue", body);
+	stand_in("fake-sacct", "echo 'sacct: error: Slurm accounting storage is disabled' >&2\n"
+			       "exit 1");
+	snprintf(body, sizeof(body), "echo \"$*\" >>%s/scancel.log", tmpdir);
+	stand_in("fake-scancel", body);
+	stand_in("fake-sbatch-noid", "echo 'Submitted batch job'");
+	stand_in("fake-sbatch-rejects",
+		 "echo 'sbatch: error: Batch job submission failed: Invalid partition name "
+		 "specified' >&2\nexit 1");
+	snprintf(env, sizeof(env),
+		 "MEMSIM_SBATCH=%s/fake-sbatch MEMSIM_SQUEUE=%s/fake-squeue "
+		 "MEMSIM_SACCT=%s/fake-sacct MEMSIM_SCANCEL=%s/fake-scancel",
+		 tmpdir, tmpdir, tmpdir, tmpdir);
+	memsim_env = env;
+	sh("rm -f sbatch.log sbatch.next squeue.log squeue.txt scancel.log");
+}
+
+/* The text of tmpdir/name ("" when missing); caller frees with free(). */
+static char *
+text_of(const char *name)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return slurp_text(path);
+}
+
+/* Runs shard i's task of dir as Slurm would. */
+static void
+run_task(const char *dir, int i)
+{
+	assert_int_equal(sh("SLURM_ARRAY_TASK_ID=%d sh %s/slurm/sweep.sbatch 2>/dev/null", i, dir),
+			 0);
+}
+
+static int
+lines_in(const char *name)
+{
+	char *t = text_of(name);
+	int n = 0;
+
+	for (char *c = t; *c; c++)
+		n += *c == '\n';
+	free(t);
+	return n;
+}
+
+/* --dry-run writes both scripts, prints the two sbatch commands, submits nothing (no sbatch
+ * needed); the scripts run as Slurm would run them make the shards and the merge. */
+static void
+test_dry_run_scripts(void **state)
+{
+	struct result r;
+	char *sweep, *merge;
+
+	(void)state;
+	memsim_env = "MEMSIM_SBATCH=/nonexistent/sbatch";
+	r = memsim("sweep --out dry " PLAN " --slurm 2 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "would run: /nonexistent/sbatch --parsable --array=0-1 "));
+	assert_non_null(strstr(r.out, "/dry/slurm/sweep.sbatch\n"));
+	assert_non_null(strstr(r.out, "--parsable --dependency=afterok:ARRAY_JOB_ID "));
+	assert_non_null(strstr(r.out, "/dry/slurm/merge.sbatch\n"));
+	result_free(&r);
+	assert_int_equal(sh("test ! -e dry/slurm/jobs.json"), 0);
+	sweep = text_of("dry/slurm/sweep.sbatch");
+	merge = text_of("dry/slurm/merge.sbatch");
+	print_message("# %s", sweep);
+	assert_non_null(strstr(sweep, "#SBATCH --cpus-per-task=1\n"));
+	assert_non_null(strstr(sweep, "#SBATCH --mem="));
+	assert_non_null(strstr(sweep, "#SBATCH --job-name=memsim-sweep\n"));
+	assert_non_null(strstr(sweep, MEMSIM_BIN " sweep --out /"));
+	assert_non_null(strstr(sweep,
+			       "/dry/shards/\"$i\" --jobs 1 --kernel=naive,flash2 --N=64,128 "
+			       "--d=16 --shard \"$i/2\" --resume\n"));
+	assert_non_null(strstr(merge, MEMSIM_BIN " merge --out /"));
+	free(sweep);
+	free(merge);
+	run_task("dry", 0);
+	run_task("dry", 1);
+	assert_int_equal(sh("sh dry/slurm/merge.sbatch 2>/dev/null"), 0);
+	assert_int_equal(lines_in("dry/results.json"), 4);
+}
+
+/* The submission: the array, then the merge after it, --slurm-args split as a shell would and
+ * given to both before the script; jobs.json records the ids, tasks and time. */
+static void
+test_submit(void **state)
+{
+	struct result r;
+	char *log, *script;
+	cJSON *j, *sub;
+
+	(void)state;
+	stand_ins();
+	r = memsim("sweep --out sub " PLAN " --jobs 3 --slurm 3 --slurm-args \"-p debug "
+		   "--time=10 --comment='a b' --mem=2G\"");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "submitted array job 101 (--array=0-2, of 3 shards)"));
+	assert_non_null(strstr(r.out, "submitted merge job 102 (afterok:101)"));
+	result_free(&r);
+	log = text_of("sbatch.log");
+	print_message("# %s", log);
+	assert_non_null(strstr(log, "[--parsable][--array=0-2][-p][debug][--time=10][--comment=a "
+				    "b][--mem=2G]["));
+	assert_non_null(strstr(log,
+			       "/sub/slurm/sweep.sbatch]\n[--parsable][--dependency=afterok:101]"
+			       "[-p][debug][--time=10][--comment=a b][--mem=2G]["));
+	assert_non_null(strstr(log, "/sub/slurm/merge.sbatch]\n"));
+	free(log);
+	script = text_of("sub/slurm/sweep.sbatch");
+	assert_non_null(strstr(script, "#SBATCH --cpus-per-task=3\n"));
+	assert_non_null(strstr(script, " --jobs 3 "));
+	free(script);
+	j = read_json("sub/slurm/jobs.json");
+	assert_non_null(j);
+	assert_int_equal(cJSON_GetObjectItem(j, "tasks")->valueint, 3);
+	assert_int_equal(cJSON_GetObjectItem(j, "configurations")->valueint, 4);
+	sub = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "submissions"), 0);
+	assert_string_equal(cJSON_GetObjectItem(sub, "array_job")->valuestring, "101");
+	assert_string_equal(cJSON_GetObjectItem(sub, "merge_job")->valuestring, "102");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sub, "tasks_submitted")), 3);
+	assert_non_null(cJSON_GetObjectItem(sub, "time"));
+	cJSON_Delete(j);
+}
+
+/* Again on the same DIR: only the shards not complete, as an array of those indices, and a new
+ * merge (the old one, pending, cancelled); then the merge alone; then nothing. Tasks still
+ * queued or running are waited for. */
+static void
+test_resubmit_unfinished(void **state)
+{
+	struct result r;
+	char *log;
+	cJSON *j;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out re " PLAN " --slurm 3");
+	run_task("re", 0);
+	run_task("re", 2);
+	/* A task still running: nothing is submitted. */
+	write_file("squeue.txt", "101_1 RUNNING\n101_0 COMPLETED\n");
+	expect_error("sweep --out re " PLAN " --slurm 3", 1,
+		     "array job 101 still has 1 tasks queued or running");
+	write_file("squeue.txt", "101_1 CANCELLED\n102 PENDING\n");
+	sh("rm -f sbatch.log");
+	r = memsim("sweep --out re " PLAN " --slurm 3");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "1 of 3 shards are not complete"));
+	result_free(&r);
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	assert_non_null(strstr(log, "[--parsable][--dependency=afterok:103]["));
+	free(log);
+	log = text_of("scancel.log");
+	assert_string_equal(log, "102\n");
+	free(log);
+	j = read_json("re/slurm/jobs.json");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "submissions")), 2);
+	cJSON_Delete(j);
+	/* Every shard complete: the merge alone, with no dependency. */
+	run_task("re", 1);
+	sh("rm -f sbatch.log squeue.txt");
+	expect_ok("sweep --out re " PLAN " --slurm 3");
+	log = text_of("sbatch.log");
+	assert_int_equal(lines_in("sbatch.log"), 1);
+	assert_null(strstr(log, "--array"));
+	assert_null(strstr(log, "--dependency"));
+	free(log);
+	/* Merged: nothing to submit. */
+	assert_int_equal(sh("sh re/slurm/merge.sbatch 2>/dev/null"), 0);
+	sh("rm -f sbatch.log");
+	r = memsim("sweep --out re " PLAN " --slurm 3");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "complete and merged"));
+	assert_int_equal(sh("test ! -e sbatch.log"), 0);
+	result_free(&r);
+}
+
+/* Another plan or another N on a DIR with jobs.json or shards is refused, one line. */
+static void
+test_config_change(void **state)
+{
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out cc " PLAN " --slurm 2");
+	expect_error("sweep --out cc --kernel naive,flash2 --N 64,256 --d 16 --slurm 2", 2,
+		     "records another sweep");
+	expect_error("sweep --out cc " PLAN " --slurm 4", 2, "records 2 tasks, not 4");
+	/* No jobs.json (a dry run), a shard of another plan. */
+	expect_ok("sweep --out cc2 " PLAN " --slurm 2 --dry-run");
+	run_task("cc2", 0);
+	expect_error("sweep --out cc2 " PLAN " --no-flush --slurm 2 --dry-run", 2,
+		     "holds another sweep's shard");
+}
+
+/* --status: each shard's rows done/total and its task's state, the merge's; where Slurm knows
+ * nothing, the files alone, saying so. */
+static void
+test_status(void **state)
+{
+	struct result r;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out st " PLAN " --slurm 2");
+	run_task("st", 0);
+	write_file("squeue.txt", "101_0 COMPLETED\n101_1 PENDING\n102 PENDING\n");
+	r = memsim("sweep --status st");
+	print_message("# %s", r.out);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\n0      2/2         yes       101_0          COMPLETED\n"));
+	assert_non_null(strstr(r.out, "\n1      not started no        101_1          PENDING\n"));
+	assert_non_null(strstr(r.out, "\nmerge  not yet     -         102            PENDING\n"));
+	assert_non_null(strstr(r.out, "states from squeue"));
+	result_free(&r);
+	/* squeue no longer lists them, sacct has no accounting: the files alone. */
+	sh("rm -f squeue.txt");
+	r = memsim("sweep --status st");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\n0      2/2         yes       101_0          -\n"));
+	assert_non_null(strstr(r.out, "accounting storage is disabled"));
+	assert_non_null(strstr(r.out, "from the files alone"));
+	result_free(&r);
+	expect_error("sweep --status nowhere", 1, "not a memsim sweep --slurm directory");
+	expect_error("sweep --status st --N 64", 2, "--status DIR takes no other options");
+}
+
+/* Each error one line, exit 2 for usage and 1 for the rest; /tmp a warning only. */
+static void
+test_errors(void **state)
+{
+	char line[1200];
+	struct result r;
+
+	(void)state;
+	memsim_env = "PATH=/nonexistent";
+	expect_error("sweep --out e " PLAN " --slurm 2", 1,
+		     "sbatch not found on PATH (install slurm-client, or use --dry-run)");
+	snprintf(line, sizeof(line), "MEMSIM_SBATCH=%s/fake-sbatch-rejects", tmpdir);
+	stand_ins();
+	memsim_env = line;
+	/* After the warning where the DIR is under /tmp: the error's one line is the last. */
+	r = memsim("sweep --out e " PLAN " --slurm 2 --slurm-args '-p nope'");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "sbatch-rejects rejected "));
+	assert_true(
+		one_line_with(strstr(r.err, "sbatch-rejects rejected "),
+			      "/e/slurm/sweep.sbatch (exit 1): sbatch: error: Batch job submission "
+			      "failed: Invalid partition name specified"));
+	result_free(&r);
+	snprintf(line, sizeof(line), "MEMSIM_SBATCH=%s/fake-sbatch-noid", tmpdir);
+	r = memsim("sweep --out e " PLAN " --slurm 2");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "fake-sbatch-noid printed no job id for "));
+	result_free(&r);
+	memsim_env = env;
+	expect_error("sweep --out e " PLAN " --slurm 2 --shard 0/2", 2, "--slurm makes the shards");
+	expect_error("sweep --out e " PLAN " --slurm 2 --resume", 2, "--slurm makes the shards");
+	expect_error("sweep --out e " PLAN " --slurm 0", 2, "--slurm: '0' is not 1 to 10000");
+	expect_error("sweep --out e " PLAN " --slurm 10001", 2, "is not 1 to 10000");
+	expect_error("sweep --out e " PLAN " --slurm 5", 2, "more tasks than the plan's 4");
+	expect_error("sweep --out e " PLAN " --slurm 2 --slurm-args \"-p 'x\"", 2,
+		     "--slurm-args: unterminated quote");
+	expect_error("sweep --out e " PLAN " --dry-run", 2, "go with --slurm N");
+	/* A DIR under /tmp works, with a warning. */
+	if (strncmp(tmpdir, "/tmp/", 5) == 0) {
+		r = memsim("sweep --out tmpwarn " PLAN " --slurm 2 --dry-run");
+		assert_int_equal(r.rc, 0);
+		assert_true(one_line_with(r.err, "is under /tmp: compute nodes may not share it"));
+		result_free(&r);
+	}
+}
+
+/* The --mem of dir's sweep.sbatch, in MiB. */
+static long
+mem_of(const char *dir)
+{
+	char name[300], *t, *m;
+	long mib;
+
+	snprintf(name, sizeof(name), "%s/slurm/sweep.sbatch", dir);
+	t = text_of(name);
+	m = strstr(t, "#SBATCH --mem=");
+	assert_non_null(m);
+	mib = strtol(m + strlen("#SBATCH --mem="), NULL, 10);
+	free(t);
+	return mib;
+}
+
+/* A task's --mem: the largest configuration's arrays and cache models for each worker, plus a
+ * margin; nothing but the margin for the formulas alone. */
+static void
+test_mem_estimate(void **state)
+{
+	long one, two, formula;
+
+	(void)state;
+	memsim_env = "";
+	expect_ok("sweep --out mem1 --kernel naive --N 64,4096 --d 64 --slurm 1 --dry-run");
+	expect_ok(
+		"sweep --out mem2 --kernel naive --N 64,4096 --d 64 --slurm 1 --jobs 2 --dry-run");
+	expect_ok("sweep --out mem3 --kernel naive --N 4096 --d 64 --formula-only --slurm 1 "
+		  "--dry-run");
+	one = mem_of("mem1");
+	two = mem_of("mem2");
+	formula = mem_of("mem3");
+	print_message("# --mem %ldM, with --jobs 2 %ldM, formulas only %ldM\n", one, two, formula);
+	/* naive at N = 4096, d = 64: Q, K, V, O and the 4096 x 4096 scores, 64 MiB of them. */
+	assert_true(one - 256 >= 64 + 3);
+	assert_true(two - 256 >= 2 * (one - 256) - 1);
+	assert_int_equal(formula, 256);
+}
+
+/* A --cache-sweep's sizes of one configuration share a task (one pass) only where --slurm N
+ * divides the configurations of each cache: a warning otherwise. */
+static void
+test_onepass_warning(void **state)
+{
+	struct result r;
+
+	(void)state;
+	memsim_env = "";
+	r = memsim("sweep --out op3 --kernel flash2 --N 256,512 --d 16 --cache "
+		   "L1=32K:8:64,L2=1M:16:64 --cache-sweep L2=256K:1M:x2 --slurm 3 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "--slurm 3 does not divide the 2 configurations of each "
+				      "cache"));
+	result_free(&r);
+	r = memsim("sweep --out op2 --kernel flash2 --N 256,512 --d 16 --cache "
+		   "L1=32K:8:64,L2=1M:16:64 --cache-sweep L2=256K:1M:x2 --slurm 2 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "does not divide"));
+	result_free(&r);
+	/* Task 0 of 2 runs its configuration's three sizes in one pass. */
+	run_task("op2", 0);
+	assert_int_equal(sh("grep -c '\"method\":\"stack\",\"level\":\"L2\",\"sizes\":3' "
+			    "op2/shards/0/results.json | grep -qx 3"),
+			 0);
+}
+
+/* --slurm-args is split as a shell splits words, with no shell. */
+static void
+test_split_words(void **state)
+{
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out sp " PLAN " --slurm 2 --slurm-args \"-A 'my acct' "
+		  "--comment=\\\"x\\\\\\\"y\\\" a\\\\ b '\\$HOME'\"");
+	{
+		char *log = text_of("sbatch.log");
+
+		print_message("# %s", log);
+		assert_non_null(strstr(log, "[-A][my acct][--comment=x\"y][a b][$HOME]"));
+		free(log);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dry_run_scripts),
+		cmocka_unit_test(test_submit),
+		cmocka_unit_test(test_resubmit_unfinished),
+		cmocka_unit_test(test_config_change),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_split_words),
+		cmocka_unit_test(test_mem_estimate),
+		cmocka_unit_test(test_onepass_warning),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
