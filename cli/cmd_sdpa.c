@@ -18,8 +18,9 @@ usage_sdpa(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D] [--causal]\n"
-		"                   [--dtype fp16|bf16] [--gpu h100] [--l2 SIZE] [--slots S]\n"
-		"                   [--json FILE]\n"
+		"                   [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
+		"                   [--l2 SIZE] [--l2-model lru|random|partitions] [--l2-ways W]\n"
+		"                   [--slots S]\n"
 		"\n"
 		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend moves to\n"
 		"and from the GPU's memory (HBM), shapes as PyTorch's [batch, heads, seq, d]: the\n"
@@ -34,9 +35,14 @@ usage_sdpa(FILE *f)
 		"  --causal        is_causal=True (the mask aligned at the end)\n"
 		"  --dtype T       fp16 or bf16 [fp16]; fp32 is refused, as the flash backend does\n"
 		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
-		"  --l2 SIZE       the L2 as one LRU of SIZE [22M: what one kernel keeps, docs/gpu.md]\n"
-		"  --slots S       resident thread blocks [SMs x blocks per SM from occupancy]\n"
 		"  --json FILE     the report as JSON (- for stdout)\n"
+		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
+		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md]\n"
+		"  --l2-model M    lru (one LRU) [lru], random (random replacement), partitions\n"
+		"                  (two LRUs of SIZE / 2, each tile's halves homed one in each, a\n"
+		"                  copy kept in the reading side's partition)\n"
+		"  --l2-ways W     K/V tiles per set, tiles hashed to sets [0: fully associative]\n"
+		"  --slots S       resident thread blocks [SMs x blocks per SM from occupancy]\n"
 		"\n"
 		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash backend\n"
 		"refuses.\n");
@@ -66,13 +72,14 @@ struct sdpa_args {
 	uint64_t q[4], k[4], v[4];
 	bool have_q, have_k, have_v, causal, bf16;
 	const char *gpu, *json_path;
-	uint64_t l2, slots;
+	uint64_t l2, slots, ways;
+	bool random, partitions;
 };
 
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
-	enum { OPT_Q = 256, OPT_K, OPT_V, OPT_CAUSAL, OPT_DTYPE, OPT_GPU, OPT_L2, OPT_SLOTS };
+	enum { OPT_Q = 256, OPT_K, OPT_V, OPT_CAUSAL, OPT_DTYPE, OPT_GPU, OPT_L2, OPT_SLOTS, OPT_WAYS, OPT_REPL };
 	static const struct option opts[] = {
 		{ "q", required_argument, NULL, OPT_Q },
 		{ "k", required_argument, NULL, OPT_K },
@@ -82,6 +89,8 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		{ "gpu", required_argument, NULL, OPT_GPU },
 		{ "l2", required_argument, NULL, OPT_L2 },
 		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "l2-ways", required_argument, NULL, OPT_WAYS },
+		{ "l2-model", required_argument, NULL, OPT_REPL },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -128,6 +137,20 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 			if (!parse_u64(optarg, &a->slots) || !a->slots || a->slots > 1000000)
 				return usage_error("sdpa", "--slots: '%s' is not a number from 1 to "
 							   "1000000", optarg);
+			break;
+		case OPT_WAYS:
+			if (!parse_u64(optarg, &a->ways) || a->ways > 1000000)
+				return usage_error("sdpa", "--l2-ways: '%s' is not a number from 0 to "
+							   "1000000", optarg);
+			break;
+		case OPT_REPL:
+			if (strcmp(optarg, "lru") && strcmp(optarg, "random") &&
+			    strcmp(optarg, "partitions"))
+				return usage_error("sdpa",
+						   "--l2-model: '%s' is not lru, random or partitions",
+						   optarg);
+			a->random = strcmp(optarg, "random") == 0;
+			a->partitions = strcmp(optarg, "partitions") == 0;
 			break;
 		case 'j':
 			a->json_path = optarg;
@@ -334,6 +357,10 @@ cmd_sdpa(int argc, char **argv)
 	sdpa_plan_make(&s, g, &p);
 	m.l2_bytes = a.l2;
 	m.slots = (uint32_t)a.slots;
+	m.ways = (uint32_t)a.ways;
+	m.random_seed = a.random ? 1 : 0;
+	if (a.partitions)
+		m.backend = SDPA_BACKEND_PARTITIONS;
 	if (sdpa_simulate(&p, g, &m, &r, err, sizeof(err)))
 		return print_error("%s", err);
 	print_text(text_stream(a.json_path), &a, &p, g, &r);

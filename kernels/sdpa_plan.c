@@ -30,7 +30,7 @@ sdpa_array_name(enum sdpa_array a)
  * L2 as the h100 preset models it: one 22 MiB LRU, what one kernel was measured to keep of
  * the two 25 MB partitions (docs/gpu.md). */
 static const struct sdpa_gpu gpus[] = {
-	{ "h100", 132, 65536, 233472, 22u << 20, 3.35e12,
+	{ "h100", 132, 65536, 233472, 22u << 20, 0, 3.35e12,
 	  "H100 SXM5 datasheet: 132 SMs, 3.35 TB/s HBM3; L2 as one 22 MiB LRU (docs/gpu.md)" },
 };
 

@@ -7,8 +7,9 @@
  * its outputs on the last. A block that finishes hands its slot to the next block in grid
  * order (x fastest), which starts in the next round. Blocks of a causal kernel have different
  * step counts, so the blocks in flight drift apart through the grid, as on the GPU.
- * The L2 is one LRU (sim/tilelru.h by default: per tile; SDPA_BACKEND_LINES feeds the same
- * accesses line by line to sim/cache.c, for tests).
+ * The L2 is one LRU by default (sim/tilelru.h: per tile; SDPA_BACKEND_LINES feeds the same
+ * accesses line by line to sim/cache.c, for tests), or random replacement, or hashed sets, or
+ * two partitions (SDPA_BACKEND_PARTITIONS): the alternatives docs/gpu.md compares.
  */
 
 #include <errno.h>
@@ -23,16 +24,46 @@
 #define LINE 128
 #define SECTOR 32
 
+#define COPY TILELRU_CLASSES / 2 /* class offset of a partition's copies of far lines */
+
 struct l2 {
 	struct tilelru *tiles;
+	struct tilelru *part[2]; /* SDPA_BACKEND_PARTITIONS */
 	struct cache *lines;
 	uint64_t base[SDPA_ARRAYS]; /* tile id or address of each array's first tile */
 	int array_index[SDPA_ARRAYS];
 };
 
+/* The two-partition L2: each half of a tile (at least a sector) has its own home. */
 static void
-l2_access(struct l2 *l, const struct sdpa_access *a)
+part_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
 {
+	uint64_t tile = l->base[a->array] + a->tile;
+	unsigned halves = a->bytes >= 2 * SECTOR ? 2 : 1;
+	uint32_t half = a->bytes / halves;
+
+	for (unsigned h = 0; h < halves; h++) {
+		uint64_t id = 2 * tile + h;
+		unsigned home = halves == 2 ? h : (unsigned)(tile & 1);
+
+		if (a->store) {
+			tilelru_access(l->part[home], id, half, a->array, true);
+			continue;
+		}
+		if (home == side || !tilelru_holds(l->part[side], id, half))
+			tilelru_access(l->part[home], id, half, a->array, false);
+		if (home != side)
+			tilelru_access(l->part[side], id, half, a->array + COPY, false);
+	}
+}
+
+static void
+l2_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
+{
+	if (l->part[0]) {
+		part_access(l, a, side);
+		return;
+	}
 	if (l->tiles) {
 		tilelru_access(l->tiles, l->base[a->array] + a->tile, a->bytes, a->array,
 			       a->store);
@@ -51,7 +82,13 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 {
 	*t = (struct sdpa_traffic){ 0 };
 	for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
-		if (l->tiles) {
+		if (l->part[0]) {
+			for (unsigned i = 0; i < 2; i++) {
+				struct tilelru_traffic x = tilelru_dram(l->part[i], a);
+
+				t->read[a] += x.read_bytes, t->write[a] += x.write_bytes;
+			}
+		} else if (l->tiles) {
 			struct tilelru_traffic x = tilelru_dram(l->tiles, a);
 
 			t->read[a] = x.read_bytes, t->write[a] = x.write_bytes;
@@ -68,17 +105,27 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 }
 
 static int
-l2_init(struct l2 *l, const struct sdpa_plan *p, enum sdpa_backend backend, uint64_t bytes)
+l2_init(struct l2 *l, const struct sdpa_plan *p, enum sdpa_backend backend, uint64_t bytes,
+	uint32_t sets, uint64_t random_seed)
 {
 	uint64_t next = 0;
 
 	*l = (struct l2){ 0 };
+	if (backend == SDPA_BACKEND_PARTITIONS) {
+		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+			l->base[a] = next;
+			next += p->tiles[a];
+		}
+		l->part[0] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
+		l->part[1] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
+		return l->part[0] && l->part[1] ? 0 : -ENOMEM;
+	}
 	if (backend == SDPA_BACKEND_TILES) {
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
 			l->base[a] = next;
 			next += p->tiles[a];
 		}
-		l->tiles = tilelru_create(bytes, next);
+		l->tiles = tilelru_create(bytes, next, sets, random_seed);
 		return l->tiles ? 0 : -ENOMEM;
 	} else {
 		struct cache_config cfg = { 0 };
@@ -113,6 +160,8 @@ static void
 l2_finish(struct l2 *l)
 {
 	tilelru_destroy(l->tiles);
+	tilelru_destroy(l->part[0]);
+	tilelru_destroy(l->part[1]);
 	cache_destroy(l->lines);
 }
 
@@ -121,6 +170,14 @@ struct slot {
 	uint32_t step, steps;
 	bool busy;
 };
+
+/* The partition side of slot s: consecutive blocks alternate sides (an assumption: the block
+ * scheduler spreads consecutive blocks over the GPCs). */
+static unsigned
+side_of(uint32_t s)
+{
+	return s % 2;
+}
 
 static void
 run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l)
@@ -140,7 +197,7 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 				continue;
 			n = sdpa_block_step(p, k->block, k->step, acc);
 			for (unsigned i = 0; i < n; i++)
-				l2_access(l, &acc[i]);
+				l2_access(l, &acc[i], side_of(s));
 			if (++k->step < k->steps)
 				continue;
 			if (next < total) {
@@ -164,7 +221,7 @@ run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t
 	uint64_t lse_sectors = (rows * 4 + SECTOR - 1) / SECTOR;
 	uint64_t base_oacc = lse_sectors * p->splits, base_o = base_oacc + p->combine_grid * p->splits;
 	uint64_t base_lse = base_o + p->combine_grid;
-	struct tilelru *c = tilelru_create(l2_bytes, base_lse + lse_sectors);
+	struct tilelru *c = tilelru_create(l2_bytes, base_lse + lse_sectors, 1, 0);
 
 	if (!c)
 		return -ENOMEM;
@@ -194,6 +251,17 @@ run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t
 	return 0;
 }
 
+uint32_t
+sdpa_l2_sets(const struct sdpa_plan *p, uint64_t l2_bytes, uint32_t ways)
+{
+	uint64_t tile = (uint64_t)p->block_n * p->shape.d * 2, sets;
+
+	if (ways == 0)
+		return 1;
+	sets = l2_bytes / ((uint64_t)ways * tile);
+	return sets ? (uint32_t)(sets < 65536 ? sets : 65536) : 1;
+}
+
 int
 sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct sdpa_model *m,
 	      struct sdpa_result *out, char *err, size_t errlen)
@@ -205,8 +273,10 @@ sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct 
 	*out = (struct sdpa_result){ 0 };
 	out->l2_bytes = m->l2_bytes ? m->l2_bytes : g->l2_model_bytes;
 	out->slots = m->slots ? m->slots : g->sms * p->blocks_per_sm;
+	out->ways = m->ways == SDPA_WAYS_GPU ? g->l2_ways : m->ways;
+	out->sets = sdpa_l2_sets(p, out->l2_bytes, out->ways);
 	slots = calloc(out->slots, sizeof(*slots));
-	if (!slots || (rc = l2_init(&l, p, m->backend, out->l2_bytes))) {
+	if (!slots || (rc = l2_init(&l, p, m->backend, out->l2_bytes, out->sets, m->random_seed))) {
 		free(slots);
 		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
 		return -ENOMEM;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TILELRU_CLASSES 8
+#define TILELRU_CLASSES 16
 
 struct tilelru_traffic {
 	uint64_t read_bytes;
@@ -29,17 +29,25 @@ struct tilelru_traffic {
 
 struct tilelru;
 
-/* An empty cache of capacity_bytes (> 0) for tiles 0 .. ntiles-1. NULL when memory is short.
- * Caller frees with tilelru_destroy(). */
-struct tilelru *tilelru_create(uint64_t capacity_bytes, uint64_t ntiles);
+/* An empty cache of capacity_bytes for tiles 0 .. ntiles-1, in `sets` sets of capacity_bytes /
+ * sets each (1: fully associative); random_seed 0 replaces the oldest bytes (LRU), any other
+ * value a random tile's, from that seed (the same seed gives the same run); a tile's set is a hash of its id, as a GPU's L2 hashes
+ * addresses to sets, so that a set of a tiles' bytes behaves on average as a line-granular
+ * LRU of that many ways with a hashed index. NULL when memory is short or capacity_bytes <
+ * sets. Caller frees with tilelru_destroy(). */
+struct tilelru *tilelru_create(uint64_t capacity_bytes, uint64_t ntiles, uint32_t sets,
+			       uint64_t random_seed);
 void tilelru_destroy(struct tilelru *t);
 
-/* Loads (write false) or stores (write true) all of tile id, bytes long (1 .. capacity; the
+/* Loads (write false) or stores (write true) all of tile id, bytes long (1 .. a set's capacity; the
  * same every time for one id), counted to class cls (< TILELRU_CLASSES). */
 void tilelru_access(struct tilelru *t, uint64_t id, uint32_t bytes, unsigned cls, bool write);
 
 /* DRAM traffic so far, of class cls, or of all classes with cls = TILELRU_CLASSES. */
 struct tilelru_traffic tilelru_dram(const struct tilelru *t, unsigned cls);
+
+/* True when all bytes of tile id are held; changes nothing. */
+bool tilelru_holds(const struct tilelru *t, uint64_t id, uint32_t bytes);
 
 /* Bytes held now (for tests). */
 uint64_t tilelru_held_bytes(const struct tilelru *t);
