@@ -73,13 +73,13 @@ struct sdpa_args {
 	bool have_q, have_k, have_v, causal, bf16;
 	const char *gpu, *json_path;
 	uint64_t l2, slots, ways;
-	bool random, partitions;
+	bool random, partitions, no_spill;
 };
 
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
-	enum { OPT_Q = 256, OPT_K, OPT_V, OPT_CAUSAL, OPT_DTYPE, OPT_GPU, OPT_L2, OPT_SLOTS, OPT_WAYS, OPT_REPL };
+	enum { OPT_Q = 256, OPT_K, OPT_V, OPT_CAUSAL, OPT_DTYPE, OPT_GPU, OPT_L2, OPT_SLOTS, OPT_WAYS, OPT_REPL, OPT_NO_SPILL };
 	static const struct option opts[] = {
 		{ "q", required_argument, NULL, OPT_Q },
 		{ "k", required_argument, NULL, OPT_K },
@@ -91,6 +91,7 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		{ "slots", required_argument, NULL, OPT_SLOTS },
 		{ "l2-ways", required_argument, NULL, OPT_WAYS },
 		{ "l2-model", required_argument, NULL, OPT_REPL },
+		{ "no-spill", no_argument, NULL, OPT_NO_SPILL },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -151,6 +152,9 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 						   optarg);
 			a->random = strcmp(optarg, "random") == 0;
 			a->partitions = strcmp(optarg, "partitions") == 0;
+			break;
+		case OPT_NO_SPILL:
+			a->no_spill = true;
 			break;
 		case 'j':
 			a->json_path = optarg;
@@ -359,6 +363,7 @@ cmd_sdpa(int argc, char **argv)
 	m.slots = (uint32_t)a.slots;
 	m.ways = (uint32_t)a.ways;
 	m.random_seed = a.random ? 1 : 0;
+	m.no_spill = a.no_spill;
 	if (a.partitions)
 		m.backend = SDPA_BACKEND_PARTITIONS;
 	if (sdpa_simulate(&p, g, &m, &r, err, sizeof(err)))

@@ -17,7 +17,7 @@
 #define MAX_SPLITS 128 /* flash_api.cpp: num_splits_heuristic(..., 128) */
 
 static const char *const array_names[SDPA_ARRAYS] = { "Q", "K", "V", "O", "lse", "o_accum",
-						      "lse_accum" };
+						      "lse_accum", "spill" };
 
 const char *
 sdpa_array_name(enum sdpa_array a)
@@ -139,6 +139,23 @@ occupancy(const struct sdpa_gpu *g, uint32_t bm, uint32_t bn, uint32_t d, uint32
 	return by_regs < by_smem ? by_regs : by_smem;
 }
 
+/* Local memory a block stores each K/V step: flash_fwd_kernel runs at the 255-register cap
+ * and spills. Measured on the H100 (docs/gpu-run/sdpa/ncu.csv.gz: the SMs' L2 write sectors
+ * less O and the log-sum-exp, over the block steps, on the largest shape of each kind:
+ * (8, 16, 16384, 64), (8, 16, 16384, 128), (8, 32, 1 over 131072, 128)); the split-KV kernel
+ * (246 registers) stores nothing beyond its outputs. Kinds not measured: 0. */
+static uint32_t
+spill_per_step(const struct sdpa_plan *p, uint32_t dcase)
+{
+	if (p->splits > 1 || p->shape.d != dcase)
+		return 0;
+	if (dcase == 64 && p->even_mn)
+		return 3160;
+	if (dcase == 128)
+		return p->even_mn ? 7196 : 4097;
+	return 0;
+}
+
 void
 sdpa_plan_make(const struct sdpa_shape *s, const struct sdpa_gpu *g, struct sdpa_plan *p)
 {
@@ -176,6 +193,8 @@ sdpa_plan_make(const struct sdpa_shape *s, const struct sdpa_gpu *g, struct sdpa
 	}
 	p->n_blocks = (uint32_t)ceil_div(p->nkv, p->block_n);
 	p->blocks_per_sm = occupancy(g, p->block_m, p->block_n, dcase, p->warps);
+	p->even_mn = p->nq % p->block_m == 0 && p->nkv % p->block_n == 0;
+	p->spill_bytes = spill_per_step(p, dcase);
 	p->tiles[SDPA_Q] = p->tiles[SDPA_O] = p->tiles[SDPA_LSE] =
 		(uint64_t)p->b * p->h * p->m_blocks;
 	p->tiles[SDPA_K] = p->tiles[SDPA_V] = (uint64_t)p->b * p->hk * p->n_blocks;

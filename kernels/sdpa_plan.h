@@ -24,6 +24,7 @@ enum sdpa_array {
 	SDPA_LSE,
 	SDPA_OACC, /* split-KV: each split's partial O, float */
 	SDPA_LSEACC,
+	SDPA_SPILL, /* local memory: registers spilled each K/V step, one region per block slot */
 	SDPA_ARRAYS,
 };
 
@@ -68,7 +69,9 @@ struct sdpa_plan {
 	uint32_t d_rounded; /* the float accumulator's row */
 	uint32_t combine_block_m;
 	uint64_t combine_grid;
-	uint64_t tiles[SDPA_ARRAYS]; /* tiles per array in the main kernel */
+	uint64_t tiles[SDPA_ARRAYS]; /* tiles per array in the main kernel (spill: per slot) */
+	bool even_mn;                /* FlashAttention's Is_even_MN: no partial tiles */
+	uint32_t spill_bytes;        /* local memory a block stores each K/V step */
 };
 
 /* Checks a shape: NULL if FlashAttention runs it, else a one-line reason. */

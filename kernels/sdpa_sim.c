@@ -105,16 +105,19 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 }
 
 static int
-l2_init(struct l2 *l, const struct sdpa_plan *p, enum sdpa_backend backend, uint64_t bytes,
-	uint32_t sets, uint64_t random_seed)
+l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, enum sdpa_backend backend,
+	uint64_t bytes, uint32_t sets, uint64_t random_seed)
 {
-	uint64_t next = 0;
+	uint64_t next = 0, tiles[SDPA_ARRAYS];
+
+	for (unsigned a = 0; a < SDPA_ARRAYS; a++)
+		tiles[a] = a == SDPA_SPILL ? nslots : p->tiles[a];
 
 	*l = (struct l2){ 0 };
 	if (backend == SDPA_BACKEND_PARTITIONS) {
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
 			l->base[a] = next;
-			next += p->tiles[a];
+			next += tiles[a];
 		}
 		l->part[0] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
 		l->part[1] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
@@ -123,7 +126,7 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, enum sdpa_backend backend, uint
 	if (backend == SDPA_BACKEND_TILES) {
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
 			l->base[a] = next;
-			next += p->tiles[a];
+			next += tiles[a];
 		}
 		l->tiles = tilelru_create(bytes, next, sets, random_seed);
 		return l->tiles ? 0 : -ENOMEM;
@@ -144,7 +147,8 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, enum sdpa_backend backend, uint
 		if (!l->lines)
 			return -ENOMEM;
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
-			uint64_t size = sdpa_array_bytes(p, a);
+			uint64_t size = a == SDPA_SPILL ? (uint64_t)nslots * p->spill_bytes
+							: sdpa_array_bytes(p, a);
 
 			l->base[a] = next + (1u << 20);
 			next = (l->base[a] + size + (1u << 20)) & ~(uint64_t)((1u << 20) - 1);
@@ -180,7 +184,8 @@ side_of(uint32_t s)
 }
 
 static void
-run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l)
+run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l,
+	 uint32_t spill)
 {
 	uint64_t next = 0, total = sdpa_blocks(p);
 	uint32_t busy = 0;
@@ -198,6 +203,12 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 			n = sdpa_block_step(p, k->block, k->step, acc);
 			for (unsigned i = 0; i < n; i++)
 				l2_access(l, &acc[i], side_of(s));
+			if (spill) {
+				struct sdpa_access sp = { SDPA_SPILL, s, spill,
+							  (uint64_t)s * spill, true };
+
+				l2_access(l, &sp, side_of(s));
+			}
 			if (++k->step < k->steps)
 				continue;
 			if (next < total) {
@@ -276,12 +287,13 @@ sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct 
 	out->ways = m->ways == SDPA_WAYS_GPU ? g->l2_ways : m->ways;
 	out->sets = sdpa_l2_sets(p, out->l2_bytes, out->ways);
 	slots = calloc(out->slots, sizeof(*slots));
-	if (!slots || (rc = l2_init(&l, p, m->backend, out->l2_bytes, out->sets, m->random_seed))) {
+	if (!slots || (rc = l2_init(&l, p, out->slots, m->backend, out->l2_bytes, out->sets,
+				      m->random_seed))) {
 		free(slots);
 		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
 		return -ENOMEM;
 	}
-	run_main(p, out->slots, slots, &l);
+	run_main(p, out->slots, slots, &l, m->no_spill ? 0 : p->spill_bytes);
 	l2_traffic(&l, &out->main);
 	l2_finish(&l);
 	free(slots);

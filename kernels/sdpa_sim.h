@@ -35,6 +35,7 @@ struct sdpa_model {
 	 * (sim/tilelru.h); 0: fully associative; SDPA_WAYS_GPU: the GPU's l2_ways */
 	uint32_t ways;
 	uint64_t random_seed; /* 0: LRU; else random replacement from this seed */
+	bool no_spill;        /* leave out the spilled registers (kernels/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
 
