@@ -17,35 +17,40 @@ void
 usage_sdpa(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D] [--causal]\n"
-		"                   [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
-		"                   [--l2 SIZE] [--l2-model lru|random|partitions] [--l2-ways W]\n"
-		"                   [--slots S]\n"
+		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D]\n"
+		"                   [--causal] [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
+		"                   [--l2 SIZE] [--l2-model lru|random|partitions]\n"
+		"                   [--l2-ways W] [--slots S] [--no-spill]\n"
 		"\n"
-		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend moves to\n"
-		"and from the GPU's memory (HBM), shapes as PyTorch's [batch, heads, seq, d]: the\n"
-		"kernel FlashAttention-2 launches (flash_fwd_kernel, or flash_fwd_splitkv_kernel and\n"
-		"its combine kernel for split-KV decode), its tiles and grid, DRAM bytes read and\n"
-		"written as Nsight Compute counts them, and the time and tokens/s bounds at the HBM\n"
-		"bandwidth. The model: thread blocks in grid order on the SMs' block slots, one K/V\n"
-		"tile step a round, through one LRU L2 (docs/gpu.md, \"PyTorch SDPA\").\n"
+		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend\n"
+		"moves to and from the GPU's memory (HBM), shapes as PyTorch's\n"
+		"[batch, heads, seq, d]: the kernel FlashAttention-2 launches\n"
+		"(flash_fwd_kernel, or flash_fwd_splitkv_kernel and its combine kernel for\n"
+		"split-KV decode), its tiles and grid, DRAM bytes read and written as Nsight\n"
+		"Compute counts them, and the time and tokens/s bounds at the HBM bandwidth.\n"
+		"The model: thread blocks in grid order on the SMs' block slots, one K/V tile\n"
+		"step a round, through one LRU L2 (docs/gpu.md, \"PyTorch SDPA\").\n"
 		"\n"
-		"  --q, --k, --v   shapes; v defaults to k's and must equal it; k's heads must divide\n"
-		"                  q's (PyTorch's enable_gqa)\n"
+		"  --q, --k, --v   shapes; v defaults to k's and must equal it; k's heads\n"
+		"                  must divide q's (PyTorch's enable_gqa)\n"
 		"  --causal        is_causal=True (the mask aligned at the end)\n"
-		"  --dtype T       fp16 or bf16 [fp16]; fp32 is refused, as the flash backend does\n"
+		"  --dtype T       fp16 or bf16 [fp16]; fp32 is refused, as the flash\n"
+		"                  backend refuses it\n"
 		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
 		"  --json FILE     the report as JSON (- for stdout)\n"
 		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
 		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md]\n"
-		"  --l2-model M    lru (one LRU) [lru], random (random replacement), partitions\n"
-		"                  (two LRUs of SIZE / 2, each tile's halves homed one in each, a\n"
-		"                  copy kept in the reading side's partition)\n"
-		"  --l2-ways W     K/V tiles per set, tiles hashed to sets [0: fully associative]\n"
-		"  --slots S       resident thread blocks [SMs x blocks per SM from occupancy]\n"
+		"  --l2-model M    lru (one LRU) [lru], random (random replacement),\n"
+		"                  partitions (two LRUs of SIZE / 2, each tile's halves\n"
+		"                  homed one in each, a copy kept on the reading side)\n"
+		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
+		"                  [0: fully associative]\n"
+		"  --slots S       resident blocks [SMs x blocks per SM from occupancy]\n"
+		"  --no-spill      leave out the registers the forward kernel spills each\n"
+		"                  K/V step (measured on the H100; docs/gpu.md)\n"
 		"\n"
-		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash backend\n"
-		"refuses.\n");
+		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash\n"
+		"backend refuses.\n");
 }
 
 /* "B,H,N,D": four whole numbers. */
@@ -79,7 +84,19 @@ struct sdpa_args {
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
-	enum { OPT_Q = 256, OPT_K, OPT_V, OPT_CAUSAL, OPT_DTYPE, OPT_GPU, OPT_L2, OPT_SLOTS, OPT_WAYS, OPT_REPL, OPT_NO_SPILL };
+	enum {
+		OPT_Q = 256,
+		OPT_K,
+		OPT_V,
+		OPT_CAUSAL,
+		OPT_DTYPE,
+		OPT_GPU,
+		OPT_L2,
+		OPT_SLOTS,
+		OPT_WAYS,
+		OPT_REPL,
+		OPT_NO_SPILL
+	};
 	static const struct option opts[] = {
 		{ "q", required_argument, NULL, OPT_Q },
 		{ "k", required_argument, NULL, OPT_K },
@@ -109,9 +126,15 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 			uint64_t *dst = opt == OPT_Q ? a->q : opt == OPT_K ? a->k : a->v;
 
 			if (!parse_shape(optarg, dst))
-				return usage_error("sdpa", "--%s: '%s' is not B,H,N,D (four numbers)",
-						   opt == OPT_Q ? "q" : opt == OPT_K ? "k" : "v", optarg);
-			*(opt == OPT_Q ? &a->have_q : opt == OPT_K ? &a->have_k : &a->have_v) = true;
+				return usage_error("sdpa",
+						   "--%s: '%s' is not B,H,N,D (four numbers)",
+						   opt == OPT_Q   ? "q"
+						   : opt == OPT_K ? "k"
+								  : "v",
+						   optarg);
+			*(opt == OPT_Q   ? &a->have_q
+			  : opt == OPT_K ? &a->have_k
+					 : &a->have_v) = true;
 			break;
 		}
 		case OPT_CAUSAL:
@@ -119,37 +142,47 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 			break;
 		case OPT_DTYPE:
 			if (strcmp(optarg, "fp32") == 0)
-				return usage_error("sdpa", "--dtype fp32: PyTorch's flash backend takes "
-							   "only fp16 and bf16 (fp32 runs on another "
-							   "backend, not modelled)");
+				return usage_error("sdpa",
+						   "--dtype fp32: PyTorch's flash backend takes "
+						   "only fp16 and bf16 (fp32 runs on another "
+						   "backend, not modelled)");
 			if (strcmp(optarg, "fp16") && strcmp(optarg, "bf16"))
-				return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16", optarg);
+				return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16",
+						   optarg);
 			a->bf16 = strcmp(optarg, "bf16") == 0;
 			break;
 		case OPT_GPU:
 			a->gpu = optarg;
 			break;
 		case OPT_L2:
-			if (parse_size_bytes(optarg, &a->l2) || a->l2 < 4096 || a->l2 > (1ull << 40))
-				return usage_error("sdpa", "--l2: '%s' is not a size from 4K to 1T",
+			/* at least 1M: every tile (64 KiB at most) fits many times */
+			if (parse_size_bytes(optarg, &a->l2) || a->l2 < (1u << 20) ||
+			    a->l2 > (1ull << 40))
+				return usage_error("sdpa", "--l2: '%s' is not a size from 1M to 1T",
 						   optarg);
 			break;
 		case OPT_SLOTS:
 			if (!parse_u64(optarg, &a->slots) || !a->slots || a->slots > 1000000)
-				return usage_error("sdpa", "--slots: '%s' is not a number from 1 to "
-							   "1000000", optarg);
+				return usage_error("sdpa",
+						   "--slots: '%s' is not a number from 1 to "
+						   "1000000",
+						   optarg);
 			break;
 		case OPT_WAYS:
-			if (!parse_u64(optarg, &a->ways) || a->ways > 1000000)
-				return usage_error("sdpa", "--l2-ways: '%s' is not a number from 0 to "
-							   "1000000", optarg);
+			/* 0 (fully associative), or enough K/V tiles a set for any tile */
+			if (!parse_u64(optarg, &a->ways) || (a->ways > 0 && a->ways < 4) ||
+			    a->ways > 1000000)
+				return usage_error("sdpa",
+						   "--l2-ways: '%s' is not 0 or a number from 4 to "
+						   "1000000",
+						   optarg);
 			break;
 		case OPT_REPL:
 			if (strcmp(optarg, "lru") && strcmp(optarg, "random") &&
 			    strcmp(optarg, "partitions"))
-				return usage_error("sdpa",
-						   "--l2-model: '%s' is not lru, random or partitions",
-						   optarg);
+				return usage_error(
+					"sdpa", "--l2-model: '%s' is not lru, random or partitions",
+					optarg);
 			a->random = strcmp(optarg, "random") == 0;
 			a->partitions = strcmp(optarg, "partitions") == 0;
 			break;
@@ -191,8 +224,10 @@ make_shape(const struct sdpa_args *a, struct sdpa_shape *s)
 	for (unsigned i = 0; i < 4; i++)
 		if (a->q[i] > UINT32_MAX || a->k[i] > UINT32_MAX)
 			return usage_error("sdpa", "a dimension is larger than 2^32 - 1");
-	*s = (struct sdpa_shape){ (uint32_t)a->q[0], (uint32_t)a->q[1], (uint32_t)a->k[1],
-				  a->q[2], a->k[2], (uint32_t)a->q[3], a->causal, a->bf16 };
+	*s = (struct sdpa_shape){
+		(uint32_t)a->q[0], (uint32_t)a->q[1], (uint32_t)a->k[1], a->q[2],
+		a->k[2],           (uint32_t)a->q[3], a->causal,         a->bf16
+	};
 	if ((why = sdpa_shape_check(s)))
 		return usage_error("sdpa", "%s", why);
 	return 0;
@@ -218,22 +253,26 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 		(unsigned long long)a->k[0], (unsigned long long)a->k[1],
 		(unsigned long long)a->k[2], (unsigned long long)a->k[3],
 		p->causal ? " causal" : "", a->bf16 ? "bf16" : "fp16", g->name);
-	fprintf(out, "kernel: %s (%s), tiles %u x %u (kBlockM x kBlockN), %u warps, grid (%u, %u, %u)"
-		     " = %llu blocks, %u per SM: %u slots, %.2f waves\n",
+	fprintf(out,
+		"kernel: %s (%s), tiles %u x %u (kBlockM x kBlockN), %u warps, grid (%u, %u, %u)"
+		" = %llu blocks, %u per SM: %u slots, %.2f waves\n",
 		kernel_name(p), p->splits > 1 ? "split-KV decode" : "prefill", p->block_m,
 		p->block_n, p->warps, p->grid[0], p->grid[1], p->grid[2],
 		(unsigned long long)sdpa_blocks(p), p->blocks_per_sm, r->slots,
 		(double)sdpa_blocks(p) / r->slots);
 	if (p->splits > 1)
-		fprintf(out, "split-KV: %u splits, then flash_fwd_splitkv_combine_kernel, grid (%llu),"
-			     " %u rows a block\n",
+		fprintf(out,
+			"split-KV: %u splits, then flash_fwd_splitkv_combine_kernel, grid (%llu),"
+			" %u rows a block\n",
 			p->splits, (unsigned long long)p->combine_grid, p->combine_block_m);
 	if (p->swapped)
-		fprintf(out, "grouped decode: the %u query heads of each KV head run as %llu query "
-			     "rows (seqlenq_ngroups_swapped)\n",
+		fprintf(out,
+			"grouped decode: the %u query heads of each KV head run as %llu query "
+			"rows (seqlenq_ngroups_swapped)\n",
 			p->shape.heads / p->shape.kv_heads, (unsigned long long)p->nq);
-	fprintf(out, "L2: one LRU of %.1f MiB, cold at each kernel, no final flush (as ncu "
-		     "counts)\n\n",
+	fprintf(out,
+		"L2: one LRU of %.1f MiB, cold at each kernel, no final flush (as ncu "
+		"counts)\n\n",
 		(double)r->l2_bytes / 1048576);
 	fprintf(out, "%-10s %16s %16s\n", "array", "read bytes", "write bytes");
 	for (unsigned i = 0; i < SDPA_ARRAYS; i++) {
@@ -317,8 +356,8 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	ks = cJSON_AddArrayToObject(root, "kernels");
 	cJSON_AddItemToArray(ks, traffic_json(kernel_name(p), &r->main));
 	if (p->splits > 1)
-		cJSON_AddItemToArray(ks, traffic_json("flash_fwd_splitkv_combine_kernel",
-						      &r->combine));
+		cJSON_AddItemToArray(ks,
+				     traffic_json("flash_fwd_splitkv_combine_kernel", &r->combine));
 	arr = cJSON_AddObjectToObject(root, "arrays");
 	for (unsigned i = 0; i < SDPA_ARRAYS; i++) {
 		cJSON *o = cJSON_AddObjectToObject(arr, sdpa_array_name(i));

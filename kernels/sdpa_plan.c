@@ -9,15 +9,15 @@
  * ncu's DRAM counters work in sectors.
  */
 
-#include <math.h>
-
 #include "kernels/sdpa_plan.h"
+
+#include <math.h>
 
 #define SECTOR 32
 #define MAX_SPLITS 128 /* flash_api.cpp: num_splits_heuristic(..., 128) */
 
-static const char *const array_names[SDPA_ARRAYS] = { "Q", "K", "V", "O", "lse", "o_accum",
-						      "lse_accum", "spill" };
+static const char *const array_names[SDPA_ARRAYS] = { "Q",   "K",       "V",         "O",
+						      "lse", "o_accum", "lse_accum", "spill" };
 
 const char *
 sdpa_array_name(enum sdpa_array a)
@@ -261,7 +261,8 @@ sectors(uint64_t bytes)
 }
 
 unsigned
-sdpa_block_step(const struct sdpa_plan *p, uint64_t idx, uint32_t step, struct sdpa_access out[SDPA_STEP_MAX])
+sdpa_block_step(const struct sdpa_plan *p, uint64_t idx, uint32_t step,
+		struct sdpa_access out[SDPA_STEP_MAX])
 {
 	struct block k;
 	uint32_t s = 2, d = p->shape.d, steps;
@@ -274,9 +275,9 @@ sdpa_block_step(const struct sdpa_plan *p, uint64_t idx, uint32_t step, struct s
 	row0 = (uint64_t)k.m * p->block_m;
 	rows = p->nq - row0 < p->block_m ? p->nq - row0 : p->block_m;
 	if (step == 0)
-		out[n++] = (struct sdpa_access){ SDPA_Q, bh * p->m_blocks + k.m,
-						 sectors(rows * d * s),
-						 (bh * p->nq + row0) * d * s, false };
+		out[n++] =
+			(struct sdpa_access){ SDPA_Q, bh * p->m_blocks + k.m, sectors(rows * d * s),
+					      (bh * p->nq + row0) * d * s, false };
 	if (k.n_max > k.n_min) {
 		uint32_t nb = k.n_max - 1 - step;
 		uint64_t kvh = (uint64_t)k.b * p->hk + k.h / (p->h / p->hk);
@@ -297,12 +298,11 @@ sdpa_block_step(const struct sdpa_plan *p, uint64_t idx, uint32_t step, struct s
 						 r * p->d_rounded * 4, true };
 		out[n++] = (struct sdpa_access){ SDPA_LSEACC, t, sectors(rows * 4), r * 4, true };
 	} else {
-		out[n++] = (struct sdpa_access){ SDPA_O, bh * p->m_blocks + k.m,
-						 sectors(rows * d * s),
-						 (bh * p->nq + row0) * d * s, true };
+		out[n++] =
+			(struct sdpa_access){ SDPA_O, bh * p->m_blocks + k.m, sectors(rows * d * s),
+					      (bh * p->nq + row0) * d * s, true };
 		out[n++] = (struct sdpa_access){ SDPA_LSE, bh * p->m_blocks + k.m,
-						 sectors(rows * 4), (bh * p->nq + row0) * 4,
-						 true };
+						 sectors(rows * 4), (bh * p->nq + row0) * 4, true };
 	}
 	return n;
 }

@@ -42,12 +42,12 @@ struct sdpa_shape {
 struct sdpa_gpu {
 	const char *name;
 	uint32_t sms;
-	uint32_t regs_per_sm;      /* 32-bit registers */
-	uint32_t smem_per_sm;      /* bytes a kernel may use */
-	uint64_t l2_model_bytes;   /* the L2 as one LRU */
-	uint32_t l2_ways;          /* K/V tiles a set holds; 0: fully associative */
-	double hbm_bytes_per_s;    /* peak */
-	const char *source;        /* where the numbers come from */
+	uint32_t regs_per_sm;    /* 32-bit registers */
+	uint32_t smem_per_sm;    /* bytes a kernel may use */
+	uint64_t l2_model_bytes; /* the L2 as one LRU */
+	uint32_t l2_ways;        /* K/V tiles a set holds; 0: fully associative */
+	double hbm_bytes_per_s;  /* peak */
+	const char *source;      /* where the numbers come from */
 };
 
 /* The GPU named name ("h100"), or NULL. */

@@ -12,12 +12,13 @@
  * two partitions (SDPA_BACKEND_PARTITIONS): the alternatives docs/gpu.md compares.
  */
 
+#include "kernels/sdpa_sim.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/sdpa_sim.h"
 #include "sim/cache.h"
 #include "sim/tilelru.h"
 
@@ -65,8 +66,7 @@ l2_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
 		return;
 	}
 	if (l->tiles) {
-		tilelru_access(l->tiles, l->base[a->array] + a->tile, a->bytes, a->array,
-			       a->store);
+		tilelru_access(l->tiles, l->base[a->array] + a->tile, a->bytes, a->array, a->store);
 		return;
 	}
 	for (uint64_t o = 0; o < a->bytes; o += LINE) {
@@ -204,8 +204,8 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 			for (unsigned i = 0; i < n; i++)
 				l2_access(l, &acc[i], side_of(s));
 			if (spill) {
-				struct sdpa_access sp = { SDPA_SPILL, s, spill,
-							  (uint64_t)s * spill, true };
+				struct sdpa_access sp = { SDPA_SPILL, s, spill, (uint64_t)s * spill,
+							  true };
 
 				l2_access(l, &sp, side_of(s));
 			}
@@ -230,7 +230,8 @@ run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t
 {
 	uint64_t rows = (uint64_t)p->b * p->h * p->nq, cb = p->combine_block_m;
 	uint64_t lse_sectors = (rows * 4 + SECTOR - 1) / SECTOR;
-	uint64_t base_oacc = lse_sectors * p->splits, base_o = base_oacc + p->combine_grid * p->splits;
+	uint64_t base_oacc = lse_sectors * p->splits,
+		 base_o = base_oacc + p->combine_grid * p->splits;
 	uint64_t base_lse = base_o + p->combine_grid;
 	struct tilelru *c = tilelru_create(l2_bytes, base_lse + lse_sectors, 1, 0);
 
@@ -245,9 +246,10 @@ run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t
 		for (uint32_t s = 0; s < p->splits; s++)
 			tilelru_access(c, base_oacc + s * p->combine_grid + i,
 				       (uint32_t)((r1 - r0) * p->d_rounded * 4), SDPA_OACC, false);
-		tilelru_access(c, base_o + i,
-			       (uint32_t)(((r1 - r0) * p->shape.d * 2 + SECTOR - 1) / SECTOR * SECTOR),
-			       SDPA_O, true);
+		tilelru_access(
+			c, base_o + i,
+			(uint32_t)(((r1 - r0) * p->shape.d * 2 + SECTOR - 1) / SECTOR * SECTOR),
+			SDPA_O, true);
 		for (uint64_t x = r0 * 4 / SECTOR; x <= (r1 * 4 - 1) / SECTOR; x++)
 			tilelru_access(c, base_lse + x, SECTOR, SDPA_LSE, true);
 	}
@@ -288,7 +290,7 @@ sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct 
 	out->sets = sdpa_l2_sets(p, out->l2_bytes, out->ways);
 	slots = calloc(out->slots, sizeof(*slots));
 	if (!slots || (rc = l2_init(&l, p, out->slots, m->backend, out->l2_bytes, out->sets,
-				      m->random_seed))) {
+				    m->random_seed))) {
 		free(slots);
 		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
 		return -ENOMEM;

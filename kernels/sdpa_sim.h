@@ -34,8 +34,8 @@ struct sdpa_model {
 	/* K/V tiles a set holds: sets = l2_bytes / (ways x K tile bytes), tiles hashed to sets
 	 * (sim/tilelru.h); 0: fully associative; SDPA_WAYS_GPU: the GPU's l2_ways */
 	uint32_t ways;
-	uint64_t random_seed; /* 0: LRU; else random replacement from this seed */
-	bool no_spill;        /* leave out the spilled registers (kernels/sdpa_plan.h) */
+	uint64_t random_seed;      /* 0: LRU; else random replacement from this seed */
+	bool no_spill;             /* leave out the spilled registers (kernels/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
 

@@ -1,5 +1,6 @@
 /*
- * Tile-granular fully associative LRU (sim/tilelru.h).
+ * Tile-granular LRU, fully associative or in hashed sets, or random replacement
+ * (sim/tilelru.h).
  *
  * Notes: each tile keeps how many of its bytes are held and how many of those are dirty. Held
  * bytes are always the tile's newest: eviction takes the oldest tile's bytes first, and a
@@ -8,10 +9,11 @@
  * max(0, e - clean) of them.
  */
 
+#include "sim/tilelru.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "sim/tilelru.h"
 #include "sim/util.h"
 
 #define NONE UINT32_MAX

@@ -8,7 +8,9 @@
  * touched back to back, so they sit together in the recency order and leave it oldest line
  * first; a tile partly evicted keeps its newest bytes, and a later load fetches the rest.
  * It does per tile what sim/cache.c does per line, so kernels that move gigabytes in 16 KiB
- * tiles run in milliseconds (tests/test-sdpa.c checks the two agree).
+ * tiles run in milliseconds (tests/test-sdpa.c checks the two agree). Two variants, for
+ * trying other L2 models: sets (tiles hashed to independent LRUs of capacity / sets each) and
+ * random replacement (a random held tile's bytes leave first; no longer line-exact).
  *
  * Notes: loads fetch what is missing (read bytes); stores allocate without fetching
  * (write-validate, as a GPU's L2 does for full sectors) and make the tile dirty; evicting dirty
@@ -31,10 +33,10 @@ struct tilelru;
 
 /* An empty cache of capacity_bytes for tiles 0 .. ntiles-1, in `sets` sets of capacity_bytes /
  * sets each (1: fully associative); random_seed 0 replaces the oldest bytes (LRU), any other
- * value a random tile's, from that seed (the same seed gives the same run); a tile's set is a hash of its id, as a GPU's L2 hashes
- * addresses to sets, so that a set of a tiles' bytes behaves on average as a line-granular
- * LRU of that many ways with a hashed index. NULL when memory is short or capacity_bytes <
- * sets. Caller frees with tilelru_destroy(). */
+ * value a random tile's, from that seed (the same seed gives the same run); a tile's set is a hash
+ * of its id, as a GPU's L2 hashes addresses to sets, so that a set of a tiles' bytes behaves on
+ * average as a line-granular LRU of that many ways with a hashed index. NULL when memory is short
+ * or capacity_bytes < sets. Caller frees with tilelru_destroy(). */
 struct tilelru *tilelru_create(uint64_t capacity_bytes, uint64_t ntiles, uint32_t sets,
 			       uint64_t random_seed);
 void tilelru_destroy(struct tilelru *t);

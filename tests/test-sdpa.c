@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/sdpa_sim.h"
+#include "sim/cache.h"
+#include "sim/tilelru.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "sdpa"
 #include "tests/tmpdir.h"
 
 #include "tests/cli-run.h"
-#include "kernels/sdpa_sim.h"
-#include "sim/cache.h"
-#include "sim/tilelru.h"
 
 struct row {
 	struct sdpa_shape s;
@@ -49,17 +49,19 @@ read_rows(struct row *rows, unsigned max)
 		int used = 0;
 
 		memset(r, 0, sizeof(*r));
-		assert_int_equal(sscanf(line, "%u,%u,%u,%llu,%llu,%u,%u,%7[^,],%127[^,],%llu,%llu,%llu,%n",
-					&b, &h, &hk, &nq, &nkv, &d, &causal, dtype, kernels, &rd,
-					&wr, &t, &used),
-				 12);
-		r->s = (struct sdpa_shape){ b, h, hk, nq, nkv, d, causal != 0,
-					    strcmp(dtype, "bf16") == 0 };
+		assert_int_equal(
+			sscanf(line, "%u,%u,%u,%llu,%llu,%u,%u,%7[^,],%127[^,],%llu,%llu,%llu,%n",
+			       &b, &h, &hk, &nq, &nkv, &d, &causal, dtype, kernels, &rd, &wr, &t,
+			       &used),
+			12);
+		r->s = (struct sdpa_shape){ b,   h, hk,          nq,
+					    nkv, d, causal != 0, strcmp(dtype, "bf16") == 0 };
 		r->read = rd, r->write = wr;
 		r->split = strstr(kernels, "splitkv") != NULL;
 		if (r->split)
-			assert_int_equal(sscanf(line + used, "\"(%u, %u, %u)+(%u, 1, 1)\"", &r->grid[0],
-						&r->grid[1], &r->grid[2], &r->combine_grid),
+			assert_int_equal(sscanf(line + used, "\"(%u, %u, %u)+(%u, 1, 1)\"",
+						&r->grid[0], &r->grid[1], &r->grid[2],
+						&r->combine_grid),
 					 4);
 		else
 			assert_int_equal(sscanf(line + used, "\"(%u, %u, %u)\"", &r->grid[0],
@@ -232,12 +234,12 @@ struct miss {
 };
 
 static const struct miss misses[] = {
-	{ 8, 4, 4096, 64, 0, 'W' },    { 8, 16, 4096, 64, 1, 'W' },   { 8, 4, 4096, 64, 1, 'W' },
-	{ 1, 16, 16384, 64, 1, 'W' },  { 8, 16, 16384, 64, 1, 'W' },  { 8, 4, 16384, 64, 1, 'W' },
-	{ 1, 16, 32768, 64, 1, 'W' },  { 8, 16, 1024, 128, 1, 'E' },  { 8, 16, 4096, 128, 1, 'E' },
-	{ 8, 4, 4096, 128, 1, 'E' },   { 1, 16, 16384, 128, 1, 'E' }, { 8, 16, 16384, 128, 1, 'E' },
-	{ 8, 4, 16384, 128, 1, 'E' },  { 1, 16, 32768, 128, 1, 'E' }, { 1, 4, 32768, 128, 1, 'E' },
-	{ 8, 4, 1024, 64, 0, 'C' },    { 1, 4, 4096, 128, 0, 'C' },   { 1, 4, 16384, 128, 0, 'C' },
+	{ 8, 4, 4096, 64, 0, 'W' },   { 8, 16, 4096, 64, 1, 'W' },   { 8, 4, 4096, 64, 1, 'W' },
+	{ 1, 16, 16384, 64, 1, 'W' }, { 8, 16, 16384, 64, 1, 'W' },  { 8, 4, 16384, 64, 1, 'W' },
+	{ 1, 16, 32768, 64, 1, 'W' }, { 8, 16, 1024, 128, 1, 'E' },  { 8, 16, 4096, 128, 1, 'E' },
+	{ 8, 4, 4096, 128, 1, 'E' },  { 1, 16, 16384, 128, 1, 'E' }, { 8, 16, 16384, 128, 1, 'E' },
+	{ 8, 4, 16384, 128, 1, 'E' }, { 1, 16, 32768, 128, 1, 'E' }, { 1, 4, 32768, 128, 1, 'E' },
+	{ 8, 4, 1024, 64, 0, 'C' },   { 1, 4, 4096, 128, 0, 'C' },   { 1, 4, 16384, 128, 0, 'C' },
 	{ 1, 16, 32768, 64, 0, 'C' },
 };
 
@@ -285,8 +287,8 @@ test_measured_rows(void **state)
 		if (err[i] <= 0.10)
 			within++;
 		else if (!listed_miss(&rows[i].s))
-			fail_msg("row %u (b %u hk %u N %llu d %u causal %d): model / ncu %.3f", i + 2,
-				 rows[i].s.batch, rows[i].s.kv_heads,
+			fail_msg("row %u (b %u hk %u N %llu d %u causal %d): model / ncu %.3f",
+				 i + 2, rows[i].s.batch, rows[i].s.kv_heads,
 				 (unsigned long long)rows[i].s.n_q, rows[i].s.d, rows[i].s.causal,
 				 model / ncu);
 		if (rows[i].s.n_q == 1 && err[i] > 0.01)
@@ -295,6 +297,69 @@ test_measured_rows(void **state)
 	assert_true(within >= 52);
 	qsort(err, n, sizeof(err[0]), cmp_double);
 	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.035);
+}
+
+/* The spilled registers: the measured bytes per step by kernel kind, and the L2 room they
+ * take: at the edge (causal d = 128, N 16384) K and V are read again with them, about once
+ * without. */
+static void
+test_spill(void **state)
+{
+	static const struct {
+		struct sdpa_shape s;
+		uint32_t spill;
+	} cases[] = {
+		{ { 1, 16, 16, 16384, 16384, 128, true, false }, 7196 },
+		{ { 1, 16, 16, 4096, 4096, 64, false, false }, 3160 },
+		{ { 8, 32, 32, 1, 8192, 128, false, false }, 4097 },
+		{ { 1, 32, 32, 1, 8192, 128, false, false }, 0 }, /* split-KV */
+		{ { 1, 16, 16, 4096, 4096, 96, false, false }, 0 }, /* not measured */
+	};
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	struct sdpa_model with = { 0 }, without = { .no_spill = true };
+	struct sdpa_result a, b;
+	struct sdpa_plan p;
+	char err[256];
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sdpa_plan_make(&cases[i].s, g, &p);
+		assert_int_equal(p.spill_bytes, cases[i].spill);
+	}
+	sdpa_plan_make(&cases[0].s, g, &p);
+	assert_int_equal(sdpa_simulate(&p, g, &with, &a, err, sizeof(err)), 0);
+	assert_int_equal(sdpa_simulate(&p, g, &without, &b, err, sizeof(err)), 0);
+	assert_true(b.main.read[SDPA_K] < 1.05 * sdpa_array_bytes(&p, SDPA_K));
+	assert_true(a.main.read[SDPA_K] > 2 * sdpa_array_bytes(&p, SDPA_K));
+}
+
+/* The other L2 models read every input once at least and write what they evict. */
+static void
+test_l2_alternatives(void **state)
+{
+	static const struct sdpa_shape s = { 8, 16, 4, 4096, 4096, 128, true, false };
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	struct sdpa_model models[] = {
+		{ .l2_bytes = 50u << 20, .backend = SDPA_BACKEND_PARTITIONS },
+		{ .random_seed = 1 },
+		{ .ways = 22 },
+		{ .l2_bytes = 25u << 20, .slots = 132 },
+	};
+	struct sdpa_plan p;
+	struct sdpa_result r;
+	char err[256];
+
+	(void)state;
+	sdpa_plan_make(&s, g, &p);
+	for (unsigned i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		assert_int_equal(sdpa_simulate(&p, g, &models[i], &r, err, sizeof(err)), 0);
+		for (unsigned a = SDPA_Q; a <= SDPA_V; a++)
+			assert_true(r.main.read[a] >= sdpa_array_bytes(&p, a));
+		assert_true(r.main.write[SDPA_O] <= sdpa_array_bytes(&p, SDPA_O));
+		assert_true(r.main.write[SDPA_O] > 0);
+	}
+	assert_int_equal(r.slots, 132);
+	assert_int_equal(sdpa_l2_sets(&p, 22u << 20, 22), 64);
 }
 
 /* `memsim sdpa`: the report names the kernel, tiles and grid, the bytes and the bounds; JSON
@@ -328,6 +393,9 @@ test_cli_report(void **state)
 	assert_non_null(strstr(r.out, "flash_fwd_kernel (prefill), tiles 128 x 64"));
 	assert_non_null(strstr(r.out, "grid (32, 2, 16)"));
 	result_free(&r);
+	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model partitions --l2 50M "
+		  "--no-spill --slots 132 --l2-ways 0");
+	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model random --l2-ways 8");
 }
 
 /* Bad shapes and options: one line each, exit 2. */
@@ -348,7 +416,12 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --gpu a100", 2, "unknown GPU 'a100'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model plru", 2, "--l2-model");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 1", 2, "--l2: '1'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 512K", 2, "from 1M to 1T");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 2", 2, "0 or a number from 4");
 	expect_error("sdpa --q 0,16,128,64 --k 0,16,128,64", 2, "at least 1");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --slots 0", 2, "--slots: '0'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways x", 2, "--l2-ways: 'x'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 extra", 2, "unexpected argument");
 }
 
 int
@@ -361,6 +434,8 @@ main(void)
 		cmocka_unit_test(test_tilelru_matches_lines),
 		cmocka_unit_test(test_tiles_equal_lines),
 		cmocka_unit_test(test_measured_rows),
+		cmocka_unit_test(test_spill),
+		cmocka_unit_test(test_l2_alternatives),
 		cmocka_unit_test(test_cli_report),
 		cmocka_unit_test(test_cli_errors),
 	};
