@@ -33,6 +33,8 @@ int cmd_presets(int argc, char **argv);
 void usage_presets(FILE *f);
 int cmd_formula(int argc, char **argv);
 void usage_formula(FILE *f);
+int cmd_sdpa(int argc, char **argv);
+void usage_sdpa(FILE *f);
 int cmd_native(int argc, char **argv);
 void usage_native(FILE *f);
 int cmd_sweep(int argc, char **argv);

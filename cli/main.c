@@ -22,6 +22,8 @@ const struct command commands[] = {
 	  "the lab and exact formulas alone, instantly, any size" },
 	{ "native", cmd_native, usage_native,
 	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
+	{ "sdpa", cmd_sdpa, usage_sdpa,
+	  "PyTorch's flash SDPA on a GPU: the kernel, its HBM bytes, time and tokens/s bounds" },
 	{ "gpucheck", cmd_gpucheck, usage_gpucheck,
 	  "the CUDA kernels' DRAM bytes under Nsight Compute next to memsim's h100 preset" },
 	{ "report", cmd_report, usage_report,

@@ -1,5 +1,5 @@
-"""memsim's commands from Python: run, formula, sweep, replay (through the memsim executable,
-see _cli.py) and presets (through the library)."""
+"""memsim's commands from Python: run, formula, sweep, replay, sdpa (through the memsim
+executable, see _cli.py) and presets (through the library)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence, Union
 
 from . import _args, _cli
 from ._lib import lib
-from .errors import Error, RowsFailedWarning
+from .errors import ArgumentTypeError, Error, RowsFailedWarning, UsageError
 from .result import Result
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -192,6 +192,49 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+Shape = Sequence[int]
+
+
+def _shape(name: str, v: Any) -> list[int]:
+    """A PyTorch [batch, heads, seq, d] shape: a sequence of four ints (a torch.Size too)."""
+    if isinstance(v, (str, bytes)) or not isinstance(v, Sequence):
+        raise ArgumentTypeError(f"{name}: expected a shape of four ints, got {type(v).__name__}"
+                                f" {v!r:.40}")
+    out = [_args.integer(name, x) for x in v]
+    if len(out) != 4:
+        raise UsageError(f"{name}: expected [batch, heads, seq, d], got {len(out)} dimensions")
+    if any(x < 1 for x in out):
+        raise UsageError(f"{name}: every dimension must be at least 1, got {out}")
+    return out
+
+
+def sdpa(q_shape: Shape, k_shape: Shape, v_shape: Shape | None = None, is_causal: bool = False,
+         enable_gqa: bool = False, dtype: str = "fp16", gpu: str = "h100") -> dict[str, Any]:
+    """What F.scaled_dot_product_attention(q, k, v, is_causal=..., enable_gqa=...) with
+    PyTorch's flash backend moves to and from the GPU's HBM: `memsim sdpa --json`'s report.
+
+    Shapes are PyTorch's [batch, heads, seq, d]. The dict says which kernel memsim modelled
+    (r["kernel"]: "prefill" flash_fwd_kernel or "split-kv" decode with its splits, the tiles
+    FlashAttention picks for that d, the grid), r["dram"]["read_bytes"] and ["write_bytes"]
+    as Nsight Compute counts them, r["time_bound_s"] at the GPU's HBM bandwidth and
+    r["tokens_per_s_bound"] (batch x seq new tokens a call). Raises ValueError (UsageError)
+    for what PyTorch or the flash backend refuses: k with fewer heads than q without
+    enable_gqa, mismatched batch or d, d above 256, dtype fp32.
+    """
+    q = _shape("q_shape", q_shape)
+    k = _shape("k_shape", k_shape)
+    v = _shape("v_shape", v_shape) if v_shape is not None else list(k)
+    if not _args.flag("enable_gqa", enable_gqa) and k[1] != q[1]:
+        raise UsageError(f"k_shape has {k[1]} heads and q_shape {q[1]}: grouped-query "
+                         "attention needs enable_gqa=True (as PyTorch does)")
+    args = ["sdpa", "--q", ",".join(map(str, q)), "--k", ",".join(map(str, k)),
+            "--v", ",".join(map(str, v)), "--dtype", _args.text("dtype", dtype),
+            "--gpu", _args.text("gpu", gpu)]
+    if _args.flag("is_causal", is_causal):
+        args.append("--causal")
+    return _cli.call_json(args)[0]
 
 
 def presets() -> list[dict[str, str]]:

@@ -1,0 +1,414 @@
+/*
+ * `memsim sdpa`: the HBM bytes of PyTorch's F.scaled_dot_product_attention (flash backend) on
+ * a GPU, from the GPU model of FlashAttention-2's kernels (kernels/sdpa_sim.h).
+ */
+
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "kernels/sdpa_sim.h"
+#include "sim/util.h"
+
+void
+usage_sdpa(FILE *f)
+{
+	fprintf(f,
+		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D]\n"
+		"                   [--causal] [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
+		"                   [--l2 SIZE] [--l2-model lru|random|partitions]\n"
+		"                   [--l2-ways W] [--slots S] [--no-spill]\n"
+		"\n"
+		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend\n"
+		"moves to and from the GPU's memory (HBM), shapes as PyTorch's\n"
+		"[batch, heads, seq, d]: the kernel FlashAttention-2 launches\n"
+		"(flash_fwd_kernel, or flash_fwd_splitkv_kernel and its combine kernel for\n"
+		"split-KV decode), its tiles and grid, DRAM bytes read and written as Nsight\n"
+		"Compute counts them, and the time and tokens/s bounds at the HBM bandwidth.\n"
+		"The model: thread blocks in grid order on the SMs' block slots, one K/V tile\n"
+		"step a round, through one LRU L2 (docs/gpu.md, \"PyTorch SDPA\").\n"
+		"\n"
+		"  --q, --k, --v   shapes; v defaults to k's and must equal it; k's heads\n"
+		"                  must divide q's (PyTorch's enable_gqa)\n"
+		"  --causal        is_causal=True (the mask aligned at the end)\n"
+		"  --dtype T       fp16 or bf16 [fp16]; fp32 is refused, as the flash\n"
+		"                  backend refuses it\n"
+		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
+		"  --json FILE     the report as JSON (- for stdout)\n"
+		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
+		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md]\n"
+		"  --l2-model M    lru (one LRU) [lru], random (random replacement),\n"
+		"                  partitions (two LRUs of SIZE / 2, each tile's halves\n"
+		"                  homed one in each, a copy kept on the reading side)\n"
+		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
+		"                  [0: fully associative]\n"
+		"  --slots S       resident blocks [SMs x blocks per SM from occupancy]\n"
+		"  --no-spill      leave out the registers the forward kernel spills each\n"
+		"                  K/V step (measured on the H100; docs/gpu.md)\n"
+		"\n"
+		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash\n"
+		"backend refuses.\n");
+}
+
+/* "B,H,N,D": four whole numbers. */
+static bool
+parse_shape(const char *text, uint64_t v[4])
+{
+	char buf[128], *save = NULL, *tok;
+	unsigned n = 0;
+
+	if (strlen(text) >= sizeof(buf))
+		return false;
+	strcpy(buf, text);
+	if (!buf[0] || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
+		return false;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == 4 || !parse_u64(tok, &v[n]))
+			return false;
+		n++;
+	}
+	return n == 4;
+}
+
+struct sdpa_args {
+	uint64_t q[4], k[4], v[4];
+	bool have_q, have_k, have_v, causal, bf16;
+	const char *gpu, *json_path;
+	uint64_t l2, slots, ways;
+	bool random, partitions, no_spill;
+};
+
+static int
+parse_args(int argc, char **argv, struct sdpa_args *a)
+{
+	enum {
+		OPT_Q = 256,
+		OPT_K,
+		OPT_V,
+		OPT_CAUSAL,
+		OPT_DTYPE,
+		OPT_GPU,
+		OPT_L2,
+		OPT_SLOTS,
+		OPT_WAYS,
+		OPT_REPL,
+		OPT_NO_SPILL
+	};
+	static const struct option opts[] = {
+		{ "q", required_argument, NULL, OPT_Q },
+		{ "k", required_argument, NULL, OPT_K },
+		{ "v", required_argument, NULL, OPT_V },
+		{ "causal", no_argument, NULL, OPT_CAUSAL },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "gpu", required_argument, NULL, OPT_GPU },
+		{ "l2", required_argument, NULL, OPT_L2 },
+		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "l2-ways", required_argument, NULL, OPT_WAYS },
+		{ "l2-model", required_argument, NULL, OPT_REPL },
+		{ "no-spill", no_argument, NULL, OPT_NO_SPILL },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	*a = (struct sdpa_args){ .gpu = "h100" };
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_Q:
+		case OPT_K:
+		case OPT_V: {
+			uint64_t *dst = opt == OPT_Q ? a->q : opt == OPT_K ? a->k : a->v;
+
+			if (!parse_shape(optarg, dst))
+				return usage_error("sdpa",
+						   "--%s: '%s' is not B,H,N,D (four numbers)",
+						   opt == OPT_Q   ? "q"
+						   : opt == OPT_K ? "k"
+								  : "v",
+						   optarg);
+			*(opt == OPT_Q   ? &a->have_q
+			  : opt == OPT_K ? &a->have_k
+					 : &a->have_v) = true;
+			break;
+		}
+		case OPT_CAUSAL:
+			a->causal = true;
+			break;
+		case OPT_DTYPE:
+			if (strcmp(optarg, "fp32") == 0)
+				return usage_error("sdpa",
+						   "--dtype fp32: PyTorch's flash backend takes "
+						   "only fp16 and bf16 (fp32 runs on another "
+						   "backend, not modelled)");
+			if (strcmp(optarg, "fp16") && strcmp(optarg, "bf16"))
+				return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16",
+						   optarg);
+			a->bf16 = strcmp(optarg, "bf16") == 0;
+			break;
+		case OPT_GPU:
+			a->gpu = optarg;
+			break;
+		case OPT_L2:
+			/* at least 1M: every tile (64 KiB at most) fits many times */
+			if (parse_size_bytes(optarg, &a->l2) || a->l2 < (1u << 20) ||
+			    a->l2 > (1ull << 40))
+				return usage_error("sdpa", "--l2: '%s' is not a size from 1M to 1T",
+						   optarg);
+			break;
+		case OPT_SLOTS:
+			if (!parse_u64(optarg, &a->slots) || !a->slots || a->slots > 1000000)
+				return usage_error("sdpa",
+						   "--slots: '%s' is not a number from 1 to "
+						   "1000000",
+						   optarg);
+			break;
+		case OPT_WAYS:
+			/* 0 (fully associative), or enough K/V tiles a set for any tile */
+			if (!parse_u64(optarg, &a->ways) || (a->ways > 0 && a->ways < 4) ||
+			    a->ways > 1000000)
+				return usage_error("sdpa",
+						   "--l2-ways: '%s' is not 0 or a number from 4 to "
+						   "1000000",
+						   optarg);
+			break;
+		case OPT_REPL:
+			if (strcmp(optarg, "lru") && strcmp(optarg, "random") &&
+			    strcmp(optarg, "partitions"))
+				return usage_error(
+					"sdpa", "--l2-model: '%s' is not lru, random or partitions",
+					optarg);
+			a->random = strcmp(optarg, "random") == 0;
+			a->partitions = strcmp(optarg, "partitions") == 0;
+			break;
+		case OPT_NO_SPILL:
+			a->no_spill = true;
+			break;
+		case 'j':
+			a->json_path = optarg;
+			break;
+		case 'h':
+			usage_sdpa(stdout);
+			return -1;
+		default:
+			return option_error("sdpa", opt, argv);
+		}
+	}
+	if (optind != argc)
+		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* The shape from the arguments; a usage error when they disagree. */
+static int
+make_shape(const struct sdpa_args *a, struct sdpa_shape *s)
+{
+	const char *why;
+
+	if (!a->have_q || !a->have_k)
+		return usage_error("sdpa", "sdpa needs --q B,H,N,D and --k B,Hkv,Nkv,D");
+	if (a->have_v && memcmp(a->k, a->v, sizeof(a->k)))
+		return usage_error("sdpa", "--v must have k's shape (the flash backend takes one "
+					   "head dim for K and V)");
+	if (a->q[0] != a->k[0])
+		return usage_error("sdpa", "q's batch (%llu) and k's (%llu) differ",
+				   (unsigned long long)a->q[0], (unsigned long long)a->k[0]);
+	if (a->q[3] != a->k[3])
+		return usage_error("sdpa", "q's d (%llu) and k's (%llu) differ",
+				   (unsigned long long)a->q[3], (unsigned long long)a->k[3]);
+	for (unsigned i = 0; i < 4; i++)
+		if (a->q[i] > UINT32_MAX || a->k[i] > UINT32_MAX)
+			return usage_error("sdpa", "a dimension is larger than 2^32 - 1");
+	*s = (struct sdpa_shape){
+		(uint32_t)a->q[0], (uint32_t)a->q[1], (uint32_t)a->k[1], a->q[2],
+		a->k[2],           (uint32_t)a->q[3], a->causal,         a->bf16
+	};
+	if ((why = sdpa_shape_check(s)))
+		return usage_error("sdpa", "%s", why);
+	return 0;
+}
+
+static const char *
+kernel_name(const struct sdpa_plan *p)
+{
+	return p->splits > 1 ? "flash_fwd_splitkv_kernel" : "flash_fwd_kernel";
+}
+
+static void
+print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
+	   const struct sdpa_gpu *g, const struct sdpa_result *r)
+{
+	double rd = (double)(r->main.read_bytes + r->combine.read_bytes);
+	double wr = (double)(r->main.write_bytes + r->combine.write_bytes);
+	double t = (rd + wr) / g->hbm_bytes_per_s, tokens = (double)p->shape.batch * p->shape.n_q;
+
+	fprintf(out, "memsim sdpa: q [%llu,%llu,%llu,%llu] k [%llu,%llu,%llu,%llu]%s %s on %s\n",
+		(unsigned long long)a->q[0], (unsigned long long)a->q[1],
+		(unsigned long long)a->q[2], (unsigned long long)a->q[3],
+		(unsigned long long)a->k[0], (unsigned long long)a->k[1],
+		(unsigned long long)a->k[2], (unsigned long long)a->k[3],
+		p->causal ? " causal" : "", a->bf16 ? "bf16" : "fp16", g->name);
+	fprintf(out,
+		"kernel: %s (%s), tiles %u x %u (kBlockM x kBlockN), %u warps, grid (%u, %u, %u)"
+		" = %llu blocks, %u per SM: %u slots, %.2f waves\n",
+		kernel_name(p), p->splits > 1 ? "split-KV decode" : "prefill", p->block_m,
+		p->block_n, p->warps, p->grid[0], p->grid[1], p->grid[2],
+		(unsigned long long)sdpa_blocks(p), p->blocks_per_sm, r->slots,
+		(double)sdpa_blocks(p) / r->slots);
+	if (p->splits > 1)
+		fprintf(out,
+			"split-KV: %u splits, then flash_fwd_splitkv_combine_kernel, grid (%llu),"
+			" %u rows a block\n",
+			p->splits, (unsigned long long)p->combine_grid, p->combine_block_m);
+	if (p->swapped)
+		fprintf(out,
+			"grouped decode: the %u query heads of each KV head run as %llu query "
+			"rows (seqlenq_ngroups_swapped)\n",
+			p->shape.heads / p->shape.kv_heads, (unsigned long long)p->nq);
+	fprintf(out,
+		"L2: one LRU of %.1f MiB, cold at each kernel, no final flush (as ncu "
+		"counts)\n\n",
+		(double)r->l2_bytes / 1048576);
+	fprintf(out, "%-10s %16s %16s\n", "array", "read bytes", "write bytes");
+	for (unsigned i = 0; i < SDPA_ARRAYS; i++) {
+		uint64_t x = r->main.read[i] + r->combine.read[i];
+		uint64_t y = r->main.write[i] + r->combine.write[i];
+
+		if (x || y)
+			fprintf(out, "%-10s %16llu %16llu\n", sdpa_array_name(i),
+				(unsigned long long)x, (unsigned long long)y);
+	}
+	fprintf(out, "%-10s %16.0f %16.0f\n\n", "total", rd, wr);
+	fprintf(out, "DRAM: %.2f MB read, %.2f MB written, %.2f MB in all\n", rd / 1e6, wr / 1e6,
+		(rd + wr) / 1e6);
+	fprintf(out, "time bound at %.2f TB/s (%s): %.3f us\n", g->hbm_bytes_per_s / 1e12,
+		"H100 SXM5 datasheet", t * 1e6);
+	fprintf(out, "tokens/s bound (batch x N = %.0f new tokens a call): %.4g\n", tokens,
+		t > 0 ? tokens / t : 0.0);
+}
+
+static cJSON *
+shape_json(const uint64_t v[4])
+{
+	double d[4] = { (double)v[0], (double)v[1], (double)v[2], (double)v[3] };
+
+	return cJSON_CreateDoubleArray(d, 4);
+}
+
+static cJSON *
+traffic_json(const char *name, const struct sdpa_traffic *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "name", name);
+	cJSON_AddNumberToObject(o, "read_bytes", (double)t->read_bytes);
+	cJSON_AddNumberToObject(o, "write_bytes", (double)t->write_bytes);
+	return o;
+}
+
+static int
+write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_plan *p,
+	   const struct sdpa_gpu *g, const struct sdpa_result *r)
+{
+	cJSON *root = cJSON_CreateObject(), *c, *k, *ks, *arr, *dram;
+	double rd = (double)(r->main.read_bytes + r->combine.read_bytes);
+	double wr = (double)(r->main.write_bytes + r->combine.write_bytes);
+	double t = (rd + wr) / g->hbm_bytes_per_s, tokens = (double)p->shape.batch * p->shape.n_q;
+	double grid[3] = { p->grid[0], p->grid[1], p->grid[2] };
+	char err[512];
+	int rc;
+
+	report_add_header(root, argc, argv);
+	c = cJSON_AddObjectToObject(root, "config");
+	cJSON_AddItemToObject(c, "q", shape_json(a->q));
+	cJSON_AddItemToObject(c, "k", shape_json(a->k));
+	cJSON_AddItemToObject(c, "v", shape_json(a->k));
+	cJSON_AddBoolToObject(c, "causal", a->causal);
+	cJSON_AddStringToObject(c, "dtype", a->bf16 ? "bf16" : "fp16");
+	cJSON_AddStringToObject(c, "gpu", g->name);
+	k = cJSON_AddObjectToObject(root, "kernel");
+	cJSON_AddStringToObject(k, "name", kernel_name(p));
+	cJSON_AddStringToObject(k, "kind", p->splits > 1 ? "split-kv" : "prefill");
+	cJSON_AddNumberToObject(k, "splits", p->splits);
+	cJSON_AddNumberToObject(k, "block_m", p->block_m);
+	cJSON_AddNumberToObject(k, "block_n", p->block_n);
+	cJSON_AddNumberToObject(k, "warps", p->warps);
+	cJSON_AddItemToObject(k, "grid", cJSON_CreateDoubleArray(grid, 3));
+	cJSON_AddNumberToObject(k, "blocks", (double)sdpa_blocks(p));
+	cJSON_AddNumberToObject(k, "blocks_per_sm", p->blocks_per_sm);
+	cJSON_AddNumberToObject(k, "slots", r->slots);
+	cJSON_AddBoolToObject(k, "seqlenq_ngroups_swapped", p->swapped);
+	cJSON_AddBoolToObject(k, "causal", p->causal);
+	if (p->splits > 1) {
+		cJSON_AddNumberToObject(k, "combine_grid", (double)p->combine_grid);
+		cJSON_AddNumberToObject(k, "combine_block_m", p->combine_block_m);
+	}
+	cJSON_AddNumberToObject(root, "l2_bytes", (double)r->l2_bytes);
+	dram = cJSON_AddObjectToObject(root, "dram");
+	cJSON_AddNumberToObject(dram, "read_bytes", rd);
+	cJSON_AddNumberToObject(dram, "write_bytes", wr);
+	cJSON_AddNumberToObject(dram, "bytes", rd + wr);
+	ks = cJSON_AddArrayToObject(root, "kernels");
+	cJSON_AddItemToArray(ks, traffic_json(kernel_name(p), &r->main));
+	if (p->splits > 1)
+		cJSON_AddItemToArray(ks,
+				     traffic_json("flash_fwd_splitkv_combine_kernel", &r->combine));
+	arr = cJSON_AddObjectToObject(root, "arrays");
+	for (unsigned i = 0; i < SDPA_ARRAYS; i++) {
+		cJSON *o = cJSON_AddObjectToObject(arr, sdpa_array_name(i));
+
+		cJSON_AddNumberToObject(o, "read_bytes",
+					(double)(r->main.read[i] + r->combine.read[i]));
+		cJSON_AddNumberToObject(o, "write_bytes",
+					(double)(r->main.write[i] + r->combine.write[i]));
+	}
+	cJSON_AddNumberToObject(root, "bandwidth_bytes_per_s", g->hbm_bytes_per_s);
+	cJSON_AddStringToObject(root, "bandwidth_source", g->source);
+	cJSON_AddNumberToObject(root, "time_bound_s", t);
+	cJSON_AddNumberToObject(root, "new_tokens", tokens);
+	cJSON_AddNumberToObject(root, "tokens_per_s_bound", t > 0 ? tokens / t : 0);
+	rc = report_write_json(a->json_path, root, err, sizeof(err));
+	cJSON_Delete(root);
+	if (rc)
+		return print_error("%s", err);
+	return EXIT_OK;
+}
+
+int
+cmd_sdpa(int argc, char **argv)
+{
+	struct sdpa_args a;
+	struct sdpa_shape s;
+	struct sdpa_plan p;
+	struct sdpa_model m = { 0 };
+	struct sdpa_result r;
+	const struct sdpa_gpu *g;
+	char err[256];
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &a)))
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = make_shape(&a, &s)))
+		return rc;
+	if (!(g = sdpa_gpu_find(a.gpu)))
+		return usage_error("sdpa", "--gpu: unknown GPU '%s' (h100)", a.gpu);
+	sdpa_plan_make(&s, g, &p);
+	m.l2_bytes = a.l2;
+	m.slots = (uint32_t)a.slots;
+	m.ways = (uint32_t)a.ways;
+	m.random_seed = a.random ? 1 : 0;
+	m.no_spill = a.no_spill;
+	if (a.partitions)
+		m.backend = SDPA_BACKEND_PARTITIONS;
+	if (sdpa_simulate(&p, g, &m, &r, err, sizeof(err)))
+		return print_error("%s", err);
+	print_text(text_stream(a.json_path), &a, &p, g, &r);
+	if (a.json_path)
+		return write_json(argc, argv, &a, &p, g, &r);
+	return EXIT_OK;
+}

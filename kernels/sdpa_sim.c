@@ -1,0 +1,307 @@
+/*
+ * The block scheduler and L2 of the GPU SDPA model (kernels/sdpa_sim.h).
+ *
+ * Notes: the slots are SMs x blocks per SM (kernels/sdpa_plan.c derives 2 for the kernels
+ * measured, as ncu's waves column shows: grid / 264). A round visits the slots in order and
+ * each resident block does one step: its Q tile on the first, one K and one V tile on each,
+ * its outputs on the last. A block that finishes hands its slot to the next block in grid
+ * order (x fastest), which starts in the next round. Blocks of a causal kernel have different
+ * step counts, so the blocks in flight drift apart through the grid, as on the GPU.
+ * The L2 is one LRU by default (sim/tilelru.h: per tile; SDPA_BACKEND_LINES feeds the same
+ * accesses line by line to sim/cache.c, for tests), or random replacement, or hashed sets, or
+ * two partitions (SDPA_BACKEND_PARTITIONS): the alternatives docs/gpu.md compares.
+ */
+
+#include "kernels/sdpa_sim.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/cache.h"
+#include "sim/tilelru.h"
+
+#define LINE 128
+#define SECTOR 32
+
+#define COPY TILELRU_CLASSES / 2 /* class offset of a partition's copies of far lines */
+
+struct l2 {
+	struct tilelru *tiles;
+	struct tilelru *part[2]; /* SDPA_BACKEND_PARTITIONS */
+	struct cache *lines;
+	uint64_t base[SDPA_ARRAYS]; /* tile id or address of each array's first tile */
+	int array_index[SDPA_ARRAYS];
+};
+
+/* The two-partition L2: each half of a tile (at least a sector) has its own home. */
+static void
+part_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
+{
+	uint64_t tile = l->base[a->array] + a->tile;
+	unsigned halves = a->bytes >= 2 * SECTOR ? 2 : 1;
+	uint32_t half = a->bytes / halves;
+
+	for (unsigned h = 0; h < halves; h++) {
+		uint64_t id = 2 * tile + h;
+		unsigned home = halves == 2 ? h : (unsigned)(tile & 1);
+
+		if (a->store) {
+			tilelru_access(l->part[home], id, half, a->array, true);
+			continue;
+		}
+		if (home == side || !tilelru_holds(l->part[side], id, half))
+			tilelru_access(l->part[home], id, half, a->array, false);
+		if (home != side)
+			tilelru_access(l->part[side], id, half, a->array + COPY, false);
+	}
+}
+
+static void
+l2_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
+{
+	if (l->part[0]) {
+		part_access(l, a, side);
+		return;
+	}
+	if (l->tiles) {
+		tilelru_access(l->tiles, l->base[a->array] + a->tile, a->bytes, a->array, a->store);
+		return;
+	}
+	for (uint64_t o = 0; o < a->bytes; o += LINE) {
+		uint64_t n = a->bytes - o < LINE ? a->bytes - o : LINE;
+
+		cache_access(l->lines, l->base[a->array] + a->offset + o, (uint32_t)n,
+			     a->store ? CACHE_OP_STORE : CACHE_OP_LOAD, 1);
+	}
+}
+
+static void
+l2_traffic(struct l2 *l, struct sdpa_traffic *t)
+{
+	*t = (struct sdpa_traffic){ 0 };
+	for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+		if (l->part[0]) {
+			for (unsigned i = 0; i < 2; i++) {
+				struct tilelru_traffic x = tilelru_dram(l->part[i], a);
+
+				t->read[a] += x.read_bytes, t->write[a] += x.write_bytes;
+			}
+		} else if (l->tiles) {
+			struct tilelru_traffic x = tilelru_dram(l->tiles, a);
+
+			t->read[a] = x.read_bytes, t->write[a] = x.write_bytes;
+		} else if (l->array_index[a] > 0) {
+			const struct cache_traffic *x =
+				cache_array_traffic(l->lines, (unsigned)l->array_index[a]);
+
+			t->read[a] = x->read_bytes;
+			t->write[a] = x->write_bytes - x->flush_write_bytes;
+		}
+		t->read_bytes += t->read[a];
+		t->write_bytes += t->write[a];
+	}
+}
+
+static int
+l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, enum sdpa_backend backend,
+	uint64_t bytes, uint32_t sets, uint64_t random_seed)
+{
+	uint64_t next = 0, tiles[SDPA_ARRAYS];
+
+	for (unsigned a = 0; a < SDPA_ARRAYS; a++)
+		tiles[a] = a == SDPA_SPILL ? nslots : p->tiles[a];
+
+	*l = (struct l2){ 0 };
+	if (backend == SDPA_BACKEND_PARTITIONS) {
+		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+			l->base[a] = next;
+			next += tiles[a];
+		}
+		l->part[0] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
+		l->part[1] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
+		return l->part[0] && l->part[1] ? 0 : -ENOMEM;
+	}
+	if (backend == SDPA_BACKEND_TILES) {
+		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+			l->base[a] = next;
+			next += tiles[a];
+		}
+		l->tiles = tilelru_create(bytes, next, sets, random_seed);
+		return l->tiles ? 0 : -ENOMEM;
+	} else {
+		struct cache_config cfg = { 0 };
+		char e[256];
+
+		cfg.levels = 1;
+		snprintf(cfg.level[0].name, sizeof(cfg.level[0].name), "L2");
+		cfg.level[0].size_bytes = bytes;
+		cfg.level[0].fully_assoc = true;
+		cfg.level[0].assoc = (uint32_t)(bytes / LINE);
+		cfg.level[0].line_bytes = LINE;
+		cfg.level[0].alloc = CACHE_ALLOC_VALIDATE;
+		if (cache_config_validate(&cfg, e, sizeof(e)))
+			return -EINVAL;
+		l->lines = cache_create(&cfg);
+		if (!l->lines)
+			return -ENOMEM;
+		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+			uint64_t size = a == SDPA_SPILL ? (uint64_t)nslots * p->spill_bytes
+							: sdpa_array_bytes(p, a);
+
+			l->base[a] = next + (1u << 20);
+			next = (l->base[a] + size + (1u << 20)) & ~(uint64_t)((1u << 20) - 1);
+			if (size)
+				l->array_index[a] = cache_add_array(l->lines, sdpa_array_name(a),
+								    l->base[a], size, false);
+		}
+		return 0;
+	}
+}
+
+static void
+l2_finish(struct l2 *l)
+{
+	tilelru_destroy(l->tiles);
+	tilelru_destroy(l->part[0]);
+	tilelru_destroy(l->part[1]);
+	cache_destroy(l->lines);
+}
+
+struct slot {
+	uint64_t block;
+	uint32_t step, steps;
+	bool busy;
+};
+
+/* The partition side of slot s: consecutive blocks alternate sides (an assumption: the block
+ * scheduler spreads consecutive blocks over the GPCs). */
+static unsigned
+side_of(uint32_t s)
+{
+	return s % 2;
+}
+
+static void
+run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l,
+	 uint32_t spill)
+{
+	uint64_t next = 0, total = sdpa_blocks(p);
+	uint32_t busy = 0;
+	struct sdpa_access acc[SDPA_STEP_MAX];
+
+	for (uint32_t s = 0; s < nslots && next < total; s++, busy++)
+		slots[s] = (struct slot){ next, 0, sdpa_block_steps(p, next), true }, next++;
+	while (busy) {
+		for (uint32_t s = 0; s < nslots; s++) {
+			struct slot *k = &slots[s];
+			unsigned n;
+
+			if (!k->busy)
+				continue;
+			n = sdpa_block_step(p, k->block, k->step, acc);
+			for (unsigned i = 0; i < n; i++)
+				l2_access(l, &acc[i], side_of(s));
+			if (spill) {
+				struct sdpa_access sp = { SDPA_SPILL, s, spill, (uint64_t)s * spill,
+							  true };
+
+				l2_access(l, &sp, side_of(s));
+			}
+			if (++k->step < k->steps)
+				continue;
+			if (next < total) {
+				*k = (struct slot){ next, 0, sdpa_block_steps(p, next), true };
+				next++;
+			} else {
+				k->busy = false;
+				busy--;
+			}
+		}
+	}
+}
+
+/* flash_fwd_splitkv_combine_kernel: each block of combine_block_m rows reads the splits'
+ * log-sum-exps, then their partial O rows, and writes O and the log-sum-exp. Sector-sized
+ * tiles for the log-sum-exps, which neighbouring blocks share. */
+static int
+run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t)
+{
+	uint64_t rows = (uint64_t)p->b * p->h * p->nq, cb = p->combine_block_m;
+	uint64_t lse_sectors = (rows * 4 + SECTOR - 1) / SECTOR;
+	uint64_t base_oacc = lse_sectors * p->splits,
+		 base_o = base_oacc + p->combine_grid * p->splits;
+	uint64_t base_lse = base_o + p->combine_grid;
+	struct tilelru *c = tilelru_create(l2_bytes, base_lse + lse_sectors, 1, 0);
+
+	if (!c)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < p->combine_grid; i++) {
+		uint64_t r0 = i * cb, r1 = r0 + cb < rows ? r0 + cb : rows;
+
+		for (uint32_t s = 0; s < p->splits; s++)
+			for (uint64_t x = r0 * 4 / SECTOR; x <= (r1 * 4 - 1) / SECTOR; x++)
+				tilelru_access(c, s * lse_sectors + x, SECTOR, SDPA_LSEACC, false);
+		for (uint32_t s = 0; s < p->splits; s++)
+			tilelru_access(c, base_oacc + s * p->combine_grid + i,
+				       (uint32_t)((r1 - r0) * p->d_rounded * 4), SDPA_OACC, false);
+		tilelru_access(
+			c, base_o + i,
+			(uint32_t)(((r1 - r0) * p->shape.d * 2 + SECTOR - 1) / SECTOR * SECTOR),
+			SDPA_O, true);
+		for (uint64_t x = r0 * 4 / SECTOR; x <= (r1 * 4 - 1) / SECTOR; x++)
+			tilelru_access(c, base_lse + x, SECTOR, SDPA_LSE, true);
+	}
+	*t = (struct sdpa_traffic){ 0 };
+	for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+		struct tilelru_traffic x = tilelru_dram(c, a);
+
+		t->read[a] = x.read_bytes, t->write[a] = x.write_bytes;
+		t->read_bytes += x.read_bytes, t->write_bytes += x.write_bytes;
+	}
+	tilelru_destroy(c);
+	return 0;
+}
+
+uint32_t
+sdpa_l2_sets(const struct sdpa_plan *p, uint64_t l2_bytes, uint32_t ways)
+{
+	uint64_t tile = (uint64_t)p->block_n * p->shape.d * 2, sets;
+
+	if (ways == 0)
+		return 1;
+	sets = l2_bytes / ((uint64_t)ways * tile);
+	return sets ? (uint32_t)(sets < 65536 ? sets : 65536) : 1;
+}
+
+int
+sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct sdpa_model *m,
+	      struct sdpa_result *out, char *err, size_t errlen)
+{
+	struct l2 l;
+	struct slot *slots;
+	int rc;
+
+	*out = (struct sdpa_result){ 0 };
+	out->l2_bytes = m->l2_bytes ? m->l2_bytes : g->l2_model_bytes;
+	out->slots = m->slots ? m->slots : g->sms * p->blocks_per_sm;
+	out->ways = m->ways == SDPA_WAYS_GPU ? g->l2_ways : m->ways;
+	out->sets = sdpa_l2_sets(p, out->l2_bytes, out->ways);
+	slots = calloc(out->slots, sizeof(*slots));
+	if (!slots || (rc = l2_init(&l, p, out->slots, m->backend, out->l2_bytes, out->sets,
+				    m->random_seed))) {
+		free(slots);
+		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
+		return -ENOMEM;
+	}
+	run_main(p, out->slots, slots, &l, m->no_spill ? 0 : p->spill_bytes);
+	l2_traffic(&l, &out->main);
+	l2_finish(&l);
+	free(slots);
+	if (p->splits > 1 && run_combine(p, out->l2_bytes, &out->combine)) {
+		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
+		return -ENOMEM;
+	}
+	return 0;
+}
