@@ -145,17 +145,18 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->N = (double)c->N;
 	q->d = (double)c->d;
 	q->Br = (double)(c->Br < c->N ? c->Br : c->N);
-	q->Bc = (double)(c->Bc < c->N ? c->Bc : c->N);
+	q->Bc = (double)(c->Bc < attn_nkv(c) ? c->Bc : attn_nkv(c));
 	q->B = (double)c->batch;
 	q->H = (double)c->heads;
 	q->Hkv = (double)c->kv_heads;
 	q->g = q->H / q->Hkv;
 	q->Tr = (double)attn_blocks(c->N, c->Br);
-	q->Tc = (double)attn_blocks(c->N, c->Bc);
+	q->Tc = (double)attn_blocks(attn_nkv(c), c->Bc);
 	q->rq = q->d * q->s / L;
 	q->qb = q->Br * q->rq;
 	q->kb = q->Bc * q->rq;
-	q->Srow = q->N * q->s / L;
+	q->Nk = (double)attn_nkv(c);
+	q->Srow = q->Nk * q->s / L;
 	q->Sseg = q->Bc * q->s / L;
 	/* tiles are arrays of their own, page-aligned: whole lines */
 	q->tq = tile * ceil(q->Br * q->d * 4 / L);
@@ -164,10 +165,10 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	/* S tile rows sit B_c floats apart (B_c as given), each as wide as the key block */
 	q->ts = tile * tile_row_lines((uint64_t)q->Br, c->Bc * 4, (uint64_t)q->Bc * 4, (uint64_t)L);
 	q->to = q->tq;
-	q->trow = tile * ceil(q->N * 4 / L);
+	q->trow = tile * ceil(q->Nk * 4 / L);
 	q->tm = tile * ceil(q->Br * 4 / L);
 	q->Qall = q->B * q->H * q->N * q->rq;
-	q->Kall = q->B * q->Hkv * q->N * q->rq;
+	q->Kall = q->B * q->Hkv * q->Nk * q->rq;
 	q->Sall = q->B * q->H * q->N * q->Srow;
 	q->Oall = q->Qall;
 	q->vec = q->B * q->H * q->N * 4 / L;
@@ -199,7 +200,9 @@ flash_kblocks(const struct attn_config *c, uint64_t ib)
 {
 	uint64_t r_end = (ib + 1) * c->Br < c->N ? (ib + 1) * c->Br : c->N;
 
-	return c->causal ? (double)attn_blocks(r_end, c->Bc) : (double)attn_blocks(c->N, c->Bc);
+	/* causal: up to the block's last row's position, N_kv - N on */
+	return c->causal ? (double)attn_blocks(r_end + attn_kv_offset(c), c->Bc)
+			 : (double)attn_blocks(attn_nkv(c), c->Bc);
 }
 
 /* sum over i < n of floor((a i + b) / m) (the classic Euclid-like reduction). */
@@ -265,7 +268,7 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 
 		/* Each query block reads its key blocks' rows (the last block may be short). */
 		for (uint64_t ib = 0; ib < Tr; ib++)
-			krows += fmin(flash_kblocks(c, ib) * q->Bc, N);
+			krows += fmin(flash_kblocks(c, ib) * q->Bc, q->Nk);
 		add(r, "Q", bh * head, 0);
 		add(r, "K", bh * krows * d * s, 0);
 		add(r, "V", bh * krows * d * s, 0);

@@ -3,8 +3,11 @@
 /*
  * The attention kernels and their data.
  *
- * Layout [batch][heads][N][d], row-major, in the storage dtype; K and V have kv_heads heads
- * (grouped-query attention: query head h reads kv head h / (heads / kv_heads)). Compute is
+ * Layout [batch][heads][N][d], row-major, in the storage dtype; K and V are
+ * [batch][kv_heads][N_kv][d] (grouped-query attention: query head h reads kv head
+ * h / (heads / kv_heads); N_kv keys and values, N queries: decode and chunked prefill have
+ * N < N_kv). The causal mask is aligned at the end, as FlashAttention's: query row i sees keys
+ * j <= i + N_kv - N (so N <= N_kv when causal). Compute is
  * fp32. Every kernel is one source compiled twice: attn_run_native() (every TR_* macro gone)
  * and attn_run_traced() (every access reported to a struct trace_ctx).
  *
@@ -37,7 +40,7 @@ enum attn_kernel {
 
 struct attn_config {
 	enum attn_kernel kernel;
-	uint64_t N; /* sequence length */
+	uint64_t N;    /* query rows */
 	uint64_t d; /* head dimension */
 	uint64_t heads;
 	uint64_t kv_heads; /* divides heads */
@@ -46,6 +49,7 @@ struct attn_config {
 	uint64_t Br, Bc; /* tile rows: query block, key/value block */
 	bool causal;
 	bool softmax_separate; /* naive: P in its own array instead of over S */
+	uint64_t N_kv;         /* key and value rows; 0 means N */
 };
 
 /* Arrays of a run. Pointers not used by the kernel are NULL. */
@@ -53,7 +57,7 @@ struct attn_data {
 	struct attn_config cfg;
 	/* memory arrays, storage dtype unless noted */
 	void *Q, *K, *V, *O;
-	void *S, *P;  /* naive: [batch][heads][N][N]; P == S unless softmax_separate */
+	void *S, *P;  /* naive: [batch][heads][N][N_kv]; P == S unless softmax_separate */
 	float *m, *l; /* flash1: running max and sum per query row, fp32 */
 	float *lse;   /* flash2: logsumexp per query row, fp32 */
 	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
@@ -163,6 +167,21 @@ const char *attn_dtype_name(enum attn_dtype t);
 /* Parse names; return false for unknown ones. */
 bool attn_kernel_parse(const char *s, enum attn_kernel *out);
 bool attn_dtype_parse(const char *s, enum attn_dtype *out);
+
+/* Key and value rows of c: N_kv, or N where N_kv is 0. */
+static inline uint64_t
+attn_nkv(const struct attn_config *c)
+{
+	return c->N_kv ? c->N_kv : c->N;
+}
+
+/* Keys before the first query's position under the end-aligned causal mask: N_kv - N (query
+ * row i sees keys j <= i + attn_kv_offset()). */
+static inline uint64_t
+attn_kv_offset(const struct attn_config *c)
+{
+	return attn_nkv(c) - c->N;
+}
 
 /* Number of tiles of n rows in blocks of b: ceil(n / b). */
 static inline uint64_t
