@@ -190,6 +190,7 @@ report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s,
 
 	cJSON_AddStringToObject(cfg, "kernel", attn_kernel_name(c->kernel));
 	add_u64(cfg, "N", c->N);
+	add_u64(cfg, "N_kv", attn_nkv(c));
 	add_u64(cfg, "d", c->d);
 	add_u64(cfg, "heads", c->heads);
 	add_u64(cfg, "kv_heads", c->kv_heads);

@@ -162,7 +162,7 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 		return -EINVAL;
 	}
 	if (c->N_kv != 0 && c->N_kv != c->N &&
-	    (c->kernel == ATTN_NAIVE || c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ)) {
+	    (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ)) {
 		snprintf(err, errlen, "--N-kv %llu != --N %llu: kernel %s takes N_kv = N only",
 			 (unsigned long long)c->N_kv, (unsigned long long)c->N,
 			 attn_kernel_name(c->kernel));

@@ -191,6 +191,13 @@ test_kernel_nkv(enum attn_kernel k)
 }
 
 static void
+test_naive_nkv(void **state)
+{
+	(void)state;
+	test_kernel_nkv(ATTN_NAIVE);
+}
+
+static void
 test_flash2_nkv(void **state)
 {
 	(void)state;
@@ -460,6 +467,7 @@ main(void)
 		cmocka_unit_test(test_flash1),
 		cmocka_unit_test(test_flash2),
 		cmocka_unit_test(test_flash2_nkv),
+		cmocka_unit_test(test_naive_nkv),
 		cmocka_unit_test(test_proj),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_phase_flops),
