@@ -1,6 +1,8 @@
 #include "cli/options.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -183,6 +185,20 @@ kernel_options_parse(struct kernel_options *o, struct spec *spec, const struct k
 		return usage_error(cmd->name, "--kernel %s: %s does not take plugins",
 				   o->plugin_path, cmd->name);
 	return kernel_options_finish(o, spec, cmd->name);
+}
+
+int
+bandwidth_value(const char *cmd, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!arg[0] || *end || errno || !(v > 0) || !isfinite(v))
+		return usage_error(cmd, "--bandwidth: '%s' is not a positive number of GB/s", arg);
+	*out = v;
+	return 0;
 }
 
 char *

@@ -104,6 +104,10 @@ void kernel_options_init(struct kernel_options *o);
  * EXIT_USAGE after a one-line message. */
 int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
 
+/* --bandwidth GB/s for `run` and `formula`: a positive finite number into *out. Returns 0, or
+ * EXIT_USAGE after a one-line message. */
+int bandwidth_value(const char *cmd, const char *arg, double *out);
+
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);
 
