@@ -206,6 +206,10 @@ cmd_sweep(int argc, char **argv)
 		case OPT_N_KV:
 			rc = sweep_list_parse("--N-kv", optarg, &p.N_kv, false);
 			p.nkv_given = true;
+			/* 0 in a config means N: a 0 given must not read as that */
+			for (unsigned i = 0; !rc && i < p.N_kv.n; i++)
+				if (p.N_kv.v[i] == 0)
+					rc = usage_error("sweep", "--N-kv must be at least 1");
 			break;
 		case OPT_D:
 			rc = sweep_list_parse("--d", optarg, &p.d, false);
