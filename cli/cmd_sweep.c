@@ -117,6 +117,8 @@ sweep_plugin_check(const struct sweep_plan *p)
 					    "--trace-only");
 	if (p->softmax_separate)
 		return usage_error("sweep", "--softmax-separate is for naive");
+	if (p->nkv_given)
+		return usage_error("sweep", "--N-kv: a kernel plugin takes N_kv = N only");
 	return 0;
 }
 

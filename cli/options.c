@@ -131,6 +131,9 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		if (!o->cfg.N || !o->cfg.d || !o->cfg.heads || !o->cfg.kv_heads || !o->cfg.batch ||
 		    !o->cfg.Br || !o->cfg.Bc)
 			return usage_error(cmd, "sizes must be at least 1");
+		/* the plugin ABI has one length (include/memsim.h) */
+		if (o->cfg.N_kv != o->cfg.N)
+			return usage_error(cmd, "--N-kv: a kernel plugin takes N_kv = N only");
 		if (o->cfg.heads % o->cfg.kv_heads)
 			return usage_error(cmd, "--kv-heads %llu does not divide --heads %llu",
 					   (unsigned long long)o->cfg.kv_heads,

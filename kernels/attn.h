@@ -72,7 +72,8 @@ struct attn_data {
 };
 
 /* Validates a config; returns 0, or -EINVAL with a one-line message naming the bad option
- * (a zero size, kv_heads not dividing heads, buffers that would not fit in memory). */
+ * (a zero size, kv_heads not dividing heads, N_kv != N for flash1 or proj, N > N_kv with the
+ * causal mask, buffers that would not fit in memory). */
 int attn_config_check(const struct attn_config *c, char *err, size_t errlen);
 /* As attn_config_check() for a trace-only run (attn_data_create_trace_only()), whose arrays
  * take address space, not memory: only arrays past 2^64 bytes are refused (-ENOMEM). */
@@ -151,13 +152,14 @@ struct attn_error {
  * values (not trace-only). */
 struct attn_error attn_check(const struct attn_data *d);
 
-/* FLOPs of the kernel: 4 N^2 d per head for QK^T and PV (half when causal) plus 5 per score
- * for the softmax (max, subtract, exp, sum, scale); proj: 2 N D (3 D_in + D) x batch. */
+/* FLOPs of the kernel: 4 d per score for QK^T and PV plus 5 per score for the softmax (max,
+ * subtract, exp, sum, scale), N N_kv scores per head (N (N + 1) / 2 + N (N_kv - N) when
+ * causal); proj: 2 N D (3 D_in + D) x batch. */
 double attn_flops(const struct attn_config *c);
 
 /* FLOPs of one phase of c's kernel, per the same counts as attn_flops(), over batch and
  * heads: qkv_proj 2 N D (D + 2 D_kv), out_proj 2 N D^2; scores and av 2 d per score each,
- * softmax 5 per score (scores: N^2 per head, N (N + 1) / 2 when causal); flash_tile the whole
+ * softmax 5 per score (scores as attn_flops() counts them); flash_tile the whole
  * attn_flops(), flash1's init 0. The phases of a kernel sum to attn_flops(). NAN for a phase
  * the kernel does not have. */
 double attn_phase_flops(const struct attn_config *c, const char *phase);

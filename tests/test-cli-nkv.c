@@ -39,6 +39,8 @@ test_refusals(void **state)
 		     "--bandwidth: '0' is not a positive number of GB/s");
 	expect_error("formula --kernel flash2 --bandwidth fast", 2,
 		     "--bandwidth: 'fast' is not a positive number of GB/s");
+	expect_error("gpucheck --kernel flash2 --N 4 --N-kv 256 --no-gpu", 2,
+		     "--N-kv: the GPU kernels take N_kv = N only");
 	expect_error("sweep --out x --kernel flash2 --N-kv 0", 2, "--N-kv must be at least 1");
 	expect_error("sweep --out x --kernel flash1,proj --N 4 --N-kv 64", 2,
 		     "2 with N_kv != N under flash1 or proj");
