@@ -151,6 +151,25 @@ test_sweep(void **state)
 	text = slurp_text(path);
 	assert_non_null(strstr(text, "--N-kv 4,300"));
 	free(text);
+	/* memsim table tells the rows apart by N_kv where it differs from N; a sweep over N
+	 * alone is labelled as before */
+	r = memsim("sweep --out sw2 --kernel flash2 --N 4 --N-kv 300,600 --trace-only "
+		   "--cache L1=64K:full:64,tiles=scratch --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table sw2");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "N_kv=300"));
+	assert_non_null(strstr(r.out, "N_kv=600"));
+	result_free(&r);
+	r = memsim("sweep --out sw3 --kernel flash2 --N 64,96 --trace-only "
+		   "--cache L1=64K:full:64,tiles=scratch --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table sw3");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "N_kv"));
+	result_free(&r);
 }
 
 int
