@@ -229,16 +229,14 @@ cmd_run(int argc, char **argv)
 		x.sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
-	report_per_token(&pt, &o.cfg, &spec,
-			 (double)(cache_dram(st.sim.cache)->read_bytes +
-				  cache_dram(st.sim.cache)->write_bytes),
-			 x.gbps);
+	/* the same bytes as the JSON's (evaluation_json()) */
+	st.bandwidth_gbps = x.gbps;
+	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.gbps);
 	report_print_per_token(out, &pt);
 	rc = EXIT_OK;
 	if (o.json_path) {
 		cJSON *root = evaluation_json(&st, argc, argv);
 
-		report_add_per_token(root, &pt);
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
 			print_error("%s", err);
 			rc = EXIT_RUNTIME;

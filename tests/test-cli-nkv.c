@@ -147,6 +147,27 @@ test_sweep(void **state)
 	assert_non_null(strstr(text, ",flash1,4,4,64,"));
 	assert_null(strstr(text, ",flash1,4,300,"));
 	free(text);
+	/* a row's per_token: the exact formula's bytes of a --formula-only row / (batch N) */
+	snprintf(path, sizeof(path), "%s/sw/results.json", tmpdir);
+	text = slurp_text(path);
+	{
+		char *nl = strchr(text, '\n');
+		cJSON *row;
+
+		assert_non_null(nl);
+		*nl = '\0';
+		row = cJSON_Parse(text);
+		assert_non_null(row);
+		assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), "bytes")
+				    ->valuedouble ==
+			    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "formulas"),
+								    "exact"),
+						"bytes")
+					    ->valuedouble /
+				    4);
+		cJSON_Delete(row);
+	}
+	free(text);
 	snprintf(path, sizeof(path), "%s/sw/manifest.json", tmpdir);
 	text = slurp_text(path);
 	assert_non_null(strstr(text, "--N-kv 4,300"));

@@ -326,6 +326,18 @@ test_phase_flops(void **state)
 		assert_true(attn_phase_flops(&c, "scores") == 4 * 2.0 * 64 * 64 * 16);
 		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "av") == 4 * 2.0 * 64 * 64 * 16);
+		/* N_kv keys: N N_kv scores, N (N + 1) / 2 + N (N_kv - N) under the end-aligned
+		 * mask */
+		c.N = 4;
+		c.N_kv = 100;
+		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * 4 * 100);
+		c.causal = true;
+		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * (4 * 5 / 2 + 4 * 96));
+		c.kernel = ATTN_FLASH2;
+		assert_true(attn_flops(&c) == 4 * (4.0 * 16 + 5) * (4 * 5 / 2 + 4 * 96));
+		c.causal = false;
+		c.N = 64;
+		c.N_kv = 0;
 		c.kernel = ATTN_FLASH1;
 		assert_true(attn_phase_flops(&c, "init") == 0);
 	}
