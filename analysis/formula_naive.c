@@ -953,8 +953,7 @@ cmp_ev(const void *a, const void *b)
 static void
 s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
 {
-	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s,
-		 all = n->BH * n->N * n->NC;
+	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s, all = n->BH * n->N * n->NC;
 	int k = 0;
 
 	v->n = 0;

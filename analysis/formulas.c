@@ -440,7 +440,7 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
        const struct q *q)
 {
 	struct formula_regime *g = &r->regime;
-	double head = q->B * q->H * q->N * q->d * q->s; /* one pass over Q of every head */
+	double head = q->B * q->H * q->N * q->d * q->s;   /* one pass over Q of every head */
 	double khead = q->B * q->H * q->Nk * q->d * q->s; /* over K (of every query head) */
 	double kv = moved(r, "K", true, false) + moved(r, "V", true, false);
 	double Q = moved(r, "Q", true, false);

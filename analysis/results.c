@@ -220,11 +220,10 @@ results_csv_row(FILE *f, const cJSON *r)
 		results_number(r, "index", 0), results_string(r, "config.kernel"),
 		results_number(r, "config.N", 0),
 		results_number(r, "config.N_kv", results_number(r, "config.N", 0)),
-		results_number(r, "config.d", 0),
-		results_number(r, "config.heads", 0), results_number(r, "config.kv_heads", 0),
-		results_number(r, "config.batch", 0), results_string(r, "config.dtype"),
-		results_number(r, "config.Br", 0), results_number(r, "config.Bc", 0),
-		results_true(r, "config.causal"));
+		results_number(r, "config.d", 0), results_number(r, "config.heads", 0),
+		results_number(r, "config.kv_heads", 0), results_number(r, "config.batch", 0),
+		results_string(r, "config.dtype"), results_number(r, "config.Br", 0),
+		results_number(r, "config.Bc", 0), results_true(r, "config.causal"));
 	csv_quoted(f, results_string(r, "config.cache"));
 	fprintf(f, ",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%d,%d,%.0f,%.0f,%.6g,%d,%d,",
 		results_true(r, "config.flush"), results_string(r, "mode"),

@@ -37,14 +37,14 @@ row_cmp(const void *a, const void *b)
 }
 
 static const char *const setting_path[TABLE_SETTINGS] = {
-	"config.N_kv",
-	"config.d",	   "config.heads",	      "config.kv_heads", "config.batch",
-	"config.Br",	   "config.Bc",		      "config.causal",	 "config.softmax_separate",
-	"config.flush",	   "config.seed",	      "config.trace_only",
+	"config.N_kv",     "config.d",      "config.heads",
+	"config.kv_heads", "config.batch",  "config.Br",
+	"config.Bc",       "config.causal", "config.softmax_separate",
+	"config.flush",    "config.seed",   "config.trace_only",
 };
 static const char *const setting_name[TABLE_SETTINGS] = {
-	"N_kv", "d", "heads", "kv_heads", "batch", "Br", "Bc", "causal", "separate", "flush", "seed",
-	"trace-only",
+	"N_kv", "d",      "heads",    "kv_heads", "batch", "Br",
+	"Bc",   "causal", "separate", "flush",    "seed",  "trace-only",
 };
 
 /* A setting's value: a number, or a truth as 0 or 1; -1 when absent. */

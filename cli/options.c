@@ -2,8 +2,8 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -214,11 +214,11 @@ kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 		snprintf(nkv, sizeof(nkv), " N_kv=%llu", (unsigned long long)attn_nkv(c));
 	snprintf(buf, len,
 		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
-		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv, (unsigned long long)c->d,
-		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
-		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
-		 (unsigned long long)c->Bc, c->causal ? " causal" : "",
-		 c->softmax_separate ? " softmax-separate" : "");
+		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
+		 (unsigned long long)c->d, (unsigned long long)c->heads,
+		 (unsigned long long)c->kv_heads, (unsigned long long)c->batch,
+		 attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
+		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "");
 	return buf;
 }
 

@@ -96,7 +96,8 @@ struct kernel_command {
 int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 			 const struct kernel_command *cmd, int argc, char **argv);
 
-/* Defaults: N 1024, N_kv = N, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on. */
+/* Defaults: N 1024, N_kv = N, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on.
+ */
 void kernel_options_init(struct kernel_options *o);
 
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when

@@ -72,9 +72,8 @@ array_sizes(const struct attn_config *c, struct sizes *z)
 	if (!mul(c->batch, c->heads, &bh) || !mul(c->batch, c->kv_heads, &bkv) ||
 	    !mul(c->N, c->d, &nd) || !mul(nk, c->d, &nkd) || !mul(bh, nd, &z->q) ||
 	    !mul(z->q, s, &z->q) || !mul(bkv, nkd, &z->kv) || !mul(z->kv, s, &z->kv) ||
-	    !mul(bh, c->N, &z->rowvec) ||
-	    !mul(z->rowvec, 4, &z->rowvec) || !mul(c->heads, c->d, &dm) ||
-	    !mul(c->kv_heads, c->d, &dkv))
+	    !mul(bh, c->N, &z->rowvec) || !mul(z->rowvec, 4, &z->rowvec) ||
+	    !mul(c->heads, c->d, &dm) || !mul(c->kv_heads, c->d, &dkv))
 		return false;
 	if (!mul(c->Br, c->d, &z->tile_q) || !mul(z->tile_q, 4, &z->tile_q) ||
 	    !mul(c->Bc, c->d, &z->tile_kv) || !mul(z->tile_kv, 4, &z->tile_kv) ||
@@ -169,10 +168,11 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 		return -EINVAL;
 	}
 	if (c->causal && c->N > attn_nkv(c)) {
-		snprintf(err, errlen,
-			 "--causal with --N %llu > --N-kv %llu: the end-aligned mask leaves the first "
-			 "query rows no key",
-			 (unsigned long long)c->N, (unsigned long long)attn_nkv(c));
+		snprintf(
+			err, errlen,
+			"--causal with --N %llu > --N-kv %llu: the end-aligned mask leaves the first "
+			"query rows no key",
+			(unsigned long long)c->N, (unsigned long long)attn_nkv(c));
 		return -EINVAL;
 	}
 	if (c->d > 65536 || c->Br > (1u << 20) || c->Bc > (1u << 20)) {

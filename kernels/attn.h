@@ -40,7 +40,7 @@ enum attn_kernel {
 
 struct attn_config {
 	enum attn_kernel kernel;
-	uint64_t N;    /* query rows */
+	uint64_t N; /* query rows */
 	uint64_t d; /* head dimension */
 	uint64_t heads;
 	uint64_t kv_heads; /* divides heads */

@@ -20,7 +20,8 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t s = dtype_bytes(c->dtype), N = c->N, Nk = attn_nkv(c), D = c->d;
-	const uint64_t q = c->batch * c->heads * N * D * s, kv = c->batch * c->kv_heads * Nk * D * s;
+	const uint64_t q = c->batch * c->heads * N * D * s,
+		       kv = c->batch * c->kv_heads * Nk * D * s;
 	const uint64_t Dm = c->heads * D, Dkv = c->kv_heads * D;
 
 	(void)declare; /* unused in the native build, where TR_ARRAY vanishes */

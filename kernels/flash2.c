@@ -43,12 +43,14 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
 					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					tile_load(t, d->Kt, D,
-						  head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						  D, nc, D, dt);
-					tile_load(t, d->Vt, D,
-						  head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						  D, nc, D, dt);
+					tile_load(
+						t, d->Kt, D,
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
+					tile_load(
+						t, d->Vt, D,
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++) {
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
 						float rmax, mold, mnew, alpha, psum = 0;

@@ -45,9 +45,10 @@ KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t c0 = 0; c0 < Nk; c0 += Bc) {
 					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					tile_load(t, d->Kt, D,
-						  head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						  D, nc, D, dt);
+					tile_load(
+						t, d->Kt, D,
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++) {
 						char *srow = head_row(d->S, b, h, c->heads, N, Nk,
 								      r0 + i, dt);
@@ -124,9 +125,10 @@ KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
 						  head_row(d->P, b, h, c->heads, N, Nk, r0, dt) +
 							  c0 * s,
 						  Nk, nr, nc, dt);
-					tile_load(t, d->Vt, D,
-						  head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						  D, nc, D, dt);
+					tile_load(
+						t, d->Vt, D,
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++)
 						for (uint64_t j = 0; j < nc; j++)
 							axpy(t, d->Ot + i * D,

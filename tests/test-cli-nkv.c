@@ -109,8 +109,8 @@ test_formula_per_token(void **state)
 	 * heads of a group, 2 GiB; Q, O and lse 20 KiB */
 	assert_true(cJSON_GetObjectItem(pt, "bytes")->valuedouble == 2147504128.0);
 	assert_true(cJSON_GetObjectItem(pt, "bandwidth_gbps")->valuedouble == 3350);
-	assert_non_null(strstr(cJSON_GetObjectItem(pt, "bandwidth_source")->valuestring,
-			       "NVIDIA H100"));
+	assert_non_null(
+		strstr(cJSON_GetObjectItem(pt, "bandwidth_source")->valuestring, "NVIDIA H100"));
 	assert_true(fabs(cJSON_GetObjectItem(pt, "tokens_per_s_bound")->valuedouble -
 			 3350e9 / 2147504128.0) < 1e-6);
 	cJSON_Delete(o);
@@ -158,13 +158,14 @@ test_sweep(void **state)
 		*nl = '\0';
 		row = cJSON_Parse(text);
 		assert_non_null(row);
-		assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), "bytes")
-				    ->valuedouble ==
-			    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "formulas"),
-								    "exact"),
-						"bytes")
-					    ->valuedouble /
-				    4);
+		assert_true(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), "bytes")
+				->valuedouble ==
+			cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(row, "formulas"), "exact"),
+				"bytes")
+					->valuedouble /
+				4);
 		cJSON_Delete(row);
 	}
 	free(text);

@@ -18,7 +18,9 @@
 static void
 test_lab_formulas(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 };
+	struct attn_config c = {
+		ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -61,9 +63,8 @@ eval(const struct attn_config *c, const char *spec_text)
 static void
 test_regimes(void **state)
 {
-	struct attn_config naive = {
-		ATTN_NAIVE, 4096, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
-	};
+	struct attn_config naive = { ATTN_NAIVE, 4096, 64, 1,     1,     1,
+				     ATTN_FP32,  64,   64, false, false, 0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -95,14 +96,14 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = {
-		ATTN_NAIVE, 1000, 128, 1, 1, 1, ATTN_FP32, 128, 128, false, false, 0
+	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1,     1,     1,
+				   ATTN_FP32,  128,  128, false, false, 0 };
+	struct attn_config small = { ATTN_NAIVE, 300, 64, 1,     1,     1,
+				     ATTN_FP32,  16,  16, false, false, 0 };
+	struct attn_config gqa = {
+		ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false, 0
 	};
-	struct attn_config small = {
-		ATTN_NAIVE, 300, 64, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0
-	};
-	struct attn_config gqa = { ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false, 0 };
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,    1,
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,     1,
 				     ATTN_FP32,   128,  128, false, false, 0 };
 	struct formula_result f;
 
@@ -180,7 +181,9 @@ test_set_associative_interval(void **state)
 static void
 test_why_not_causes(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 };
+	struct attn_config c = {
+		ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -200,9 +203,8 @@ test_why_not_causes(void **state)
 static void
 test_huge(void **state)
 {
-	struct attn_config c = {
-		ATTN_FLASH2, 1000000, 128, 16, 4, 2, ATTN_BF16, 64, 64, true, false, 0
-	};
+	struct attn_config c = { ATTN_FLASH2, 1000000, 128, 16,   4,     2,
+				 ATTN_BF16,   64,      64,  true, false, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -347,9 +349,9 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 	for (size_t i = 0; i < n; i += step)
 		for (int ci = 0; caches[ci]; ci++) {
 			const struct nkv_case *k = &cases[i];
-			struct attn_config c = { k->kernel, k->N,	  k->d,	     k->heads,
-						 k->kv_heads, k->batch,	  k->dtype,  k->Br,
-						 k->Bc,	      k->causal,  false,     k->N_kv };
+			struct attn_config c = { k->kernel,   k->N,      k->d,     k->heads,
+						 k->kv_heads, k->batch,  k->dtype, k->Br,
+						 k->Bc,       k->causal, false,    k->N_kv };
 			struct spec s;
 			struct sim_result res;
 			struct formula_machine m;
@@ -359,8 +361,8 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 
 			assert_int_equal(spec_parse(caches[ci], &s, err, sizeof(err)), 0);
 			assert_int_equal(attn_config_check_trace_only(&c, err, sizeof(err)), 0);
-			assert_int_equal(sim_kernel(&c, &s, flush, 3, false, &res, err, sizeof(err)),
-					 0);
+			assert_int_equal(
+				sim_kernel(&c, &s, flush, 3, false, &res, err, sizeof(err)), 0);
 			formula_machine_from_spec(&s, flush, &m);
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
@@ -377,17 +379,19 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 				    x->measured_write != x->exact_write)
 					fail_msg("%s N=%llu N_kv=%llu%s on %s: %s measured %.0f + "
 						 "%.0f, formula %.0f + %.0f",
-						 attn_kernel_name(c.kernel), (unsigned long long)c.N,
-						 (unsigned long long)c.N_kv, c.causal ? " causal" : "",
-						 caches[ci], x->name, x->measured_read,
-						 x->measured_write, x->exact_read, x->exact_write);
+						 attn_kernel_name(c.kernel),
+						 (unsigned long long)c.N,
+						 (unsigned long long)c.N_kv,
+						 c.causal ? " causal" : "", caches[ci], x->name,
+						 x->measured_read, x->measured_write, x->exact_read,
+						 x->exact_write);
 			}
 			sim_result_finish(&res);
 		}
 }
 
 static const struct nkv_case nkv_cases[] = {
-	{ ATTN_FLASH2, 1, 3000, 64, 4, 1, 1, 64, 64, ATTN_FP16, true },	  /* decode, MQA */
+	{ ATTN_FLASH2, 1, 3000, 64, 4, 1, 1, 64, 64, ATTN_FP16, true },   /* decode, MQA */
 	{ ATTN_FLASH2, 4, 2000, 64, 4, 2, 2, 64, 128, ATTN_FP16, false }, /* GQA, batch 2 */
 	{ ATTN_FLASH2, 16, 4096, 40, 2, 1, 1, 16, 48, ATTN_FP32, true },  /* rows not lines */
 	{ ATTN_FLASH2, 4, 1000, 64, 8, 2, 1, 64, 64, ATTN_BF16, true },
@@ -406,9 +410,9 @@ static void
 test_exact_nkv(void **state)
 {
 	static const char *caches[] = {
-		"L1=2K:full:64,tiles=scratch",	 "L1=16K:full:64,tiles=scratch",
-		"L1=64K:full:64,tiles=scratch",	 "L1=256K:full:64,tiles=scratch",
-		"L1=1M:full:64,tiles=scratch",	 "L1=4M:full:64,tiles=scratch",
+		"L1=2K:full:64,tiles=scratch",       "L1=16K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",      "L1=256K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
 		"L1=256K:full:128:wv,tiles=scratch", NULL,
 	};
 
@@ -437,7 +441,9 @@ test_negligible_arrays(void **state)
 	struct cache *c;
 	struct formula_result f;
 	struct comparison cmp;
-	struct attn_config cfg = { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 };
+	struct attn_config cfg = {
+		ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 	char err[256];
 	int big, small;
 

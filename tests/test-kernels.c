@@ -68,15 +68,16 @@ run_case(const struct attn_config *cfg)
 	attn_data_poison(tr);
 	attn_run_native(nat);
 	e = attn_check(nat);
-	print_message("# %-6s %s N=%-3llu N_kv=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu%s%s: "
-		      "max err %.2e (bound %.2e, max |ref| %.2f)\n",
-		      attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
-		      (unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg),
-		      (unsigned long long)cfg->d,
-		      (unsigned long long)cfg->heads, (unsigned long long)cfg->kv_heads,
-		      (unsigned long long)cfg->batch, (unsigned long long)cfg->Br,
-		      (unsigned long long)cfg->Bc, cfg->causal ? " causal" : "",
-		      cfg->softmax_separate ? " separate-P" : "", e.max_abs, e.bound, e.max_ref);
+	print_message(
+		"# %-6s %s N=%-3llu N_kv=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu%s%s: "
+		"max err %.2e (bound %.2e, max |ref| %.2f)\n",
+		attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
+		(unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg),
+		(unsigned long long)cfg->d, (unsigned long long)cfg->heads,
+		(unsigned long long)cfg->kv_heads, (unsigned long long)cfg->batch,
+		(unsigned long long)cfg->Br, (unsigned long long)cfg->Bc,
+		cfg->causal ? " causal" : "", cfg->softmax_separate ? " separate-P" : "", e.max_abs,
+		e.bound, e.max_ref);
 	if (!e.pass)
 		fail_msg("%s %s N=%llu N_kv=%llu: max error %.3e over bound %.3e, %llu non-finite, "
 			 "%llu lse off (seed %llu)",
@@ -165,8 +166,10 @@ test_kernel_nkv(enum attn_kernel k)
 	static const struct {
 		uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc;
 	} nkv[] = {
-		{ 1, 150, 16, 4, 1, 1, 16, 32 }, { 3, 77, 24, 4, 2, 2, 2, 16 },
-		{ 40, 100, 16, 2, 2, 1, 16, 24 }, { 50, 20, 16, 2, 1, 1, 16, 8 },
+		{ 1, 150, 16, 4, 1, 1, 16, 32 },
+		{ 3, 77, 24, 4, 2, 2, 2, 16 },
+		{ 40, 100, 16, 2, 2, 1, 16, 24 },
+		{ 50, 20, 16, 2, 1, 1, 16, 8 },
 	};
 
 	for (size_t i = 0; i < sizeof(nkv) / sizeof(nkv[0]); i++)
@@ -316,9 +319,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = {
-			ATTN_PROJ, 64, 16, 4, 4, 1, ATTN_FP32, 64, 64, false, false, 0
-		};
+		struct attn_config c = { ATTN_PROJ, 64, 16, 4,     4,     1,
+					 ATTN_FP32, 64, 64, false, false, 0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -347,7 +349,9 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = { ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0 };
+	struct attn_config cfg = {
+		ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0
+	};
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -392,8 +396,10 @@ test_bad_configs(void **state)
 		struct attn_config cfg;
 		const char *msg;
 	} bad[] = {
-		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 }, "--N must be" },
-		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 }, "--d must be" },
+		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		  "--N must be" },
+		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		  "--d must be" },
 		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0 },
 		  "--kv-heads 3 does not divide --heads 4" },
 		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0 },
@@ -402,7 +408,8 @@ test_bad_configs(void **state)
 		  "--Bc must be" },
 		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
 		  "the arrays and tiles need 37" },
-		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false,
+		    0 },
 		  "more than 2^64 bytes" },
 		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
 		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0 },

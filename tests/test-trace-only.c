@@ -111,17 +111,16 @@ run_cache(const struct cache_case *cc)
 			assert_int_equal(
 				sim_kernel_trace_only(&cfg, &spec, true, &b, err, sizeof(err)), 0);
 			if (!same_counters(a.cache, b.cache))
-				fail_msg(
-					"%s %s N=%llu N_kv=%llu d=%llu h=%llu/%llu b=%llu Br=%llu "
-					"Bc=%llu%s%s on %s: trace-only counters differ",
-					attn_kernel_name(cfg.kernel), attn_dtype_name(cfg.dtype),
-					(unsigned long long)cfg.N, (unsigned long long)attn_nkv(&cfg),
-					(unsigned long long)cfg.d,
-					(unsigned long long)cfg.heads,
-					(unsigned long long)cfg.kv_heads,
-					(unsigned long long)cfg.batch, (unsigned long long)cfg.Br,
-					(unsigned long long)cfg.Bc, cfg.causal ? " causal" : "",
-					cfg.softmax_separate ? " separate" : "", text);
+				fail_msg("%s %s N=%llu N_kv=%llu d=%llu h=%llu/%llu b=%llu Br=%llu "
+					 "Bc=%llu%s%s on %s: trace-only counters differ",
+					 attn_kernel_name(cfg.kernel), attn_dtype_name(cfg.dtype),
+					 (unsigned long long)cfg.N,
+					 (unsigned long long)attn_nkv(&cfg),
+					 (unsigned long long)cfg.d, (unsigned long long)cfg.heads,
+					 (unsigned long long)cfg.kv_heads,
+					 (unsigned long long)cfg.batch, (unsigned long long)cfg.Br,
+					 (unsigned long long)cfg.Bc, cfg.causal ? " causal" : "",
+					 cfg.softmax_separate ? " separate" : "", text);
 			sim_result_finish(&a);
 			sim_result_finish(&b);
 			runs++;
