@@ -110,5 +110,11 @@ evaluation_json(struct evaluation *ev, int argc, char **argv)
 	}
 	cJSON_AddNumberToObject(root, "flops", ev->f.flops);
 	cJSON_AddNumberToObject(root, "intensity", bytes > 0 ? ev->f.flops / bytes : 0);
+	{
+		struct per_token pt;
+
+		report_per_token(&pt, &ev->cfg, &ev->spec, bytes, ev->bandwidth_gbps);
+		report_add_per_token(root, &pt);
+	}
 	return root;
 }

@@ -35,6 +35,7 @@ struct evaluation {
 	struct sim_result sim; /* when simulated */
 	struct formula_result f;
 	struct comparison cmp; /* when simulated */
+	double bandwidth_gbps; /* for per_token's bound; 0: the preset's, if any */
 };
 
 /* Runs one configuration as mode says. Returns 0, or -1 with a one-line message in err. Free

@@ -23,17 +23,18 @@
 #include "analysis/formula_kernels.h"
 #include "sim/util.h"
 
-/* Rows of K (and V) query block ib reads: whole key blocks up to its last (causal) row. */
+/* Rows of K (and V) query block ib reads: whole key blocks up to its last (causal) row's
+ * position, N_kv - N past it. */
 static uint64_t
 f2_kr(const struct f2 *f, uint64_t ib)
 {
-	uint64_t end = ib * f->Br + f->Br < f->N ? ib * f->Br + f->Br : f->N;
+	uint64_t end = (ib * f->Br + f->Br < f->N ? ib * f->Br + f->Br : f->N) + f->off;
 	uint64_t kr;
 
 	if (!f->c->causal)
-		return f->N;
+		return f->Nk;
 	kr = (end + f->Bc - 1) / f->Bc * f->Bc;
-	return kr < f->N ? kr : f->N;
+	return kr < f->Nk ? kr : f->Nk;
 }
 
 /* Lines unit (hh, ib) touches in K and V. */
@@ -57,7 +58,7 @@ static double
 f2_rereads(const struct f2 *f, uint64_t kk, uint64_t jb_from, uint64_t jb_to, uint64_t kr_prev,
 	   double other, bool is_v)
 {
-	const uint64_t L = f->L, base = f2_row(f, kk, 0), end_prev = f2_row(f, kk, kr_prev);
+	const uint64_t L = f->L, base = f2_krow(f, kk, 0), end_prev = f2_krow(f, kk, kr_prev);
 	double own = f2_kv(f, kk, 0, kr_prev) - 1, hi = own + f2_kv(f, kk, 0, kr_prev) + other;
 	double block_lines = (double)(f->Bc * f->RB / L) + 2, misses = 0;
 
@@ -66,12 +67,12 @@ f2_rereads(const struct f2 *f, uint64_t kk, uint64_t jb_from, uint64_t jb_to, ui
 	/* A line reaches at most into the next block or two: if even then every window fills
 	 * the cache, every line is read again. */
 	if (hi - 2 * block_lines - 2 >= f->C)
-		return span(f2_row(f, kk, jb_from * f->Bc),
-			    f2_row(f, kk, jb_to * f->Bc < f->N ? jb_to * f->Bc : f->N), L) -
-		       (jb_from > 0 && shares_line(f2_row(f, kk, jb_from * f->Bc), L));
+		return span(f2_krow(f, kk, jb_from * f->Bc),
+			    f2_krow(f, kk, jb_to * f->Bc < f->Nk ? jb_to * f->Bc : f->Nk), L) -
+		       (jb_from > 0 && shares_line(f2_krow(f, kk, jb_from * f->Bc), L));
 	for (uint64_t jb = jb_from; jb < jb_to; jb++) {
-		uint64_t s = f2_row(f, kk, jb * f->Bc);
-		uint64_t e = f2_row(f, kk, (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N);
+		uint64_t s = f2_krow(f, kk, jb * f->Bc);
+		uint64_t e = f2_krow(f, kk, (jb + 1) * f->Bc < f->Nk ? (jb + 1) * f->Bc : f->Nk);
 		/* block 0's first line is its own, even where the previous kv head's rows end
 		 * in it: no pass of this head reads it earlier */
 		uint64_t first = s / L + (jb > 0 && shares_line(s, L) ? 1 : 0), last = (e - 1) / L;
@@ -85,8 +86,8 @@ f2_rereads(const struct f2 *f, uint64_t kk, uint64_t jb_from, uint64_t jb_to, ui
 			uint64_t reach = (last + 1) * L < end_prev ? (last + 1) * L : end_prev;
 			uint64_t jb_b = k == 0 ? jb : ((reach - 1 - base) / f->RB) / f->Bc;
 			/* the other array's lines: [base, a_end) and [b_start, end_prev) */
-			uint64_t a_end = f2_row(f, kk, (is_v ? jb + 1 : jb) * f->Bc);
-			uint64_t b_start = f2_row(f, kk, (is_v ? jb_b + 1 : jb_b) * f->Bc);
+			uint64_t a_end = f2_krow(f, kk, (is_v ? jb + 1 : jb) * f->Bc);
+			uint64_t b_start = f2_krow(f, kk, (is_v ? jb_b + 1 : jb_b) * f->Bc);
 
 			if (n <= 0)
 				continue;
@@ -111,7 +112,7 @@ f2_rereads(const struct f2 *f, uint64_t kk, uint64_t jb_from, uint64_t jb_to, ui
 static void
 f2_block_edges(const struct f2 *f, uint64_t kk, double *k, double *v)
 {
-	uint64_t Tc = (f->N + f->Bc - 1) / f->Bc, g = f->c->heads / f->c->kv_heads;
+	uint64_t Tc = (f->Nk + f->Bc - 1) / f->Bc, g = f->c->heads / f->c->kv_heads;
 	double *pk, *pv;
 
 	if ((double)(f->Bc * f->RB / f->L) + 2 + f->tl < f->C || Tc < 2)
@@ -120,8 +121,8 @@ f2_block_edges(const struct f2 *f, uint64_t kk, double *k, double *v)
 	pk = xzalloc(Tc * sizeof(*pk));
 	pv = xzalloc(Tc * sizeof(*pv));
 	for (uint64_t jb = 0; jb + 1 < Tc; jb++) {
-		uint64_t a = jb * f->Bc, b = a + f->Bc, e = b + f->Bc < f->N ? b + f->Bc : f->N;
-		bool shared = shares_line(f2_row(f, kk, b), f->L);
+		uint64_t a = jb * f->Bc, b = a + f->Bc, e = b + f->Bc < f->Nk ? b + f->Bc : f->Nk;
+		bool shared = shares_line(f2_krow(f, kk, b), f->L);
 
 		pk[jb + 1] = pk[jb] + (shared && f2_kv(f, kk, a, b) + f->tl >= f->C);
 		pv[jb + 1] = pv[jb] + (shared && f2_kv(f, kk, b, e) + f->tl >= f->C);
@@ -142,20 +143,20 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 {
 	const uint64_t Hkv = f->c->kv_heads, g = f->c->heads / Hkv;
 	const uint64_t hh0 = kk / Hkv * f->c->heads + kk % Hkv * g; /* the group's first head */
-	double k = f2_kv(f, kk, 0, f->N), v = k;
+	double k = f2_kv(f, kk, 0, f->Nk), v = k;
 
 	/* The head's first line may hold the previous kv head's last row: still cached when
 	 * this head starts unless the lines between (V's last block, or K's first, and the
 	 * unit boundary's O, lse and Q) fill the cache. */
-	if (kk > 0 && shares_line(f2_row(f, kk, 0), f->L)) {
-		uint64_t last_block = (f->N - 1) / f->Bc * f->Bc, hp = hh0 - 1;
+	if (kk > 0 && shares_line(f2_krow(f, kk, 0), f->L)) {
+		uint64_t last_block = (f->Nk - 1) / f->Bc * f->Bc, hp = hh0 - 1;
 		double between = f2_q(f, hp, f2_r0(f, f->Tr - 1), f->N) +
 				 f2_l(f, hp, f2_r0(f, f->Tr - 1), f->N) +
 				 f2_q(f, hh0, 0, f2_r1(f, 0)) + f->tl;
 
-		if (f2_kv(f, kk - 1, last_block, f->N) + between < f->C)
+		if (f2_kv(f, kk - 1, last_block, f->Nk) + between < f->C)
 			k -= 1;
-		if (f2_kv(f, kk, 0, f->Bc < f->N ? f->Bc : f->N) + between < f->C)
+		if (f2_kv(f, kk, 0, f->Bc < f->Nk ? f->Bc : f->Nk) + between < f->C)
 			v -= 1;
 	}
 	f2_block_edges(f, kk, &k, &v);
@@ -189,8 +190,8 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 					       f2_q(f, hh, 0, f2_r1(f, ib)) +
 					       f->tl;
 
-				k += f2_rereads(f, kk, n_same, n_now, f->N, other, false);
-				v += f2_rereads(f, kk, n_same, n_now, f->N, other, true);
+				k += f2_rereads(f, kk, n_same, n_now, f->Nk, other, false);
+				v += f2_rereads(f, kk, n_same, n_now, f->Nk, other, true);
 			}
 		}
 	}
@@ -312,14 +313,14 @@ f2_resident(const struct f2 *f, double *o_res, double *l_res)
 		/* K and V: the lines of this kv head beyond those a later unit touched (and its
 		 * last line, where the next kv head's rows begin in it, counted with those) */
 		if (kk != kk_seen) {
-			if (kk_seen != UINT64_MAX && shares_line(f2_row(f, kk_seen, 0), f->L))
+			if (kk_seen != UINT64_MAX && shares_line(f2_krow(f, kk_seen, 0), f->L))
 				room += 2;
 			kk_seen = kk;
 			kr_seen = 0;
 		}
 		if (kr > kr_seen) {
 			room -= 2 * (f2_kv(f, kk, 0, kr) - f2_kv(f, kk, 0, kr_seen)) -
-				(kr_seen > 0 && shares_line(f2_row(f, kk, kr_seen), f->L) ? 2 : 0);
+				(kr_seen > 0 && shares_line(f2_krow(f, kk, kr_seen), f->L) ? 2 : 0);
 			kr_seen = kr;
 		}
 		room -= f2_q(f, hh, r0, r1) -

@@ -21,7 +21,7 @@ struct step {
 };
 
 struct q {
-	double L, C, s, N, d, Br, Bc, B, H, Hkv, g, Tr, Tc;
+	double L, C, s, N, Nk, d, Br, Bc, B, H, Hkv, g, Tr, Tc;
 	double rq, qb, kb, Srow, Sseg;
 	double tq, tk, tv, ts, to, trow, tm; /* tiles in memory, else 0 */
 	double Qall, Kall, Sall, Oall, vec;  /* vec: one fp32 value per query row, all heads */
@@ -74,7 +74,8 @@ shares_line(uint64_t a, uint64_t L)
 struct f2 {
 	const struct attn_config *c;
 	const struct q *q;
-	uint64_t L, RB, N, Br, Bc, Tr, BH;
+	uint64_t L, RB, N, Nk, Br, Bc, Tr, BH; /* Nk: key rows (N_kv) */
+	uint64_t off;                          /* the causal mask's shift, N_kv - N */
 	double C, tl; /* cache lines; tile lines always in use (0 in scratch) */
 };
 
@@ -87,8 +88,10 @@ f2_geometry(const struct attn_config *c, const struct q *q)
 	f.L = (uint64_t)q->L;
 	f.RB = c->d * dtype_bytes(c->dtype);
 	f.N = c->N;
+	f.Nk = attn_nkv(c);
+	f.off = c->causal ? attn_kv_offset(c) : 0;
 	f.Br = c->Br < c->N ? c->Br : c->N;
-	f.Bc = c->Bc < c->N ? c->Bc : c->N;
+	f.Bc = c->Bc < f.Nk ? c->Bc : f.Nk;
 	f.Tr = attn_blocks(c->N, c->Br);
 	f.BH = c->batch * c->heads;
 	f.C = q->C;
@@ -96,11 +99,17 @@ f2_geometry(const struct attn_config *c, const struct q *q)
 	return f;
 }
 
-/* Bytes of row r of head hh (over batches) in Q or O, in lse, and of kv head kk in K or V. */
+/* Bytes of row r of head hh (over batches) in Q or O, of kv head kk in K or V, in lse. */
 static inline uint64_t
 f2_row(const struct f2 *f, uint64_t hh, uint64_t r)
 {
 	return (hh * f->N + r) * f->RB;
+}
+
+static inline uint64_t
+f2_krow(const struct f2 *f, uint64_t kk, uint64_t r)
+{
+	return (kk * f->Nk + r) * f->RB;
 }
 
 static inline uint64_t
@@ -125,7 +134,7 @@ f2_l(const struct f2 *f, uint64_t hh, uint64_t r0, uint64_t r1)
 static inline double
 f2_kv(const struct f2 *f, uint64_t kk, uint64_t r0, uint64_t r1)
 {
-	return span(f2_row(f, kk, r0), f2_row(f, kk, r1), f->L);
+	return span(f2_krow(f, kk, r0), f2_krow(f, kk, r1), f->L);
 }
 
 /* The rows of unit (hh, ib): first and end. */

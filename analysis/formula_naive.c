@@ -240,7 +240,7 @@ struct memo;
 struct nv {
 	const struct attn_config *c;
 	const struct q *q;
-	uint64_t L, s, RB, RS, N, Br, Bc, Tr, Tc, BH, U, NK;
+	uint64_t L, s, RB, RS, N, NC, Br, Bc, Tr, Tc, BH, U, NK; /* NC: keys (N_kv); NK: kv heads */
 	double C, tile[3]; /* tile lines in use in each pass (0 in scratch) */
 	int P;             /* the array softmax stores and av loads: A_P, or A_S in place */
 	struct memo *memo;
@@ -301,7 +301,7 @@ c0(const struct nv *n, int64_t jb)
 {
 	uint64_t c = (uint64_t)jb * n->Bc;
 
-	return c < n->N ? c : n->N;
+	return c < n->NC ? c : n->NC;
 }
 
 static uint64_t
@@ -319,13 +319,13 @@ qo(const struct nv *n, uint64_t row) /* Q or O, row over all heads */
 static uint64_t
 kv(const struct nv *n, uint64_t kk, uint64_t r)
 {
-	return (kk * n->N + r) * n->RB;
+	return (kk * n->NC + r) * n->RB;
 }
 
 static uint64_t
 sp(const struct nv *n, uint64_t row, uint64_t col) /* S or P */
 {
-	return (row * n->N + col) * n->s;
+	return (row * n->NC + col) * n->s;
 }
 
 /* The array and bytes event e touches. */
@@ -406,7 +406,7 @@ static void
 scores_unit(const struct nv *n, struct win *w, uint64_t u, const struct ev *f, const struct ev *t)
 {
 	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), kk = u_kv(n, u);
-	uint64_t kl, kh, xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->N, cb2 = n->N;
+	uint64_t kl, kh, xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->NC, cb2 = n->NC;
 
 	if (t && t->jb < 0)
 		return;
@@ -444,13 +444,13 @@ av_unit(const struct nv *n, struct win *w, uint64_t u, const struct ev *f, const
 {
 	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), kk = u_kv(n, u);
 	uint64_t vl = 0, vh = n->Tc, ol = 0, oh = nr;
-	uint64_t xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->N, cb2 = n->N;
+	uint64_t xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->NC, cb2 = n->NC;
 
 	if (f) {
 		if ((uint64_t)f->jb == n->Tc) { /* an O row: only O rows after it */
 			vl = n->Tc;
 			ol = (uint64_t)f->i + 1;
-			ca1 = ca2 = n->N;
+			ca1 = ca2 = n->NC;
 		} else if ((uint64_t)f->i == nr) { /* V's block */
 			vl = (uint64_t)f->jb + 1;
 			ca1 = ca2 = c1(n, f->jb);
@@ -504,7 +504,7 @@ pass_units(const struct nv *n, struct win *w, int ph, const struct ev *f, const 
 
 		set_range(&w->a[ph == PH_SCORES ? A_Q : A_O], qo(n, ra), qo(n, rb));
 		set_range(&w->a[ph == PH_SCORES ? A_K : A_V], kv(n, u_kv(n, a), 0),
-			  kv(n, u_kv(n, b), n->N));
+			  kv(n, u_kv(n, b), n->NC));
 		set_range(&w->a[ph == PH_SCORES ? A_S : n->P], sp(n, ra, 0), sp(n, rb, 0));
 	}
 	if (t)
@@ -777,7 +777,7 @@ kv_ev(const struct nv *n, int array, uint64_t u, uint64_t jb)
 static void
 kv_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
 {
-	uint64_t first = line * n->L, last = first + n->L, head = n->N * n->RB;
+	uint64_t first = line * n->L, last = first + n->L, head = n->NC * n->RB;
 	uint64_t k0 = first / head, k1 = (last - 1) / head;
 
 	v->n = 0;
@@ -953,20 +953,20 @@ cmp_ev(const void *a, const void *b)
 static void
 s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
 {
-	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s, all = n->BH * n->N * n->N;
+	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s, all = n->BH * n->N * n->NC;
 	int k = 0;
 
 	v->n = 0;
 	if (e1 > all)
 		e1 = all;
 	for (uint64_t x = e0; x < e1;) {
-		uint64_t row = x / n->N, jb = x % n->N / n->Bc;
+		uint64_t row = x / n->NC, jb = x % n->NC / n->Bc;
 		struct ev e[4];
 		int ne = seg_events(n, array, row, jb, e);
 
 		for (int i = 0; i < ne; i++)
 			evs_add(v, e[i]);
-		x = row * n->N + c1(n, (int64_t)jb);
+		x = row * n->NC + c1(n, (int64_t)jb);
 	}
 	qsort(v->e, (size_t)v->n, sizeof(v->e[0]), cmp_ev);
 	for (int i = 0; i < v->n; i++)
@@ -1112,11 +1112,12 @@ formula_naive(struct formula_result *r, const struct attn_config *c, const struc
 	n.s = dtype_bytes(c->dtype);
 	n.RB = c->d * n.s;
 	n.N = c->N;
-	n.RS = n.N * n.s;
+	n.NC = attn_nkv(c);
+	n.RS = n.NC * n.s;
 	n.Br = c->Br < c->N ? c->Br : c->N;
-	n.Bc = c->Bc < c->N ? c->Bc : c->N;
+	n.Bc = c->Bc < n.NC ? c->Bc : n.NC;
 	n.Tr = attn_blocks(c->N, c->Br);
-	n.Tc = attn_blocks(c->N, c->Bc);
+	n.Tc = attn_blocks(n.NC, c->Bc);
 	n.BH = c->batch * c->heads;
 	n.NK = c->batch * c->kv_heads;
 	n.U = n.BH * n.Tr;

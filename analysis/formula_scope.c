@@ -114,6 +114,10 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		why = "the tiles live in memory, where the formulas count only their first "
 		      "stores and the final flush and take the lines between two of their uses as "
 		      "cached (exact with tiles=scratch)";
+	if (!why && !m->no_cache && !m->rfo && c->kernel == ATTN_NAIVE && attn_nkv(c) != c->N)
+		why = "naive with N_kv != N on a write-validate cache: S lines stored in part, "
+		      "evicted and stored again are not modeled (a few lines; exact with "
+		      "write-allocate, or N_kv = N)";
 	if (!why && !m->no_cache && lines <= r->step_lines) {
 		snprintf(buf, n,
 			 "a cache of %.0f lines, no more than the %.0f one step of the kernel may "

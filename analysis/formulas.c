@@ -145,17 +145,18 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->N = (double)c->N;
 	q->d = (double)c->d;
 	q->Br = (double)(c->Br < c->N ? c->Br : c->N);
-	q->Bc = (double)(c->Bc < c->N ? c->Bc : c->N);
+	q->Bc = (double)(c->Bc < attn_nkv(c) ? c->Bc : attn_nkv(c));
 	q->B = (double)c->batch;
 	q->H = (double)c->heads;
 	q->Hkv = (double)c->kv_heads;
 	q->g = q->H / q->Hkv;
 	q->Tr = (double)attn_blocks(c->N, c->Br);
-	q->Tc = (double)attn_blocks(c->N, c->Bc);
+	q->Tc = (double)attn_blocks(attn_nkv(c), c->Bc);
 	q->rq = q->d * q->s / L;
 	q->qb = q->Br * q->rq;
 	q->kb = q->Bc * q->rq;
-	q->Srow = q->N * q->s / L;
+	q->Nk = (double)attn_nkv(c);
+	q->Srow = q->Nk * q->s / L;
 	q->Sseg = q->Bc * q->s / L;
 	/* tiles are arrays of their own, page-aligned: whole lines */
 	q->tq = tile * ceil(q->Br * q->d * 4 / L);
@@ -164,10 +165,10 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	/* S tile rows sit B_c floats apart (B_c as given), each as wide as the key block */
 	q->ts = tile * tile_row_lines((uint64_t)q->Br, c->Bc * 4, (uint64_t)q->Bc * 4, (uint64_t)L);
 	q->to = q->tq;
-	q->trow = tile * ceil(q->N * 4 / L);
+	q->trow = tile * ceil(q->Nk * 4 / L);
 	q->tm = tile * ceil(q->Br * 4 / L);
 	q->Qall = q->B * q->H * q->N * q->rq;
-	q->Kall = q->B * q->Hkv * q->N * q->rq;
+	q->Kall = q->B * q->Hkv * q->Nk * q->rq;
 	q->Sall = q->B * q->H * q->N * q->Srow;
 	q->Oall = q->Qall;
 	q->vec = q->B * q->H * q->N * 4 / L;
@@ -199,7 +200,9 @@ flash_kblocks(const struct attn_config *c, uint64_t ib)
 {
 	uint64_t r_end = (ib + 1) * c->Br < c->N ? (ib + 1) * c->Br : c->N;
 
-	return c->causal ? (double)attn_blocks(r_end, c->Bc) : (double)attn_blocks(c->N, c->Bc);
+	/* causal: up to the block's last row's position, N_kv - N on */
+	return c->causal ? (double)attn_blocks(r_end + attn_kv_offset(c), c->Bc)
+			 : (double)attn_blocks(attn_nkv(c), c->Bc);
 }
 
 /* sum over i < n of floor((a i + b) / m) (the classic Euclid-like reduction). */
@@ -265,7 +268,7 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 
 		/* Each query block reads its key blocks' rows (the last block may be short). */
 		for (uint64_t ib = 0; ib < Tr; ib++)
-			krows += fmin(flash_kblocks(c, ib) * q->Bc, N);
+			krows += fmin(flash_kblocks(c, ib) * q->Bc, q->Nk);
 		add(r, "Q", bh * head, 0);
 		add(r, "K", bh * krows * d * s, 0);
 		add(r, "V", bh * krows * d * s, 0);
@@ -316,14 +319,17 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 double
 formula_lab(const struct attn_config *c)
 {
-	double N = (double)c->N, d = (double)c->d, s = dtype_bytes(c->dtype);
-	double heads = (double)c->batch * (double)c->heads;
+	double N = (double)c->N, Nk = (double)attn_nkv(c), d = (double)c->d;
+	double s = dtype_bytes(c->dtype), heads = (double)c->batch * (double)c->heads;
 
+	/* The decode form (N queries, N_kv keys; the lab's at N_kv = N): naive reads Q (N d),
+	 * K and V (N_kv d each) once and moves S and P (4 N N_kv); flash reads Q and writes O
+	 * (2 N d) and reads K and V (2 N_kv d) once per query block (N / B_r). */
 	switch (c->kernel) {
 	case ATTN_NAIVE:
-		return heads * (12 * N * d + 16 * N * N) * s / 4;
+		return heads * (4 * N * d + 8 * Nk * d + 16 * N * Nk) * s / 4;
 	case ATTN_FLASH2:
-		return heads * 8 * N * d * (1 + N / (double)c->Br) * s / 4;
+		return heads * 8 * d * (N + Nk * N / (double)c->Br) * s / 4;
 	default:
 		return 0;
 	}
@@ -434,7 +440,8 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
        const struct q *q)
 {
 	struct formula_regime *g = &r->regime;
-	double head = q->B * q->H * q->N * q->d * q->s; /* one pass over Q (or K) of every head */
+	double head = q->B * q->H * q->N * q->d * q->s;   /* one pass over Q of every head */
+	double khead = q->B * q->H * q->Nk * q->d * q->s; /* over K (of every query head) */
 	double kv = moved(r, "K", true, false) + moved(r, "V", true, false);
 	double Q = moved(r, "Q", true, false);
 	char C[32], a[32], b[32], blocks[64];
@@ -478,11 +485,11 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 	}
 	if (c->kernel == ATTN_NAIVE) {
 		double S = moved(r, "S", true, true) + moved(r, "P", true, true);
-		double S_lab = 4 * q->B * q->H * q->N * q->N * q->s;
+		double S_lab = 4 * q->B * q->H * q->N * q->Nk * q->s;
 
 		mib(a, sizeof(a), S);
 		mib(b, sizeof(b), S_lab);
-		if (kv > 1.05 * 2 * head)
+		if (kv > 1.05 * 2 * khead)
 			snprintf(
 				g->text, sizeof(g->text),
 				m->no_cache
@@ -491,8 +498,8 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 					: "K/V fit in cache fails: K and V are read %.3g times, not "
 					  "once: K, V and what is live between two uses of a K "
 					  "line (S rows, Q, O, tiles) do not fit in %s",
-				kv / (2 * head), C);
-		else if (kv < 0.95 * 2 * head)
+				kv / (2 * khead), C);
+		else if (kv < 0.95 * 2 * khead)
 			snprintf(
 				g->text, sizeof(g->text),
 				"one K/V head per query head fails: %llu query heads share each K "
@@ -534,19 +541,19 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 		double lse = moved(r, "lse", true, true) + formula_rfo(r, "lse");
 		double o_rfo = formula_rfo(r, "O");
 		double total = r->read_bytes + r->write_bytes;
-		double kv_lab = 2 * head * q->N / q->Br;
+		double kv_lab = 2 * khead * q->N / q->Br;
 
 		if (kv < 0.95 * kv_lab)
 			snprintf(g->text, sizeof(g->text),
 				 "K/V re-read per query block fails: K and V are read %.3g times, "
 				 "not %s: they stay in %s",
-				 kv / (2 * head), blocks, C);
+				 kv / (2 * khead), blocks, C);
 		else if (kv > 1.05 * kv_lab)
 			snprintf(
 				g->text, sizeof(g->text),
 				"N/B_r passes over K/V fails: K and V are read %.3g times, more than "
 				"the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
-				kv / (2 * head), q->N / q->Br, q->Tr);
+				kv / (2 * khead), q->N / q->Br, q->Tr);
 		else if (!term_holds(Q, head))
 			snprintf(g->text, sizeof(g->text),
 				 "Q read once fails: Q is read %.3g times", Q / head);

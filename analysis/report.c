@@ -190,6 +190,7 @@ report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s,
 
 	cJSON_AddStringToObject(cfg, "kernel", attn_kernel_name(c->kernel));
 	add_u64(cfg, "N", c->N);
+	add_u64(cfg, "N_kv", attn_nkv(c));
 	add_u64(cfg, "d", c->d);
 	add_u64(cfg, "heads", c->heads);
 	add_u64(cfg, "kv_heads", c->kv_heads);
@@ -501,4 +502,48 @@ report_read_json_at(int dirfd, const char *dir, const char *name, bool *missing,
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return read_json_stream(f, path, err, errlen);
+}
+
+void
+report_per_token(struct per_token *p, const struct attn_config *c, const struct spec *s,
+		 double dram_bytes, double gbps_given)
+{
+	const char *src = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->bytes = dram_bytes / ((double)c->batch * (double)c->N);
+	if (gbps_given > 0) {
+		p->gbps = gbps_given;
+		snprintf(p->source, sizeof(p->source), "--bandwidth");
+	} else if ((p->gbps = spec_preset_bandwidth(s->preset, &src)) > 0) {
+		snprintf(p->source, sizeof(p->source), "preset %s: %s", s->preset, src);
+	}
+	if (p->gbps > 0 && p->bytes > 0)
+		p->tokens_per_s = p->gbps * 1e9 / p->bytes;
+}
+
+void
+report_print_per_token(FILE *f, const struct per_token *p)
+{
+	fprintf(f, "per generated token (DRAM bytes / (batch x N)): %.6g bytes\n", p->bytes);
+	if (p->gbps > 0)
+		fprintf(f, "tokens/s bound at %.6g GB/s (%s): %.6g\n", p->gbps, p->source,
+			p->tokens_per_s);
+}
+
+void
+report_add_per_token(cJSON *obj, const struct per_token *p)
+{
+	cJSON *o = cJSON_AddObjectToObject(obj, "per_token");
+
+	cJSON_AddNumberToObject(o, "bytes", p->bytes);
+	if (p->gbps > 0) {
+		cJSON_AddNumberToObject(o, "tokens_per_s_bound", p->tokens_per_s);
+		cJSON_AddNumberToObject(o, "bandwidth_gbps", p->gbps);
+		cJSON_AddStringToObject(o, "bandwidth_source", p->source);
+	} else {
+		cJSON_AddNullToObject(o, "tokens_per_s_bound");
+		cJSON_AddNullToObject(o, "bandwidth_gbps");
+		cJSON_AddNullToObject(o, "bandwidth_source");
+	}
 }

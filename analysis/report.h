@@ -56,3 +56,22 @@ cJSON *report_read_json(const char *path, char *err, size_t errlen);
  * with *missing set (missing may be NULL). */
 cJSON *report_read_json_at(int dirfd, const char *dir, const char *name, bool *missing, char *err,
 			   size_t errlen);
+
+/* What a decode step's DRAM bytes mean per generated token: bytes / (batch N) (each of the
+ * batch's sequences gets N new tokens), and the tokens/s that a DRAM bandwidth allows at
+ * most. The bandwidth: gbps_given (> 0, "--bandwidth"), else the preset's
+ * (spec_preset_bandwidth()), else none (gbps 0, no bound). */
+struct per_token {
+	double bytes;
+	double tokens_per_s; /* 0 without a bandwidth */
+	double gbps;
+	char source[160];
+};
+
+void report_per_token(struct per_token *p, const struct attn_config *c, const struct spec *s,
+		      double dram_bytes, double gbps_given);
+/* "per generated token: ..." lines. */
+void report_print_per_token(FILE *f, const struct per_token *p);
+/* obj's "per_token": {"bytes", "tokens_per_s_bound", "bandwidth_gbps", "bandwidth_source"}
+ * (the last three null without a bandwidth). */
+void report_add_per_token(cJSON *obj, const struct per_token *p);

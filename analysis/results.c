@@ -191,7 +191,7 @@ results_true(const cJSON *obj, const char *path)
 }
 
 const char results_csv_header[] =
-	"index,kernel,N,d,heads,kv_heads,batch,dtype,Br,Bc,causal,cache,flush,mode,"
+	"index,kernel,N,N_kv,d,heads,kv_heads,batch,dtype,Br,Bc,causal,cache,flush,mode,"
 	"dram_read_bytes,dram_write_bytes,rfo_bytes,flush_write_bytes,exact_bytes,exact_ratio,"
 	"exact_within,arrays_within,lab_bytes,lab_measured_bytes,lab_ratio,lab_within,"
 	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate,estimated_error,"
@@ -215,13 +215,15 @@ results_csv_row(FILE *f, const cJSON *r)
 	const cJSON *lab = results_get(r, "compare[formula=lab]");
 	const cJSON *exact = results_get(r, "compare[formula=exact]");
 
-	fprintf(f, "%.0f,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%.0f,%.0f,%d,",
+	/* N_kv: results written before it existed have N keys */
+	fprintf(f, "%.0f,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%.0f,%.0f,%d,",
 		results_number(r, "index", 0), results_string(r, "config.kernel"),
-		results_number(r, "config.N", 0), results_number(r, "config.d", 0),
-		results_number(r, "config.heads", 0), results_number(r, "config.kv_heads", 0),
-		results_number(r, "config.batch", 0), results_string(r, "config.dtype"),
-		results_number(r, "config.Br", 0), results_number(r, "config.Bc", 0),
-		results_true(r, "config.causal"));
+		results_number(r, "config.N", 0),
+		results_number(r, "config.N_kv", results_number(r, "config.N", 0)),
+		results_number(r, "config.d", 0), results_number(r, "config.heads", 0),
+		results_number(r, "config.kv_heads", 0), results_number(r, "config.batch", 0),
+		results_string(r, "config.dtype"), results_number(r, "config.Br", 0),
+		results_number(r, "config.Bc", 0), results_true(r, "config.causal"));
 	csv_quoted(f, results_string(r, "config.cache"));
 	fprintf(f, ",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%d,%d,%.0f,%.0f,%.6g,%d,%d,",
 		results_true(r, "config.flush"), results_string(r, "mode"),

@@ -37,13 +37,14 @@ row_cmp(const void *a, const void *b)
 }
 
 static const char *const setting_path[TABLE_SETTINGS] = {
-	"config.d",	   "config.heads",	      "config.kv_heads", "config.batch",
-	"config.Br",	   "config.Bc",		      "config.causal",	 "config.softmax_separate",
-	"config.flush",	   "config.seed",	      "config.trace_only",
+	"config.N_kv",     "config.d",      "config.heads",
+	"config.kv_heads", "config.batch",  "config.Br",
+	"config.Bc",       "config.causal", "config.softmax_separate",
+	"config.flush",    "config.seed",   "config.trace_only",
 };
 static const char *const setting_name[TABLE_SETTINGS] = {
-	"d", "heads", "kv_heads", "batch", "Br", "Bc", "causal", "separate", "flush", "seed",
-	"trace-only",
+	"N_kv", "d",      "heads",    "kv_heads", "batch", "Br",
+	"Bc",   "causal", "separate", "flush",    "seed",  "trace-only",
 };
 
 /* A setting's value: a number, or a truth as 0 or 1; -1 when absent. */
@@ -64,6 +65,10 @@ label_rows(struct table_rows *t)
 	for (size_t i = 1; i < t->n; i++)
 		for (int k = 0; k < TABLE_SETTINGS; k++)
 			varies[k] |= t->rows[i].setting[k] != t->rows[0].setting[k];
+	/* N_kv follows N unless given: it tells rows apart only where it differs from N */
+	varies[TABLE_N_KV] = false;
+	for (size_t i = 0; i < t->n; i++)
+		varies[TABLE_N_KV] |= t->rows[i].setting[TABLE_N_KV] != t->rows[i].N;
 	for (size_t i = 0; i < t->n; i++) {
 		struct table_row *w = &t->rows[i];
 		size_t used = 0;
@@ -106,6 +111,9 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 	w->N = results_number(r, "config.N", 0);
 	for (int k = 0; k < TABLE_SETTINGS; k++)
 		w->setting[k] = setting_of(r, setting_path[k]);
+	/* results from before N_kv have N keys */
+	if (w->setting[TABLE_N_KV] < 0)
+		w->setting[TABLE_N_KV] = w->N;
 	w->sample_sets = (unsigned)results_number(r, "estimate.sample_sets", 0);
 	w->intensity = results_number(r, "intensity", 0);
 	w->in_regime = results_true(r, "regime.within_lab_assumptions");

@@ -13,6 +13,7 @@
 
 /* The settings of a run besides kernel, dtype, cache and N, in the order a label lists them. */
 enum table_setting {
+	TABLE_N_KV,
 	TABLE_D,
 	TABLE_HEADS,
 	TABLE_KV_HEADS,

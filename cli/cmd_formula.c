@@ -17,16 +17,36 @@ usage_formula(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim formula --kernel K [size options as for run] [--cache SPEC|PRESET]\n"
-		"                      [--no-flush] [--json FILE]\n"
+		"                      [--no-flush] [--bandwidth GB/s] [--json FILE]\n"
 		"\n"
 		"Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
-		"cache's last level (docs/formulas.md), with FLOPs and arithmetic intensity.\n");
+		"cache's last level (docs/formulas.md), with FLOPs and arithmetic intensity, and\n"
+		"the bytes per generated token (exact bytes / (batch x N): a decode step gives each\n"
+		"sequence N new tokens; --N-kv sets the cache's length) with the tokens/s bound at\n"
+		"--bandwidth GB/s, or at the preset's bandwidth where it has one (h100).\n");
+}
+
+enum { OPT_FORMULA_BANDWIDTH = OPT_FIRST_FREE };
+
+static int
+formula_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+{
+	(void)o;
+	(void)opt;
+	return bandwidth_value("formula", arg, ctx);
 }
 
 int
 cmd_formula(int argc, char **argv)
 {
-	static const struct kernel_command cmd = { "formula", usage_formula, NULL, NULL, NULL };
+	static const struct option extra[] = {
+		{ "bandwidth", required_argument, NULL, OPT_FORMULA_BANDWIDTH },
+		{ NULL, 0, NULL, 0 },
+	};
+	static double gbps;
+	static const struct kernel_command cmd = { "formula", usage_formula, extra, formula_option,
+						   &gbps };
+	struct per_token pt;
 	struct kernel_options o;
 	FILE *out;
 	struct spec spec;
@@ -37,6 +57,7 @@ cmd_formula(int argc, char **argv)
 	double total;
 
 	kernel_options_init(&o);
+	gbps = 0;
 	o.need_memory = false;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
@@ -68,6 +89,8 @@ cmd_formula(int argc, char **argv)
 	if (f.lab_bytes > 0)
 		fprintf(out, "intensity by the lab formula %.4g FLOP/byte\n",
 			f.flops / f.lab_bytes);
+	report_per_token(&pt, &o.cfg, &spec, total, gbps);
+	report_print_per_token(out, &pt);
 	if (o.json_path) {
 		cJSON *root = cJSON_CreateObject(), *fo, *ex, *arrays;
 
@@ -88,6 +111,7 @@ cmd_formula(int argc, char **argv)
 		cJSON_AddStringToObject(root, "regime", f.regime.text);
 		cJSON_AddNumberToObject(root, "flops", f.flops);
 		cJSON_AddNumberToObject(root, "intensity", total > 0 ? f.flops / total : 0);
+		report_add_per_token(root, &pt);
 		rc = report_write_json(o.json_path, root, err, sizeof(err));
 		cJSON_Delete(root);
 		if (rc) {

@@ -570,6 +570,8 @@ cmd_gpucheck(int argc, char **argv)
 	if (o.cfg.dtype == ATTN_BF16 || o.cfg.d > 128 || o.cfg.softmax_separate)
 		return usage_error("gpucheck",
 				   "the GPU kernels take fp32 or fp16, d <= 128, P over S");
+	if (attn_nkv(&o.cfg) != o.cfg.N)
+		return usage_error("gpucheck", "--N-kv: the GPU kernels take N_kv = N only");
 	if (no_gpu && from)
 		return usage_error("gpucheck", "--no-gpu and --memsim-from exclude each other");
 	memset(&g, 0, sizeof(g));

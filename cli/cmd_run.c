@@ -24,14 +24,19 @@ usage_run(FILE *f)
 		"                  [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16] [--Br B]\n"
 		"                  [--Bc B] [--causal] [--softmax-separate] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
-		"                  [--record FILE] [--json FILE]\n"
+		"                  [--record FILE] [--bandwidth GB/s] [--json FILE]\n"
 		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
 		"                  [--record FILE] [--json FILE]\n"
 		"\n"
 		"Runs the traced build of a kernel through the cache model and prints the DRAM bytes\n"
 		"per array next to the formulas.\n"
 		"\n"
-		"  --N, --d            sequence length, head dimension [1024, 64]\n"
+		"  --N, --d            sequence length (query rows), head dimension [1024, 64]\n"
+		"  --N-kv              key/value rows: the KV cache's length [= N]; decode is N = 1\n"
+		"                      to 16 over a long cache, chunked prefill N query rows at its\n"
+		"                      end. --causal aligns the mask at the end (row i sees keys up\n"
+		"                      to i + N_kv - N, as FlashAttention) and needs N <= N_kv;\n"
+		"                      naive and flash2 only\n"
 		"  --heads, --kv-heads query heads and key/value heads (grouped-query) [1, = heads]\n"
 		"  --batch             [1]\n"
 		"  --dtype             storage type; compute is fp32 [fp32]\n"
@@ -54,6 +59,9 @@ usage_run(FILE *f)
 		"                      counters as a run there (the recording holds every access,\n"
 		"                      tiles included, whatever this run's cache or sampling);\n"
 		"                      a plugin's too\n"
+		"  --bandwidth GB/s    DRAM bandwidth for the tokens/s bound (default: the preset's,\n"
+		"                      where it has one: h100); bytes per generated token are the\n"
+		"                      DRAM bytes / (batch x N), N new tokens per sequence\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n"
 		"  --kernel PATH       a kernel plugin (a path with a '/' or ending in .so, see\n"
 		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
@@ -65,12 +73,13 @@ usage_run(FILE *f)
 		"removed), 2 bad options.\n");
 }
 
-enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS, OPT_RECORD };
+enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS, OPT_RECORD, OPT_RUN_BANDWIDTH };
 
 /* run's own options. */
 struct run_extra {
 	uint64_t sample_sets;
 	const char *record; /* NULL: no recording */
+	double gbps;        /* --bandwidth, 0 if not given */
 };
 
 /* run --kernel PATH: a plugin's traced build through the model. */
@@ -129,6 +138,8 @@ run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 		o->trace_only = true;
 		return 0;
 	}
+	if (opt == OPT_RUN_BANDWIDTH)
+		return bandwidth_value("run", arg, &x->gbps);
 	if (opt == OPT_RECORD) {
 		if (!arg[0])
 			return usage_error("run", "--record: the file name is empty");
@@ -161,6 +172,7 @@ cmd_run(int argc, char **argv)
 		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
 		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
 		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "bandwidth", required_argument, NULL, OPT_RUN_BANDWIDTH },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct run_extra x;
@@ -171,6 +183,7 @@ cmd_run(int argc, char **argv)
 	FILE *out;
 	struct spec spec;
 	struct evaluation st;
+	struct per_token pt;
 	char err[512], buf[512];
 	char *command = NULL;
 	int rc;
@@ -216,6 +229,10 @@ cmd_run(int argc, char **argv)
 		x.sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
+	/* the same bytes as the JSON's (evaluation_json()) */
+	st.bandwidth_gbps = x.gbps;
+	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.gbps);
+	report_print_per_token(out, &pt);
 	rc = EXIT_OK;
 	if (o.json_path) {
 		cJSON *root = evaluation_json(&st, argc, argv);

@@ -17,9 +17,9 @@ void
 usage_sweep(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim sweep --out DIR [--kernel LIST] [--N LIST] [--d LIST] [--heads LIST]\n"
-		"                    [--kv-heads LIST] [--batch LIST] [--dtype LIST] [--Br LIST]\n"
-		"                    [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
+		"Usage: memsim sweep --out DIR [--kernel LIST] [--N LIST] [--N-kv LIST] [--d LIST]\n"
+		"                    [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
+		"                    [--Br LIST] [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
@@ -36,7 +36,8 @@ usage_sweep(FILE *f)
 		"of is refused.\n"
 		"--cache may be given several times (a spec or preset each); --cache-sweep\n"
 		"L2=32K:64M:x2 replaces that level's size in each --cache. Defaults: as memsim run,\n"
-		"--causal no, --cache lab, --jobs = cores.\n"
+		"--causal no, --cache lab, --jobs = cores; --N-kv = N (a list: each N against each\n"
+		"N_kv; flash1 and proj take N_kv = N, --causal N <= N_kv: the rest are left out).\n"
 		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
 		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
 		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
@@ -138,6 +139,8 @@ sweep_plugin_check(const struct sweep_plan *p)
 					    "--trace-only");
 	if (p->softmax_separate)
 		return usage_error("sweep", "--softmax-separate is for naive");
+	if (p->nkv_given)
+		return usage_error("sweep", "--N-kv: a kernel plugin takes N_kv = N only");
 	return 0;
 }
 
@@ -181,6 +184,7 @@ cmd_sweep(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "N", required_argument, NULL, OPT_N },
+		{ "N-kv", required_argument, NULL, OPT_N_KV },
 		{ "d", required_argument, NULL, OPT_D },
 		{ "heads", required_argument, NULL, OPT_HEADS },
 		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
@@ -272,6 +276,14 @@ cmd_sweep(int argc, char **argv)
 			break;
 		case OPT_N:
 			rc = sweep_list_parse("--N", optarg, &p.N, false);
+			break;
+		case OPT_N_KV:
+			rc = sweep_list_parse("--N-kv", optarg, &p.N_kv, false);
+			p.nkv_given = true;
+			/* 0 in a config means N: a 0 given must not read as that */
+			for (unsigned i = 0; !rc && i < p.N_kv.n; i++)
+				if (p.N_kv.v[i] == 0)
+					rc = usage_error("sweep", "--N-kv must be at least 1");
 			break;
 		case OPT_D:
 			rc = sweep_list_parse("--d", optarg, &p.d, false);

@@ -1,7 +1,9 @@
 #include "cli/options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -57,6 +59,9 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 		return 1;
 	case OPT_N:
 		return size_value(cmd, "--N", arg, &c->N) ? EXIT_USAGE : 1;
+	case OPT_N_KV:
+		o->n_kv_given = true;
+		return size_value(cmd, "--N-kv", arg, &c->N_kv) ? EXIT_USAGE : 1;
 	case OPT_D:
 		return size_value(cmd, "--d", arg, &c->d) ? EXIT_USAGE : 1;
 	case OPT_HEADS:
@@ -114,6 +119,11 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|proj", cmd);
 	if (!o->kv_heads_given)
 		o->cfg.kv_heads = o->cfg.heads;
+	/* 0 in a config means N; given, it must be a length */
+	if (o->n_kv_given && o->cfg.N_kv == 0)
+		return usage_error(cmd, "--N-kv must be at least 1");
+	if (!o->n_kv_given)
+		o->cfg.N_kv = o->cfg.N;
 	if (o->params.n && !o->plugin_path)
 		return usage_error(cmd, "--param is for plugins (--kernel PATH)");
 	if (o->plugin_path) {
@@ -121,6 +131,9 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		if (!o->cfg.N || !o->cfg.d || !o->cfg.heads || !o->cfg.kv_heads || !o->cfg.batch ||
 		    !o->cfg.Br || !o->cfg.Bc)
 			return usage_error(cmd, "sizes must be at least 1");
+		/* the plugin ABI has one length (include/memsim.h) */
+		if (o->cfg.N_kv != o->cfg.N)
+			return usage_error(cmd, "--N-kv: a kernel plugin takes N_kv = N only");
 		if (o->cfg.heads % o->cfg.kv_heads)
 			return usage_error(cmd, "--kv-heads %llu does not divide --heads %llu",
 					   (unsigned long long)o->cfg.kv_heads,
@@ -177,16 +190,35 @@ kernel_options_parse(struct kernel_options *o, struct spec *spec, const struct k
 	return kernel_options_finish(o, spec, cmd->name);
 }
 
+int
+bandwidth_value(const char *cmd, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!arg[0] || *end || errno || !(v > 0) || !isfinite(v))
+		return usage_error(cmd, "--bandwidth: '%s' is not a positive number of GB/s", arg);
+	*out = v;
+	return 0;
+}
+
 char *
 kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 {
+	char nkv[40] = "";
+
+	/* N_kv only where it differs: configs of N = N_kv read as before */
+	if (attn_nkv(c) != c->N)
+		snprintf(nkv, sizeof(nkv), " N_kv=%llu", (unsigned long long)attn_nkv(c));
 	snprintf(buf, len,
-		 "%s N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
-		 attn_kernel_name(c->kernel), (unsigned long long)c->N, (unsigned long long)c->d,
-		 (unsigned long long)c->heads, (unsigned long long)c->kv_heads,
-		 (unsigned long long)c->batch, attn_dtype_name(c->dtype), (unsigned long long)c->Br,
-		 (unsigned long long)c->Bc, c->causal ? " causal" : "",
-		 c->softmax_separate ? " softmax-separate" : "");
+		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
+		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
+		 (unsigned long long)c->d, (unsigned long long)c->heads,
+		 (unsigned long long)c->kv_heads, (unsigned long long)c->batch,
+		 attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
+		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "");
 	return buf;
 }
 
@@ -209,6 +241,8 @@ kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_arg
 	a->argv[a->argc++] = "--kernel";
 	a->argv[a->argc++] = (char *)attn_kernel_name(c->kernel);
 	argv_add(a, "--N", true, c->N);
+	if (attn_nkv(c) != c->N)
+		argv_add(a, "--N-kv", true, attn_nkv(c));
 	argv_add(a, "--d", true, c->d);
 	argv_add(a, "--heads", true, c->heads);
 	argv_add(a, "--kv-heads", true, c->kv_heads);

@@ -3,7 +3,7 @@
 /*
  * The kernel and cache options shared by `memsim run`, `formula`, `native`, `xcheck` and
  * `gpucheck` (and, as lists, `sweep`):
- * --kernel --N --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
+ * --kernel --N --N-kv --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
  * --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage error.
  */
 
@@ -19,6 +19,7 @@
 enum {
 	OPT_KERNEL = 300,
 	OPT_N,
+	OPT_N_KV,
 	OPT_D,
 	OPT_HEADS,
 	OPT_KV_HEADS,
@@ -41,6 +42,7 @@ enum {
 #define KERNEL_LONG_OPTIONS                                                                        \
 	{ "kernel", required_argument, NULL, OPT_KERNEL },                                         \
 		{ "N", required_argument, NULL, OPT_N }, { "d", required_argument, NULL, OPT_D },  \
+		{ "N-kv", required_argument, NULL, OPT_N_KV },                                     \
 		{ "heads", required_argument, NULL, OPT_HEADS },                                   \
 		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },                             \
 		{ "batch", required_argument, NULL, OPT_BATCH },                                   \
@@ -62,6 +64,7 @@ struct kernel_options {
 	struct attn_config cfg;
 	bool kernel_given;
 	bool kv_heads_given;
+	bool n_kv_given;
 	const char *cache_text; /* default: the lab preset */
 	bool flush;
 	uint64_t seed;
@@ -93,13 +96,18 @@ struct kernel_command {
 int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 			 const struct kernel_command *cmd, int argc, char **argv);
 
-/* Defaults: N 1024, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on. */
+/* Defaults: N 1024, N_kv = N, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on.
+ */
 void kernel_options_init(struct kernel_options *o);
 
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
  * o->need_memory and not o->trace_only) and parses the cache spec into *spec. Returns 0 or
  * EXIT_USAGE after a one-line message. */
 int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
+
+/* --bandwidth GB/s for `run` and `formula`: a positive finite number into *out. Returns 0, or
+ * EXIT_USAGE after a one-line message. */
+int bandwidth_value(const char *cmd, const char *arg, double *out);
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);

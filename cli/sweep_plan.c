@@ -353,6 +353,9 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 		put_str(t, attn_kernel_name(c->kernel));
 	}
 	put_u64(t, " N=", c->N);
+	/* only where it differs: the keys of sweeps without --N-kv stay as they were */
+	if (attn_nkv(c) != c->N)
+		put_u64(t, " N_kv=", attn_nkv(c));
 	put_u64(t, " d=", c->d);
 	put_u64(t, " heads=", c->heads);
 	put_u64(t, " kv_heads=", c->kv_heads);
@@ -389,6 +392,7 @@ enum {
 	DIM_BR,
 	DIM_BC,
 	DIM_N,
+	DIM_NKV,
 	DIMS
 };
 
@@ -404,7 +408,7 @@ walk_init(struct walk *w, const struct sweep_plan *p)
 	const unsigned len[DIMS] = { p->ncaches, p->nkernels, p->ndtypes,
 				     p->ncausal, p->heads.n,  p->kv_given ? p->kv_heads.n : 1,
 				     p->batch.n, p->d.n,      p->Br.n,
-				     p->Bc.n,    p->N.n };
+				     p->Bc.n,    p->N.n,      p->nkv_given ? p->N_kv.n : 1 };
 
 	memcpy(w->len, len, sizeof(len));
 	memset(w->at, 0, sizeof(w->at));
@@ -434,6 +438,7 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	it->cfg.Br = p->Br.v[w->at[DIM_BR]];
 	it->cfg.Bc = p->Bc.v[w->at[DIM_BC]];
 	it->cfg.N = p->N.v[w->at[DIM_N]];
+	it->cfg.N_kv = p->nkv_given ? p->N_kv.v[w->at[DIM_NKV]] : it->cfg.N;
 	it->cfg.softmax_separate = p->softmax_separate;
 	for (i = DIMS - 1; i >= 0 && ++w->at[i] == w->len[i]; i--)
 		w->at[i] = 0;
@@ -441,7 +446,7 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	return true;
 }
 
-enum left_out { KEPT, LEFT_OUT_KV_HEADS, LEFT_OUT_CAUSAL };
+enum left_out { KEPT, LEFT_OUT_KV_HEADS, LEFT_OUT_CAUSAL, LEFT_OUT_NKV, LEFT_OUT_COUNT };
 
 /* Whether the kernels take configuration c, or why not. */
 static enum left_out
@@ -451,6 +456,11 @@ left_out(const struct attn_config *c)
 		return LEFT_OUT_KV_HEADS;
 	if (c->kernel == ATTN_PROJ && c->causal)
 		return LEFT_OUT_CAUSAL;
+	/* as attn_config_check(): flash1 and proj take N_kv = N; causal needs N <= N_kv */
+	if (attn_nkv(c) != c->N && (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ))
+		return LEFT_OUT_NKV;
+	if (c->causal && c->N > attn_nkv(c))
+		return LEFT_OUT_NKV;
 	return KEPT;
 }
 
@@ -459,7 +469,7 @@ sweep_plan_check(const struct sweep_plan *p)
 {
 	struct walk w;
 	struct sweep_item it;
-	uint64_t total = 1, left[3] = { 0, 0, 0 };
+	uint64_t total = 1, left[LEFT_OUT_COUNT] = { 0 };
 	char count[32];
 	bool over = false;
 
@@ -487,7 +497,7 @@ sweep_plan_check(const struct sweep_plan *p)
 	while (walk_next(&w, p, &it))
 		left[left_out(&it.cfg)]++;
 	if (left[KEPT] == 0) {
-		char kv[64] = "", causal[96] = "";
+		char kv[64] = "", causal[96] = "", nkv[128] = "";
 
 		if (left[LEFT_OUT_KV_HEADS])
 			snprintf(kv, sizeof(kv), "%llu with kv_heads not dividing heads",
@@ -496,8 +506,14 @@ sweep_plan_check(const struct sweep_plan *p)
 			snprintf(causal, sizeof(causal),
 				 "%s%llu of kernel proj with --causal (proj has no causal mask)",
 				 kv[0] ? ", " : "", (unsigned long long)left[LEFT_OUT_CAUSAL]);
-		return usage_error("sweep", "no configuration remains of the %llu listed: %s%s",
-				   (unsigned long long)total, kv, causal);
+		if (left[LEFT_OUT_NKV])
+			snprintf(nkv, sizeof(nkv),
+				 "%s%llu with N_kv != N under flash1 or proj, or N > N_kv with "
+				 "--causal",
+				 kv[0] || causal[0] ? ", " : "",
+				 (unsigned long long)left[LEFT_OUT_NKV]);
+		return usage_error("sweep", "no configuration remains of the %llu listed: %s%s%s",
+				   (unsigned long long)total, kv, causal, nkv);
 	}
 	return 0;
 }
@@ -652,6 +668,8 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 		args[n++] = (char *)p->params.given[i];
 	}
 	add_list(args, &n, lists[0], sizeof(lists[0]), "--N", &p->N);
+	if (p->nkv_given)
+		add_list(args, &n, lists[7], sizeof(lists[7]), "--N-kv", &p->N_kv);
 	add_list(args, &n, lists[1], sizeof(lists[1]), "--d", &p->d);
 	add_list(args, &n, lists[2], sizeof(lists[2]), "--heads", &p->heads);
 	if (p->kv_given)

@@ -3,7 +3,7 @@
 /*
  * A sweep's plan: the option lists of `memsim sweep` and the configurations they give, in a
  * fixed order (caches outermost, then kernel, dtype, causal, heads, kv_heads, batch, d, B_r,
- * B_c, N innermost), each with its key: the text that names it in results.json, so that
+ * B_c, N, N_kv innermost), each with its key: the text that names it in results.json, so that
  * --resume and `memsim merge` know a configuration again (a trace-only run's key says so, so
  * a sweep never resumes another mode's rows).
  */
@@ -37,6 +37,8 @@ struct sweep_cache_group {
 
 struct sweep_plan {
 	struct u64_list N, d, heads, kv_heads, batch, Br, Bc;
+	struct u64_list N_kv; /* with nkv_given; else N_kv = N */
+	bool nkv_given;
 	enum attn_kernel kernels[ATTN_KERNEL_COUNT];
 	unsigned nkernels;
 	enum attn_dtype dtypes[3];

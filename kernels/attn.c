@@ -66,22 +66,22 @@ struct sizes {
 static bool
 array_sizes(const struct attn_config *c, struct sizes *z)
 {
-	uint64_t s = dtype_bytes(c->dtype), bh, bkv, nd, nn, dm, dkv;
+	uint64_t s = dtype_bytes(c->dtype), nk = attn_nkv(c), bh, bkv, nd, nkd, nn, dm, dkv;
 
 	memset(z, 0, sizeof(*z));
 	if (!mul(c->batch, c->heads, &bh) || !mul(c->batch, c->kv_heads, &bkv) ||
-	    !mul(c->N, c->d, &nd) || !mul(bh, nd, &z->q) || !mul(z->q, s, &z->q) ||
-	    !mul(bkv, nd, &z->kv) || !mul(z->kv, s, &z->kv) || !mul(bh, c->N, &z->rowvec) ||
-	    !mul(z->rowvec, 4, &z->rowvec) || !mul(c->heads, c->d, &dm) ||
-	    !mul(c->kv_heads, c->d, &dkv))
+	    !mul(c->N, c->d, &nd) || !mul(nk, c->d, &nkd) || !mul(bh, nd, &z->q) ||
+	    !mul(z->q, s, &z->q) || !mul(bkv, nkd, &z->kv) || !mul(z->kv, s, &z->kv) ||
+	    !mul(bh, c->N, &z->rowvec) || !mul(z->rowvec, 4, &z->rowvec) ||
+	    !mul(c->heads, c->d, &dm) || !mul(c->kv_heads, c->d, &dkv))
 		return false;
 	if (!mul(c->Br, c->d, &z->tile_q) || !mul(z->tile_q, 4, &z->tile_q) ||
 	    !mul(c->Bc, c->d, &z->tile_kv) || !mul(z->tile_kv, 4, &z->tile_kv) ||
 	    !mul(c->Br, c->Bc, &z->tile_s) || !mul(z->tile_s, 4, &z->tile_s) ||
-	    !mul(c->Br, 4, &z->tile_vec) || !mul(c->N, 4, &z->tile_row))
+	    !mul(c->Br, 4, &z->tile_vec) || !mul(nk, 4, &z->tile_row))
 		return false;
 	if (c->kernel == ATTN_NAIVE &&
-	    (!mul(c->N, c->N, &nn) || !mul(bh, nn, &z->s) || !mul(z->s, s, &z->s)))
+	    (!mul(c->N, nk, &nn) || !mul(bh, nn, &z->s) || !mul(z->s, s, &z->s)))
 		return false;
 	if (c->kernel == ATTN_PROJ &&
 	    (!mul(c->batch, c->N, &z->x) || !mul(z->x, dm, &z->x) || !mul(z->x, s, &z->x) ||
@@ -158,6 +158,21 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 	if (c->heads % c->kv_heads) {
 		snprintf(err, errlen, "--kv-heads %llu does not divide --heads %llu",
 			 (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
+		return -EINVAL;
+	}
+	if (c->N_kv != 0 && c->N_kv != c->N &&
+	    (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ)) {
+		snprintf(err, errlen, "--N-kv %llu != --N %llu: kernel %s takes N_kv = N only",
+			 (unsigned long long)c->N_kv, (unsigned long long)c->N,
+			 attn_kernel_name(c->kernel));
+		return -EINVAL;
+	}
+	if (c->causal && c->N > attn_nkv(c)) {
+		snprintf(
+			err, errlen,
+			"--causal with --N %llu > --N-kv %llu: the end-aligned mask leaves the first "
+			"query rows no key",
+			(unsigned long long)c->N, (unsigned long long)attn_nkv(c));
 		return -EINVAL;
 	}
 	if (c->d > 65536 || c->Br > (1u << 20) || c->Bc > (1u << 20)) {
@@ -591,14 +606,15 @@ static double
 ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e, double *vmax)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, kvh = h / (c->heads / c->kv_heads);
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, kvh = h / (c->heads / c->kv_heads);
 	const enum attn_dtype dt = c->dtype;
-	const uint64_t qoff = (b * c->heads + h) * N * D, kvoff = (b * c->kv_heads + kvh) * N * D;
-	double *sc = xzalloc(N * sizeof(double)), *o = xzalloc(D * sizeof(double));
+	const uint64_t qoff = (b * c->heads + h) * N * D, kvoff = (b * c->kv_heads + kvh) * Nk * D;
+	double *sc = xzalloc(Nk * sizeof(double)), *o = xzalloc(D * sizeof(double));
 	double smax = 0, scale = 1.0 / sqrt((double)D);
 
 	for (uint64_t i = 0; i < N; i++) {
-		uint64_t lim = c->causal ? i + 1 : N;
+		/* the causal mask aligned at the end: row i sees keys up to i + N_kv - N */
+		uint64_t lim = c->causal ? i + 1 + (Nk - N) : Nk;
 		double mx = -INFINITY, sum = 0;
 
 		for (uint64_t j = 0; j < lim; j++) {
@@ -707,7 +723,7 @@ attn_check(const struct attn_data *d)
 		case ATTN_FLASH1:
 			/* O is stored in the dtype after each of the T_c key blocks and read
 			 * back; each store errs by u |O| <= u vmax. */
-			e.bound = 1e-5 + u * vmax * (double)(attn_blocks(c->N, c->Bc) + 1);
+			e.bound = 1e-5 + u * vmax * (double)(attn_blocks(attn_nkv(c), c->Bc) + 1);
 			break;
 		default:
 			/* Everything stays fp32 until O's single store. */
@@ -719,11 +735,20 @@ attn_check(const struct attn_data *d)
 	return e;
 }
 
+/* Scores of one head: N N_kv, or under the end-aligned causal mask row i's i + 1 + N_kv - N. */
+static double
+head_scores(const struct attn_config *c)
+{
+	double N = (double)c->N, Nk = (double)attn_nkv(c);
+
+	return c->causal ? N * (N + 1) / 2 + N * (Nk - N) : N * Nk;
+}
+
 double
 attn_flops(const struct attn_config *c)
 {
 	double bh = (double)c->batch * (double)c->heads, N = (double)c->N, d = (double)c->d;
-	double scores = c->causal ? N * (N + 1) / 2 : N * N;
+	double scores = head_scores(c);
 
 	if (c->kernel == ATTN_PROJ) {
 		double dm = (double)c->heads * d, dkv = (double)c->kv_heads * d;
@@ -738,7 +763,7 @@ double
 attn_phase_flops(const struct attn_config *c, const char *phase)
 {
 	double bh = (double)c->batch * (double)c->heads, N = (double)c->N, d = (double)c->d;
-	double scores = c->causal ? N * (N + 1) / 2 : N * N;
+	double scores = head_scores(c);
 	double dm = (double)c->heads * d, dkv = (double)c->kv_heads * d;
 
 	if (phase_index(c->kernel, phase) < 0)

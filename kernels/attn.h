@@ -3,8 +3,11 @@
 /*
  * The attention kernels and their data.
  *
- * Layout [batch][heads][N][d], row-major, in the storage dtype; K and V have kv_heads heads
- * (grouped-query attention: query head h reads kv head h / (heads / kv_heads)). Compute is
+ * Layout [batch][heads][N][d], row-major, in the storage dtype; K and V are
+ * [batch][kv_heads][N_kv][d] (grouped-query attention: query head h reads kv head
+ * h / (heads / kv_heads); N_kv keys and values, N queries: decode and chunked prefill have
+ * N < N_kv). The causal mask is aligned at the end, as FlashAttention's: query row i sees keys
+ * j <= i + N_kv - N (so N <= N_kv when causal). Compute is
  * fp32. Every kernel is one source compiled twice: attn_run_native() (every TR_* macro gone)
  * and attn_run_traced() (every access reported to a struct trace_ctx).
  *
@@ -37,7 +40,7 @@ enum attn_kernel {
 
 struct attn_config {
 	enum attn_kernel kernel;
-	uint64_t N; /* sequence length */
+	uint64_t N; /* query rows */
 	uint64_t d; /* head dimension */
 	uint64_t heads;
 	uint64_t kv_heads; /* divides heads */
@@ -46,6 +49,7 @@ struct attn_config {
 	uint64_t Br, Bc; /* tile rows: query block, key/value block */
 	bool causal;
 	bool softmax_separate; /* naive: P in its own array instead of over S */
+	uint64_t N_kv;         /* key and value rows; 0 means N */
 };
 
 /* Arrays of a run. Pointers not used by the kernel are NULL. */
@@ -53,7 +57,7 @@ struct attn_data {
 	struct attn_config cfg;
 	/* memory arrays, storage dtype unless noted */
 	void *Q, *K, *V, *O;
-	void *S, *P;  /* naive: [batch][heads][N][N]; P == S unless softmax_separate */
+	void *S, *P;  /* naive: [batch][heads][N][N_kv]; P == S unless softmax_separate */
 	float *m, *l; /* flash1: running max and sum per query row, fp32 */
 	float *lse;   /* flash2: logsumexp per query row, fp32 */
 	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
@@ -68,7 +72,8 @@ struct attn_data {
 };
 
 /* Validates a config; returns 0, or -EINVAL with a one-line message naming the bad option
- * (a zero size, kv_heads not dividing heads, buffers that would not fit in memory). */
+ * (a zero size, kv_heads not dividing heads, N_kv != N for flash1 or proj, N > N_kv with the
+ * causal mask, buffers that would not fit in memory). */
 int attn_config_check(const struct attn_config *c, char *err, size_t errlen);
 /* As attn_config_check() for a trace-only run (attn_data_create_trace_only()), whose arrays
  * take address space, not memory: only arrays past 2^64 bytes are refused (-ENOMEM). */
@@ -147,13 +152,14 @@ struct attn_error {
  * values (not trace-only). */
 struct attn_error attn_check(const struct attn_data *d);
 
-/* FLOPs of the kernel: 4 N^2 d per head for QK^T and PV (half when causal) plus 5 per score
- * for the softmax (max, subtract, exp, sum, scale); proj: 2 N D (3 D_in + D) x batch. */
+/* FLOPs of the kernel: 4 d per score for QK^T and PV plus 5 per score for the softmax (max,
+ * subtract, exp, sum, scale), N N_kv scores per head (N (N + 1) / 2 + N (N_kv - N) when
+ * causal); proj: 2 N D (3 D_in + D) x batch. */
 double attn_flops(const struct attn_config *c);
 
 /* FLOPs of one phase of c's kernel, per the same counts as attn_flops(), over batch and
  * heads: qkv_proj 2 N D (D + 2 D_kv), out_proj 2 N D^2; scores and av 2 d per score each,
- * softmax 5 per score (scores: N^2 per head, N (N + 1) / 2 when causal); flash_tile the whole
+ * softmax 5 per score (scores as attn_flops() counts them); flash_tile the whole
  * attn_flops(), flash1's init 0. The phases of a kernel sum to attn_flops(). NAN for a phase
  * the kernel does not have. */
 double attn_phase_flops(const struct attn_config *c, const char *phase);
@@ -163,6 +169,21 @@ const char *attn_dtype_name(enum attn_dtype t);
 /* Parse names; return false for unknown ones. */
 bool attn_kernel_parse(const char *s, enum attn_kernel *out);
 bool attn_dtype_parse(const char *s, enum attn_dtype *out);
+
+/* Key and value rows of c: N_kv, or N where N_kv is 0. */
+static inline uint64_t
+attn_nkv(const struct attn_config *c)
+{
+	return c->N_kv ? c->N_kv : c->N;
+}
+
+/* Keys before the first query's position under the end-aligned causal mask: N_kv - N (query
+ * row i sees keys j <= i + attn_kv_offset()). */
+static inline uint64_t
+attn_kv_offset(const struct attn_config *c)
+{
+	return attn_nkv(c) - c->N;
+}
 
 /* Number of tiles of n rows in blocks of b: ceil(n / b). */
 static inline uint64_t

@@ -19,8 +19,9 @@ void
 KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t s = dtype_bytes(c->dtype), N = c->N, D = c->d;
-	const uint64_t q = c->batch * c->heads * N * D * s, kv = c->batch * c->kv_heads * N * D * s;
+	const uint64_t s = dtype_bytes(c->dtype), N = c->N, Nk = attn_nkv(c), D = c->d;
+	const uint64_t q = c->batch * c->heads * N * D * s,
+		       kv = c->batch * c->kv_heads * Nk * D * s;
 	const uint64_t Dm = c->heads * D, Dkv = c->kv_heads * D;
 
 	(void)declare; /* unused in the native build, where TR_ARRAY vanishes */
@@ -33,10 +34,10 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 	declare(t, "V", d->V, kv, TRACE_SPACE_DRAM);
 	declare(t, "O", d->O, q, TRACE_SPACE_DRAM);
 	if (c->kernel == ATTN_NAIVE) {
-		declare(t, "S", d->S, c->batch * c->heads * N * N * s, TRACE_SPACE_DRAM);
+		declare(t, "S", d->S, c->batch * c->heads * N * Nk * s, TRACE_SPACE_DRAM);
 		if (d->P != d->S)
-			declare(t, "P", d->P, c->batch * c->heads * N * N * s, TRACE_SPACE_DRAM);
-		declare(t, "row_tile", d->row, N * sizeof(float), TRACE_SPACE_TILE);
+			declare(t, "P", d->P, c->batch * c->heads * N * Nk * s, TRACE_SPACE_DRAM);
+		declare(t, "row_tile", d->row, Nk * sizeof(float), TRACE_SPACE_TILE);
 	}
 	declare(t, "m", d->m, c->batch * c->heads * N * sizeof(float), TRACE_SPACE_DRAM);
 	declare(t, "l", d->l, c->batch * c->heads * N * sizeof(float), TRACE_SPACE_DRAM);

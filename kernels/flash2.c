@@ -3,7 +3,8 @@
  * (mt), sum (lt) and output (Ot) start empty; each block of B_c key rows is copied to tiles Kt
  * and Vt, the scores go to tile St, and the online softmax rescales Ot and adds P V. O and
  * the logsumexp m + log l are written once per query row. Causal: key blocks that start past
- * the block's last query row are skipped; inside the diagonal block the mask is applied.
+ * the block's last query row (at its position N_kv - N further on) are skipped; inside the
+ * diagonal block the mask is applied.
  */
 
 #include <math.h>
@@ -14,7 +15,8 @@ void
 KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t off = attn_kv_offset(c); /* the causal mask's shift: N_kv - N */
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const float scale = 1.0f / sqrtf((float)D);
@@ -28,7 +30,7 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 
 			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
-				uint64_t kend = c->causal ? r0 + nr : N;
+				uint64_t kend = c->causal ? r0 + nr + off : Nk;
 
 				tile_load(t, d->Qt, D, head_row(d->Q, b, h, c->heads, N, D, r0, dt),
 					  D, nr, D, dt);
@@ -39,20 +41,23 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 				TR_ZIP(t, nr, TR_OUT(d->mt), TR_OUT(d->lt));
 				zero(t, d->Ot, nr * D);
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					tile_load(t, d->Kt, D,
-						  head_row(d->K, b, kvh, c->kv_heads, N, D, c0, dt),
-						  D, nc, D, dt);
-					tile_load(t, d->Vt, D,
-						  head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
-						  D, nc, D, dt);
+					tile_load(
+						t, d->Kt, D,
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
+					tile_load(
+						t, d->Vt, D,
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++) {
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
 						float rmax, mold, mnew, alpha, psum = 0;
 
 						rmax = score_row(t, srow, d->Qt + i * D, d->Kt, D,
-								 nc, c0, r0 + i, c->causal, scale);
+								 nc, c0, r0 + i + off, c->causal,
+								 scale);
 						/* every key of this block masked */
 						if (rmax == -INFINITY)
 							continue;

@@ -3,6 +3,9 @@
  *
  *  scores   for each block of B_r query rows (copied to tile Qt) and each block of B_c key rows
  *           (copied to tile Kt): S[i][j] = Qt[i] . Kt[j] / sqrt(d), stored element by element.
+ * S is [N][N_kv] per head (N queries, N_kv keys; the causal mask aligned at the end: row i
+ * sees keys up to i + N_kv - N).
+ *
  *  softmax  for each row: the row of S is read into the fp32 row tile; its max and the sum of
  *           exponentials are taken over the row tile; P[i][j] = exp(S[i][j] - max) / sum (0
  *           above the diagonal when causal) is stored element by element over S (or into a
@@ -24,7 +27,7 @@ void
 KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const float scale = 1.0f / sqrtf((float)D);
@@ -39,14 +42,15 @@ KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 
 				tile_load(t, d->Qt, D, head_row(d->Q, b, h, c->heads, N, D, r0, dt),
 					  D, nr, D, dt);
-				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+				for (uint64_t c0 = 0; c0 < Nk; c0 += Bc) {
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					tile_load(t, d->Kt, D,
-						  head_row(d->K, b, kvh, c->kv_heads, N, D, c0, dt),
-						  D, nc, D, dt);
+					tile_load(
+						t, d->Kt, D,
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++) {
-						char *srow = head_row(d->S, b, h, c->heads, N, N,
+						char *srow = head_row(d->S, b, h, c->heads, N, Nk,
 								      r0 + i, dt);
 
 						for (uint64_t j = 0; j < nc; j++)
@@ -66,30 +70,31 @@ void
 KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N;
+	const uint64_t N = c->N, Nk = attn_nkv(c);
 	const enum attn_dtype dt = c->dtype;
 
 	TR_PHASE(t, "softmax");
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
 			for (uint64_t i = 0; i < N; i++) {
-				const char *srow = head_row(d->S, b, h, c->heads, N, N, i, dt);
-				char *prow = head_row(d->P, b, h, c->heads, N, N, i, dt);
-				uint64_t lim = c->causal ? i + 1 : N;
+				const char *srow = head_row(d->S, b, h, c->heads, N, Nk, i, dt);
+				char *prow = head_row(d->P, b, h, c->heads, N, Nk, i, dt);
+				/* the causal mask aligned at the end */
+				uint64_t lim = c->causal ? i + 1 + (Nk - N) : Nk;
 				float mx = -INFINITY, sum = 0;
 
-				tile_load(t, d->row, N, srow, N, 1, N, dt);
+				tile_load(t, d->row, Nk, srow, Nk, 1, Nk, dt);
 				for (uint64_t j = 0; j < lim; j++)
 					mx = d->row[j] > mx ? d->row[j] : mx;
 				TR_ZIP(t, lim, TR_IN(d->row));
 				for (uint64_t j = 0; j < lim; j++)
 					sum += attn_exp(d->row[j] - mx);
 				TR_ZIP(t, lim, TR_IN(d->row));
-				for (uint64_t j = 0; j < N; j++)
+				for (uint64_t j = 0; j < Nk; j++)
 					dtype_store(prow, j,
 						    j < lim ? attn_exp(d->row[j] - mx) / sum : 0.0f,
 						    dt);
-				TR_ZIP(t, N, TR_IN(d->row), TR_OUT_N(prow, dtype_bytes(dt)));
+				TR_ZIP(t, Nk, TR_IN(d->row), TR_OUT_N(prow, dtype_bytes(dt)));
 			}
 		}
 	}
@@ -99,7 +104,7 @@ void
 KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const unsigned s = dtype_bytes(dt);
@@ -113,16 +118,17 @@ KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
 
 				zero(t, d->Ot, nr * D);
-				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+				for (uint64_t c0 = 0; c0 < Nk; c0 += Bc) {
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
 					tile_load(t, d->St, Bc,
-						  head_row(d->P, b, h, c->heads, N, N, r0, dt) +
+						  head_row(d->P, b, h, c->heads, N, Nk, r0, dt) +
 							  c0 * s,
-						  N, nr, nc, dt);
-					tile_load(t, d->Vt, D,
-						  head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
-						  D, nc, D, dt);
+						  Nk, nr, nc, dt);
+					tile_load(
+						t, d->Vt, D,
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
+						D, nc, D, dt);
 					for (uint64_t i = 0; i < nr; i++)
 						for (uint64_t j = 0; j < nc; j++)
 							axpy(t, d->Ot + i * D,

@@ -67,11 +67,12 @@ void to_end(struct to_run *x);
 /* Adds src's tallies to dst's. */
 void to_tally_add(struct to_tally *dst, const struct to_tally *src);
 
-/* The flash kernels' tile work for one block of nr query rows from r0 against nc keys from
- * c0, tallied into x->sum: per query row, score_row(), then (unless every key is masked) the
- * online-softmax update with `scales` scale_row() passes over the output row (flash2 1, flash1
- * 2: it normalizes at every step). k_acc[m] and v_acc[m] are the accesses of TR_ZIP streams
- * over key rows 0 .. m-1 of K_tile and V_tile (to_prefix()). */
+/* The flash kernels' tile work for one block of nr query rows from r0 (their position among
+ * the keys under the causal mask: the row plus N_kv - N) against nc keys from c0, tallied into
+ * x->sum: per query row, score_row(), then (unless every key is masked) the online-softmax update
+ * with `scales` scale_row() passes over the output row (flash2 1, flash1 2: it normalizes at every
+ * step). k_acc[m] and v_acc[m] are the accesses of TR_ZIP streams over key rows 0 .. m-1 of K_tile
+ * and V_tile (to_prefix()). */
 void to_flash_block(struct to_run *x, uint64_t nr, uint64_t nc, uint64_t r0, uint64_t c0,
 		    unsigned scales, const uint64_t *k_acc, const uint64_t *v_acc);
 

@@ -40,7 +40,8 @@ void
 attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t off = attn_kv_offset(c); /* the causal mask's shift: N_kv - N */
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	uint64_t *k_acc = xzalloc((Bc + 1) * sizeof(*k_acc));
@@ -59,7 +60,7 @@ attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t)
 
 			for (uint64_t r0 = 0; r0 < N; r0 += Br) {
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
-				uint64_t kend = c->causal ? r0 + nr : N;
+				uint64_t kend = c->causal ? r0 + nr + off : Nk;
 
 				to_tile_load(&x, TO_QT, d->Qt, D,
 					     head_row(d->Q, b, h, c->heads, N, D, r0, dt), D, nr, D,
@@ -73,20 +74,23 @@ attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t)
 				}
 				to_zip(&x, TO_OT, d->Ot, nr * D, CACHE_OP_STORE);
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
 					to_tile_load(
 						&x, TO_KT, d->Kt, D,
-						head_row(d->K, b, kvh, c->kv_heads, N, D, c0, dt),
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
 						D, nc, D, dt);
 					to_tile_load(
 						&x, TO_VT, d->Vt, D,
-						head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
 						D, nc, D, dt);
+					/* r0 + off: the block's first query row's position among
+					 * the keys */
 					if (x.bulk)
-						to_flash_block(&x, nr, nc, r0, c0, 1, k_acc, v_acc);
+						to_flash_block(&x, nr, nc, r0 + off, c0, 1, k_acc,
+							       v_acc);
 					else
-						block_reports(&x, d, nr, nc, r0, c0);
+						block_reports(&x, d, nr, nc, r0 + off, c0);
 				}
 				/* O = O / l stored, lse = m + log l */
 				for (uint64_t i = 0; i < nr; i++) {

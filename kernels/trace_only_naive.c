@@ -14,7 +14,7 @@ void
 attn_trace_only_naive_scores(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const unsigned s = dtype_bytes(dt);
@@ -34,12 +34,12 @@ attn_trace_only_naive_scores(struct attn_data *d, struct trace_ctx *t)
 				to_tile_load(&x, TO_QT, d->Qt, D,
 					     head_row(d->Q, b, h, c->heads, N, D, r0, dt), D, nr, D,
 					     dt);
-				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+				for (uint64_t c0 = 0; c0 < Nk; c0 += Bc) {
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
 					to_tile_load(
 						&x, TO_KT, d->Kt, D,
-						head_row(d->K, b, kvh, c->kv_heads, N, D, c0, dt),
+						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
 						D, nc, D, dt);
 					if (x.bulk) {
 						/* dot(Qt row i, Kt row j) for every i, j */
@@ -49,7 +49,7 @@ attn_trace_only_naive_scores(struct attn_data *d, struct trace_ctx *t)
 						       nr * nc * D * sizeof(float));
 					}
 					for (uint64_t i = 0; i < nr; i++) {
-						char *srow = head_row(d->S, b, h, c->heads, N, N,
+						char *srow = head_row(d->S, b, h, c->heads, N, Nk,
 								      r0 + i, dt);
 
 						if (x.bulk) {
@@ -75,7 +75,7 @@ void
 attn_trace_only_naive_softmax(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N;
+	const uint64_t N = c->N, Nk = attn_nkv(c);
 	const enum attn_dtype dt = c->dtype;
 	struct to_run x;
 
@@ -84,15 +84,16 @@ attn_trace_only_naive_softmax(struct attn_data *d, struct trace_ctx *t)
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
 			for (uint64_t i = 0; i < N; i++) {
-				const char *srow = head_row(d->S, b, h, c->heads, N, N, i, dt);
-				char *prow = head_row(d->P, b, h, c->heads, N, N, i, dt);
-				uint64_t lim = c->causal ? i + 1 : N;
+				const char *srow = head_row(d->S, b, h, c->heads, N, Nk, i, dt);
+				char *prow = head_row(d->P, b, h, c->heads, N, Nk, i, dt);
+				/* the causal mask aligned at the end */
+				uint64_t lim = c->causal ? i + 1 + (Nk - N) : Nk;
 
-				to_tile_load(&x, TO_ROW, d->row, N, srow, N, 1, N, dt);
+				to_tile_load(&x, TO_ROW, d->row, Nk, srow, Nk, 1, Nk, dt);
 				/* the max, then the sum of exponentials */
 				to_zip(&x, TO_ROW, d->row, lim, CACHE_OP_LOAD);
 				to_zip(&x, TO_ROW, d->row, lim, CACHE_OP_LOAD);
-				to_row_store(&x, TO_ROW, prow, d->row, N, dt);
+				to_row_store(&x, TO_ROW, prow, d->row, Nk, dt);
 			}
 		}
 	}
@@ -103,7 +104,7 @@ void
 attn_trace_only_naive_av(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
-	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
+	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const unsigned s = dtype_bytes(dt);
@@ -121,16 +122,16 @@ attn_trace_only_naive_av(struct attn_data *d, struct trace_ctx *t)
 				uint64_t nr = N - r0 < Br ? N - r0 : Br;
 
 				to_zip(&x, TO_OT, d->Ot, nr * D, CACHE_OP_STORE);
-				for (uint64_t c0 = 0; c0 < N; c0 += Bc) {
-					uint64_t nc = N - c0 < Bc ? N - c0 : Bc;
+				for (uint64_t c0 = 0; c0 < Nk; c0 += Bc) {
+					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
 					to_tile_load(&x, TO_ST, d->St, Bc,
-						     head_row(d->P, b, h, c->heads, N, N, r0, dt) +
+						     head_row(d->P, b, h, c->heads, N, Nk, r0, dt) +
 							     c0 * s,
-						     N, nr, nc, dt);
+						     Nk, nr, nc, dt);
 					to_tile_load(
 						&x, TO_VT, d->Vt, D,
-						head_row(d->V, b, kvh, c->kv_heads, N, D, c0, dt),
+						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
 						D, nc, D, dt);
 					if (x.bulk) {
 						/* get(St[i][j]), then axpy(Ot row i, Vt row j)

@@ -52,6 +52,18 @@ const struct spec_preset spec_presets[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+double
+spec_preset_bandwidth(const char *preset, const char **source)
+{
+	/* Both H100 presets model the SXM part: one bandwidth, by NVIDIA's datasheet. */
+	if (strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0) {
+		*source = "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 3.35 TB/s of HBM3";
+		return 3350;
+	}
+	*source = NULL;
+	return 0;
+}
+
 /* Policy word groups: replacement, write, write miss, inclusion, quietwb, straddle. */
 #define WORD_GROUPS 6
 

@@ -51,3 +51,7 @@ char *spec_format(const struct spec *s, char *buf, size_t len);
 
 /* Writes one level in spec syntax, without its name ("32K:8:64:lru:wb:wa:nine"). */
 char *spec_format_level(const struct cache_level_config *l, char *buf, size_t len);
+
+/* The DRAM bandwidth of a preset in GB/s (10^9 bytes/s) and where it comes from, or 0 (and
+ * NULL) for presets without a documented one (CPU presets, lab, an explicit spec). */
+double spec_preset_bandwidth(const char *preset, const char **source);

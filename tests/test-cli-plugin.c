@@ -130,6 +130,11 @@ test_plugin_errors(void **state)
 	(void)state;
 	assert_int_equal(sh("printf 'not a plugin\\n' > text.so"), 0);
 	expect_error("run --kernel ./text.so", 2, "cannot load ./text.so");
+	/* the plugin ABI has one length: N_kv is refused, never silently dropped */
+	expect_error("run --kernel " COPY " --N 4 --N-kv 64", 2,
+		     "--N-kv: a kernel plugin takes N_kv = N only");
+	expect_error("sweep --out pk --kernel " COPY " --N-kv 64", 2,
+		     "--N-kv: a kernel plugin takes N_kv = N only");
 	expect_error("run --kernel ./missing.so", 2, "cannot load ./missing.so");
 	/* A name without '/' is the file in this directory, not one on the library path. */
 	assert_int_equal(sh("cp " COPY " copy.so"), 0);

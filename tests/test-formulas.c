@@ -18,7 +18,9 @@
 static void
 test_lab_formulas(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	struct attn_config c = {
+		ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -33,6 +35,15 @@ test_lab_formulas(void **state)
 	assert_true(formula_lab(&c) == 16 * 8.0 * 1024 * 64 * (1 + 1024.0 / 64));
 	c.kernel = ATTN_FLASH1;
 	assert_true(formula_lab(&c) == 0);
+	/* The decode form: N queries against N_kv keys, the lab's at N_kv = N. */
+	c.kernel = ATTN_FLASH2;
+	c.N = 4;
+	c.N_kv = 8192;
+	assert_true(formula_lab(&c) == 16 * 8.0 * 64 * (4 + 8192 * 4.0 / 64));
+	c.kernel = ATTN_NAIVE;
+	assert_true(formula_lab(&c) == 16 * (4.0 * 4 * 64 + 8.0 * 8192 * 64 + 16.0 * 4 * 8192));
+	c.N_kv = 4;
+	assert_true(formula_lab(&c) == 16 * (12.0 * 4 * 64 + 16.0 * 4 * 4));
 }
 
 static struct formula_result
@@ -52,9 +63,8 @@ eval(const struct attn_config *c, const char *spec_text)
 static void
 test_regimes(void **state)
 {
-	struct attn_config naive = {
-		ATTN_NAIVE, 4096, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false
-	};
+	struct attn_config naive = { ATTN_NAIVE, 4096, 64, 1,     1,     1,
+				     ATTN_FP32,  64,   64, false, false, 0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -86,15 +96,15 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = {
-		ATTN_NAIVE, 1000, 128, 1, 1, 1, ATTN_FP32, 128, 128, false, false
+	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1,     1,     1,
+				   ATTN_FP32,  128,  128, false, false, 0 };
+	struct attn_config small = { ATTN_NAIVE, 300, 64, 1,     1,     1,
+				     ATTN_FP32,  16,  16, false, false, 0 };
+	struct attn_config gqa = {
+		ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false, 0
 	};
-	struct attn_config small = {
-		ATTN_NAIVE, 300, 64, 1, 1, 1, ATTN_FP32, 16, 16, false, false
-	};
-	struct attn_config gqa = { ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false };
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,    1,
-				     ATTN_FP32,   128,  128, false, false };
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,     1,
+				     ATTN_FP32,   128,  128, false, false, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -151,7 +161,7 @@ simulate(const struct attn_config *c, const char *spec_text, struct formula_resu
 static void
 test_set_associative_interval(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 224, 32, 1, 1, 1, ATTN_FP32, 32, 32, false, false };
+	struct attn_config c = { ATTN_NAIVE, 224, 32, 1, 1, 1, ATTN_FP32, 32, 32, false, false, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -171,7 +181,9 @@ test_set_associative_interval(void **state)
 static void
 test_why_not_causes(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	struct attn_config c = {
+		ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -191,9 +203,8 @@ test_why_not_causes(void **state)
 static void
 test_huge(void **state)
 {
-	struct attn_config c = {
-		ATTN_FLASH2, 1000000, 128, 16, 4, 2, ATTN_BF16, 64, 64, true, false
-	};
+	struct attn_config c = { ATTN_FLASH2, 1000000, 128, 16,   4,     2,
+				 ATTN_BF16,   64,      64,  true, false, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -247,7 +258,8 @@ check_grid(const char *const *caches, bool flush, const bool exact[ATTN_KERNEL_C
 							 g->Br,
 							 g->Bc,
 							 g->causal && k != ATTN_PROJ,
-							 g->separate && k == ATTN_NAIVE };
+							 g->separate && k == ATTN_NAIVE,
+							 0 };
 				struct spec s;
 				struct sim_result res;
 				struct formula_machine m;
@@ -317,6 +329,99 @@ test_exact_tiles_in_memory(void **state)
 	check_grid(caches, true, exact);
 }
 
+/* Queries and keys of different lengths: decode (N = 1, 4, 16 against thousands of keys),
+ * chunked prefill (a query block at the end of the cache), causal (end-aligned) and not,
+ * grouped-query, caches around the working sets (one K head, K and V of a kv head, all of
+ * them). Byte for byte on every array; the sanitized build runs every fourth shape. */
+struct nkv_case {
+	enum attn_kernel kernel;
+	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc;
+	enum attn_dtype dtype;
+	bool causal;
+};
+
+static void
+check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, bool flush)
+{
+	/* the sanitized build: every fourth shape, both kernels */
+	size_t step = getenv("MEMSIM_SANITIZED") ? 4 : 1;
+
+	for (size_t i = 0; i < n; i += step)
+		for (int ci = 0; caches[ci]; ci++) {
+			const struct nkv_case *k = &cases[i];
+			struct attn_config c = { k->kernel,   k->N,      k->d,     k->heads,
+						 k->kv_heads, k->batch,  k->dtype, k->Br,
+						 k->Bc,       k->causal, false,    k->N_kv };
+			struct spec s;
+			struct sim_result res;
+			struct formula_machine m;
+			struct formula_result f;
+			struct comparison cmp;
+			char err[256];
+
+			assert_int_equal(spec_parse(caches[ci], &s, err, sizeof(err)), 0);
+			assert_int_equal(attn_config_check_trace_only(&c, err, sizeof(err)), 0);
+			assert_int_equal(
+				sim_kernel(&c, &s, flush, 3, false, &res, err, sizeof(err)), 0);
+			formula_machine_from_spec(&s, flush, &m);
+			formula_eval(&c, &m, &f);
+			compare_build(res.cache, &c, &f, &cmp);
+			/* naive on write-validate: the formula says it is not exact there */
+			if (c.kernel == ATTN_NAIVE && !m.rfo) {
+				assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
+				sim_result_finish(&res);
+				continue;
+			}
+			for (unsigned a = 0; a < cmp.narrays; a++) {
+				const struct compare_array *x = &cmp.arrays[a];
+
+				if (x->measured_read != x->exact_read ||
+				    x->measured_write != x->exact_write)
+					fail_msg("%s N=%llu N_kv=%llu%s on %s: %s measured %.0f + "
+						 "%.0f, formula %.0f + %.0f",
+						 attn_kernel_name(c.kernel),
+						 (unsigned long long)c.N,
+						 (unsigned long long)c.N_kv,
+						 c.causal ? " causal" : "", caches[ci], x->name,
+						 x->measured_read, x->measured_write, x->exact_read,
+						 x->exact_write);
+			}
+			sim_result_finish(&res);
+		}
+}
+
+static const struct nkv_case nkv_cases[] = {
+	{ ATTN_FLASH2, 1, 3000, 64, 4, 1, 1, 64, 64, ATTN_FP16, true },   /* decode, MQA */
+	{ ATTN_FLASH2, 4, 2000, 64, 4, 2, 2, 64, 128, ATTN_FP16, false }, /* GQA, batch 2 */
+	{ ATTN_FLASH2, 16, 4096, 40, 2, 1, 1, 16, 48, ATTN_FP32, true },  /* rows not lines */
+	{ ATTN_FLASH2, 4, 1000, 64, 8, 2, 1, 64, 64, ATTN_BF16, true },
+	{ ATTN_FLASH2, 16, 5000, 128, 4, 4, 1, 8, 64, ATTN_FP16, true }, /* 2 query blocks */
+	{ ATTN_FLASH2, 100, 700, 24, 2, 1, 2, 32, 48, ATTN_FP32, true }, /* chunked prefill */
+	{ ATTN_FLASH2, 130, 450, 72, 4, 2, 1, 32, 16, ATTN_BF16, false },
+	{ ATTN_FLASH2, 300, 100, 64, 2, 2, 1, 64, 32, ATTN_FP32, false }, /* N > N_kv */
+	{ ATTN_NAIVE, 1, 3000, 64, 4, 1, 1, 64, 64, ATTN_FP16, true },
+	{ ATTN_NAIVE, 4, 2000, 64, 4, 2, 2, 64, 128, ATTN_FP16, false },
+	{ ATTN_NAIVE, 16, 1500, 40, 2, 1, 1, 16, 48, ATTN_FP32, true },
+	{ ATTN_NAIVE, 100, 700, 24, 2, 1, 2, 32, 48, ATTN_FP32, true },
+	{ ATTN_NAIVE, 130, 45, 72, 4, 2, 1, 32, 16, ATTN_BF16, false },
+};
+
+static void
+test_exact_nkv(void **state)
+{
+	static const char *caches[] = {
+		"L1=2K:full:64,tiles=scratch",       "L1=16K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",      "L1=256K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
+		"L1=256K:full:128:wv,tiles=scratch", NULL,
+	};
+
+	(void)state;
+	check_nkv(nkv_cases, sizeof(nkv_cases) / sizeof(nkv_cases[0]), caches, true);
+	check_nkv(nkv_cases, sizeof(nkv_cases) / sizeof(nkv_cases[0]),
+		  (const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
+}
+
 static void
 test_exact_no_cache(void **state)
 {
@@ -336,7 +441,9 @@ test_negligible_arrays(void **state)
 	struct cache *c;
 	struct formula_result f;
 	struct comparison cmp;
-	struct attn_config cfg = { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false };
+	struct attn_config cfg = {
+		ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
+	};
 	char err[256];
 	int big, small;
 
@@ -388,6 +495,7 @@ main(void)
 		cmocka_unit_test(test_exact_vs_simulation),
 		cmocka_unit_test(test_exact_tiles_in_memory),
 		cmocka_unit_test(test_exact_no_cache),
+		cmocka_unit_test(test_exact_nkv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,7 @@ outputs_equal(const struct attn_data *a, const struct attn_data *b)
 	const struct attn_config *c = &a->cfg;
 	uint64_t s = dtype_bytes(c->dtype);
 	uint64_t q = c->batch * c->heads * c->N * c->d * s;
-	uint64_t kv = c->batch * c->kv_heads * c->N * c->d * s;
+	uint64_t kv = c->batch * c->kv_heads * attn_nkv(c) * c->d * s;
 
 	if (c->kernel == ATTN_PROJ)
 		return !memcmp(a->Q, b->Q, q) && !memcmp(a->K, b->K, kv) &&
@@ -68,18 +68,23 @@ run_case(const struct attn_config *cfg)
 	attn_data_poison(tr);
 	attn_run_native(nat);
 	e = attn_check(nat);
-	print_message("# %-6s %s N=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu%s%s: "
-		      "max err %.2e (bound %.2e, max |ref| %.2f)\n",
-		      attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
-		      (unsigned long long)cfg->N, (unsigned long long)cfg->d,
-		      (unsigned long long)cfg->heads, (unsigned long long)cfg->kv_heads,
-		      (unsigned long long)cfg->batch, (unsigned long long)cfg->Br,
-		      (unsigned long long)cfg->Bc, cfg->causal ? " causal" : "",
-		      cfg->softmax_separate ? " separate-P" : "", e.max_abs, e.bound, e.max_ref);
+	print_message(
+		"# %-6s %s N=%-3llu N_kv=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu%s%s: "
+		"max err %.2e (bound %.2e, max |ref| %.2f)\n",
+		attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
+		(unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg),
+		(unsigned long long)cfg->d, (unsigned long long)cfg->heads,
+		(unsigned long long)cfg->kv_heads, (unsigned long long)cfg->batch,
+		(unsigned long long)cfg->Br, (unsigned long long)cfg->Bc,
+		cfg->causal ? " causal" : "", cfg->softmax_separate ? " separate-P" : "", e.max_abs,
+		e.bound, e.max_ref);
 	if (!e.pass)
-		fail_msg("%s %s: max error %.3e over bound %.3e, %llu non-finite (seed %llu)",
-			 attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype), e.max_abs,
-			 e.bound, (unsigned long long)e.nonfinite, (unsigned long long)seed);
+		fail_msg("%s %s N=%llu N_kv=%llu: max error %.3e over bound %.3e, %llu non-finite, "
+			 "%llu lse off (seed %llu)",
+			 attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
+			 (unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg), e.max_abs,
+			 e.bound, (unsigned long long)e.nonfinite, (unsigned long long)e.lse_bad,
+			 (unsigned long long)seed);
 	if (cfg->dtype == ATTN_FP32 && e.max_abs >= 1e-5)
 		fail_msg("fp32 error %.3e is not under 1e-5", e.max_abs);
 	/* The traced build, through a small cache with tiles in memory. */
@@ -150,6 +155,56 @@ test_proj(void **state)
 {
 	(void)state;
 	test_kernel(ATTN_PROJ);
+}
+
+/* Queries and keys of different lengths against the double-precision reference, the causal
+ * mask aligned at the end (row i sees keys up to i + N_kv - N): decode (N = 1 and 3 over
+ * more keys than a block), a chunked prefill, N > N_kv without the mask. */
+static void
+test_kernel_nkv(enum attn_kernel k)
+{
+	static const struct {
+		uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc;
+	} nkv[] = {
+		{ 1, 150, 16, 4, 1, 1, 16, 32 },
+		{ 3, 77, 24, 4, 2, 2, 2, 16 },
+		{ 40, 100, 16, 2, 2, 1, 16, 24 },
+		{ 50, 20, 16, 2, 1, 1, 16, 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(nkv) / sizeof(nkv[0]); i++)
+		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
+			for (int causal = 0; causal <= (nkv[i].N <= nkv[i].N_kv); causal++) {
+				struct attn_config cfg = {
+					.kernel = k,
+					.N = nkv[i].N,
+					.N_kv = nkv[i].N_kv,
+					.d = nkv[i].d,
+					.heads = nkv[i].heads,
+					.kv_heads = nkv[i].kv_heads,
+					.batch = nkv[i].batch,
+					.dtype = (enum attn_dtype)dt,
+					.Br = nkv[i].Br,
+					.Bc = nkv[i].Bc,
+					.causal = causal,
+				};
+
+				run_case(&cfg);
+			}
+}
+
+static void
+test_naive_nkv(void **state)
+{
+	(void)state;
+	test_kernel_nkv(ATTN_NAIVE);
+}
+
+static void
+test_flash2_nkv(void **state)
+{
+	(void)state;
+	test_kernel_nkv(ATTN_FLASH2);
 }
 
 /* Every phase run alone, in order, computes what the whole kernel computes (outputs and, for
@@ -264,9 +319,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = {
-			ATTN_PROJ, 64, 16, 4, 4, 1, ATTN_FP32, 64, 64, false, false
-		};
+		struct attn_config c = { ATTN_PROJ, 64, 16, 4,     4,     1,
+					 ATTN_FP32, 64, 64, false, false, 0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -274,6 +328,18 @@ test_phase_flops(void **state)
 		assert_true(attn_phase_flops(&c, "scores") == 4 * 2.0 * 64 * 64 * 16);
 		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "av") == 4 * 2.0 * 64 * 64 * 16);
+		/* N_kv keys: N N_kv scores, N (N + 1) / 2 + N (N_kv - N) under the end-aligned
+		 * mask */
+		c.N = 4;
+		c.N_kv = 100;
+		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * 4 * 100);
+		c.causal = true;
+		assert_true(attn_phase_flops(&c, "softmax") == 4 * 5.0 * (4 * 5 / 2 + 4 * 96));
+		c.kernel = ATTN_FLASH2;
+		assert_true(attn_flops(&c) == 4 * (4.0 * 16 + 5) * (4 * 5 / 2 + 4 * 96));
+		c.causal = false;
+		c.N = 64;
+		c.N_kv = 0;
 		c.kernel = ATTN_FLASH1;
 		assert_true(attn_phase_flops(&c, "init") == 0);
 	}
@@ -283,7 +349,9 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = { ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false };
+	struct attn_config cfg = {
+		ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0
+	};
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -328,23 +396,26 @@ test_bad_configs(void **state)
 		struct attn_config cfg;
 		const char *msg;
 	} bad[] = {
-		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false }, "--N must be" },
-		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false }, "--d must be" },
-		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false },
+		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		  "--N must be" },
+		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		  "--d must be" },
+		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0 },
 		  "--kv-heads 3 does not divide --heads 4" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0 },
 		  "--Br must be" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0 },
 		  "--Bc must be" },
-		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false },
+		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
 		  "the arrays and tiles need 37" },
-		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false },
+		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false,
+		    0 },
 		  "more than 2^64 bytes" },
 		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
-		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true },
+		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0 },
 		  "more than 2^64 bytes" },
 		/* Small arrays, tiles of 256 GiB. */
-		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false },
+		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0 },
 		  "the arrays and tiles need" },
 	};
 	char err[256];
@@ -365,8 +436,8 @@ static void
 test_counters_reproducible(void **state)
 {
 	static const struct attn_config cfgs[] = {
-		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false },
-		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false },
+		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false, 0 },
+		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false, 0 },
 	};
 	struct spec spec;
 	char err[256];
@@ -414,6 +485,8 @@ main(void)
 		cmocka_unit_test(test_naive),
 		cmocka_unit_test(test_flash1),
 		cmocka_unit_test(test_flash2),
+		cmocka_unit_test(test_flash2_nkv),
+		cmocka_unit_test(test_naive_nkv),
 		cmocka_unit_test(test_proj),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_phase_flops),

@@ -153,9 +153,9 @@ test_csv(void **state)
 	assert_int_equal(results_csv_row(f, r), 0);
 	fclose(f);
 	text = slurp_text(path);
-	assert_string_equal(text,
-			    "3,flash2,256,64,2,1,1,fp16,64,32,1,\"L1=32K:8:64,tiles=\"\"x\"\"\","
-			    "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\",exact,0,0\n");
+	assert_string_equal(
+		text, "3,flash2,256,256,64,2,1,1,fp16,64,32,1,\"L1=32K:8:64,tiles=\"\"x\"\"\","
+		      "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\",exact,0,0\n");
 	free(text);
 	/* The header names as many columns as a row has. */
 	{
@@ -163,8 +163,18 @@ test_csv(void **state)
 
 		for (const char *c = results_csv_header; *c; c++)
 			commas += *c == ',';
-		assert_int_equal(commas, 34);
+		assert_int_equal(commas, 35);
 	}
+	cJSON_Delete(r);
+	/* config.N_kv given: its own column */
+	r = cJSON_Parse("{\"index\":1,\"config\":{\"kernel\":\"flash2\",\"N\":4,\"N_kv\":4096}}");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(results_csv_row(f, r), 0);
+	fclose(f);
+	text = slurp_text(path);
+	assert_true(strncmp(text, "1,flash2,4,4096,0,", 18) == 0);
+	free(text);
 	cJSON_Delete(r);
 }
 

@@ -5,7 +5,7 @@
 # 777: rows that are not whole lines; d = 24, 40, 64; B_r, B_c in 16 .. 80, unequal), on fully
 # associative LRU caches of 16 KiB to 8 MiB with the tiles in scratch, in three shapes (one
 # head; causal grouped-query; batch 2, 3 heads, fp16; proj takes grouped-query without causal),
-# then tiny and odd sizes (below), simulated with --trace-only. Prints `memsim table --exact`
+# then decode shapes (N_kv keys) and tiny and odd sizes (below), simulated with --trace-only. Prints `memsim table --exact`
 # per shape: how many runs have every array equal to the byte. MEMSIM defaults to build/memsim, DIR to a new directory.
 set -eu
 
@@ -32,6 +32,10 @@ survey plain --kernel naive,flash1,flash2,proj
 survey gqa-causal --kernel naive,flash1,flash2 --heads 2 --kv-heads 1 --causal
 survey gqa-proj --kernel proj --heads 2 --kv-heads 1
 survey batch-fp16 --kernel naive,flash1,flash2,proj --batch 2 --heads 3 --dtype fp16
+# Decode and chunked prefill: N query rows against N_kv keys (naive and flash2 take N_kv), the
+# causal mask aligned at the end, multi-query heads.
+sizes="--N 1,4,16,100 --N-kv 1000,3000,4097 --d 40,64 --Br 16,64 --Bc 48,64"
+survey decode --kernel naive,flash2 --heads 4 --kv-heads 1 --causal=no,yes
 # Tiny and odd: single rows, one-element tiles, rows of 1 to 72 elements, 4 KiB caches, 32- and
 # 128-byte lines, write-validate, no final flush.
 sizes="--N 1,7,33,130,513 --d 1,3,24,72 --Br 1,5,128 --Bc 1,3,64"

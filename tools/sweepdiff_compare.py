@@ -125,6 +125,9 @@ def csv_expected(r):
     lab, exact = get(r, "compare[formula=lab]"), get(r, "compare[formula=exact]")
     sampled = num("estimate.sample_sets") > 1
     row = {}
+    # rows from before N_kv have N keys
+    row["N_kv"] = "%.0f" % (num("config.N_kv") if get(r, "config.N_kv") is not None
+                            else num("config.N"))
     for col, path in [("index", "index"), ("N", "config.N"), ("d", "config.d"),
                       ("heads", "config.heads"), ("kv_heads", "config.kv_heads"),
                       ("batch", "config.batch"), ("Br", "config.Br"), ("Bc", "config.Bc"),

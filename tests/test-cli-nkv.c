@@ -1,0 +1,208 @@
+/*
+ * Queries and keys of different lengths as a user meets them (issue 22 items 1 and 4):
+ * --N-kv parsed and refused where it must be (0, N > N_kv with --causal, flash1 and proj),
+ * the JSON config's "N_kv", sweep lists of it, and the bytes per generated token with the
+ * tokens/s bound (--bandwidth, the h100 preset's, none on a CPU preset) in text and JSON.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "cli-nkv"
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+
+static void
+test_refusals(void **state)
+{
+	(void)state;
+	expect_error("run --kernel flash2 --N-kv 0", 2, "--N-kv must be at least 1");
+	expect_error("formula --kernel naive --N-kv 0", 2, "--N-kv must be at least 1");
+	expect_error("run --kernel flash2 --N-kv x", 2, "--N-kv: 'x' is not a whole number");
+	expect_error("run --kernel flash2 --N 64 --N-kv 32 --causal", 2,
+		     "--causal with --N 64 > --N-kv 32");
+	expect_error("formula --kernel naive --N 64 --N-kv 32 --causal", 2,
+		     "--causal with --N 64 > --N-kv 32");
+	expect_error("run --kernel flash1 --N 4 --N-kv 256", 2,
+		     "--N-kv 256 != --N 4: kernel flash1 takes N_kv = N only");
+	expect_error("formula --kernel proj --N 4 --N-kv 256", 2,
+		     "--N-kv 256 != --N 4: kernel proj takes N_kv = N only");
+	expect_error("run --kernel flash2 --bandwidth 0", 2,
+		     "--bandwidth: '0' is not a positive number of GB/s");
+	expect_error("formula --kernel flash2 --bandwidth fast", 2,
+		     "--bandwidth: 'fast' is not a positive number of GB/s");
+	expect_error("gpucheck --kernel flash2 --N 4 --N-kv 256 --no-gpu", 2,
+		     "--N-kv: the GPU kernels take N_kv = N only");
+	expect_error("sweep --out x --kernel flash2 --N-kv 0", 2, "--N-kv must be at least 1");
+	expect_error("sweep --out x --kernel flash1,proj --N 4 --N-kv 64", 2,
+		     "2 with N_kv != N under flash1 or proj");
+}
+
+/* A decode step: config.N_kv, and per_token = DRAM bytes / (batch N) with the bound. */
+static void
+test_run_decode(void **state)
+{
+	struct result r;
+	cJSON *o, *pt, *cfg;
+	double dram, bytes;
+
+	(void)state;
+	r = memsim("run --kernel flash2 --N 4 --N-kv 2048 --batch 2 --heads 4 --kv-heads 1 "
+		   "--causal --cache L1=64K:full:64,tiles=scratch --bandwidth 100 --json nkv.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "flash2 N=4 N_kv=2048 d=64"));
+	assert_non_null(strstr(r.out, "per generated token (DRAM bytes / (batch x N)): "));
+	assert_non_null(strstr(r.out, "tokens/s bound at 100 GB/s (--bandwidth): "));
+	result_free(&r);
+	o = read_json("nkv.json");
+	assert_non_null(o);
+	cfg = cJSON_GetObjectItem(o, "config");
+	assert_true(cJSON_GetObjectItem(cfg, "N_kv")->valuedouble == 2048);
+	assert_true(cJSON_GetObjectItem(cfg, "N")->valuedouble == 4);
+	dram = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "dram"), "read_bytes")->valuedouble +
+	       cJSON_GetObjectItem(cJSON_GetObjectItem(o, "dram"), "write_bytes")->valuedouble;
+	pt = cJSON_GetObjectItem(o, "per_token");
+	bytes = cJSON_GetObjectItem(pt, "bytes")->valuedouble;
+	assert_true(bytes == dram / (2 * 4));
+	/* K and V of the one kv head of each batch are read at least once */
+	assert_true(bytes * 8 >= 2 * 2 * 2048 * 64 * 4.0);
+	assert_true(fabs(cJSON_GetObjectItem(pt, "tokens_per_s_bound")->valuedouble -
+			 100e9 / bytes) < 1e-6 * 100e9 / bytes);
+	assert_true(cJSON_GetObjectItem(pt, "bandwidth_gbps")->valuedouble == 100);
+	assert_string_equal(cJSON_GetObjectItem(pt, "bandwidth_source")->valuestring,
+			    "--bandwidth");
+	cJSON_Delete(o);
+	/* without --N-kv: N_kv = N in the config, the text as before */
+	r = memsim("run --kernel flash2 --N 64 --cache lab --json eq.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "flash2 N=64 d=64"));
+	result_free(&r);
+	o = read_json("eq.json");
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "config"), "N_kv")->valuedouble ==
+		    64);
+	cJSON_Delete(o);
+}
+
+/* formula: the preset's bandwidth (h100), none on a CPU preset unless given. */
+static void
+test_formula_per_token(void **state)
+{
+	struct result r;
+	cJSON *o, *pt;
+
+	(void)state;
+	r = memsim("formula --kernel flash2 --N 1 --N-kv 131072 --heads 32 --kv-heads 8 --d 128 "
+		   "--dtype bf16 --cache h100 --json h.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	o = read_json("h.json");
+	pt = cJSON_GetObjectItem(o, "per_token");
+	/* 8 kv heads of 32 MiB each for K and V, over the 22 MiB L2: read by each of the 4 query
+	 * heads of a group, 2 GiB; Q, O and lse 20 KiB */
+	assert_true(cJSON_GetObjectItem(pt, "bytes")->valuedouble == 2147504128.0);
+	assert_true(cJSON_GetObjectItem(pt, "bandwidth_gbps")->valuedouble == 3350);
+	assert_non_null(
+		strstr(cJSON_GetObjectItem(pt, "bandwidth_source")->valuestring, "NVIDIA H100"));
+	assert_true(fabs(cJSON_GetObjectItem(pt, "tokens_per_s_bound")->valuedouble -
+			 3350e9 / 2147504128.0) < 1e-6);
+	cJSON_Delete(o);
+	r = memsim("formula --kernel naive --N 4 --N-kv 4096 --cache i5-8250u --json c.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "per generated token"));
+	assert_null(strstr(r.out, "tokens/s"));
+	result_free(&r);
+	o = read_json("c.json");
+	pt = cJSON_GetObjectItem(o, "per_token");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(pt, "bytes")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(pt, "tokens_per_s_bound")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(pt, "bandwidth_gbps")));
+	cJSON_Delete(o);
+}
+
+/* A sweep over N_kv: rows keep their N_kv (JSON, CSV), refused combinations left out. */
+static void
+test_sweep(void **state)
+{
+	struct result r;
+	char path[600], *text;
+
+	(void)state;
+	r = memsim("sweep --out sw --kernel flash2,flash1 --N 4 --N-kv 4,300 --causal "
+		   "--cache L1=16K:full:64,tiles=scratch --formula-only --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/sw/results.csv", tmpdir);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, "index,kernel,N,N_kv,d,"));
+	assert_non_null(strstr(text, ",flash2,4,300,64,"));
+	assert_non_null(strstr(text, ",flash2,4,4,64,"));
+	assert_non_null(strstr(text, ",flash1,4,4,64,"));
+	assert_null(strstr(text, ",flash1,4,300,"));
+	free(text);
+	/* a row's per_token: the exact formula's bytes of a --formula-only row / (batch N) */
+	snprintf(path, sizeof(path), "%s/sw/results.json", tmpdir);
+	text = slurp_text(path);
+	{
+		char *nl = strchr(text, '\n');
+		cJSON *row;
+
+		assert_non_null(nl);
+		*nl = '\0';
+		row = cJSON_Parse(text);
+		assert_non_null(row);
+		assert_true(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), "bytes")
+				->valuedouble ==
+			cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(row, "formulas"), "exact"),
+				"bytes")
+					->valuedouble /
+				4);
+		cJSON_Delete(row);
+	}
+	free(text);
+	snprintf(path, sizeof(path), "%s/sw/manifest.json", tmpdir);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, "--N-kv 4,300"));
+	free(text);
+	/* memsim table tells the rows apart by N_kv where it differs from N; a sweep over N
+	 * alone is labelled as before */
+	r = memsim("sweep --out sw2 --kernel flash2 --N 4 --N-kv 300,600 --trace-only "
+		   "--cache L1=64K:full:64,tiles=scratch --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table sw2");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "N_kv=300"));
+	assert_non_null(strstr(r.out, "N_kv=600"));
+	result_free(&r);
+	r = memsim("sweep --out sw3 --kernel flash2 --N 64,96 --trace-only "
+		   "--cache L1=64K:full:64,tiles=scratch --jobs 1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("table sw3");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "N_kv"));
+	result_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_run_decode),
+		cmocka_unit_test(test_formula_per_token),
+		cmocka_unit_test(test_sweep),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
