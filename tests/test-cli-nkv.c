@@ -128,6 +128,34 @@ test_formula_per_token(void **state)
 }
 
 /* A sweep over N_kv: rows keep their N_kv (JSON, CSV), refused combinations left out. */
+/* The regime line of a grouped-query decode says how often K and V are read, judged on the
+ * exact formula's bytes: 4 times where the L2 cannot keep a KV head between its 4 query heads
+ * (it once said "read once" there), once where it can. */
+static void
+test_decode_regime(void **state)
+{
+	static const struct {
+		const char *nkv, *kvh, *want, *not_want;
+	} cases[] = {
+		{ "131072", "8", "K and V are read 4 times in all", "so K and V are read once" },
+		{ "4096", "8", "so K and V are read once", "times in all" },
+		{ "131072", "32", "so K and V are read once", "times in all" },
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct result r = memsim("formula --kernel flash2 --N 1 --N-kv %s --heads 32 "
+					 "--kv-heads %s --d 128 --dtype fp16 --cache h100",
+					 cases[i].nkv, cases[i].kvh);
+
+		assert_int_equal(r.rc, 0);
+		if (!strstr(r.out, cases[i].want) || strstr(r.out, cases[i].not_want))
+			fail_msg("N_kv %s, kv_heads %s: '%s' wanted, '%s' not: %s", cases[i].nkv,
+				 cases[i].kvh, cases[i].want, cases[i].not_want, r.out);
+		result_free(&r);
+	}
+}
+
 static void
 test_sweep(void **state)
 {
@@ -201,6 +229,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_run_decode),
 		cmocka_unit_test(test_formula_per_token),
+		cmocka_unit_test(test_decode_regime),
 		cmocka_unit_test(test_sweep),
 	};
 
