@@ -309,9 +309,9 @@ plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
 
 uint64_t
 plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
-			const struct plugin_params *pp, const char **what)
+			const struct plugin_params *pp, unsigned workers, const char **what)
 {
-	uint64_t avail = sim_memory_available(NULL, false, what);
+	uint64_t avail = sim_memory_share(NULL, false, workers, what);
 	uint64_t used = plugin_arrays_bytes(pl, c, pp, avail);
 
 	return used < avail ? avail - used : 0;

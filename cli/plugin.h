@@ -87,10 +87,12 @@ int plugin_arrays_zero(struct plugin_arrays *pa, char *err, size_t errlen);
 uint64_t plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
 			     const struct plugin_params *pp, uint64_t cap);
 
-/* sim_memory_available() for a run of the plugin's c and pp: the memory left once its arrays
- * are mapped (all of it where the plugin refuses the configuration). */
+/* sim_memory_share() for a run of the plugin's c and pp in one of `workers` processes: the
+ * memory left once its arrays are mapped (all of it where the plugin refuses the
+ * configuration). */
 uint64_t plugin_memory_available(const struct plugin *pl, const struct attn_config *c,
-				 const struct plugin_params *pp, const char **what);
+				 const struct plugin_params *pp, unsigned workers,
+				 const char **what);
 
 /* Runs the traced plugin over pa into cache c (which must be fresh), tiles as spec says,
  * flushing at the end where flush. *seconds is the run's wall time. Returns 0, or -1 with the

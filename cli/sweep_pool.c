@@ -266,18 +266,19 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 }
 
 /* One configuration over n sizes of group g's swept level, in one pass where the models of
- * all fit in the memory this worker may take (sim_memory_available()), else in passes that
- * fit, smallest sizes first; each row says how it ran. Rows go out in the task's order, each
- * as soon as those before it have. Where no pass can run, each size runs on its own. */
+ * all fit in the memory this worker may take (sim_memory_share(): the machine's memory is
+ * shared by the pool's `workers`), else in passes that fit, smallest sizes first; each row
+ * says how it ran. Rows go out in the task's order, each as soon as those before it have.
+ * Where no pass can run, each size runs on its own. */
 static void
-run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items,
-	  const long *idx, unsigned n, const struct sweep_cache_group *g)
+run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, const long *idx,
+	  unsigned n, const struct sweep_cache_group *g, unsigned workers)
 {
 	struct group_run gr = { .p = p, .items = items, .idx = idx, .g = g, .n = n };
 	unsigned *pass = xzalloc(n * sizeof(*pass)), *list = xzalloc(n * sizeof(*list));
 	unsigned npasses = 1, sent = 0;
 	const char *what;
-	char err[512], why[512] = "";
+	char err[512], why[640] = "", shared[64];
 	uint64_t avail, budget, need;
 	bool ok = true;
 
@@ -294,9 +295,15 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 	if (ok) {
 		/* Some room for what is not the models: the allocator, the tracing layer. */
 		avail = p->plugin.p ? plugin_memory_available(&p->plugin, &items[idx[0]].cfg,
-							      &p->params, &what)
-				    : sim_memory_available(&items[idx[0]].cfg, p->trace_only, &what);
+							      &p->params, workers, &what)
+				    : sim_memory_share(&items[idx[0]].cfg, p->trace_only, workers,
+						       &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
+		if (workers > 1 &&
+		    (strcmp(what, "MemAvailable") == 0 || strcmp(what, "MEMSIM_MEMORY") == 0)) {
+			snprintf(shared, sizeof(shared), "%s shared by %u workers", what, workers);
+			what = shared;
+		}
 		npasses = sim_onepass_split(&gr.specs[0], g->level, gr.sizes, n, g->method, budget,
 					    pass);
 		need = cache_onepass_bytes(&gr.specs[0].cache, g->level, gr.sizes, n, g->method);
@@ -346,7 +353,7 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
  * JSON line per item. */
 static void
 worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item *items,
-	    const long *todo, const struct sweep_task *tasks)
+	    const long *todo, const struct sweep_task *tasks, unsigned workers)
 {
 	FILE *fin = fdopen(in, "r"), *fout = fdopen(out, "w");
 	char line[64];
@@ -362,7 +369,8 @@ worker_main(int in, int out, const struct sweep_plan *p, const struct sweep_item
 		else if (t->group < 0)
 			run_one(fout, p, items, todo[t->start]);
 		else
-			run_group(fout, p, items, todo + t->start, t->n, &p->groups[t->group]);
+			run_group(fout, p, items, todo + t->start, t->n, &p->groups[t->group],
+				  workers);
 	}
 	fclose(fout);
 	_exit(0);
@@ -444,7 +452,7 @@ spawn(struct worker *all, unsigned n, unsigned j, const struct work *wk, char *e
 				close(all[k].to);
 				close(all[k].from);
 			}
-		worker_main(tp[0], rp[1], wk->p, wk->items, wk->todo, wk->tasks);
+		worker_main(tp[0], rp[1], wk->p, wk->items, wk->todo, wk->tasks, n);
 	}
 	close(tp[0]);
 	close(rp[1]);

@@ -264,16 +264,27 @@ sim_memory_setting(uint64_t *bytes)
 uint64_t
 sim_memory_available(const struct attn_config *cfg, bool trace_only, const char **what)
 {
+	return sim_memory_share(cfg, trace_only, 1, what);
+}
+
+uint64_t
+sim_memory_share(const struct attn_config *cfg, bool trace_only, unsigned workers,
+		 const char **what)
+{
 	uint64_t best = UINT64_MAX, mapped = cfg ? attn_data_bytes(cfg) : 0;
-	uint64_t memory = trace_only ? 0 : mapped, set;
+	uint64_t memory = trace_only ? 0 : mapped, set, avail;
 	const char *unused;
 	struct rlimit rl;
 
 	if (!what)
 		what = &unused;
 	*what = "nothing";
+	if (workers < 1)
+		workers = 1;
+	/* The machine's memory is shared by the workers that run at once; each process's
+	 * limits are its own. */
 	if (sim_memory_setting(&set) > 0) {
-		bound(&best, what, set, memory, "MEMSIM_MEMORY");
+		bound(&best, what, set / workers, memory, "MEMSIM_MEMORY");
 		return best;
 	}
 	/* The arrays as the model finds them: mapped (trace-only: address space, no memory). */
@@ -281,7 +292,8 @@ sim_memory_available(const struct attn_config *cfg, bool trace_only, const char 
 		bound(&best, what, rl.rlim_cur, statm_bytes(0) + mapped, "RLIMIT_AS");
 	if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		bound(&best, what, rl.rlim_cur, statm_bytes(5) + memory, "RLIMIT_DATA");
-	bound(&best, what, mem_available(), memory, "MemAvailable");
+	avail = mem_available();
+	bound(&best, what, avail == UINT64_MAX ? avail : avail / workers, memory, "MemAvailable");
 	return best;
 }
 

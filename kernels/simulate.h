@@ -69,6 +69,11 @@ void sim_result_finish(struct sim_result *r);
  * (sim_memory_setting()) replaces all three. *what (may be NULL) names the bound:
  * "RLIMIT_AS", "RLIMIT_DATA", "MemAvailable", "MEMSIM_MEMORY" or "nothing". */
 uint64_t sim_memory_available(const struct attn_config *cfg, bool trace_only, const char **what);
+/* sim_memory_available() for one of `workers` processes that run at once (a sweep's pool): the
+ * machine's memory (MemAvailable, MEMSIM_MEMORY) divided among them, each process's limits
+ * (RLIMIT_AS, RLIMIT_DATA) whole. */
+uint64_t sim_memory_share(const struct attn_config *cfg, bool trace_only, unsigned workers,
+			  const char **what);
 
 /* The environment's MEMSIM_MEMORY, the memory memsim may take (a size: 512M, 16G), for what
  * it cannot see (a container's limit): 0 when unset, 1 with *bytes, -EINVAL when it is not a

@@ -351,6 +351,52 @@ test_onepass_allocation_fails(void **state)
 		    "MEMSIM_MEMORY=64G", "cannot allocate the one-pass model of 8 sizes", 8);
 }
 
+/* MEMSIM_MEMORY is the machine's memory, shared by the sweep's workers: eight FIFO sizes of
+ * 128 MiB to 1 GiB (1.6 GiB of models) fit whole in 2500 MiB, but not in the 1250 MiB each of
+ * two workers gets, so with --jobs 2 each configuration runs in passes that fit (its rows say
+ * the budget is shared) and with --jobs 1 in one pass. Before, each of two workers planned
+ * for the whole 2500 MiB. */
+static void
+test_onepass_memory_shared(void **state)
+{
+	static const char *args = "--kernel naive --N 64,128 --d 16 "
+				  "--cache L1=4K:4:64,L2=1G:full:64:fifo "
+				  "--cache-sweep L2=128M:1G:+128M";
+	struct result r;
+	cJSON *rows;
+
+	(void)state;
+	if (sanitized())
+		return;
+	for (unsigned jobs = 1; jobs <= 2; jobs++) {
+		char dir[32];
+		int k = 0;
+
+		snprintf(dir, sizeof(dir), "shared%u", jobs);
+		r = memsim_in(0, "MEMSIM_MEMORY=2500M", "sweep --out %s %s --jobs %u", dir, args,
+			      jobs);
+		if (r.rc != 0)
+			fail_msg("--jobs %u: exit %d: %s", jobs, r.rc, r.err);
+		result_free(&r);
+		rows = read_rows(dir);
+		assert_int_equal(cJSON_GetArraySize(rows), 16);
+		for (const cJSON *a = rows->child; a; a = a->next, k++) {
+			const cJSON *sizes = cJSON_GetObjectItem(onepass_of(a), "sizes");
+			bool split = cJSON_IsNumber(sizes) && sizes->valueint < 8;
+
+			assert_null(cJSON_GetObjectItem(a, "error"));
+			if (jobs == 2 && (!split || !strstr(onepass_str(a, "why"),
+							    "MEMSIM_MEMORY shared by 2 workers")))
+				fail_msg("--jobs 2, row %d: one pass of %d sizes (why '%s')", k,
+					 sizes ? sizes->valueint : -1, onepass_str(a, "why"));
+			if (jobs == 1 && split)
+				fail_msg("--jobs 1, row %d: split (why '%s')", k,
+					 onepass_str(a, "why"));
+		}
+		cJSON_Delete(rows);
+	}
+}
+
 /* A size whose model alone cannot be allocated (8 GiB of 64-byte lines: 3 GiB of tags and
  * index) is its row's error, exit 1; the other size's row is written; run and replay say so
  * in one line. A bad MEMSIM_MEMORY is a usage error. */
@@ -409,6 +455,7 @@ main(void)
 		cmocka_unit_test(test_onepass_rows_as_run),
 		cmocka_unit_test(test_onepass_memory_split),
 		cmocka_unit_test(test_onepass_allocation_fails),
+		cmocka_unit_test(test_onepass_memory_shared),
 		cmocka_unit_test(test_onepass_model_too_large),
 	};
 
