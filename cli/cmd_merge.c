@@ -189,6 +189,7 @@ struct merge {
 	size_t nkeys, cap;
 	struct name_index index;
 	long runs, dups, failed;
+	long estimates, sample_too_small; /* rows of --sample-sets, and those over its bound */
 	struct shard *shard;
 };
 
@@ -209,6 +210,10 @@ write_row(struct merge *m, const cJSON *r)
 		rc = -EIO;
 	cJSON_free(text);
 	m->runs += rc == 0;
+	if (rc == 0 && cJSON_GetObjectItemCaseSensitive(r, "estimate")) {
+		m->estimates++;
+		m->sample_too_small += results_true(r, "estimate.sample_too_small");
+	}
 	return rc;
 }
 
@@ -430,6 +435,11 @@ merge_manifest(const struct merge *m, const struct shard *sh, const char *why, c
 	cJSON_AddNumberToObject(man, "runs", (double)m->runs);
 	cJSON_AddNumberToObject(man, "runs_failed", (double)m->failed);
 	cJSON_AddNumberToObject(man, "duplicates_dropped", (double)m->dups);
+	/* As a sweep's manifest says it: estimates, and those too small for their bound. */
+	if (m->estimates) {
+		cJSON_AddNumberToObject(man, "estimates", (double)m->estimates);
+		cJSON_AddNumberToObject(man, "sample_too_small", (double)m->sample_too_small);
+	}
 	ceilings_add_hardware(man);
 	return man;
 }
@@ -556,6 +566,10 @@ cmd_merge(int argc, char **argv)
 	}
 	printf("merged %ld runs (%ld duplicates dropped) into %s%s\n", m.runs, m.dups, out,
 	       why[0] ? ": partial" : "");
+	if (m.sample_too_small)
+		print_error("merge: warning: %ld of %ld estimates sampled too few chunks for their "
+			    "10%% bound (estimate.sample_too_small in results.json)",
+			    m.sample_too_small, m.estimates);
 	if (why[0])
 		print_error("merge: the merged sweep is partial: %s%s", why,
 			allow_partial ? "" : " (--allow-partial accepts it)");

@@ -282,6 +282,41 @@ check_complete(const char *manifest, bool complete, const char *want)
 	cJSON_Delete(m);
 }
 
+/* merge of sampled shards says, as the sweep does, how many rows are estimates and how many
+ * sampled too few chunks for their bound: in the manifest and one warning line. Before, the
+ * merged manifest said nothing of them. */
+static void
+test_merge_estimates(void **state)
+{
+	static const char *sweep = "sweep --kernel flash2 --N 256,512 --d 64 --cache "
+				   "L1=32K:8:64,L2=1M:16:64 --sample-sets 64";
+	struct result r;
+	cJSON *m;
+
+	(void)state;
+	expect_ok("%s --out e0 --shard 0/2", sweep);
+	expect_ok("%s --out e1 --shard 1/2", sweep);
+	r = memsim("merge --out em e0 e1");
+	assert_int_equal(r.rc, 0);
+	if (!one_line_with(r.err, "2 of 2 estimates sampled too few chunks"))
+		fail_msg("merge's stderr: '%s'", r.err);
+	result_free(&r);
+	m = read_json("em/manifest.json");
+	assert_non_null(m);
+	assert_int_equal(cJSON_GetObjectItem(m, "estimates")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(m, "sample_too_small")->valueint, 2);
+	cJSON_Delete(m);
+	/* Exact shards: no such keys, no warning. */
+	expect_ok(FSWEEP " --out x0 --shard 0/1");
+	r = memsim("merge --out xm x0");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	result_free(&r);
+	m = read_json("xm/manifest.json");
+	assert_null(cJSON_GetObjectItem(m, "estimates"));
+	cJSON_Delete(m);
+}
+
 /* merge of a missing shard, a shard short of rows, or configurations that only failed is
  * partial: said on stdout, one stderr line and the manifest, exit 1, exit 0 with
  * --allow-partial; a failed row retried to success is complete. */
@@ -452,6 +487,7 @@ main(void)
 		cmocka_unit_test(test_foreign_directories),
 		cmocka_unit_test(test_profile_own_rows),
 		cmocka_unit_test(test_merge_partial),
+		cmocka_unit_test(test_merge_estimates),
 		cmocka_unit_test(test_merge_atomic),
 		cmocka_unit_test(test_merge_many_rows),
 		cmocka_unit_test(test_json_keeps_file),
