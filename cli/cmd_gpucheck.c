@@ -104,7 +104,9 @@ model(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
 		const struct cache_traffic *dram;
 
 		if (!c) {
-			snprintf(err, errlen, "invalid cache configuration");
+			/* The spec parsed: what fails here is the allocation. */
+			snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
+				 (double)cache_model_bytes(&spec->cache) / 1048576.0);
 			attn_data_destroy(d);
 			return -1;
 		}
