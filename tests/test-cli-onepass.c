@@ -398,8 +398,8 @@ test_onepass_memory_shared(void **state)
 }
 
 /* A size whose model alone cannot be allocated (8 GiB of 64-byte lines: 3 GiB of tags and
- * index) is its row's error, exit 1; the other size's row is written; run and replay say so
- * in one line. A bad MEMSIM_MEMORY is a usage error. */
+ * index) is its row's error, exit 1; the other size's row is written; run, replay and
+ * gpucheck --no-gpu say so in one line. A bad MEMSIM_MEMORY is a usage error. */
 static void
 test_onepass_model_too_large(void **state)
 {
@@ -438,6 +438,13 @@ test_onepass_model_too_large(void **state)
 		      "/dinero/t4_mixed.din");
 	assert_int_equal(r.rc, 1);
 	assert_non_null(strstr(r.err, "cannot allocate the cache model (3072.0 MiB)"));
+	result_free(&r);
+	/* gpucheck's model too (it said "invalid cache configuration"). */
+	r = memsim_in(AS_LIMIT, NULL,
+		      "gpucheck --kernel flash2 --N 64 --no-gpu --cache L1=8G:full:64");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err,
+			    "memsim: gpucheck: cannot allocate the cache model (3072.0 MiB)\n");
 	result_free(&r);
 
 	r = memsim_in(0, "MEMSIM_MEMORY=lots",
