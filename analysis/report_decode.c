@@ -387,7 +387,7 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 		reread |= k_reads_val(&x, x.kv[k], top) > 1;
 	if (reread)
 		doc_para(d,
-			 "Where K is read more than once, the saving is the sequential model's: it "
+			 "Where K is read more than once, the lost saving is the sequential model's: it "
 			 "runs one query head after another through one cache. A GPU runs the query "
 			 "heads of a group at the same time, and decode kernels that pack them into "
 			 "one block read each KV head's K and V once; memsim's flash2 does not, so "
