@@ -428,6 +428,38 @@ test_resume_redoes_profile(void **state)
 	assert_int_equal(lines_in("decode/results.json"), 12);
 }
 
+/* The decode step's sweep refuses (rows of another plan under decode/): the study stops there
+ * with the sweep's status and its one line, as at its other sweeps; a study without decode/
+ * (made before the step) still gets its report, which says the section has no rows. */
+static void
+test_decode_faults(void **state)
+{
+	char *md, path[800];
+
+	(void)state;
+	assert_int_equal(sh("cp %s/decode/results.json %s/decode.keep && "
+			    "sed -i 's/ trace-only\"/\"/' %s/decode/results.json",
+			    study, tmpdir, study),
+			 0);
+	assert_int_equal(sh("%s%s study --small --resume --out %s >%s/refused.log 2>&1",
+			    test_sanitized() ? "MEMSIM_VALGRIND=/nonexistent/valgrind " : "",
+			    MEMSIM_BIN, study, tmpdir),
+			 2);
+	assert_int_equal(sh("grep -c 'decode/results.json holds runs of another plan' "
+			    "%s/refused.log | grep -qx 1",
+			    tmpdir),
+			 0);
+	assert_int_equal(sh("mv %s/decode.keep %s/decode/results.json && mv %s/decode %s/decode.away",
+			    tmpdir, study, study, tmpdir),
+			 0);
+	assert_int_equal(sh("%s report %s >/dev/null", MEMSIM_BIN, study), 0);
+	snprintf(path, sizeof(path), "%s/report.md", study);
+	md = slurp(path, NULL);
+	assert_non_null(strstr(md, "No decode rows in `decode/results.json`: run `memsim study`."));
+	free(md);
+	assert_int_equal(sh("mv %s/decode.away %s/decode", tmpdir, study), 0);
+}
+
 int
 main(void)
 {
@@ -439,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_html_in_chromium),
 		cmocka_unit_test(test_resume_redoes_profile),
+		cmocka_unit_test(test_decode_faults),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
