@@ -19,7 +19,7 @@
 #define DECODE_LAYOUTS 6
 
 static const char *const layout_colors[DECODE_LAYOUTS] = { "#D55E00", "#0072B2", "#009E73",
-							    "#CC79A7", "#E69F00", "#000000" };
+							   "#CC79A7", "#E69F00", "#000000" };
 
 /* The rows of the picked configuration as a grid: N_kv x layouts. */
 struct grid {
@@ -192,7 +192,7 @@ static int
 write_per_token(struct plot_set *set, const struct grid *g, char *err, size_t errlen)
 {
 	static const enum plot_source inputs[] = { PLOT_SOURCE_DECODE };
-	double (*const cols[])[DECODE_LAYOUTS] = { g->bytes, g->exact };
+	double(*const cols[])[DECODE_LAYOUTS] = { g->bytes, g->exact };
 	static const char *const names[] = { "bytes", "exact" };
 	const struct plot_decode *p = g->pick;
 	char title[300], desc[400], lbl[64];
@@ -232,7 +232,7 @@ static int
 write_tokens_per_s(struct plot_set *set, const struct grid *g, char *err, size_t errlen)
 {
 	static const enum plot_source inputs[] = { PLOT_SOURCE_DECODE };
-	double (*const cols[])[DECODE_LAYOUTS] = { g->tps };
+	double(*const cols[])[DECODE_LAYOUTS] = { g->tps };
 	static const char *const names[] = { "tokens_per_s" };
 	const struct plot_decode *p = g->pick;
 	char title[300], desc[400], lbl[64];

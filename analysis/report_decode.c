@@ -88,8 +88,7 @@ val(struct dec *x, double kv, double nkv, const char *path)
 	struct lookup_src s;
 	char row[160];
 
-	return lookup_get(x->l, DECODE, sel(row, sizeof(row), kv, nkv), path, &s) ? s.value
-										   : NAN;
+	return lookup_get(x->l, DECODE, sel(row, sizeof(row), kv, nkv), path, &s) ? s.value : NAN;
 }
 
 /* op over paths of rows (kv[i], nkv[i]); "-" when one is absent. */
@@ -101,7 +100,8 @@ op(struct dec *x, enum lookup_op o, unsigned n, const double *kv, const double *
 	char row[160];
 
 	for (unsigned i = 0; i < n; i++)
-		if (!lookup_get(x->l, DECODE, sel(row, sizeof(row), kv[i], nkv[i]), paths[i], &s[i]))
+		if (!lookup_get(x->l, DECODE, sel(row, sizeof(row), kv[i], nkv[i]), paths[i],
+				&s[i]))
 			return "-";
 	return lookup_num(x->l, o, s, n, scale, fmt);
 }
@@ -110,7 +110,8 @@ op(struct dec *x, enum lookup_op o, unsigned n, const double *kv, const double *
 static const char *
 slope(struct dec *x, double kv, size_t a, size_t b)
 {
-	const double kvs[] = { kv, kv, kv, kv }, n[] = { x->nkv[b], x->nkv[a], x->nkv[b], x->nkv[a] };
+	const double kvs[] = { kv, kv, kv, kv },
+		     n[] = { x->nkv[b], x->nkv[a], x->nkv[b], x->nkv[a] };
 	static const char *const p[] = { "per_token.bytes", "per_token.bytes", "config.N_kv",
 					 "config.N_kv" };
 
@@ -167,8 +168,8 @@ growth(struct dec *x, double kv)
 			   "N_kv = %s to %s; `2 × kv_heads × d × s` = %s: K and V are each read "
 			   "once per generated token.",
 			   layout(x, kv), num(x, kv, top, "config.kv_heads", 1, "%.0f"),
-			   kv == 1 ? "" : "s",
-			   slope(x, kv, 0, n - 1), num(x, kv, x->nkv[0], "config.N_kv", 1, "%.0f"),
+			   kv == 1 ? "" : "s", slope(x, kv, 0, n - 1),
+			   num(x, kv, x->nkv[0], "config.N_kv", 1, "%.0f"),
 			   num(x, kv, top, "config.N_kv", 1, "%.0f"), once(x, kv, top));
 		return;
 	}
@@ -182,28 +183,29 @@ growth(struct dec *x, double kv)
 
 		snprintf(path, sizeof(path), "levels[name=%s].size_bytes", x->last_level);
 		lvl = val(x, kv, at, path);
-		doc_bullet(x->d,
-			   "%s (%s KV head%s): %s bytes per context token up to N_kv = %s "
-			   "(`2 × kv_heads × d × s` = %s: K and V read once), %s from N_kv = %s to "
-			   "%s. From N_kv = %s one KV head's K and V (%s MiB) %s the preset's %s MiB "
-			   "last level, and the model runs the %s query heads that share them one "
-			   "after another, each reading them again from DRAM: K is read %s times at "
-			   "N_kv = %s.",
-			   layout(x, kv), num(x, kv, top, "config.kv_heads", 1, "%.0f"),
-			   kv == 1 ? "" : "s", first_more > 1 ? slope(x, kv, 0, first_more - 1) : "-",
-			   first_more > 0 ? num(x, kv, x->nkv[first_more - 1], "config.N_kv", 1,
-						"%.0f")
-					  : "-",
-			   once(x, kv, top), n > 1 ? slope(x, kv, n - 2, n - 1) : "-",
-			   n > 1 ? num(x, kv, x->nkv[n - 2], "config.N_kv", 1, "%.0f") : "-",
-			   num(x, kv, top, "config.N_kv", 1, "%.0f"),
-			   num(x, kv, at, "config.N_kv", 1, "%.0f"),
-			   op(x, LOOKUP_PRODUCT, 2, kvs, nn, p, 2.0 * x->s * MIB, "%.0f"),
-			   2.0 * at * val(x, kv, at, "config.d") * x->s > lvl ? "exceed"
-									    : "no longer fit",
-			   num(x, kv, at, path, MIB, "%.0f"),
-			   op(x, LOOKUP_RATIO, 2, hk, hn, hp, 1, "%.0f"), k_reads(x, kv, top),
-			   num(x, kv, top, "config.N_kv", 1, "%.0f"));
+		doc_bullet(
+			x->d,
+			"%s (%s KV head%s): %s bytes per context token up to N_kv = %s "
+			"(`2 × kv_heads × d × s` = %s: K and V read once), %s from N_kv = %s to "
+			"%s. From N_kv = %s one KV head's K and V (%s MiB) %s the preset's %s MiB "
+			"last level, and the model runs the %s query heads that share them one "
+			"after another, each reading them again from DRAM: K is read %s times at "
+			"N_kv = %s.",
+			layout(x, kv), num(x, kv, top, "config.kv_heads", 1, "%.0f"),
+			kv == 1 ? "" : "s", first_more > 1 ? slope(x, kv, 0, first_more - 1) : "-",
+			first_more > 0
+				? num(x, kv, x->nkv[first_more - 1], "config.N_kv", 1, "%.0f")
+				: "-",
+			once(x, kv, top), n > 1 ? slope(x, kv, n - 2, n - 1) : "-",
+			n > 1 ? num(x, kv, x->nkv[n - 2], "config.N_kv", 1, "%.0f") : "-",
+			num(x, kv, top, "config.N_kv", 1, "%.0f"),
+			num(x, kv, at, "config.N_kv", 1, "%.0f"),
+			op(x, LOOKUP_PRODUCT, 2, kvs, nn, p, 2.0 * x->s * MIB, "%.0f"),
+			2.0 * at * val(x, kv, at, "config.d") * x->s > lvl ? "exceed"
+									   : "no longer fit",
+			num(x, kv, at, path, MIB, "%.0f"),
+			op(x, LOOKUP_RATIO, 2, hk, hn, hp, 1, "%.0f"), k_reads(x, kv, top),
+			num(x, kv, top, "config.N_kv", 1, "%.0f"));
 	}
 }
 
@@ -284,7 +286,7 @@ kv_list(struct dec *x, char *buf, size_t len)
 	for (size_t k = x->nkv_layouts; k-- > 0;)
 		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
 			 k == x->nkv_layouts - 1 ? ""
-			 : k == 0		 ? " and "
+			 : k == 0                ? " and "
 						 : ", ",
 			 num(x, x->kv[k], top, "config.kv_heads", 1, "%.0f"));
 }
@@ -329,7 +331,7 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	struct dec x = { .l = l, .d = d };
 	const cJSON *row = first_row(l), *levels;
 	double lo, top, mha;
-	const char *src, *dtype;
+	const char *src, *dtype, *preset;
 	char kvs[160], tps[600];
 	bool reread = false;
 
@@ -342,8 +344,9 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	x.s = plot_dtype_bytes(dtype);
 	x.heads = results_number(row, "config.heads", 0);
 	levels = results_get(row, "levels");
-	snprintf(x.last_level, sizeof(x.last_level), "%s",
-		 results_string(cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1), "name"));
+	snprintf(
+		x.last_level, sizeof(x.last_level), "%s",
+		results_string(cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1), "name"));
 	x.nnkv = distinct(l, "config.N_kv", x.nkv, MAX_NKV);
 	x.nkv_layouts = distinct(l, "config.kv_heads", x.kv, MAX_LAYOUTS);
 	if (!x.s || !x.last_level[0] || !x.nnkv || !x.nkv_layouts) {
@@ -354,25 +357,29 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	top = x.nkv[x.nnkv - 1];
 	mha = x.kv[x.nkv_layouts - 1];
 	kv_list(&x, kvs, sizeof(kvs));
-	doc_para(d,
-		 "From `%s`: one decode step, %s with N = %s query token over a KV cache of N_kv = "
-		 "%s to %s tokens, d = %s, %s query heads sharing %s KV heads (MHA, GQA, MQA), "
-		 "%s (`s` bytes per element), batch %s, simulated on the `%s` preset (trace-only: "
-		 "the kernel's accesses without values). Bytes per token are the DRAM bytes of that "
-		 "step over the tokens it generates.",
-		 DECODE, lookup_text(l, DECODE, "mode=simulated", "config.kernel"),
-		 num(&x, mha, lo, "config.N", 1, "%.0f"), num(&x, mha, lo, "config.N_kv", 1, "%.0f"),
-		 num(&x, mha, top, "config.N_kv", 1, "%.0f"), num(&x, mha, lo, "config.d", 1, "%.0f"),
-		 num(&x, mha, lo, "config.heads", 1, "%.0f"), kvs, dtype,
-		 num(&x, mha, lo, "config.batch", 1, "%.0f"),
-		 lookup_text(l, DECODE, "mode=simulated", "config.preset"));
+	preset = lookup_text(l, DECODE, "mode=simulated", "config.preset");
+	doc_para(
+		d,
+		"From `%s`: one decode step, %s with N = %s query token over a KV cache of N_kv = "
+		"%s to %s tokens, d = %s, %s query heads sharing %s KV heads (MHA, GQA, MQA), "
+		"%s (`s` bytes per element), batch %s, simulated on the `%s` preset (trace-only: "
+		"the kernel's accesses without values). Bytes per token are the DRAM bytes of that "
+		"step over the tokens it generates.",
+		DECODE, lookup_text(l, DECODE, "mode=simulated", "config.kernel"),
+		num(&x, mha, lo, "config.N", 1, "%.0f"), num(&x, mha, lo, "config.N_kv", 1, "%.0f"),
+		num(&x, mha, top, "config.N_kv", 1, "%.0f"),
+		num(&x, mha, lo, "config.d", 1, "%.0f"),
+		num(&x, mha, lo, "config.heads", 1, "%.0f"), kvs, dtype,
+		num(&x, mha, lo, "config.batch", 1, "%.0f"),
+		preset ? preset : lookup_text(l, DECODE, "mode=simulated", "config.cache"));
 	src = lookup_text(l, DECODE, "mode=simulated", "per_token.bandwidth_source");
-	doc_para(d,
-		 "**The tokens/s bound is the HBM-bandwidth bound of one decode step of one layer's "
-		 "attention**: the preset's %s GB/s (%s) over the bytes per token, nothing else "
-		 "counted. A model runs many layers, their weights and more per token, so its "
-		 "tokens/s is lower; this is what the KV cache of one layer allows at most.",
-		 num(&x, mha, lo, "per_token.bandwidth_gbps", 1, "%.0f"), src ? src : "no source");
+	doc_para(
+		d,
+		"**The tokens/s bound is the HBM-bandwidth bound of one decode step of one layer's "
+		"attention**: the preset's %s GB/s (%s) over the bytes per token, nothing else "
+		"counted. A model runs many layers, their weights and more per token, so its "
+		"tokens/s is lower; this is what the KV cache of one layer allows at most.",
+		num(&x, mha, lo, "per_token.bandwidth_gbps", 1, "%.0f"), src ? src : "no source");
 	table(&x);
 	doc_para(d, "How the bytes per token grow with the context:");
 	for (size_t k = x.nkv_layouts; k-- > 0;)
@@ -386,12 +393,13 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	for (size_t k = 0; k < x.nkv_layouts; k++)
 		reread |= k_reads_val(&x, x.kv[k], top) > 1;
 	if (reread)
-		doc_para(d,
-			 "Where K is read more than once, the lost saving is the sequential model's: it "
-			 "runs one query head after another through one cache. A GPU runs the query "
-			 "heads of a group at the same time, and decode kernels that pack them into "
-			 "one block read each KV head's K and V once; memsim's flash2 does not, so "
-			 "read these rows as what a kernel that runs the heads in turn moves.");
+		doc_para(
+			d,
+			"Where K is read more than once, the lost saving is the sequential model's: it "
+			"runs one query head after another through one cache. A GPU runs the query "
+			"heads of a group at the same time, and decode kernels that pack them into "
+			"one block read each KV head's K and V once; memsim's flash2 does not, so "
+			"read these rows as what a kernel that runs the heads in turn moves.");
 	bounds(&x, x.nnkv - 1, tps, sizeof(tps), summary);
 	doc_para(d, "The tokens/s bound at N_kv = %s: %s.",
 		 num(&x, mha, top, "config.N_kv", 1, "%.0f"), tps);
