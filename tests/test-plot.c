@@ -38,11 +38,16 @@
 
 static char out_path[600], err_path[600];
 
-static const char *const all_plots[] = {
-	"bytes_vs_n_lab", "bytes_vs_n_i5-8250u", "intensity_ratio", "dram_vs_cache_size",
-	"perf",           "perf_bytes",          "roofline",        "decode_per_token",
-	"decode_tokens_per_s", NULL
-};
+static const char *const all_plots[] = { "bytes_vs_n_lab",
+					 "bytes_vs_n_i5-8250u",
+					 "intensity_ratio",
+					 "dram_vs_cache_size",
+					 "perf",
+					 "perf_bytes",
+					 "roofline",
+					 "decode_per_token",
+					 "decode_tokens_per_s",
+					 NULL };
 
 struct result {
 	int rc;

@@ -171,7 +171,8 @@ test_numbers(void **state)
 		size_t nt = 0;
 
 		cJSON_ArrayForEach (e, nums) {
-			if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") == 0 &&
+			if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") ==
+				    0 &&
 			    nt < 256)
 				texts[nt++] = cJSON_GetStringValue(cJSON_GetObjectItem(e, "text"));
 		}
@@ -312,7 +313,8 @@ decode_row(cJSON *const *rows, int n, double kv, double nkv)
 static double
 per_token(const cJSON *row, const char *key)
 {
-	return cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), key));
+	return cJSON_GetNumberValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), key));
 }
 
 /* The decode step: 3 layouts x 4 N_kv rows, its plots, and the report's section with the
@@ -332,9 +334,8 @@ test_decode(void **state)
 	for (line = strtok_r(text, "\n", &save); line && n < 64; line = strtok_r(NULL, "\n", &save))
 		assert_non_null(rows[n++] = cJSON_Parse(line));
 	assert_int_equal(n, 12);
-	assert_int_equal(sh("grep -q '\"complete\":[[:space:]]*true' %s/decode/manifest.json",
-			    study),
-			 0);
+	assert_int_equal(
+		sh("grep -q '\"complete\":[[:space:]]*true' %s/decode/manifest.json", study), 0);
 	snprintf(path, sizeof(path), "%s/report.md", study);
 	md = slurp(path, NULL);
 	assert_non_null(md);
@@ -352,9 +353,11 @@ test_decode(void **state)
 		assert_true(slope == 2 * kvs[k] * 128 * 2);
 		assert_true(per_token(hi, "bandwidth_gbps") == 3350);
 		snprintf(want, sizeof(want), "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | 1 | %.0f |",
-			 k == 0 ? "MHA" : k == 1 ? "GQA" : "MQA", kvs[k], per_token(lo, "bytes"),
-			 per_token(hi, "bytes"), slope, 2 * kvs[k] * 128 * 2,
-			 per_token(hi, "tokens_per_s_bound"));
+			 k == 0   ? "MHA"
+			 : k == 1 ? "GQA"
+				  : "MQA",
+			 kvs[k], per_token(lo, "bytes"), per_token(hi, "bytes"), slope,
+			 2 * kvs[k] * 128 * 2, per_token(hi, "tokens_per_s_bound"));
 		if (!strstr(md, want))
 			fail_msg("report.md lacks the decode row '%s'", want);
 		if (k > 0) {
@@ -449,9 +452,10 @@ test_decode_faults(void **state)
 			    "%s/refused.log | grep -qx 1",
 			    tmpdir),
 			 0);
-	assert_int_equal(sh("mv %s/decode.keep %s/decode/results.json && mv %s/decode %s/decode.away",
-			    tmpdir, study, study, tmpdir),
-			 0);
+	assert_int_equal(
+		sh("mv %s/decode.keep %s/decode/results.json && mv %s/decode %s/decode.away",
+		   tmpdir, study, study, tmpdir),
+		0);
 	assert_int_equal(sh("%s report %s >/dev/null", MEMSIM_BIN, study), 0);
 	snprintf(path, sizeof(path), "%s/report.md", study);
 	md = slurp(path, NULL);
