@@ -136,6 +136,9 @@ k_reads(struct dec *x, double kv, double nkv)
 	static const char *const p[] = { "arrays.K.read_bytes", "config.kv_heads", "config.N_kv",
 					 "config.d" };
 
+	/* Four sources at most: the batch is left out, so only batch 1 says it. */
+	if (val(x, kv, nkv, "config.batch") != 1)
+		return "-";
 	return op(x, LOOKUP_QUOTIENT, 4, kvs, n, p, 1.0 / x->s, "%.3g");
 }
 
@@ -143,7 +146,7 @@ static double
 k_reads_val(struct dec *x, double kv, double nkv)
 {
 	return val(x, kv, nkv, "arrays.K.read_bytes") /
-	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s);
+	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s * val(x, kv, nkv, "config.batch"));
 }
 
 static const char *
