@@ -11,6 +11,7 @@
 #include "analysis/doc.h"
 #include "analysis/lookup.h"
 #include "analysis/report.h"
+#include "analysis/report_decode.h"
 #include "analysis/results.h"
 #include "sim/util.h"
 
@@ -776,6 +777,7 @@ lab_report(const char *dir, char *err, size_t errlen)
 	section_intensity(&r);
 	section_roofline(&r);
 	section_formulas(&r);
+	report_decode_section(dir, r.l, r.d, r.summary);
 	if (lookup_error(r.l)) {
 		snprintf(err, errlen, "%s", lookup_error(r.l));
 		goto out;
@@ -784,7 +786,7 @@ lab_report(const char *dir, char *err, size_t errlen)
 	doc_para(
 		r.d,
 		"`manifest.json` (this study, in the labs' format), `lab/`, `exact/`, `formulas/`, "
-		"`profile/` (each with `results.json`, `results.csv` where a sweep wrote one, and "
+		"`decode/`, `profile/` (each with `results.json`, `results.csv` where a sweep wrote one, and "
 		"`manifest.json`), `ceilings.json`, `xcheck/`, `plots/` (PNG, SVG, the data and "
 		"the gnuplot scripts), `report-numbers.json`.");
 	if (write_manifest(&r, err, errlen))

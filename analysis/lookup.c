@@ -177,6 +177,11 @@ lookup_eval(const struct lookup_num *n)
 		for (unsigned i = 1; i < n->nsrc; i++)
 			v /= n->src[i].value;
 		break;
+	case LOOKUP_SLOPE:
+		v = n->nsrc == 4 && n->src[2].value != n->src[3].value
+			    ? (v - n->src[1].value) / (n->src[2].value - n->src[3].value)
+			    : NAN;
+		break;
 	default:
 		break;
 	}
@@ -216,7 +221,8 @@ lookup_num(struct lookup *l, enum lookup_op op, const struct lookup_src *src, un
 	return n->text;
 }
 
-static const char *const op_names[] = { "value", "ratio", "product", "sum", "diff", "quotient" };
+static const char *const op_names[] = { "value", "ratio",    "product", "sum",
+					"diff",  "quotient", "slope" };
 
 const char *
 lookup_text(struct lookup *l, const char *file, const char *row, const char *path)
@@ -309,7 +315,7 @@ lookup_verify(struct lookup *l, const cJSON *number, char *why, size_t whylen)
 		snprintf(why, whylen, "'%s' has no format", text);
 		return false;
 	}
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < (int)(sizeof(op_names) / sizeof(op_names[0])); i++)
 		if (strcmp(op, op_names[i]) == 0)
 			n.op = (enum lookup_op)i;
 	n.scale = cJSON_GetNumberValue(cJSON_GetObjectItem(number, "scale"));

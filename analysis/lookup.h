@@ -9,8 +9,8 @@
  * match; "" for a single JSON document); and a path inside it, "formulas.lab.bytes", where a
  * step "rows[source=Cachegrind]" picks the array element whose field matches. A number printed
  * in a report is an operation over up to four sources (value, ratio a/b, product, sum,
- * difference a - b), times a scale (1/2^20 for MiB), formatted with a printf format; the
- * directory's report-numbers.json lists them all.
+ * difference a - b, slope (a - b) / (c - d)), times a scale (1/2^20 for MiB), formatted
+ * with a printf format; the directory's report-numbers.json lists them all.
  */
 
 #include <cJSON.h>
@@ -35,6 +35,7 @@ enum lookup_op {
 	LOOKUP_SUM,       /* src[0] + src[1] + ... */
 	LOOKUP_DIFF,      /* src[0] - src[1] */
 	LOOKUP_QUOTIENT,  /* src[0] / (src[1] x src[2] x ...) */
+	LOOKUP_SLOPE,     /* (src[0] - src[1]) / (src[2] - src[3]) */
 };
 
 #define LOOKUP_SRC_MAX 4

@@ -269,6 +269,8 @@ plot_set_write(struct plot_set *set, const struct plot_input *in, unsigned forma
 	rc = plot_study_write(set, in, err, errlen);
 	if (!rc)
 		rc = plot_profile_write(set, in, err, errlen);
+	if (!rc)
+		rc = plot_decode_write(set, in, err, errlen);
 	return rc;
 }
 
@@ -276,8 +278,10 @@ plot_set_write(struct plot_set *set, const struct plot_input *in, unsigned forma
 static bool
 plot_name(const char *name, size_t len)
 {
-	static const char *const fixed[] = { "intensity_ratio", "dram_vs_cache_size", "perf",
-					     "perf_bytes", "roofline" };
+	static const char *const fixed[] = {
+		"intensity_ratio",  "dram_vs_cache_size", "perf", "perf_bytes", "roofline",
+		"decode_per_token", "decode_tokens_per_s"
+	};
 
 	if (len > 11 && strncmp(name, "bytes_vs_n_", 11) == 0)
 		return true;

@@ -12,6 +12,8 @@
  *   dram_vs_cache_size  DRAM bytes vs the last level's size at DIR/exact's largest N
  *   perf, perf_bytes    the naive layer's per-operation p50 time and DRAM bytes per T
  *   roofline            every profiled operation against the measured ceilings
+ *   decode_per_token    DIR/decode: bytes per generated token vs N_kv per head layout
+ *   decode_tokens_per_s DIR/decode: the tokens/s bound at the rows' bandwidth vs N_kv
  */
 
 #include <stdbool.h>

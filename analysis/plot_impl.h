@@ -66,3 +66,5 @@ char *plot_number_label(double x, int n, char *buf, size_t len);
  * DIR/ceilings.json), or records why not. Return 0 or a negative errno with err. */
 int plot_study_write(struct plot_set *set, const struct plot_input *in, char *err, size_t errlen);
 int plot_profile_write(struct plot_set *set, const struct plot_input *in, char *err, size_t errlen);
+/* The plots of the decode step (DIR/decode), or why not. */
+int plot_decode_write(struct plot_set *set, const struct plot_input *in, char *err, size_t errlen);

@@ -25,6 +25,7 @@ static const char *const source_paths[PLOT_SOURCES] = {
 	[PLOT_SOURCE_EXACT] = "exact/results.json",
 	[PLOT_SOURCE_PROFILE] = "profile/results.json",
 	[PLOT_SOURCE_CEILINGS] = "ceilings.json",
+	[PLOT_SOURCE_DECODE] = "decode/results.json",
 };
 
 const char *
@@ -174,6 +175,45 @@ read_run(struct ctx *c, const cJSON *row, struct plot_run *r)
 	return true;
 }
 
+/* Fills r from one decode sweep row; false (and skipped) for rows without DRAM bytes. */
+static bool
+read_decode(struct ctx *c, const cJSON *row, struct plot_decode *r)
+{
+	const char *mode = cJSON_GetStringValue(results_get(row, "mode"));
+	char preset[160];
+	double tokens;
+
+	if (results_get(row, "error") || (mode && strcmp(mode, "simulated") != 0))
+		return false;
+	memset(r, 0, sizeof(*r));
+	string(c, row, "config.dtype", r->dtype, sizeof(r->dtype), false);
+	string(c, row, "config.cache", r->cache, sizeof(r->cache), false);
+	if (results_get(row, "config.preset")) {
+		string(c, row, "config.preset", preset, sizeof(preset), true);
+		if (preset[0])
+			snprintf(r->cache, sizeof(r->cache), "%s", preset);
+	}
+	r->N = count(c, row, "config.N");
+	r->N_kv = count(c, row, "config.N_kv");
+	r->d = count(c, row, "config.d");
+	r->heads = count(c, row, "config.heads");
+	r->kv_heads = count(c, row, "config.kv_heads");
+	r->batch = count(c, row, "config.batch");
+	r->bytes_per_token = number(c, row, "per_token.bytes", 0);
+	tokens = (double)r->batch * r->N;
+	r->exact_per_token = optional_number(c, row, "formulas.exact.bytes", -tokens) / tokens;
+	/* Without a bandwidth the bound is null: no line for it. */
+	r->tokens_per_s = cJSON_IsNull(results_get(row, "per_token.tokens_per_s_bound"))
+				  ? -1
+				  : number(c, row, "per_token.tokens_per_s_bound", 0);
+	r->gbps = cJSON_IsNull(results_get(row, "per_token.bandwidth_gbps"))
+			  ? 0
+			  : number(c, row, "per_token.bandwidth_gbps", 0);
+	if (!c->bad && r->kv_heads > r->heads)
+		problem(c, "config.kv_heads", "is more than config.heads");
+	return true;
+}
+
 static void
 read_op(struct ctx *c, const cJSON *row, struct plot_op *o)
 {
@@ -242,6 +282,12 @@ static bool
 fill_run(struct ctx *c, const cJSON *row, void *out)
 {
 	return read_run(c, row, out);
+}
+
+static bool
+fill_decode(struct ctx *c, const cJSON *row, void *out)
+{
+	return read_decode(c, row, out);
 }
 
 static bool
@@ -317,6 +363,11 @@ plot_input_load(struct plot_input *in, const char *dir)
 		case PLOT_SOURCE_CEILINGS:
 			n = read_ceilings(path, &in->ceilings, err, errlen) ? 1 : -1;
 			break;
+		case PLOT_SOURCE_DECODE:
+			n = read_lines(path, sizeof(*in->decode), (void **)&in->decode, fill_decode,
+				       err, errlen);
+			in->ndecode = n > 0 ? (size_t)n : 0;
+			break;
 		}
 		in->usable[s] = n >= 0;
 	}
@@ -329,7 +380,9 @@ plot_input_finish(struct plot_input *in)
 	free(in->lab);
 	free(in->exact);
 	free(in->ops);
+	free(in->decode);
 	in->lab = in->exact = NULL;
 	in->ops = NULL;
-	in->nlab = in->nexact = in->nops = 0;
+	in->decode = NULL;
+	in->nlab = in->nexact = in->nops = in->ndecode = 0;
 }

@@ -7,6 +7,7 @@
  *   DIR/exact/results.json    the exactness sweep (JSON lines)
  *   DIR/profile/results.json  per-operation timings of a layer (JSON lines)
  *   DIR/ceilings.json         measured memory bandwidth and peak FLOP rate (one object)
+ *   DIR/decode/results.json   one decode step over a KV cache (JSON lines, one run each)
  *
  * A missing file is normal (its producer has not run): its plots are skipped. A file that is
  * there but unusable (not JSON, a key missing) is an error with "path:line: what". A sweep's
@@ -23,6 +24,7 @@ enum plot_source {
 	PLOT_SOURCE_EXACT,
 	PLOT_SOURCE_PROFILE,
 	PLOT_SOURCE_CEILINGS,
+	PLOT_SOURCE_DECODE,
 	PLOT_SOURCES,
 };
 
@@ -46,6 +48,18 @@ struct plot_run {
 	double flops;
 	double intensity;     /* FLOPs per DRAM byte */
 	double ll_size_bytes; /* the last cache level's size; 0 without caches */
+};
+
+/* One simulated run of the decode sweep: bytes per generated token (DRAM bytes / (batch N))
+ * and the tokens/s bound at the row's bandwidth. */
+struct plot_decode {
+	char dtype[8];
+	char cache[160]; /* the preset's name, or the cache spec */
+	unsigned N, N_kv, d, heads, kv_heads, batch;
+	double bytes_per_token;
+	double exact_per_token; /* the exact formula's bytes / (batch N); < 0 where absent */
+	double tokens_per_s;    /* < 0 without a bandwidth */
+	double gbps;            /* 0 without a bandwidth */
 };
 
 /* One row of the layer profile: one operation at one sequence length T. */
@@ -82,6 +96,8 @@ struct plot_input {
 	struct plot_op *ops;
 	size_t nops;
 	struct plot_ceilings ceilings;
+	struct plot_decode *decode;
+	size_t ndecode;
 };
 
 /* Reads every input of dir into in (which the caller owns). Returns 0 when dir can be read,

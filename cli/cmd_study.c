@@ -5,8 +5,8 @@
  * B_r = B_c = 64, fp32 and fp16, N from 256 doubling to --max-N, on the lab preset and the
  * lab machine's preset (i5-8250u); then the exactness sweep: every kernel at N = 256 .. 2048
  * on a fully associative LRU cache from 32 KiB to 64 MiB with tiles in scratch; the formulas
- * at the labs' sizes; the machine's ceilings; the layer profile; the Valgrind cross-checks;
- * the plots and the report.
+ * at the labs' sizes; a decode step over a KV cache (MHA, GQA, MQA); the machine's ceilings;
+ * the layer profile; the Valgrind cross-checks; the plots and the report.
  */
 
 #include <getopt.h>
@@ -41,12 +41,15 @@ usage_study(FILE *f)
 		"  exact/     the exactness sweep: every kernel, N = 256 to 2048, fully associative\n"
 		"             LRU caches of 32 KiB to 64 MiB, tiles in scratch\n"
 		"  formulas/  the formulas alone for the labs' sizes (N = 64 .. 32768, d = 64, 128)\n"
+		"  decode/    one decode step: flash2, N = 1 over N_kv = 1024 doubling to 131072,\n"
+		"             d = 128, 32 query heads with 32, 8 and 1 KV heads (MHA, GQA, MQA),\n"
+		"             fp16, on the h100 preset, trace-only: bytes and tokens/s per token\n"
 		"  ceilings.json  memory bandwidth and peak FLOP/s of this machine (memsim ceilings)\n"
 		"  profile/   the attention layer timed natively per operation (memsim profile)\n"
 		"  xcheck/    memsim against Cachegrind and Callgrind (when valgrind is installed)\n"
 		"  plots/     every plot (memsim plot), then report.md and report.html (memsim report)\n"
 		"--resume continues an interrupted study; --small runs a reduced study (N up to 512,\n"
-		"one exact size, quick ceilings, T = 64 and 128) for tests.\n");
+		"one exact size, N_kv up to 8192, quick ceilings, T = 64 and 128) for tests.\n");
 }
 
 static void
@@ -86,7 +89,8 @@ profile_complete(const char *dir)
 struct study_sweep {
 	const char *title, *dir;
 	const char *kernels, *N, *d, *Br, *Bc, *dtypes, *caches[2], *cache_sweep;
-	bool formula_only;
+	const char *N_kv, *heads, *kv_heads;
+	bool formula_only, trace_only;
 };
 
 static int
@@ -106,6 +110,7 @@ run_sweep(const struct study_sweep *sw, const char *out, bool resume, int argc, 
 	ro.argc = argc;
 	ro.argv = argv;
 	p.simulate = !sw->formula_only;
+	p.trace_only = sw->trace_only;
 	rc = sweep_plan_kernels(&p, sw->kernels);
 	if (!rc && sw->N)
 		rc = sweep_list_parse("--N", sw->N, &p.N, false);
@@ -115,6 +120,16 @@ run_sweep(const struct study_sweep *sw, const char *out, bool resume, int argc, 
 		rc = sweep_list_parse("--Br", sw->Br, &p.Br, false);
 	if (!rc && sw->Bc)
 		rc = sweep_list_parse("--Bc", sw->Bc, &p.Bc, false);
+	if (!rc && sw->N_kv) {
+		rc = sweep_list_parse("--N-kv", sw->N_kv, &p.N_kv, false);
+		p.nkv_given = true;
+	}
+	if (!rc && sw->heads)
+		rc = sweep_list_parse("--heads", sw->heads, &p.heads, false);
+	if (!rc && sw->kv_heads) {
+		rc = sweep_list_parse("--kv-heads", sw->kv_heads, &p.kv_heads, false);
+		p.kv_given = true;
+	}
 	if (!rc && sw->dtypes)
 		rc = sweep_plan_dtypes(&p, sw->dtypes);
 	for (int i = 0; i < 2 && sw->caches[i] && !rc; i++)
@@ -318,6 +333,19 @@ cmd_study(int argc, char **argv)
 			  .dtypes = "fp32,fp16",
 			  .caches = { "lab", "i5-8250u" },
 			  .formula_only = true },
+			/* One decode step: the accesses alone (trace-only), a few seconds for 24
+			 * runs up to 2 GiB of K and V. */
+			{ .title = "decode: one query token over a KV cache -> decode/",
+			  .dir = "decode",
+			  .kernels = "flash2",
+			  .N = "1",
+			  .N_kv = small ? "1024:8192:x2" : "1024:131072:x2",
+			  .d = "128",
+			  .heads = "32",
+			  .kv_heads = "32,8,1",
+			  .dtypes = "fp16",
+			  .caches = { "h100" },
+			  .trace_only = true },
 		};
 
 		for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)

@@ -14,6 +14,7 @@
 #include <cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,10 +38,16 @@
 
 static char out_path[600], err_path[600];
 
-static const char *const all_plots[] = {
-	"bytes_vs_n_lab", "bytes_vs_n_i5-8250u", "intensity_ratio", "dram_vs_cache_size",
-	"perf",           "perf_bytes",          "roofline",        NULL
-};
+static const char *const all_plots[] = { "bytes_vs_n_lab",
+					 "bytes_vs_n_i5-8250u",
+					 "intensity_ratio",
+					 "dram_vs_cache_size",
+					 "perf",
+					 "perf_bytes",
+					 "roofline",
+					 "decode_per_token",
+					 "decode_tokens_per_s",
+					 NULL };
 
 struct result {
 	int rc;
@@ -359,6 +366,7 @@ test_data_files(void **state)
 {
 	struct result r;
 	char path[800], *text, *line;
+	double v[6];
 
 	(void)state;
 	study_dir("data", FIXTURE "/*");
@@ -423,6 +431,36 @@ test_data_files(void **state)
 	assert_non_null(strstr(text, "bw_all = 2.4e+10"));
 	assert_non_null(strstr(text, "ridge"));
 	free(text);
+	/* Decode: bytes per token per layout (MHA, GQA, MQA), then the exact formula's. */
+	snprintf(path, sizeof(path), "%s/data/plots/decode_per_token.dat", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(strstr(text, "bytes_kv32        bytes_kv8        bytes_kv1       "
+				     "exact_kv32        exact_kv8        exact_kv1"));
+	assert_int_equal(count_lines(text), 4 + 3);
+	line = line_starting(text, "1024 ");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "%*s %lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3],
+				&v[4], &v[5]),
+			 6);
+	assert_true(v[0] == 16793728 && v[1] == 4210816 && v[2] == 540800);
+	assert_true(v[3] == v[0] && v[4] == v[1] && v[5] == v[2]);
+	free(line);
+	free(text);
+	snprintf(path, sizeof(path), "%s/data/plots/decode_per_token.gp", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(strstr(text, "MQA (1 KV head), exact formula"));
+	assert_non_null(strstr(text, "set logscale y"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/data/plots/decode_tokens_per_s.dat", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(strstr(text, "at 3350 GB/s"));
+	line = line_starting(text, "4096 ");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "%*s %lf %lf %lf", &v[0], &v[1], &v[2]), 3);
+	assert_true(fabs(v[0] / 49906.6105789858 - 1) < 1e-12);
+	assert_true(fabs(v[2] / 1584925.513231999 - 1) < 1e-12);
+	free(line);
+	free(text);
 }
 
 /* Only the plots whose inputs are there; a line for each of the others. */
@@ -441,14 +479,16 @@ test_missing_inputs(void **state)
 	r = memsim(fake_ok_env, "plot lab");
 	assert_int_equal(r.rc, 0);
 	assert_string_equal(r.err, "");
-	assert_int_equal(count_substr(r.out, "skipped "), 4);
+	assert_int_equal(count_substr(r.out, "skipped "), 6);
 	assert_int_equal(
 		count_substr(r.out, "skipped dram_vs_cache_size: no lab/exact/results.json"), 1);
+	assert_int_equal(
+		count_substr(r.out, "skipped decode_per_token: no lab/decode/results.json"), 1);
 	assert_int_equal(count_substr(r.out, "skipped perf: no lab/profile/results.json"), 1);
 	assert_int_equal(count_substr(r.out, "skipped perf_bytes: "), 1);
 	assert_int_equal(count_substr(r.out, "skipped roofline: no lab/profile/results.json"), 1);
 	result_free(&r);
-	check_index("lab", lab_only, 4, true);
+	check_index("lab", lab_only, 6, true);
 	assert_false(file_exists("lab", "perf", ".dat"));
 	assert_false(file_exists("lab", "roofline", ".gp"));
 
@@ -456,12 +496,12 @@ test_missing_inputs(void **state)
 	study_dir("noceil", FIXTURE "/exact " FIXTURE "/profile");
 	r = memsim(fake_ok_env, "plot noceil");
 	assert_int_equal(r.rc, 0);
-	assert_int_equal(count_substr(r.out, "skipped "), 3);
+	assert_int_equal(count_substr(r.out, "skipped "), 5);
 	assert_non_null(strstr(r.out, "skipped roofline: no noceil/ceilings.json"));
 	assert_non_null(strstr(r.out, "skipped bytes_vs_n: no noceil/lab/results.json"));
 	assert_non_null(strstr(r.out, "skipped intensity_ratio: "));
 	result_free(&r);
-	check_index("noceil", no_ceilings, 3, true);
+	check_index("noceil", no_ceilings, 5, true);
 
 	/* Plots of an earlier run whose inputs went away are removed with it. */
 	shell("cp -r %s/* %s/noceil/ && rm -r %s/noceil/profile", FIXTURE, tmpdir, tmpdir);
@@ -476,11 +516,24 @@ test_missing_inputs(void **state)
 	shell("mkdir -p %s/empty", tmpdir);
 	r = memsim(fake_ok_env, "plot empty");
 	assert_int_equal(r.rc, 1);
-	assert_int_equal(count_substr(r.out, "skipped "), 6);
+	assert_int_equal(count_substr(r.out, "skipped "), 8);
 	assert_int_equal(count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "nothing to plot in empty"));
 	result_free(&r);
-	check_index("empty", none, 6, true);
+	check_index("empty", none, 8, true);
+
+	/* Decode rows without a bandwidth: bytes per token only, the bound skipped. */
+	shell("mkdir -p %s/nobw/decode && sed 's/\"tokens_per_s_bound\":[0-9.e+]*/"
+	      "\"tokens_per_s_bound\":null/; s/\"bandwidth_gbps\":[0-9]*/\"bandwidth_gbps\":null/' "
+	      "%s/decode/results.json >%s/nobw/decode/results.json",
+	      tmpdir, FIXTURE, tmpdir);
+	r = memsim(fake_ok_env, "plot nobw");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "skipped decode_tokens_per_s: the rows of nobw/decode/"
+				      "results.json have no bandwidth"));
+	result_free(&r);
+	assert_true(file_exists("nobw", "decode_per_token", ".dat"));
+	assert_false(file_exists("nobw", "decode_tokens_per_s", ".dat"));
 }
 
 /* An input that is there but unusable: its plots skipped with the reason, the others drawn,

@@ -4,6 +4,8 @@
  *  - the report names no number absent from the results: every number in report.md (outside
  *    `code`, which holds the labs' formulas) is one recorded in report-numbers.json, and every
  *    recorded number, re-read from its sources and recomputed, prints the same;
+ *  - the decode step wrote its rows (MHA, GQA, MQA at every N_kv), its two plots, and the
+ *    report's decode section prints the rows' own numbers;
  *  - report.html opens in headless Chromium with every image decoded and no script error
  *    (its own check, read back from the DOM), and a screenshot is taken (kept when
  *    MEMSIM_REPORT_SHOT names a path, for a person to look at).
@@ -128,6 +130,14 @@ blank(char *buf, const char *s)
 		memset(p, ' ', n);
 }
 
+static int
+longer_first(const void *a, const void *b)
+{
+	size_t x = strlen(*(const char *const *)a), y = strlen(*(const char *const *)b);
+
+	return (x < y) - (x > y);
+}
+
 static void
 test_numbers(void **state)
 {
@@ -153,10 +163,22 @@ test_numbers(void **state)
 			fail_msg("report-numbers.json: %s", why);
 		checked++;
 	}
-	/* Texts read from the results carry their own numbers. */
-	cJSON_ArrayForEach (e, nums) {
-		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") == 0)
-			blank(md, cJSON_GetStringValue(cJSON_GetObjectItem(e, "text")));
+	/* Texts read from the results carry their own numbers; the longest first, so that a
+	 * short text inside a longer one (a preset's name in its bandwidth's source) does not
+	 * break the longer one's match. */
+	{
+		const char *texts[256];
+		size_t nt = 0;
+
+		cJSON_ArrayForEach (e, nums) {
+			if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "op")), "text") ==
+				    0 &&
+			    nt < 256)
+				texts[nt++] = cJSON_GetStringValue(cJSON_GetObjectItem(e, "text"));
+		}
+		qsort(texts, nt, sizeof(*texts), longer_first);
+		for (size_t i = 0; i < nt; i++)
+			blank(md, texts[i]);
 	}
 	/* Every number token outside `code` must be a recorded number. */
 	for (char *p = md; *p; p++) {
@@ -273,6 +295,96 @@ test_html_in_chromium(void **state)
 	print_message("# report.html passed its check in Chromium; screenshot %s\n", shot);
 }
 
+/* The decode row of kv_heads kv at N_kv (rows of decode/results.json); fails when absent. */
+static const cJSON *
+decode_row(cJSON *const *rows, int n, double kv, double nkv)
+{
+	for (int i = 0; i < n; i++) {
+		const cJSON *c = cJSON_GetObjectItem(rows[i], "config");
+
+		if (cJSON_GetNumberValue(cJSON_GetObjectItem(c, "kv_heads")) == kv &&
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(c, "N_kv")) == nkv)
+			return rows[i];
+	}
+	fail_msg("decode/results.json has no row kv_heads = %g, N_kv = %g", kv, nkv);
+	return NULL;
+}
+
+static double
+per_token(const cJSON *row, const char *key)
+{
+	return cJSON_GetNumberValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), key));
+}
+
+/* The decode step: 3 layouts x 4 N_kv rows, its plots, and the report's section with the
+ * rows' numbers (issue 22 item 6). */
+static void
+test_decode(void **state)
+{
+	static const double kvs[] = { 32, 8, 1 };
+	char path[800], want[400], *text, *md, *line, *save = NULL;
+	cJSON *rows[64];
+	int n = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/decode/results.json", study);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line && n < 64; line = strtok_r(NULL, "\n", &save))
+		assert_non_null(rows[n++] = cJSON_Parse(line));
+	assert_int_equal(n, 12);
+	assert_int_equal(
+		sh("grep -q '\"complete\":[[:space:]]*true' %s/decode/manifest.json", study), 0);
+	snprintf(path, sizeof(path), "%s/report.md", study);
+	md = slurp(path, NULL);
+	assert_non_null(md);
+	assert_non_null(strstr(md, "## Decode: bytes per generated token"));
+	assert_non_null(strstr(md, "HBM-bandwidth bound of one decode step of one layer's "
+				   "attention"));
+	assert_non_null(strstr(md, "3350 GB/s"));
+	for (int k = 0; k < 3; k++) {
+		const cJSON *lo = decode_row(rows, n, kvs[k], 1024);
+		const cJSON *hi = decode_row(rows, n, kvs[k], 8192);
+		const cJSON *prev = decode_row(rows, n, kvs[k], 4096);
+		double slope = (per_token(hi, "bytes") - per_token(prev, "bytes")) / 4096;
+
+		/* K and V read once: the slope is 2 x kv_heads x d x 2 bytes. */
+		assert_true(slope == 2 * kvs[k] * 128 * 2);
+		assert_true(per_token(hi, "bandwidth_gbps") == 3350);
+		snprintf(want, sizeof(want), "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | 1 | %.0f |",
+			 k == 0   ? "MHA"
+			 : k == 1 ? "GQA"
+				  : "MQA",
+			 kvs[k], per_token(lo, "bytes"), per_token(hi, "bytes"), slope,
+			 2 * kvs[k] * 128 * 2, per_token(hi, "tokens_per_s_bound"));
+		if (!strstr(md, want))
+			fail_msg("report.md lacks the decode row '%s'", want);
+		if (k > 0) {
+			snprintf(want, sizeof(want),
+				 "at N_kv = 8192: MHA / %s bytes per token = **%.3g**",
+				 k == 1 ? "GQA" : "MQA",
+				 per_token(decode_row(rows, n, 32, 8192), "bytes") /
+					 per_token(hi, "bytes"));
+			if (!strstr(md, want))
+				fail_msg("report.md lacks '%s'", want);
+		}
+	}
+	free(md);
+	free(text);
+	for (int i = 0; i < n; i++)
+		cJSON_Delete(rows[i]);
+	snprintf(path, sizeof(path), "%s/plots/decode_per_token.dat", study);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\n8192 "));
+	free(text);
+	snprintf(path, sizeof(path), "%s/plots/decode_tokens_per_s.gp", study);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	free(text);
+}
+
 /* The lines of study/rel. */
 static int
 lines_in(const char *rel)
@@ -315,6 +427,41 @@ test_resume_redoes_profile(void **state)
 		fail_msg("memsim study --small --resume failed");
 	}
 	assert_int_equal(lines_in("profile/results.json"), rows);
+	/* The decode step was complete: --resume adds no row. */
+	assert_int_equal(lines_in("decode/results.json"), 12);
+}
+
+/* The decode step's sweep refuses (rows of another plan under decode/): the study stops there
+ * with the sweep's status and its one line, as at its other sweeps; a study without decode/
+ * (made before the step) still gets its report, which says the section has no rows. */
+static void
+test_decode_faults(void **state)
+{
+	char *md, path[800];
+
+	(void)state;
+	assert_int_equal(sh("cp %s/decode/results.json %s/decode.keep && "
+			    "sed -i 's/ trace-only\"/\"/' %s/decode/results.json",
+			    study, tmpdir, study),
+			 0);
+	assert_int_equal(sh("%s%s study --small --resume --out %s >%s/refused.log 2>&1",
+			    test_sanitized() ? "MEMSIM_VALGRIND=/nonexistent/valgrind " : "",
+			    MEMSIM_BIN, study, tmpdir),
+			 2);
+	assert_int_equal(sh("grep -c 'decode/results.json holds runs of another plan' "
+			    "%s/refused.log | grep -qx 1",
+			    tmpdir),
+			 0);
+	assert_int_equal(
+		sh("mv %s/decode.keep %s/decode/results.json && mv %s/decode %s/decode.away",
+		   tmpdir, study, study, tmpdir),
+		0);
+	assert_int_equal(sh("%s report %s >/dev/null", MEMSIM_BIN, study), 0);
+	snprintf(path, sizeof(path), "%s/report.md", study);
+	md = slurp(path, NULL);
+	assert_non_null(strstr(md, "No decode rows in `decode/results.json`: run `memsim study`."));
+	free(md);
+	assert_int_equal(sh("mv %s/decode.away %s/decode", tmpdir, study), 0);
 }
 
 int
@@ -325,8 +472,10 @@ main(void)
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_html_in_chromium),
 		cmocka_unit_test(test_resume_redoes_profile),
+		cmocka_unit_test(test_decode_faults),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

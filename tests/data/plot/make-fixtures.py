@@ -7,8 +7,9 @@ lab/results.json and exact/results.json are rows of a real `memsim study` (memsi
 sweep at N = 1024 and 2048 for naive, flash1 and flash2 and one proj row (left out too).
 profile/results.json and ceilings.json are made up: a layer of d_model 64 (4 heads of 16),
 T = 64 .. 2048, timed on a pretend 4-core AVX2 machine whose roofline they follow.
+decode/results.json: rows of the study's decode step (N_kv = 1024 .. 4096, MHA, GQA, MQA).
 
-Usage: python3 make-fixtures.py [STUDY_DIR]   (default /work/main/out/study)
+Usage: [DECODE_DIR=DIR] python3 make-fixtures.py [STUDY_DIR]   (default /work/main/out/study)
 """
 import json
 import os
@@ -132,3 +133,24 @@ for T in (64, 128, 256, 512, 1024, 2048):
     for lk, (p50, flops, nbytes) in sorted(layer.items()):
         prof.append(row(lk, "layer", T, p50, flops, nbytes))
 write_lines(os.path.join(out, "profile", "results.json"), prof)
+
+
+def trim_decode(r):
+    c = r["config"]
+    return {
+        "memsim_version": r["memsim_version"],
+        "config": {k: c[k] for k in ("kernel", "N", "N_kv", "d", "heads", "kv_heads", "batch",
+                                      "dtype", "cache", "preset", "trace_only")},
+        "mode": r["mode"],
+        "formulas": {"exact": {"bytes": r["formulas"]["exact"]["bytes"]}},
+        "per_token": r["per_token"],
+    }
+
+
+# decode/results.json: the study's decode step (memsim 0.3.0, 2026-11-26) at N_kv = 1024 ..
+# 4096, from DECODE_DIR (default STUDY_DIR/decode).
+decode_dir = os.environ.get("DECODE_DIR", os.path.join(study, "decode"))
+decode = [trim_decode(r) for r in rows(os.path.join(decode_dir, "results.json"))
+          if r["config"]["N_kv"] <= 4096]
+decode.sort(key=lambda r: (r["config"]["N_kv"], -r["config"]["kv_heads"]))
+write_lines(os.path.join(out, "decode", "results.json"), decode)
