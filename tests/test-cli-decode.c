@@ -16,9 +16,8 @@
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli-decode"
-#include "tests/tmpdir.h"
-
 #include "tests/cli-run.h"
+#include "tests/tmpdir.h"
 
 static void
 test_refusals(void **state)

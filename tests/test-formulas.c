@@ -18,9 +18,8 @@
 static void
 test_lab_formulas(void **state)
 {
-	struct attn_config c = {
-		ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0
-	};
+	struct attn_config c = { ATTN_NAIVE, 1024, 64,    1,     1, 1, ATTN_FP32,
+				 64,         64,   false, false, 0, 0, 0 };
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -63,8 +62,8 @@ eval(const struct attn_config *c, const char *spec_text)
 static void
 test_regimes(void **state)
 {
-	struct attn_config naive = { ATTN_NAIVE, 4096, 64, 1,     1,     1,
-				     ATTN_FP32,  64,   64, false, false, 0, 0, 0 };
+	struct attn_config naive = { ATTN_NAIVE, 4096, 64,    1,     1, 1, ATTN_FP32,
+				     64,         64,   false, false, 0, 0, 0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -96,15 +95,14 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1,     1,     1,
-				   ATTN_FP32,  128,  128, false, false, 0, 0, 0 };
-	struct attn_config small = { ATTN_NAIVE, 300, 64, 1,     1,     1,
-				     ATTN_FP32,  16,  16, false, false, 0, 0, 0 };
-	struct attn_config gqa = {
-		ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0
-	};
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,     1,
-				     ATTN_FP32,   128,  128, false, false, 0, 0, 0 };
+	struct attn_config big = { ATTN_NAIVE, 1000, 128,   1,     1, 1, ATTN_FP32,
+				   128,        128,  false, false, 0, 0, 0 };
+	struct attn_config small = { ATTN_NAIVE, 300, 64,    1,     1, 1, ATTN_FP32,
+				     16,         16,  false, false, 0, 0, 0 };
+	struct attn_config gqa = { ATTN_NAIVE, 4096, 64,    4,     2, 1, ATTN_FP32,
+				   64,         64,   false, false, 0, 0, 0 };
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64,    1,     1, 1, ATTN_FP32,
+				     128,         128,  false, false, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -161,7 +159,8 @@ simulate(const struct attn_config *c, const char *spec_text, struct formula_resu
 static void
 test_set_associative_interval(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 224, 32, 1, 1, 1, ATTN_FP32, 32, 32, false, false, 0, 0, 0 };
+	struct attn_config c = { ATTN_NAIVE, 224, 32,    1,     1, 1, ATTN_FP32,
+				 32,         32,  false, false, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -181,9 +180,8 @@ test_set_associative_interval(void **state)
 static void
 test_why_not_causes(void **state)
 {
-	struct attn_config c = {
-		ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0
-	};
+	struct attn_config c = { ATTN_FLASH2, 256, 64,    1,     1, 1, ATTN_FP32,
+				 64,          64,  false, false, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -203,8 +201,8 @@ test_why_not_causes(void **state)
 static void
 test_huge(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 1000000, 128, 16,   4,     2,
-				 ATTN_BF16,   64,      64,  true, false, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH2, 1000000, 128,  16,    4, 2, ATTN_BF16,
+				 64,          64,      true, false, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -357,9 +355,9 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 	for (size_t i = 0; i < n; i += step)
 		for (int ci = 0; caches[ci]; ci++) {
 			const struct nkv_case *k = &cases[i];
-			struct attn_config c = { k->kernel,   k->N,      k->d,     k->heads,
-						 k->kv_heads, k->batch,  k->dtype, k->Br,
-						 k->Bc,       k->causal, false,    k->N_kv, 0, 0 };
+			struct attn_config c = { k->kernel, k->N,     k->d,  k->heads, k->kv_heads,
+						 k->batch,  k->dtype, k->Br, k->Bc,    k->causal,
+						 false,     k->N_kv,  0,     0 };
 			struct spec s;
 			struct sim_result res;
 			struct formula_machine m;
@@ -548,9 +546,8 @@ test_negligible_arrays(void **state)
 	struct cache *c;
 	struct formula_result f;
 	struct comparison cmp;
-	struct attn_config cfg = {
-		ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0
-	};
+	struct attn_config cfg = { ATTN_FLASH2, 64, 64,    1,     1, 1, ATTN_FP32,
+				   64,          64, false, false, 0, 0, 0 };
 	char err[256];
 	int big, small;
 

@@ -442,8 +442,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = { ATTN_PROJ, 64, 16, 4,     4,     1,
-					 ATTN_FP32, 64, 64, false, false, 0, 0, 0 };
+		struct attn_config c = { ATTN_PROJ, 64, 16,    4,     4, 1, ATTN_FP32,
+					 64,        64, false, false, 0, 0, 0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -472,9 +472,8 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = {
-		ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0, 0, 0
-	};
+	struct attn_config cfg = { ATTN_FLASH2, 40, 16,    1,     1, 1, ATTN_FP32,
+				   16,          16, false, false, 0, 0, 0 };
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -531,14 +530,16 @@ test_bad_configs(void **state)
 		  "--Bc must be" },
 		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
 		  "the arrays and tiles need 37" },
-		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false,
-		    0, 0, 0 },
+		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0,
+		    0, 0 },
 		  "more than 2^64 bytes" },
 		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
-		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0, 0, 0 },
+		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0, 0,
+		    0 },
 		  "more than 2^64 bytes" },
 		/* Small arrays, tiles of 256 GiB. */
-		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0, 0, 0 },
+		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0,
+		    0, 0 },
 		  "the arrays and tiles need" },
 		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0 },
 		  "--softmax-separate is for --kernel naive, not flashdecode" },
