@@ -16,8 +16,9 @@
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli-decode"
-#include "tests/cli-run.h"
 #include "tests/tmpdir.h"
+/* after tmpdir.h: it uses tmpdir */
+#include "tests/cli-run.h"
 
 static void
 test_refusals(void **state)
