@@ -159,8 +159,8 @@ resolve_splits(struct kernel_options *o, const char *preset)
 int
 kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd)
 {
-	char err[512];
-	int rc;
+	char err[512], spec_err[512];
+	int rc, spec_rc;
 
 	if (!o->kernel_given)
 		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|flashdecode|proj",
@@ -195,16 +195,18 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		spec->cache.seed = o->seed;
 		return 0;
 	}
-	/* S is known once the cache's preset is: parse the spec first */
-	if (spec_parse(o->cache_text, spec, err, sizeof(err)))
-		return usage_error(cmd, "--cache: %s", err);
-	spec->cache.seed = o->seed;
+	/* S depends on the cache's preset: the spec is parsed first, its error said after the
+	 * kernel's as before */
+	spec_rc = spec_parse(o->cache_text, spec, spec_err, sizeof(spec_err));
 	if (o->cfg.kernel == ATTN_FLASHDECODE)
-		resolve_splits(o, spec->preset);
+		resolve_splits(o, spec_rc ? "" : spec->preset);
 	rc = o->trace_only ? attn_config_check_trace_only(&o->cfg, err, sizeof(err))
 			   : attn_config_check(&o->cfg, err, sizeof(err));
 	if (rc && (o->need_memory || rc != -ENOMEM))
 		return usage_error(cmd, "%s", err);
+	if (spec_rc)
+		return usage_error(cmd, "--cache: %s", spec_err);
+	spec->cache.seed = o->seed;
 	return 0;
 }
 
