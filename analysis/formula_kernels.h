@@ -159,5 +159,8 @@ void formula_naive(struct formula_result *r, const struct attn_config *c, const 
 void formula_flash1(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_flash2(struct formula_result *r, const struct attn_config *c, const struct q *q);
 void formula_proj(struct formula_result *r, const struct attn_config *c, const struct q *q);
+void formula_flashdecode(struct formula_result *r, const struct attn_config *c, const struct q *q);
+/* flashdecode's accesses each counted once (what no cache moves). */
+void formula_flashdecode_accesses(struct formula_result *r, const struct attn_config *c);
 
 #endif

@@ -118,6 +118,9 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		why = "naive with N_kv != N on a write-validate cache: S lines stored in part, "
 		      "evicted and stored again are not modeled (a few lines; exact with "
 		      "write-allocate, or N_kv = N)";
+	if (!why && !m->no_cache && c->kernel == ATTN_FLASHDECODE && attn_splits(c) > 1)
+		why = "flashdecode with S > 1 on a cache: no exact formula yet, every access is "
+		      "counted once as with no cache (exact at S = 1, where it is flash2's)";
 	if (!why && !m->no_cache && lines <= r->step_lines) {
 		snprintf(buf, n,
 			 "a cache of %.0f lines, no more than the %.0f one step of the kernel may "

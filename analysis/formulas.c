@@ -276,6 +276,9 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 		add(r, "lse", 0, bh * vec);
 		break;
 	}
+	case ATTN_FLASHDECODE:
+		formula_flashdecode_accesses(r, c);
+		break;
 	case ATTN_FLASH1: {
 		double qrows = 0;
 		uint64_t Tc = attn_blocks(c->N, c->Bc);
@@ -330,6 +333,14 @@ formula_lab(const struct attn_config *c)
 		return heads * (4 * N * d + 8 * Nk * d + 16 * N * Nk) * s / 4;
 	case ATTN_FLASH2:
 		return heads * 8 * d * (N + Nk * N / (double)c->Br) * s / 4;
+	case ATTN_FLASHDECODE: {
+		/* flash2's, Q read once per split; S > 1 adds the partial O and logsumexp (fp32),
+		 * written by the splits and read by the combine: 8 S N (d + 1) */
+		double S = (double)attn_splits(c);
+
+		return heads * (s * (S * N * d + N * d + 2 * Nk * d * N / (double)c->Br) +
+				(S > 1 ? 8 * S * N * (d + 1) : 0));
+	}
 	default:
 		return 0;
 	}
@@ -449,6 +460,12 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 	mib(C, sizeof(C), m->capacity_bytes);
 	blocks_text(blocks, sizeof(blocks), q);
 	g->within_assumptions = false;
+	if (c->kernel == ATTN_FLASHDECODE) {
+		snprintf(g->text, sizeof(g->text),
+			 "the lab's assumptions are judged for naive and flash2 only, not "
+			 "flashdecode");
+		return;
+	}
 	if (c->kernel != ATTN_NAIVE && c->kernel != ATTN_FLASH2) {
 		snprintf(g->text, sizeof(g->text), "the lab has no formula for %s",
 			 attn_kernel_name(c->kernel));
@@ -693,6 +710,9 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 			break;
 		case ATTN_FLASH2:
 			formula_flash2(out, c, &q);
+			break;
+		case ATTN_FLASHDECODE:
+			formula_flashdecode(out, c, &q);
 			break;
 		default:
 			formula_proj(out, c, &q);

@@ -200,6 +200,11 @@ report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s,
 	add_u64(cfg, "Bc", c->Bc);
 	cJSON_AddBoolToObject(cfg, "causal", c->causal);
 	cJSON_AddBoolToObject(cfg, "softmax_separate", c->softmax_separate);
+	if (c->kernel == ATTN_FLASHDECODE) {
+		add_u64(cfg, "splits", attn_splits(c));
+		cJSON_AddStringToObject(cfg, "splits_source",
+					attn_splits_source_name(c->splits_source));
+	}
 	cJSON_AddStringToObject(cfg, "cache", spec_format(s, buf, sizeof(buf)));
 	cJSON_AddStringToObject(cfg, "preset", s->preset);
 	cJSON_AddBoolToObject(cfg, "flush", flush);

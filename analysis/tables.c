@@ -291,14 +291,14 @@ tables_print_exact(FILE *out, const struct table_rows *t)
 {
 	const struct table_row *rows = t->rows;
 	long n = (long)t->n;
-	static const char *kernels[] = { "naive", "flash1", "flash2", "proj" };
+	static const char *kernels[] = { "naive", "flash1", "flash2", "proj", "flashdecode" };
 	bool all = n > 0;
 
 	fprintf(out, "%-7s %6s %11s %22s %18s %s\n", "kernel", "runs", "byte-equal",
 		"every array within 5%", "total within 5%",
 		"worst array (ratio measured/exact, cache, N)");
 	/* An estimate is never byte-equal: the column counts exact runs only. */
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < (int)(sizeof(kernels) / sizeof(kernels[0])); k++) {
 		long runs = 0, equal = 0, ok = 0, tot_ok = 0;
 		const struct table_row *worst = NULL;
 

@@ -75,6 +75,9 @@ cmd_formula(int argc, char **argv)
 	fprintf(out, "%-10s %18.0f %18.0f %18.0f\n\n", "total", f.read_bytes, f.write_bytes,
 		f.rfo_bytes);
 	fprintf(out, "exact formula: %.0f bytes (%.4g MiB)\n", total, total / 1048576);
+	/* never a number read as exact that is not */
+	if (f.scope == FORMULA_SCOPE_ESTIMATE)
+		fprintf(out, "  an estimate, not exact here: %s\n", f.scope_why);
 	if (f.lab_bytes > 0)
 		fprintf(out, "lab formula:   %.0f bytes (%.4g MiB)%s\n", f.lab_bytes,
 			f.lab_bytes / 1048576,
@@ -103,6 +106,7 @@ cmd_formula(int argc, char **argv)
 		cJSON_AddNumberToObject(ex, "read_bytes", f.read_bytes);
 		cJSON_AddNumberToObject(ex, "write_bytes", f.write_bytes);
 		cJSON_AddNumberToObject(ex, "rfo_bytes", f.rfo_bytes);
+		cJSON_AddStringToObject(ex, "scope", formula_scope_name(f.scope));
 		arrays = cJSON_AddObjectToObject(ex, "arrays");
 		for (unsigned i = 0; i < f.narrays; i++)
 			cJSON_AddNumberToObject(arrays, f.arrays[i].name,

@@ -18,7 +18,7 @@ usage_sweep(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim sweep --out DIR [--kernel LIST] [--N LIST] [--N-kv LIST] [--d LIST]\n"
-		"                    [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
+		"                    [--splits LIST] [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
 		"                    [--Br LIST] [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
@@ -37,7 +37,9 @@ usage_sweep(FILE *f)
 		"--cache may be given several times (a spec or preset each); --cache-sweep\n"
 		"L2=32K:64M:x2 replaces that level's size in each --cache. Defaults: as memsim run,\n"
 		"--causal no, --cache lab, --jobs = cores; --N-kv = N (a list: each N against each\n"
-		"N_kv; flash1 and proj take N_kv = N, --causal N <= N_kv: the rest are left out).\n"
+		"N_kv; flash1 and proj take N_kv = N, --causal N <= N_kv: the rest are left out);\n"
+		"--splits (flashdecode's S, a list; other kernels run once) = as memsim run: the\n"
+		"heuristic on an h100 cache, else 1; S past the key blocks is clamped to them.\n"
 		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
 		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
 		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
@@ -142,6 +144,8 @@ sweep_plugin_check(const struct sweep_plan *p)
 		return usage_error("sweep", "--softmax-separate is for naive");
 	if (p->nkv_given)
 		return usage_error("sweep", "--N-kv: a kernel plugin takes N_kv = N only");
+	if (p->splits_given)
+		return usage_error("sweep", "--splits is for --kernel flashdecode");
 	return 0;
 }
 
@@ -186,6 +190,7 @@ cmd_sweep(int argc, char **argv)
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "N", required_argument, NULL, OPT_N },
 		{ "N-kv", required_argument, NULL, OPT_N_KV },
+		{ "splits", required_argument, NULL, OPT_SPLITS },
 		{ "d", required_argument, NULL, OPT_D },
 		{ "heads", required_argument, NULL, OPT_HEADS },
 		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
@@ -285,6 +290,13 @@ cmd_sweep(int argc, char **argv)
 			for (unsigned i = 0; !rc && i < p.N_kv.n; i++)
 				if (p.N_kv.v[i] == 0)
 					rc = usage_error("sweep", "--N-kv must be at least 1");
+			break;
+		case OPT_SPLITS:
+			rc = sweep_list_parse("--splits", optarg, &p.splits, false);
+			p.splits_given = true;
+			for (unsigned i = 0; !rc && i < p.splits.n; i++)
+				if (p.splits.v[i] == 0)
+					rc = usage_error("sweep", "--splits must be at least 1");
 			break;
 		case OPT_D:
 			rc = sweep_list_parse("--d", optarg, &p.d, false);
@@ -400,6 +412,14 @@ cmd_sweep(int argc, char **argv)
 		rc = usage_error("sweep", "sweep needs --kernel LIST");
 	if (!rc)
 		rc = sweep_plugin_check(&p);
+	if (!rc && p.splits_given && !p.plugin.p) {
+		bool decode = false;
+
+		for (unsigned i = 0; i < p.nkernels; i++)
+			decode |= p.kernels[i] == ATTN_FLASHDECODE;
+		if (!decode)
+			rc = usage_error("sweep", "--splits is for --kernel flashdecode");
+	}
 	if (!rc && p.trace_only && !p.simulate)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
 	if (!rc && p.sample_sets > 1 && !p.simulate)

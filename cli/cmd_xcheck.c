@@ -180,6 +180,7 @@ inner_tile_bytes(const struct attn_config *c)
 	switch (c->kernel) {
 	case ATTN_FLASH1:
 	case ATTN_FLASH2:
+	case ATTN_FLASHDECODE:
 		return (2 * c->Bc * c->d + 2 * c->d + c->Bc) * 4;
 	default:
 		return (c->Bc * c->d + c->d + c->Bc) * 4;

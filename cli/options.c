@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "kernels/sdpa_plan.h"
 #include "sim/util.h"
 
 void
@@ -52,9 +53,10 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 		}
 		o->plugin_path = NULL;
 		if (!attn_kernel_parse(arg, &c->kernel))
-			return usage_error(
-				cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2, proj)",
-				arg);
+			return usage_error(cmd,
+					   "--kernel: unknown kernel '%s' (naive, flash1, flash2, "
+					   "flashdecode, proj)",
+					   arg);
 		o->kernel_given = true;
 		return 1;
 	case OPT_N:
@@ -64,6 +66,9 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 		return size_value(cmd, "--N-kv", arg, &c->N_kv) ? EXIT_USAGE : 1;
 	case OPT_D:
 		return size_value(cmd, "--d", arg, &c->d) ? EXIT_USAGE : 1;
+	case OPT_SPLITS:
+		o->splits_given = true;
+		return size_value(cmd, "--splits", arg, &c->splits) ? EXIT_USAGE : 1;
 	case OPT_HEADS:
 		return size_value(cmd, "--heads", arg, &c->heads) ? EXIT_USAGE : 1;
 	case OPT_KV_HEADS:
@@ -109,14 +114,57 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 	}
 }
 
+uint64_t
+kernel_default_splits(const struct attn_config *c, const char *preset,
+		      enum attn_splits_source *source)
+{
+	/* both H100 presets model the SXM part: sdpa_plan.c's "h100" */
+	const struct sdpa_gpu *g = strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0
+					   ? sdpa_gpu_find("h100")
+					   : NULL;
+	uint64_t tc = attn_blocks(attn_nkv(c), c->Bc), bnm;
+
+	*source = ATTN_SPLITS_CPU;
+	if (!g || c->Br == 0 || c->Bc == 0)
+		return 1;
+	*source = ATTN_SPLITS_HEURISTIC;
+	if (__builtin_mul_overflow(c->batch, c->heads, &bnm) ||
+	    __builtin_mul_overflow(bnm, attn_blocks(c->N, c->Br), &bnm))
+		bnm = UINT64_MAX;
+	/* flash_api.cpp: num_splits_heuristic(b h m_blocks, 2 SMs, n_blocks, 128) */
+	return sdpa_num_splits(bnm, 2 * g->sms, tc > UINT32_MAX ? UINT32_MAX : (uint32_t)tc, 128);
+}
+
+/* flashdecode's S: the default where not given, clamped to the key blocks with a note. */
+static void
+resolve_splits(struct kernel_options *o, const char *preset)
+{
+	struct attn_config *c = &o->cfg;
+	uint64_t tc = c->Bc ? attn_blocks(attn_nkv(c), c->Bc) : 0;
+
+	if (!o->splits_given)
+		c->splits = kernel_default_splits(c, preset, &c->splits_source);
+	else
+		c->splits_source = ATTN_SPLITS_GIVEN;
+	if (tc && c->splits > tc) {
+		fprintf(stderr,
+			"memsim: note: --splits %llu is more than the %llu key blocks of B_c = %llu: "
+			"%llu splits, as FlashAttention clamps them\n",
+			(unsigned long long)c->splits, (unsigned long long)tc,
+			(unsigned long long)c->Bc, (unsigned long long)tc);
+		c->splits = tc;
+	}
+}
+
 int
 kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd)
 {
-	char err[512];
-	int rc;
+	char err[512], spec_err[512];
+	int rc, spec_rc;
 
 	if (!o->kernel_given)
-		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|proj", cmd);
+		return usage_error(cmd, "%s needs --kernel naive|flash1|flash2|flashdecode|proj",
+				   cmd);
 	if (!o->kv_heads_given)
 		o->cfg.kv_heads = o->cfg.heads;
 	/* 0 in a config means N; given, it must be a length */
@@ -126,6 +174,10 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		o->cfg.N_kv = o->cfg.N;
 	if (o->params.n && !o->plugin_path)
 		return usage_error(cmd, "--param is for plugins (--kernel PATH)");
+	if (o->splits_given && o->cfg.splits == 0)
+		return usage_error(cmd, "--splits must be at least 1");
+	if (o->splits_given && (o->plugin_path || o->cfg.kernel != ATTN_FLASHDECODE))
+		return usage_error(cmd, "--splits is for --kernel flashdecode");
 	if (o->plugin_path) {
 		/* The plugin's own check() judges the rest once it is loaded. */
 		if (!o->cfg.N || !o->cfg.d || !o->cfg.heads || !o->cfg.kv_heads || !o->cfg.batch ||
@@ -143,12 +195,17 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		spec->cache.seed = o->seed;
 		return 0;
 	}
+	/* S depends on the cache's preset: the spec is parsed first, its error said after the
+	 * kernel's as before */
+	spec_rc = spec_parse(o->cache_text, spec, spec_err, sizeof(spec_err));
+	if (o->cfg.kernel == ATTN_FLASHDECODE)
+		resolve_splits(o, spec_rc ? "" : spec->preset);
 	rc = o->trace_only ? attn_config_check_trace_only(&o->cfg, err, sizeof(err))
 			   : attn_config_check(&o->cfg, err, sizeof(err));
 	if (rc && (o->need_memory || rc != -ENOMEM))
 		return usage_error(cmd, "%s", err);
-	if (spec_parse(o->cache_text, spec, err, sizeof(err)))
-		return usage_error(cmd, "--cache: %s", err);
+	if (spec_rc)
+		return usage_error(cmd, "--cache: %s", spec_err);
 	spec->cache.seed = o->seed;
 	return 0;
 }
@@ -207,18 +264,22 @@ bandwidth_value(const char *cmd, const char *arg, double *out)
 char *
 kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 {
-	char nkv[40] = "";
+	char nkv[40] = "", splits[40] = "";
 
 	/* N_kv only where it differs: configs of N = N_kv read as before */
 	if (attn_nkv(c) != c->N)
 		snprintf(nkv, sizeof(nkv), " N_kv=%llu", (unsigned long long)attn_nkv(c));
+	if (c->kernel == ATTN_FLASHDECODE)
+		snprintf(splits, sizeof(splits), " splits=%llu",
+			 (unsigned long long)attn_splits(c));
 	snprintf(buf, len,
-		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s",
+		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s%s",
 		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
 		 (unsigned long long)c->d, (unsigned long long)c->heads,
 		 (unsigned long long)c->kv_heads, (unsigned long long)c->batch,
 		 attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
-		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "");
+		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "",
+		 splits);
 	return buf;
 }
 
@@ -249,6 +310,8 @@ kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_arg
 	argv_add(a, "--batch", true, c->batch);
 	argv_add(a, "--Br", true, c->Br);
 	argv_add(a, "--Bc", true, c->Bc);
+	if (c->kernel == ATTN_FLASHDECODE)
+		argv_add(a, "--splits", true, attn_splits(c));
 	argv_add(a, "--seed", true, seed);
 	a->argv[a->argc++] = "--dtype";
 	a->argv[a->argc++] = (char *)attn_dtype_name(c->dtype);

@@ -4,7 +4,8 @@
  * The kernel and cache options shared by `memsim run`, `formula`, `native`, `xcheck` and
  * `gpucheck` (and, as lists, `sweep`):
  * --kernel --N --N-kv --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
- * --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage error.
+ * --splits --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage
+ * error.
  */
 
 #include <getopt.h>
@@ -35,6 +36,7 @@ enum {
 	OPT_JSON,
 	OPT_HELP,
 	OPT_PARAM,
+	OPT_SPLITS,
 	OPT_FIRST_FREE, /* commands number their own options from here */
 };
 
@@ -56,6 +58,7 @@ enum {
 		{ "seed", required_argument, NULL, OPT_SEED },                                     \
 		{ "json", required_argument, NULL, OPT_JSON },                                     \
 		{ "param", required_argument, NULL, OPT_PARAM },                                   \
+		{ "splits", required_argument, NULL, OPT_SPLITS },                                 \
 	{                                                                                          \
 		"help", no_argument, NULL, OPT_HELP                                                \
 	}
@@ -65,6 +68,7 @@ struct kernel_options {
 	bool kernel_given;
 	bool kv_heads_given;
 	bool n_kv_given;
+	bool splits_given;
 	const char *cache_text; /* default: the lab preset */
 	bool flush;
 	uint64_t seed;
@@ -101,9 +105,18 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 void kernel_options_init(struct kernel_options *o);
 
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
- * o->need_memory and not o->trace_only) and parses the cache spec into *spec. Returns 0 or
+ * o->need_memory and not o->trace_only) and parses the cache spec into *spec. flashdecode
+ * without --splits gets S from kernel_default_splits() for the cache's preset; S past the key
+ * blocks is clamped to them with a note on stderr. Returns 0 or
  * EXIT_USAGE after a one-line message. */
 int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
+
+/* flashdecode's S where --splits is not given, and where it comes from: on a GPU preset
+ * (h100, h100-50m: 132 SMs) FlashAttention's num_splits_heuristic() over batch x heads x
+ * query blocks on twice the SMs and the T_c key blocks, at most 128 (sdpa_num_splits(), with
+ * c's B_r and B_c as the tiles); 1 on a CPU preset, lab or an explicit spec. */
+uint64_t kernel_default_splits(const struct attn_config *c, const char *preset,
+			       enum attn_splits_source *source);
 
 /* --bandwidth GB/s for `run` and `formula`: a positive finite number into *out. Returns 0, or
  * EXIT_USAGE after a one-line message. */
@@ -114,7 +127,7 @@ char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);
 
 /* The options that give c (and seed) to another memsim command, such as `memsim native` run
  * under Valgrind: argv[0 .. argc) with a NULL after them, pointing into buf and static names. */
-#define KERNEL_ARGV_MAX 24
+#define KERNEL_ARGV_MAX 32
 struct kernel_argv {
 	char buf[KERNEL_ARGV_MAX][32];
 	char *argv[KERNEL_ARGV_MAX + 1];

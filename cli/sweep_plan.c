@@ -6,6 +6,7 @@
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 
@@ -356,6 +357,8 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 	/* only where it differs: the keys of sweeps without --N-kv stay as they were */
 	if (attn_nkv(c) != c->N)
 		put_u64(t, " N_kv=", attn_nkv(c));
+	if (c->kernel == ATTN_FLASHDECODE)
+		put_u64(t, " splits=", attn_splits(c));
 	put_u64(t, " d=", c->d);
 	put_u64(t, " heads=", c->heads);
 	put_u64(t, " kv_heads=", c->kv_heads);
@@ -393,6 +396,7 @@ enum {
 	DIM_BC,
 	DIM_N,
 	DIM_NKV,
+	DIM_SPLITS,
 	DIMS
 };
 
@@ -405,10 +409,19 @@ struct walk {
 static void
 walk_init(struct walk *w, const struct sweep_plan *p)
 {
-	const unsigned len[DIMS] = { p->ncaches, p->nkernels, p->ndtypes,
-				     p->ncausal, p->heads.n,  p->kv_given ? p->kv_heads.n : 1,
-				     p->batch.n, p->d.n,      p->Br.n,
-				     p->Bc.n,    p->N.n,      p->nkv_given ? p->N_kv.n : 1 };
+	const unsigned len[DIMS] = { p->ncaches,
+				     p->nkernels,
+				     p->ndtypes,
+				     p->ncausal,
+				     p->heads.n,
+				     p->kv_given ? p->kv_heads.n : 1,
+				     p->batch.n,
+				     p->d.n,
+				     p->Br.n,
+				     p->Bc.n,
+				     p->N.n,
+				     p->nkv_given ? p->N_kv.n : 1,
+				     p->splits_given ? p->splits.n : 1 };
 
 	memcpy(w->len, len, sizeof(len));
 	memset(w->at, 0, sizeof(w->at));
@@ -440,18 +453,42 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	it->cfg.N = p->N.v[w->at[DIM_N]];
 	it->cfg.N_kv = p->nkv_given ? p->N_kv.v[w->at[DIM_NKV]] : it->cfg.N;
 	it->cfg.softmax_separate = p->softmax_separate;
+	if (it->cfg.kernel == ATTN_FLASHDECODE) {
+		uint64_t tc = attn_blocks(it->cfg.N_kv, it->cfg.Bc ? it->cfg.Bc : 1);
+
+		it->cfg.splits_source = ATTN_SPLITS_GIVEN;
+		it->cfg.splits = p->splits_given
+					 ? p->splits.v[w->at[DIM_SPLITS]]
+					 : kernel_default_splits(&it->cfg, p->caches[it->cache],
+								 &it->cfg.splits_source);
+		/* no P to keep apart (memsim run refuses the flag) */
+		it->cfg.softmax_separate = false;
+		/* clamped as memsim run clamps it */
+		it->cfg.splits = it->cfg.splits < tc ? it->cfg.splits : tc;
+	} else if (w->at[DIM_SPLITS] > 0) {
+		it->cfg.splits = UINT64_MAX; /* the --splits list repeats other kernels */
+	}
 	for (i = DIMS - 1; i >= 0 && ++w->at[i] == w->len[i]; i--)
 		w->at[i] = 0;
 	w->done = i < 0;
 	return true;
 }
 
-enum left_out { KEPT, LEFT_OUT_KV_HEADS, LEFT_OUT_CAUSAL, LEFT_OUT_NKV, LEFT_OUT_COUNT };
+enum left_out {
+	KEPT,
+	LEFT_OUT_KV_HEADS,
+	LEFT_OUT_CAUSAL,
+	LEFT_OUT_NKV,
+	LEFT_OUT_REPEAT, /* a kernel without splits, once per --splits value after the first */
+	LEFT_OUT_COUNT
+};
 
 /* Whether the kernels take configuration c, or why not. */
 static enum left_out
 left_out(const struct attn_config *c)
 {
+	if (c->splits == UINT64_MAX)
+		return LEFT_OUT_REPEAT;
 	if (c->kv_heads == 0 || c->heads % c->kv_heads != 0)
 		return LEFT_OUT_KV_HEADS;
 	if (c->kernel == ATTN_PROJ && c->causal)
@@ -650,7 +687,7 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 {
 	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX + 2 * PLUGIN_MAX_PARAMS };
 	char *args[MAXARGS];
-	char lists[8][SWEEP_LIST_MAX * 21];
+	char lists[9][SWEEP_LIST_MAX * 21];
 	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24], sample[16];
 	char *line, *cmd;
 	int n = 0;
@@ -670,6 +707,8 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 	add_list(args, &n, lists[0], sizeof(lists[0]), "--N", &p->N);
 	if (p->nkv_given)
 		add_list(args, &n, lists[7], sizeof(lists[7]), "--N-kv", &p->N_kv);
+	if (p->splits_given)
+		add_list(args, &n, lists[8], sizeof(lists[8]), "--splits", &p->splits);
 	add_list(args, &n, lists[1], sizeof(lists[1]), "--d", &p->d);
 	add_list(args, &n, lists[2], sizeof(lists[2]), "--heads", &p->heads);
 	if (p->kv_given)

@@ -39,6 +39,8 @@ struct sweep_plan {
 	struct u64_list N, d, heads, kv_heads, batch, Br, Bc;
 	struct u64_list N_kv; /* with nkv_given; else N_kv = N */
 	bool nkv_given;
+	struct u64_list splits; /* flashdecode's S, with splits_given; else as memsim run */
+	bool splits_given;
 	enum attn_kernel kernels[ATTN_KERNEL_COUNT];
 	unsigned nkernels;
 	enum attn_dtype dtypes[3];

@@ -13,7 +13,7 @@
 
 #include "sim/util.h"
 
-static const char *kernel_names[] = { "naive", "flash1", "flash2", "proj" };
+static const char *kernel_names[] = { "naive", "flash1", "flash2", "proj", "flashdecode" };
 static const char *dtype_names[] = { "fp32", "fp16", "bf16" };
 
 const char *
@@ -26,6 +26,12 @@ const char *
 attn_dtype_name(enum attn_dtype t)
 {
 	return dtype_names[t];
+}
+
+const char *
+attn_splits_source_name(enum attn_splits_source s)
+{
+	return s == ATTN_SPLITS_HEURISTIC ? "heuristic" : s == ATTN_SPLITS_CPU ? "cpu" : "given";
 }
 
 bool
@@ -60,7 +66,8 @@ mul(uint64_t a, uint64_t b, uint64_t *out)
 /* Sizes of the memory arrays, in bytes; false if any overflows. */
 struct sizes {
 	uint64_t q, kv, s, rowvec, x, wq, wkv;
-	uint64_t tile_q, tile_kv, tile_s, tile_vec, tile_row; /* fp32 tiles */
+	uint64_t oacc, lseacc; /* flashdecode, S > 1: the partial O and logsumexp, fp32 */
+	uint64_t tile_q, tile_kv, tile_s, tile_vec, tile_row, tile_lse; /* fp32 tiles */
 };
 
 static bool
@@ -83,6 +90,15 @@ array_sizes(const struct attn_config *c, struct sizes *z)
 	if (c->kernel == ATTN_NAIVE &&
 	    (!mul(c->N, nk, &nn) || !mul(bh, nn, &z->s) || !mul(z->s, s, &z->s)))
 		return false;
+	if (c->kernel == ATTN_FLASHDECODE) {
+		uint64_t S = attn_splits(c);
+
+		/* S = 1 writes O and lse directly: no partial arrays */
+		if (S > 1 && (!mul(z->rowvec, S, &z->lseacc) || !mul(z->q / s, S, &z->oacc) ||
+			      !mul(z->oacc, 4, &z->oacc)))
+			return false;
+		z->tile_lse = S * 4;
+	}
 	if (c->kernel == ATTN_PROJ &&
 	    (!mul(c->batch, c->N, &z->x) || !mul(z->x, dm, &z->x) || !mul(z->x, s, &z->x) ||
 	     !mul(dm, dm, &z->wq) || !mul(z->wq, s, &z->wq) || !mul(dm, dkv, &z->wkv) ||
@@ -119,6 +135,9 @@ attn_array_bytes(const struct attn_config *c)
 		break;
 	case ATTN_FLASH2:
 		total = sat_add(total, z.rowvec);
+		break;
+	case ATTN_FLASHDECODE:
+		total = sat_add(sat_add(total, z.rowvec), sat_add(z.oacc, z.lseacc));
 		break;
 	default:
 		total = sat_add(total, sat_add(sat_add(z.x, z.x), sat_add(z.wq, z.wq)));
@@ -164,6 +183,15 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 	    (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_PROJ)) {
 		snprintf(err, errlen, "--N-kv %llu != --N %llu: kernel %s takes N_kv = N only",
 			 (unsigned long long)c->N_kv, (unsigned long long)c->N,
+			 attn_kernel_name(c->kernel));
+		return -EINVAL;
+	}
+	if (c->kernel == ATTN_FLASHDECODE && c->softmax_separate) {
+		snprintf(err, errlen, "--softmax-separate is for --kernel naive, not flashdecode");
+		return -EINVAL;
+	}
+	if (c->splits > 1 && c->kernel != ATTN_FLASHDECODE) {
+		snprintf(err, errlen, "--splits is for --kernel flashdecode, not %s",
 			 attn_kernel_name(c->kernel));
 		return -EINVAL;
 	}
@@ -221,7 +249,7 @@ attn_config_check_trace_only(const struct attn_config *c, char *err, size_t errl
  * line size up to 4 KiB, so DRAM traffic is attributed to the right array. */
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)
-#define ARENA_MAX_SLOTS 24
+#define ARENA_MAX_SLOTS 26
 
 /* One array of the arena: where its address goes and its size in bytes. */
 struct arena_slot {
@@ -252,8 +280,13 @@ arena_slots(const struct attn_config *c, struct attn_data *d, const struct sizes
 		SLOT(m, z->rowvec);
 		SLOT(l, z->rowvec);
 	}
-	if (c->kernel == ATTN_FLASH2)
+	if (c->kernel == ATTN_FLASH2 || c->kernel == ATTN_FLASHDECODE)
 		SLOT(lse, z->rowvec);
+	if (c->kernel == ATTN_FLASHDECODE) {
+		SLOT(Oacc, z->oacc);
+		SLOT(lseacc, z->lseacc);
+		SLOT(row, z->tile_lse);
+	}
 	if (c->kernel == ATTN_PROJ) {
 		SLOT(x, z->x);
 		SLOT(y, z->x);
@@ -269,7 +302,7 @@ arena_slots(const struct attn_config *c, struct attn_data *d, const struct sizes
 		SLOT(Vt, z->tile_kv);
 		SLOT(Ot, z->tile_q);
 	}
-	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_FLASH2) {
+	if (c->kernel == ATTN_FLASH1 || c->kernel == ATTN_FLASH2 || c->kernel == ATTN_FLASHDECODE) {
 		SLOT(mt, z->tile_vec);
 		SLOT(lt, z->tile_vec);
 	}
@@ -468,6 +501,8 @@ attn_data_poison(struct attn_data *d)
 	poison(d->m, z.rowvec);
 	poison(d->l, z.rowvec);
 	poison(d->lse, z.rowvec);
+	poison(d->Oacc, z.oacc);
+	poison(d->lseacc, z.lseacc);
 }
 
 void attn_dispatch_native(struct attn_data *d, struct trace_ctx *t);
@@ -482,6 +517,7 @@ static const char *const phase_names[ATTN_KERNEL_COUNT][4] = {
 	[ATTN_FLASH1] = { "init", "flash_tile", NULL },
 	[ATTN_FLASH2] = { "flash_tile", NULL },
 	[ATTN_PROJ] = { "qkv_proj", "out_proj", NULL },
+	[ATTN_FLASHDECODE] = { "splits", "combine", NULL },
 };
 
 const char *
@@ -642,7 +678,7 @@ ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e
 		}
 		for (uint64_t k = 0; k < D; k++)
 			compare(e, at(d->O, qoff + i * D + k, dt), o[k]);
-		if (c->kernel == ATTN_FLASH2) {
+		if (c->kernel == ATTN_FLASH2 || c->kernel == ATTN_FLASHDECODE) {
 			/* The logsumexp stays fp32: relative 1e-5. */
 			double lse = mx + log(sum),
 			       got = (double)d->lse[(b * c->heads + h) * N + i];
@@ -726,7 +762,8 @@ attn_check(const struct attn_data *d)
 			e.bound = 1e-5 + u * vmax * (double)(attn_blocks(attn_nkv(c), c->Bc) + 1);
 			break;
 		default:
-			/* Everything stays fp32 until O's single store. */
+			/* Everything stays fp32 until O's single store (flashdecode: its partial
+			 * O and logsumexp are fp32 too). */
 			e.bound = 1e-5 + u * e.max_ref;
 			break;
 		}
@@ -744,6 +781,18 @@ head_scores(const struct attn_config *c)
 	return c->causal ? N * (N + 1) / 2 + N * (Nk - N) : N * Nk;
 }
 
+/* flashdecode's combine, S > 1: per query row and split, the max, the subtract, exp and sum of
+ * the logsumexp, the subtract and exp of the scale and the 2 d of O += scale O_s. */
+static double
+combine_flops(const struct attn_config *c)
+{
+	double S = (double)attn_splits(c);
+
+	if (c->kernel != ATTN_FLASHDECODE || S < 2)
+		return 0;
+	return (double)c->batch * (double)c->heads * (double)c->N * S * (2 * (double)c->d + 6);
+}
+
 double
 attn_flops(const struct attn_config *c)
 {
@@ -756,7 +805,7 @@ attn_flops(const struct attn_config *c)
 		return 2.0 * (double)c->batch * N * dm * (2 * dm + 2 * dkv);
 	}
 	/* QK^T and PV: 2 d FLOPs per score each; softmax: max, subtract, exp, sum, divide. */
-	return bh * scores * (4 * d + 5);
+	return bh * scores * (4 * d + 5) + combine_flops(c);
 }
 
 double
@@ -778,5 +827,9 @@ attn_phase_flops(const struct attn_config *c, const char *phase)
 		return bh * scores * 5;
 	if (strcmp(phase, "flash_tile") == 0)
 		return attn_flops(c);
+	if (strcmp(phase, "splits") == 0)
+		return bh * scores * (4 * d + 5);
+	if (strcmp(phase, "combine") == 0)
+		return combine_flops(c);
 	return 0; /* flash1's init: stores only */
 }

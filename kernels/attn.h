@@ -19,6 +19,13 @@
  *          live in memory and are read and written back at every outer step.
  *  flash2  FlashAttention-2 loop order: outer over Q blocks, K/V blocks streamed, O and the
  *          logsumexp written once; causal skips fully masked blocks.
+ *  flashdecode  FlashAttention-2's split-KV decoding (flash_fwd_splitkv_kernel and
+ *          flash_fwd_splitkv_combine_kernel): for each (batch, head) the key blocks are cut into
+ *          S contiguous splits of ceil(T_c / S) blocks; phase "splits" runs flash2's loop over
+ *          each split's keys for every query block and stores a partial O (fp32,
+ *          [batch][heads][S][N][d]) and logsumexp ([batch][heads][S][N]); phase "combine"
+ *          reduces them per query row into O and lse. At S = 1 the split writes O and lse
+ *          directly (no partial arrays, no combine), as FlashAttention does.
  *  proj    the input projections Q, K, V = x W_Q, x W_K, x W_V (x is [batch][N][heads * d])
  *          and the output projection y = concat(O) W_O of a whole attention layer.
  */
@@ -35,7 +42,15 @@ enum attn_kernel {
 	ATTN_FLASH1,
 	ATTN_FLASH2,
 	ATTN_PROJ,
+	ATTN_FLASHDECODE,
 	ATTN_KERNEL_COUNT,
+};
+
+/* Where flashdecode's S came from. */
+enum attn_splits_source {
+	ATTN_SPLITS_GIVEN = 0, /* --splits, or not flashdecode */
+	ATTN_SPLITS_HEURISTIC, /* FlashAttention's num_splits_heuristic for a GPU preset */
+	ATTN_SPLITS_CPU,       /* 1 on a CPU preset, lab or an explicit spec */
 };
 
 struct attn_config {
@@ -50,6 +65,8 @@ struct attn_config {
 	bool causal;
 	bool softmax_separate; /* naive: P in its own array instead of over S */
 	uint64_t N_kv;         /* key and value rows; 0 means N */
+	uint64_t splits;       /* flashdecode: S, 0 means 1; see attn_splits() */
+	enum attn_splits_source splits_source;
 };
 
 /* Arrays of a run. Pointers not used by the kernel are NULL. */
@@ -59,10 +76,12 @@ struct attn_data {
 	void *Q, *K, *V, *O;
 	void *S, *P;  /* naive: [batch][heads][N][N_kv]; P == S unless softmax_separate */
 	float *m, *l; /* flash1: running max and sum per query row, fp32 */
-	float *lse;   /* flash2: logsumexp per query row, fp32 */
+	float *lse;   /* flash2, flashdecode: logsumexp per query row, fp32 */
+	float *Oacc;  /* flashdecode, S > 1: partial O [batch][heads][S][N][d], fp32 */
+	float *lseacc; /* flashdecode, S > 1: partial logsumexp [batch][heads][S][N], fp32 */
 	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
 	/* tiles, fp32 */
-	float *Qt, *Kt, *Vt, *St, *Ot, *row, *mt, *lt;
+	float *Qt, *Kt, *Vt, *St, *Ot, *row, *mt, *lt; /* row: flashdecode's S lse values */
 	/* every array above lives in one mapping (see attn_data_create()) */
 	void *arena;
 	size_t arena_bytes;
@@ -119,7 +138,8 @@ void attn_run_traced(struct attn_data *d, struct trace_ctx *t);
 
 /* Phase i of kernel k in the order the kernel runs them (the names its traced build gives
  * TR_PHASE): naive "scores", "softmax", "av"; flash1 "init", "flash_tile"; flash2
- * "flash_tile"; proj "qkv_proj", "out_proj". NULL past the last phase. */
+ * "flash_tile"; proj "qkv_proj", "out_proj"; flashdecode "splits", "combine" (at S = 1 the
+ * combine does nothing). NULL past the last phase. */
 const char *attn_phase_name(enum attn_kernel k, unsigned i);
 
 /* Runs one phase of d's kernel natively, alone: what the whole kernel does in that phase, on
@@ -138,7 +158,7 @@ struct attn_error {
 	double max_ref;     /* max |ref| */
 	double bound;       /* the max_abs allowed (see attn_check) */
 	uint64_t nonfinite; /* output elements that are NaN or infinite (never written) */
-	uint64_t lse_bad;   /* flash2: logsumexp values off by more than 1e-5 relative */
+	uint64_t lse_bad;   /* flash2, flashdecode: logsumexp values off by > 1e-5 relative */
 	uint64_t checked;
 	bool pass;
 };
@@ -154,18 +174,21 @@ struct attn_error attn_check(const struct attn_data *d);
 
 /* FLOPs of the kernel: 4 d per score for QK^T and PV plus 5 per score for the softmax (max,
  * subtract, exp, sum, scale), N N_kv scores per head (N (N + 1) / 2 + N (N_kv - N) when
- * causal); proj: 2 N D (3 D_in + D) x batch. */
+ * causal); flashdecode adds its combine's 2 d + 6 per query row and split when S > 1; proj:
+ * 2 N D (3 D_in + D) x batch. */
 double attn_flops(const struct attn_config *c);
 
 /* FLOPs of one phase of c's kernel, per the same counts as attn_flops(), over batch and
  * heads: qkv_proj 2 N D (D + 2 D_kv), out_proj 2 N D^2; scores and av 2 d per score each,
  * softmax 5 per score (scores as attn_flops() counts them); flash_tile the whole
- * attn_flops(), flash1's init 0. The phases of a kernel sum to attn_flops(). NAN for a phase
- * the kernel does not have. */
+ * attn_flops(), flash1's init 0; flashdecode's splits the scores' and combine the rest. The phases
+ * of a kernel sum to attn_flops(). NAN for a phase the kernel does not have. */
 double attn_phase_flops(const struct attn_config *c, const char *phase);
 
 const char *attn_kernel_name(enum attn_kernel k);
 const char *attn_dtype_name(enum attn_dtype t);
+/* Where flashdecode's S came from: "given", "heuristic" or "cpu". */
+const char *attn_splits_source_name(enum attn_splits_source s);
 /* Parse names; return false for unknown ones. */
 bool attn_kernel_parse(const char *s, enum attn_kernel *out);
 bool attn_dtype_parse(const char *s, enum attn_dtype *out);
@@ -190,4 +213,23 @@ static inline uint64_t
 attn_blocks(uint64_t n, uint64_t b)
 {
 	return (n + b - 1) / b;
+}
+
+/* flashdecode's S: c->splits (0 meaning 1), at most the T_c key blocks, so that every split
+ * has a block to start from. */
+static inline uint64_t
+attn_splits(const struct attn_config *c)
+{
+	uint64_t s = c->splits ? c->splits : 1, tc = attn_blocks(attn_nkv(c), c->Bc);
+
+	return s < tc ? s : tc;
+}
+
+/* Key blocks per split: ceil(T_c / S), FlashAttention's n_blocks_per_split. Split s covers
+ * blocks [s per, min(T_c, (s + 1) per)); a last split may be left empty (T_c = 5, S = 4: 2,
+ * 2, 1, 0), as in FlashAttention, where it writes 0 and -inf. */
+static inline uint64_t
+attn_split_blocks(const struct attn_config *c)
+{
+	return attn_blocks(attn_blocks(attn_nkv(c), c->Bc), attn_splits(c));
 }

@@ -39,6 +39,15 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 			declare(t, "P", d->P, c->batch * c->heads * N * Nk * s, TRACE_SPACE_DRAM);
 		declare(t, "row_tile", d->row, Nk * sizeof(float), TRACE_SPACE_TILE);
 	}
+	if (c->kernel == ATTN_FLASHDECODE) {
+		const uint64_t S = attn_splits(c);
+
+		declare(t, "O_accum", d->Oacc, c->batch * c->heads * S * N * D * sizeof(float),
+			TRACE_SPACE_DRAM);
+		declare(t, "lse_accum", d->lseacc, c->batch * c->heads * S * N * sizeof(float),
+			TRACE_SPACE_DRAM);
+		declare(t, "lse_tile", d->row, S * sizeof(float), TRACE_SPACE_TILE);
+	}
 	declare(t, "m", d->m, c->batch * c->heads * N * sizeof(float), TRACE_SPACE_DRAM);
 	declare(t, "l", d->l, c->batch * c->heads * N * sizeof(float), TRACE_SPACE_DRAM);
 	declare(t, "lse", d->lse, c->batch * c->heads * N * sizeof(float), TRACE_SPACE_DRAM);
@@ -72,6 +81,9 @@ KERNEL(attn_dispatch)(struct attn_data *d, struct trace_ctx *t)
 	case ATTN_FLASH2:
 		KERNEL(attn_flash2)(d, t);
 		break;
+	case ATTN_FLASHDECODE:
+		KERNEL(attn_flashdecode)(d, t);
+		break;
 	default:
 		KERNEL(attn_proj)(d, t);
 		break;
@@ -89,6 +101,8 @@ KERNEL(attn_dispatch_phase)(struct attn_data *d, struct trace_ctx *t, unsigned p
 		/* flash2's one phase is the whole kernel */
 		[ATTN_FLASH2] = { KERNEL(attn_flash2), NULL, NULL },
 		[ATTN_PROJ] = { KERNEL(attn_proj_qkv), KERNEL(attn_proj_out), NULL },
+		[ATTN_FLASHDECODE] = { KERNEL(attn_flashdecode_splits),
+				       KERNEL(attn_flashdecode_combine), NULL },
 	};
 
 	if ((unsigned)d->cfg.kernel >= ATTN_KERNEL_COUNT || phase >= 3 ||

@@ -180,6 +180,7 @@ void KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t);
+void KERNEL(attn_flashdecode)(struct attn_data *d, struct trace_ctx *t);
 
 /* One phase each, starting with its TR_PHASE (the arrays are declared by the whole kernel).
  * Named attn_*_native in the native build, so Cachegrind's per-function counts of the
@@ -191,6 +192,8 @@ void KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t);
 void KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t);
+void KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t);
+void KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t);
 
 /* Runs phase number `phase` of d's kernel alone (numbered as attn_phase_name() lists them).
  * Returns 0, or -EINVAL for a phase the kernel does not have. */

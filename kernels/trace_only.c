@@ -129,6 +129,9 @@ attn_trace_only_dispatch(struct attn_data *d, struct trace_ctx *t)
 	case ATTN_FLASH2:
 		attn_trace_only_flash2(d, t);
 		break;
+	case ATTN_FLASHDECODE:
+		attn_trace_only_flashdecode(d, t);
+		break;
 	default:
 		attn_trace_only_proj(d, t);
 		break;
@@ -146,6 +149,8 @@ attn_trace_only_dispatch_phase(struct attn_data *d, struct trace_ctx *t, unsigne
 		[ATTN_FLASH1] = { attn_trace_only_flash1_init, attn_trace_only_flash1_tile, NULL },
 		[ATTN_FLASH2] = { attn_trace_only_flash2, NULL, NULL },
 		[ATTN_PROJ] = { attn_trace_only_proj_qkv, attn_trace_only_proj_out, NULL },
+		[ATTN_FLASHDECODE] = { attn_trace_only_flashdecode_splits,
+				       attn_trace_only_flashdecode_combine, NULL },
 	};
 
 	if ((unsigned)d->cfg.kernel >= ATTN_KERNEL_COUNT || phase >= 3 ||

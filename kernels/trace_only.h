@@ -76,6 +76,11 @@ void to_tally_add(struct to_tally *dst, const struct to_tally *src);
 void to_flash_block(struct to_run *x, uint64_t nr, uint64_t nc, uint64_t r0, uint64_t c0,
 		    unsigned scales, const uint64_t *k_acc, const uint64_t *v_acc);
 
+/* flash2's and flashdecode's tile work for one block of nr query rows (from r0, their position
+ * among the keys) against nc keys from c0, every report of it one by one (tiles in memory). */
+void to_flash_block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc,
+			    uint64_t r0, uint64_t c0);
+
 static ALWAYS_INLINE void
 to_add(struct to_tally *s, enum to_tile k, enum cache_op op, uint64_t ops, uint64_t bytes)
 {
@@ -242,3 +247,6 @@ void attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t);
 void attn_trace_only_proj(struct attn_data *d, struct trace_ctx *t);
 void attn_trace_only_proj_qkv(struct attn_data *d, struct trace_ctx *t);
 void attn_trace_only_proj_out(struct attn_data *d, struct trace_ctx *t);
+void attn_trace_only_flashdecode(struct attn_data *d, struct trace_ctx *t);
+void attn_trace_only_flashdecode_splits(struct attn_data *d, struct trace_ctx *t);
+void attn_trace_only_flashdecode_combine(struct attn_data *d, struct trace_ctx *t);

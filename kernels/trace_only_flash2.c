@@ -9,10 +9,9 @@
 #include "kernels/trace_only.h"
 #include "sim/util.h"
 
-/* One block of query rows against one block of keys, every report of it (tiles in memory). */
-static void
-block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc, uint64_t r0,
-	      uint64_t c0)
+void
+to_flash_block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc, uint64_t r0,
+		       uint64_t c0)
 {
 	struct trace_ctx *t = x->t;
 	const uint64_t D = d->cfg.d, Bc = d->cfg.Bc;
@@ -90,7 +89,7 @@ attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t)
 						to_flash_block(&x, nr, nc, r0 + off, c0, 1, k_acc,
 							       v_acc);
 					else
-						block_reports(&x, d, nr, nc, r0 + off, c0);
+						to_flash_block_reports(&x, d, nr, nc, r0 + off, c0);
 				}
 				/* O = O / l stored, lse = m + log l */
 				for (uint64_t i = 0; i < nr; i++) {

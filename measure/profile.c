@@ -87,7 +87,8 @@ profile_config_check(const struct profile_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < c->nkernels; i++) {
-		if (c->kernels[i] == ATTN_PROJ || (unsigned)c->kernels[i] >= ATTN_KERNEL_COUNT) {
+		if (c->kernels[i] == ATTN_PROJ || c->kernels[i] == ATTN_FLASHDECODE ||
+		    (unsigned)c->kernels[i] >= ATTN_KERNEL_COUNT) {
 			snprintf(err, errlen,
 				 "--kernel: the attention kernels are naive, flash1, "
 				 "flash2 (proj's qkv_proj and out_proj are always profiled)");

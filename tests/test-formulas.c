@@ -18,9 +18,8 @@
 static void
 test_lab_formulas(void **state)
 {
-	struct attn_config c = {
-		ATTN_NAIVE, 1024, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
-	};
+	struct attn_config c = { ATTN_NAIVE, 1024, 64,    1,     1, 1, ATTN_FP32,
+				 64,         64,   false, false, 0, 0, 0 };
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -63,8 +62,8 @@ eval(const struct attn_config *c, const char *spec_text)
 static void
 test_regimes(void **state)
 {
-	struct attn_config naive = { ATTN_NAIVE, 4096, 64, 1,     1,     1,
-				     ATTN_FP32,  64,   64, false, false, 0 };
+	struct attn_config naive = { ATTN_NAIVE, 4096, 64,    1,     1, 1, ATTN_FP32,
+				     64,         64,   false, false, 0, 0, 0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -96,15 +95,14 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = { ATTN_NAIVE, 1000, 128, 1,     1,     1,
-				   ATTN_FP32,  128,  128, false, false, 0 };
-	struct attn_config small = { ATTN_NAIVE, 300, 64, 1,     1,     1,
-				     ATTN_FP32,  16,  16, false, false, 0 };
-	struct attn_config gqa = {
-		ATTN_NAIVE, 4096, 64, 4, 2, 1, ATTN_FP32, 64, 64, false, false, 0
-	};
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64,  1,     1,     1,
-				     ATTN_FP32,   128,  128, false, false, 0 };
+	struct attn_config big = { ATTN_NAIVE, 1000, 128,   1,     1, 1, ATTN_FP32,
+				   128,        128,  false, false, 0, 0, 0 };
+	struct attn_config small = { ATTN_NAIVE, 300, 64,    1,     1, 1, ATTN_FP32,
+				     16,         16,  false, false, 0, 0, 0 };
+	struct attn_config gqa = { ATTN_NAIVE, 4096, 64,    4,     2, 1, ATTN_FP32,
+				   64,         64,   false, false, 0, 0, 0 };
+	struct attn_config flash = { ATTN_FLASH2, 1000, 64,    1,     1, 1, ATTN_FP32,
+				     128,         128,  false, false, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -161,7 +159,8 @@ simulate(const struct attn_config *c, const char *spec_text, struct formula_resu
 static void
 test_set_associative_interval(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 224, 32, 1, 1, 1, ATTN_FP32, 32, 32, false, false, 0 };
+	struct attn_config c = { ATTN_NAIVE, 224, 32,    1,     1, 1, ATTN_FP32,
+				 32,         32,  false, false, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -181,9 +180,8 @@ test_set_associative_interval(void **state)
 static void
 test_why_not_causes(void **state)
 {
-	struct attn_config c = {
-		ATTN_FLASH2, 256, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
-	};
+	struct attn_config c = { ATTN_FLASH2, 256, 64,    1,     1, 1, ATTN_FP32,
+				 64,          64,  false, false, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -203,8 +201,8 @@ test_why_not_causes(void **state)
 static void
 test_huge(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 1000000, 128, 16,   4,     2,
-				 ATTN_BF16,   64,      64,  true, false, 0 };
+	struct attn_config c = { ATTN_FLASH2, 1000000, 128,  16,    4, 2, ATTN_BF16,
+				 64,          64,      true, false, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -248,6 +246,10 @@ check_grid(const char *const *caches, bool flush, const bool exact[ATTN_KERNEL_C
 	for (const struct grid *g = grids; g->name; g++)
 		for (int k = 0; k < ATTN_KERNEL_COUNT; k++)
 			for (int ci = 0; caches[ci]; ci++) {
+				/* flashdecode at S = 1 is flash2: checked where exact only (its own
+				 * test covers the rest), to keep the slow grids as they were */
+				if (k == ATTN_FLASHDECODE && !exact[k])
+					continue;
 				struct attn_config c = { (enum attn_kernel)k,
 							 g->N,
 							 g->d,
@@ -259,6 +261,8 @@ check_grid(const char *const *caches, bool flush, const bool exact[ATTN_KERNEL_C
 							 g->Bc,
 							 g->causal && k != ATTN_PROJ,
 							 g->separate && k == ATTN_NAIVE,
+							 0,
+							 0,
 							 0 };
 				struct spec s;
 				struct sim_result res;
@@ -309,8 +313,10 @@ test_exact_vs_simulation(void **state)
 		"L1=2K:full:64:wv,tiles=scratch", /* write-validate loads after missed stores */
 		NULL,
 	};
+	/* flashdecode at S = 1 (the grid's): flash2's formula */
 	static const bool exact[ATTN_KERNEL_COUNT] = {
-		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true, [ATTN_FLASH2] = true, [ATTN_PROJ] = true
+		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
+		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
 	};
 
 	(void)state;
@@ -349,9 +355,9 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 	for (size_t i = 0; i < n; i += step)
 		for (int ci = 0; caches[ci]; ci++) {
 			const struct nkv_case *k = &cases[i];
-			struct attn_config c = { k->kernel,   k->N,      k->d,     k->heads,
-						 k->kv_heads, k->batch,  k->dtype, k->Br,
-						 k->Bc,       k->causal, false,    k->N_kv };
+			struct attn_config c = { k->kernel, k->N,     k->d,  k->heads, k->kv_heads,
+						 k->batch,  k->dtype, k->Br, k->Bc,    k->causal,
+						 false,     k->N_kv,  0,     0 };
 			struct spec s;
 			struct sim_result res;
 			struct formula_machine m;
@@ -422,6 +428,105 @@ test_exact_nkv(void **state)
 		  (const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
 }
 
+/* flashdecode: decode shapes (N = 1 and 16, grouped-query, causal and not) at S = 1 byte for
+ * byte on caches around the working sets (one kv head's K, its K and V, everything); at S > 1
+ * (S dividing the key blocks and not, a split left empty, every block its own split) byte for
+ * byte without a cache, and called an estimate on one. */
+struct decode_case {
+	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, S;
+	enum attn_dtype dtype;
+	bool causal;
+};
+
+static const struct decode_case decode_cases[] = {
+	{ 1, 3000, 64, 4, 1, 1, 64, 64, 1, ATTN_FP16, true },
+	{ 16, 2000, 64, 4, 2, 2, 16, 128, 1, ATTN_FP16, false },
+	{ 16, 1000, 40, 2, 1, 1, 8, 48, 1, ATTN_FP32, true },
+	{ 1, 700, 24, 2, 2, 1, 64, 64, 4, ATTN_BF16, true },   /* T_c 11, splits 3 x 3 + 2 */
+	{ 16, 600, 64, 2, 1, 2, 8, 32, 7, ATTN_FP16, true },   /* query blocks past a split */
+	{ 4, 150, 16, 4, 1, 1, 16, 32, 4, ATTN_FP32, false },  /* T_c 5: 2, 2, 1, 0 */
+	{ 16, 200, 16, 2, 2, 1, 8, 4, 1000, ATTN_FP32, true }, /* clamped to 50 */
+};
+
+static void
+check_decode(const char *const *caches, bool flush)
+{
+	size_t step = getenv("MEMSIM_SANITIZED") ? 3 : 1;
+
+	for (size_t i = 0; i < sizeof(decode_cases) / sizeof(decode_cases[0]); i += step)
+		for (int ci = 0; caches[ci]; ci++) {
+			const struct decode_case *k = &decode_cases[i];
+			struct attn_config c = { .kernel = ATTN_FLASHDECODE,
+						 .N = k->N,
+						 .N_kv = k->N_kv,
+						 .d = k->d,
+						 .heads = k->heads,
+						 .kv_heads = k->kv_heads,
+						 .batch = k->batch,
+						 .dtype = k->dtype,
+						 .Br = k->Br,
+						 .Bc = k->Bc,
+						 .causal = k->causal,
+						 .splits = k->S };
+			struct spec s;
+			struct sim_result res;
+			struct formula_machine m;
+			struct formula_result f;
+			struct comparison cmp;
+			char err[256];
+
+			assert_int_equal(spec_parse(caches[ci], &s, err, sizeof(err)), 0);
+			assert_int_equal(
+				sim_kernel_trace_only(&c, &s, flush, &res, err, sizeof(err)), 0);
+			formula_machine_from_spec(&s, flush, &m);
+			formula_eval(&c, &m, &f);
+			compare_build(res.cache, &c, &f, &cmp);
+			if (attn_splits(&c) > 1 && !m.no_cache) {
+				assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
+				assert_non_null(strstr(f.scope_why, "flashdecode with S > 1"));
+				sim_result_finish(&res);
+				continue;
+			}
+			/* (a 2K cache is under one step: called an estimate, equal all the same) */
+			if (m.no_cache)
+				assert_int_equal(f.scope, FORMULA_SCOPE_EXACT);
+			for (unsigned a = 0; a < cmp.narrays; a++) {
+				const struct compare_array *x = &cmp.arrays[a];
+
+				if (x->measured_read != x->exact_read ||
+				    x->measured_write != x->exact_write)
+					fail_msg("flashdecode N=%llu N_kv=%llu S=%llu%s on %s: %s "
+						 "measured %.0f + %.0f, formula %.0f + %.0f",
+						 (unsigned long long)c.N,
+						 (unsigned long long)c.N_kv,
+						 (unsigned long long)attn_splits(&c),
+						 c.causal ? " causal" : "", caches[ci], x->name,
+						 x->measured_read, x->measured_write, x->exact_read,
+						 x->exact_write);
+			}
+			sim_result_finish(&res);
+		}
+}
+
+static void
+test_exact_flashdecode(void **state)
+{
+	static const char *caches[] = {
+		"L1=2K:full:64,tiles=scratch",
+		"L1=16K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",
+		"L1=256K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",
+		"L1=256K:full:128:wv,tiles=scratch",
+		"lab",
+		NULL,
+	};
+
+	(void)state;
+	check_decode(caches, true);
+	check_decode((const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
+}
+
 static void
 test_exact_no_cache(void **state)
 {
@@ -441,9 +546,8 @@ test_negligible_arrays(void **state)
 	struct cache *c;
 	struct formula_result f;
 	struct comparison cmp;
-	struct attn_config cfg = {
-		ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0
-	};
+	struct attn_config cfg = { ATTN_FLASH2, 64, 64,    1,     1, 1, ATTN_FP32,
+				   64,          64, false, false, 0, 0, 0 };
 	char err[256];
 	int big, small;
 
@@ -495,6 +599,7 @@ main(void)
 		cmocka_unit_test(test_exact_vs_simulation),
 		cmocka_unit_test(test_exact_tiles_in_memory),
 		cmocka_unit_test(test_exact_no_cache),
+		cmocka_unit_test(test_exact_flashdecode),
 		cmocka_unit_test(test_exact_nkv),
 	};
 

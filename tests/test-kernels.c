@@ -69,21 +69,22 @@ run_case(const struct attn_config *cfg)
 	attn_run_native(nat);
 	e = attn_check(nat);
 	print_message(
-		"# %-6s %s N=%-3llu N_kv=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu%s%s: "
+		"# %-6s %s N=%-3llu N_kv=%-3llu d=%-2llu h=%llu/%llu b=%llu Br=%llu Bc=%llu S=%llu%s%s: "
 		"max err %.2e (bound %.2e, max |ref| %.2f)\n",
 		attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
 		(unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg),
 		(unsigned long long)cfg->d, (unsigned long long)cfg->heads,
 		(unsigned long long)cfg->kv_heads, (unsigned long long)cfg->batch,
 		(unsigned long long)cfg->Br, (unsigned long long)cfg->Bc,
-		cfg->causal ? " causal" : "", cfg->softmax_separate ? " separate-P" : "", e.max_abs,
-		e.bound, e.max_ref);
+		(unsigned long long)attn_splits(cfg), cfg->causal ? " causal" : "",
+		cfg->softmax_separate ? " separate-P" : "", e.max_abs, e.bound, e.max_ref);
 	if (!e.pass)
-		fail_msg("%s %s N=%llu N_kv=%llu: max error %.3e over bound %.3e, %llu non-finite, "
-			 "%llu lse off (seed %llu)",
+		fail_msg("%s %s N=%llu N_kv=%llu S=%llu: max error %.3e over bound %.3e, %llu "
+			 "non-finite, %llu lse off (seed %llu)",
 			 attn_kernel_name(cfg->kernel), attn_dtype_name(cfg->dtype),
-			 (unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg), e.max_abs,
-			 e.bound, (unsigned long long)e.nonfinite, (unsigned long long)e.lse_bad,
+			 (unsigned long long)cfg->N, (unsigned long long)attn_nkv(cfg),
+			 (unsigned long long)attn_splits(cfg), e.max_abs, e.bound,
+			 (unsigned long long)e.nonfinite, (unsigned long long)e.lse_bad,
 			 (unsigned long long)seed);
 	if (cfg->dtype == ATTN_FP32 && e.max_abs >= 1e-5)
 		fail_msg("fp32 error %.3e is not under 1e-5", e.max_abs);
@@ -193,6 +194,124 @@ test_kernel_nkv(enum attn_kernel k)
 			}
 }
 
+/* flashdecode against the reference: S = 1 (no partial arrays), S dividing the key blocks or
+ * not (a last split left empty: T_c = 5, S = 4 splits 2, 2, 1, 0), S past them (clamped);
+ * every shape, dtype and mask. */
+static void
+test_flashdecode(void **state)
+{
+	static const uint64_t splits[] = { 1, 2, 4, 1000 };
+
+	(void)state;
+	for (const struct shape *s = shapes; s->N; s++)
+		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
+			for (int causal = 0; causal <= 1; causal++)
+				for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+					struct attn_config cfg = {
+						.kernel = ATTN_FLASHDECODE,
+						.N = s->N,
+						.d = s->d,
+						.heads = s->heads,
+						.kv_heads = s->kv_heads,
+						.batch = s->batch,
+						.dtype = (enum attn_dtype)dt,
+						.Br = s->Br,
+						.Bc = s->Bc,
+						.causal = causal,
+						.splits = splits[i],
+					};
+
+					run_case(&cfg);
+				}
+}
+
+/* Decode shapes: N = 1 and 16 over long caches, grouped-query, S from 1 to every block its own
+ * split. With the causal mask, split 6 of T_c = 7 (N = 16, N_kv = 200, B_r 8, B_c 32) holds no
+ * key the first query block sees (FlashAttention's early exit: 0 and -inf), and with B_c = 4
+ * the first rows of a query block see none of a split its later rows see (a row of O 0,
+ * logsumexp -inf, weighted 0 by the combine). */
+static void
+test_flashdecode_nkv(void **state)
+{
+	static const struct {
+		uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, S;
+	} cases[] = {
+		{ 1, 150, 16, 4, 1, 1, 16, 32, 4 },  { 1, 150, 16, 4, 2, 2, 16, 32, 5 },
+		{ 1, 300, 24, 2, 1, 1, 64, 64, 3 },  { 3, 77, 24, 4, 2, 2, 2, 16, 2 },
+		{ 16, 200, 16, 2, 1, 1, 8, 32, 7 },  { 16, 200, 16, 2, 2, 1, 8, 4, 50 },
+		{ 16, 200, 16, 2, 2, 1, 16, 4, 13 }, { 40, 100, 16, 2, 2, 1, 16, 24, 3 },
+		{ 50, 20, 16, 2, 1, 1, 16, 8, 2 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
+			for (int causal = 0; causal <= (cases[i].N <= cases[i].N_kv); causal++) {
+				struct attn_config cfg = {
+					.kernel = ATTN_FLASHDECODE,
+					.N = cases[i].N,
+					.N_kv = cases[i].N_kv,
+					.d = cases[i].d,
+					.heads = cases[i].heads,
+					.kv_heads = cases[i].kv_heads,
+					.batch = cases[i].batch,
+					.dtype = (enum attn_dtype)dt,
+					.Br = cases[i].Br,
+					.Bc = cases[i].Bc,
+					.causal = causal,
+					.splits = cases[i].S,
+				};
+
+				run_case(&cfg);
+			}
+}
+
+/* S = 1 is FlashAttention's Split = false: O and lse written by the split, no partial arrays,
+ * no combine phase; S > 1 has both arrays, sized [batch][heads][S][N][d] and [..][N]. */
+static void
+test_flashdecode_arrays(void **state)
+{
+	struct attn_config c = { .kernel = ATTN_FLASHDECODE,
+				 .N = 4,
+				 .N_kv = 640,
+				 .d = 32,
+				 .heads = 2,
+				 .kv_heads = 1,
+				 .batch = 3,
+				 .dtype = ATTN_FP16,
+				 .Br = 64,
+				 .Bc = 64,
+				 .splits = 1 };
+	struct attn_config f2 = c;
+	char err[256];
+	struct attn_data *d;
+
+	(void)state;
+	f2.kernel = ATTN_FLASH2;
+	f2.splits = 0;
+	assert_true(attn_array_bytes(&c) == attn_array_bytes(&f2));
+	d = attn_data_create(&c, err, sizeof(err));
+	assert_non_null(d);
+	assert_null(d->Oacc);
+	assert_null(d->lseacc);
+	attn_data_destroy(d);
+	c.splits = 3;
+	assert_true(attn_array_bytes(&c) == attn_array_bytes(&f2) + 3 * 2 * 3 * 4 * (32 + 1) * 4);
+	d = attn_data_create(&c, err, sizeof(err));
+	assert_non_null(d);
+	assert_non_null(d->Oacc);
+	assert_non_null(d->lseacc);
+	attn_data_destroy(d);
+	/* clamped to the T_c = 10 key blocks */
+	c.splits = 11;
+	assert_int_equal(attn_splits(&c), 10);
+	assert_int_equal(attn_split_blocks(&c), 1);
+	c.splits = 4;
+	assert_int_equal(attn_split_blocks(&c), 3); /* 3, 3, 3, 1 */
+	c.splits = 0;
+	assert_int_equal(attn_splits(&c), 1);
+}
+
 static void
 test_naive_nkv(void **state)
 {
@@ -229,6 +348,7 @@ test_phases(void **state)
 					.Br = s->Br,
 					.Bc = s->Bc,
 					.causal = causal,
+					.splits = k == ATTN_FLASHDECODE ? 2 : 0,
 				};
 				struct attn_data *whole = attn_data_create(&cfg, err, sizeof(err));
 				struct attn_data *parts = attn_data_create(&cfg, err, sizeof(err));
@@ -270,6 +390,9 @@ test_phases(void **state)
 				t = trace_ctx_create(c, NULL, 0);
 				attn_run_traced(parts, t);
 				trace_ctx_destroy(t);
+				/* flashdecode at S = 1 (one key block here) runs no combine */
+				if (k == ATTN_FLASHDECODE && attn_splits(&cfg) == 1)
+					i--;
 				assert_int_equal(cache_phase_count(c), i + 1);
 				for (j = 0; j < i; j++)
 					assert_string_equal(cache_phase_name(c, j + 1),
@@ -319,8 +442,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = { ATTN_PROJ, 64, 16, 4,     4,     1,
-					 ATTN_FP32, 64, 64, false, false, 0 };
+		struct attn_config c = { ATTN_PROJ, 64, 16,    4,     4, 1, ATTN_FP32,
+					 64,        64, false, false, 0, 0, 0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -349,9 +472,8 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = {
-		ATTN_FLASH2, 40, 16, 1, 1, 1, ATTN_FP32, 16, 16, false, false, 0
-	};
+	struct attn_config cfg = { ATTN_FLASH2, 40, 16,    1,     1, 1, ATTN_FP32,
+				   16,          16, false, false, 0, 0, 0 };
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -396,27 +518,33 @@ test_bad_configs(void **state)
 		struct attn_config cfg;
 		const char *msg;
 	} bad[] = {
-		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
 		  "--N must be" },
-		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
 		  "--d must be" },
-		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
 		  "--kv-heads 3 does not divide --heads 4" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0 },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0, 0, 0 },
 		  "--Br must be" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0 },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0, 0, 0 },
 		  "--Bc must be" },
-		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0 },
+		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
 		  "the arrays and tiles need 37" },
-		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false,
-		    0 },
+		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0,
+		    0, 0 },
 		  "more than 2^64 bytes" },
 		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
-		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0 },
+		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0, 0,
+		    0 },
 		  "more than 2^64 bytes" },
 		/* Small arrays, tiles of 256 GiB. */
-		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0 },
+		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0,
+		    0, 0 },
 		  "the arrays and tiles need" },
+		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0 },
+		  "--softmax-separate is for --kernel naive, not flashdecode" },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 2, 0 },
+		  "--splits is for --kernel flashdecode, not flash2" },
 	};
 	char err[256];
 
@@ -436,8 +564,8 @@ static void
 test_counters_reproducible(void **state)
 {
 	static const struct attn_config cfgs[] = {
-		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false, 0 },
-		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false, 0 },
+		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false, 0, 0, 0 },
+		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false, 0, 0, 0 },
 	};
 	struct spec spec;
 	char err[256];
@@ -486,6 +614,9 @@ main(void)
 		cmocka_unit_test(test_flash1),
 		cmocka_unit_test(test_flash2),
 		cmocka_unit_test(test_flash2_nkv),
+		cmocka_unit_test(test_flashdecode),
+		cmocka_unit_test(test_flashdecode_nkv),
+		cmocka_unit_test(test_flashdecode_arrays),
 		cmocka_unit_test(test_naive_nkv),
 		cmocka_unit_test(test_proj),
 		cmocka_unit_test(test_phases),

@@ -41,10 +41,20 @@ static const struct shape shapes[] = {
 static const struct variant {
 	enum attn_kernel kernel;
 	bool causal, separate;
+	uint64_t splits; /* flashdecode */
 } variants[] = {
-	{ ATTN_NAIVE, false, false },  { ATTN_NAIVE, true, false },  { ATTN_NAIVE, true, true },
-	{ ATTN_FLASH1, false, false }, { ATTN_FLASH1, true, false }, { ATTN_FLASH2, false, false },
-	{ ATTN_FLASH2, true, false },  { ATTN_PROJ, false, false },
+	{ ATTN_NAIVE, false, false, 0 },
+	{ ATTN_NAIVE, true, false, 0 },
+	{ ATTN_NAIVE, true, true, 0 },
+	{ ATTN_FLASH1, false, false, 0 },
+	{ ATTN_FLASH1, true, false, 0 },
+	{ ATTN_FLASH2, false, false, 0 },
+	{ ATTN_FLASH2, true, false, 0 },
+	{ ATTN_PROJ, false, false, 0 },
+	/* S = 1; S not dividing the key blocks; every block a split (clamped) */
+	{ ATTN_FLASHDECODE, true, false, 1 },
+	{ ATTN_FLASHDECODE, false, false, 3 },
+	{ ATTN_FLASHDECODE, true, false, 1000 },
 };
 
 /* Caches, and whether one is slow enough (tiles in memory, every element reported off the fast
@@ -100,6 +110,7 @@ run_cache(const struct cache_case *cc)
 				.causal = v->causal,
 				.softmax_separate = v->separate,
 				.N_kv = s->N_kv,
+				.splits = v->splits,
 			};
 			struct sim_result a, b;
 
@@ -156,7 +167,8 @@ test_phases(void **state)
 					   .dtype = ATTN_FP16,
 					   .Br = 48,
 					   .Bc = 32,
-					   .causal = k != ATTN_PROJ };
+					   .causal = k != ATTN_PROJ,
+					   .splits = k == ATTN_FLASHDECODE ? 3 : 0 };
 		struct attn_data *full = attn_data_create(&cfg, err, sizeof(err));
 		struct attn_data *addr = attn_data_create_trace_only(&cfg, err, sizeof(err));
 
