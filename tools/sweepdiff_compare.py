@@ -152,6 +152,7 @@ def csv_expected(r):
         "estimate": "sampled 1/%.0f" % num("estimate.sample_sets") if sampled else "exact",
         "estimated_error": fmt_g(num("estimate.estimated_error"), 4) if sampled else "0",
         "sample_too_small": true("estimate.sample_too_small") if sampled else "0",
+        "splits": "%.0f" % num("config.splits") if get(r, "config.splits") is not None else "",
     })
     return row
 
