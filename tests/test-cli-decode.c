@@ -78,11 +78,18 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* no exact formula at S > 1 on a cache: said, never printed as exact */
+	/* no exact formula at S > 1 on a cache smaller than its lines: said, never printed as exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1"));
+	assert_non_null(strstr(r.out, "fewer than the 5162 it touches"));
+	result_free(&r);
+	/* a cache that holds all 5162 lines: exact */
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
+		   "--cache L1=331K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "an estimate"));
 	result_free(&r);
 	r = memsim("run --kernel flashdecode --N 2 --N-kv 640 --splits 100 --trace-only "
 		   "--json b.json");
