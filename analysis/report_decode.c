@@ -153,6 +153,14 @@ k_reads_val(struct dec *x, double kv, double nkv)
 	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s * val(x, kv, nkv, "config.batch"));
 }
 
+/* The same for V: the sentences that say "K and V read once" need both. */
+static double
+v_reads_val(struct dec *x, double kv, double nkv)
+{
+	return val(x, kv, nkv, "arrays.V.read_bytes") /
+	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s * val(x, kv, nkv, "config.batch"));
+}
+
 static const char *
 layout(const struct dec *x, double kv)
 {
@@ -192,16 +200,17 @@ growth(struct dec *x, double kv)
 	double top = x->nkv[n - 1];
 
 	for (size_t i = 0; i < n; i++)
-		if (first_more == n && !(k_reads_val(x, kv, x->nkv[i]) <= 1))
+		if (first_more == n && !(k_reads_val(x, kv, x->nkv[i]) <= 1 &&
+					 v_reads_val(x, kv, x->nkv[i]) <= 1))
 			first_more = i;
 	if (first_more == n) {
 		char rest[400] = "";
 
 		if (x->split_kv && partial_val(x, kv, top) > 0)
 			snprintf(rest, sizeof(rest),
-				 " Beyond K and V the step moves the split-KV partial O and "
-				 "logsumexp (`O_accum`, `lse_accum`): %s bytes at N_kv = %s, "
-				 "S = %s.",
+				 " Besides K and V (and Q, O and lse) the step moves the split-KV "
+				 "partial O and logsumexp (`O_accum`, `lse_accum`): %s bytes at "
+				 "N_kv = %s, S = %s.",
 				 partial(x, kv, top), num(x, kv, top, "config.N_kv", 1, "%.0f"),
 				 num(x, kv, top, "config.splits", 1, "%.0f"));
 		doc_bullet(x->d,
