@@ -200,8 +200,8 @@ growth(struct dec *x, double kv)
 	double top = x->nkv[n - 1];
 
 	for (size_t i = 0; i < n; i++)
-		if (first_more == n && !(k_reads_val(x, kv, x->nkv[i]) <= 1 &&
-					 v_reads_val(x, kv, x->nkv[i]) <= 1))
+		if (first_more == n &&
+		    !(k_reads_val(x, kv, x->nkv[i]) <= 1 && v_reads_val(x, kv, x->nkv[i]) <= 1))
 			first_more = i;
 	if (first_more == n) {
 		char rest[400] = "";
@@ -404,8 +404,7 @@ split_kv_para(struct dec *x)
 		      "head into one head's query rows, as FlashAttention does "
 		      "(`seqlenq_ngroups_swapped`; `gqa_packed` in the rows' config: "
 		    : "",
-		 packed,
-		 np ? "), so each K and V block is read once for the whole group." : "");
+		 packed, np ? "), so each K and V block is read once for the whole group." : "");
 }
 
 /* The plot's PNG, where `memsim plot` drew it. */
@@ -492,15 +491,16 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	for (size_t k = 0; k < x.nkv_layouts; k++)
 		reread |= k_reads_val(&x, x.kv[k], top) > 1;
 	if (reread)
-		doc_para(d,
-			 "Where K is read more than once, the lost saving is the sequential model's: "
-			 "it runs one query head after another through one cache. A GPU runs the "
-			 "query heads of a group at the same time, and decode kernels that pack them "
-			 "into one block (memsim's flashdecode with one query token, as "
-			 "FlashAttention) read each KV head's K and V once; these rows' `%s` ran "
-			 "them in turn, so read them as what a kernel that runs the heads in turn "
-			 "moves.",
-			 kernel ? kernel : "kernel");
+		doc_para(
+			d,
+			"Where K is read more than once, the lost saving is the sequential model's: "
+			"it runs one query head after another through one cache. A GPU runs the "
+			"query heads of a group at the same time, and decode kernels that pack them "
+			"into one block (memsim's flashdecode with one query token, as "
+			"FlashAttention) read each KV head's K and V once; these rows' `%s` ran "
+			"them in turn, so read them as what a kernel that runs the heads in turn "
+			"moves.",
+			kernel ? kernel : "kernel");
 	bounds(&x, x.nnkv - 1, tps, sizeof(tps), summary);
 	doc_para(d, "The tokens/s bound at N_kv = %s: %s.",
 		 num(&x, mha, top, "config.N_kv", 1, "%.0f"), tps);

@@ -234,8 +234,7 @@ attn_splits(const struct attn_config *c)
 static inline bool
 attn_decode_packed(const struct attn_config *c)
 {
-	return c->kernel == ATTN_FLASHDECODE && c->N == 1 && c->kv_heads &&
-	       c->heads > c->kv_heads;
+	return c->kernel == ATTN_FLASHDECODE && c->N == 1 && c->kv_heads && c->heads > c->kv_heads;
 }
 
 /* The config flashdecode's loops run: c itself, or packed, heads = kv_heads and N = g query

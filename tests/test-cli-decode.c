@@ -78,7 +78,7 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* no exact formula at S > 1 on a cache smaller than its lines: said, never printed as exact */
+	/* S > 1 on a cache smaller than its lines: an estimate, said, never printed as exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);

@@ -463,8 +463,13 @@ fits_bytes(const struct attn_config *c, double L)
 {
 	double bh = (double)(c->batch * c->heads * c->N), kv = (double)(c->batch * c->kv_heads);
 	double s = dtype_bytes(c->dtype), d = (double)c->d, S = (double)attn_splits(c);
-	double b[] = { bh * d * s, bh * d * s, kv * (double)attn_nkv(c) * d * s,
-		       kv * (double)attn_nkv(c) * d * s, bh * 4, bh * S * d * 4, bh * S * 4 };
+	double b[] = { bh * d * s,
+		       bh * d * s,
+		       kv * (double)attn_nkv(c) * d * s,
+		       kv * (double)attn_nkv(c) * d * s,
+		       bh * 4,
+		       bh * S * d * 4,
+		       bh * S * 4 };
 	double lines = 0;
 
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
@@ -511,7 +516,8 @@ check_decode(const char *const *caches, bool flush, unsigned *exact_fits)
 
 				if (!fits) {
 					assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
-					assert_non_null(strstr(f.scope_why, "flashdecode with S > 1"));
+					assert_non_null(
+						strstr(f.scope_why, "flashdecode with S > 1"));
 					sim_result_finish(&res);
 					continue;
 				}

@@ -282,7 +282,7 @@ test_flashdecode_gqa(void **state)
 		{ 130, 16, 12, 1, 1, 5, 32, 2 }, /* MQA, g = 12 > B_r: blocks of 5, 5, 2 */
 		{ 77, 8, 6, 2, 2, 2, 16, 1 },    /* S = 1: O and lse written by the split */
 		{ 100, 16, 6, 3, 1, 4, 16, 4 },  /* T_c = 7 in 4 splits: 2, 2, 2, 1 */
-		{ 6, 16, 8, 1, 1, 16, 2, 2 },     /* N_kv = 6 below g = 8 */
+		{ 6, 16, 8, 1, 1, 16, 2, 2 },    /* N_kv = 6 below g = 8 */
 	};
 
 	(void)state;

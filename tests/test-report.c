@@ -366,8 +366,8 @@ test_decode(void **state)
 		double part = array_bytes(hi, "O_accum") + array_bytes(hi, "lse_accum");
 		double s = cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "splits"));
 
-		assert_string_equal(
-			cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "splits_source")), "heuristic");
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "splits_source")),
+				    "heuristic");
 		assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(cfg, "gqa_packed")), k > 0);
 		/* K and V read once (the K array's bytes), the partial arrays on top */
 		assert_true(array_bytes(hi, "K") == kvs[k] * 8192 * 128 * 2);
