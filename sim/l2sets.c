@@ -212,6 +212,24 @@ set_access(struct l2sets *s, struct way *w, uint64_t key, uint8_t bytes, unsigne
 	return e;
 }
 
+/* The home set of key (not yet + 1): its partition's half of the sets, then a hash. */
+static uint32_t
+home_set(const struct l2sets *s, uint64_t key, unsigned *home)
+{
+	uint64_t h = mix(key ^ s->c.seed), per = s->nsets / s->parts;
+
+	*home = s->parts == 2 ? (unsigned)(h >> 63) : 0;
+	return (uint32_t)(*home * per + h % per);
+}
+
+uint32_t
+l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line)
+{
+	unsigned home;
+
+	return home_set(s, id << 16 | line, &home);
+}
+
 /* One line from an SM on side `side`. Two partitions: a line's home is a bit of its hash;
  * stores go to the home; a load from the other side looks for a copy in its own partition
  * first, then reads the home (from DRAM on a miss there) and keeps a clean copy. */
@@ -219,16 +237,16 @@ static void
 line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write,
 	    unsigned side)
 {
-	uint64_t h = mix(key ^ s->c.seed), per = s->nsets / s->parts;
-	unsigned home = s->parts == 2 ? (unsigned)(h >> 63) : 0;
-	struct way *hw = &s->ways[(size_t)(home * per + h % per) * s->c.ways], *nw, *c;
+	unsigned home;
+	uint32_t set = home_set(s, key, &home), per = s->nsets / s->parts;
+	struct way *hw = &s->ways[(size_t)set * s->c.ways], *nw, *c;
 
 	key++;
 	if (write || home == side || s->parts == 1) {
 		set_access(s, hw, key, bytes, cls, write, true);
 		return;
 	}
-	nw = &s->ways[(size_t)(side * per + h % per) * s->c.ways];
+	nw = &s->ways[(size_t)(side * per + set % per) * s->c.ways];
 	if ((c = find(nw, s->c.ways, key))) {
 		set_access(s, nw, key, bytes, cls, false, false);
 		return;

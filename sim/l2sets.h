@@ -71,3 +71,7 @@ uint64_t l2sets_held_lines(const struct l2sets *s, uint64_t *dirty);
 
 /* The sets simulated (all sets / sample). */
 uint32_t l2sets_nsets(const struct l2sets *s);
+
+/* The simulated set, in [0, l2sets_nsets()), of line `line` of tile id, and with two
+ * partitions its home, the first half or the second (for tests). */
+uint32_t l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line);
