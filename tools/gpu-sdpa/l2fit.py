@@ -24,14 +24,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.path.join(HERE, "..", "..", "docs", "gpu-run", "l2-policy")
 MIB = 1 << 20
 
-# (name, l2probe options): the models docs/gpu.md compares, all with 1 set in 8 simulated
+# (name, l2probe options): the models docs/gpu.md compares (l2probe simulates 1 set in 8)
 MODELS = [
-    ("fully associative LRU, 22 MiB (as the SDPA tile model)",
-     ["--l2", "22M", "--ways", "64", "--sample", "64"]),
-    ("fully associative LRU, 30 MiB", ["--l2", "30M", "--ways", "64", "--sample", "64"]),
-    ("LRU, 16 ways, 36 MiB", ["--l2", "36M", "--ways", "16"]),
-    ("random, 16 ways, 36 MiB", ["--l2", "36M", "--ways", "16", "--policy", "random"]),
-    ("SRRIP, 16 ways, 36 MiB", ["--l2", "36M", "--ways", "16", "--policy", "srrip"]),
+    ("LRU, 22 MiB, 64 ways (about the SDPA tile model's fully associative LRU)",
+     ["--l2", "22M", "--ways", "64"]),
+    ("LRU, 38 MiB, 32 ways, 20 dirty ways (the best of one partition)",
+     ["--l2", "38M", "--ways", "32", "--dirty-ways", "20"]),
+    ("LRU, 2 partitions of 25 MiB, 32 ways, no dirty cap",
+     ["--l2", "50M", "--partitions", "2", "--ways", "32"]),
+    ("LRU, 2 partitions of 25 MiB, 32 ways, 16 dirty ways (--l2-model hashed)",
+     ["--l2", "50M", "--partitions", "2", "--ways", "32", "--dirty-ways", "16"]),
+    ("LRU, 2 partitions of 25 MiB, 16 ways, 8 dirty ways",
+     ["--l2", "50M", "--partitions", "2", "--ways", "16", "--dirty-ways", "8"]),
+    ("SRRIP, 2 partitions of 25 MiB, 32 ways, 16 dirty ways",
+     ["--l2", "50M", "--partitions", "2", "--ways", "32", "--dirty-ways", "16",
+      "--policy", "srrip"]),
+    ("random, 2 partitions of 25 MiB, 32 ways, 16 dirty ways",
+     ["--l2", "50M", "--partitions", "2", "--ways", "32", "--dirty-ways", "16",
+      "--policy", "random"]),
 ]
 
 
