@@ -20,8 +20,10 @@ usage_sdpa(FILE *f)
 	fprintf(f,
 		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D]\n"
 		"                   [--causal] [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
-		"                   [--l2 SIZE] [--l2-model lru|random|partitions]\n"
+		"                   [--l2 SIZE] [--l2-model lru|random|partitions|hashed]\n"
 		"                   [--l2-ways W] [--slots S] [--no-spill]\n"
+		"                   [--l2-line-ways W] [--l2-dirty-ways D] [--l2-partitions P]\n"
+		"                   [--l2-policy lru|srrip|random] [--l2-sample K]\n"
 		"\n"
 		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend\n"
 		"moves to and from the GPU's memory (HBM), shapes as PyTorch's\n"
@@ -40,10 +42,21 @@ usage_sdpa(FILE *f)
 		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
 		"  --json FILE     the report as JSON (- for stdout)\n"
 		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
-		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md]\n"
+		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md;\n"
+		"                  hashed: 50M, the datasheet's]\n"
 		"  --l2-model M    lru (one LRU) [lru], random (random replacement),\n"
 		"                  partitions (two LRUs of SIZE / 2, each tile's halves\n"
-		"                  homed one in each, a copy kept on the reading side)\n"
+		"                  homed one in each, a copy kept on the reading side),\n"
+		"                  hashed (128-byte lines hashed to sets, line by line on\n"
+		"                  sampled sets: the model that reproduces the H100's L2\n"
+		"                  microbenchmarks, docs/gpu-run/l2-policy/; its options:)\n"
+		"  --l2-line-ways W  lines a set holds, 1 to 64 [32]\n"
+		"  --l2-dirty-ways D dirty lines a set keeps, more are written back and kept\n"
+		"                  clean [16]; 0: no cap\n"
+		"  --l2-partitions P 1, or 2: halves of SIZE, each line homed in one, a line\n"
+		"                  read from the other side copied into the near half [2]\n"
+		"  --l2-policy P   lru, srrip (2-bit re-reference prediction), random [lru]\n"
+		"  --l2-sample K   simulate 1 set in K, a power of two [16]\n"
 		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
 		"                  [0: fully associative]\n"
 		"  --slots S       resident blocks [SMs x blocks per SM from occupancy]\n"
@@ -80,6 +93,7 @@ struct sdpa_args {
 	const char *gpu, *json_path;
 	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
 	bool random, no_spill;
+	const char *hashed_opt; /* the last option only --l2-model hashed takes */
 	enum sdpa_backend backend;
 	enum l2sets_policy policy;
 };
@@ -203,12 +217,14 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 								       : SDPA_BACKEND_TILES;
 			break;
 		case OPT_PARTS:
+			a->hashed_opt = "--l2-partitions";
 			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
 				return usage_error("sdpa", "--l2-partitions: '%s' is not 1 or 2",
 						   optarg);
 			a->partitions = optarg[0] == '2' ? 2 : 1;
 			break;
 		case OPT_POLICY:
+			a->hashed_opt = "--l2-policy";
 			if (l2sets_policy_parse(optarg, &a->policy))
 				return usage_error("sdpa",
 						   "--l2-policy: '%s' is not lru, srrip or random",
@@ -223,6 +239,9 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 			uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
 			uint64_t hi = opt == OPT_SAMPLE ? 1u << 20 : L2SETS_WAYS_MAX;
 
+			a->hashed_opt = opt == OPT_LINE_WAYS    ? "--l2-line-ways"
+					: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
+								: "--l2-sample";
 			if (!parse_u64(optarg, dst) || *dst < lo || *dst > hi)
 				return usage_error("sdpa", "--%s: '%s' is not a number from %llu to %llu",
 						   opt == OPT_LINE_WAYS	   ? "l2-line-ways"
@@ -249,6 +268,8 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 	}
 	if (optind != argc)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
+	if (a->hashed_opt && a->backend != SDPA_BACKEND_HASHED)
+		return usage_error("sdpa", "%s: only with --l2-model hashed", a->hashed_opt);
 	return 0;
 }
 

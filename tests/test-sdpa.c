@@ -262,7 +262,7 @@ cmp_double(const void *a, const void *b)
 }
 
 /* Every measured row: within 10% of ncu's DRAM bytes (read + written) unless docs/gpu.md
- * lists it; the median of |model / ncu - 1| within 3.5%; decode rows within 1%. */
+ * lists it; the median of |model / ncu - 1| within 3.2% (3.16% now); decode rows within 1%. */
 static void
 test_measured_rows(void **state)
 {
@@ -296,7 +296,7 @@ test_measured_rows(void **state)
 	}
 	assert_true(within >= 52);
 	qsort(err, n, sizeof(err[0]), cmp_double);
-	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.035);
+	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.032);
 }
 
 /* The hashed L2 (--l2-model hashed, the h100's microbenchmark parameters: 50 MiB in two
@@ -377,6 +377,155 @@ test_hashed_sampling(void **state)
 	one.sample = 3;
 	assert_int_equal(sdpa_simulate(&p, g, &one, &a, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "sample"));
+}
+
+/* docs/gpu-run/l2-policy's cases as `memsim l2probe` steps, appended to cmd; the steps' sizes
+ * in MiB into size[] (flushes 0); returns how many steps (0 on a read error). */
+static unsigned
+probe_steps(char *cmd, size_t len, double *size, unsigned max)
+{
+	char *text = slurp(L2_POLICY_DIR "/cases.json", NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL, *c;
+	unsigned n = 0;
+
+	free(text);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases"))
+	{
+		int x = cJSON_GetObjectItem(c, "x")->valueint, b = cJSON_GetObjectItem(c, "b")->valueint;
+		cJSON *st;
+
+		cJSON_ArrayForEach(st, cJSON_GetObjectItem(c, "steps"))
+		{
+			const char *v = st->valuestring;
+			bool isb = strstr(v, " b") != NULL;
+			size_t used = strlen(cmd);
+
+			if (n == max)
+				break;
+			if (strcmp(v, "flush") == 0)
+				snprintf(cmd + used, len - used, " flush"), size[n] = 0;
+			else
+				snprintf(cmd + used, len - used, " %s:%s:%dM",
+					 strncmp(v, "fill", 4) ? "read" : "fill", isb ? "b" : "x",
+					 isb ? b : x),
+					size[n] = isb ? b : x;
+			n++;
+		}
+	}
+	cJSON_Delete(j);
+	return n;
+}
+
+/* The RMS over steps but flushes of (|read - ncu's| + |written - ncu's|) / the step's size, as
+ * tools/gpu-sdpa/l2fit.py scores a model. */
+static double
+probe_score(const char *opts)
+{
+	static double size[512], ncu_r[512], ncu_w[512];
+	static char cmd[6000];
+	FILE *f = fopen(L2_POLICY_DIR "/l2-policy.csv", "r");
+	char line[512];
+	unsigned n, i = 0, used = 0;
+	double sum = 0;
+	struct result r;
+	cJSON *j, *st;
+
+	snprintf(cmd, sizeof(cmd), "l2probe --sample 8 %s --json out.json", opts);
+	n = probe_steps(cmd, sizeof(cmd), size, 512);
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f) && i < n) {
+		char *tok = line;
+
+		/* exp,x_mib,b_mib,step,name,dram_read_mib,dram_write_mib,... */
+		for (int k = 0; k < 5; k++)
+			tok = strchr(tok, ',') + 1;
+		ncu_r[i] = strtod(tok, &tok);
+		ncu_w[i] = strtod(tok + 1, NULL);
+		i++;
+	}
+	fclose(f);
+	assert_int_equal(i, n);
+	assert_true(n > 200);
+	r = memsim("%s", cmd);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	i = 0;
+	cJSON_ArrayForEach(st, cJSON_GetObjectItem(j, "steps"))
+	{
+		double rd = cJSON_GetObjectItem(st, "dram_read_bytes")->valuedouble / 1048576;
+		double wr = cJSON_GetObjectItem(st, "dram_write_bytes")->valuedouble / 1048576;
+		double e;
+
+		if (size[i] > 0) {
+			e = (fabs(rd - ncu_r[i]) + fabs(wr - ncu_w[i])) / size[i];
+			sum += e * e;
+			used++;
+		}
+		i++;
+	}
+	cJSON_Delete(j);
+	assert_int_equal(i, n);
+	return sqrt(sum / used);
+}
+
+/* The hashed L2's parameters reproduce the H100's L2 microbenchmarks (every cyclic re-read,
+ * scan and fill of docs/gpu-run/l2-policy/) with an RMS error of 0.059 of each step's bytes;
+ * the 22 MiB LRU the tile model uses, 0.44. */
+static void
+test_microbenchmarks(void **state)
+{
+	double hashed = probe_score("--l2 50M --partitions 2 --ways 32 --dirty-ways 16");
+	double lru = probe_score("--l2 22M --ways 64");
+
+	(void)state;
+	assert_true(hashed < 0.060);
+	assert_true(lru > 0.4);
+}
+
+/* `memsim l2probe`: a buffer that fits is read again from L2 (but 1%); a fill beyond the capacity
+ * writes back during the fill; bad steps and options are one line, exit 2. */
+static void
+test_cli_l2probe(void **state)
+{
+	struct result r;
+	cJSON *j, *st;
+
+	(void)state;
+	r = memsim("l2probe --l2 4M --ways 16 --json out.json read:x:2M read:x:2M fill:y:16M");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	st = cJSON_GetObjectItem(j, "steps");
+	assert_int_equal(cJSON_GetArraySize(st), 3);
+	assert_int_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 0), "dram_read_bytes")->valuedouble,
+		2 << 20);
+	/* hashed sets: a set or two of 2 MiB's lines overflows */
+	assert_true(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 1), "dram_read_bytes")->valuedouble <
+		(2 << 20) / 100);
+	assert_true(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 2), "dram_write_bytes")->valuedouble >
+		11 << 20);
+	cJSON_Delete(j);
+	r = memsim("l2probe flush read:x:1M");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "read:x:1M"));
+	result_free(&r);
+	expect_error("l2probe", 2, "needs at least one STEP");
+	expect_error("l2probe read:x", 2, "step 'read:x' is not");
+	expect_error("l2probe write:x:1M", 2, "step 'write:x:1M' is not");
+	expect_error("l2probe read:x:0", 2, "step 'read:x:0' is not");
+	expect_error("l2probe --policy plru flush", 2, "--policy: 'plru'");
+	expect_error("l2probe --ways 0 flush", 2, "--ways: '0'");
+	expect_error("l2probe --sample 3 flush", 2, "power of two");
+	expect_error("l2probe --l2 1M --ways 64 --sample 1024 flush", 2, "at least the sample");
+	expect_error("l2probe --dirty-ways 20 flush", 2, "dirty ways above");
+	expect_error("l2probe --partitions 3 flush", 2, "--partitions: '3'");
 }
 
 /* The spilled registers: the measured bytes per step by kernel kind, and the L2 room they
@@ -476,6 +625,22 @@ test_cli_report(void **state)
 	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model partitions --l2 50M "
 		  "--no-spill --slots 132 --l2-ways 0");
 	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model random --l2-ways 8");
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model hashed --json out.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2: 50.0 MiB in 2 partitions of 32-way lru sets"));
+	assert_non_null(strstr(r.out, "at most 16 dirty lines a set, 1 set in 16 simulated"));
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "l2_model")->valuestring, "hashed");
+	cJSON_Delete(j);
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model hashed --l2 8M "
+		   "--l2-partitions 1 --l2-line-ways 8 --l2-dirty-ways 0 --l2-policy srrip "
+		   "--l2-sample 4");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2: 8.0 MiB in 1 partition of 8-way srrip sets"));
+	assert_non_null(strstr(r.out, "at most 8 dirty lines a set, 1 set in 4 simulated"));
+	result_free(&r);
 }
 
 /* Bad shapes and options: one line each, exit 2. */
@@ -498,6 +663,21 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 1", 2, "--l2: '1'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 512K", 2, "from 1M to 1T");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 2", 2, "0 or a number from 4");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy lfu", 2, "--l2-policy: 'lfu'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy srrip", 2,
+		     "--l2-policy: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model random --l2-sample 4", 2,
+		     "--l2-sample: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-line-ways 65", 2,
+		     "--l2-line-ways: '65' is not a number from 1 to 64");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-dirty-ways x", 2,
+		     "--l2-dirty-ways: 'x'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-partitions 4", 2,
+		     "--l2-partitions: '4' is not 1 or 2");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model hashed --l2-sample 6", 2,
+		     "at least the sample (6)");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model hashed --l2-dirty-ways 40", 2,
+		     "dirty ways up to the ways");
 	expect_error("sdpa --q 0,16,128,64 --k 0,16,128,64", 2, "at least 1");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --slots 0", 2, "--slots: '0'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways x", 2, "--l2-ways: 'x'");
@@ -516,6 +696,8 @@ main(void)
 		cmocka_unit_test(test_measured_rows),
 		cmocka_unit_test(test_hashed_rows),
 		cmocka_unit_test(test_hashed_sampling),
+		cmocka_unit_test(test_microbenchmarks),
+		cmocka_unit_test(test_cli_l2probe),
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_l2_alternatives),
 		cmocka_unit_test(test_cli_report),
