@@ -526,6 +526,9 @@ test_cli_l2probe(void **state)
 	expect_error("l2probe --l2 1M --ways 64 --sample 1024 flush", 2, "at least the sample");
 	expect_error("l2probe --dirty-ways 20 flush", 2, "dirty ways above");
 	expect_error("l2probe --partitions 3 flush", 2, "--partitions: '3'");
+	expect_error("l2probe read:a:1M read:b:1M read:c:1M read:d:1M read:e:1M read:f:1M "
+		     "read:g:1M read:h:1M read:i:1M",
+		     2, "step 'read:i:1M' is not");
 }
 
 /* The spilled registers: the measured bytes per step by kernel kind, and the L2 room they
