@@ -80,7 +80,8 @@ parse_probe(int argc, char **argv, struct probe_args *a)
 		case OPT_L2:
 			if (parse_size_bytes(optarg, &a->c.capacity_bytes) ||
 			    a->c.capacity_bytes < (1u << 20) || a->c.capacity_bytes > (1ull << 40))
-				return usage_error("l2probe", "--l2: '%s' is not a size from 1M to 1T",
+				return usage_error("l2probe",
+						   "--l2: '%s' is not a size from 1M to 1T",
 						   optarg);
 			break;
 		case OPT_POLICY:
@@ -94,7 +95,8 @@ parse_probe(int argc, char **argv, struct probe_args *a)
 		case OPT_SAMPLE:
 			if (!parse_u64(optarg, &v) || v > (opt == OPT_SAMPLE ? 1u << 20 : 64) ||
 			    (opt == OPT_WAYS && v == 0))
-				return usage_error("l2probe", "--%s: '%s' is not a number from %d to %u",
+				return usage_error("l2probe",
+						   "--%s: '%s' is not a number from %d to %u",
 						   opt == OPT_WAYS    ? "ways"
 						   : opt == OPT_DIRTY ? "dirty-ways"
 								      : "sample",

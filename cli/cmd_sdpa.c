@@ -233,7 +233,7 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		case OPT_LINE_WAYS:
 		case OPT_DIRTY_WAYS:
 		case OPT_SAMPLE: {
-			uint64_t *dst = opt == OPT_LINE_WAYS	? &a->line_ways
+			uint64_t *dst = opt == OPT_LINE_WAYS    ? &a->line_ways
 					: opt == OPT_DIRTY_WAYS ? &a->dirty_ways
 								: &a->sample;
 			uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
@@ -243,12 +243,12 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 					: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
 								: "--l2-sample";
 			if (!parse_u64(optarg, dst) || *dst < lo || *dst > hi)
-				return usage_error("sdpa", "--%s: '%s' is not a number from %llu to %llu",
-						   opt == OPT_LINE_WAYS	   ? "l2-line-ways"
-						   : opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
-									   : "l2-sample",
-						   optarg, (unsigned long long)lo,
-						   (unsigned long long)hi);
+				return usage_error(
+					"sdpa", "--%s: '%s' is not a number from %llu to %llu",
+					opt == OPT_LINE_WAYS    ? "l2-line-ways"
+					: opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
+								: "l2-sample",
+					optarg, (unsigned long long)lo, (unsigned long long)hi);
 			if (opt == OPT_DIRTY_WAYS && *dst == 0)
 				*dst = UINT32_MAX; /* none */
 			break;
@@ -430,9 +430,9 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	}
 	cJSON_AddNumberToObject(root, "l2_bytes", (double)r->l2_bytes);
 	cJSON_AddStringToObject(root, "l2_model",
-				r->model.backend == SDPA_BACKEND_HASHED	      ? "hashed"
+				r->model.backend == SDPA_BACKEND_HASHED       ? "hashed"
 				: r->model.backend == SDPA_BACKEND_PARTITIONS ? "partitions"
-				: r->model.random_seed			      ? "random"
+				: r->model.random_seed                        ? "random"
 									      : "lru");
 	dram = cJSON_AddObjectToObject(root, "dram");
 	cJSON_AddNumberToObject(dram, "read_bytes", rd);

@@ -150,7 +150,7 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct s
 			return l->tiles ? 0 : -ENOMEM;
 		}
 		if (backend == SDPA_BACKEND_HASHED) {
-			struct l2sets_config c = { bytes,	 m->line_ways, m->sample,
+			struct l2sets_config c = { bytes,         m->line_ways,  m->sample,
 						   m->dirty_ways, m->partitions, m->policy,
 						   random_seed };
 			const char *why;

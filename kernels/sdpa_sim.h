@@ -44,10 +44,10 @@ struct sdpa_model {
 	uint64_t random_seed;      /* 0: LRU; else random replacement from this seed */
 	/* SDPA_BACKEND_SETS, SDPA_BACKEND_HASHED: 128-byte lines a set holds; 0: the GPU's */
 	uint32_t line_ways;
-	uint32_t dirty_ways;            /* SDPA_BACKEND_HASHED: 0: the GPU's; UINT32_MAX: none */
-	uint32_t sample;                /* SDPA_BACKEND_HASHED: 1 set in sample; 0: 16 */
-	enum l2sets_policy policy;      /* SDPA_BACKEND_HASHED */
-	uint32_t partitions;            /* SDPA_BACKEND_HASHED: 1 or 2; 0: the GPU's */
+	uint32_t dirty_ways;       /* SDPA_BACKEND_HASHED: 0: the GPU's; UINT32_MAX: none */
+	uint32_t sample;           /* SDPA_BACKEND_HASHED: 1 set in sample; 0: 16 */
+	enum l2sets_policy policy; /* SDPA_BACKEND_HASHED */
+	uint32_t partitions;       /* SDPA_BACKEND_HASHED: 1 or 2; 0: the GPU's */
 	bool no_spill;             /* leave out the spilled registers (kernels/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
@@ -61,7 +61,7 @@ struct sdpa_traffic {
 #define SDPA_SAMPLE_DEFAULT 16
 
 struct sdpa_result {
-	struct sdpa_model model; /* the model run, the GPU's values in place of zeros */
+	struct sdpa_model model;     /* the model run, the GPU's values in place of zeros */
 	struct sdpa_traffic main;    /* flash_fwd_kernel or flash_fwd_splitkv_kernel */
 	struct sdpa_traffic combine; /* flash_fwd_splitkv_combine_kernel; zero without splits */
 	uint32_t slots;

@@ -31,7 +31,8 @@ struct l2expect {
 	uint64_t *fen;   /* Fenwick tree over time slots 1 .. nslots, bytes */
 	uint64_t *owner; /* tile id whose last access is at each slot, or NONE */
 	uint64_t nslots, now;
-	double lambda_max, *tail; /* P(Poisson(lambda) >= ways) at lambda = i x lambda_max / TABLE */
+	/* tail[i]: P(Poisson(lambda) >= ways) at lambda = i x lambda_max / TABLE */
+	double lambda_max, *tail;
 	double read[TILELRU_CLASSES], write[TILELRU_CLASSES];
 };
 
@@ -190,7 +191,6 @@ l2expect_access(struct l2expect *l, uint64_t id, uint32_t bytes, unsigned cls, b
 {
 	struct tile *e = &l->tiles[id];
 	double q;
-
 
 	q = lru_touch(l, id, bytes);
 	e->seen = true;

@@ -17,7 +17,7 @@
 #define RRPV_INSERT 2
 
 struct way {
-	uint64_t key; /* (tile << 16 | offset) + 1; 0: empty */
+	uint64_t key;           /* (tile << 16 | offset) + 1; 0: empty */
 	uint64_t used, written; /* stamps of the last access and the last store */
 	uint8_t rrpv, bytes, cls;
 	bool dirty;
@@ -234,8 +234,7 @@ l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line)
  * stores go to the home; a load from the other side looks for a copy in its own partition
  * first, then reads the home (from DRAM on a miss there) and keeps a clean copy. */
 static void
-line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write,
-	    unsigned side)
+line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write, unsigned side)
 {
 	unsigned home;
 	uint32_t set = home_set(s, key, &home), per = s->nsets / s->parts;

@@ -350,10 +350,14 @@ test_hashed_sampling(void **state)
 	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
 	struct sdpa_model all = { .backend = SDPA_BACKEND_HASHED, .sample = 1 };
 	struct sdpa_model some = { .backend = SDPA_BACKEND_HASHED };
-	struct sdpa_model one = { .backend = SDPA_BACKEND_HASHED, .l2_bytes = 4u << 20,
-				  .line_ways = 16, .dirty_ways = UINT32_MAX, .partitions = 1,
+	struct sdpa_model one = { .backend = SDPA_BACKEND_HASHED,
+				  .l2_bytes = 4u << 20,
+				  .line_ways = 16,
+				  .dirty_ways = UINT32_MAX,
+				  .partitions = 1,
 				  .sample = 4 };
-	struct sdpa_model mean = { .backend = SDPA_BACKEND_SETS, .l2_bytes = 4u << 20,
+	struct sdpa_model mean = { .backend = SDPA_BACKEND_SETS,
+				   .l2_bytes = 4u << 20,
 				   .line_ways = 16 };
 	struct sdpa_result a, b;
 	struct sdpa_plan p;
@@ -389,13 +393,12 @@ probe_steps(char *cmd, size_t len, double *size, unsigned max)
 	unsigned n = 0;
 
 	free(text);
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases"))
-	{
-		int x = cJSON_GetObjectItem(c, "x")->valueint, b = cJSON_GetObjectItem(c, "b")->valueint;
+	cJSON_ArrayForEach (c, cJSON_GetObjectItem(j, "cases")) {
+		int x = cJSON_GetObjectItem(c, "x")->valueint,
+		    b = cJSON_GetObjectItem(c, "b")->valueint;
 		cJSON *st;
 
-		cJSON_ArrayForEach(st, cJSON_GetObjectItem(c, "steps"))
-		{
+		cJSON_ArrayForEach (st, cJSON_GetObjectItem(c, "steps")) {
 			const char *v = st->valuestring;
 			bool isb = strstr(v, " b") != NULL;
 			size_t used = strlen(cmd);
@@ -453,8 +456,7 @@ probe_score(const char *opts)
 	j = read_json("out.json");
 	assert_non_null(j);
 	i = 0;
-	cJSON_ArrayForEach(st, cJSON_GetObjectItem(j, "steps"))
-	{
+	cJSON_ArrayForEach (st, cJSON_GetObjectItem(j, "steps")) {
 		double rd = cJSON_GetObjectItem(st, "dram_read_bytes")->valuedouble / 1048576;
 		double wr = cJSON_GetObjectItem(st, "dram_write_bytes")->valuedouble / 1048576;
 		double e;
@@ -505,9 +507,8 @@ test_cli_l2probe(void **state)
 		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 0), "dram_read_bytes")->valuedouble,
 		2 << 20);
 	/* hashed sets: a set or two of 2 MiB's lines overflows */
-	assert_true(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 1), "dram_read_bytes")->valuedouble <
-		(2 << 20) / 100);
+	assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(st, 1), "dram_read_bytes")->valuedouble <
+		    (2 << 20) / 100);
 	assert_true(
 		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 2), "dram_write_bytes")->valuedouble >
 		11 << 20);
@@ -666,7 +667,8 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 1", 2, "--l2: '1'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 512K", 2, "from 1M to 1T");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 2", 2, "0 or a number from 4");
-	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy lfu", 2, "--l2-policy: 'lfu'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy lfu", 2,
+		     "--l2-policy: 'lfu'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy srrip", 2,
 		     "--l2-policy: only with --l2-model hashed");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model random --l2-sample 4", 2,
