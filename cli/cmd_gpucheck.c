@@ -30,6 +30,7 @@
 #include "cli/options.h"
 #include "kernels/attn.h"
 #include "kernels/cuda_blocks.h"
+#include "kernels/sdpa_plan.h"
 #include "measure/ncu.h"
 #include "measure/spawn.h"
 #include "sim/trace.h"
@@ -61,6 +62,7 @@ struct gpucheck {
 	struct attn_config cfg;
 	char cache[256];
 	bool blocks; /* --model blocks, else sequential */
+	bool hashed; /* --l2-model hashed (blocks only) */
 	unsigned nlaunch;
 	struct launch l[LAUNCH_MAX];
 	double lab, exact, flops;
@@ -74,7 +76,8 @@ usage_gpucheck(FILE *f)
 		"Usage: memsim gpucheck --kernel naive|flash2 [--N N] [--N-kv K] [--d D] [--heads H]\n"
 		"                       [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16]\n"
 		"                       [--causal]\n"
-		"                       [--cache SPEC] [--model blocks|sequential] [--no-gpu]\n"
+		"                       [--cache SPEC] [--model blocks|sequential]\n"
+		"                       [--l2-model lru|hashed] [--no-gpu]\n"
 		"                       [--memsim-from FILE] [--no-idle] [--json FILE]\n"
 		"\n"
 		"Runs the CUDA kernels (memsim-gpu) under Nsight Compute and prints, per kernel\n"
@@ -88,6 +91,9 @@ usage_gpucheck(FILE *f)
 		"                      its occupancy allows), a step each in turn, through the\n"
 		"                      one cache model\n"
 		"  --model sequential  the traced CPU kernel: the same blocks one after another\n"
+		"  --l2-model hashed   with --model blocks: the H100's L2 as its microbenchmarks\n"
+		"                      show it (docs/gpu.md; memsim sdpa's) instead of the cache\n"
+		"                      preset's LRU [lru]\n"
 		"  --no-gpu            only memsim's side (with --json, for --memsim-from)\n"
 		"  --memsim-from FILE  memsim's side from an earlier --no-gpu --json run\n"
 		"  --no-idle           do not measure the background (net = ncu's bytes)\n"
@@ -100,12 +106,22 @@ usage_gpucheck(FILE *f)
 static int
 model_blocks(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
 {
+	const struct sdpa_gpu *h100 = sdpa_gpu_find("h100");
+	/* the hashed L2 of memsim sdpa --l2-model hashed, every set simulated */
+	const struct l2sets_config hashed = { h100->l2_hashed_bytes,
+					      h100->l2_hashed_ways,
+					      1,
+					      h100->l2_hashed_dirty_ways,
+					      h100->l2_hashed_partitions,
+					      L2SETS_LRU,
+					      0 };
+
 	g->nlaunch = cuda_blocks_launches(&g->cfg);
 	for (unsigned i = 0; i < g->nlaunch; i++) {
 		struct cuda_blocks_result r;
 
-		if (cuda_blocks_simulate(&g->cfg, i, &spec->cache, &cuda_blocks_h100, &r, err,
-					 errlen))
+		if (cuda_blocks_simulate(&g->cfg, i, &spec->cache, g->hashed ? &hashed : NULL,
+					 &cuda_blocks_h100, &r, err, errlen))
 			return -1;
 		snprintf(g->l[i].name, sizeof(g->l[i].name), "%s",
 			 g->cfg.kernel == ATTN_FLASH2 ? "flash2"
@@ -178,6 +194,8 @@ model_json(const struct gpucheck *g)
 
 	cJSON_AddStringToObject(o, "cache", g->cache);
 	cJSON_AddStringToObject(o, "model", g->blocks ? "blocks" : "sequential");
+	if (g->blocks)
+		cJSON_AddStringToObject(o, "l2_model", g->hashed ? "hashed" : "lru");
 	cJSON_AddNumberToObject(o, "lab_formula_bytes", g->lab);
 	cJSON_AddNumberToObject(o, "exact_formula_bytes", g->exact);
 	cJSON_AddNumberToObject(o, "flops", g->flops);
@@ -231,7 +249,8 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 {
 	cJSON *root = report_read_json(path, err, errlen), *m, *l;
 	const cJSON *cfg;
-	const char *model;
+	const char *model, *l2;
+	char theirs[64], ours[64];
 	unsigned n = 0;
 
 	if (!root)
@@ -244,12 +263,19 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 		cJSON_Delete(root);
 		return -1;
 	}
-	/* and of the model asked for (files written before --model: sequential) */
+	/* and of the model asked for (files written before --model: sequential; before
+	 * --l2-model: lru) */
 	model = cJSON_GetStringValue(cJSON_GetObjectItem(m, "model"));
-	model = model ? model : "sequential";
-	if (strcmp(model, g->blocks ? "blocks" : "sequential")) {
-		snprintf(err, errlen, "%s: memsim's side under --model %s, not %s", path, model,
-			 g->blocks ? "blocks" : "sequential");
+	l2 = cJSON_GetStringValue(cJSON_GetObjectItem(m, "l2_model"));
+	snprintf(theirs, sizeof(theirs), "%s", model ? model : "sequential");
+	if (!strcmp(theirs, "blocks"))
+		snprintf(theirs, sizeof(theirs), "blocks --l2-model %s", l2 ? l2 : "lru");
+	snprintf(ours, sizeof(ours), "%s",
+		 !g->blocks ? "sequential" : g->hashed ? "blocks --l2-model hashed"
+						       : "blocks --l2-model lru");
+	if (strcmp(theirs, ours)) {
+		snprintf(err, errlen, "%s: memsim's side under --model %s, not %s", path, theirs,
+			 ours);
 		cJSON_Delete(root);
 		return -1;
 	}
@@ -509,7 +535,8 @@ print_table(const struct gpucheck *g)
 	       kernel_config_str(&g->cfg, buf, sizeof(buf)), g->device[0] ? " on " : "", g->device,
 	       g->cache);
 	if (g->blocks) {
-		printf("model: thread blocks in flight (--model blocks):");
+		printf("model: thread blocks in flight (--model blocks, --l2-model %s):",
+		       g->hashed ? "hashed" : "lru");
 		for (unsigned i = 0; i < g->nlaunch; i++)
 			printf(" %s %u", g->l[i].name, g->l[i].slots);
 		printf(" at once\n\n");
@@ -585,10 +612,10 @@ print_table(const struct gpucheck *g)
 	}
 }
 
-enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE, OPT_MODEL };
+enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE, OPT_MODEL, OPT_L2_MODEL };
 
 struct gpucheck_options {
-	bool no_gpu, idle, blocks;
+	bool no_gpu, idle, blocks, hashed;
 	const char *from;
 };
 
@@ -604,6 +631,10 @@ gpucheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 			return usage_error("gpucheck", "--model: blocks or sequential, not '%s'",
 					   arg);
 		g->blocks = strcmp(arg, "blocks") == 0;
+	} else if (opt == OPT_L2_MODEL) {
+		if (strcmp(arg, "lru") && strcmp(arg, "hashed"))
+			return usage_error("gpucheck", "--l2-model: lru or hashed, not '%s'", arg);
+		g->hashed = strcmp(arg, "hashed") == 0;
 	} else if (opt == OPT_NO_IDLE) {
 		g->idle = false;
 	} else {
@@ -620,9 +651,10 @@ cmd_gpucheck(int argc, char **argv)
 	static const struct option extra[] = { { "no-gpu", no_argument, NULL, OPT_NO_GPU },
 					       { "no-idle", no_argument, NULL, OPT_NO_IDLE },
 					       { "model", required_argument, NULL, OPT_MODEL },
+					       { "l2-model", required_argument, NULL, OPT_L2_MODEL },
 					       { "memsim-from", required_argument, NULL, OPT_FROM },
 					       { NULL, 0, NULL, 0 } };
-	struct gpucheck_options go = { false, true, true, NULL };
+	struct gpucheck_options go = { false, true, true, false, NULL };
 	const struct kernel_command cmd = { "gpucheck", usage_gpucheck, extra, gpucheck_option,
 					    &go };
 	struct kernel_options o;
@@ -651,6 +683,9 @@ cmd_gpucheck(int argc, char **argv)
 	memset(&g, 0, sizeof(g));
 	g.cfg = o.cfg;
 	g.blocks = go.blocks;
+	g.hashed = go.hashed;
+	if (g.hashed && !g.blocks)
+		return usage_error("gpucheck", "--l2-model hashed: only with --model blocks");
 	spec_format(&spec, g.cache, sizeof(g.cache));
 	if (from ? model_from_json(&g, from, err, sizeof(err))
 		 : model(&g, &spec, err, sizeof(err))) {

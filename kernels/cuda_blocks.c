@@ -44,7 +44,9 @@ struct kernel {
 	uint64_t N, Nk, d, s;
 	uint64_t grid[3];
 	struct layout at;
-	struct cache *cache;
+	struct cache *cache;    /* the L2 model: this, */
+	struct l2sets *hashed;  /* or this */
+	unsigned side;          /* the SM side of the slot stepping now */
 };
 
 static uint64_t
@@ -92,18 +94,32 @@ cuda_blocks_per_sm(const struct attn_config *c, unsigned launch, const struct cu
 	return n ? (uint32_t)n : 1;
 }
 
+/* [addr, addr + bytes) through the L2 model; the hashed one takes each 128-byte line as a
+ * tile of its own. */
+static void
+access_bytes(struct kernel *k, uint64_t addr, uint64_t bytes, bool write)
+{
+	if (!bytes)
+		return;
+	if (!k->hashed) {
+		cache_access(k->cache, addr, (uint32_t)bytes, write ? CACHE_OP_STORE : CACHE_OP_LOAD,
+			     1);
+		return;
+	}
+	for (uint64_t l = addr / L2SETS_LINE; l <= (addr + bytes - 1) / L2SETS_LINE; l++)
+		l2sets_access(k->hashed, l, L2SETS_LINE, 0, write, k->side);
+}
+
 static void
 load(struct kernel *k, uint64_t addr, uint64_t bytes)
 {
-	if (bytes)
-		cache_access(k->cache, addr, (uint32_t)bytes, CACHE_OP_LOAD, 1);
+	access_bytes(k, addr, bytes, false);
 }
 
 static void
 store(struct kernel *k, uint64_t addr, uint64_t bytes)
 {
-	if (bytes)
-		cache_access(k->cache, addr, (uint32_t)bytes, CACHE_OP_STORE, 1);
+	access_bytes(k, addr, bytes, true);
 }
 
 /* Block idx's coordinates, x fastest. */
@@ -312,6 +328,7 @@ run_rounds(struct kernel *k, struct slot *slots, uint32_t nslots, uint64_t block
 
 			if (!s->busy)
 				continue;
+			k->side = i % 2;
 			block_step(k, s->block, s->step, s->step + 1 == s->steps);
 			if (++s->step < s->steps)
 				continue;
@@ -326,16 +343,39 @@ run_rounds(struct kernel *k, struct slot *slots, uint32_t nslots, uint64_t block
 	}
 }
 
+/* The model's DRAM traffic into out; the flush's write-backs too (the hashed L2: its dirty
+ * lines). */
+static void
+traffic(struct kernel *k, struct cuda_blocks_result *out)
+{
+	if (k->hashed) {
+		struct tilelru_traffic t = l2sets_dram(k->hashed, TILELRU_CLASSES);
+		uint64_t dirty = 0;
+
+		l2sets_held_lines(k->hashed, &dirty);
+		out->read_bytes = t.read_bytes;
+		out->write_bytes = t.write_bytes;
+		out->flush_write_bytes = dirty * L2SETS_LINE;
+		return;
+	}
+	out->read_bytes = cache_dram(k->cache)->read_bytes;
+	out->write_bytes = cache_dram(k->cache)->write_bytes;
+	cache_flush(k->cache);
+	out->flush_write_bytes = cache_dram(k->cache)->write_bytes - out->write_bytes;
+}
+
 int
 cuda_blocks_simulate(const struct attn_config *c, unsigned launch,
-		     const struct cache_config *cfg, const struct cuda_blocks_gpu *g,
-		     struct cuda_blocks_result *out, char *err, size_t errlen)
+		     const struct cache_config *cfg, const struct l2sets_config *hashed,
+		     const struct cuda_blocks_gpu *g, struct cuda_blocks_result *out, char *err,
+		     size_t errlen)
 {
 	struct cache_config full = *cfg;
 	struct kernel k;
 	struct slot *slots;
 	uint64_t blocks;
 	uint32_t nslots;
+	const char *why = NULL;
 
 	/* A GPU hashes addresses to its L2 sets; a set index of plain address bits would put the
 	 * rows of the blocks in flight (a power-of-two stride apart) into a few sets and thrash
@@ -347,23 +387,28 @@ cuda_blocks_simulate(const struct attn_config *c, unsigned launch,
 	kernel_init(&k, c, launch);
 	blocks = k.grid[0] * k.grid[1] * k.grid[2];
 	nslots = g->sms * cuda_blocks_per_sm(c, launch, g);
-	k.cache = cache_create(&full);
+	k.cache = hashed ? NULL : cache_create(&full);
+	k.hashed = hashed ? l2sets_create(hashed, &why) : NULL;
 	slots = calloc(nslots, sizeof(*slots));
-	if (!k.cache || !slots) {
-		snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
-			 (double)cache_model_bytes(&full) / 1048576.0);
+	if ((!k.cache && !k.hashed) || !slots) {
+		if (why)
+			snprintf(err, errlen, "the hashed L2: %s", why);
+		else
+			snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
+				 (double)(hashed ? hashed->capacity_bytes
+						 : cache_model_bytes(&full)) /
+					 1048576.0);
 		cache_destroy(k.cache);
+		l2sets_destroy(k.hashed);
 		free(slots);
 		return -1;
 	}
 	run_rounds(&k, slots, nslots, blocks);
-	out->read_bytes = cache_dram(k.cache)->read_bytes;
-	out->write_bytes = cache_dram(k.cache)->write_bytes;
-	cache_flush(k.cache);
-	out->flush_write_bytes = cache_dram(k.cache)->write_bytes - out->write_bytes;
+	traffic(&k, out);
 	out->blocks = blocks;
 	out->slots = nslots;
 	cache_destroy(k.cache);
+	l2sets_destroy(k.hashed);
 	free(slots);
 	return 0;
 }

@@ -20,6 +20,7 @@
 
 #include "kernels/attn.h"
 #include "sim/cache.h"
+#include "sim/l2sets.h"
 
 /* The GPU's resources that set how many blocks an SM holds (H100 SXM5: CUDA programming guide,
  * compute capability 9.0). */
@@ -49,8 +50,11 @@ unsigned cuda_blocks_launches(const struct attn_config *c);
 uint32_t cuda_blocks_per_sm(const struct attn_config *c, unsigned launch,
 			    const struct cuda_blocks_gpu *g);
 
-/* Simulates launch `launch` of c on a fresh cache built from cfg. Returns 0, or -1 with a
- * one-line message in err (the cache model cannot be allocated). */
+/* Simulates launch `launch` of c on a fresh cache built from cfg (every level taken fully
+ * associative), or, where hashed is not NULL, on that hashed L2 (sim/l2sets.h: the H100's L2
+ * as its microbenchmarks show it; a slot's SM on side slot % 2). Returns 0, or -1 with a
+ * one-line message in err (the model cannot be allocated, or hashed is out of range). */
 int cuda_blocks_simulate(const struct attn_config *c, unsigned launch,
-			 const struct cache_config *cfg, const struct cuda_blocks_gpu *g,
-			 struct cuda_blocks_result *out, char *err, size_t errlen);
+			 const struct cache_config *cfg, const struct l2sets_config *hashed,
+			 const struct cuda_blocks_gpu *g, struct cuda_blocks_result *out, char *err,
+			 size_t errlen);

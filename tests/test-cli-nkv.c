@@ -73,8 +73,8 @@ test_gpucheck_decode(void **state)
 	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --no-gpu "
 		   "--cache L1=64K:full:128:wv");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "model: thread blocks in flight (--model blocks): flash2 264 "
-				      "at once"));
+	assert_non_null(strstr(r.out, "model: thread blocks in flight (--model blocks, --l2-model "
+				      "lru): flash2 264 at once"));
 	assert_non_null(strstr(r.out, "\ntotal           2.098 "));
 	result_free(&r);
 	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --no-gpu "
@@ -84,6 +84,16 @@ test_gpucheck_decode(void **state)
 	result_free(&r);
 	expect_error("gpucheck --kernel flash2 --model fast --no-gpu", 2,
 		     "--model: blocks or sequential, not 'fast'");
+	/* the H100's L2 as measured (50 MiB, hashed): it holds the 2 MiB, read once too */
+	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --no-gpu "
+		   "--l2-model hashed --json hashed.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\ntotal           2.098 "));
+	result_free(&r);
+	expect_error("gpucheck --kernel flash2 --model sequential --l2-model hashed --no-gpu", 2,
+		     "--l2-model hashed: only with --model blocks");
+	expect_error("gpucheck --kernel flash2 --l2-model plru --no-gpu", 2,
+		     "--l2-model: lru or hashed, not 'plru'");
 	/* what memsim-gpu is asked to run, through a stand-in ncu that records it */
 	assert_int_equal(sh("echo '#!/bin/sh' > gpu-ok && echo 'exit 0' >> gpu-ok && "
 			    "echo '#!/bin/sh' > ncu-rec && "
@@ -99,6 +109,10 @@ test_gpucheck_decode(void **state)
 	expect_error("gpucheck --kernel flash2 --N 1 --N-kv 512 --heads 2 --dtype bf16 "
 		     "--memsim-from side.json",
 		     1, "not memsim's side of this configuration");
+	expect_error("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 "
+		     "--memsim-from hashed.json",
+		     1, "hashed.json: memsim's side under --model blocks --l2-model hashed, not "
+			"blocks --l2-model lru");
 	memsim_env = "";
 	r = shell("cat ncu-args");
 	assert_non_null(strstr(r.out, "run --kernel flash2 --N 1 --N-kv 256 --d 64 --heads 2"));

@@ -1693,7 +1693,7 @@ test_gpucheck(void **state)
 	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
 		     "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "naive-N1024-h16-fp16-memsim.json: memsim's side under --model sequential, "
-			"not blocks");
+			"not blocks --l2-model lru");
 	r = memsim("gpucheck --kernel naive --N 1024 --heads 16 --model sequential --memsim-from "
 		   TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json");
 	assert_int_equal(r.rc, 0);

@@ -122,7 +122,7 @@ test_one_slot_is_sequential(void **state)
 			uint64_t rd, wr;
 			char err[256];
 
-			assert_int_equal(cuda_blocks_simulate(&cs[i], 0, &cfg, &one, &r, err,
+			assert_int_equal(cuda_blocks_simulate(&cs[i], 0, &cfg, NULL, &one, &r, err,
 							      sizeof(err)),
 					 0);
 			assert_int_equal(r.slots, 1);
@@ -156,11 +156,11 @@ test_gqa_decode_by_hand(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(cuda_blocks_simulate(&c, 0, &cfg, &four, &r, err, sizeof(err)), 0);
+	assert_int_equal(cuda_blocks_simulate(&c, 0, &cfg, NULL, &four, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.slots, 8);
 	assert_int_equal(r.blocks, 8);
 	assert_int_equal(r.read_bytes, q + kv);
-	assert_int_equal(cuda_blocks_simulate(&c, 0, &cfg, &one, &r, err, sizeof(err)), 0);
+	assert_int_equal(cuda_blocks_simulate(&c, 0, &cfg, NULL, &one, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.slots, 2);
 	assert_int_equal(r.read_bytes, q + 2 * kv);
 	traced(&c, 0, &cfg, &rd, &wr);
@@ -220,7 +220,7 @@ test_measured(void **state)
 		for (unsigned k = 0; k < cuda_blocks_launches(&c); k++) {
 			struct cuda_blocks_result r;
 
-			assert_int_equal(cuda_blocks_simulate(&c, k, &h100, &cuda_blocks_h100, &r,
+			assert_int_equal(cuda_blocks_simulate(&c, k, &h100, NULL, &cuda_blocks_h100, &r,
 							      err, sizeof(err)),
 					 0);
 			model += (double)(r.read_bytes + r.write_bytes);
