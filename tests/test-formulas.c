@@ -19,7 +19,7 @@ static void
 test_lab_formulas(void **state)
 {
 	struct attn_config c = { ATTN_NAIVE, 1024, 64,    1,     1, 1, ATTN_FP32,
-				 64,         64,   false, false, 0, 0, 0 };
+				 64,         64,   false, false, 0, 0, 0, 0, 0 };
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -63,7 +63,7 @@ static void
 test_regimes(void **state)
 {
 	struct attn_config naive = { ATTN_NAIVE, 4096, 64,    1,     1, 1, ATTN_FP32,
-				     64,         64,   false, false, 0, 0, 0 };
+				     64,         64,   false, false, 0, 0, 0, 0, 0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -96,13 +96,13 @@ static void
 test_regimes_held_out(void **state)
 {
 	struct attn_config big = { ATTN_NAIVE, 1000, 128,   1,     1, 1, ATTN_FP32,
-				   128,        128,  false, false, 0, 0, 0 };
+				   128,        128,  false, false, 0, 0, 0, 0, 0 };
 	struct attn_config small = { ATTN_NAIVE, 300, 64,    1,     1, 1, ATTN_FP32,
-				     16,         16,  false, false, 0, 0, 0 };
+				     16,         16,  false, false, 0, 0, 0, 0, 0 };
 	struct attn_config gqa = { ATTN_NAIVE, 4096, 64,    4,     2, 1, ATTN_FP32,
-				   64,         64,   false, false, 0, 0, 0 };
+				   64,         64,   false, false, 0, 0, 0, 0, 0 };
 	struct attn_config flash = { ATTN_FLASH2, 1000, 64,    1,     1, 1, ATTN_FP32,
-				     128,         128,  false, false, 0, 0, 0 };
+				     128,         128,  false, false, 0, 0, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -160,7 +160,7 @@ static void
 test_set_associative_interval(void **state)
 {
 	struct attn_config c = { ATTN_NAIVE, 224, 32,    1,     1, 1, ATTN_FP32,
-				 32,         32,  false, false, 0, 0, 0 };
+				 32,         32,  false, false, 0, 0, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -181,7 +181,7 @@ static void
 test_why_not_causes(void **state)
 {
 	struct attn_config c = { ATTN_FLASH2, 256, 64,    1,     1, 1, ATTN_FP32,
-				 64,          64,  false, false, 0, 0, 0 };
+				 64,          64,  false, false, 0, 0, 0, 0, 0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -202,7 +202,7 @@ static void
 test_huge(void **state)
 {
 	struct attn_config c = { ATTN_FLASH2, 1000000, 128,  16,    4, 2, ATTN_BF16,
-				 64,          64,      true, false, 0, 0, 0 };
+				 64,          64,      true, false, 0, 0, 0, 0, 0 };
 	struct formula_result f;
 
 	(void)state;
@@ -261,6 +261,8 @@ check_grid(const char *const *caches, bool flush, const bool exact[ATTN_KERNEL_C
 							 g->Bc,
 							 g->causal && k != ATTN_PROJ,
 							 g->separate && k == ATTN_NAIVE,
+							 0,
+							 0,
 							 0,
 							 0,
 							 0 };
@@ -357,7 +359,7 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 			const struct nkv_case *k = &cases[i];
 			struct attn_config c = { k->kernel, k->N,     k->d,  k->heads, k->kv_heads,
 						 k->batch,  k->dtype, k->Br, k->Bc,    k->causal,
-						 false,     k->N_kv,  0,     0 };
+						 false,     k->N_kv,  0,     0, 0, 0 };
 			struct spec s;
 			struct sim_result res;
 			struct formula_machine m;
@@ -547,7 +549,7 @@ test_negligible_arrays(void **state)
 	struct formula_result f;
 	struct comparison cmp;
 	struct attn_config cfg = { ATTN_FLASH2, 64, 64,    1,     1, 1, ATTN_FP32,
-				   64,          64, false, false, 0, 0, 0 };
+				   64,          64, false, false, 0, 0, 0, 0, 0 };
 	char err[256];
 	int big, small;
 
