@@ -529,6 +529,103 @@ test_exact_flashdecode(void **state)
 	check_decode((const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
 }
 
+/* Paged K/V (--kv-page P): with rows of whole lines every K and V line is one (page, token,
+ * kv head) row, so a fully associative LRU cache sees the unpaged reuse with the block
+ * table's lines added: byte for byte on every array, the block table too. P of one token, 16,
+ * 256, not dividing N_kv, past B_c; decode N = 1 over a long cache, chunked prefill, GQA,
+ * batch 2 (whose table rows share a line), causal and not, fp32, fp16 and bf16; caches from a
+ * block to everything. Rows narrower than a line: called an estimate. */
+struct paged_case {
+	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, P;
+	enum attn_dtype dtype;
+	bool causal;
+};
+
+static const struct paged_case paged_cases[] = {
+	{ 1, 4000, 64, 4, 1, 1, 64, 64, 16, ATTN_FP16, true },   /* decode, MQA */
+	{ 1, 3000, 32, 8, 2, 2, 64, 64, 1, ATTN_FP32, false },   /* a token a page, GQA */
+	{ 4, 2000, 64, 4, 2, 2, 64, 128, 256, ATTN_FP16, false }, /* pages past B_c */
+	{ 16, 1000, 32, 2, 1, 1, 16, 48, 7, ATTN_FP32, true },    /* pages across blocks */
+	{ 100, 700, 64, 2, 1, 2, 32, 48, 16, ATTN_BF16, true },   /* chunked prefill */
+	{ 130, 450, 128, 4, 2, 1, 32, 16, 5, ATTN_BF16, false },
+	{ 64, 64, 16, 2, 2, 3, 16, 16, 3, ATTN_FP32, true },      /* N = N_kv, batch 3 */
+	{ 1, 9000, 64, 2, 2, 3, 64, 64, 16, ATTN_FP16, true },    /* table rows share lines */
+};
+
+static void
+check_paged(const char *const *caches, bool flush)
+{
+	size_t step = getenv("MEMSIM_SANITIZED") ? 3 : 1;
+	unsigned bad = 0;
+
+	for (size_t i = 0; i < sizeof(paged_cases) / sizeof(paged_cases[0]); i += step)
+		for (int ci = 0; caches[ci]; ci++) {
+			const struct paged_case *k = &paged_cases[i];
+			struct attn_config c = { .kernel = ATTN_FLASH2,
+						 .N = k->N,
+						 .N_kv = k->N_kv,
+						 .d = k->d,
+						 .heads = k->heads,
+						 .kv_heads = k->kv_heads,
+						 .batch = k->batch,
+						 .dtype = k->dtype,
+						 .Br = k->Br,
+						 .Bc = k->Bc,
+						 .causal = k->causal,
+						 .kv_page = k->P,
+						 .kv_seed = 3 };
+			struct spec s;
+			struct sim_result res;
+			struct formula_machine m;
+			struct formula_result f;
+			struct comparison cmp;
+			char err[256];
+
+			assert_int_equal(spec_parse(caches[ci], &s, err, sizeof(err)), 0);
+			assert_int_equal(
+				sim_kernel_trace_only(&c, &s, flush, &res, err, sizeof(err)), 0);
+			formula_machine_from_spec(&s, flush, &m);
+			formula_eval(&c, &m, &f);
+			compare_build(res.cache, &c, &f, &cmp);
+			assert_true(m.no_cache || f.scope == FORMULA_SCOPE_EXACT ||
+				    strstr(f.scope_why, "one step"));
+			for (unsigned a = 0; a < cmp.narrays; a++) {
+				const struct compare_array *x = &cmp.arrays[a];
+
+				if (x->measured_read != x->exact_read ||
+				    x->measured_write != x->exact_write)
+					bad++, print_message("flash2 N=%llu N_kv=%llu P=%llu%s on %s%s: %s "
+						 "measured %.0f + %.0f, formula %.0f + %.0f\n",
+						 (unsigned long long)c.N,
+						 (unsigned long long)c.N_kv,
+						 (unsigned long long)c.kv_page,
+						 c.causal ? " causal" : "", caches[ci],
+						 flush ? "" : " (no flush)", x->name,
+						 x->measured_read, x->measured_write, x->exact_read,
+						 x->exact_write);
+			}
+			sim_result_finish(&res);
+		}
+	if (bad)
+		fail_msg("%u arrays differ", bad);
+}
+
+static void
+test_exact_paged(void **state)
+{
+	static const char *caches[] = {
+		"L1=2K:full:64,tiles=scratch",       "L1=16K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",      "L1=256K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
+		"L1=256K:full:128:wv,tiles=scratch", "lab",
+		NULL,
+	};
+
+	(void)state;
+	check_paged(caches, true);
+	check_paged((const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
+}
+
 static void
 test_exact_no_cache(void **state)
 {
@@ -603,6 +700,7 @@ main(void)
 		cmocka_unit_test(test_exact_no_cache),
 		cmocka_unit_test(test_exact_flashdecode),
 		cmocka_unit_test(test_exact_nkv),
+		cmocka_unit_test(test_exact_paged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
