@@ -550,6 +550,9 @@ static const struct paged_case paged_cases[] = {
 	{ 130, 450, 128, 4, 2, 1, 32, 16, 5, ATTN_BF16, false },
 	{ 64, 64, 16, 2, 2, 3, 16, 16, 3, ATTN_FP32, true },      /* N = N_kv, batch 3 */
 	{ 1, 9000, 64, 2, 2, 3, 64, 64, 16, ATTN_FP16, true },    /* table rows share lines */
+	/* K and V of 2000 lines re-read by 8 query blocks: on 128K (2048 lines) the table's 63
+	 * lines in each window turn hits into misses */
+	{ 128, 1000, 16, 1, 1, 1, 16, 64, 1, ATTN_FP32, false },
 };
 
 static void
@@ -621,7 +624,7 @@ test_exact_paged(void **state)
 		"L1=64K:full:64,tiles=scratch",      "L1=256K:full:64,tiles=scratch",
 		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
 		"L1=256K:full:128:wv,tiles=scratch", "lab",
-		NULL,
+		"L1=128K:full:64,tiles=scratch",     NULL,
 	};
 
 	struct attn_config narrow = { .kernel = ATTN_FLASH2,
