@@ -7,7 +7,8 @@ Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [-
 Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
 32/64/128 bytes, every replacement and write policy, tiles in scratch or memory, 0 to 4 levels,
-with and without the final flush), runs each with `memsim run --trace-only --json -`, and checks
+with and without the final flush; flash2 with a paged KV cache, --kv-page 1 to 256, about a
+third of its draws), runs each with `memsim run --trace-only --json -`, and checks
 what the report claims against what it measured:
 
   crash       the run died (a signal) or wrote no report
@@ -123,7 +124,9 @@ def draw_cache(rng, cfg, focus):
     return ",".join(specs) + ",tiles=" + tiles
 
 
-def draw(rng, focus):
+def draw(rng, focus, page_rng):
+    # paged K/V from a stream of its own: the other draws stay those of a seed before it
+    paged, page = page_rng.random() < 0.35, page_rng.choice([1, 3, 16, 64, 256])
     while True:
         h, hkv = rng.choice(HEADS)
         cfg = {
@@ -143,6 +146,8 @@ def draw(rng, focus):
             cfg["softmax_separate"] = True
         if work(cfg) <= 3e7:
             break
+    if paged and cfg["kernel"] == "flash2":
+        cfg["kv_page"] = page
     cfg["cache"] = draw_cache(rng, cfg, focus)
     cfg["flush"] = rng.random() < 0.85
     return cfg
@@ -156,6 +161,8 @@ def argv_of(memsim, cfg):
         a.append("--causal")
     if cfg.get("softmax_separate"):
         a.append("--softmax-separate")
+    if cfg.get("kv_page"):
+        a += ["--kv-page", str(cfg["kv_page"])]
     if not cfg["flush"]:
         a.append("--no-flush")
     return a
@@ -226,7 +233,8 @@ def main():
     if args.tap:
         print("1..1", flush=True)
     rng = random.Random(args.seed)
-    cfgs = [draw(rng, args.focus) for _ in range(args.count)]
+    page_rng = random.Random(args.seed + 1)
+    cfgs = [draw(rng, args.focus, page_rng) for _ in range(args.count)]
     start = time.time()
     scopes, kinds, refused, failures, done = {}, {}, 0, [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
