@@ -193,13 +193,40 @@ test_sweep(void **state)
 	result_free(&r);
 }
 
+/* The computing and trace-only builds record the same accesses: their recordings replay to
+ * the same counters, every level, DRAM, per array (block_table too) and per phase. */
+static void
+test_record(void **state)
+{
+	static const char *shape = "run --kernel flash2 --N 24 --N-kv 200 --heads 4 --kv-heads 2 "
+				   "--d 24 --Br 16 --Bc 32 --kv-page 7 --causal --cache L1=8K:4:64";
+	static const char *const fields[] = { "levels", "dram", "arrays", "phases", "cpu" };
+	cJSON *a, *b;
+
+	(void)state;
+	expect_ok("%s --record c.mt >/dev/null", shape);
+	expect_ok("%s --trace-only --record t.mt >/dev/null", shape);
+	expect_ok("replay c.mt --cache L1=4K:2:64,L2=32K:8:64 --json rc.json");
+	expect_ok("replay t.mt --cache L1=4K:2:64,L2=32K:8:64 --json rt.json");
+	a = read_json("rc.json");
+	b = read_json("rt.json");
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "arrays"), "block_table"));
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!cJSON_Compare(cJSON_GetObjectItem(a, fields[i]),
+				   cJSON_GetObjectItem(b, fields[i]), true))
+			fail_msg("computing and trace-only recordings differ in %s", fields[i]);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_int_equal(sh("rm -f c.mt t.mt rc.json rt.json"), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),   cmocka_unit_test(test_run_json),
 		cmocka_unit_test(test_native_check), cmocka_unit_test(test_set_associative),
-		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_record),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
