@@ -212,8 +212,8 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 						    f2_row(f, hh, f2_r0(f, ib)), f->L) + /* O */
 					       span(f2_lse(f, hh - 1, last0),
 						    f2_lse(f, hh, f2_r0(f, ib)), f->L) + /* lse */
-					       f2_q(f, hh, 0, f2_r1(f, ib)) + f->tl +
-					       f2_bt(f, b, 0, f->np);
+					       f2_q(f, hh, 0, f2_r1(f, ib)) +
+					       f->tl + f2_bt(f, b, 0, f->np);
 
 				k += f2_rereads(f, kk, n_same, n_now, f->Nk, other, false);
 				v += f2_rereads(f, kk, n_same, n_now, f->Nk, other, true);
@@ -367,9 +367,9 @@ f2_resident(const struct f2 *f, double *o_res, double *l_res)
 
 /* Paged: the lines unit (hp, ibp) touched after its last touch of a block-table line (at
  * key block ep) up to the first touch in unit (hh, ib) (at block ta): the K and V blocks hp read
- * from ep on and the entries after ep's; the units between (of hh's head, reading rows below the line's)
- * and this unit's blocks before ta, with their entries; the O and lse rows of hp up to hh, the
- * Q rows after hp through hh; the tiles. */
+ * from ep on and the entries after ep's; the units between (of hh's head, reading rows below the
+ * line's) and this unit's blocks before ta, with their entries; the O and lse rows of hp up to hh,
+ * the Q rows after hp through hh; the tiles. */
 static double
 bt_window(const struct f2 *f, uint64_t hp, uint64_t ibp, uint64_t ep, uint64_t hh, uint64_t ib,
 	  uint64_t ta)
@@ -418,7 +418,8 @@ f2_block_table(const struct f2 *f)
 					      ? (ln + 1) * L / 4 - b * np - 1
 					      : np - 1;
 			uint64_t ta = ea * P / Bc;
-			uint64_t tb = (eb * P + P - 1 < f->Nk - 1 ? eb * P + P - 1 : f->Nk - 1) / Bc;
+			uint64_t tb =
+				(eb * P + P - 1 < f->Nk - 1 ? eb * P + P - 1 : f->Nk - 1) / Bc;
 			bool shared = b > 0 && ln == lo && shares_line(b * np * 4, L);
 
 			for (uint64_t h = 0; h < H; h++) {

@@ -44,9 +44,8 @@ static const char *const setting_path[TABLE_SETTINGS] = {
 	"config.kv_page",
 };
 static const char *const setting_name[TABLE_SETTINGS] = {
-	"N_kv", "d",      "heads",    "kv_heads", "batch", "Br",
-	"Bc",   "causal", "separate", "flush",    "seed",  "trace-only",
-	"kv_page",
+	"N_kv",   "d",        "heads", "kv_heads", "batch",      "Br",      "Bc",
+	"causal", "separate", "flush", "seed",     "trace-only", "kv_page",
 };
 
 /* A setting's value: a number, or a truth as 0 or 1; -1 when absent. */

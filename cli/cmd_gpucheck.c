@@ -575,7 +575,8 @@ cmd_gpucheck(int argc, char **argv)
 	if (attn_nkv(&o.cfg) != o.cfg.N)
 		return usage_error("gpucheck", "--N-kv: the GPU kernels take N_kv = N only");
 	if (o.cfg.kv_page)
-		return usage_error("gpucheck", "--kv-page: the GPU kernels take an unpaged KV cache");
+		return usage_error("gpucheck",
+				   "--kv-page: the GPU kernels take an unpaged KV cache");
 	if (no_gpu && from)
 		return usage_error("gpucheck", "--no-gpu and --memsim-from exclude each other");
 	memset(&g, 0, sizeof(g));

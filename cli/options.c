@@ -284,14 +284,15 @@ kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 			 (unsigned long long)attn_splits(c));
 	if (c->kv_page)
 		snprintf(page, sizeof(page), " kv_page=%llu", (unsigned long long)c->kv_page);
-	snprintf(buf, len,
-		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s%s%s",
-		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
-		 (unsigned long long)c->d, (unsigned long long)c->heads,
-		 (unsigned long long)c->kv_heads, (unsigned long long)c->batch,
-		 attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
-		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "",
-		 splits, page);
+	snprintf(
+		buf, len,
+		"%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s%s%s",
+		attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
+		(unsigned long long)c->d, (unsigned long long)c->heads,
+		(unsigned long long)c->kv_heads, (unsigned long long)c->batch,
+		attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
+		c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "", splits,
+		page);
 	return buf;
 }
 

@@ -4,8 +4,8 @@
  * The kernel and cache options shared by `memsim run`, `formula`, `native`, `xcheck` and
  * `gpucheck` (and, as lists, `sweep`):
  * --kernel --N --N-kv --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
- * --splits --kv-page --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage
- * error.
+ * --splits --kv-page --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line
+ * usage error.
  */
 
 #include <getopt.h>

@@ -247,8 +247,7 @@ attn_kv_rows(const struct attn_config *c)
 /* Element index in K (or V) of key row j of batch b, kv head kvh: [batch][kv_heads][N_kv][d],
  * or paged row j % P of physical page pages[b][j / P] in [pages][P][kv_heads][d]. */
 static inline uint64_t
-attn_kv_row(const struct attn_config *c, const int32_t *pages, uint64_t b, uint64_t kvh,
-	    uint64_t j)
+attn_kv_row(const struct attn_config *c, const int32_t *pages, uint64_t b, uint64_t kvh, uint64_t j)
 {
 	uint64_t P = c->kv_page;
 

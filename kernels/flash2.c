@@ -47,9 +47,9 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
 					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					uint64_t p0 = c->kv_page ? kv_pages_read(t, d, b, c0, nc,
-										 pages)
-								 : 0;
+					uint64_t p0 =
+						c->kv_page ? kv_pages_read(t, d, b, c0, nc, pages)
+							   : 0;
 
 					kv_tile_load(t, d, d->Kt, d->K, b, kvh, c0, nc, pages, p0);
 					kv_tile_load(t, d, d->Vt, d->V, b, kvh, c0, nc, pages, p0);

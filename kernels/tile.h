@@ -74,8 +74,8 @@ tile_load(struct trace_ctx *t, float *tile, uint64_t tile_stride, const void *sr
  * [c0, c0 + nc) of batch b, read into pages[0 ..) (one stream of int32 loads, as a kernel
  * reads them into registers when it loads a key block). Returns the first page's index. */
 static ALWAYS_INLINE uint64_t
-kv_pages_read(struct trace_ctx *t, const struct attn_data *d, uint64_t b, uint64_t c0,
-	      uint64_t nc, int32_t *pages)
+kv_pages_read(struct trace_ctx *t, const struct attn_data *d, uint64_t b, uint64_t c0, uint64_t nc,
+	      int32_t *pages)
 {
 	const uint64_t P = d->cfg.kv_page, p0 = c0 / P, n = (c0 + nc - 1) / P - p0 + 1;
 	const int32_t *row = d->block_table + b * attn_pages(&d->cfg) + p0;

@@ -188,8 +188,8 @@ to_tile_load(struct to_run *x, enum to_tile k, const float *tile, uint64_t tile_
  * head kvh: the block-table entries' reports (their values from d->pages, the arena's copy
  * holding none), then each tile's rows, one run per page (or one run unpaged). */
 static inline void
-to_kv_tiles_load(struct to_run *x, const struct attn_data *d, uint64_t b, uint64_t kvh,
-		 uint64_t c0, uint64_t nc)
+to_kv_tiles_load(struct to_run *x, const struct attn_data *d, uint64_t b, uint64_t kvh, uint64_t c0,
+		 uint64_t nc)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t D = c->d, P = c->kv_page, Nk = attn_nkv(c);
@@ -204,15 +204,16 @@ to_kv_tiles_load(struct to_run *x, const struct attn_data *d, uint64_t b, uint64
 		       TR_IN_N(d->block_table + b * attn_pages(c) + c0 / P, sizeof(int32_t)));
 	for (int a = 0; a < 2; a++) {
 		if (!P) {
-			to_tile_load(x, k[a], tile[a], D,
-				     head_row((void *)base[a], b, kvh, c->kv_heads, Nk, D, c0,
-					      c->dtype),
-				     D, nc, D, c->dtype);
+			to_tile_load(
+				x, k[a], tile[a], D,
+				head_row((void *)base[a], b, kvh, c->kv_heads, Nk, D, c0, c->dtype),
+				D, nc, D, c->dtype);
 			continue;
 		}
 		for (uint64_t j = c0; j < c0 + nc;) {
 			uint64_t n = P - j % P < c0 + nc - j ? P - j % P : c0 + nc - j;
-			uint64_t row = (((uint64_t)pages[j / P] * P + j % P) * c->kv_heads + kvh) * D;
+			uint64_t row =
+				(((uint64_t)pages[j / P] * P + j % P) * c->kv_heads + kvh) * D;
 
 			to_tile_load(x, k[a], tile[a] + (j - c0) * D, D,
 				     (const char *)base[a] + row * s, c->kv_heads * D, n, D,

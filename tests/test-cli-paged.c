@@ -18,9 +18,8 @@
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli-paged"
-#include "tests/tmpdir.h"
-
 #include "tests/cli-run.h"
+#include "tests/tmpdir.h"
 
 static void
 test_refusals(void **state)
@@ -28,8 +27,7 @@ test_refusals(void **state)
 	(void)state;
 	expect_error("run --kernel flash2 --kv-page 0", 2, "--kv-page must be at least 1");
 	expect_error("formula --kernel flash2 --kv-page 0", 2, "--kv-page must be at least 1");
-	expect_error("run --kernel flash2 --kv-page x", 2,
-		     "--kv-page: 'x' is not a whole number");
+	expect_error("run --kernel flash2 --kv-page x", 2, "--kv-page: 'x' is not a whole number");
 	expect_error("run --kernel flash2 --kv-page -16", 2,
 		     "--kv-page: '-16' is not a whole number");
 	expect_error("run --kernel naive --kv-page 16", 2,
@@ -224,7 +222,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_refusals),   cmocka_unit_test(test_run_json),
+		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_run_json),
 		cmocka_unit_test(test_native_check), cmocka_unit_test(test_set_associative),
 		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_record),
 	};

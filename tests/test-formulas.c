@@ -18,8 +18,8 @@
 static void
 test_lab_formulas(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 1024, 64,    1,     1, 1, ATTN_FP32,
-				 64,         64,   false, false, 0, 0, 0, 0, 0 };
+	struct attn_config c = { ATTN_NAIVE, 1024,  64,    1, 1, 1, ATTN_FP32, 64,
+				 64,         false, false, 0, 0, 0, 0,         0 };
 
 	(void)state;
 	/* The lab: bytes_naive(N, d, 4) = 12 N d + 16 N^2; bytes_flash = 8 N d (1 + N/B_r). */
@@ -62,8 +62,8 @@ eval(const struct attn_config *c, const char *spec_text)
 static void
 test_regimes(void **state)
 {
-	struct attn_config naive = { ATTN_NAIVE, 4096, 64,    1,     1, 1, ATTN_FP32,
-				     64,         64,   false, false, 0, 0, 0, 0, 0 };
+	struct attn_config naive = { ATTN_NAIVE, 4096,  64,    1, 1, 1, ATTN_FP32, 64,
+				     64,         false, false, 0, 0, 0, 0,         0 };
 	struct attn_config flash = naive;
 	struct formula_result f;
 
@@ -95,14 +95,14 @@ test_regimes(void **state)
 static void
 test_regimes_held_out(void **state)
 {
-	struct attn_config big = { ATTN_NAIVE, 1000, 128,   1,     1, 1, ATTN_FP32,
-				   128,        128,  false, false, 0, 0, 0, 0, 0 };
-	struct attn_config small = { ATTN_NAIVE, 300, 64,    1,     1, 1, ATTN_FP32,
-				     16,         16,  false, false, 0, 0, 0, 0, 0 };
-	struct attn_config gqa = { ATTN_NAIVE, 4096, 64,    4,     2, 1, ATTN_FP32,
-				   64,         64,   false, false, 0, 0, 0, 0, 0 };
-	struct attn_config flash = { ATTN_FLASH2, 1000, 64,    1,     1, 1, ATTN_FP32,
-				     128,         128,  false, false, 0, 0, 0, 0, 0 };
+	struct attn_config big = { ATTN_NAIVE, 1000,  128,   1, 1, 1, ATTN_FP32, 128,
+				   128,        false, false, 0, 0, 0, 0,         0 };
+	struct attn_config small = { ATTN_NAIVE, 300,   64,    1, 1, 1, ATTN_FP32, 16,
+				     16,         false, false, 0, 0, 0, 0,         0 };
+	struct attn_config gqa = { ATTN_NAIVE, 4096,  64,    4, 2, 1, ATTN_FP32, 64,
+				   64,         false, false, 0, 0, 0, 0,         0 };
+	struct attn_config flash = { ATTN_FLASH2, 1000,  64,    1, 1, 1, ATTN_FP32, 128,
+				     128,         false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 
 	(void)state;
@@ -159,8 +159,8 @@ simulate(const struct attn_config *c, const char *spec_text, struct formula_resu
 static void
 test_set_associative_interval(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 224, 32,    1,     1, 1, ATTN_FP32,
-				 32,         32,  false, false, 0, 0, 0, 0, 0 };
+	struct attn_config c = { ATTN_NAIVE, 224,   32,    1, 1, 1, ATTN_FP32, 32,
+				 32,         false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -180,8 +180,8 @@ test_set_associative_interval(void **state)
 static void
 test_why_not_causes(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 256, 64,    1,     1, 1, ATTN_FP32,
-				 64,          64,  false, false, 0, 0, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH2, 256,   64,    1, 1, 1, ATTN_FP32, 64,
+				 64,          false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -201,8 +201,8 @@ test_why_not_causes(void **state)
 static void
 test_huge(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 1000000, 128,  16,    4, 2, ATTN_BF16,
-				 64,          64,      true, false, 0, 0, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH2, 1000000, 128,   16, 4, 2, ATTN_BF16, 64,
+				 64,          true,    false, 0,  0, 0, 0,         0 };
 	struct formula_result f;
 
 	(void)state;
@@ -357,9 +357,10 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 	for (size_t i = 0; i < n; i += step)
 		for (int ci = 0; caches[ci]; ci++) {
 			const struct nkv_case *k = &cases[i];
-			struct attn_config c = { k->kernel, k->N,     k->d,  k->heads, k->kv_heads,
-						 k->batch,  k->dtype, k->Br, k->Bc,    k->causal,
-						 false,     k->N_kv,  0,     0, 0, 0 };
+			struct attn_config c = { k->kernel,   k->N,      k->d,     k->heads,
+						 k->kv_heads, k->batch,  k->dtype, k->Br,
+						 k->Bc,       k->causal, false,    k->N_kv,
+						 0,           0,         0,        0 };
 			struct spec s;
 			struct sim_result res;
 			struct formula_machine m;
@@ -542,14 +543,14 @@ struct paged_case {
 };
 
 static const struct paged_case paged_cases[] = {
-	{ 1, 4000, 64, 4, 1, 1, 64, 64, 16, ATTN_FP16, true },   /* decode, MQA */
-	{ 1, 3000, 32, 8, 2, 2, 64, 64, 1, ATTN_FP32, false },   /* a token a page, GQA */
+	{ 1, 4000, 64, 4, 1, 1, 64, 64, 16, ATTN_FP16, true },    /* decode, MQA */
+	{ 1, 3000, 32, 8, 2, 2, 64, 64, 1, ATTN_FP32, false },    /* a token a page, GQA */
 	{ 4, 2000, 64, 4, 2, 2, 64, 128, 256, ATTN_FP16, false }, /* pages past B_c */
 	{ 16, 1000, 32, 2, 1, 1, 16, 48, 7, ATTN_FP32, true },    /* pages across blocks */
 	{ 100, 700, 64, 2, 1, 2, 32, 48, 16, ATTN_BF16, true },   /* chunked prefill */
 	{ 130, 450, 128, 4, 2, 1, 32, 16, 5, ATTN_BF16, false },
-	{ 64, 64, 16, 2, 2, 3, 16, 16, 3, ATTN_FP32, true },      /* N = N_kv, batch 3 */
-	{ 1, 9000, 64, 2, 2, 3, 64, 64, 16, ATTN_FP16, true },    /* table rows share lines */
+	{ 64, 64, 16, 2, 2, 3, 16, 16, 3, ATTN_FP32, true },   /* N = N_kv, batch 3 */
+	{ 1, 9000, 64, 2, 2, 3, 64, 64, 16, ATTN_FP16, true }, /* table rows share lines */
 	/* K and V of 2000 lines re-read by 8 query blocks: on 128K (2048 lines) the table's 63
 	 * lines in each window turn hits into misses */
 	{ 128, 1000, 16, 1, 1, 1, 16, 64, 1, ATTN_FP32, false },
@@ -591,24 +592,26 @@ check_paged(const char *const *caches, bool flush)
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
 			/* rows of 64 bytes on 128-byte lines: called an estimate (equal here) */
-			assert_true(m.no_cache || f.scope == FORMULA_SCOPE_EXACT ||
-				    strstr(f.scope_why, "one step") ||
-				    (c.d * dtype_bytes(c.dtype) % 128 &&
-				     strstr(f.scope_why, "a paged KV cache with rows of 64 bytes")));
+			assert_true(
+				m.no_cache || f.scope == FORMULA_SCOPE_EXACT ||
+				strstr(f.scope_why, "one step") ||
+				(c.d * dtype_bytes(c.dtype) % 128 &&
+				 strstr(f.scope_why, "a paged KV cache with rows of 64 bytes")));
 			for (unsigned a = 0; a < cmp.narrays; a++) {
 				const struct compare_array *x = &cmp.arrays[a];
 
 				if (x->measured_read != x->exact_read ||
 				    x->measured_write != x->exact_write)
-					bad++, print_message("flash2 N=%llu N_kv=%llu P=%llu%s on %s%s: %s "
-						 "measured %.0f + %.0f, formula %.0f + %.0f\n",
-						 (unsigned long long)c.N,
-						 (unsigned long long)c.N_kv,
-						 (unsigned long long)c.kv_page,
-						 c.causal ? " causal" : "", caches[ci],
-						 flush ? "" : " (no flush)", x->name,
-						 x->measured_read, x->measured_write, x->exact_read,
-						 x->exact_write);
+					bad++, print_message(
+						       "flash2 N=%llu N_kv=%llu P=%llu%s on %s%s: %s "
+						       "measured %.0f + %.0f, formula %.0f + %.0f\n",
+						       (unsigned long long)c.N,
+						       (unsigned long long)c.N_kv,
+						       (unsigned long long)c.kv_page,
+						       c.causal ? " causal" : "", caches[ci],
+						       flush ? "" : " (no flush)", x->name,
+						       x->measured_read, x->measured_write,
+						       x->exact_read, x->exact_write);
 			}
 			sim_result_finish(&res);
 		}
@@ -671,8 +674,8 @@ test_negligible_arrays(void **state)
 	struct cache *c;
 	struct formula_result f;
 	struct comparison cmp;
-	struct attn_config cfg = { ATTN_FLASH2, 64, 64,    1,     1, 1, ATTN_FP32,
-				   64,          64, false, false, 0, 0, 0, 0, 0 };
+	struct attn_config cfg = { ATTN_FLASH2, 64,    64,    1, 1, 1, ATTN_FP32, 64,
+				   64,          false, false, 0, 0, 0, 0,         0 };
 	char err[256];
 	int big, small;
 

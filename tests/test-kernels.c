@@ -388,13 +388,16 @@ test_flash2_paged(void **state)
 				attn_run_native(a);
 				attn_run_native(b);
 				if (memcmp(a->O, b->O,
-					   cfg.batch * cfg.heads * cfg.N * cfg.d * dtype_bytes(cfg.dtype)) ||
+					   cfg.batch * cfg.heads * cfg.N * cfg.d *
+						   dtype_bytes(cfg.dtype)) ||
 				    memcmp(a->lse, b->lse, cfg.batch * cfg.heads * cfg.N * 4))
-					fail_msg("paged P=%llu N_kv=%llu %s%s: O or lse differ from the "
-						 "unpaged run's",
-						 (unsigned long long)cfg.kv_page,
-						 (unsigned long long)cfg.N_kv, attn_dtype_name(cfg.dtype),
-						 causal ? " causal" : "");
+					fail_msg(
+						"paged P=%llu N_kv=%llu %s%s: O or lse differ from the "
+						"unpaged run's",
+						(unsigned long long)cfg.kv_page,
+						(unsigned long long)cfg.N_kv,
+						attn_dtype_name(cfg.dtype),
+						causal ? " causal" : "");
 				attn_data_destroy(a);
 				attn_data_destroy(b);
 				free(seen);
@@ -517,8 +520,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = { ATTN_PROJ, 64, 16,    4,     4, 1, ATTN_FP32,
-					 64,        64, false, false, 0, 0, 0, 0, 0 };
+		struct attn_config c = { ATTN_PROJ, 64,    16,    4, 4, 1, ATTN_FP32, 64,
+					 64,        false, false, 0, 0, 0, 0,         0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -547,8 +550,8 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = { ATTN_FLASH2, 40, 16,    1,     1, 1, ATTN_FP32,
-				   16,          16, false, false, 0, 0, 0, 0, 0 };
+	struct attn_config cfg = { ATTN_FLASH2, 40,    16,    1, 1, 1, ATTN_FP32, 16,
+				   16,          false, false, 0, 0, 0, 0,         0 };
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -603,7 +606,8 @@ test_bad_configs(void **state)
 		  "--Br must be" },
 		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0, 0, 0, 0, 0 },
 		  "--Bc must be" },
-		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0, 0 },
+		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0,
+		    0 },
 		  "the arrays and tiles need 37" },
 		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0,
 		    0, 0, 0, 0 },
@@ -616,7 +620,8 @@ test_bad_configs(void **state)
 		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0,
 		    0, 0, 0, 0 },
 		  "the arrays and tiles need" },
-		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0, 0, 0 },
+		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0, 0,
+		    0 },
 		  "--softmax-separate is for --kernel naive, not flashdecode" },
 		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 2, 0, 0, 0 },
 		  "--splits is for --kernel flashdecode, not flash2" },

@@ -7,7 +7,8 @@
  * take each path of the tracing layer: tiles in memory and in scratch, the inline fast path,
  * merging off it (a fully associative L1), write-validate (granules of 2 and 4 bytes),
  * write-through, no-write-allocate, 2 ways (TR_ZIP reports elements), tree-PLRU, random,
- * FIFO with an inclusive L2, no cache; flash2 with paged K/V. Also: the trace-only arena commits no memory.
+ * FIFO with an inclusive L2, no cache; flash2 with paged K/V. Also: the trace-only arena commits no
+ * memory.
  */
 
 #include <stdio.h>
