@@ -18,8 +18,9 @@
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli-paged"
-#include "tests/cli-run.h"
 #include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
 
 static void
 test_refusals(void **state)
