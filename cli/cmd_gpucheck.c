@@ -68,8 +68,9 @@ void
 usage_gpucheck(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim gpucheck --kernel naive|flash2 [--N N] [--d D] [--heads H]\n"
-		"                       [--kv-heads H] [--batch B] [--dtype fp32|fp16] [--causal]\n"
+		"Usage: memsim gpucheck --kernel naive|flash2 [--N N] [--N-kv K] [--d D] [--heads H]\n"
+		"                       [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16]\n"
+		"                       [--causal]\n"
 		"                       [--cache SPEC] [--no-gpu] [--memsim-from FILE] [--no-idle]\n"
 		"                       [--json FILE]\n"
 		"\n"
@@ -168,6 +169,26 @@ model_json(const struct gpucheck *g)
 	return o;
 }
 
+/* Whether the "config" of a gpucheck --json file is c's. */
+static bool
+side_matches(const cJSON *cfg, const struct attn_config *c)
+{
+	const char *kernel = cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel"));
+	const char *dtype = cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "dtype"));
+	/* files written before N_kv existed have N keys */
+	const cJSON *nkv = cJSON_GetObjectItem(cfg, "N_kv");
+
+	return cfg && kernel && dtype && !strcmp(kernel, attn_kernel_name(c->kernel)) &&
+	       !strcmp(dtype, attn_dtype_name(c->dtype)) &&
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "N")) == (double)c->N &&
+	       (nkv ? cJSON_GetNumberValue(nkv) : (double)c->N) == (double)attn_nkv(c) &&
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "d")) == (double)c->d &&
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "heads")) == (double)c->heads &&
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "kv_heads")) == (double)c->kv_heads &&
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "batch")) == (double)c->batch &&
+	       cJSON_IsTrue(cJSON_GetObjectItem(cfg, "causal")) == c->causal;
+}
+
 static int
 model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 {
@@ -180,17 +201,7 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 	m = cJSON_GetObjectItem(root, "memsim");
 	cfg = cJSON_GetObjectItem(root, "config");
 	/* the configuration must be the one asked for */
-	if (!m || !cfg || cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "N")) != (double)g->cfg.N ||
-	    cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "heads")) != (double)g->cfg.heads ||
-	    cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "d")) != (double)g->cfg.d ||
-	    strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel"))
-			   ? cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "kernel"))
-			   : "",
-		   attn_kernel_name(g->cfg.kernel)) ||
-	    strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "dtype"))
-			   ? cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "dtype"))
-			   : "",
-		   attn_dtype_name(g->cfg.dtype))) {
+	if (!m || !side_matches(cfg, &g->cfg)) {
 		snprintf(err, errlen, "%s: not memsim's side of this configuration", path);
 		cJSON_Delete(root);
 		return -1;
@@ -362,7 +373,7 @@ measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size
 {
 	char gpu[4200], ncu[4096], dir[256], log[300];
 	const char *tmp = getenv("TMPDIR");
-	char nstr[32], dstr[32], hstr[32], kvstr[32], bstr[32], sstr[32];
+	char nstr[32], nkvstr[32], dstr[32], hstr[32], kvstr[32], bstr[32], sstr[32];
 	const char *nenv = getenv("MEMSIM_NCU");
 	struct ncu_result res;
 	int rc;
@@ -402,6 +413,7 @@ measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size
 		unlink(log);
 	}
 	snprintf(nstr, sizeof(nstr), "%llu", (unsigned long long)g->cfg.N);
+	snprintf(nkvstr, sizeof(nkvstr), "%llu", (unsigned long long)attn_nkv(&g->cfg));
 	snprintf(dstr, sizeof(dstr), "%llu", (unsigned long long)g->cfg.d);
 	snprintf(hstr, sizeof(hstr), "%llu", (unsigned long long)g->cfg.heads);
 	snprintf(kvstr, sizeof(kvstr), "%llu", (unsigned long long)g->cfg.kv_heads);
@@ -409,7 +421,8 @@ measure(struct gpucheck *g, uint64_t seed, bool with_background, char *err, size
 	snprintf(sstr, sizeof(sstr), "%llu", (unsigned long long)seed);
 	{
 		char *args[] = { "run",        "--kernel", (char *)attn_kernel_name(g->cfg.kernel),
-				 "--N",        nstr,       "--d",
+				 "--N",        nstr,       "--N-kv",
+				 nkvstr,       "--d",
 				 dstr,         "--heads",  hstr,
 				 "--kv-heads", kvstr,      "--batch",
 				 bstr,         "--dtype",  (char *)attn_dtype_name(g->cfg.dtype),
@@ -569,11 +582,8 @@ cmd_gpucheck(int argc, char **argv)
 	from = go.from;
 	if (o.cfg.kernel != ATTN_NAIVE && o.cfg.kernel != ATTN_FLASH2)
 		return usage_error("gpucheck", "--kernel: the GPU kernels are naive and flash2");
-	if (o.cfg.dtype == ATTN_BF16 || o.cfg.d > 128 || o.cfg.softmax_separate)
-		return usage_error("gpucheck",
-				   "the GPU kernels take fp32 or fp16, d <= 128, P over S");
-	if (attn_nkv(&o.cfg) != o.cfg.N)
-		return usage_error("gpucheck", "--N-kv: the GPU kernels take N_kv = N only");
+	if (o.cfg.d > 128 || o.cfg.softmax_separate)
+		return usage_error("gpucheck", "the GPU kernels take d <= 128, P over S");
 	if (o.cfg.kv_page)
 		return usage_error("gpucheck",
 				   "--kv-page: the GPU kernels take an unpaged KV cache");

@@ -8,8 +8,9 @@
  *   memsim-gpu idle --ms T                a kernel that waits T ms and moves no data: under
  *                                         ncu, the traffic a kernel of that length gets anyway
  *
- * config: --kernel naive|flash2 --N LIST --d D --heads H --kv-heads H --batch B
- *         --dtype fp32|fp16 --causal --seed S (LIST: 128,512,1024).
+ * config: --kernel naive|flash2 --N LIST --N-kv K --d D --heads H --kv-heads H --batch B
+ *         --dtype fp32|fp16|bf16 --causal --seed S (LIST: 128,512,1024; N_kv: keys and
+ *         values, N by default; each N at most N_kv).
  * memsim gpucheck runs `memsim-gpu run` under ncu; the tables of docs/gpu.md come from these.
  */
 
@@ -37,8 +38,8 @@ usage(const char *msg)
 {
 	fprintf(stderr,
 		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|check|run|time [--kernel naive|flash2] "
-		"[--N LIST] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
-		"fp32|fp16] [--causal] [--seed S] [--reps R])\n",
+		"[--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
+		"fp32|fp16|bf16] [--causal] [--seed S] [--reps R])\n",
 		msg);
 	return 2;
 }
@@ -48,6 +49,7 @@ parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = { { "kernel", required_argument, NULL, 'k' },
 					    { "N", required_argument, NULL, 'n' },
+					    { "N-kv", required_argument, NULL, 'K' },
 					    { "d", required_argument, NULL, 'd' },
 					    { "heads", required_argument, NULL, 'h' },
 					    { "kv-heads", required_argument, NULL, 'v' },
@@ -92,6 +94,11 @@ parse(int argc, char **argv, struct opts *o)
 				return usage("--N: a list of positive numbers");
 			break;
 		}
+		case 'K':
+			if (!parse_u64(optarg, &v) || v == 0)
+				return usage("--N-kv: a positive whole number");
+			o->cfg.N_kv = v;
+			break;
 		case 'd':
 		case 'h':
 		case 'v':
@@ -115,8 +122,8 @@ parse(int argc, char **argv, struct opts *o)
 				o->reps = (int)(v > 10000 ? 10000 : v);
 			break;
 		case 't':
-			if (!attn_dtype_parse(optarg, &o->cfg.dtype) || o->cfg.dtype == ATTN_BF16)
-				return usage("--dtype: fp32 or fp16");
+			if (!attn_dtype_parse(optarg, &o->cfg.dtype))
+				return usage("--dtype: fp32, fp16 or bf16");
 			break;
 		case 'c':
 			o->cfg.causal = true;
@@ -135,11 +142,18 @@ parse(int argc, char **argv, struct opts *o)
 static struct attn_gpu_config
 gpu_config(const struct attn_config *c)
 {
-	struct attn_gpu_config g = {
-		c->kernel == ATTN_FLASH2, c->N,     c->d, c->heads, c->kv_heads, c->batch,
-		c->dtype == ATTN_FP16,    c->causal
-	};
+	struct attn_gpu_config g;
 
+	memset(&g, 0, sizeof(g));
+	g.flash2 = c->kernel == ATTN_FLASH2;
+	g.N = c->N;
+	g.N_kv = attn_nkv(c);
+	g.d = c->d;
+	g.heads = c->heads;
+	g.kv_heads = c->kv_heads;
+	g.batch = c->batch;
+	g.storage = c->dtype == ATTN_BF16 ? 2 : c->dtype == ATTN_FP16 ? 1 : 0;
+	g.causal = c->causal;
 	return g;
 }
 
@@ -167,7 +181,7 @@ one(const char *cmd, struct opts *o, uint64_t N, bool header)
 	struct attn_gpu_config gc;
 	struct attn_gpu *g = NULL;
 	struct attn_data *d;
-	char err[512], name[256], cfgs[64];
+	char err[512], name[256], cfgs[96];
 	bool check = strcmp(cmd, "check") == 0;
 	int rc = 1;
 
@@ -181,9 +195,10 @@ one(const char *cmd, struct opts *o, uint64_t N, bool header)
 	if (attn_gpu_create(&gc, &g, name, sizeof(name), err, sizeof(err)) ||
 	    attn_gpu_upload(g, d->Q, d->K, d->V, err, sizeof(err)))
 		goto fail;
-	snprintf(cfgs, sizeof(cfgs), "%s N=%llu d=%llu heads=%llu %s%s", attn_kernel_name(c.kernel),
-		 (unsigned long long)N, (unsigned long long)c.d, (unsigned long long)c.heads,
-		 attn_dtype_name(c.dtype), c.causal ? " causal" : "");
+	snprintf(cfgs, sizeof(cfgs), "%s N=%llu N_kv=%llu d=%llu heads=%llu %s%s",
+		 attn_kernel_name(c.kernel), (unsigned long long)N,
+		 (unsigned long long)attn_nkv(&c), (unsigned long long)c.d,
+		 (unsigned long long)c.heads, attn_dtype_name(c.dtype), c.causal ? " causal" : "");
 	if (strcmp(cmd, "run") == 0 || check) {
 		if (attn_gpu_run(g, err, sizeof(err)))
 			goto fail;

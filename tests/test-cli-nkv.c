@@ -39,11 +39,55 @@ test_refusals(void **state)
 		     "--bandwidth: '0' is not a positive number of GB/s");
 	expect_error("formula --kernel flash2 --bandwidth fast", 2,
 		     "--bandwidth: 'fast' is not a positive number of GB/s");
-	expect_error("gpucheck --kernel flash2 --N 4 --N-kv 256 --no-gpu", 2,
-		     "--N-kv: the GPU kernels take N_kv = N only");
 	expect_error("sweep --out x --kernel flash2 --N-kv 0", 2, "--N-kv must be at least 1");
 	expect_error("sweep --out x --kernel flash1,proj --N 4 --N-kv 64", 2,
 		     "2 with N_kv != N under flash1 or proj");
+}
+
+/* gpucheck takes decode shapes and bf16 (the CUDA kernels do): memsim's side on the h100
+ * preset, the shape passed on to memsim-gpu under ncu, and a side of another N_kv refused. */
+static void
+test_gpucheck_decode(void **state)
+{
+	char env_buf[1024];
+	struct result r;
+	cJSON *o, *l;
+
+	(void)state;
+	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 256 --heads 2 --dtype bf16 --no-gpu "
+		   "--json side.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	o = read_json("side.json");
+	assert_non_null(o);
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "config"), "N_kv")->valuedouble ==
+		    256);
+	l = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "memsim"), "launches"),
+			       0);
+	/* K and V (2 heads x 256 x 64 x 2 bytes each) and Q's two 128-byte rows, once */
+	assert_true(cJSON_GetObjectItem(l, "memsim_read_bytes")->valuedouble ==
+		    2 * 2 * 256 * 64 * 2 + 2 * 128);
+	cJSON_Delete(o);
+	/* what memsim-gpu is asked to run, through a stand-in ncu that records it */
+	assert_int_equal(sh("echo '#!/bin/sh' > gpu-ok && echo 'exit 0' >> gpu-ok && "
+			    "echo '#!/bin/sh' > ncu-rec && "
+			    "echo 'echo \"$*\" > ncu-args; exit 3' >> ncu-rec && "
+			    "chmod +x gpu-ok ncu-rec"),
+			 0);
+	snprintf(env_buf, sizeof(env_buf), "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-rec",
+		 tmpdir, tmpdir, tmpdir);
+	memsim_env = env_buf;
+	expect_error("gpucheck --kernel flash2 --N 1 --N-kv 256 --heads 2 --dtype bf16 --no-idle "
+		     "--memsim-from side.json",
+		     1, "ncu failed (exit status 3)");
+	expect_error("gpucheck --kernel flash2 --N 1 --N-kv 512 --heads 2 --dtype bf16 "
+		     "--memsim-from side.json",
+		     1, "not memsim's side of this configuration");
+	memsim_env = "";
+	r = shell("cat ncu-args");
+	assert_non_null(strstr(r.out, "run --kernel flash2 --N 1 --N-kv 256 --d 64 --heads 2"));
+	assert_non_null(strstr(r.out, "--dtype bf16"));
+	result_free(&r);
 }
 
 /* A decode step: config.N_kv, and per_token = DRAM bytes / (batch N) with the bound. */
@@ -228,6 +272,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_run_decode),
+		cmocka_unit_test(test_gpucheck_decode),
 		cmocka_unit_test(test_formula_per_token),
 		cmocka_unit_test(test_decode_regime),
 		cmocka_unit_test(test_sweep),

@@ -2,7 +2,7 @@
 
 /*
  * The attention kernels on an NVIDIA GPU (kernels/cuda/attn_gpu.cu), for the hardware check:
- * the same layout as the CPU kernels ([batch][heads][N][d], fp32 or fp16 storage, fp32
+ * the same layout as the CPU kernels ([batch][heads][N][d], fp32, fp16 or bf16 storage, fp32
  * compute), so the CPU double-precision reference checks them and memsim's traced kernels
  * predict their traffic.
  *
@@ -30,7 +30,8 @@ struct attn_gpu;
 struct attn_gpu_config {
 	int flash2; /* 0: naive, 1: flash2 */
 	size_t N, d, heads, kv_heads, batch;
-	int fp16; /* storage: 0 fp32, 1 fp16 */
+	size_t N_kv; /* key and value rows (decode: N < N_kv); 0 means N */
+	int storage;  /* 0 fp32, 1 fp16, 2 bf16 */
 	int causal;
 };
 
