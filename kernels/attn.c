@@ -364,15 +364,18 @@ attn_data_bytes(const struct attn_config *c)
 static uint64_t splitmix(uint64_t *s);
 
 /* The paged run's block table: a permutation of the pool's pages from kv_seed
- * (Fisher-Yates), on the heap (d->pages) and, with values, in the arena. */
-static void
+ * (Fisher-Yates), on the heap (d->pages) and, with values, in the arena. Returns 0, or
+ * -ENOMEM (the heap copy is needed even trace-only, where the arena holds no values). */
+static int
 block_table_fill(struct attn_data *d)
 {
 	const uint64_t n = d->cfg.batch * attn_pages(&d->cfg);
 	/* a stream of its own: the inputs' values come from the same seed */
 	uint64_t rng = d->cfg.kv_seed ^ UINT64_C(0x6a09e667f3bcc909);
 
-	d->pages = xzalloc(n * sizeof(*d->pages));
+	d->pages = n <= SIZE_MAX / sizeof(*d->pages) ? malloc(n * sizeof(*d->pages)) : NULL;
+	if (!d->pages)
+		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++)
 		d->pages[i] = (int32_t)i;
 	for (uint64_t i = n; i > 1; i--) {
@@ -384,6 +387,7 @@ block_table_fill(struct attn_data *d)
 	}
 	if (!d->trace_only)
 		memcpy(d->block_table, d->pages, n * sizeof(*d->pages));
+	return 0;
 }
 
 /* attn_data_create(), or with trace_only attn_data_create_trace_only(). */
@@ -442,8 +446,13 @@ create(const struct attn_config *c, bool trace_only, char *err, size_t errlen)
 	}
 	if (!c->softmax_separate)
 		d->P = d->S;
-	if (c->kv_page)
-		block_table_fill(d);
+	if (c->kv_page && block_table_fill(d)) {
+		snprintf(err, errlen, "cannot allocate the block table of %llu pages (%.2f GiB)",
+			 (unsigned long long)(c->batch * attn_pages(c)),
+			 (double)(c->batch * attn_pages(c) * 4) / (1u << 30));
+		attn_data_destroy(d);
+		return NULL;
+	}
 	return d;
 }
 

@@ -219,6 +219,24 @@ test_record(void **state)
 	assert_int_equal(sh("rm -f c.mt t.mt rc.json rt.json"), 0);
 }
 
+/* A trace-only run holds the block table's values on the heap: where they do not fit (an
+ * address-space limit that the arena fits under), one line and exit 1, not an abort. */
+static void
+test_table_memory(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* arena 4 GiB (5 with the alignment's slack), table 2 GiB more */
+	r = run_line(5600ULL << 20, MEMSIM_BIN " run --kernel flash2 --N 1 --N-kv 536870912 "
+					       "--d 1 --dtype fp16 --kv-page 1 --trace-only --cache lab");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "cannot allocate the block table of 536870912 pages "
+				      "(2.00 GiB)"));
+	assert_true(one_line_with(r.err, "block table"));
+	result_free(&r);
+}
+
 int
 main(void)
 {
@@ -226,6 +244,7 @@ main(void)
 		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_run_json),
 		cmocka_unit_test(test_native_check), cmocka_unit_test(test_set_associative),
 		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_record),
+		cmocka_unit_test(test_table_memory),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
