@@ -1,13 +1,18 @@
 /*
- * flashdecode, by array. At S = 1 the kernel is flash2 access for access (the split runs
- * flash2's loop over every key block and writes O and lse itself; the combine does nothing), so
- * its exact formula is flash2's. At S > 1 there is no exact line-by-line formula yet: every
- * access is counted once, as with no cache (K and V once per head, split and query block, Q
- * once per split and query block, the partial O and logsumexp written by the splits and read
- * by the combine), and formula_scope() calls the result an estimate. Without a cache that
- * count is exact at every S.
+ * flashdecode, by array, on the loops attn_decode_view() gives (grouped-query decode packed:
+ * a KV head's query heads as its query rows). At S = 1 the kernel is flash2 access for access
+ * (the split runs flash2's loop over every key block and writes O and lse itself; the combine
+ * does nothing), so its exact formula is flash2's. At S > 1:
+ * - with no cache, every access is counted once (K and V once per head, split and query
+ *   block, Q once per split and query block, the partial O and logsumexp written by the
+ *   splits and read by the combine): exact;
+ * - on a cache that holds every line the run touches (formula_flashdecode_footprint()),
+ *   nothing is evicted and each line moves once: exact;
+ * - on a smaller cache there is no line-by-line formula yet: the access count stands in, and
+ *   formula_scope() calls it an estimate.
  */
 
+#include <math.h>
 #include <stdint.h>
 
 #include "analysis/formula_kernels.h"
@@ -61,11 +66,75 @@ formula_flashdecode_accesses(struct formula_result *r, const struct attn_config 
 	}
 }
 
+/* The bytes of each array flashdecode's S > 1 touches in full: Q and O, K and V, lse,
+ * O_accum, lse_accum (every row of each is read or written: the last query block sees every
+ * key, and every split writes its partial rows, an empty one 0 and -inf). */
+static void
+array_bytes(const struct attn_config *c, double b[7])
+{
+	const double bh = (double)c->batch * (double)c->heads, n = (double)c->N;
+	const double d = (double)c->d, s = dtype_bytes(c->dtype), S = (double)attn_splits(c);
+	const double kv = (double)c->batch * (double)c->kv_heads * (double)attn_nkv(c);
+
+	b[0] = b[1] = bh * n * d * s; /* Q, O */
+	b[2] = b[3] = kv * d * s;     /* K, V */
+	b[4] = bh * n * 4;            /* lse */
+	b[5] = bh * S * n * d * 4;    /* O_accum */
+	b[6] = bh * S * n * 4;        /* lse_accum */
+}
+
+double
+formula_flashdecode_footprint(const struct attn_config *c, double line_bytes)
+{
+	double b[7], lines = 0;
+
+	array_bytes(c, b);
+	/* every array page-aligned: its own lines */
+	for (int i = 0; i < 7; i++)
+		lines += ceil(b[i] / line_bytes);
+	return lines;
+}
+
+/* S > 1 where the cache holds every line the run touches: each line misses once. Q, K and V
+ * are read; O, lse and the partial arrays are first stored (a read for ownership under
+ * write-allocate), and the combine's loads of the partial arrays hit, under write-validate too
+ * (every byte they read was stored before, and stays). Each stored line is dirty to the end:
+ * written by the final flush, or never. */
+static void
+fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	static const char *const names[7] = { "Q", "O", "K", "V", "lse", "O_accum", "lse_accum" };
+	double b[7];
+
+	array_bytes(c, b);
+	for (int i = 0; i < 7; i++) {
+		struct formula_array *a = arr(r, names[i]);
+		double bytes = ceil(b[i] / q->L) * q->L;
+
+		if (i == 0 || i == 2 || i == 3) {
+			a->read_bytes += bytes;
+			continue;
+		}
+		if (q->rfo) {
+			a->read_bytes += bytes;
+			a->rfo_bytes += bytes;
+		}
+		if (q->flush) {
+			a->write_bytes += bytes;
+			a->flush_bytes += bytes;
+		}
+	}
+}
+
 void
 formula_flashdecode(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
 	if (attn_splits(c) == 1) {
 		formula_flash2(r, c, q);
+		return;
+	}
+	if (q->C >= formula_flashdecode_footprint(c, q->L)) {
+		fits(r, c, q);
 		return;
 	}
 	formula_flashdecode_accesses(r, c);

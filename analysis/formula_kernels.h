@@ -165,5 +165,8 @@ void formula_proj(struct formula_result *r, const struct attn_config *c, const s
 void formula_flashdecode(struct formula_result *r, const struct attn_config *c, const struct q *q);
 /* flashdecode's accesses each counted once (what no cache moves). */
 void formula_flashdecode_accesses(struct formula_result *r, const struct attn_config *c);
+/* The lines flashdecode touches at S > 1 (c: attn_decode_view()'s, or its source: the arrays
+ * are the same bytes), every array in full: a cache of at least as many evicts none. */
+double formula_flashdecode_footprint(const struct attn_config *c, double line_bytes);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "analysis/formula_kernels.h"
 #include "analysis/formulas.h"
 
 const char *
@@ -104,6 +105,33 @@ interval_not_bound(const struct attn_config *c, const struct formula_machine *m,
 	return NULL;
 }
 
+/* Why flashdecode's formula at S > 1 is not exact on m's cache, or NULL: it is where the cache
+ * evicts nothing (a fully associative one of at least the lines the run touches, and under
+ * write-validate granules of at most 4 bytes, which the fp32 partial stores fill). */
+static const char *
+flashdecode_outside(const struct attn_config *c, const struct formula_machine *m, char *buf,
+		    size_t n)
+{
+	double lines = m->capacity_bytes / m->line_bytes;
+	double fp = formula_flashdecode_footprint(c, m->line_bytes);
+
+	if (lines < fp) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1 on a cache of %.0f lines, fewer than the %.0f it "
+			 "touches: no exact formula yet where lines are evicted (exact from %.0f "
+			 "lines up, and at S = 1, where it is flash2's)",
+			 lines, fp, fp);
+		return buf;
+	}
+	if (!m->fully_assoc && m->sets >= 2)
+		return "flashdecode with S > 1 on a set-associative cache: its exact formula holds "
+		       "where nothing is evicted, which conflicts may break (no interval)";
+	if (!m->rfo && m->line_bytes > 256)
+		return "flashdecode with S > 1 on a write-validate cache of lines over 256 bytes: "
+		       "granules wider than its 4-byte stores are not modeled";
+	return NULL;
+}
+
 /* The scope of one level in front of DRAM: exact, interval, or an estimate and why (in buf).
  * fitting_tiles: tiles in memory that never spill count as if they were in scratch. */
 static enum formula_scope
@@ -125,8 +153,7 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		      "evicted and stored again are not modeled (a few lines; exact with "
 		      "write-allocate, or N_kv = N)";
 	if (!why && !m->no_cache && c->kernel == ATTN_FLASHDECODE && attn_splits(c) > 1)
-		why = "flashdecode with S > 1 on a cache: no exact formula yet, every access is "
-		      "counted once as with no cache (exact at S = 1, where it is flash2's)";
+		why = flashdecode_outside(c, m, buf, n);
 	/* paging relabels lines only where each holds one (page, token, kv head) row */
 	if (!why && !m->no_cache && c->kv_page &&
 	    (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0) {

@@ -349,11 +349,14 @@ formula_lab(const struct attn_config *c)
 		return heads * 8 * d * (N + Nk * N / (double)c->Br) * s / 4;
 	case ATTN_FLASHDECODE: {
 		/* flash2's, Q read once per split; S > 1 adds the partial O and logsumexp (fp32),
-		 * written by the splits and read by the combine: 8 S N (d + 1) */
-		double S = (double)attn_splits(c);
+		 * written by the splits and read by the combine: 8 S N (d + 1). Packed, a KV
+		 * head's g query heads are its N = g rows (attn_decode_view()). */
+		const struct attn_config v = attn_decode_view(c);
+		double S = (double)attn_splits(c), n = (double)v.N;
+		double vh = (double)v.batch * (double)v.heads;
 
-		return heads * (s * (S * N * d + N * d + 2 * Nk * d * N / (double)c->Br) +
-				(S > 1 ? 8 * S * N * (d + 1) : 0));
+		return vh * (s * (S * n * d + n * d + 2 * Nk * d * n / (double)v.Br) +
+			     (S > 1 ? 8 * S * n * (d + 1) : 0));
 	}
 	default:
 		return 0;
@@ -707,29 +710,31 @@ int
 formula_eval(const struct attn_config *c, const struct formula_machine *m,
 	     struct formula_result *out)
 {
+	/* the loops the kernel runs: flashdecode's packed rows (attn_decode_view()), else c */
+	const struct attn_config v = attn_decode_view(c);
 	struct q q;
 
 	memset(out, 0, sizeof(*out));
-	setup(&q, c, m);
+	setup(&q, &v, m);
 	if (m->no_cache) {
 		q.L = 1;
-		no_cache(out, c, &q);
+		no_cache(out, &v, &q);
 	} else {
-		switch (c->kernel) {
+		switch (v.kernel) {
 		case ATTN_NAIVE:
-			formula_naive(out, c, &q);
+			formula_naive(out, &v, &q);
 			break;
 		case ATTN_FLASH1:
-			formula_flash1(out, c, &q);
+			formula_flash1(out, &v, &q);
 			break;
 		case ATTN_FLASH2:
-			formula_flash2(out, c, &q);
+			formula_flash2(out, &v, &q);
 			break;
 		case ATTN_FLASHDECODE:
-			formula_flashdecode(out, c, &q);
+			formula_flashdecode(out, &v, &q);
 			break;
 		default:
-			formula_proj(out, c, &q);
+			formula_proj(out, &v, &q);
 			break;
 		}
 	}

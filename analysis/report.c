@@ -209,6 +209,8 @@ report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s,
 		add_u64(cfg, "splits", attn_splits(c));
 		cJSON_AddStringToObject(cfg, "splits_source",
 					attn_splits_source_name(c->splits_source));
+		/* FlashAttention's seqlenq_ngroups_swapped: the group's heads as query rows */
+		cJSON_AddBoolToObject(cfg, "gqa_packed", attn_decode_packed(c));
 	}
 	cJSON_AddStringToObject(cfg, "cache", spec_format(s, buf, sizeof(buf)));
 	cJSON_AddStringToObject(cfg, "preset", s->preset);

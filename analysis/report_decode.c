@@ -4,6 +4,9 @@
  *   is 1, GQA between. Only simulated rows count (a failed run has none of the numbers).
  * - "K read R times" is K's DRAM read bytes over the K array's size (kv_heads N_kv d s, batch
  *   1): 1 where K and V are read once per generated token.
+ * - flashdecode rows (config.splits) say S and the split-KV partial arrays' DRAM bytes
+ *   (O_accum, lse_accum: absent at S = 1, counted 0), and whether grouped heads were packed
+ *   (config.gqa_packed).
  * - Decisions (which wording) use the rows' values; every number printed goes through the
  *   lookup, so report-numbers.json and tests/test-report.c see it.
  */
@@ -29,7 +32,8 @@ struct dec {
 	struct doc *d;
 	double nkv[MAX_NKV], kv[MAX_LAYOUTS], heads;
 	size_t nnkv, nkv_layouts;
-	unsigned s; /* bytes of one element */
+	unsigned s;    /* bytes of one element */
+	bool split_kv; /* flashdecode rows: splits and partial arrays */
 	char last_level[32];
 };
 
@@ -149,13 +153,46 @@ k_reads_val(struct dec *x, double kv, double nkv)
 	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s * val(x, kv, nkv, "config.batch"));
 }
 
+/* The same for V: the sentences that say "K and V read once" need both. */
+static double
+v_reads_val(struct dec *x, double kv, double nkv)
+{
+	return val(x, kv, nkv, "arrays.V.read_bytes") /
+	       (kv * nkv * val(x, kv, nkv, "config.d") * x->s * val(x, kv, nkv, "config.batch"));
+}
+
 static const char *
 layout(const struct dec *x, double kv)
 {
 	return kv == x->heads ? "MHA" : kv == 1 ? "MQA" : "GQA";
 }
 
-/* One layout's growth: linear with K and V read once, or where they stop fitting. */
+/* The split-KV partial arrays' DRAM bytes at (kv, nkv): O_accum's and lse_accum's, each 0
+ * where the run has none (S = 1). */
+static double
+partial_val(struct dec *x, double kv, double nkv)
+{
+	double o = val(x, kv, nkv, "arrays.O_accum.total_bytes");
+	double l = val(x, kv, nkv, "arrays.lse_accum.total_bytes");
+
+	return (isnan(o) ? 0 : o) + (isnan(l) ? 0 : l);
+}
+
+static const char *
+partial(struct dec *x, double kv, double nkv)
+{
+	const double kvs[] = { kv, kv }, n[] = { nkv, nkv };
+	static const char *const p[] = { "arrays.O_accum.total_bytes",
+					 "arrays.lse_accum.total_bytes" };
+
+	if (!x->split_kv)
+		return "-";
+	if (partial_val(x, kv, nkv) == 0)
+		return "0";
+	return op(x, LOOKUP_SUM, 2, kvs, n, p, 1, "%.0f");
+}
+
+/* One layout's growth: K and V read once at every N_kv, or where they stop fitting. */
 static void
 growth(struct dec *x, double kv)
 {
@@ -163,17 +200,27 @@ growth(struct dec *x, double kv)
 	double top = x->nkv[n - 1];
 
 	for (size_t i = 0; i < n; i++)
-		if (first_more == n && !(k_reads_val(x, kv, x->nkv[i]) <= 1))
+		if (first_more == n &&
+		    !(k_reads_val(x, kv, x->nkv[i]) <= 1 && v_reads_val(x, kv, x->nkv[i]) <= 1))
 			first_more = i;
 	if (first_more == n) {
+		char rest[400] = "";
+
+		if (x->split_kv && partial_val(x, kv, top) > 0)
+			snprintf(rest, sizeof(rest),
+				 " Besides K and V (and Q, O and lse) the step moves the split-KV "
+				 "partial O and logsumexp (`O_accum`, `lse_accum`): %s bytes at "
+				 "N_kv = %s, S = %s.",
+				 partial(x, kv, top), num(x, kv, top, "config.N_kv", 1, "%.0f"),
+				 num(x, kv, top, "config.splits", 1, "%.0f"));
 		doc_bullet(x->d,
-			   "%s (%s KV head%s): linear in N_kv, %s bytes per context token from "
-			   "N_kv = %s to %s; `2 × kv_heads × d × s` = %s: K and V are each read "
-			   "once per generated token.",
+			   "%s (%s KV head%s): %s bytes per context token from N_kv = %s to %s; "
+			   "`2 × kv_heads × d × s` = %s: K and V are each read once per generated "
+			   "token at every N_kv.%s",
 			   layout(x, kv), num(x, kv, top, "config.kv_heads", 1, "%.0f"),
 			   kv == 1 ? "" : "s", slope(x, kv, 0, n - 1),
 			   num(x, kv, x->nkv[0], "config.N_kv", 1, "%.0f"),
-			   num(x, kv, top, "config.N_kv", 1, "%.0f"), once(x, kv, top));
+			   num(x, kv, top, "config.N_kv", 1, "%.0f"), once(x, kv, top), rest);
 		return;
 	}
 	{
@@ -245,22 +292,29 @@ static void
 table(struct dec *x)
 {
 	double lo = x->nkv[0], top = x->nkv[x->nnkv - 1];
-	char head[400];
+	char head[500];
 
 	snprintf(head, sizeof(head),
 		 "layout|KV heads|bytes per token, smallest N_kv|bytes per token, largest N_kv|"
 		 "bytes per context token (last two N_kv)|`2 × kv_heads × d × s`|K read, "
-		 "times (largest N_kv)|tokens/s bound (largest N_kv)");
+		 "times (largest N_kv)|%stokens/s bound (largest N_kv)",
+		 x->split_kv ? "splits S (largest N_kv)|`O_accum` + `lse_accum` bytes (largest "
+			       "N_kv)|"
+			     : "");
 	doc_table(x->d, head);
 	for (size_t k = x->nkv_layouts; k-- > 0;) {
 		double kv = x->kv[k];
+		char split[200] = "";
 
-		doc_row(x->d, "%s|%s|%s|%s|%s|%s|%s|%s", layout(x, kv),
+		if (x->split_kv)
+			snprintf(split, sizeof(split), "%s|%s|",
+				 num(x, kv, top, "config.splits", 1, "%.0f"), partial(x, kv, top));
+		doc_row(x->d, "%s|%s|%s|%s|%s|%s|%s|%s%s", layout(x, kv),
 			num(x, kv, top, "config.kv_heads", 1, "%.0f"),
 			num(x, kv, lo, "per_token.bytes", 1, "%.0f"),
 			num(x, kv, top, "per_token.bytes", 1, "%.0f"),
 			x->nnkv > 1 ? slope(x, kv, x->nnkv - 2, x->nnkv - 1) : "-",
-			once(x, kv, top), k_reads(x, kv, top),
+			once(x, kv, top), k_reads(x, kv, top), split,
 			num(x, kv, top, "per_token.tokens_per_s_bound", 1, "%.0f"));
 	}
 	doc_table_end(x->d);
@@ -316,6 +370,43 @@ bounds(struct dec *x, size_t i, char *buf, size_t len, cJSON *summary)
 	}
 }
 
+/* flashdecode's rows: S and where it came from, and the packing of grouped heads where the
+ * rows say it happened. */
+static void
+split_kv_para(struct dec *x)
+{
+	double top = x->nkv[x->nnkv - 1];
+	char sv[300] = "", packed[120] = "";
+	const char *src;
+	char row[160];
+	size_t np = 0;
+
+	for (size_t k = x->nkv_layouts; k-- > 0;)
+		snprintf(sv + strlen(sv), sizeof(sv) - strlen(sv), "%s%s %s",
+			 k == x->nkv_layouts - 1 ? "" : ", ", layout(x, x->kv[k]),
+			 num(x, x->kv[k], top, "config.splits", 1, "%.0f"));
+	for (size_t k = x->nkv_layouts; k-- > 0;) {
+		const cJSON *r = lookup_row(x->l, DECODE, sel(row, sizeof(row), x->kv[k], top));
+
+		if (r && cJSON_IsTrue(results_get(r, "config.gqa_packed")))
+			snprintf(packed + strlen(packed), sizeof(packed) - strlen(packed), "%s%s",
+				 np++ ? " and " : "", layout(x, x->kv[k]));
+	}
+	src = lookup_text(x->l, DECODE, sel(row, sizeof(row), x->kv[0], top),
+			  "config.splits_source");
+	doc_para(x->d,
+		 "The kernel is FlashAttention's split-KV decode: the key blocks are cut into S "
+		 "splits, each writing a partial O and logsumexp in fp32 (`O_accum`, `lse_accum`) "
+		 "that a combine phase reduces. S is the rows' `splits` (source: %s; at N_kv = %s: "
+		 "%s).%s%s%s",
+		 src ? src : "-", num(x, x->kv[0], top, "config.N_kv", 1, "%.0f"), sv,
+		 np ? " With one query token and grouped heads it packs the query heads of a KV "
+		      "head into one head's query rows, as FlashAttention does "
+		      "(`seqlenq_ngroups_swapped`; `gqa_packed` in the rows' config: "
+		    : "",
+		 packed, np ? "), so each K and V block is read once for the whole group." : "");
+}
+
 /* The plot's PNG, where `memsim plot` drew it. */
 static void
 image(const char *dir, struct doc *d, const char *name, const char *caption)
@@ -337,6 +428,7 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	const char *src, *dtype, *preset;
 	char kvs[160], tps[600];
 	bool reread = false;
+	const char *kernel;
 
 	doc_heading(d, 2, "Decode: bytes per generated token and the tokens/s bound vs context");
 	if (!row) {
@@ -352,6 +444,7 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 		results_string(cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1), "name"));
 	x.nnkv = distinct(l, "config.N_kv", x.nkv, MAX_NKV);
 	x.nkv_layouts = distinct(l, "config.kv_heads", x.kv, MAX_LAYOUTS);
+	x.split_kv = cJSON_IsNumber(results_get(row, "config.splits"));
 	if (!x.s || !x.last_level[0] || !x.nnkv || !x.nkv_layouts) {
 		doc_para(d, "The rows of `%s` have no dtype, no cache levels or no sizes.", DECODE);
 		return;
@@ -368,7 +461,7 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 		"%s (`s` bytes per element), batch %s, simulated on the `%s` preset (trace-only: "
 		"the kernel's accesses without values). Bytes per token are the DRAM bytes of that "
 		"step over the tokens it generates.",
-		DECODE, lookup_text(l, DECODE, "mode=simulated", "config.kernel"),
+		DECODE, (kernel = lookup_text(l, DECODE, "mode=simulated", "config.kernel")),
 		num(&x, mha, lo, "config.N", 1, "%.0f"), num(&x, mha, lo, "config.N_kv", 1, "%.0f"),
 		num(&x, mha, top, "config.N_kv", 1, "%.0f"),
 		num(&x, mha, lo, "config.d", 1, "%.0f"),
@@ -383,6 +476,8 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 		"counted. A model runs many layers, their weights and more per token, so its "
 		"tokens/s is lower; this is what the KV cache of one layer allows at most.",
 		num(&x, mha, lo, "per_token.bandwidth_gbps", 1, "%.0f"), src ? src : "no source");
+	if (x.split_kv)
+		split_kv_para(&x);
 	table(&x);
 	doc_para(d, "How the bytes per token grow with the context:");
 	for (size_t k = x.nkv_layouts; k-- > 0;)
@@ -398,11 +493,14 @@ report_decode_section(const char *dir, struct lookup *l, struct doc *d, cJSON *s
 	if (reread)
 		doc_para(
 			d,
-			"Where K is read more than once, the lost saving is the sequential model's: it "
-			"runs one query head after another through one cache. A GPU runs the query "
-			"heads of a group at the same time, and decode kernels that pack them into "
-			"one block read each KV head's K and V once; memsim's flash2 does not, so "
-			"read these rows as what a kernel that runs the heads in turn moves.");
+			"Where K is read more than once, the lost saving is the sequential model's: "
+			"it runs one query head after another through one cache. A GPU runs the "
+			"query heads of a group at the same time, and decode kernels that pack them "
+			"into one block (memsim's flashdecode with one query token, as "
+			"FlashAttention) read each KV head's K and V once; these rows' `%s` ran "
+			"them in turn, so read them as what a kernel that runs the heads in turn "
+			"moves.",
+			kernel ? kernel : "kernel");
 	bounds(&x, x.nnkv - 1, tps, sizeof(tps), summary);
 	doc_para(d, "The tokens/s bound at N_kv = %s: %s.",
 		 num(&x, mha, top, "config.N_kv", 1, "%.0f"), tps);

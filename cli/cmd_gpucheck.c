@@ -29,6 +29,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "kernels/attn.h"
+#include "kernels/cuda_blocks.h"
 #include "measure/ncu.h"
 #include "measure/spawn.h"
 #include "sim/trace.h"
@@ -50,6 +51,7 @@ struct launch {
 	char name[32];
 	double read, write,
 		flush; /* memsim: DRAM bytes read, written during, written by the flush */
+	uint32_t slots; /* --model blocks: blocks resident at once */
 	bool measured, bg_measured;
 	double ncu_read, ncu_write, l2_read, l2_write, ns; /* ncu */
 	double bg_read, bg_write; /* ncu on the idle kernel, scaled to the launch's time */
@@ -58,6 +60,7 @@ struct launch {
 struct gpucheck {
 	struct attn_config cfg;
 	char cache[256];
+	bool blocks; /* --model blocks, else sequential */
 	unsigned nlaunch;
 	struct launch l[LAUNCH_MAX];
 	double lab, exact, flops;
@@ -71,8 +74,8 @@ usage_gpucheck(FILE *f)
 		"Usage: memsim gpucheck --kernel naive|flash2 [--N N] [--N-kv K] [--d D] [--heads H]\n"
 		"                       [--kv-heads H] [--batch B] [--dtype fp32|fp16|bf16]\n"
 		"                       [--causal]\n"
-		"                       [--cache SPEC] [--no-gpu] [--memsim-from FILE] [--no-idle]\n"
-		"                       [--json FILE]\n"
+		"                       [--cache SPEC] [--model blocks|sequential] [--no-gpu]\n"
+		"                       [--memsim-from FILE] [--no-idle] [--json FILE]\n"
 		"\n"
 		"Runs the CUDA kernels (memsim-gpu) under Nsight Compute and prints, per kernel\n"
 		"launch and in total: the lab formula, the exact formula, memsim's DRAM bytes on the\n"
@@ -80,6 +83,11 @@ usage_gpucheck(FILE *f)
 		"ncu counts), memsim with the flush, ncu's DRAM and L2 bytes, the DRAM bytes an\n"
 		"idle kernel as long as the launch is charged under ncu (the background, taken\n"
 		"off ncu's bytes: net), and the ratios.\n"
+		"  --model blocks      memsim's side as the GPU runs it [default]: the launch's\n"
+		"                      thread blocks in flight on the H100's SMs (as many as\n"
+		"                      its occupancy allows), a step each in turn, through the\n"
+		"                      one cache model\n"
+		"  --model sequential  the traced CPU kernel: the same blocks one after another\n"
 		"  --no-gpu            only memsim's side (with --json, for --memsim-from)\n"
 		"  --memsim-from FILE  memsim's side from an earlier --no-gpu --json run\n"
 		"  --no-idle           do not measure the background (net = ncu's bytes)\n"
@@ -87,15 +95,47 @@ usage_gpucheck(FILE *f)
 		"(MEMSIM_GPU overrides).\n");
 }
 
+/* memsim's side under --model blocks: each launch's thread blocks in flight on a fresh cache
+ * (kernels/cuda_blocks.h). */
+static int
+model_blocks(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
+{
+	g->nlaunch = cuda_blocks_launches(&g->cfg);
+	for (unsigned i = 0; i < g->nlaunch; i++) {
+		struct cuda_blocks_result r;
+
+		if (cuda_blocks_simulate(&g->cfg, i, &spec->cache, &cuda_blocks_h100, &r, err,
+					 errlen))
+			return -1;
+		snprintf(g->l[i].name, sizeof(g->l[i].name), "%s",
+			 g->cfg.kernel == ATTN_FLASH2 ? "flash2"
+						      : attn_phase_name(g->cfg.kernel, i));
+		g->l[i].read = (double)r.read_bytes;
+		g->l[i].write = (double)r.write_bytes;
+		g->l[i].flush = (double)r.flush_write_bytes;
+		g->l[i].slots = r.slots;
+	}
+	return 0;
+}
+
 /* memsim's side: each launch on a fresh cache, trace-only (the counters need no values, and
  * the arrays then need no memory: any size the GPU takes runs here). */
 static int
 model(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
 {
-	struct attn_data *d = attn_data_create_trace_only(&g->cfg, err, errlen);
+	struct attn_data *d;
 	struct formula_machine m;
 	struct formula_result f;
 
+	formula_machine_from_spec(spec, false, &m);
+	if (formula_eval(&g->cfg, &m, &f) == 0) {
+		g->lab = f.lab_bytes;
+		g->exact = f.read_bytes + f.write_bytes;
+	}
+	g->flops = attn_flops(&g->cfg);
+	if (g->blocks)
+		return model_blocks(g, spec, err, errlen);
+	d = attn_data_create_trace_only(&g->cfg, err, errlen);
 	if (!d)
 		return -1;
 	g->nlaunch = g->cfg.kernel == ATTN_NAIVE ? 3 : 1;
@@ -127,12 +167,6 @@ model(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
 		cache_destroy(c);
 	}
 	attn_data_destroy(d);
-	formula_machine_from_spec(spec, false, &m);
-	if (formula_eval(&g->cfg, &m, &f) == 0) {
-		g->lab = f.lab_bytes;
-		g->exact = f.read_bytes + f.write_bytes;
-	}
-	g->flops = attn_flops(&g->cfg);
 	return 0;
 }
 
@@ -143,6 +177,7 @@ model_json(const struct gpucheck *g)
 	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "launches");
 
 	cJSON_AddStringToObject(o, "cache", g->cache);
+	cJSON_AddStringToObject(o, "model", g->blocks ? "blocks" : "sequential");
 	cJSON_AddNumberToObject(o, "lab_formula_bytes", g->lab);
 	cJSON_AddNumberToObject(o, "exact_formula_bytes", g->exact);
 	cJSON_AddNumberToObject(o, "flops", g->flops);
@@ -153,6 +188,8 @@ model_json(const struct gpucheck *g)
 		cJSON_AddNumberToObject(l, "memsim_read_bytes", g->l[i].read);
 		cJSON_AddNumberToObject(l, "memsim_write_bytes", g->l[i].write);
 		cJSON_AddNumberToObject(l, "memsim_flush_write_bytes", g->l[i].flush);
+		if (g->blocks)
+			cJSON_AddNumberToObject(l, "slots", g->l[i].slots);
 		if (g->l[i].measured) {
 			cJSON_AddNumberToObject(l, "ncu_dram_read_bytes", g->l[i].ncu_read);
 			cJSON_AddNumberToObject(l, "ncu_dram_write_bytes", g->l[i].ncu_write);
@@ -194,6 +231,7 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 {
 	cJSON *root = report_read_json(path, err, errlen), *m, *l;
 	const cJSON *cfg;
+	const char *model;
 	unsigned n = 0;
 
 	if (!root)
@@ -203,6 +241,15 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 	/* the configuration must be the one asked for */
 	if (!m || !side_matches(cfg, &g->cfg)) {
 		snprintf(err, errlen, "%s: not memsim's side of this configuration", path);
+		cJSON_Delete(root);
+		return -1;
+	}
+	/* and of the model asked for (files written before --model: sequential) */
+	model = cJSON_GetStringValue(cJSON_GetObjectItem(m, "model"));
+	model = model ? model : "sequential";
+	if (strcmp(model, g->blocks ? "blocks" : "sequential")) {
+		snprintf(err, errlen, "%s: memsim's side under --model %s, not %s", path, model,
+			 g->blocks ? "blocks" : "sequential");
 		cJSON_Delete(root);
 		return -1;
 	}
@@ -224,6 +271,7 @@ model_from_json(struct gpucheck *g, const char *path, char *err, size_t errlen)
 		g->l[n].write = cJSON_GetNumberValue(cJSON_GetObjectItem(l, "memsim_write_bytes"));
 		g->l[n].flush =
 			cJSON_GetNumberValue(cJSON_GetObjectItem(l, "memsim_flush_write_bytes"));
+		g->l[n].slots = (uint32_t)cJSON_GetNumberValue(cJSON_GetObjectItem(l, "slots"));
 		n++;
 	}
 	g->nlaunch = n;
@@ -457,9 +505,17 @@ print_table(const struct gpucheck *g)
 	bool measured = g->nlaunch && g->l[0].measured;
 	bool with_bg = measured && g->l[0].bg_measured;
 
-	printf("memsim gpucheck: %s%s%s\ncache model: %s, each launch from a cold cache\n\n",
+	printf("memsim gpucheck: %s%s%s\ncache model: %s, each launch from a cold cache\n",
 	       kernel_config_str(&g->cfg, buf, sizeof(buf)), g->device[0] ? " on " : "", g->device,
 	       g->cache);
+	if (g->blocks) {
+		printf("model: thread blocks in flight (--model blocks):");
+		for (unsigned i = 0; i < g->nlaunch; i++)
+			printf(" %s %u", g->l[i].name, g->l[i].slots);
+		printf(" at once\n\n");
+	} else {
+		printf("model: the traced kernel, blocks one after another (--model sequential)\n\n");
+	}
 	printf("%-8s %12s %12s %12s %11s %11s %9s %11s %10s %10s %10s\n", "launch", "memsim rd MB",
 	       "memsim wr MB", "+flush wr MB", "ncu rd MB", "ncu wr MB", "idle MB", "ncu L2 MB",
 	       "net/memsim", "ncu/memsim", "net/+flush");
@@ -529,10 +585,10 @@ print_table(const struct gpucheck *g)
 	}
 }
 
-enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE };
+enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE, OPT_MODEL };
 
 struct gpucheck_options {
-	bool no_gpu, idle;
+	bool no_gpu, idle, blocks;
 	const char *from;
 };
 
@@ -543,6 +599,11 @@ gpucheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 
 	if (opt == OPT_NO_GPU) {
 		g->no_gpu = true;
+	} else if (opt == OPT_MODEL) {
+		if (strcmp(arg, "blocks") && strcmp(arg, "sequential"))
+			return usage_error("gpucheck", "--model: blocks or sequential, not '%s'",
+					   arg);
+		g->blocks = strcmp(arg, "blocks") == 0;
 	} else if (opt == OPT_NO_IDLE) {
 		g->idle = false;
 	} else {
@@ -558,9 +619,10 @@ cmd_gpucheck(int argc, char **argv)
 {
 	static const struct option extra[] = { { "no-gpu", no_argument, NULL, OPT_NO_GPU },
 					       { "no-idle", no_argument, NULL, OPT_NO_IDLE },
+					       { "model", required_argument, NULL, OPT_MODEL },
 					       { "memsim-from", required_argument, NULL, OPT_FROM },
 					       { NULL, 0, NULL, 0 } };
-	struct gpucheck_options go = { false, true, NULL };
+	struct gpucheck_options go = { false, true, true, NULL };
 	const struct kernel_command cmd = { "gpucheck", usage_gpucheck, extra, gpucheck_option,
 					    &go };
 	struct kernel_options o;
@@ -591,6 +653,7 @@ cmd_gpucheck(int argc, char **argv)
 		return usage_error("gpucheck", "--no-gpu and --memsim-from exclude each other");
 	memset(&g, 0, sizeof(g));
 	g.cfg = o.cfg;
+	g.blocks = go.blocks;
 	spec_format(&spec, g.cache, sizeof(g.cache));
 	if (from ? model_from_json(&g, from, err, sizeof(err))
 		 : model(&g, &spec, err, sizeof(err))) {

@@ -41,9 +41,11 @@ usage_study(FILE *f)
 		"  exact/     the exactness sweep: every kernel, N = 256 to 2048, fully associative\n"
 		"             LRU caches of 32 KiB to 64 MiB, tiles in scratch\n"
 		"  formulas/  the formulas alone for the labs' sizes (N = 64 .. 32768, d = 64, 128)\n"
-		"  decode/    one decode step: flash2, N = 1 over N_kv = 1024 doubling to 131072,\n"
-		"             d = 128, 32 query heads with 32, 8 and 1 KV heads (MHA, GQA, MQA),\n"
-		"             fp16, on the h100 preset, trace-only: bytes and tokens/s per token\n"
+		"  decode/    one decode step: flashdecode (FlashAttention's split-KV decode, S\n"
+		"             from its heuristic, grouped heads packed), N = 1 over N_kv = 1024\n"
+		"             doubling to 131072, d = 128, 32 query heads with 32, 8 and 1 KV\n"
+		"             heads (MHA, GQA, MQA), fp16, on the h100 preset, trace-only: bytes\n"
+		"             and tokens/s per token\n"
 		"  ceilings.json  memory bandwidth and peak FLOP/s of this machine (memsim ceilings)\n"
 		"  profile/   the attention layer timed natively per operation (memsim profile)\n"
 		"  xcheck/    memsim against Cachegrind and Callgrind (when valgrind is installed)\n"
@@ -333,11 +335,12 @@ cmd_study(int argc, char **argv)
 			  .dtypes = "fp32,fp16",
 			  .caches = { "lab", "i5-8250u" },
 			  .formula_only = true },
-			/* One decode step: the accesses alone (trace-only), a few seconds for 24
-			 * runs up to 2 GiB of K and V. */
+			/* One decode step as FlashAttention runs it (split-KV, S from its
+			 * heuristic on the h100 preset, grouped heads packed): the accesses alone
+			 * (trace-only), about a second for 24 runs up to 2 GiB of K and V. */
 			{ .title = "decode: one query token over a KV cache -> decode/",
 			  .dir = "decode",
-			  .kernels = "flash2",
+			  .kernels = "flashdecode",
 			  .N = "1",
 			  .N_kv = small ? "1024:8192:x2" : "1024:131072:x2",
 			  .d = "128",

@@ -126,13 +126,16 @@ kernel_default_splits(const struct attn_config *c, const char *preset,
 					   ? sdpa_gpu_find("h100")
 					   : NULL;
 	uint64_t tc = attn_blocks(attn_nkv(c), c->Bc), bnm;
+	/* packed (N = 1, grouped heads): kv_heads heads of g rows, as FlashAttention counts
+	 * them after seqlenq_ngroups_swapped */
+	const struct attn_config v = attn_decode_view(c);
 
 	*source = ATTN_SPLITS_CPU;
 	if (!g || c->Br == 0 || c->Bc == 0)
 		return 1;
 	*source = ATTN_SPLITS_HEURISTIC;
-	if (__builtin_mul_overflow(c->batch, c->heads, &bnm) ||
-	    __builtin_mul_overflow(bnm, attn_blocks(c->N, c->Br), &bnm))
+	if (__builtin_mul_overflow(v.batch, v.heads, &bnm) ||
+	    __builtin_mul_overflow(bnm, attn_blocks(v.N, v.Br), &bnm))
 		bnm = UINT64_MAX;
 	/* flash_api.cpp: num_splits_heuristic(b h m_blocks, 2 SMs, n_blocks, 128) */
 	return sdpa_num_splits(bnm, 2 * g->sms, tc > UINT32_MAX ? UINT32_MAX : (uint32_t)tc, 128);
@@ -280,8 +283,9 @@ kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 	if (attn_nkv(c) != c->N)
 		snprintf(nkv, sizeof(nkv), " N_kv=%llu", (unsigned long long)attn_nkv(c));
 	if (c->kernel == ATTN_FLASHDECODE)
-		snprintf(splits, sizeof(splits), " splits=%llu",
-			 (unsigned long long)attn_splits(c));
+		snprintf(splits, sizeof(splits), " splits=%llu%s",
+			 (unsigned long long)attn_splits(c),
+			 attn_decode_packed(c) ? " gqa-packed" : "");
 	if (c->kv_page)
 		snprintf(page, sizeof(page), " kv_page=%llu", (unsigned long long)c->kv_page);
 	snprintf(

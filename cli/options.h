@@ -118,7 +118,8 @@ int kernel_options_finish(struct kernel_options *o, struct spec *spec, const cha
 /* flashdecode's S where --splits is not given, and where it comes from: on a GPU preset
  * (h100, h100-50m: 132 SMs) FlashAttention's num_splits_heuristic() over batch x heads x
  * query blocks on twice the SMs and the T_c key blocks, at most 128 (sdpa_num_splits(), with
- * c's B_r and B_c as the tiles); 1 on a CPU preset, lab or an explicit spec. */
+ * c's B_r and B_c as the tiles; packed grouped-query decode counts kv_heads heads of g
+ * rows, attn_decode_view()); 1 on a CPU preset, lab or an explicit spec. */
 uint64_t kernel_default_splits(const struct attn_config *c, const char *preset,
 			       enum attn_splits_source *source);
 

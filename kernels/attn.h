@@ -26,6 +26,8 @@
  *          [batch][heads][S][N][d]) and logsumexp ([batch][heads][S][N]); phase "combine"
  *          reduces them per query row into O and lse. At S = 1 the split writes O and lse
  *          directly (no partial arrays, no combine), as FlashAttention does.
+ *          With N = 1 and grouped heads it packs a KV head's query heads as one head's
+ *          query rows, as FlashAttention does (attn_decode_view()).
  *  proj    the input projections Q, K, V = x W_Q, x W_K, x W_V (x is [batch][N][heads * d])
  *          and the output projection y = concat(O) W_O of a whole attention layer.
  *
@@ -265,6 +267,43 @@ attn_splits(const struct attn_config *c)
 	uint64_t s = c->splits ? c->splits : 1, tc = attn_blocks(attn_nkv(c), c->Bc);
 
 	return s < tc ? s : tc;
+}
+
+/* flashdecode's query packing, FlashAttention's seqlenq_ngroups_swapped (flash_api.cpp,
+ * mha_fwd): one query row (N = 1) and grouped heads (heads > kv_heads). The g = heads /
+ * kv_heads query heads of a KV head then run as g query rows of one head, in query blocks of
+ * B_r rows, so each K and V block is read once per group instead of once per query head. */
+static inline bool
+attn_decode_packed(const struct attn_config *c)
+{
+	return c->kernel == ATTN_FLASHDECODE && c->N == 1 && c->kv_heads && c->heads > c->kv_heads;
+}
+
+/* The config flashdecode's loops run: c itself, or packed, heads = kv_heads and N = g query
+ * rows (Q, O and lse of [batch][heads][1] are [batch][kv_heads][g]: the same bytes; the
+ * partial arrays [batch][kv_heads][S][g]), without the causal mask (one query sees every key;
+ * FlashAttention drops is_causal where seqlen_q = 1). */
+static inline struct attn_config
+attn_decode_view(const struct attn_config *c)
+{
+	struct attn_config v = *c;
+
+	if (attn_decode_packed(c)) {
+		v.N_kv = attn_nkv(c);
+		v.N = c->heads / c->kv_heads;
+		v.heads = c->kv_heads;
+		v.causal = false;
+	}
+	return v;
+}
+
+/* The position shift of flashdecode's query rows in c = attn_decode_view(): N_kv - N under
+ * the causal mask; else N_kv, past every key, so that no mask hides one (a packed view drops
+ * the mask its source config may still carry). */
+static inline uint64_t
+attn_decode_shift(const struct attn_config *c)
+{
+	return c->causal ? attn_kv_offset(c) : attn_nkv(c);
 }
 
 /* Key blocks per split: ceil(T_c / S), FlashAttention's n_blocks_per_split. Split s covers

@@ -9,22 +9,23 @@
  * Split: inv_sum 1). Phase "combine": per query row, the S partial logsumexps (kept in the
  * lse tile, FlashAttention's sLSE), their logsumexp stored as the row's lse, then O = sum over
  * splits of exp(lse_s - lse) O_s stored in the storage dtype. At S = 1 the split writes O and
- * lse directly and there is no combine, as FlashAttention's Split = false.
+ * lse directly and there is no combine, as FlashAttention's Split = false. Both phases run
+ * attn_decode_view(): grouped-query decode (N = 1) packs a KV head's query heads as its rows.
  */
 
 #include <math.h>
 
 #include "kernels/tile.h"
 
-/* Query block r0 (nr rows) of head (b, h) against key blocks [jb0, jb1) (the caller's range,
- * non-empty): flash2's block loop, leaving Ot, mt and lt for the rows. */
+/* Query block r0 (nr rows) of head (b, h) of c (attn_decode_view()) against key blocks
+ * [jb0, jb1) (the caller's range, non-empty): flash2's block loop, leaving Ot, mt and lt for
+ * the rows. */
 static ALWAYS_INLINE void
-split_block(struct attn_data *d, struct trace_ctx *t, uint64_t b, uint64_t h, uint64_t r0,
-	    uint64_t nr, uint64_t jb0, uint64_t jb1)
+split_block(struct attn_data *d, const struct attn_config *c, struct trace_ctx *t, uint64_t b,
+	    uint64_t h, uint64_t r0, uint64_t nr, uint64_t jb0, uint64_t jb1)
 {
-	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Bc = c->Bc;
-	const uint64_t off = attn_kv_offset(c), kvh = h / (c->heads / c->kv_heads);
+	const uint64_t off = attn_decode_shift(c), kvh = h / (c->heads / c->kv_heads);
 	const enum attn_dtype dt = c->dtype;
 	const float scale = 1.0f / sqrtf((float)D);
 
@@ -81,7 +82,7 @@ visible_blocks(const struct attn_config *c, uint64_t r0, uint64_t nr)
 void
 KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 {
-	const struct attn_config *c = &d->cfg;
+	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, S = attn_splits(c);
 	const uint64_t per = attn_split_blocks(c);
 	const enum attn_dtype dt = c->dtype;
@@ -113,7 +114,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 						}
 						continue;
 					}
-					split_block(d, t, b, h, r0, nr, jb0, jb1);
+					split_block(d, c, t, b, h, r0, nr, jb0, jb1);
 					/* flash2's order: at S = 1 the same reports */
 					for (uint64_t i = 0; i < nr; i++) {
 						float *orow = d->Ot + i * D;
@@ -142,7 +143,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 void
 KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t)
 {
-	const struct attn_config *c = &d->cfg;
+	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, S = attn_splits(c);
 	const enum attn_dtype dt = c->dtype;
 

@@ -9,15 +9,16 @@
 #include "kernels/trace_only.h"
 #include "sim/util.h"
 
-/* Query block r0 (nr rows) of head (b, h) against key blocks [jb0, jb1): flashdecode.c's
- * split_block(). */
+/* Query block r0 (nr rows) of head (b, h) of x->c (attn_decode_view()) against key blocks
+ * [jb0, jb1): flashdecode.c's split_block(). */
 static void
 split_block(struct to_run *x, struct attn_data *d, uint64_t b, uint64_t h, uint64_t r0, uint64_t nr,
 	    uint64_t jb0, uint64_t jb1, const uint64_t *k_acc, const uint64_t *v_acc)
 {
-	const struct attn_config *c = &d->cfg;
+	const struct attn_config *c = x->c;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Bc = c->Bc;
-	const uint64_t off = attn_kv_offset(c), kvh = h / (c->heads / c->kv_heads);
+	/* to_flash_block_reports() reads d->cfg's mask: the shift keeps packed rows unmasked */
+	const uint64_t off = attn_decode_shift(c), kvh = h / (c->heads / c->kv_heads);
 	const enum attn_dtype dt = c->dtype;
 
 	to_tile_load(x, TO_QT, d->Qt, D, head_row(d->Q, b, h, c->heads, N, D, r0, dt), D, nr, D,
@@ -46,7 +47,7 @@ split_block(struct to_run *x, struct attn_data *d, uint64_t b, uint64_t h, uint6
 void
 attn_trace_only_flashdecode_splits(struct attn_data *d, struct trace_ctx *t)
 {
-	const struct attn_config *c = &d->cfg;
+	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc, S = attn_splits(c);
 	const uint64_t per = attn_split_blocks(c), tc = attn_blocks(attn_nkv(c), Bc);
 	const enum attn_dtype dt = c->dtype;
@@ -56,6 +57,7 @@ attn_trace_only_flashdecode_splits(struct attn_data *d, struct trace_ctx *t)
 
 	TR_PHASE(t, "splits");
 	to_begin(&x, d, t);
+	x.c = c;
 	to_prefix(&x, k_acc, d->Kt, D, Bc, D, CACHE_OP_LOAD);
 	to_prefix(&x, v_acc, d->Vt, D, Bc, D, CACHE_OP_LOAD);
 	for (uint64_t b = 0; b < c->batch; b++) {
@@ -111,7 +113,7 @@ attn_trace_only_flashdecode_splits(struct attn_data *d, struct trace_ctx *t)
 void
 attn_trace_only_flashdecode_combine(struct attn_data *d, struct trace_ctx *t)
 {
-	const struct attn_config *c = &d->cfg;
+	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, S = attn_splits(c);
 	const enum attn_dtype dt = c->dtype;
 	struct to_run x;
@@ -120,6 +122,7 @@ attn_trace_only_flashdecode_combine(struct attn_data *d, struct trace_ctx *t)
 		return;
 	TR_PHASE(t, "combine");
 	to_begin(&x, d, t);
+	x.c = c;
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {
 			uint64_t bh = b * c->heads + h;

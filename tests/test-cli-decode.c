@@ -78,11 +78,18 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* no exact formula at S > 1 on a cache: said, never printed as exact */
+	/* S > 1 on a cache smaller than its lines: an estimate, said, never printed as exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1"));
+	assert_non_null(strstr(r.out, "fewer than the 5162 it touches"));
+	result_free(&r);
+	/* a cache that holds all 5162 lines: exact */
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
+		   "--cache L1=331K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "an estimate"));
 	result_free(&r);
 	r = memsim("run --kernel flashdecode --N 2 --N-kv 640 --splits 100 --trace-only "
 		   "--json b.json");
@@ -108,6 +115,58 @@ test_splits(void **state)
 	assert_null(strstr(r.out, "O_accum"));
 	assert_null(strstr(r.out, "combine"));
 	result_free(&r);
+}
+
+/* Config "gqa_packed" of a run's JSON, and K's DRAM read bytes. */
+static double
+packed_k_reads(const char *json, bool packed)
+{
+	cJSON *o = read_json(json), *cfg, *k;
+	double bytes;
+
+	assert_non_null(o);
+	cfg = cJSON_GetObjectItem(o, "config");
+	assert_true(cJSON_IsBool(cJSON_GetObjectItem(cfg, "gqa_packed")));
+	assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(cfg, "gqa_packed")), packed);
+	k = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "arrays"), "K");
+	bytes = k ? cJSON_GetObjectItem(k, "read_bytes")->valuedouble : NAN;
+	cJSON_Delete(o);
+	return bytes;
+}
+
+/* Grouped-query decode packed as FlashAttention packs it: N = 1 with 8 query heads on 2 KV
+ * heads reads each KV head's K once (2 MiB in all) where a 256 KiB cache cannot hold it
+ * between query heads; N = 2 is not packed (each of the 4 query heads of a group reads it:
+ * 4x). The heuristic counts kv_heads x ceil(g / B_r) blocks: 32 heads on 8 KV heads get the
+ * 8-head count (32 splits), not the 32-head one (7). */
+static void
+test_gqa_packed(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel flashdecode --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --splits 1 "
+		   "--trace-only --cache L1=256K:full:64,tiles=scratch --json p.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "splits=1 gqa-packed"));
+	result_free(&r);
+	assert_true(packed_k_reads("p.json", true) == 2 * 4096 * 64 * 4);
+	r = memsim("run --kernel flashdecode --N 2 --N-kv 4096 --heads 8 --kv-heads 2 --splits 1 "
+		   "--trace-only --cache L1=256K:full:64,tiles=scratch --json q.json");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "gqa-packed"));
+	result_free(&r);
+	assert_true(packed_k_reads("q.json", false) == 4.0 * 2 * 4096 * 64 * 4);
+	r = memsim("formula --kernel flashdecode --N 1 --N-kv 8192 --heads 32 --kv-heads 8 "
+		   "--dtype fp16 --cache h100 --json r.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	expect_splits("r.json", 32, "heuristic");
+	r = memsim("formula --kernel flashdecode --N 1 --N-kv 8192 --heads 32 --dtype fp16 "
+		   "--cache h100 --json s.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	expect_splits("s.json", 7, "heuristic");
 }
 
 /* The native build computes it (memsim native --check against the reference). */
@@ -180,6 +239,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_splits),
+		cmocka_unit_test(test_gqa_packed),
 		cmocka_unit_test(test_native),
 		cmocka_unit_test(test_sweep),
 	};

@@ -68,6 +68,22 @@ test_gpucheck_decode(void **state)
 	assert_true(cJSON_GetObjectItem(l, "memsim_read_bytes")->valuedouble ==
 		    2 * 2 * 256 * 64 * 2 + 2 * 128);
 	cJSON_Delete(o);
+	/* the grouped-query decode of test-cuda-blocks: K and V read once when the group's
+	 * blocks run together (the default model), four times one after another */
+	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --no-gpu "
+		   "--cache L1=64K:full:128:wv");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "model: thread blocks in flight (--model blocks): flash2 264 "
+				      "at once"));
+	assert_non_null(strstr(r.out, "\ntotal           2.098 "));
+	result_free(&r);
+	r = memsim("gpucheck --kernel flash2 --N 1 --N-kv 4096 --heads 8 --kv-heads 2 --no-gpu "
+		   "--cache L1=64K:full:128:wv --model sequential");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\ntotal           8.390 "));
+	result_free(&r);
+	expect_error("gpucheck --kernel flash2 --model fast --no-gpu", 2,
+		     "--model: blocks or sequential, not 'fast'");
 	/* what memsim-gpu is asked to run, through a stand-in ncu that records it */
 	assert_int_equal(sh("echo '#!/bin/sh' > gpu-ok && echo 'exit 0' >> gpu-ok && "
 			    "echo '#!/bin/sh' > ncu-rec && "

@@ -1689,8 +1689,13 @@ test_gpucheck(void **state)
 	snprintf(env_buf, sizeof(env_buf), "MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-csv", tmpdir,
 		 tmpdir);
 	memsim_env = env_buf;
-	r = memsim("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
-		   "/ncu/naive-N1024-h16-fp16-memsim.json");
+	/* the stored side is the sequential model's (written before --model): said so */
+	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
+		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+		     1, "naive-N1024-h16-fp16-memsim.json: memsim's side under --model sequential, "
+			"not blocks");
+	r = memsim("gpucheck --kernel naive --N 1024 --heads 16 --model sequential --memsim-from "
+		   TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json");
 	assert_int_equal(r.rc, 0);
 	/* memsim's side and the H100's, launch by launch */
 	assert_non_null(strstr(
@@ -1704,15 +1709,15 @@ test_gpucheck(void **state)
 	result_free(&r);
 	/* without the idle measurement the raw bytes are compared, and the table says so */
 	r = memsim(
-		"gpucheck --kernel naive --N 1024 --heads 16 --no-idle --memsim-from " TEST_DATA_DIR
-		"/ncu/naive-N1024-h16-fp16-memsim.json");
+		"gpucheck --kernel naive --N 1024 --heads 16 --no-idle --model sequential "
+		"--memsim-from " TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "idle: not measured (--no-idle)"));
 	assert_non_null(strstr(r.out, "verdict: ncu's raw DRAM bytes are within memsim's"));
 	result_free(&r);
 	/* a memsim side of another configuration is refused */
-	expect_error("gpucheck --kernel naive --N 2048 --heads 16 --memsim-from " TEST_DATA_DIR
-		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+	expect_error("gpucheck --kernel naive --N 2048 --heads 16 --model sequential "
+		     "--memsim-from " TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "not memsim's side of this configuration");
 	/* ncu failing on the idle kernel is named as such, not taken as zero background */
 	fake_valgrind("ncu-idle-fails", "case \"$*\" in *' idle '*) echo '==ERROR== idle: no "
@@ -1723,14 +1728,14 @@ test_gpucheck(void **state)
 		 "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-idle-fails", tmpdir, tmpdir,
 		 tmpdir);
 	memsim_env = env_buf;
-	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
-		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --model sequential --memsim-from "
+		     TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 4): ==ERROR== idle: no permission");
 	fake_valgrind("ncu-fails", "echo '==ERROR== the profiler failed' >&2; exit 3");
 	snprintf(env_buf, sizeof(env_buf), "TMPDIR=%s MEMSIM_GPU=%s/gpu-ok MEMSIM_NCU=%s/ncu-fails",
 		 tmpdir, tmpdir, tmpdir);
-	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --memsim-from " TEST_DATA_DIR
-		     "/ncu/naive-N1024-h16-fp16-memsim.json",
+	expect_error("gpucheck --kernel naive --N 1024 --heads 16 --model sequential --memsim-from "
+		     TEST_DATA_DIR "/ncu/naive-N1024-h16-fp16-memsim.json",
 		     1, "ncu failed (exit status 3): ==ERROR== the profiler failed");
 	memsim_env = "";
 }

@@ -434,7 +434,9 @@ test_exact_nkv(void **state)
 /* flashdecode: decode shapes (N = 1 and 16, grouped-query, causal and not) at S = 1 byte for
  * byte on caches around the working sets (one kv head's K, its K and V, everything); at S > 1
  * (S dividing the key blocks and not, a split left empty, every block its own split) byte for
- * byte without a cache, and called an estimate on one. */
+ * byte without a cache and on caches that hold every line the run touches, and called an
+ * estimate on smaller ones. Grouped-query decode (N = 1) runs packed (g query heads as rows:
+ * g below, equal to and past B_r), at S = 1 and S > 1. */
 struct decode_case {
 	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, S;
 	enum attn_dtype dtype;
@@ -449,10 +451,37 @@ static const struct decode_case decode_cases[] = {
 	{ 16, 600, 64, 2, 1, 2, 8, 32, 7, ATTN_FP16, true },   /* query blocks past a split */
 	{ 4, 150, 16, 4, 1, 1, 16, 32, 4, ATTN_FP32, false },  /* T_c 5: 2, 2, 1, 0 */
 	{ 16, 200, 16, 2, 2, 1, 8, 4, 1000, ATTN_FP32, true }, /* clamped to 50 */
+	/* packed grouped-query decode: g = 4 < B_r, g = 8 = B_r, g = 12 > B_r (5, 5, 2) */
+	{ 1, 1000, 40, 8, 2, 2, 16, 48, 1, ATTN_FP16, true },
+	{ 1, 3000, 64, 8, 1, 1, 8, 64, 1, ATTN_BF16, false },
+	{ 1, 777, 24, 12, 1, 1, 5, 32, 1, ATTN_FP32, true },
+	{ 1, 1000, 40, 8, 2, 2, 16, 48, 5, ATTN_FP16, false },
+	{ 1, 3000, 64, 8, 1, 1, 8, 64, 8, ATTN_BF16, true },
+	{ 1, 777, 24, 12, 1, 1, 5, 32, 6, ATTN_FP32, false },
 };
 
+/* The bytes of every line flashdecode touches at S > 1, each array page-aligned. */
+static double
+fits_bytes(const struct attn_config *c, double L)
+{
+	double bh = (double)(c->batch * c->heads * c->N), kv = (double)(c->batch * c->kv_heads);
+	double s = dtype_bytes(c->dtype), d = (double)c->d, S = (double)attn_splits(c);
+	double b[] = { bh * d * s,
+		       bh * d * s,
+		       kv * (double)attn_nkv(c) * d * s,
+		       kv * (double)attn_nkv(c) * d * s,
+		       bh * 4,
+		       bh * S * d * 4,
+		       bh * S * 4 };
+	double lines = 0;
+
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+		lines += ceil(b[i] / L);
+	return lines * L;
+}
+
 static void
-check_decode(const char *const *caches, bool flush)
+check_decode(const char *const *caches, bool flush, unsigned *exact_fits)
 {
 	size_t step = getenv("MEMSIM_SANITIZED") ? 3 : 1;
 
@@ -485,10 +514,18 @@ check_decode(const char *const *caches, bool flush)
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
 			if (attn_splits(&c) > 1 && !m.no_cache) {
-				assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
-				assert_non_null(strstr(f.scope_why, "flashdecode with S > 1"));
-				sim_result_finish(&res);
-				continue;
+				/* exact where the cache holds every line the run touches */
+				bool fits = m.capacity_bytes >= fits_bytes(&c, m.line_bytes);
+
+				if (!fits) {
+					assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
+					assert_non_null(
+						strstr(f.scope_why, "flashdecode with S > 1"));
+					sim_result_finish(&res);
+					continue;
+				}
+				assert_int_equal(f.scope, FORMULA_SCOPE_EXACT);
+				(*exact_fits)++;
 			}
 			/* (a 2K cache is under one step: called an estimate, equal all the same) */
 			if (m.no_cache)
@@ -521,13 +558,21 @@ test_exact_flashdecode(void **state)
 		"L1=256K:full:64,tiles=scratch",
 		"L1=1M:full:64,tiles=scratch",
 		"L1=256K:full:128:wv,tiles=scratch",
+		"L1=16M:full:64,tiles=scratch",
+		"L1=16M:full:128:wv,tiles=scratch",
+		"L1=8M:full:32,tiles=scratch",
 		"lab",
 		NULL,
 	};
+	unsigned fits = 0;
 
 	(void)state;
-	check_decode(caches, true);
-	check_decode((const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
+	check_decode(caches, true, &fits);
+	check_decode((const char *const[]){ "L1=64K:full:64,tiles=scratch",
+					    "L1=16M:full:64:wv,tiles=scratch", NULL },
+		     false, &fits);
+	print_message("# flashdecode S > 1: %u runs on caches that hold them, byte-equal\n", fits);
+	assert_true(fits > 0);
 }
 
 /* Paged K/V (--kv-page P): with rows of whole lines every K and V line is one (page, token,

@@ -266,6 +266,82 @@ test_flashdecode_nkv(void **state)
 			}
 }
 
+/* Grouped-query decode (N = 1, heads > kv_heads): FlashAttention's packing runs a KV head's
+ * g query heads as g query rows (attn_decode_view()); against the reference with g below B_r
+ * (one partial query block), equal to it and past it (two blocks, the last partial), batch
+ * 2, several splits (an empty last one), multi-query, causal and not (one query sees every
+ * key either way). */
+static void
+test_flashdecode_gqa(void **state)
+{
+	static const struct {
+		uint64_t N_kv, d, heads, kv_heads, batch, Br, Bc, S;
+	} cases[] = {
+		{ 150, 16, 8, 2, 2, 16, 32, 4 }, /* g = 4 < B_r */
+		{ 200, 24, 16, 2, 1, 8, 16, 5 }, /* g = 8 = B_r */
+		{ 130, 16, 12, 1, 1, 5, 32, 2 }, /* MQA, g = 12 > B_r: blocks of 5, 5, 2 */
+		{ 77, 8, 6, 2, 2, 2, 16, 1 },    /* S = 1: O and lse written by the split */
+		{ 100, 16, 6, 3, 1, 4, 16, 4 },  /* T_c = 7 in 4 splits: 2, 2, 2, 1 */
+		{ 6, 16, 8, 1, 1, 16, 2, 2 },    /* N_kv = 6 below g = 8 */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
+			for (int causal = 0; causal <= 1; causal++) {
+				struct attn_config cfg = {
+					.kernel = ATTN_FLASHDECODE,
+					.N = 1,
+					.N_kv = cases[i].N_kv,
+					.d = cases[i].d,
+					.heads = cases[i].heads,
+					.kv_heads = cases[i].kv_heads,
+					.batch = cases[i].batch,
+					.dtype = (enum attn_dtype)dt,
+					.Br = cases[i].Br,
+					.Bc = cases[i].Bc,
+					.causal = causal,
+					.splits = cases[i].S,
+				};
+				struct attn_config v = attn_decode_view(&cfg);
+
+				assert_true(attn_decode_packed(&cfg));
+				assert_int_equal(v.N, cfg.heads / cfg.kv_heads);
+				assert_int_equal(v.heads, cfg.kv_heads);
+				assert_false(v.causal);
+				run_case(&cfg);
+			}
+}
+
+/* Packing only where FlashAttention packs: one query row, grouped heads, flashdecode. */
+static void
+test_flashdecode_packed_when(void **state)
+{
+	struct attn_config c = { .kernel = ATTN_FLASHDECODE,
+				 .N = 1,
+				 .N_kv = 64,
+				 .d = 16,
+				 .heads = 4,
+				 .kv_heads = 1,
+				 .batch = 1,
+				 .Br = 16,
+				 .Bc = 16 };
+	struct attn_config v;
+
+	(void)state;
+	assert_true(attn_decode_packed(&c));
+	c.N = 2; /* N > 1: FlashAttention does not swap */
+	assert_false(attn_decode_packed(&c));
+	v = attn_decode_view(&c);
+	assert_true(v.N == c.N && v.heads == c.heads && v.N_kv == c.N_kv && v.causal == c.causal);
+	c.N = 1;
+	c.kv_heads = 4; /* MHA: nothing to pack */
+	assert_false(attn_decode_packed(&c));
+	c.kv_heads = 1;
+	c.kernel = ATTN_FLASH2; /* flash2 runs the heads in turn */
+	assert_false(attn_decode_packed(&c));
+}
+
 /* S = 1 is FlashAttention's Split = false: O and lse written by the split, no partial arrays,
  * no combine phase; S > 1 has both arrays, sized [batch][heads][S][N][d] and [..][N]. */
 static void
@@ -706,6 +782,8 @@ main(void)
 		cmocka_unit_test(test_flashdecode),
 		cmocka_unit_test(test_flashdecode_nkv),
 		cmocka_unit_test(test_flashdecode_arrays),
+		cmocka_unit_test(test_flashdecode_gqa),
+		cmocka_unit_test(test_flashdecode_packed_when),
 		cmocka_unit_test(test_naive_nkv),
 		cmocka_unit_test(test_proj),
 		cmocka_unit_test(test_phases),

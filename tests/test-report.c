@@ -317,6 +317,15 @@ per_token(const cJSON *row, const char *key)
 		cJSON_GetObjectItem(cJSON_GetObjectItem(row, "per_token"), key));
 }
 
+/* DRAM bytes of array name in a row; 0 where the row has no such array. */
+static double
+array_bytes(const cJSON *row, const char *name)
+{
+	const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(row, "arrays"), name);
+
+	return a ? cJSON_GetNumberValue(cJSON_GetObjectItem(a, "total_bytes")) : 0;
+}
+
 /* The decode step: 3 layouts x 4 N_kv rows, its plots, and the report's section with the
  * rows' numbers (issue 22 item 6). */
 static void
@@ -343,21 +352,34 @@ test_decode(void **state)
 	assert_non_null(strstr(md, "HBM-bandwidth bound of one decode step of one layer's "
 				   "attention"));
 	assert_non_null(strstr(md, "3350 GB/s"));
+	/* flashdecode, S from the heuristic, grouped heads packed (GQA and MQA) */
+	assert_non_null(strstr(md, "The kernel is FlashAttention's split-KV decode"));
+	assert_non_null(strstr(md, "`gqa_packed` in the rows' config: GQA and MQA), so each K "
+				   "and V block is read once for the whole group."));
+	assert_null(strstr(md, "ran them in turn"));
 	for (int k = 0; k < 3; k++) {
 		const cJSON *lo = decode_row(rows, n, kvs[k], 1024);
 		const cJSON *hi = decode_row(rows, n, kvs[k], 8192);
 		const cJSON *prev = decode_row(rows, n, kvs[k], 4096);
+		const cJSON *cfg = cJSON_GetObjectItem(hi, "config");
 		double slope = (per_token(hi, "bytes") - per_token(prev, "bytes")) / 4096;
+		double part = array_bytes(hi, "O_accum") + array_bytes(hi, "lse_accum");
+		double s = cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "splits"));
 
-		/* K and V read once: the slope is 2 x kv_heads x d x 2 bytes. */
-		assert_true(slope == 2 * kvs[k] * 128 * 2);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "splits_source")),
+				    "heuristic");
+		assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(cfg, "gqa_packed")), k > 0);
+		/* K and V read once (the K array's bytes), the partial arrays on top */
+		assert_true(array_bytes(hi, "K") == kvs[k] * 8192 * 128 * 2);
+		assert_true(slope >= 2 * kvs[k] * 128 * 2);
 		assert_true(per_token(hi, "bandwidth_gbps") == 3350);
-		snprintf(want, sizeof(want), "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | 1 | %.0f |",
+		snprintf(want, sizeof(want),
+			 "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | 1 | %.0f | %.0f | %.0f |",
 			 k == 0   ? "MHA"
 			 : k == 1 ? "GQA"
 				  : "MQA",
 			 kvs[k], per_token(lo, "bytes"), per_token(hi, "bytes"), slope,
-			 2 * kvs[k] * 128 * 2, per_token(hi, "tokens_per_s_bound"));
+			 2 * kvs[k] * 128 * 2, s, part, per_token(hi, "tokens_per_s_bound"));
 		if (!strstr(md, want))
 			fail_msg("report.md lacks the decode row '%s'", want);
 		if (k > 0) {

@@ -36,6 +36,11 @@ static const struct shape shapes[] = {
 	{ 3, 24, 4, 2, 2, 16, 48, 290 },
 	{ 70, 40, 2, 1, 1, 32, 16, 200 },
 	{ 90, 24, 2, 2, 1, 32, 48, 50 },
+	/* grouped-query decode, which flashdecode packs (g query heads as g rows): g = 4 below
+	 * B_r, g = 8 equal to it, g = 12 past it (blocks of 5, 5, 2) */
+	{ 1, 24, 8, 2, 2, 16, 48, 290 },
+	{ 1, 40, 8, 1, 1, 8, 16, 200 },
+	{ 1, 16, 12, 1, 1, 5, 32, 130 },
 };
 
 /* The kernels and settings each shape runs. */

@@ -5,7 +5,7 @@
 # 777: rows that are not whole lines; d = 24, 40, 64; B_r, B_c in 16 .. 80, unequal), on fully
 # associative LRU caches of 16 KiB to 8 MiB with the tiles in scratch, in three shapes (one
 # head; causal grouped-query; batch 2, 3 heads, fp16; proj takes grouped-query without causal),
-# then decode shapes (N_kv keys) and tiny and odd sizes (below), simulated with --trace-only. Prints `memsim table --exact`
+# then decode shapes (N_kv keys; flashdecode's S = 1 and S > 1, packed at N = 1) and tiny and odd sizes (below), simulated with --trace-only. Prints `memsim table --exact`
 # per shape: how many runs have every array equal to the byte. MEMSIM defaults to build/memsim, DIR to a new directory.
 set -eu
 
@@ -36,6 +36,19 @@ survey batch-fp16 --kernel naive,flash1,flash2,proj --batch 2 --heads 3 --dtype 
 # causal mask aligned at the end, multi-query heads.
 sizes="--N 1,4,16,100 --N-kv 1000,3000,4097 --d 40,64 --Br 16,64 --Bc 48,64"
 survey decode --kernel naive,flash2 --heads 4 --kv-heads 1 --causal=no,yes
+# flashdecode: N = 1 with grouped heads runs packed (g = 4, 16 query rows against B_r 16, 64);
+# S = 1 on the caches above; S > 1 only on caches that hold every line it touches (its exact
+# scope: below that the formula is an estimate), write-allocate and -validate, 32- to 128-byte
+# lines.
+sizes="--N 1,4,16 --N-kv 1000,3000,4097 --d 40,64 --Br 16,64 --Bc 48,64"
+survey flashdecode-s1 --kernel flashdecode --splits 1 --heads 16 --kv-heads 1,4 --causal=no,yes \
+	--dtype fp16,bf16
+caches="--cache L1=24M:full:64,tiles=scratch --cache L1=24M:full:128:wv,tiles=scratch"
+caches="$caches --cache L1=24M:full:32,tiles=scratch"
+survey flashdecode-split --kernel flashdecode --splits 3,1000 --heads 16 --kv-heads 1,4 \
+	--causal=no,yes --dtype fp16
+caches="--cache L1=16K:full:64,tiles=scratch --cache L1=128K:full:64,tiles=scratch"
+caches="$caches --cache L1=1M:full:64,tiles=scratch --cache L1=8M:full:64,tiles=scratch"
 # Tiny and odd: single rows, one-element tiles, rows of 1 to 72 elements, 4 KiB caches, 32- and
 # 128-byte lines, write-validate, no final flush.
 sizes="--N 1,7,33,130,513 --d 1,3,24,72 --Br 1,5,128 --Bc 1,3,64"

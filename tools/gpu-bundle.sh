@@ -15,7 +15,8 @@ for n in 1024 2048 4096 8192 16384; do
 	for k in naive flash2; do
 		f=gpu-memsim/$k-N$n.json
 		[ -s "$f" ] && continue
-		dev/memsim gpucheck --kernel $k --N $n --d 64 --heads 16 --dtype fp16 --no-gpu \
+		dev/memsim gpucheck --kernel $k --N $n --d 64 --heads 16 --dtype fp16 \
+			--model sequential --no-gpu \
 			--json "$f" >gpu-memsim/$k-N$n.txt &
 	done
 	wait

@@ -12,7 +12,7 @@ ncu --version | tail -1
 for k in naive flash2; do
 	for n in 1024 2048 4096 8192 16384; do
 		[ -f gpu-memsim/$k-N$n.json ] || { echo "no memsim side for $k N=$n"; continue; }
-		dev/memsim gpucheck --kernel $k --N $n --heads 16 --d 64 --dtype fp16 \
+		dev/memsim gpucheck --kernel $k --N $n --heads 16 --d 64 --dtype fp16 --model sequential \
 			--memsim-from gpu-memsim/$k-N$n.json --json "$OUT/gc-$k-$n.json" \
 			>"$OUT/gc-$k-$n.txt" 2>&1 || echo "gpucheck $k $n failed"
 		grep -E "^total|^verdict" "$OUT/gc-$k-$n.txt" | sed "s/^/$k N=$n: /"

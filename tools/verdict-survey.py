@@ -2,7 +2,7 @@
 """Randomized survey of memsim's verdicts: does every verdict tell the truth?
 
 Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [--jobs J]
-                               [--max-seconds T] [--show K]
+                               [--max-seconds T] [--show K] [--focus F] [--decode]
 
 Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
@@ -54,6 +54,11 @@ def footprint(cfg):
     s = DTYPE_BYTES[cfg["dtype"]]
     n, d, b, h, hkv = cfg["N"], cfg["d"], cfg["batch"], cfg["heads"], cfg["kv_heads"]
     rows = b * n * d * s
+    if cfg["kernel"] == "flashdecode":
+        # Q, O; K, V of N_kv rows; lse; the partial O and logsumexp (fp32) of S splits
+        sp = cfg["splits"] if cfg["splits"] > 1 else 0
+        return (rows * 2 * h + b * hkv * cfg["N_kv"] * d * s * 2 + b * h * n * 4 +
+                b * h * sp * n * (d + 1) * 4)
     if cfg["kernel"] == "proj":
         dm, dkv = h * d, hkv * d
         return rows * (3 * h + 2 * hkv) + 2 * (dm * dm + dm * dkv) * s
@@ -66,6 +71,8 @@ def footprint(cfg):
 def work(cfg):
     """Accesses the trace-only run makes, roughly: keeps the survey's runs short."""
     n, d, bh = cfg["N"], cfg["d"], cfg["batch"] * cfg["heads"]
+    if cfg["kernel"] == "flashdecode":
+        return bh * n * cfg["N_kv"] * (d + 4)
     if cfg["kernel"] == "proj":
         return cfg["batch"] * n * (cfg["heads"] * d) ** 2 * 4
     return bh * n * n * (d + 4)
@@ -153,9 +160,47 @@ def draw(rng, focus, page_rng):
     return cfg
 
 
+def draw_decode(rng, focus):
+    """flashdecode's decode step: N = 1 to 16 queries (N = 1 with grouped heads runs packed)
+    over N_kv keys, rarely a multiple of B_c; S from 1 to past the key blocks; caches from one
+    line to 1.5x the footprint, and a third of them at least the footprint (where S > 1 is
+    exact: nothing is evicted)."""
+    while True:
+        h, hkv = rng.choice(HEADS)
+        cfg = {
+            "kernel": "flashdecode",
+            "N": rng.choice([1, 1, 1, 2, 4, 7, 16]),
+            "N_kv": rng.randint(16, 5000),
+            "d": rng.choice([3, 8, 24, 40, 64, 72, 128]),
+            "heads": h,
+            "kv_heads": hkv,
+            "batch": rng.choice([1, 1, 2, 3]),
+            "dtype": rng.choice(list(DTYPE_BYTES)),
+            "Br": rng.choice([1, 2, 5, 8, 16, 64]),
+            "Bc": rng.choice(TILES),
+            "splits": rng.choice([1, 2, 3, 4, 7, 16, 1000]),
+        }
+        if cfg["N"] <= cfg["N_kv"] and rng.random() < 0.5:
+            cfg["causal"] = True
+        if work(cfg) <= 3e7:
+            break
+    cfg["splits"] = min(cfg["splits"], -(-cfg["N_kv"] // cfg["Bc"]))
+    cfg["cache"] = draw_cache(rng, cfg, focus)
+    if rng.random() < 0.35:
+        line = rng.choice([32, 64, 128])
+        lines = int(footprint(cfg) / line) + rng.randint(8, 400)
+        cfg["cache"] = "L1=%d:full:%d:lru:wb:%s,tiles=scratch" % (
+            lines * line, line, rng.choice(["wa", "wv"]))
+    cfg["flush"] = rng.random() < 0.85
+    return cfg
+
+
 def argv_of(memsim, cfg):
     a = [memsim, "run", "--trace-only", "--json", "-"]
-    for k in ["kernel", "N", "d", "heads", "kv_heads", "batch", "dtype", "Br", "Bc", "cache"]:
+    keys = ["kernel", "N", "d", "heads", "kv_heads", "batch", "dtype", "Br", "Bc", "cache"]
+    if cfg["kernel"] == "flashdecode":
+        keys += ["N_kv", "splits"]
+    for k in keys:
         a += ["--" + k.replace("_", "-"), str(cfg[k])]
     if cfg.get("causal"):
         a.append("--causal")
@@ -228,13 +273,19 @@ def main():
     ap.add_argument("--focus", choices=["all", "exact", "interval"], default="all",
                     help="draw only single LRU write-back levels, fully associative or of"
                          " 8+ ways (exact), or only of 8+ ways (interval)")
+    ap.add_argument("--decode", action="store_true",
+                    help="draw flashdecode decode steps (N 1 to 16 over N_kv keys, S splits,"
+                         " grouped-query heads packed at N = 1) instead")
     args = ap.parse_args()
 
     if args.tap:
         print("1..1", flush=True)
     rng = random.Random(args.seed)
     page_rng = random.Random(args.seed + 1)
-    cfgs = [draw(rng, args.focus, page_rng) for _ in range(args.count)]
+    if args.decode:
+        cfgs = [draw_decode(rng, args.focus) for _ in range(args.count)]
+    else:
+        cfgs = [draw(rng, args.focus, page_rng) for _ in range(args.count)]
     start = time.time()
     scopes, kinds, refused, failures, done = {}, {}, 0, [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -2,7 +2,11 @@
 """docs/gpu.md's table of memsim's CUDA kernels on the grid (tools/gpu-grid/shapes.txt) from
 the gpucheck --json files grid.sh run wrote:
 
-    python3 tools/gpu-grid/report.py docs/gpu-run/grid [--markdown]
+    python3 tools/gpu-grid/report.py docs/gpu-run/grid [--markdown] [--memsim DIR]
+
+With --memsim DIR, memsim's side is read from the gpucheck --no-gpu --json files in DIR (grid.sh
+bundle's gpu-grid/, say, under another --model) and ncu's from the results: a model can be
+compared with the stored measurements without a GPU.
 
 Per shape: memsim's DRAM MB on the h100 preset (read + written, each launch cold, no final
 flush: what ncu counts), ncu's DRAM MB, the idle kernel's MB (the background, docs/gpu.md),
@@ -25,11 +29,13 @@ def shapes(d):
                 f"{k}-N{n}-K{nk}-d{dd}-h{h}-kv{kv}-b{b}-{t}-c{c}.json"
 
 
-def row(path):
+def row(path, side=None):
     m = json.load(open(path))["memsim"]
+    s = json.load(open(side))["memsim"] if side else m
     mem = ncu = idle = 0.0
-    for launch in m["launches"]:
+    for launch in s["launches"]:
         mem += launch["memsim_read_bytes"] + launch["memsim_write_bytes"]
+    for launch in m["launches"]:
         ncu += launch["ncu_dram_read_bytes"] + launch["ncu_dram_write_bytes"]
         idle += launch.get("idle_dram_read_bytes", 0) + launch.get("idle_dram_write_bytes", 0)
     return mem / 1e6, ncu / 1e6, idle / 1e6
@@ -38,13 +44,14 @@ def row(path):
 def main():
     d = sys.argv[1]
     md = "--markdown" in sys.argv
+    side = sys.argv[sys.argv.index("--memsim") + 1] if "--memsim" in sys.argv else None
     out, ratios = [], []
     for (k, n, nk, dd, h, kv, b, t, c), f in shapes(d):
         p = os.path.join(d, f)
         if not os.path.exists(p):
             print(f"report.py: no result for {f}", file=sys.stderr)
             continue
-        mem, ncu, idle = row(p)
+        mem, ncu, idle = row(p, os.path.join(side, f) if side else None)
         net = ncu - idle
         ratio = net / mem if mem else float("nan")
         ratios.append(ratio)
