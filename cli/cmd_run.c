@@ -49,7 +49,7 @@ usage_run(FILE *f)
 		"                      a combine phase reduces [FlashAttention's heuristic for the\n"
 		"                      preset's SMs on h100 presets (132), else 1]; S past the key\n"
 		"                      blocks is clamped to them with a note\n"
-		"  --kv-page P         flash2: a paged KV cache (vLLM's, FlashAttention's paged KV):\n"
+		"  --kv-page P         flash2, flashdecode: a paged KV cache (vLLM's, FlashAttention's paged KV):\n"
 		"                      K and V in pools of pages [pages][P][kv_heads][d], batch x\n"
 		"                      ceil(N_kv / P) pages in the order of an int32 block table\n"
 		"                      [batch][ceil(N_kv / P)] drawn from --seed (array\n"

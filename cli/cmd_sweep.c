@@ -40,8 +40,8 @@ usage_sweep(FILE *f)
 		"N_kv; flash1 and proj take N_kv = N, --causal N <= N_kv: the rest are left out);\n"
 		"--splits (flashdecode's S, a list; other kernels run once) = as memsim run: the\n"
 		"heuristic on an h100 cache, else 1; S past the key blocks is clamped to them;\n"
-		"--kv-page (flash2's page of P tokens, a list; other kernels run once, unpaged)\n"
-		"= unpaged.\n"
+		"--kv-page (flash2's and flashdecode's page of P tokens, a list; other kernels run\n"
+		"once, unpaged) = unpaged.\n"
 		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
 		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
 		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
@@ -149,7 +149,7 @@ sweep_plugin_check(const struct sweep_plan *p)
 	if (p->splits_given)
 		return usage_error("sweep", "--splits is for --kernel flashdecode");
 	if (p->kv_page_given)
-		return usage_error("sweep", "--kv-page is for --kernel flash2, not a plugin");
+		return usage_error("sweep", "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
 	return 0;
 }
 
@@ -436,9 +436,10 @@ cmd_sweep(int argc, char **argv)
 		bool paged = false;
 
 		for (unsigned i = 0; i < p.nkernels; i++)
-			paged |= p.kernels[i] == ATTN_FLASH2;
+			paged |= p.kernels[i] == ATTN_FLASH2 || p.kernels[i] == ATTN_FLASHDECODE;
 		if (!paged)
-			rc = usage_error("sweep", "--kv-page is for --kernel flash2");
+			rc = usage_error("sweep",
+					 "--kv-page is for --kernel flash2 or flashdecode");
 	}
 	if (!rc && p.trace_only && !p.simulate)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");

@@ -472,9 +472,10 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	} else if (w->at[DIM_SPLITS] > 0) {
 		it->cfg.splits = UINT64_MAX; /* the --splits list repeats other kernels */
 	}
-	/* paged flash2 at each --kv-page; the other kernels once, unpaged */
+	/* paged flash2 and flashdecode at each --kv-page; the other kernels once, unpaged */
 	it->cfg.kv_seed = p->seed;
-	if (p->kv_page_given && it->cfg.kernel == ATTN_FLASH2)
+	if (p->kv_page_given &&
+	    (it->cfg.kernel == ATTN_FLASH2 || it->cfg.kernel == ATTN_FLASHDECODE))
 		it->cfg.kv_page = p->kv_page.v[w->at[DIM_KV_PAGE]];
 	else if (w->at[DIM_KV_PAGE] > 0)
 		it->cfg.splits = UINT64_MAX;

@@ -202,8 +202,8 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 			 attn_kernel_name(c->kernel));
 		return -EINVAL;
 	}
-	if (c->kv_page && c->kernel != ATTN_FLASH2) {
-		snprintf(err, errlen, "--kv-page is for --kernel flash2, not %s",
+	if (c->kv_page && c->kernel != ATTN_FLASH2 && c->kernel != ATTN_FLASHDECODE) {
+		snprintf(err, errlen, "--kv-page is for --kernel flash2 or flashdecode, not %s",
 			 attn_kernel_name(c->kernel));
 		return -EINVAL;
 	}

@@ -31,7 +31,7 @@
  *  proj    the input projections Q, K, V = x W_Q, x W_K, x W_V (x is [batch][N][heads * d])
  *          and the output projection y = concat(O) W_O of a whole attention layer.
  *
- * Paged KV cache (kv_page = P > 0; flash2): K and V are pools of pages
+ * Paged KV cache (kv_page = P > 0; flash2 and flashdecode): K and V are pools of pages
  * [pages][P][kv_heads][d] (FlashAttention's k_cache (num_blocks, page_block_size, nheads_k,
  * headdim), vLLM's layout), batch x ceil(N_kv / P) pages each, the last page of a sequence
  * partly used; an int32 block table [batch][ceil(N_kv / P)] maps a sequence's logical page to

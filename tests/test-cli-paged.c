@@ -1,6 +1,7 @@
 /*
  * The paged KV cache as a user meets it (issue 22 item 3): --kv-page parsed and refused where
- * it must be (0, not a number, kernels other than flash2, plugins, gpucheck, sweep), the JSON
+ * it must be (0, not a number, kernels other than flash2 and flashdecode, plugins, gpucheck,
+ * sweep), the JSON
  * config's kv_page and kv_seed with the block_table array, native runs checked against the
  * reference, sweep lists of it (keys, results.csv's kv_page column, table labels), and what
  * paging changes: nothing for K and V on a fully associative LRU cache, re-reads on a
@@ -32,17 +33,15 @@ test_refusals(void **state)
 	expect_error("run --kernel flash2 --kv-page -16", 2,
 		     "--kv-page: '-16' is not a whole number");
 	expect_error("run --kernel naive --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not naive");
+		     "--kv-page is for --kernel flash2 or flashdecode, not naive");
 	expect_error("formula --kernel flash1 --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not flash1");
+		     "--kv-page is for --kernel flash2 or flashdecode, not flash1");
 	expect_error("run --kernel proj --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not proj");
-	expect_error("run --kernel flashdecode --N 1 --N-kv 256 --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not flashdecode");
+		     "--kv-page is for --kernel flash2 or flashdecode, not proj");
 	expect_error("native --kernel naive --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not naive");
+		     "--kv-page is for --kernel flash2 or flashdecode, not naive");
 	expect_error("run --kernel ./x.so --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2, not a plugin");
+		     "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
 	expect_error("gpucheck --kernel flash2 --N 64 --kv-page 16 --no-gpu", 2,
 		     "--kv-page: the GPU kernels take an unpaged KV cache");
 	expect_error("formula --kernel flash2 --N 1 --N-kv 4294967296 --kv-page 1", 2,
@@ -50,7 +49,7 @@ test_refusals(void **state)
 	expect_error("sweep --out x --kernel flash2 --kv-page 0", 2,
 		     "--kv-page must be at least 1");
 	expect_error("sweep --out x --kernel naive,flash1 --kv-page 16", 2,
-		     "--kv-page is for --kernel flash2");
+		     "--kv-page is for --kernel flash2 or flashdecode");
 }
 
 /* config.kv_page and kv_seed (= --seed), the block table among the arrays; a page past N_kv
@@ -86,6 +85,17 @@ test_run_json(void **state)
 	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "arrays"), "block_table"));
 	cJSON_Delete(o);
 	expect_ok("run --kernel flash2 --N 4 --N-kv 100 --kv-page 256 --cache lab");
+	/* flashdecode, packed grouped-query decode at S = 4 */
+	r = memsim("run --kernel flashdecode --N 1 --N-kv 1000 --heads 8 --kv-heads 2 --splits 4 "
+		   "--kv-page 16 --cache L1=16K:4:64 --json fd.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "splits=4 gqa-packed kv_page=16"));
+	result_free(&r);
+	o = read_json("fd.json");
+	cfg = cJSON_GetObjectItem(o, "config");
+	assert_true(cJSON_GetObjectItem(cfg, "kv_page")->valuedouble == 16);
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "arrays"), "block_table"));
+	cJSON_Delete(o);
 	r = memsim("run --help");
 	assert_non_null(strstr(r.out, "--kv-page P"));
 	result_free(&r);
@@ -102,6 +112,12 @@ test_native_check(void **state)
 		   "--d 32 --Br 16 --Bc 32 --kv-page 7 --causal --check");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "kv_page=7"));
+	assert_non_null(strstr(r.out, "0 non-finite: pass"));
+	result_free(&r);
+	r = memsim("native --kernel flashdecode --N 1 --N-kv 300 --heads 4 --kv-heads 1 --batch 2 "
+		   "--d 32 --splits 3 --kv-page 16 --causal --check");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "kv_page=16"));
 	assert_non_null(strstr(r.out, "0 non-finite: pass"));
 	result_free(&r);
 }
@@ -164,8 +180,8 @@ test_sweep(void **state)
 	char path[600], *text;
 
 	(void)state;
-	r = memsim("sweep --out sw --kernel flash2,naive --N 4 --N-kv 300 --kv-page 16,64 "
-		   "--cache L1=16K:full:64,tiles=scratch --trace-only --jobs 1");
+	r = memsim("sweep --out sw --kernel flash2,naive,flashdecode --N 4 --N-kv 300 "
+		   "--kv-page 16,64 --cache L1=16K:full:64,tiles=scratch --trace-only --jobs 1");
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
 	snprintf(path, sizeof(path), "%s/sw/results.csv", tmpdir);
@@ -175,6 +191,8 @@ test_sweep(void **state)
 	assert_non_null(strstr(text, ",exact,0,0,,64\n"));
 	assert_non_null(strstr(text, ",exact,0,0,,\n")); /* naive, unpaged */
 	assert_non_null(strstr(text, ",naive,"));
+	assert_non_null(strstr(text, ",exact,0,0,1,16\n")); /* flashdecode, S = 1 */
+	assert_non_null(strstr(text, ",exact,0,0,1,64\n"));
 	free(text);
 	snprintf(path, sizeof(path), "%s/sw/results.json", tmpdir);
 	text = slurp_text(path);

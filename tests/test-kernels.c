@@ -407,7 +407,7 @@ test_flash2_nkv(void **state)
  * values); the block table a permutation of the pool, not the identity. P of one token, not
  * dividing N_kv, past B_c, past N_kv; grouped-query, batch 2, decode, causal, each dtype. */
 static void
-test_flash2_paged(void **state)
+check_paged(enum attn_kernel kernel, uint64_t splits)
 {
 	static const struct {
 		uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, P;
@@ -420,12 +420,12 @@ test_flash2_paged(void **state)
 	};
 	char err[256];
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(pg) / sizeof(pg[0]); i++)
 		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
 			for (int causal = 0; causal <= 1; causal++) {
 				struct attn_config cfg = {
-					.kernel = ATTN_FLASH2,
+					.kernel = kernel,
+					.splits = splits,
 					.N = pg[i].N,
 					.N_kv = pg[i].N_kv,
 					.d = pg[i].d,
@@ -478,6 +478,23 @@ test_flash2_paged(void **state)
 				attn_data_destroy(b);
 				free(seen);
 			}
+}
+
+static void
+test_flash2_paged(void **state)
+{
+	(void)state;
+	check_paged(ATTN_FLASH2, 0);
+}
+
+/* flashdecode paged: S = 1 (flash2's loop), S = 3 (partial rows and a combine); grouped-query
+ * decode (N = 1) runs packed. */
+static void
+test_flashdecode_paged(void **state)
+{
+	(void)state;
+	check_paged(ATTN_FLASHDECODE, 1);
+	check_paged(ATTN_FLASHDECODE, 3);
 }
 
 /* Every phase run alone, in order, computes what the whole kernel computes (outputs and, for
@@ -702,9 +719,9 @@ test_bad_configs(void **state)
 		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 2, 0, 0, 0 },
 		  "--splits is for --kernel flashdecode, not flash2" },
 		{ { ATTN_FLASH1, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 16, 1 },
-		  "--kv-page is for --kernel flash2, not flash1" },
+		  "--kv-page is for --kernel flash2 or flashdecode, not flash1" },
 		{ { ATTN_NAIVE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 16, 1 },
-		  "--kv-page is for --kernel flash2, not naive" },
+		  "--kv-page is for --kernel flash2 or flashdecode, not naive" },
 		/* 2^31 pages of one token: past the int32 table */
 		{ { ATTN_FLASH2, 1, 1, 1, 1, 2, ATTN_FP32, 1, 1, false, false, UINT64_C(1) << 30, 0,
 		    0, 1, 1 },
@@ -779,6 +796,7 @@ main(void)
 		cmocka_unit_test(test_flash2),
 		cmocka_unit_test(test_flash2_nkv),
 		cmocka_unit_test(test_flash2_paged),
+		cmocka_unit_test(test_flashdecode_paged),
 		cmocka_unit_test(test_flashdecode),
 		cmocka_unit_test(test_flashdecode_nkv),
 		cmocka_unit_test(test_flashdecode_arrays),

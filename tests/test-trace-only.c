@@ -62,10 +62,13 @@ static const struct variant {
 	{ ATTN_FLASHDECODE, true, false, 1, 0 },
 	{ ATTN_FLASHDECODE, false, false, 3, 0 },
 	{ ATTN_FLASHDECODE, true, false, 1000, 0 },
-	/* paged K/V: pages of 16 (not dividing N_kv), of one token, of 7 across key blocks */
+	/* paged K/V: pages of 16 (not dividing N_kv), of one token, of 7 across key blocks;
+	 * flashdecode's at S = 1 and 3 */
 	{ ATTN_FLASH2, false, false, 0, 16 },
 	{ ATTN_FLASH2, true, false, 0, 1 },
 	{ ATTN_FLASH2, true, false, 0, 7 },
+	{ ATTN_FLASHDECODE, true, false, 1, 16 },
+	{ ATTN_FLASHDECODE, false, false, 3, 7 },
 };
 
 /* Caches, and whether one is slow enough (tiles in memory, every element reported off the fast
