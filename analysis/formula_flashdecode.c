@@ -126,7 +126,7 @@ formula_flashdecode_footprint(const struct attn_config *c, double line_bytes)
 static void
 fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
-	static const char *const names[8] = { "Q",	 "O",	      "K",	   "V",
+	static const char *const names[8] = { "Q",   "O",       "K",         "V",
 					      "lse", "O_accum", "lse_accum", "block_table" };
 	double b[8];
 

@@ -149,7 +149,8 @@ sweep_plugin_check(const struct sweep_plan *p)
 	if (p->splits_given)
 		return usage_error("sweep", "--splits is for --kernel flashdecode");
 	if (p->kv_page_given)
-		return usage_error("sweep", "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
+		return usage_error("sweep",
+				   "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
 	return 0;
 }
 

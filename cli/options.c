@@ -187,7 +187,8 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 	if (o->kv_page_given && o->cfg.kv_page == 0)
 		return usage_error(cmd, "--kv-page must be at least 1");
 	if (o->kv_page_given && o->plugin_path)
-		return usage_error(cmd, "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
+		return usage_error(cmd,
+				   "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
 	/* one seed reproduces a run: the values and the block table (values never change the
 	 * traffic, so nothing is lost by tying them) */
 	o->cfg.kv_seed = o->seed;

@@ -644,7 +644,8 @@ check_paged(const char *const *caches, bool flush)
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
 			/* flashdecode at S > 1 on a cache smaller than the run: an estimate */
-			if (f.scope == FORMULA_SCOPE_ESTIMATE && strstr(f.scope_why, "flashdecode")) {
+			if (f.scope == FORMULA_SCOPE_ESTIMATE &&
+			    strstr(f.scope_why, "flashdecode")) {
 				assert_true(attn_splits(&c) > 1);
 				sim_result_finish(&res);
 				continue;
@@ -663,7 +664,8 @@ check_paged(const char *const *caches, bool flush)
 					bad++, print_message(
 						       "%s N=%llu N_kv=%llu P=%llu%s on %s%s: %s "
 						       "measured %.0f + %.0f, formula %.0f + %.0f\n",
-						       attn_kernel_name(c.kernel), (unsigned long long)c.N,
+						       attn_kernel_name(c.kernel),
+						       (unsigned long long)c.N,
 						       (unsigned long long)c.N_kv,
 						       (unsigned long long)c.kv_page,
 						       c.causal ? " causal" : "", caches[ci],

@@ -8,9 +8,8 @@ Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, 
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
 32/64/128 bytes, every replacement and write policy, tiles in scratch or memory, 0 to 4 levels,
 with and without the final flush; flash2 (and --decode's flashdecode) with a paged KV cache,
---kv-page 1 to 256, about a
-third of its draws), runs each with `memsim run --trace-only --json -`, and checks
-what the report claims against what it measured:
+--kv-page 1 to 256, a third of the time), runs each with `memsim run --trace-only --json -`,
+and checks what the report claims against what it measured:
 
   crash       the run died (a signal) or wrote no report
   exact       scope "exact": every array's read and write bytes equal the formula's, to the byte
