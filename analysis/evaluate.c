@@ -113,7 +113,8 @@ evaluation_json(struct evaluation *ev, int argc, char **argv)
 	{
 		struct per_token pt;
 
-		report_per_token(&pt, &ev->cfg, &ev->spec, bytes, ev->bandwidth_gbps);
+		report_per_token(&pt, &ev->cfg, &ev->spec, bytes, ev->bandwidth_gbps,
+				 ev->bandwidth_source);
 		report_add_per_token(root, &pt);
 	}
 	return root;

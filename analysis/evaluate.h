@@ -36,6 +36,7 @@ struct evaluation {
 	struct formula_result f;
 	struct comparison cmp; /* when simulated */
 	double bandwidth_gbps; /* for per_token's bound; 0: the preset's, if any */
+	const char *bandwidth_source; /* bandwidth_gbps's; NULL: "--bandwidth" */
 };
 
 /* Runs one configuration as mode says. Returns 0, or -1 with a one-line message in err. Free

@@ -518,7 +518,7 @@ report_read_json_at(int dirfd, const char *dir, const char *name, bool *missing,
 
 void
 report_per_token(struct per_token *p, const struct attn_config *c, const struct spec *s,
-		 double dram_bytes, double gbps_given)
+		 double dram_bytes, double gbps_given, const char *given_source)
 {
 	const char *src = NULL;
 
@@ -526,7 +526,8 @@ report_per_token(struct per_token *p, const struct attn_config *c, const struct 
 	p->bytes = dram_bytes / ((double)c->batch * (double)c->N);
 	if (gbps_given > 0) {
 		p->gbps = gbps_given;
-		snprintf(p->source, sizeof(p->source), "--bandwidth");
+		snprintf(p->source, sizeof(p->source), "%s",
+			 given_source ? given_source : "--bandwidth");
 	} else if ((p->gbps = spec_preset_bandwidth(s->preset, &src)) > 0) {
 		snprintf(p->source, sizeof(p->source), "preset %s: %s", s->preset, src);
 	}

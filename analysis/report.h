@@ -59,7 +59,8 @@ cJSON *report_read_json_at(int dirfd, const char *dir, const char *name, bool *m
 
 /* What a decode step's DRAM bytes mean per generated token: bytes / (batch N) (each of the
  * batch's sequences gets N new tokens), and the tokens/s that a DRAM bandwidth allows at
- * most. The bandwidth: gbps_given (> 0, "--bandwidth"), else the preset's
+ * most. The bandwidth: gbps_given (> 0; its source given_source, "--bandwidth" if NULL), else
+ * the preset's
  * (spec_preset_bandwidth()), else none (gbps 0, no bound). */
 struct per_token {
 	double bytes;
@@ -69,7 +70,7 @@ struct per_token {
 };
 
 void report_per_token(struct per_token *p, const struct attn_config *c, const struct spec *s,
-		      double dram_bytes, double gbps_given);
+		      double dram_bytes, double gbps_given, const char *given_source);
 /* "per generated token: ..." lines. */
 void report_print_per_token(FILE *f, const struct per_token *p);
 /* obj's "per_token": {"bytes", "tokens_per_s_bound", "bandwidth_gbps", "bandwidth_source"}

@@ -126,7 +126,7 @@ cmd_ceilings(int argc, char **argv)
 					      { "json", required_argument, NULL, OPT_JSON },
 					      { "help", no_argument, NULL, OPT_HELP },
 					      { NULL, 0, NULL, 0 } };
-	const char *out = "out/ceilings", *json = NULL;
+	const char *out = CEILINGS_DIR, *json = NULL;
 	bool refresh = false, quick = false;
 	int opt;
 
@@ -160,11 +160,12 @@ cmd_ceilings(int argc, char **argv)
 	return ceilings_into(out, quick, refresh, json);
 }
 
-int
-ceilings_into(const char *out, bool quick, bool refresh, const char *json)
+/* This machine's ceilings, from out/ceilings.json where it stands for this machine (and
+ * refresh is false), else measured and written there; what happens is said on f. Returns
+ * EXIT_OK or EXIT_RUNTIME with the error printed. */
+static int
+ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings *c)
 {
-	FILE *f = text_stream(json);
-	struct ceilings c;
 	char path[4096], err[512];
 	cJSON *doc;
 	int rc;
@@ -174,33 +175,49 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/ceilings.json", out);
-	if (!refresh && reusable(f, path, quick, &c)) {
+	if (!refresh && reusable(f, path, quick, c)) {
 		fprintf(f,
 			"reusing %s: measured %s on the same CPU model and core count (--refresh "
 			"measures again)\n",
-			path, c.date);
-	} else {
+			path, c->date);
+		return EXIT_OK;
+	}
+	{
 		uint64_t llc = host_llc_bytes(f);
 
 		fprintf(f, "measuring bandwidth, then peak FLOP/s, on 1 and on %u threads%s...\n",
 			ceilings_cores(), quick ? " (quick)" : "");
 		fflush(f);
-		if ((rc = ceilings_measure(llc, quick, &c, err, sizeof(err)))) {
+		if ((rc = ceilings_measure(llc, quick, c, err, sizeof(err)))) {
 			print_error("ceilings: %s", err);
 			return EXIT_RUNTIME;
 		}
-		if (c.note[0])
-			fprintf(f, "note: %s\n", c.note);
-		doc = ceilings_json(&c);
-		rc = report_write_json(path, doc, err, sizeof(err));
-		cJSON_Delete(doc);
-		if (rc) {
-			print_table(f, &c);
-			print_error("%s", err);
-			return EXIT_RUNTIME;
-		}
-		fprintf(f, "wrote %s\n", path);
 	}
+	if (c->note[0])
+		fprintf(f, "note: %s\n", c->note);
+	doc = ceilings_json(c);
+	rc = report_write_json(path, doc, err, sizeof(err));
+	cJSON_Delete(doc);
+	if (rc) {
+		print_table(f, c);
+		print_error("%s", err);
+		return EXIT_RUNTIME;
+	}
+	fprintf(f, "wrote %s\n", path);
+	return EXIT_OK;
+}
+
+int
+ceilings_into(const char *out, bool quick, bool refresh, const char *json)
+{
+	FILE *f = text_stream(json);
+	struct ceilings c;
+	char err[512];
+	cJSON *doc;
+	int rc;
+
+	if ((rc = ceilings_get(f, out, quick, refresh, &c)))
+		return rc;
 	print_table(f, &c);
 	if (json) {
 		doc = ceilings_json(&c);
@@ -212,4 +229,27 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 		}
 	}
 	return EXIT_OK;
+}
+
+int
+bandwidth_option(const char *cmd, const char *arg, double *gbps, char *source, size_t len)
+{
+	struct ceilings c;
+	int rc;
+
+	if (strcmp(arg, "measured") != 0) {
+		snprintf(source, len, "--bandwidth");
+		return bandwidth_value(cmd, arg, gbps);
+	}
+	/* What ceilings says goes to stderr: stdout holds the command's report. A quick
+	 * measurement there will do; a new one is a full one. */
+	if (!reusable(stderr, CEILINGS_DIR "/ceilings.json", true, &c) &&
+	    (rc = ceilings_get(stderr, CEILINGS_DIR, false, true, &c)))
+		return rc;
+	*gbps = c.all_cores_bytes_per_s / 1e9;
+	snprintf(source, len,
+		 "--bandwidth measured: this machine's triad on %u threads, %s/ceilings.json of "
+		 "%s%s",
+		 c.bw_threads, CEILINGS_DIR, c.date, c.quick ? " (quick)" : "");
+	return 0;
 }

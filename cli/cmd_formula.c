@@ -11,29 +11,40 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/steps.h"
 
 void
 usage_formula(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim formula --kernel K [size options as for run] [--cache SPEC|PRESET]\n"
-		"                      [--no-flush] [--bandwidth GB/s] [--json FILE]\n"
+		"                      [--no-flush] [--bandwidth GB/s|measured] [--json FILE]\n"
 		"\n"
 		"Evaluates the lab formula and the exact per-array formulas for a kernel on the\n"
 		"cache's last level (docs/formulas.md), with FLOPs and arithmetic intensity, and\n"
 		"the bytes per generated token (exact bytes / (batch x N): a decode step gives each\n"
 		"sequence N new tokens; --N-kv sets the cache's length) with the tokens/s bound at\n"
-		"--bandwidth GB/s, or at the preset's bandwidth where it has one (h100).\n");
+		"--bandwidth GB/s, or at the preset's bandwidth where it has one (h100);\n"
+		"--bandwidth measured takes this machine's all-core bandwidth from\n"
+		CEILINGS_DIR "/ceilings.json (memsim ceilings), measuring it first where needed.\n");
 }
 
 enum { OPT_FORMULA_BANDWIDTH = OPT_FIRST_FREE };
 
+/* --bandwidth: GB/s and where they come from */
+struct formula_bandwidth {
+	double gbps;
+	char source[320];
+};
+
 static int
 formula_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 {
+	struct formula_bandwidth *b = ctx;
+
 	(void)o;
 	(void)opt;
-	return bandwidth_value("formula", arg, ctx);
+	return bandwidth_option("formula", arg, &b->gbps, b->source, sizeof(b->source));
 }
 
 int
@@ -43,9 +54,9 @@ cmd_formula(int argc, char **argv)
 		{ "bandwidth", required_argument, NULL, OPT_FORMULA_BANDWIDTH },
 		{ NULL, 0, NULL, 0 },
 	};
-	static double gbps;
+	static struct formula_bandwidth bw;
 	static const struct kernel_command cmd = { "formula", usage_formula, extra, formula_option,
-						   &gbps };
+						   &bw };
 	struct per_token pt;
 	struct kernel_options o;
 	FILE *out;
@@ -57,7 +68,7 @@ cmd_formula(int argc, char **argv)
 	double total;
 
 	kernel_options_init(&o);
-	gbps = 0;
+	memset(&bw, 0, sizeof(bw));
 	o.need_memory = false;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
 		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
@@ -92,7 +103,7 @@ cmd_formula(int argc, char **argv)
 	if (f.lab_bytes > 0)
 		fprintf(out, "intensity by the lab formula %.4g FLOP/byte\n",
 			f.flops / f.lab_bytes);
-	report_per_token(&pt, &o.cfg, &spec, total, gbps);
+	report_per_token(&pt, &o.cfg, &spec, total, bw.gbps, bw.source);
 	report_print_per_token(out, &pt);
 	if (o.json_path) {
 		cJSON *root = cJSON_CreateObject(), *fo, *ex, *arrays;

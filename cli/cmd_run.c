@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/plugin.h"
+#include "cli/steps.h"
 #include "sim/util.h"
 
 void
@@ -25,7 +26,7 @@ usage_run(FILE *f)
 		"                  [--Br B] [--Bc B] [--causal] [--softmax-separate] [--splits S]\n"
 		"                  [--kv-page P] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
-		"                  [--record FILE] [--bandwidth GB/s] [--json FILE]\n"
+		"                  [--record FILE] [--bandwidth GB/s|measured] [--json FILE]\n"
 		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
 		"                  [--record FILE] [--json FILE]\n"
 		"\n"
@@ -74,7 +75,10 @@ usage_run(FILE *f)
 		"                      a plugin's too\n"
 		"  --bandwidth GB/s    DRAM bandwidth for the tokens/s bound (default: the preset's,\n"
 		"                      where it has one: h100); bytes per generated token are the\n"
-		"                      DRAM bytes / (batch x N), N new tokens per sequence\n"
+		"                      DRAM bytes / (batch x N), N new tokens per sequence;\n"
+		"                      measured: this machine's all-core bandwidth from\n"
+		"                      " CEILINGS_DIR "/ceilings.json (memsim ceilings; measured\n"
+		"                      first, about 20 s, where it is missing or of another CPU)\n"
 		"  --json FILE         write the report as JSON (- for stdout)\n"
 		"  --kernel PATH       a kernel plugin (a path with a '/' or ending in .so, see\n"
 		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
@@ -93,6 +97,7 @@ struct run_extra {
 	uint64_t sample_sets;
 	const char *record; /* NULL: no recording */
 	double gbps;        /* --bandwidth, 0 if not given */
+	char gbps_source[320];
 };
 
 /* run --kernel PATH: a plugin's traced build through the model. */
@@ -152,7 +157,8 @@ run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
 		return 0;
 	}
 	if (opt == OPT_RUN_BANDWIDTH)
-		return bandwidth_value("run", arg, &x->gbps);
+		return bandwidth_option("run", arg, &x->gbps, x->gbps_source,
+					sizeof(x->gbps_source));
 	if (opt == OPT_RECORD) {
 		if (!arg[0])
 			return usage_error("run", "--record: the file name is empty");
@@ -244,7 +250,8 @@ cmd_run(int argc, char **argv)
 	compare_print(out, &st.f, &st.cmp);
 	/* the same bytes as the JSON's (evaluation_json()) */
 	st.bandwidth_gbps = x.gbps;
-	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.gbps);
+	st.bandwidth_source = x.gbps_source;
+	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.gbps, x.gbps_source);
 	report_print_per_token(out, &pt);
 	rc = EXIT_OK;
 	if (o.json_path) {

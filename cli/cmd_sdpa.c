@@ -4,6 +4,7 @@
  */
 
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,8 +20,10 @@ usage_sdpa(FILE *f)
 	fprintf(f,
 		"Usage: memsim sdpa --q B,H,N,D --k B,Hkv,Nkv,D [--v B,Hkv,Nkv,D]\n"
 		"                   [--causal] [--dtype fp16|bf16] [--gpu h100] [--json FILE]\n"
-		"                   [--l2 SIZE] [--l2-model lru|random|partitions]\n"
+		"                   [--l2 SIZE] [--l2-model lru|random|partitions|hashed]\n"
 		"                   [--l2-ways W] [--slots S] [--no-spill]\n"
+		"                   [--l2-line-ways W] [--l2-dirty-ways D] [--l2-partitions P]\n"
+		"                   [--l2-policy lru|srrip|random] [--l2-sample K]\n"
 		"\n"
 		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend\n"
 		"moves to and from the GPU's memory (HBM), shapes as PyTorch's\n"
@@ -39,10 +42,21 @@ usage_sdpa(FILE *f)
 		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
 		"  --json FILE     the report as JSON (- for stdout)\n"
 		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
-		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md]\n"
+		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md;\n"
+		"                  hashed: 50M, the datasheet's]\n"
 		"  --l2-model M    lru (one LRU) [lru], random (random replacement),\n"
 		"                  partitions (two LRUs of SIZE / 2, each tile's halves\n"
-		"                  homed one in each, a copy kept on the reading side)\n"
+		"                  homed one in each, a copy kept on the reading side),\n"
+		"                  hashed (128-byte lines hashed to sets, line by line on\n"
+		"                  sampled sets: the model that reproduces the H100's L2\n"
+		"                  microbenchmarks, docs/gpu-run/l2-policy/; its options:)\n"
+		"  --l2-line-ways W  lines a set holds, 1 to 64 [32]\n"
+		"  --l2-dirty-ways D dirty lines a set keeps, more are written back and kept\n"
+		"                  clean [16]; 0: no cap\n"
+		"  --l2-partitions P 1, or 2: halves of SIZE, each line homed in one, a line\n"
+		"                  read from the other side copied into the near half [2]\n"
+		"  --l2-policy P   lru, srrip (2-bit re-reference prediction), random [lru]\n"
+		"  --l2-sample K   simulate 1 set in K, a power of two [16]\n"
 		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
 		"                  [0: fully associative]\n"
 		"  --slots S       resident blocks [SMs x blocks per SM from occupancy]\n"
@@ -77,8 +91,11 @@ struct sdpa_args {
 	uint64_t q[4], k[4], v[4];
 	bool have_q, have_k, have_v, causal, bf16;
 	const char *gpu, *json_path;
-	uint64_t l2, slots, ways;
-	bool random, partitions, no_spill;
+	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
+	bool random, no_spill;
+	const char *hashed_opt; /* the last option only --l2-model hashed takes */
+	enum sdpa_backend backend;
+	enum l2sets_policy policy;
 };
 
 static int
@@ -95,6 +112,11 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		OPT_SLOTS,
 		OPT_WAYS,
 		OPT_REPL,
+		OPT_LINE_WAYS,
+		OPT_DIRTY_WAYS,
+		OPT_POLICY,
+		OPT_SAMPLE,
+		OPT_PARTS,
 		OPT_NO_SPILL
 	};
 	static const struct option opts[] = {
@@ -108,6 +130,11 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		{ "slots", required_argument, NULL, OPT_SLOTS },
 		{ "l2-ways", required_argument, NULL, OPT_WAYS },
 		{ "l2-model", required_argument, NULL, OPT_REPL },
+		{ "l2-line-ways", required_argument, NULL, OPT_LINE_WAYS },
+		{ "l2-dirty-ways", required_argument, NULL, OPT_DIRTY_WAYS },
+		{ "l2-policy", required_argument, NULL, OPT_POLICY },
+		{ "l2-sample", required_argument, NULL, OPT_SAMPLE },
+		{ "l2-partitions", required_argument, NULL, OPT_PARTS },
 		{ "no-spill", no_argument, NULL, OPT_NO_SPILL },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -179,13 +206,53 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 			break;
 		case OPT_REPL:
 			if (strcmp(optarg, "lru") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "partitions"))
+			    strcmp(optarg, "partitions") && strcmp(optarg, "hashed"))
 				return usage_error(
-					"sdpa", "--l2-model: '%s' is not lru, random or partitions",
+					"sdpa",
+					"--l2-model: '%s' is not lru, random, partitions or hashed",
 					optarg);
 			a->random = strcmp(optarg, "random") == 0;
-			a->partitions = strcmp(optarg, "partitions") == 0;
+			a->backend = strcmp(optarg, "partitions") == 0 ? SDPA_BACKEND_PARTITIONS
+				     : strcmp(optarg, "hashed") == 0   ? SDPA_BACKEND_HASHED
+								       : SDPA_BACKEND_TILES;
 			break;
+		case OPT_PARTS:
+			a->hashed_opt = "--l2-partitions";
+			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
+				return usage_error("sdpa", "--l2-partitions: '%s' is not 1 or 2",
+						   optarg);
+			a->partitions = optarg[0] == '2' ? 2 : 1;
+			break;
+		case OPT_POLICY:
+			a->hashed_opt = "--l2-policy";
+			if (l2sets_policy_parse(optarg, &a->policy))
+				return usage_error("sdpa",
+						   "--l2-policy: '%s' is not lru, srrip or random",
+						   optarg);
+			break;
+		case OPT_LINE_WAYS:
+		case OPT_DIRTY_WAYS:
+		case OPT_SAMPLE: {
+			uint64_t *dst = opt == OPT_LINE_WAYS    ? &a->line_ways
+					: opt == OPT_DIRTY_WAYS ? &a->dirty_ways
+								: &a->sample;
+			uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
+			uint64_t hi = opt == OPT_SAMPLE ? 1u << 20 : L2SETS_WAYS_MAX;
+
+			a->hashed_opt = opt == OPT_LINE_WAYS    ? "--l2-line-ways"
+					: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
+								: "--l2-sample";
+			if (!parse_u64(optarg, dst) || *dst < lo || *dst > hi)
+				return usage_error(
+					"sdpa", "--%s: '%s' is not a number from %llu to %llu",
+					opt == OPT_LINE_WAYS    ? "l2-line-ways"
+					: opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
+								: "l2-sample",
+					optarg, (unsigned long long)lo, (unsigned long long)hi);
+			if (opt == OPT_DIRTY_WAYS && *dst == 0)
+				*dst = UINT32_MAX; /* none */
+			break;
+		}
 		case OPT_NO_SPILL:
 			a->no_spill = true;
 			break;
@@ -201,6 +268,8 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 	}
 	if (optind != argc)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
+	if (a->hashed_opt && a->backend != SDPA_BACKEND_HASHED)
+		return usage_error("sdpa", "%s: only with --l2-model hashed", a->hashed_opt);
 	return 0;
 }
 
@@ -270,10 +339,21 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 			"grouped decode: the %u query heads of each KV head run as %llu query "
 			"rows (seqlenq_ngroups_swapped)\n",
 			p->shape.heads / p->shape.kv_heads, (unsigned long long)p->nq);
-	fprintf(out,
-		"L2: one LRU of %.1f MiB, cold at each kernel, no final flush (as ncu "
-		"counts)\n\n",
-		(double)r->l2_bytes / 1048576);
+	if (r->model.backend == SDPA_BACKEND_HASHED)
+		fprintf(out,
+			"L2: %.1f MiB in %u partition%s of %u-way %s sets, lines hashed to them, at "
+			"most %u dirty lines a set, 1 set in %u simulated, cold at each kernel, no "
+			"final flush (as ncu counts)\n\n",
+			(double)r->l2_bytes / 1048576, r->model.partitions,
+			r->model.partitions == 1 ? "" : "s", r->model.line_ways,
+			l2sets_policy_str(r->model.policy),
+			r->model.dirty_ways ? r->model.dirty_ways : r->model.line_ways,
+			r->model.sample);
+	else
+		fprintf(out,
+			"L2: one LRU of %.1f MiB, cold at each kernel, no final flush (as ncu "
+			"counts)\n\n",
+			(double)r->l2_bytes / 1048576);
 	fprintf(out, "%-10s %16s %16s\n", "array", "read bytes", "write bytes");
 	for (unsigned i = 0; i < SDPA_ARRAYS; i++) {
 		uint64_t x = r->main.read[i] + r->combine.read[i];
@@ -349,6 +429,11 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 		cJSON_AddNumberToObject(k, "combine_block_m", p->combine_block_m);
 	}
 	cJSON_AddNumberToObject(root, "l2_bytes", (double)r->l2_bytes);
+	cJSON_AddStringToObject(root, "l2_model",
+				r->model.backend == SDPA_BACKEND_HASHED       ? "hashed"
+				: r->model.backend == SDPA_BACKEND_PARTITIONS ? "partitions"
+				: r->model.random_seed                        ? "random"
+									      : "lru");
 	dram = cJSON_AddObjectToObject(root, "dram");
 	cJSON_AddNumberToObject(dram, "read_bytes", rd);
 	cJSON_AddNumberToObject(dram, "write_bytes", wr);
@@ -403,10 +488,14 @@ cmd_sdpa(int argc, char **argv)
 	m.ways = (uint32_t)a.ways;
 	m.random_seed = a.random ? 1 : 0;
 	m.no_spill = a.no_spill;
-	if (a.partitions)
-		m.backend = SDPA_BACKEND_PARTITIONS;
-	if (sdpa_simulate(&p, g, &m, &r, err, sizeof(err)))
-		return print_error("%s", err);
+	m.backend = a.backend;
+	m.line_ways = (uint32_t)a.line_ways;
+	m.dirty_ways = (uint32_t)a.dirty_ways;
+	m.sample = (uint32_t)a.sample;
+	m.policy = a.policy;
+	m.partitions = (uint32_t)a.partitions;
+	if ((rc = sdpa_simulate(&p, g, &m, &r, err, sizeof(err))))
+		return rc == -EINVAL ? usage_error("sdpa", "%s", err) : print_error("%s", err);
 	print_text(text_stream(a.json_path), &a, &p, g, &r);
 	if (a.json_path)
 		return write_json(argc, argv, &a, &p, g, &r);

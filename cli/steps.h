@@ -12,8 +12,18 @@
 #include "measure/profile.h"
 #include "sim/spec.h"
 
+/* Where memsim ceilings keeps this machine's ceilings by default. */
+#define CEILINGS_DIR "out/ceilings"
+
 /* memsim ceilings: measure (or reuse out/ceilings.json) and write it; also json if given. */
 int ceilings_into(const char *out, bool quick, bool refresh, const char *json);
+
+/* --bandwidth for `run` and `formula`: GB/s (bandwidth_value()), or "measured": this machine's
+ * all-core triad bandwidth from CEILINGS_DIR/ceilings.json, measured there first (about 20 s,
+ * saying so on stderr) unless it stands for this machine. Sets *gbps and source (what the
+ * report names as the bandwidth's source). Returns 0, EXIT_USAGE or EXIT_RUNTIME after a
+ * one-line message. */
+int bandwidth_option(const char *cmd, const char *arg, double *gbps, char *source, size_t len);
 
 /* memsim profile: c (validated, spec set) into out/results.json and out/manifest.json, and
  * json if given; argv is the command recorded in the manifest. */

@@ -28,9 +28,12 @@ sdpa_array_name(enum sdpa_array a)
 /* H100 SXM5: 132 SMs, 64K registers and 228 KB shared memory per SM (227 KB to one block),
  * 3.35 TB/s HBM3 (NVIDIA H100 datasheet; CUDA Programming Guide, compute capability 9.0). The
  * L2 as the h100 preset models it: one 22 MiB LRU, what one kernel was measured to keep of
- * the two 25 MB partitions (docs/gpu.md). */
+ * the two 25 MB partitions (docs/gpu.md); or as hashed sets (--l2-model hashed): the 50 MiB
+ * of the datasheet in two partitions, 32-way LRU sets, at most 16 dirty lines a set, the
+ * model that best reproduces the H100's L2 microbenchmarks (docs/gpu-run/l2-policy/,
+ * tools/gpu-sdpa/l2fit.py). */
 static const struct sdpa_gpu gpus[] = {
-	{ "h100", 132, 65536, 233472, 22u << 20, 0, 3.35e12,
+	{ "h100", 132, 65536, 233472, 22u << 20, 0, 50u << 20, 32, 16, 2, 3.35e12,
 	  "H100 SXM5 datasheet: 132 SMs, 3.35 TB/s HBM3; L2 as one 22 MiB LRU (docs/gpu.md)" },
 };
 

@@ -46,6 +46,9 @@ struct sdpa_gpu {
 	uint32_t smem_per_sm;    /* bytes a kernel may use */
 	uint64_t l2_model_bytes; /* the L2 as one LRU */
 	uint32_t l2_ways;        /* K/V tiles a set holds; 0: fully associative */
+	/* the L2 as hashed sets of 128-byte lines (SDPA_BACKEND_HASHED), from microbenchmarks */
+	uint64_t l2_hashed_bytes;
+	uint32_t l2_hashed_ways, l2_hashed_dirty_ways, l2_hashed_partitions;
 	double hbm_bytes_per_s;  /* peak */
 	const char *source;      /* where the numbers come from */
 };

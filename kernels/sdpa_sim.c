@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "sim/cache.h"
+#include "sim/l2expect.h"
 #include "sim/tilelru.h"
 
 #define LINE 128
@@ -30,6 +31,8 @@
 struct l2 {
 	struct tilelru *tiles;
 	struct tilelru *part[2]; /* SDPA_BACKEND_PARTITIONS */
+	struct l2expect *expect; /* SDPA_BACKEND_SETS */
+	struct l2sets *hashed;   /* SDPA_BACKEND_HASHED */
 	struct cache *lines;
 	uint64_t base[SDPA_ARRAYS]; /* tile id or address of each array's first tile */
 	int array_index[SDPA_ARRAYS];
@@ -69,6 +72,16 @@ l2_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
 		tilelru_access(l->tiles, l->base[a->array] + a->tile, a->bytes, a->array, a->store);
 		return;
 	}
+	if (l->expect) {
+		l2expect_access(l->expect, l->base[a->array] + a->tile, a->bytes, a->array,
+				a->store);
+		return;
+	}
+	if (l->hashed) {
+		l2sets_access(l->hashed, l->base[a->array] + a->tile, a->bytes, a->array, a->store,
+			      side);
+		return;
+	}
 	for (uint64_t o = 0; o < a->bytes; o += LINE) {
 		uint64_t n = a->bytes - o < LINE ? a->bytes - o : LINE;
 
@@ -88,8 +101,10 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 
 				t->read[a] += x.read_bytes, t->write[a] += x.write_bytes;
 			}
-		} else if (l->tiles) {
-			struct tilelru_traffic x = tilelru_dram(l->tiles, a);
+		} else if (l->tiles || l->expect || l->hashed) {
+			struct tilelru_traffic x = l->tiles    ? tilelru_dram(l->tiles, a)
+						   : l->expect ? l2expect_dram(l->expect, a)
+							       : l2sets_dram(l->hashed, a);
 
 			t->read[a] = x.read_bytes, t->write[a] = x.write_bytes;
 		} else if (l->array_index[a] > 0) {
@@ -105,9 +120,11 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 }
 
 static int
-l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, enum sdpa_backend backend,
-	uint64_t bytes, uint32_t sets, uint64_t random_seed)
+l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct sdpa_model *m,
+	uint64_t bytes, uint32_t sets)
 {
+	enum sdpa_backend backend = m->backend;
+	uint64_t random_seed = m->random_seed;
 	uint64_t next = 0, tiles[SDPA_ARRAYS];
 
 	for (unsigned a = 0; a < SDPA_ARRAYS; a++)
@@ -123,13 +140,26 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, enum sdpa_back
 		l->part[1] = tilelru_create(bytes / 2, 2 * next, sets, random_seed);
 		return l->part[0] && l->part[1] ? 0 : -ENOMEM;
 	}
-	if (backend == SDPA_BACKEND_TILES) {
+	if (backend != SDPA_BACKEND_LINES) {
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
 			l->base[a] = next;
 			next += tiles[a];
 		}
-		l->tiles = tilelru_create(bytes, next, sets, random_seed);
-		return l->tiles ? 0 : -ENOMEM;
+		if (backend == SDPA_BACKEND_TILES) {
+			l->tiles = tilelru_create(bytes, next, sets, random_seed);
+			return l->tiles ? 0 : -ENOMEM;
+		}
+		if (backend == SDPA_BACKEND_HASHED) {
+			struct l2sets_config c = { bytes,         m->line_ways,  m->sample,
+						   m->dirty_ways, m->partitions, m->policy,
+						   random_seed };
+			const char *why;
+
+			l->hashed = l2sets_create(&c, &why);
+			return l->hashed ? 0 : why ? -EINVAL : -ENOMEM;
+		}
+		l->expect = l2expect_create(bytes, m->line_ways, next);
+		return l->expect ? 0 : -ENOMEM;
 	} else {
 		struct cache_config cfg = { 0 };
 		char e[256];
@@ -164,6 +194,8 @@ static void
 l2_finish(struct l2 *l)
 {
 	tilelru_destroy(l->tiles);
+	l2expect_destroy(l->expect);
+	l2sets_destroy(l->hashed);
 	tilelru_destroy(l->part[0]);
 	tilelru_destroy(l->part[1]);
 	cache_destroy(l->lines);
@@ -275,27 +307,58 @@ sdpa_l2_sets(const struct sdpa_plan *p, uint64_t l2_bytes, uint32_t ways)
 	return sets ? (uint32_t)(sets < 65536 ? sets : 65536) : 1;
 }
 
+/* The model with the GPU's values in place of its zeros. */
+static struct sdpa_model
+resolve(const struct sdpa_model *m, const struct sdpa_gpu *g)
+{
+	struct sdpa_model r = *m;
+	bool sets = m->backend == SDPA_BACKEND_SETS || m->backend == SDPA_BACKEND_HASHED;
+
+	if (!r.l2_bytes)
+		r.l2_bytes = sets ? g->l2_hashed_bytes : g->l2_model_bytes;
+	if (!r.line_ways)
+		r.line_ways = g->l2_hashed_ways;
+	if (r.dirty_ways == 0)
+		r.dirty_ways = g->l2_hashed_dirty_ways;
+	else if (r.dirty_ways == UINT32_MAX)
+		r.dirty_ways = 0;
+	if (!r.sample)
+		r.sample = SDPA_SAMPLE_DEFAULT;
+	if (!r.partitions)
+		r.partitions = g->l2_hashed_partitions;
+	return r;
+}
+
 int
 sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct sdpa_model *m,
 	      struct sdpa_result *out, char *err, size_t errlen)
 {
+	struct sdpa_model mm = resolve(m, g);
 	struct l2 l;
 	struct slot *slots;
-	int rc;
+	int rc = 0;
 
 	*out = (struct sdpa_result){ 0 };
-	out->l2_bytes = m->l2_bytes ? m->l2_bytes : g->l2_model_bytes;
+	out->model = mm;
+	out->l2_bytes = mm.l2_bytes;
 	out->slots = m->slots ? m->slots : g->sms * p->blocks_per_sm;
 	out->ways = m->ways == SDPA_WAYS_GPU ? g->l2_ways : m->ways;
 	out->sets = sdpa_l2_sets(p, out->l2_bytes, out->ways);
 	slots = calloc(out->slots, sizeof(*slots));
-	if (!slots || (rc = l2_init(&l, p, out->slots, m->backend, out->l2_bytes, out->sets,
-				    m->random_seed))) {
+	if (!slots || (rc = l2_init(&l, p, out->slots, &mm, out->l2_bytes, out->sets))) {
 		free(slots);
-		snprintf(err, errlen, "not enough memory for the L2 model of this shape");
-		return -ENOMEM;
+		if (rc == -EINVAL)
+			snprintf(err, errlen,
+				 "the hashed L2 needs capacity / (128 x ways) sets, at least "
+				 "the sample (%u), ways 1 to %u, dirty ways up to the ways",
+				 mm.sample, L2SETS_WAYS_MAX);
+		else
+			snprintf(err, errlen, "not enough memory for the L2 model of this shape");
+		return rc == -EINVAL ? rc : -ENOMEM;
 	}
 	run_main(p, out->slots, slots, &l, m->no_spill ? 0 : p->spill_bytes);
+	if (l.expect)
+		l2expect_finish(l.expect);
 	l2_traffic(&l, &out->main);
 	l2_finish(&l);
 	free(slots);

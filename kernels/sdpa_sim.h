@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "kernels/sdpa_plan.h"
+#include "sim/l2sets.h"
 
 enum sdpa_backend {
 	SDPA_BACKEND_TILES = 0, /* sim/tilelru.h: fully associative LRU, one step per tile */
@@ -23,6 +24,12 @@ enum sdpa_backend {
 	 * partition caches data for the SMs of the GPCs directly connected to it); stores go
 	 * to the home partition only; consecutive slots alternate sides */
 	SDPA_BACKEND_PARTITIONS,
+	/* sim/l2expect.h: LRU in sets of line_ways 128-byte lines, in expectation over a
+	 * uniform hash of lines to sets (one partition, no dirty cap) */
+	SDPA_BACKEND_SETS,
+	/* sim/l2sets.h: hashed sets of line_ways 128-byte lines, simulated line by line on a
+	 * sample of the sets, policy and dirty cap below */
+	SDPA_BACKEND_HASHED,
 };
 
 /* sdpa_model.ways: the GPU's associativity */
@@ -35,6 +42,12 @@ struct sdpa_model {
 	 * (sim/tilelru.h); 0: fully associative; SDPA_WAYS_GPU: the GPU's l2_ways */
 	uint32_t ways;
 	uint64_t random_seed;      /* 0: LRU; else random replacement from this seed */
+	/* SDPA_BACKEND_SETS, SDPA_BACKEND_HASHED: 128-byte lines a set holds; 0: the GPU's */
+	uint32_t line_ways;
+	uint32_t dirty_ways;       /* SDPA_BACKEND_HASHED: 0: the GPU's; UINT32_MAX: none */
+	uint32_t sample;           /* SDPA_BACKEND_HASHED: 1 set in sample; 0: 16 */
+	enum l2sets_policy policy; /* SDPA_BACKEND_HASHED */
+	uint32_t partitions;       /* SDPA_BACKEND_HASHED: 1 or 2; 0: the GPU's */
 	bool no_spill;             /* leave out the spilled registers (kernels/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
@@ -44,7 +57,11 @@ struct sdpa_traffic {
 	uint64_t read[SDPA_ARRAYS], write[SDPA_ARRAYS];
 };
 
+/* sdpa_model.sample's default: 1 set in 16 (test-sdpa checks it against all sets) */
+#define SDPA_SAMPLE_DEFAULT 16
+
 struct sdpa_result {
+	struct sdpa_model model;     /* the model run, the GPU's values in place of zeros */
 	struct sdpa_traffic main;    /* flash_fwd_kernel or flash_fwd_splitkv_kernel */
 	struct sdpa_traffic combine; /* flash_fwd_splitkv_combine_kernel; zero without splits */
 	uint32_t slots;
@@ -57,6 +74,7 @@ struct sdpa_result {
 uint32_t sdpa_l2_sets(const struct sdpa_plan *p, uint64_t l2_bytes, uint32_t ways);
 
 /* Simulates plan p on gpu g. Returns 0, or -ENOMEM with a one-line message in err when the
- * model's memory cannot be allocated. */
+ * model's memory cannot be allocated, or -EINVAL with one when the hashed L2's geometry is
+ * impossible (fewer sets than the sample). */
 int sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct sdpa_model *m,
 		  struct sdpa_result *out, char *err, size_t errlen);

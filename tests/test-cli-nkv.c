@@ -106,6 +106,45 @@ test_gpucheck_decode(void **state)
 	result_free(&r);
 }
 
+/* --bandwidth measured: this machine's all-core bandwidth from out/ceilings/ceilings.json
+ * (memsim ceilings' own file, a quick one here to stay fast), named as the bound's source;
+ * what ceilings says goes to stderr, not into the report. */
+static void
+test_bandwidth_measured(void **state)
+{
+	struct result r;
+	cJSON *o, *pt, *c;
+	double gbps;
+
+	(void)state;
+	assert_int_equal(sh("%s ceilings --quick --json ceil.json > /dev/null", MEMSIM_BIN), 0);
+	c = read_json("ceil.json");
+	assert_non_null(c);
+	gbps = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "bandwidth"), "all_cores_bytes_per_s")
+		       ->valuedouble /
+	       1e9;
+	cJSON_Delete(c);
+	r = memsim("formula --kernel flash2 --N 1 --N-kv 4096 --bandwidth measured --json bw.json");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, ""); /* reused quietly: the report names the file */
+	result_free(&r);
+	o = read_json("bw.json");
+	assert_non_null(o);
+	pt = cJSON_GetObjectItem(o, "per_token");
+	assert_true(fabs(cJSON_GetObjectItem(pt, "bandwidth_gbps")->valuedouble - gbps) <
+		    1e-9 * gbps);
+	assert_non_null(strstr(cJSON_GetObjectItem(pt, "bandwidth_source")->valuestring,
+			       "--bandwidth measured: this machine's triad on "));
+	cJSON_Delete(o);
+	r = memsim("run --kernel flash2 --N 1 --N-kv 256 --bandwidth measured");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "(--bandwidth measured: this machine's triad on "));
+	assert_null(strstr(r.out, "reusing"));
+	result_free(&r);
+	expect_error("run --kernel flash2 --bandwidth measure", 2,
+		     "--bandwidth: 'measure' is not a positive number of GB/s");
+}
+
 /* A decode step: config.N_kv, and per_token = DRAM bytes / (batch N) with the bound. */
 static void
 test_run_decode(void **state)
@@ -289,6 +328,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_run_decode),
 		cmocka_unit_test(test_gpucheck_decode),
+		cmocka_unit_test(test_bandwidth_measured),
 		cmocka_unit_test(test_formula_per_token),
 		cmocka_unit_test(test_decode_regime),
 		cmocka_unit_test(test_sweep),

@@ -262,7 +262,7 @@ cmp_double(const void *a, const void *b)
 }
 
 /* Every measured row: within 10% of ncu's DRAM bytes (read + written) unless docs/gpu.md
- * lists it; the median of |model / ncu - 1| within 3.5%; decode rows within 1%. */
+ * lists it; the median of |model / ncu - 1| within 3.2% (3.16% now); decode rows within 1%. */
 static void
 test_measured_rows(void **state)
 {
@@ -296,7 +296,240 @@ test_measured_rows(void **state)
 	}
 	assert_true(within >= 52);
 	qsort(err, n, sizeof(err[0]), cmp_double);
-	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.035);
+	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.032);
+}
+
+/* The hashed L2 (--l2-model hashed, the h100's microbenchmark parameters: 50 MiB in two
+ * partitions of 32-way sets, 16 dirty ways) on every measured row, 1 set in 64 simulated for
+ * speed (docs/gpu.md's table simulates 1 in 16; the two agree within 0.5%): it never reads or
+ * writes more than ncu (the writes it lacks, docs/gpu.md); 55 rows within 10%, the worst 0.62,
+ * the median within 6.1%, decode within 1%. */
+static void
+test_hashed_rows(void **state)
+{
+	static struct row rows[128];
+	static double err[128];
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	unsigned n = read_rows(rows, 128), within = 0;
+	double lo = 2, hi = 0;
+	char msg[256];
+
+	(void)state;
+	for (unsigned i = 0; i < n; i++) {
+		struct sdpa_plan p;
+		struct sdpa_model m = { .backend = SDPA_BACKEND_HASHED, .sample = 64 };
+		struct sdpa_result r;
+		double ratio, ncu = (double)(rows[i].read + rows[i].write);
+
+		sdpa_plan_make(&rows[i].s, g, &p);
+		assert_int_equal(sdpa_simulate(&p, g, &m, &r, msg, sizeof(msg)), 0);
+		ratio = (double)(r.main.read_bytes + r.main.write_bytes + r.combine.read_bytes +
+				 r.combine.write_bytes) /
+			ncu;
+		err[i] = fabs(ratio - 1);
+		within += err[i] <= 0.10;
+		lo = ratio < lo ? ratio : lo;
+		hi = ratio > hi ? ratio : hi;
+		if (rows[i].s.n_q == 1 && err[i] > 0.01)
+			fail_msg("decode row %u: model / ncu %.4f", i + 2, ratio);
+	}
+	assert_true(within >= 55);
+	assert_true(lo >= 0.62 && hi <= 1.005);
+	qsort(err, n, sizeof(err[0]), cmp_double);
+	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.061);
+}
+
+/* The hashed L2: sampling 1 set in 16 (the default) counts within 0.5% of all sets; with one
+ * partition, no dirty cap and LRU it agrees with the same cache in expectation (l2expect,
+ * SDPA_BACKEND_SETS) within 3% on a shape whose K and V are re-read. */
+static void
+test_hashed_sampling(void **state)
+{
+	static const struct sdpa_shape s = { 1, 16, 16, 4096, 4096, 128, true, false };
+	static const struct sdpa_shape t = { 2, 8, 8, 4096, 4096, 128, true, false };
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	struct sdpa_model all = { .backend = SDPA_BACKEND_HASHED, .sample = 1 };
+	struct sdpa_model some = { .backend = SDPA_BACKEND_HASHED };
+	struct sdpa_model one = { .backend = SDPA_BACKEND_HASHED,
+				  .l2_bytes = 4u << 20,
+				  .line_ways = 16,
+				  .dirty_ways = UINT32_MAX,
+				  .partitions = 1,
+				  .sample = 4 };
+	struct sdpa_model mean = { .backend = SDPA_BACKEND_SETS,
+				   .l2_bytes = 4u << 20,
+				   .line_ways = 16 };
+	struct sdpa_result a, b;
+	struct sdpa_plan p;
+	char err[256];
+
+	(void)state;
+	sdpa_plan_make(&s, g, &p);
+	assert_int_equal(sdpa_simulate(&p, g, &all, &a, err, sizeof(err)), 0);
+	assert_int_equal(sdpa_simulate(&p, g, &some, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.model.sample, SDPA_SAMPLE_DEFAULT);
+	assert_int_equal(b.l2_bytes, 50u << 20);
+	assert_int_equal(b.model.partitions, 2);
+	assert_true(fabs((double)b.main.read_bytes / (double)a.main.read_bytes - 1) < 0.005);
+	assert_true(fabs((double)b.main.write_bytes / (double)a.main.write_bytes - 1) < 0.005);
+	sdpa_plan_make(&t, g, &p);
+	assert_int_equal(sdpa_simulate(&p, g, &one, &a, err, sizeof(err)), 0);
+	assert_int_equal(sdpa_simulate(&p, g, &mean, &b, err, sizeof(err)), 0);
+	assert_true(a.main.read[SDPA_K] > 2 * sdpa_array_bytes(&p, SDPA_K));
+	for (unsigned k = SDPA_K; k <= SDPA_V; k++)
+		assert_true(fabs((double)a.main.read[k] / (double)b.main.read[k] - 1) < 0.03);
+	one.sample = 3;
+	assert_int_equal(sdpa_simulate(&p, g, &one, &a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sample"));
+}
+
+/* docs/gpu-run/l2-policy's cases as `memsim l2probe` steps, appended to cmd; the steps' sizes
+ * in MiB into size[] (flushes 0); returns how many steps (0 on a read error). */
+static unsigned
+probe_steps(char *cmd, size_t len, double *size, unsigned max)
+{
+	char *text = slurp(L2_POLICY_DIR "/cases.json", NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL, *c;
+	unsigned n = 0;
+
+	free(text);
+	cJSON_ArrayForEach (c, cJSON_GetObjectItem(j, "cases")) {
+		int x = cJSON_GetObjectItem(c, "x")->valueint,
+		    b = cJSON_GetObjectItem(c, "b")->valueint;
+		cJSON *st;
+
+		cJSON_ArrayForEach (st, cJSON_GetObjectItem(c, "steps")) {
+			const char *v = st->valuestring;
+			bool isb = strstr(v, " b") != NULL;
+			size_t used = strlen(cmd);
+
+			if (n == max)
+				break;
+			if (strcmp(v, "flush") == 0)
+				snprintf(cmd + used, len - used, " flush"), size[n] = 0;
+			else
+				snprintf(cmd + used, len - used, " %s:%s:%dM",
+					 strncmp(v, "fill", 4) ? "read" : "fill", isb ? "b" : "x",
+					 isb ? b : x),
+					size[n] = isb ? b : x;
+			n++;
+		}
+	}
+	cJSON_Delete(j);
+	return n;
+}
+
+/* The RMS over steps but flushes of (|read - ncu's| + |written - ncu's|) / the step's size, as
+ * tools/gpu-sdpa/l2fit.py scores a model. */
+static double
+probe_score(const char *opts)
+{
+	static double size[512], ncu_r[512], ncu_w[512];
+	static char cmd[6000];
+	FILE *f = fopen(L2_POLICY_DIR "/l2-policy.csv", "r");
+	char line[512];
+	unsigned n, i = 0, used = 0;
+	double sum = 0;
+	struct result r;
+	cJSON *j, *st;
+
+	snprintf(cmd, sizeof(cmd), "l2probe --sample 8 %s --json out.json", opts);
+	n = probe_steps(cmd, sizeof(cmd), size, 512);
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f) && i < n) {
+		char *tok = line;
+
+		/* exp,x_mib,b_mib,step,name,dram_read_mib,dram_write_mib,... */
+		for (int k = 0; k < 5; k++)
+			tok = strchr(tok, ',') + 1;
+		ncu_r[i] = strtod(tok, &tok);
+		ncu_w[i] = strtod(tok + 1, NULL);
+		i++;
+	}
+	fclose(f);
+	assert_int_equal(i, n);
+	assert_true(n > 200);
+	r = memsim("%s", cmd);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	i = 0;
+	cJSON_ArrayForEach (st, cJSON_GetObjectItem(j, "steps")) {
+		double rd = cJSON_GetObjectItem(st, "dram_read_bytes")->valuedouble / 1048576;
+		double wr = cJSON_GetObjectItem(st, "dram_write_bytes")->valuedouble / 1048576;
+		double e;
+
+		if (size[i] > 0) {
+			e = (fabs(rd - ncu_r[i]) + fabs(wr - ncu_w[i])) / size[i];
+			sum += e * e;
+			used++;
+		}
+		i++;
+	}
+	cJSON_Delete(j);
+	assert_int_equal(i, n);
+	return sqrt(sum / used);
+}
+
+/* The hashed L2's parameters reproduce the H100's L2 microbenchmarks (every cyclic re-read,
+ * scan and fill of docs/gpu-run/l2-policy/) with an RMS error of 0.059 of each step's bytes;
+ * the 22 MiB LRU the tile model uses, 0.44. */
+static void
+test_microbenchmarks(void **state)
+{
+	double hashed = probe_score("--l2 50M --partitions 2 --ways 32 --dirty-ways 16");
+	double lru = probe_score("--l2 22M --ways 64");
+
+	(void)state;
+	assert_true(hashed < 0.060);
+	assert_true(lru > 0.4);
+}
+
+/* `memsim l2probe`: a buffer that fits is read again from L2 (but 1%); a fill beyond the capacity
+ * writes back during the fill; bad steps and options are one line, exit 2. */
+static void
+test_cli_l2probe(void **state)
+{
+	struct result r;
+	cJSON *j, *st;
+
+	(void)state;
+	r = memsim("l2probe --l2 4M --ways 16 --json out.json read:x:2M read:x:2M fill:y:16M");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	st = cJSON_GetObjectItem(j, "steps");
+	assert_int_equal(cJSON_GetArraySize(st), 3);
+	assert_int_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 0), "dram_read_bytes")->valuedouble,
+		2 << 20);
+	/* hashed sets: a set or two of 2 MiB's lines overflows */
+	assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(st, 1), "dram_read_bytes")->valuedouble <
+		    (2 << 20) / 100);
+	assert_true(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 2), "dram_write_bytes")->valuedouble >
+		11 << 20);
+	cJSON_Delete(j);
+	r = memsim("l2probe flush read:x:1M");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "read:x:1M"));
+	result_free(&r);
+	expect_error("l2probe", 2, "needs at least one STEP");
+	expect_error("l2probe read:x", 2, "step 'read:x' is not");
+	expect_error("l2probe write:x:1M", 2, "step 'write:x:1M' is not");
+	expect_error("l2probe read:x:0", 2, "step 'read:x:0' is not");
+	expect_error("l2probe --policy plru flush", 2, "--policy: 'plru'");
+	expect_error("l2probe --ways 0 flush", 2, "--ways: '0'");
+	expect_error("l2probe --sample 3 flush", 2, "power of two");
+	expect_error("l2probe --l2 1M --ways 64 --sample 1024 flush", 2, "at least the sample");
+	expect_error("l2probe --dirty-ways 20 flush", 2, "dirty ways above");
+	expect_error("l2probe --partitions 3 flush", 2, "--partitions: '3'");
+	expect_error("l2probe read:a:1M read:b:1M read:c:1M read:d:1M read:e:1M read:f:1M "
+		     "read:g:1M read:h:1M read:i:1M",
+		     2, "step 'read:i:1M' is not");
 }
 
 /* The spilled registers: the measured bytes per step by kernel kind, and the L2 room they
@@ -396,6 +629,22 @@ test_cli_report(void **state)
 	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model partitions --l2 50M "
 		  "--no-spill --slots 132 --l2-ways 0");
 	expect_ok("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model random --l2-ways 8");
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model hashed --json out.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2: 50.0 MiB in 2 partitions of 32-way lru sets"));
+	assert_non_null(strstr(r.out, "at most 16 dirty lines a set, 1 set in 16 simulated"));
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "l2_model")->valuestring, "hashed");
+	cJSON_Delete(j);
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-model hashed --l2 8M "
+		   "--l2-partitions 1 --l2-line-ways 8 --l2-dirty-ways 0 --l2-policy srrip "
+		   "--l2-sample 4");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2: 8.0 MiB in 1 partition of 8-way srrip sets"));
+	assert_non_null(strstr(r.out, "at most 8 dirty lines a set, 1 set in 4 simulated"));
+	result_free(&r);
 }
 
 /* Bad shapes and options: one line each, exit 2. */
@@ -418,6 +667,22 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 1", 2, "--l2: '1'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2 512K", 2, "from 1M to 1T");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 2", 2, "0 or a number from 4");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy lfu", 2,
+		     "--l2-policy: 'lfu'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy srrip", 2,
+		     "--l2-policy: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model random --l2-sample 4", 2,
+		     "--l2-sample: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-line-ways 65", 2,
+		     "--l2-line-ways: '65' is not a number from 1 to 64");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-dirty-ways x", 2,
+		     "--l2-dirty-ways: 'x'");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-partitions 4", 2,
+		     "--l2-partitions: '4' is not 1 or 2");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model hashed --l2-sample 6", 2,
+		     "at least the sample (6)");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model hashed --l2-dirty-ways 40", 2,
+		     "dirty ways up to the ways");
 	expect_error("sdpa --q 0,16,128,64 --k 0,16,128,64", 2, "at least 1");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --slots 0", 2, "--slots: '0'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways x", 2, "--l2-ways: 'x'");
@@ -434,6 +699,10 @@ main(void)
 		cmocka_unit_test(test_tilelru_matches_lines),
 		cmocka_unit_test(test_tiles_equal_lines),
 		cmocka_unit_test(test_measured_rows),
+		cmocka_unit_test(test_hashed_rows),
+		cmocka_unit_test(test_hashed_sampling),
+		cmocka_unit_test(test_microbenchmarks),
+		cmocka_unit_test(test_cli_l2probe),
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_l2_alternatives),
 		cmocka_unit_test(test_cli_report),

@@ -1,0 +1,304 @@
+/*
+ * A hashed set-associative L2, line by line on sampled sets (sim/l2sets.h).
+ *
+ * Notes: a tile's sampled lines are those whose offset o has (o + h) % sample == 0, h a hash
+ * of the tile id, so that every tile, however few lines it has, is sampled in proportion, and
+ * the lines not sampled are never visited (a 16 KiB tile costs 128 / sample line steps). A
+ * sampled line's set is a hash of (tile, offset) over the simulated sets.
+ */
+
+#include "sim/l2sets.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RRPV_MAX 3
+#define RRPV_INSERT 2
+
+struct way {
+	uint64_t key;           /* (tile << 16 | offset) + 1; 0: empty */
+	uint64_t used, written; /* stamps of the last access and the last store */
+	uint8_t rrpv, bytes, cls;
+	bool dirty;
+};
+
+struct l2sets {
+	struct l2sets_config c;
+	uint32_t nsets; /* simulated, in all partitions */
+	uint32_t parts; /* partitions: 1 or 2 */
+	struct way *ways;
+	uint64_t clock, rng;
+	uint64_t read[TILELRU_CLASSES], write[TILELRU_CLASSES]; /* sampled bytes */
+};
+
+static const char *const names[] = { "lru", "srrip", "random" };
+
+int
+l2sets_policy_parse(const char *text, enum l2sets_policy *out)
+{
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(text, names[i]) == 0) {
+			*out = (enum l2sets_policy)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *
+l2sets_policy_str(enum l2sets_policy p)
+{
+	return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
+}
+
+static uint64_t
+mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+struct l2sets *
+l2sets_create(const struct l2sets_config *c, const char **why)
+{
+	uint32_t sample = c->sample ? c->sample : 1;
+	uint64_t sets = c->ways ? c->capacity_bytes / ((uint64_t)L2SETS_LINE * c->ways) : 0;
+	struct l2sets *s;
+
+	if (why)
+		*why = NULL;
+	if (c->ways == 0 || c->ways > L2SETS_WAYS_MAX) {
+		if (why)
+			*why = "ways must be 1 to 64";
+		return NULL;
+	}
+	uint32_t parts = c->partitions == 2 ? 2 : 1;
+
+	if (c->partitions > 2) {
+		if (why)
+			*why = "partitions must be 1 or 2";
+		return NULL;
+	}
+	if ((sample & (sample - 1)) || sets < (uint64_t)sample * parts ||
+	    sets / sample > (1u << 24)) {
+		if (why)
+			*why = "the sets (capacity / (128 x ways)) must be at least the sample, "
+			       "a power of two, and at most 2^24 of them simulated";
+		return NULL;
+	}
+	if (c->dirty_ways > c->ways || c->policy > L2SETS_RANDOM) {
+		if (why)
+			*why = "dirty ways above the ways, or an unknown policy";
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->c = *c;
+	s->c.sample = sample;
+	s->parts = parts;
+	s->nsets = (uint32_t)(sets / sample / parts * parts);
+	s->rng = mix(c->seed) | 1;
+	s->ways = calloc((size_t)s->nsets * c->ways, sizeof(*s->ways));
+	if (!s->ways) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+l2sets_destroy(struct l2sets *s)
+{
+	if (!s)
+		return;
+	free(s->ways);
+	free(s);
+}
+
+/* The way to fill in set w[0 .. n): an empty one, else the policy's victim. */
+static struct way *
+victim(struct l2sets *s, struct way *w, uint32_t n)
+{
+	struct way *v = NULL;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (!w[i].key)
+			return &w[i];
+	switch (s->c.policy) {
+	case L2SETS_LRU:
+		v = &w[0];
+		for (uint32_t i = 1; i < n; i++)
+			if (w[i].used < v->used)
+				v = &w[i];
+		return v;
+	case L2SETS_SRRIP:
+		for (;;) {
+			for (uint32_t i = 0; i < n; i++)
+				if (w[i].rrpv >= RRPV_MAX)
+					return &w[i];
+			for (uint32_t i = 0; i < n; i++)
+				w[i].rrpv++;
+		}
+	case L2SETS_RANDOM:
+	default:
+		s->rng ^= s->rng << 13;
+		s->rng ^= s->rng >> 7;
+		s->rng ^= s->rng << 17;
+		return &w[s->rng % n];
+	}
+}
+
+/* Cleans the set's oldest-written dirty line but keep when the set has more dirty lines than
+ * the cap. */
+static void
+cap_dirty(struct l2sets *s, struct way *w, uint32_t n, const struct way *keep)
+{
+	struct way *old = NULL;
+	uint32_t dirty = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!w[i].dirty)
+			continue;
+		dirty++;
+		if (&w[i] != keep && (!old || w[i].written < old->written))
+			old = &w[i];
+	}
+	if (dirty > s->c.dirty_ways && old) {
+		s->write[old->cls] += old->bytes;
+		old->dirty = false;
+	}
+}
+
+/* The way holding key in set w[0 .. n), or NULL. */
+static struct way *
+find(struct way *w, uint32_t n, uint64_t key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (w[i].key == key)
+			return &w[i];
+	return NULL;
+}
+
+/* Accesses key (already + 1) in set w: a hit renews it; a miss fills a victim's way (writing
+ * the victim if dirty) and, for a load that counts (fetch), reads its bytes. */
+static struct way *
+set_access(struct l2sets *s, struct way *w, uint64_t key, uint8_t bytes, unsigned cls, bool write,
+	   bool fetch)
+{
+	uint32_t n = s->c.ways;
+	struct way *e = find(w, n, key);
+
+	if (e) {
+		e->rrpv = 0;
+	} else {
+		e = victim(s, w, n);
+		if (e->key && e->dirty)
+			s->write[e->cls] += e->bytes;
+		*e = (struct way){ .key = key, .rrpv = RRPV_INSERT, .bytes = bytes };
+		if (!write && fetch)
+			s->read[cls] += bytes;
+	}
+	e->used = ++s->clock;
+	e->cls = (uint8_t)cls;
+	if (write) {
+		e->dirty = true;
+		e->written = s->clock;
+		if (s->c.dirty_ways)
+			cap_dirty(s, w, n, e);
+	}
+	return e;
+}
+
+/* The home set of key (not yet + 1): its partition's half of the sets, then a hash. */
+static uint32_t
+home_set(const struct l2sets *s, uint64_t key, unsigned *home)
+{
+	uint64_t h = mix(key ^ s->c.seed), per = s->nsets / s->parts;
+
+	*home = s->parts == 2 ? (unsigned)(h >> 63) : 0;
+	return (uint32_t)(*home * per + h % per);
+}
+
+uint32_t
+l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line)
+{
+	unsigned home;
+
+	return home_set(s, id << 16 | line, &home);
+}
+
+/* One line from an SM on side `side`. Two partitions: a line's home is a bit of its hash;
+ * stores go to the home; a load from the other side looks for a copy in its own partition
+ * first, then reads the home (from DRAM on a miss there) and keeps a clean copy. */
+static void
+line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write, unsigned side)
+{
+	unsigned home;
+	uint32_t set = home_set(s, key, &home), per = s->nsets / s->parts;
+	struct way *hw = &s->ways[(size_t)set * s->c.ways], *nw, *c;
+
+	key++;
+	if (write || home == side || s->parts == 1) {
+		set_access(s, hw, key, bytes, cls, write, true);
+		return;
+	}
+	nw = &s->ways[(size_t)(side * per + set % per) * s->c.ways];
+	if ((c = find(nw, s->c.ways, key))) {
+		set_access(s, nw, key, bytes, cls, false, false);
+		return;
+	}
+	set_access(s, hw, key, bytes, cls, false, true);
+	set_access(s, nw, key, bytes, cls, false, false);
+}
+
+void
+l2sets_access(struct l2sets *s, uint64_t id, uint32_t bytes, unsigned cls, bool write,
+	      unsigned side)
+{
+	uint32_t k = s->c.sample, lines = (bytes + L2SETS_LINE - 1) / L2SETS_LINE;
+	uint32_t o = (uint32_t)((k - mix(id ^ ~s->c.seed) % k) % k);
+
+	for (; o < lines && o < (1u << 16); o += k) {
+		uint32_t rest = bytes - o * L2SETS_LINE;
+
+		line_access(s, id << 16 | o, (uint8_t)(rest < L2SETS_LINE ? rest : L2SETS_LINE),
+			    cls, write, side & 1);
+	}
+}
+
+struct tilelru_traffic
+l2sets_dram(const struct l2sets *s, unsigned cls)
+{
+	struct tilelru_traffic t = { 0, 0 };
+
+	for (unsigned i = 0; i < TILELRU_CLASSES; i++) {
+		if (cls < TILELRU_CLASSES && i != cls)
+			continue;
+		t.read_bytes += s->read[i] * s->c.sample;
+		t.write_bytes += s->write[i] * s->c.sample;
+	}
+	return t;
+}
+
+uint64_t
+l2sets_held_lines(const struct l2sets *s, uint64_t *dirty)
+{
+	uint64_t n = 0, d = 0;
+
+	for (size_t i = 0; i < (size_t)s->nsets * s->c.ways; i++) {
+		n += s->ways[i].key != 0;
+		d += s->ways[i].dirty;
+	}
+	if (dirty)
+		*dirty = d;
+	return n;
+}
+
+uint32_t
+l2sets_nsets(const struct l2sets *s)
+{
+	return s->nsets;
+}

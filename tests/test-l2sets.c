@@ -1,0 +1,290 @@
+/*
+ * The hashed L2 models (sim/l2sets.c, sim/l2expect.c): l2sets' LRU against sim/cache.c line by
+ * line, SRRIP, the dirty cap and the partitions on hand-computed sequences, l2expect's stack
+ * distances against a hand count, and l2sets against l2expect on random tile streams.
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cache.h"
+#include "sim/l2expect.h"
+#include "sim/l2sets.h"
+#include "tests/unit.h"
+
+static uint64_t
+xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* l2sets' LRU on every set (sample 1) counts what sim/cache.c counts for a set-associative
+ * write-validate LRU, when each line's address puts it in the set l2sets hashed it to:
+ * random whole-tile loads and stores of 1 to 16 lines. */
+static void
+test_lru_matches_cache(void **state)
+{
+	const uint32_t ways = 8, sets = 64, ntiles = 96;
+	struct l2sets_config c = { (uint64_t)sets * ways * 128, ways, 1, 0, 1, L2SETS_LRU, 5 };
+	struct cache_config cfg = { 0 };
+	struct l2sets *s = l2sets_create(&c, NULL);
+	const struct cache_traffic *x;
+	struct tilelru_traffic y;
+	struct cache *ref;
+	uint64_t rng = 99;
+	char err[256];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(l2sets_nsets(s), sets);
+	cfg.levels = 1;
+	strcpy(cfg.level[0].name, "L2");
+	cfg.level[0].size_bytes = (uint64_t)sets * ways * 128;
+	cfg.level[0].assoc = ways;
+	cfg.level[0].line_bytes = 128;
+	cfg.level[0].alloc = CACHE_ALLOC_VALIDATE;
+	assert_int_equal(cache_config_validate(&cfg, err, sizeof(err)), 0);
+	ref = cache_create(&cfg);
+	assert_non_null(ref);
+	for (unsigned i = 0; i < 100000; i++) {
+		uint64_t id = xorshift(&rng) % ntiles;
+		uint32_t lines = 1 + (uint32_t)(id % 16);
+		bool store = xorshift(&rng) % 5 == 0;
+
+		l2sets_access(s, id, lines * 128, 0, store, 0);
+		for (uint32_t o = 0; o < lines; o++) {
+			/* line number key x sets + set: cache.c's index is the set, its tag
+			 * the key */
+			uint64_t line = (id * 16 + o) * sets + l2sets_set_of(s, id, o);
+
+			cache_access(ref, line * 128, 128, store ? CACHE_OP_STORE : CACHE_OP_LOAD,
+				     1);
+		}
+	}
+	x = cache_dram(ref);
+	y = l2sets_dram(s, TILELRU_CLASSES);
+	assert_true(y.read_bytes > 0 && y.write_bytes > 0);
+	assert_int_equal(y.read_bytes, x->read_bytes);
+	assert_int_equal(y.write_bytes, x->write_bytes - x->flush_write_bytes);
+	cache_destroy(ref);
+	l2sets_destroy(s);
+}
+
+/* One set of 4 ways, one line a tile; DRAM bytes read so far. */
+static uint64_t
+reads(const struct l2sets *s)
+{
+	return l2sets_dram(s, TILELRU_CLASSES).read_bytes;
+}
+
+/* SRRIP by hand: A B C D fill the set "distant" (2); a hit makes A "near" (0); E finds no
+ * line at 3, ages all (A 1, B C D 3) and takes B's way; F and G take C's and D's; H finds
+ * none at 3 again, ages (A 2, E F G 3) and takes E's, so A stays. LRU takes A there. */
+static void
+test_srrip_by_hand(void **state)
+{
+	static const char seq[] = "ABCDAEFGH";
+	const enum l2sets_policy pol[2] = { L2SETS_SRRIP, L2SETS_LRU };
+
+	(void)state;
+	for (unsigned p = 0; p < 2; p++) {
+		struct l2sets_config c = { 4 * 128, 4, 1, 0, 1, pol[p], 1 };
+		struct l2sets *s = l2sets_create(&c, NULL);
+		uint64_t before;
+
+		assert_non_null(s);
+		for (const char *x = seq; *x; x++)
+			l2sets_access(s, (uint64_t)(*x - 'A'), 128, 0, false, 0);
+		assert_int_equal(reads(s), 8 * 128); /* A's second access hit */
+		before = reads(s);
+		l2sets_access(s, 0, 128, 0, false, 0); /* A */
+		assert_int_equal(reads(s) - before, pol[p] == L2SETS_SRRIP ? 0 : 128);
+		l2sets_destroy(s);
+	}
+}
+
+/* The dirty cap: with 2 dirty lines a set at most, a third store writes the oldest-written
+ * dirty line back and keeps it (a load of it then reads nothing); held lines stay 3. */
+static void
+test_dirty_cap(void **state)
+{
+	struct l2sets_config c = { 4 * 128, 4, 1, 2, 1, L2SETS_LRU, 1 };
+	struct l2sets *s = l2sets_create(&c, NULL);
+	uint64_t dirty;
+
+	(void)state;
+	assert_non_null(s);
+	l2sets_access(s, 0, 128, 0, true, 0);
+	l2sets_access(s, 1, 128, 0, true, 0);
+	assert_int_equal(l2sets_dram(s, TILELRU_CLASSES).write_bytes, 0);
+	l2sets_access(s, 2, 128, 0, true, 0);
+	assert_int_equal(l2sets_dram(s, TILELRU_CLASSES).write_bytes, 128);
+	assert_int_equal(l2sets_held_lines(s, &dirty), 3);
+	assert_int_equal(dirty, 2);
+	l2sets_access(s, 0, 128, 0, false, 0);
+	assert_int_equal(reads(s), 0);
+	/* rewriting line 0 makes it dirty again: now 1 is the oldest written */
+	l2sets_access(s, 0, 128, 0, true, 0);
+	assert_int_equal(l2sets_dram(s, TILELRU_CLASSES).write_bytes, 256);
+	l2sets_destroy(s);
+}
+
+/* Two partitions: a load from the line's home side keeps it once; from the other side, it is
+ * read from DRAM into the home and copied into the near half; a second load from there hits
+ * the copy. A store goes to the home only. */
+static void
+test_partitions(void **state)
+{
+	struct l2sets_config c = { 2 * 4 * 128, 4, 1, 0, 2, L2SETS_LRU, 3 };
+	struct l2sets *s = l2sets_create(&c, NULL);
+	unsigned home, far;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(l2sets_nsets(s), 2);
+	home = l2sets_set_of(s, 7, 0); /* one set a partition: the set is the home */
+	far = 1 - home;
+	l2sets_access(s, 7, 128, 0, false, home);
+	assert_int_equal(l2sets_held_lines(s, NULL), 1);
+	assert_int_equal(reads(s), 128);
+	l2sets_access(s, 7, 128, 0, false, far);
+	assert_int_equal(l2sets_held_lines(s, NULL), 2);
+	assert_int_equal(reads(s), 128);
+	l2sets_access(s, 7, 128, 0, false, far);
+	assert_int_equal(reads(s), 128);
+	l2sets_access(s, 9, 128, 0, true, far);
+	assert_int_equal(l2sets_held_lines(s, NULL), 3);
+	assert_int_equal(reads(s), 128);
+	l2sets_destroy(s);
+}
+
+/* Impossible geometries are refused with a reason. */
+static void
+test_config_errors(void **state)
+{
+	struct l2sets_config ok = { 1u << 20, 16, 1, 0, 1, L2SETS_LRU, 1 }, c;
+	const char *why;
+
+	(void)state;
+	c = ok, c.ways = 0;
+	assert_null(l2sets_create(&c, &why));
+	assert_non_null(strstr(why, "ways"));
+	c = ok, c.sample = 3;
+	assert_null(l2sets_create(&c, &why));
+	assert_non_null(strstr(why, "power of two"));
+	c = ok, c.sample = 1024; /* 512 sets */
+	assert_null(l2sets_create(&c, &why));
+	c = ok, c.dirty_ways = 17;
+	assert_null(l2sets_create(&c, &why));
+	assert_non_null(strstr(why, "dirty"));
+	c = ok, c.partitions = 3;
+	assert_null(l2sets_create(&c, &why));
+	assert_non_null(strstr(why, "partitions"));
+	enum l2sets_policy p;
+	assert_int_equal(l2sets_policy_parse("srrip", &p), 0);
+	assert_int_equal(p, L2SETS_SRRIP);
+	assert_string_equal(l2sets_policy_str(p), "srrip");
+	assert_true(l2sets_policy_parse("plru", &p) < 0);
+}
+
+/* P(Poisson(lambda) >= k), summed here independently of l2expect's table. */
+static double
+tail(double lambda, unsigned k)
+{
+	double term = exp(-lambda), below = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		below += term;
+		term *= lambda / (i + 1);
+	}
+	return 1 - below;
+}
+
+/* l2expect by hand: 100 tiles of 16 KiB read cyclically; each re-read sees 99 other tiles
+ * since its last, so every pass after the first reads bytes x P(Poisson(99 x 16 KiB x ways /
+ * capacity) >= ways); a store after the last pass is written back at the end with the
+ * probability for the tiles touched after it. */
+static void
+test_expect_by_hand(void **state)
+{
+	const uint64_t cap = 27u << 16, tile = 16384;
+	struct l2expect *l = l2expect_create(cap, 16, 200);
+	double q = tail(99.0 * tile * 16 / cap, 16), got;
+
+	(void)state;
+	assert_non_null(l);
+	assert_null(l2expect_create(cap, 0, 10));
+	assert_true(q > 0.2 && q < 0.8); /* at the edge: a real test of the middle */
+	for (unsigned p = 0; p < 3; p++)
+		for (unsigned i = 0; i < 100; i++)
+			l2expect_access(l, i, tile, 0, false);
+	got = (double)l2expect_dram(l, 0).read_bytes;
+	assert_true(fabs(got - (100.0 * tile + 2 * 100.0 * tile * q)) < 2 * 100.0 * tile * 1e-3);
+	assert_true(fabs(l2expect_miss_prob(l, 99.0 * tile) - q) < 1e-3);
+	/* tile 150 stored, then the 100 tiles read once more: written back at the end with the
+	 * probability for 100 x 16 KiB */
+	l2expect_access(l, 150, tile, 1, true);
+	for (unsigned i = 0; i < 100; i++)
+		l2expect_access(l, i, tile, 0, false);
+	l2expect_finish(l);
+	got = (double)l2expect_dram(l, 1).write_bytes;
+	assert_true(fabs(got - tile * tail(100.0 * tile * 16 / cap, 16)) < tile * 1e-3);
+	l2expect_destroy(l);
+}
+
+/* l2sets' LRU (one hash drawn, 1 set in 4 simulated) against l2expect (the mean over hashes):
+ * random tiles of 8 to 32 KiB over about twice the capacity, a fifth of them stores. */
+static void
+test_sets_match_expectation(void **state)
+{
+	const uint64_t cap = 8u << 20;
+	const uint32_t ntiles = 1000;
+	struct l2sets_config c = { cap, 16, 4, 0, 1, L2SETS_LRU, 11 };
+	struct l2sets *s = l2sets_create(&c, NULL);
+	struct l2expect *l = l2expect_create(cap, 16, ntiles);
+	struct tilelru_traffic a, b;
+	uint64_t rng = 7;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(l);
+	for (unsigned i = 0; i < 200000; i++) {
+		/* skewed: low ids are reused sooner */
+		uint64_t r = xorshift(&rng), id = (r % ntiles) * ((r >> 20) % ntiles) / ntiles;
+		uint32_t bytes = 8192u << (id % 3);
+		bool store = (r >> 40) % 5 == 0;
+
+		l2sets_access(s, id, bytes, 0, store, 0);
+		l2expect_access(l, id, bytes, 0, store);
+	}
+	a = l2sets_dram(s, TILELRU_CLASSES);
+	b = l2expect_dram(l, TILELRU_CLASSES);
+	assert_true(b.read_bytes > 100 * cap / 10);
+	assert_true(fabs((double)a.read_bytes / (double)b.read_bytes - 1) < 0.02);
+	assert_true(fabs((double)a.write_bytes / (double)b.write_bytes - 1) < 0.03);
+	l2sets_destroy(s);
+	l2expect_destroy(l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lru_matches_cache),
+		cmocka_unit_test(test_srrip_by_hand),
+		cmocka_unit_test(test_dirty_cap),
+		cmocka_unit_test(test_partitions),
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_expect_by_hand),
+		cmocka_unit_test(test_sets_match_expectation),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
