@@ -12,6 +12,12 @@
  * K, V: a kv head's passes (each query block of each head of its group reads the key rows it
  *   uses, K block then V block) re-read a line when the distinct lines touched since its last
  *   touch reach C; see kv_pass() for the windows.
+ * Paged K/V (--kv-page P): each key block first reads its pages' block-table entries. Where a
+ *   row is whole lines (d s a multiple of L) every K and V line holds one (page, token, kv
+ *   head) row, so paging only relabels lines: a fully associative LRU cache sees the unpaged
+ *   reuse, with the block-table lines added to every window (f2_bt()); the table's own misses
+ *   are f2_block_table()'s. Rows narrower than a line are shared by the heads of one token
+ *   (or by tokens of two pages): an estimate (formula_scope.c).
  */
 
 #include <math.h>
@@ -37,14 +43,29 @@ f2_kr(const struct f2 *f, uint64_t ib)
 	return kr < f->Nk ? kr : f->Nk;
 }
 
-/* Lines unit (hh, ib) touches in K and V. */
+/* Paged: pages holding key rows [0, kr) (the entries a pass reading them reads); 0 unpaged. */
+static uint64_t
+f2_pg(const struct f2 *f, uint64_t kr)
+{
+	return f->P ? (kr + f->P - 1) / f->P : 0;
+}
+
+/* Paged: lines of block-table entries [e0, e1) of batch b (int32, [batch][np]); 0 unpaged. */
+static double
+f2_bt(const struct f2 *f, uint64_t b, uint64_t e0, uint64_t e1)
+{
+	return f->P ? span((b * f->np + e0) * 4, (b * f->np + e1) * 4, f->L) : 0;
+}
+
+/* Lines unit (hh, ib) touches in K and V, and in the block table. */
 static double
 f2_unit_kv(const struct f2 *f, uint64_t hh, uint64_t ib)
 {
 	uint64_t kk = hh / f->c->heads * f->c->kv_heads +
 		      hh % f->c->heads / (f->c->heads / f->c->kv_heads);
 
-	return 2 * f2_kv(f, kk, 0, f2_kr(f, ib));
+	return 2 * f2_kv(f, kk, 0, f2_kr(f, ib)) +
+	       f2_bt(f, hh / f->c->heads, 0, f2_pg(f, f2_kr(f, ib)));
 }
 
 /* Misses of the K (or, is_v, V) lines a pass of kv head kk re-reads from blocks
@@ -143,6 +164,7 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 {
 	const uint64_t Hkv = f->c->kv_heads, g = f->c->heads / Hkv;
 	const uint64_t hh0 = kk / Hkv * f->c->heads + kk % Hkv * g; /* the group's first head */
+	const uint64_t b = kk / Hkv;
 	double k = f2_kv(f, kk, 0, f->Nk), v = k;
 
 	/* The head's first line may hold the previous kv head's last row: still cached when
@@ -170,9 +192,12 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 
 			/* Blocks the previous query block of this head read. */
 			if (n_same > 0) {
+				/* paged: the table's entries of every block the earlier pass
+				 * read (after the line there, up to it here) */
 				double other = f2_q(f, hh, f2_r0(f, ib - 1), f2_r1(f, ib - 1)) +
 					       f2_l(f, hh, f2_r0(f, ib - 1), f2_r1(f, ib - 1)) +
-					       q_now + f->tl;
+					       q_now + f->tl +
+					       f2_bt(f, b, 0, f2_pg(f, f2_kr(f, ib - 1)));
 
 				k += f2_rereads(f, kk, 0, n_same, f2_kr(f, ib - 1), other, false);
 				v += f2_rereads(f, kk, 0, n_same, f2_kr(f, ib - 1), other, true);
@@ -188,7 +213,7 @@ f2_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 					       span(f2_lse(f, hh - 1, last0),
 						    f2_lse(f, hh, f2_r0(f, ib)), f->L) + /* lse */
 					       f2_q(f, hh, 0, f2_r1(f, ib)) +
-					       f->tl;
+					       f->tl + f2_bt(f, b, 0, f->np);
 
 				k += f2_rereads(f, kk, n_same, n_now, f->Nk, other, false);
 				v += f2_rereads(f, kk, n_same, n_now, f->Nk, other, true);
@@ -263,7 +288,7 @@ f2_rows(struct formula_result *r, const struct f2 *f)
 static void
 f2_resident(const struct f2 *f, double *o_res, double *l_res)
 {
-	uint64_t kk_seen = UINT64_MAX, kr_seen = 0;
+	uint64_t kk_seen = UINT64_MAX, kr_seen = 0, b_seen = UINT64_MAX, pg_seen = 0;
 	double room = f->C - f->tl;
 
 	*o_res = *l_res = 0;
@@ -323,9 +348,109 @@ f2_resident(const struct f2 *f, double *o_res, double *l_res)
 				(kr_seen > 0 && shares_line(f2_krow(f, kk, kr_seen), f->L) ? 2 : 0);
 			kr_seen = kr;
 		}
+		/* paged: the batch's table lines beyond a later unit's (a line the next batch's
+		 * entries share was counted with those) */
+		if (f->P && hh / f->c->heads != b_seen) {
+			if (b_seen != UINT64_MAX && shares_line(b_seen * f->np * 4, f->L))
+				room += 1;
+			b_seen = hh / f->c->heads;
+			pg_seen = 0;
+		}
+		if (f->P && f2_pg(f, kr) > pg_seen) {
+			room -= f2_bt(f, b_seen, 0, f2_pg(f, kr)) - f2_bt(f, b_seen, 0, pg_seen);
+			pg_seen = f2_pg(f, kr);
+		}
 		room -= f2_q(f, hh, r0, r1) -
 			(u + 1 < f->BH * f->Tr && shares_line(f2_row(f, hh, r1), f->L) ? 1 : 0);
 	}
+}
+
+/* Paged: the lines unit (hp, ibp) touched after its last touch of a block-table line (at
+ * key block ep) up to the first touch in unit (hh, ib) (at block ta): the K and V blocks hp read
+ * from ep on and the entries after ep's; the units between (of hh's head, reading rows below the
+ * line's) and this unit's blocks before ta, with their entries; the O and lse rows of hp up to hh,
+ * the Q rows after hp through hh; the tiles. */
+static double
+bt_window(const struct f2 *f, uint64_t hp, uint64_t ibp, uint64_t ep, uint64_t hh, uint64_t ib,
+	  uint64_t ta)
+{
+	const uint64_t H = f->c->heads, Hkv = f->c->kv_heads, g = H / Hkv;
+	const uint64_t kkp = hp / H * Hkv + hp % H / g, kk = hh / H * Hkv + hh % H / g;
+	const uint64_t krp = f2_kr(f, ibp);
+	/* block ep's K and V rows come after its entries; the entries after, from block ep + 1 */
+	const uint64_t from = ep * f->Bc, after = (ep + 1) * f->Bc;
+
+	return 2 * f2_kv(f, kkp, from, krp) +
+	       (after < krp ? f2_bt(f, hp / H, after / f->P, f2_pg(f, krp)) : 0) +
+	       2 * f2_kv(f, kk, 0, ta * f->Bc) + f2_bt(f, hh / H, 0, f2_pg(f, ta * f->Bc)) +
+	       span(f2_row(f, hp, f2_r0(f, ibp)), f2_row(f, hh, f2_r0(f, ib)), f->L) + /* O */
+	       span(f2_lse(f, hp, f2_r0(f, ibp)), f2_lse(f, hh, f2_r0(f, ib)), f->L) +
+	       span(f2_row(f, hp, f2_r1(f, ibp)), f2_row(f, hh, f2_r1(f, ib)), f->L) + /* Q */
+	       f->tl;
+}
+
+/* Paged: the block table's misses. Each key block a unit reads first reads the entries of
+ * the pages holding its rows. A table line (entries [ea, eb] of batch b, read by key blocks
+ * [ta, tb]) misses at its first touch; within a unit, at the next block's touch when the
+ * block between (its K and V lines, the tiles) fills the cache; at a unit's first touch when
+ * bt_window() since the unit that read it last fills it: the previous query block of the head
+ * if that one reached the line, else the previous head's last (it reads every key), else, for
+ * a line the previous batch's entries share, that batch's last unit. */
+static double
+f2_block_table(const struct f2 *f)
+{
+	const uint64_t H = f->c->heads, L = f->L, Bc = f->Bc, P = f->P, np = f->np;
+	const uint64_t Tc = attn_blocks(f->Nk, Bc);
+	double misses = 0, *edge = xzalloc((Tc + 1) * sizeof(*edge));
+
+	/* edge[t]: misses of a line that blocks 0 .. t-1 each hand on to the next block */
+	for (uint64_t t = 0; t < Tc; t++) {
+		uint64_t r0 = t * Bc, r1 = r0 + Bc < f->Nk ? r0 + Bc : f->Nk;
+
+		edge[t + 1] = edge[t] + (2 * f2_kv(f, 0, r0, r1) + f->tl >= f->C);
+	}
+	for (uint64_t b = 0; b < f->c->batch; b++) {
+		const uint64_t lo = b * np * 4 / L, hi = ((b + 1) * np * 4 - 1) / L;
+
+		for (uint64_t ln = lo; ln <= hi; ln++) {
+			uint64_t ea = ln * L / 4 > b * np ? ln * L / 4 - b * np : 0;
+			uint64_t eb = (ln + 1) * L / 4 - b * np - 1 < np - 1
+					      ? (ln + 1) * L / 4 - b * np - 1
+					      : np - 1;
+			uint64_t ta = ea * P / Bc;
+			uint64_t tb =
+				(eb * P + P - 1 < f->Nk - 1 ? eb * P + P - 1 : f->Nk - 1) / Bc;
+			bool shared = b > 0 && ln == lo && shares_line(b * np * 4, L);
+
+			for (uint64_t h = 0; h < H; h++) {
+				for (uint64_t ib = 0; ib < f->Tr; ib++) {
+					uint64_t hh = b * H + h, n = attn_blocks(f2_kr(f, ib), Bc);
+					uint64_t last = tb < n - 1 ? tb : n - 1, hp, ibp, ep;
+
+					if (ta >= n)
+						continue;
+					misses += edge[last] - edge[ta];
+					if (ib > 0 && ta < attn_blocks(f2_kr(f, ib - 1), Bc)) {
+						hp = hh;
+						ibp = ib - 1;
+						ep = tb < attn_blocks(f2_kr(f, ibp), Bc) - 1
+							     ? tb
+							     : attn_blocks(f2_kr(f, ibp), Bc) - 1;
+					} else if (h > 0 || shared) {
+						hp = hh - 1;
+						ibp = f->Tr - 1;
+						ep = h > 0 && tb < Tc - 1 ? tb : Tc - 1;
+					} else {
+						misses += 1; /* its first touch */
+						continue;
+					}
+					misses += bt_window(f, hp, ibp, ep, hh, ib, ta) >= f->C;
+				}
+			}
+		}
+	}
+	free(edge);
+	return misses;
 }
 
 void
@@ -343,6 +468,8 @@ formula_flash2(struct formula_result *r, const struct attn_config *c, const stru
 		f2_kv_head(&f, kk, &k, &v);
 	arr(r, "K")->read_bytes += k * q->L;
 	arr(r, "V")->read_bytes += v * q->L;
+	if (c->kv_page)
+		arr(r, "block_table")->read_bytes += f2_block_table(&f) * q->L;
 	f2_resident(&f, &o_res, &l_res);
 	o = arr(r, "O");
 	l = arr(r, "lse");
@@ -354,7 +481,10 @@ formula_flash2(struct formula_result *r, const struct attn_config *c, const stru
 		l->write_bytes -= l_res * q->L;
 	}
 	/* a step: a key and a value block against the query block, its output rows and lse */
+	/* (paged: and the block's table entries) */
 	tiles(r, q, tile_names, tile_lines, 7,
 	      f.tl + 2 * lines_at_most(q->kb) + 2 * lines_at_most(q->qb) +
-		      lines_at_most(q->Br * 4 / q->L));
+		      lines_at_most(q->Br * 4 / q->L) +
+		      (c->kv_page ? lines_at_most((double)(q->Bc / c->kv_page + 2) * 4 / q->L)
+				  : 0));
 }

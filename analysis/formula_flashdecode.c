@@ -35,13 +35,29 @@ split_rows(const struct attn_config *c, uint64_t s, uint64_t r1)
 	return end - jb0 * c->Bc;
 }
 
+/* Paged: the block-table entries query block ib (rows up to r1) reads in split s: each key
+ * block's pages'. */
+static uint64_t
+split_entries(const struct attn_config *c, uint64_t s, uint64_t r1)
+{
+	uint64_t Nk = attn_nkv(c), P = c->kv_page, per = attn_split_blocks(c), n = 0;
+	uint64_t jb0 = s * per, rows = split_rows(c, s, r1);
+
+	for (uint64_t c0 = jb0 * c->Bc; c0 < jb0 * c->Bc + rows; c0 += c->Bc) {
+		uint64_t end = c0 + c->Bc < Nk ? c0 + c->Bc : Nk;
+
+		n += (end - 1) / P - c0 / P + 1;
+	}
+	return n;
+}
+
 void
 formula_flashdecode_accesses(struct formula_result *r, const struct attn_config *c)
 {
 	const uint64_t S = attn_splits(c), N = c->N, Br = c->Br;
 	const double bh = (double)c->batch * (double)c->heads, d = (double)c->d;
 	const double s = dtype_bytes(c->dtype), n = (double)N, sp = (double)S;
-	double qrows = 0, krows = 0;
+	double qrows = 0, krows = 0, entries = 0;
 
 	for (uint64_t sidx = 0; sidx < S; sidx++)
 		for (uint64_t r0 = 0; r0 < N; r0 += Br) {
@@ -49,7 +65,11 @@ formula_flashdecode_accesses(struct formula_result *r, const struct attn_config 
 
 			krows += (double)k;
 			qrows += k ? (double)(r1 - r0) : 0;
+			entries += c->kv_page ? (double)split_entries(c, sidx, r1) : 0;
 		}
+	/* paged: every key block's entries, int32 */
+	if (c->kv_page)
+		arr(r, "block_table")->read_bytes += bh * entries * 4;
 	arr(r, "Q")->read_bytes += bh * qrows * d * s;
 	arr(r, "K")->read_bytes += bh * krows * d * s;
 	arr(r, "V")->read_bytes += bh * krows * d * s;
@@ -70,7 +90,7 @@ formula_flashdecode_accesses(struct formula_result *r, const struct attn_config 
  * O_accum, lse_accum (every row of each is read or written: the last query block sees every
  * key, and every split writes its partial rows, an empty one 0 and -inf). */
 static void
-array_bytes(const struct attn_config *c, double b[7])
+array_bytes(const struct attn_config *c, double b[8])
 {
 	const double bh = (double)c->batch * (double)c->heads, n = (double)c->N;
 	const double d = (double)c->d, s = dtype_bytes(c->dtype), S = (double)attn_splits(c);
@@ -81,16 +101,19 @@ array_bytes(const struct attn_config *c, double b[7])
 	b[4] = bh * n * 4;            /* lse */
 	b[5] = bh * S * n * d * 4;    /* O_accum */
 	b[6] = bh * S * n * 4;        /* lse_accum */
+	/* paged: the block table, every entry read (K and V as unpaged where rows are whole
+	 * lines: the pool's unused rows are never touched) */
+	b[7] = (double)c->batch * (double)attn_pages(c) * 4;
 }
 
 double
 formula_flashdecode_footprint(const struct attn_config *c, double line_bytes)
 {
-	double b[7], lines = 0;
+	double b[8], lines = 0;
 
 	array_bytes(c, b);
 	/* every array page-aligned: its own lines */
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		lines += ceil(b[i] / line_bytes);
 	return lines;
 }
@@ -103,15 +126,19 @@ formula_flashdecode_footprint(const struct attn_config *c, double line_bytes)
 static void
 fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
 {
-	static const char *const names[7] = { "Q", "O", "K", "V", "lse", "O_accum", "lse_accum" };
-	double b[7];
+	static const char *const names[8] = { "Q",   "O",       "K",         "V",
+					      "lse", "O_accum", "lse_accum", "block_table" };
+	double b[8];
 
 	array_bytes(c, b);
-	for (int i = 0; i < 7; i++) {
-		struct formula_array *a = arr(r, names[i]);
+	for (int i = 0; i < 8; i++) {
+		struct formula_array *a;
 		double bytes = ceil(b[i] / q->L) * q->L;
 
-		if (i == 0 || i == 2 || i == 3) {
+		if (b[i] == 0)
+			continue; /* unpaged: no table */
+		a = arr(r, names[i]);
+		if (i == 0 || i == 2 || i == 3 || i == 7) {
 			a->read_bytes += bytes;
 			continue;
 		}

@@ -77,6 +77,7 @@ struct f2 {
 	uint64_t L, RB, N, Nk, Br, Bc, Tr, BH; /* Nk: key rows (N_kv) */
 	uint64_t off;                          /* the causal mask's shift, N_kv - N */
 	double C, tl; /* cache lines; tile lines always in use (0 in scratch) */
+	uint64_t P, np; /* flash2's paged K/V: page tokens, pages a sequence (0 unpaged) */
 };
 
 /* The geometry flash1 and flash2 share. */
@@ -96,6 +97,8 @@ f2_geometry(const struct attn_config *c, const struct q *q)
 	f.BH = c->batch * c->heads;
 	f.C = q->C;
 	f.tl = q->tq + q->tk + q->tv + q->ts + q->to + 2 * q->tm;
+	f.P = c->kv_page;
+	f.np = attn_pages(c);
 	return f;
 }
 

@@ -88,6 +88,12 @@ interval_not_bound(const struct attn_config *c, const struct formula_machine *m,
 			 attn_kernel_name(c->kernel));
 		return buf;
 	}
+	if (c->kv_page) {
+		snprintf(buf, n,
+			 "a set-associative cache under a paged KV cache: the block table scatters "
+			 "the pages over the sets, so the interval is no bound");
+		return buf;
+	}
 	if ((double)(c->d * dtype_bytes(c->dtype)) < m->line_bytes) {
 		snprintf(
 			buf, n,
@@ -148,6 +154,16 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		      "write-allocate, or N_kv = N)";
 	if (!why && !m->no_cache && c->kernel == ATTN_FLASHDECODE && attn_splits(c) > 1)
 		why = flashdecode_outside(c, m, buf, n);
+	/* paging relabels lines only where each holds one (page, token, kv head) row */
+	if (!why && !m->no_cache && c->kv_page &&
+	    (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0) {
+		snprintf(buf, n,
+			 "a paged KV cache with rows of %llu bytes, not whole %.0f-byte lines: a "
+			 "line holds rows of several kv heads or pages, whose reuse the formulas "
+			 "count as unpaged (exact where d x s is a multiple of the line)",
+			 (unsigned long long)(c->d * dtype_bytes(c->dtype)), m->line_bytes);
+		why = buf;
+	}
 	if (!why && !m->no_cache && lines <= r->step_lines) {
 		snprintf(buf, n,
 			 "a cache of %.0f lines, no more than the %.0f one step of the kernel may "

@@ -274,6 +274,20 @@ no_cache(struct formula_result *r, const struct attn_config *c, const struct q *
 		add(r, "V", bh * krows * d * s, 0);
 		add(r, "O", 0, bh * head);
 		add(r, "lse", 0, bh * vec);
+		if (c->kv_page) {
+			/* paged: each key block reads its pages' entries (int32) */
+			double entries = 0;
+			uint64_t Nk = attn_nkv(c), P = c->kv_page;
+
+			for (uint64_t ib = 0; ib < Tr; ib++)
+				for (uint64_t t = 0; t < (uint64_t)flash_kblocks(c, ib); t++) {
+					uint64_t r0 = t * c->Bc;
+					uint64_t r1 = r0 + c->Bc < Nk ? r0 + c->Bc : Nk;
+
+					entries += (double)((r1 - 1) / P - r0 / P + 1);
+				}
+			add(r, "block_table", bh * entries * 4, 0);
+		}
 		break;
 	}
 	case ATTN_FLASHDECODE:

@@ -200,6 +200,11 @@ report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s,
 	add_u64(cfg, "Bc", c->Bc);
 	cJSON_AddBoolToObject(cfg, "causal", c->causal);
 	cJSON_AddBoolToObject(cfg, "softmax_separate", c->softmax_separate);
+	/* paged only: reports of unpaged runs read as before */
+	if (c->kv_page) {
+		add_u64(cfg, "kv_page", c->kv_page);
+		add_u64(cfg, "kv_seed", c->kv_seed);
+	}
 	if (c->kernel == ATTN_FLASHDECODE) {
 		add_u64(cfg, "splits", attn_splits(c));
 		cJSON_AddStringToObject(cfg, "splits_source",

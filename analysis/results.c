@@ -195,7 +195,7 @@ const char results_csv_header[] =
 	"dram_read_bytes,dram_write_bytes,rfo_bytes,flush_write_bytes,exact_bytes,exact_ratio,"
 	"exact_within,arrays_within,lab_bytes,lab_measured_bytes,lab_ratio,lab_within,"
 	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate,estimated_error,"
-	"sample_too_small,splits\n";
+	"sample_too_small,splits,kv_page\n";
 
 static void
 csv_quoted(FILE *f, const char *s)
@@ -249,7 +249,12 @@ results_csv_row(FILE *f, const cJSON *r)
 		fputs(",exact,0,0", f);
 	/* flashdecode's splits, which tell its rows apart; empty for the other kernels */
 	if (results_get(r, "config.splits"))
-		fprintf(f, ",%.0f\n", results_number(r, "config.splits", 0));
+		fprintf(f, ",%.0f", results_number(r, "config.splits", 0));
+	else
+		fputs(",", f);
+	/* a paged run's P; empty unpaged */
+	if (results_get(r, "config.kv_page"))
+		fprintf(f, ",%.0f\n", results_number(r, "config.kv_page", 0));
 	else
 		fputs(",\n", f);
 	return ferror(f) ? -EIO : 0;

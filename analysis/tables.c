@@ -41,10 +41,11 @@ static const char *const setting_path[TABLE_SETTINGS] = {
 	"config.kv_heads", "config.batch",  "config.Br",
 	"config.Bc",       "config.causal", "config.softmax_separate",
 	"config.flush",    "config.seed",   "config.trace_only",
+	"config.kv_page",
 };
 static const char *const setting_name[TABLE_SETTINGS] = {
-	"N_kv", "d",      "heads",    "kv_heads", "batch", "Br",
-	"Bc",   "causal", "separate", "flush",    "seed",  "trace-only",
+	"N_kv",   "d",        "heads", "kv_heads", "batch",      "Br",      "Bc",
+	"causal", "separate", "flush", "seed",     "trace-only", "kv_page",
 };
 
 /* A setting's value: a number, or a truth as 0 or 1; -1 when absent. */
@@ -114,6 +115,9 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 	/* results from before N_kv have N keys */
 	if (w->setting[TABLE_N_KV] < 0)
 		w->setting[TABLE_N_KV] = w->N;
+	/* unpaged runs have no kv_page: 0 */
+	if (w->setting[TABLE_KV_PAGE] < 0)
+		w->setting[TABLE_KV_PAGE] = 0;
 	w->sample_sets = (unsigned)results_number(r, "estimate.sample_sets", 0);
 	w->intensity = results_number(r, "intensity", 0);
 	w->in_regime = results_true(r, "regime.within_lab_assumptions");

@@ -25,6 +25,7 @@ enum table_setting {
 	TABLE_FLUSH,
 	TABLE_SEED,
 	TABLE_TRACE_ONLY,
+	TABLE_KV_PAGE,
 	TABLE_SETTINGS
 };
 

@@ -179,8 +179,8 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 	};
 	static const enum cache_onepass set_hows[] = { CACHE_ONEPASS_FANOUT, CACHE_ONEPASS_STACK };
 	static const enum cache_onepass full_hows[] = { CACHE_ONEPASS_STACK };
-	struct attn_config cfg = { ATTN_NAIVE, N,  64,    1,     1, 1, ATTN_FP32,
-				   64,         64, false, false, 0, 0, 0 };
+	struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
+				   64,         false, false, 0, 0, 0, 0,         0 };
 	struct mode_row rows[R_COUNT];
 	struct formula_machine m;
 	struct formula_result fr;

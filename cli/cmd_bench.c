@@ -410,8 +410,8 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 			       json,
 			       "--trace-only",
 			       NULL };
-		struct attn_config cfg = { ATTN_NAIVE, N,  64,    1,     1, 1, ATTN_FP32,
-					   64,         64, false, false, 0, 0, 0 };
+		struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
+					   64,         false, false, 0, 0, 0, 0,         0 };
 
 		memset(b, 0, sizeof(*b));
 		b->kernel = names[k];

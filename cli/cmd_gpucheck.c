@@ -678,6 +678,9 @@ cmd_gpucheck(int argc, char **argv)
 		return usage_error("gpucheck", "--kernel: the GPU kernels are naive and flash2");
 	if (o.cfg.d > 128 || o.cfg.softmax_separate)
 		return usage_error("gpucheck", "the GPU kernels take d <= 128, P over S");
+	if (o.cfg.kv_page)
+		return usage_error("gpucheck",
+				   "--kv-page: the GPU kernels take an unpaged KV cache");
 	if (no_gpu && from)
 		return usage_error("gpucheck", "--no-gpu and --memsim-from exclude each other");
 	memset(&g, 0, sizeof(g));

@@ -18,7 +18,7 @@ usage_sweep(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim sweep --out DIR [--kernel LIST] [--N LIST] [--N-kv LIST] [--d LIST]\n"
-		"                    [--splits LIST] [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
+		"                    [--splits LIST] [--kv-page LIST] [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
 		"                    [--Br LIST] [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
 		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
@@ -39,7 +39,9 @@ usage_sweep(FILE *f)
 		"--causal no, --cache lab, --jobs = cores; --N-kv = N (a list: each N against each\n"
 		"N_kv; flash1 and proj take N_kv = N, --causal N <= N_kv: the rest are left out);\n"
 		"--splits (flashdecode's S, a list; other kernels run once) = as memsim run: the\n"
-		"heuristic on an h100 cache, else 1; S past the key blocks is clamped to them.\n"
+		"heuristic on an h100 cache, else 1; S past the key blocks is clamped to them;\n"
+		"--kv-page (flash2's and flashdecode's page of P tokens, a list; other kernels run\n"
+		"once, unpaged) = unpaged.\n"
 		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
 		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
 		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
@@ -146,6 +148,9 @@ sweep_plugin_check(const struct sweep_plan *p)
 		return usage_error("sweep", "--N-kv: a kernel plugin takes N_kv = N only");
 	if (p->splits_given)
 		return usage_error("sweep", "--splits is for --kernel flashdecode");
+	if (p->kv_page_given)
+		return usage_error("sweep",
+				   "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
 	return 0;
 }
 
@@ -191,6 +196,7 @@ cmd_sweep(int argc, char **argv)
 		{ "N", required_argument, NULL, OPT_N },
 		{ "N-kv", required_argument, NULL, OPT_N_KV },
 		{ "splits", required_argument, NULL, OPT_SPLITS },
+		{ "kv-page", required_argument, NULL, OPT_KV_PAGE },
 		{ "d", required_argument, NULL, OPT_D },
 		{ "heads", required_argument, NULL, OPT_HEADS },
 		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
@@ -297,6 +303,13 @@ cmd_sweep(int argc, char **argv)
 			for (unsigned i = 0; !rc && i < p.splits.n; i++)
 				if (p.splits.v[i] == 0)
 					rc = usage_error("sweep", "--splits must be at least 1");
+			break;
+		case OPT_KV_PAGE:
+			rc = sweep_list_parse("--kv-page", optarg, &p.kv_page, false);
+			p.kv_page_given = true;
+			for (unsigned i = 0; !rc && i < p.kv_page.n; i++)
+				if (p.kv_page.v[i] == 0)
+					rc = usage_error("sweep", "--kv-page must be at least 1");
 			break;
 		case OPT_D:
 			rc = sweep_list_parse("--d", optarg, &p.d, false);
@@ -419,6 +432,15 @@ cmd_sweep(int argc, char **argv)
 			decode |= p.kernels[i] == ATTN_FLASHDECODE;
 		if (!decode)
 			rc = usage_error("sweep", "--splits is for --kernel flashdecode");
+	}
+	if (!rc && p.kv_page_given && !p.plugin.p) {
+		bool paged = false;
+
+		for (unsigned i = 0; i < p.nkernels; i++)
+			paged |= p.kernels[i] == ATTN_FLASH2 || p.kernels[i] == ATTN_FLASHDECODE;
+		if (!paged)
+			rc = usage_error("sweep",
+					 "--kv-page is for --kernel flash2 or flashdecode");
 	}
 	if (!rc && p.trace_only && !p.simulate)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");

@@ -64,8 +64,8 @@ parse(int argc, char **argv, struct opts *o)
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
-	o->cfg = (struct attn_config){ ATTN_FLASH2, 1024, 64,    1,     1, 1, ATTN_FP16,
-				       64,          64,   false, false, 0, 0, 0 };
+	o->cfg = (struct attn_config){ ATTN_FLASH2, 1024,  64,    1, 1, 1, ATTN_FP16, 64,
+				       64,          false, false, 0, 0, 0, 0,         0 };
 	o->Ns[0] = 1024;
 	o->nN = 1;
 	o->seed = 1;

@@ -69,6 +69,9 @@ kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cm
 	case OPT_SPLITS:
 		o->splits_given = true;
 		return size_value(cmd, "--splits", arg, &c->splits) ? EXIT_USAGE : 1;
+	case OPT_KV_PAGE:
+		o->kv_page_given = true;
+		return size_value(cmd, "--kv-page", arg, &c->kv_page) ? EXIT_USAGE : 1;
 	case OPT_HEADS:
 		return size_value(cmd, "--heads", arg, &c->heads) ? EXIT_USAGE : 1;
 	case OPT_KV_HEADS:
@@ -181,6 +184,14 @@ kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *c
 		return usage_error(cmd, "--splits must be at least 1");
 	if (o->splits_given && (o->plugin_path || o->cfg.kernel != ATTN_FLASHDECODE))
 		return usage_error(cmd, "--splits is for --kernel flashdecode");
+	if (o->kv_page_given && o->cfg.kv_page == 0)
+		return usage_error(cmd, "--kv-page must be at least 1");
+	if (o->kv_page_given && o->plugin_path)
+		return usage_error(cmd,
+				   "--kv-page is for --kernel flash2 or flashdecode, not a plugin");
+	/* one seed reproduces a run: the values and the block table (values never change the
+	 * traffic, so nothing is lost by tying them) */
+	o->cfg.kv_seed = o->seed;
 	if (o->plugin_path) {
 		/* The plugin's own check() judges the rest once it is loaded. */
 		if (!o->cfg.N || !o->cfg.d || !o->cfg.heads || !o->cfg.kv_heads || !o->cfg.batch ||
@@ -267,7 +278,7 @@ bandwidth_value(const char *cmd, const char *arg, double *out)
 char *
 kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 {
-	char nkv[40] = "", splits[40] = "";
+	char nkv[40] = "", splits[40] = "", page[40] = "";
 
 	/* N_kv only where it differs: configs of N = N_kv read as before */
 	if (attn_nkv(c) != c->N)
@@ -276,14 +287,17 @@ kernel_config_str(const struct attn_config *c, char *buf, size_t len)
 		snprintf(splits, sizeof(splits), " splits=%llu%s",
 			 (unsigned long long)attn_splits(c),
 			 attn_decode_packed(c) ? " gqa-packed" : "");
-	snprintf(buf, len,
-		 "%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s%s",
-		 attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
-		 (unsigned long long)c->d, (unsigned long long)c->heads,
-		 (unsigned long long)c->kv_heads, (unsigned long long)c->batch,
-		 attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
-		 c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "",
-		 splits);
+	if (c->kv_page)
+		snprintf(page, sizeof(page), " kv_page=%llu", (unsigned long long)c->kv_page);
+	snprintf(
+		buf, len,
+		"%s N=%llu%s d=%llu heads=%llu kv_heads=%llu batch=%llu %s Br=%llu Bc=%llu%s%s%s%s",
+		attn_kernel_name(c->kernel), (unsigned long long)c->N, nkv,
+		(unsigned long long)c->d, (unsigned long long)c->heads,
+		(unsigned long long)c->kv_heads, (unsigned long long)c->batch,
+		attn_dtype_name(c->dtype), (unsigned long long)c->Br, (unsigned long long)c->Bc,
+		c->causal ? " causal" : "", c->softmax_separate ? " softmax-separate" : "", splits,
+		page);
 	return buf;
 }
 
@@ -316,6 +330,8 @@ kernel_config_argv(const struct attn_config *c, uint64_t seed, struct kernel_arg
 	argv_add(a, "--Bc", true, c->Bc);
 	if (c->kernel == ATTN_FLASHDECODE)
 		argv_add(a, "--splits", true, attn_splits(c));
+	if (c->kv_page)
+		argv_add(a, "--kv-page", true, c->kv_page);
 	argv_add(a, "--seed", true, seed);
 	a->argv[a->argc++] = "--dtype";
 	a->argv[a->argc++] = (char *)attn_dtype_name(c->dtype);

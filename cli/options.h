@@ -4,8 +4,8 @@
  * The kernel and cache options shared by `memsim run`, `formula`, `native`, `xcheck` and
  * `gpucheck` (and, as lists, `sweep`):
  * --kernel --N --N-kv --d --heads --kv-heads --batch --dtype --Br --Bc --causal --softmax-separate
- * --splits --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line usage
- * error.
+ * --splits --kv-page --cache --no-flush --seed. Values are parsed strictly; a bad one is a one-line
+ * usage error.
  */
 
 #include <getopt.h>
@@ -37,6 +37,7 @@ enum {
 	OPT_HELP,
 	OPT_PARAM,
 	OPT_SPLITS,
+	OPT_KV_PAGE,
 	OPT_FIRST_FREE, /* commands number their own options from here */
 };
 
@@ -59,6 +60,7 @@ enum {
 		{ "json", required_argument, NULL, OPT_JSON },                                     \
 		{ "param", required_argument, NULL, OPT_PARAM },                                   \
 		{ "splits", required_argument, NULL, OPT_SPLITS },                                 \
+		{ "kv-page", required_argument, NULL, OPT_KV_PAGE },                               \
 	{                                                                                          \
 		"help", no_argument, NULL, OPT_HELP                                                \
 	}
@@ -69,6 +71,7 @@ struct kernel_options {
 	bool kv_heads_given;
 	bool n_kv_given;
 	bool splits_given;
+	bool kv_page_given;
 	const char *cache_text; /* default: the lab preset */
 	bool flush;
 	uint64_t seed;
@@ -105,7 +108,8 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 void kernel_options_init(struct kernel_options *o);
 
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
- * o->need_memory and not o->trace_only) and parses the cache spec into *spec. flashdecode
+ * o->need_memory and not o->trace_only) and parses the cache spec into *spec. A paged run's
+ * block table is drawn from --seed (cfg.kv_seed). flashdecode
  * without --splits gets S from kernel_default_splits() for the cache's preset; S past the key
  * blocks is clamped to them with a note on stderr. Returns 0 or
  * EXIT_USAGE after a one-line message. */

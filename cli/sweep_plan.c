@@ -359,6 +359,8 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 		put_u64(t, " N_kv=", attn_nkv(c));
 	if (c->kernel == ATTN_FLASHDECODE)
 		put_u64(t, " splits=", attn_splits(c));
+	if (c->kv_page)
+		put_u64(t, " kv_page=", c->kv_page);
 	put_u64(t, " d=", c->d);
 	put_u64(t, " heads=", c->heads);
 	put_u64(t, " kv_heads=", c->kv_heads);
@@ -397,6 +399,7 @@ enum {
 	DIM_N,
 	DIM_NKV,
 	DIM_SPLITS,
+	DIM_KV_PAGE,
 	DIMS
 };
 
@@ -421,7 +424,8 @@ walk_init(struct walk *w, const struct sweep_plan *p)
 				     p->Bc.n,
 				     p->N.n,
 				     p->nkv_given ? p->N_kv.n : 1,
-				     p->splits_given ? p->splits.n : 1 };
+				     p->splits_given ? p->splits.n : 1,
+				     p->kv_page_given ? p->kv_page.n : 1 };
 
 	memcpy(w->len, len, sizeof(len));
 	memset(w->at, 0, sizeof(w->at));
@@ -468,6 +472,13 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	} else if (w->at[DIM_SPLITS] > 0) {
 		it->cfg.splits = UINT64_MAX; /* the --splits list repeats other kernels */
 	}
+	/* paged flash2 and flashdecode at each --kv-page; the other kernels once, unpaged */
+	it->cfg.kv_seed = p->seed;
+	if (p->kv_page_given &&
+	    (it->cfg.kernel == ATTN_FLASH2 || it->cfg.kernel == ATTN_FLASHDECODE))
+		it->cfg.kv_page = p->kv_page.v[w->at[DIM_KV_PAGE]];
+	else if (w->at[DIM_KV_PAGE] > 0)
+		it->cfg.splits = UINT64_MAX;
 	for (i = DIMS - 1; i >= 0 && ++w->at[i] == w->len[i]; i--)
 		w->at[i] = 0;
 	w->done = i < 0;
@@ -479,7 +490,8 @@ enum left_out {
 	LEFT_OUT_KV_HEADS,
 	LEFT_OUT_CAUSAL,
 	LEFT_OUT_NKV,
-	LEFT_OUT_REPEAT, /* a kernel without splits, once per --splits value after the first */
+	LEFT_OUT_REPEAT, /* a kernel without splits (pages), once per --splits (--kv-page) value
+			  * after the first */
 	LEFT_OUT_COUNT
 };
 
@@ -687,7 +699,7 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 {
 	enum { MAXARGS = 40 + 2 * SWEEP_CACHES_MAX + 2 * PLUGIN_MAX_PARAMS };
 	char *args[MAXARGS];
-	char lists[9][SWEEP_LIST_MAX * 21];
+	char lists[10][SWEEP_LIST_MAX * 21];
 	char kernels[64] = "", dtypes[32] = "", causal[16] = "", seed[24], sample[16];
 	char *line, *cmd;
 	int n = 0;
@@ -709,6 +721,8 @@ sweep_plan_command(const struct sweep_plan *p, const char *out)
 		add_list(args, &n, lists[7], sizeof(lists[7]), "--N-kv", &p->N_kv);
 	if (p->splits_given)
 		add_list(args, &n, lists[8], sizeof(lists[8]), "--splits", &p->splits);
+	if (p->kv_page_given)
+		add_list(args, &n, lists[9], sizeof(lists[9]), "--kv-page", &p->kv_page);
 	add_list(args, &n, lists[1], sizeof(lists[1]), "--d", &p->d);
 	add_list(args, &n, lists[2], sizeof(lists[2]), "--heads", &p->heads);
 	if (p->kv_given)

@@ -41,6 +41,8 @@ struct sweep_plan {
 	bool nkv_given;
 	struct u64_list splits; /* flashdecode's S, with splits_given; else as memsim run */
 	bool splits_given;
+	struct u64_list kv_page; /* flash2's P, with kv_page_given; else unpaged */
+	bool kv_page_given;
 	enum attn_kernel kernels[ATTN_KERNEL_COUNT];
 	unsigned nkernels;
 	enum attn_dtype dtypes[3];

@@ -67,17 +67,24 @@ mul(uint64_t a, uint64_t b, uint64_t *out)
 struct sizes {
 	uint64_t q, kv, s, rowvec, x, wq, wkv;
 	uint64_t oacc, lseacc; /* flashdecode, S > 1: the partial O and logsumexp, fp32 */
+	uint64_t bt;           /* paged: the block table, int32 */
 	uint64_t tile_q, tile_kv, tile_s, tile_vec, tile_row, tile_lse; /* fp32 tiles */
 };
 
 static bool
 array_sizes(const struct attn_config *c, struct sizes *z)
 {
-	uint64_t s = dtype_bytes(c->dtype), nk = attn_nkv(c), bh, bkv, nd, nkd, nn, dm, dkv;
+	uint64_t s = dtype_bytes(c->dtype), nk = attn_nkv(c), bh, bkv, nd, nkd, nn, dm, dkv, rows;
 
 	memset(z, 0, sizeof(*z));
+	/* paged: the pool's pages x P rows of each (batch, kv head), and the table */
+	if (c->kv_page && (!mul(attn_pages(c), c->kv_page, &rows) ||
+			   !mul(c->batch, attn_pages(c), &z->bt) || !mul(z->bt, 4, &z->bt)))
+		return false;
+	if (!c->kv_page)
+		rows = nk;
 	if (!mul(c->batch, c->heads, &bh) || !mul(c->batch, c->kv_heads, &bkv) ||
-	    !mul(c->N, c->d, &nd) || !mul(nk, c->d, &nkd) || !mul(bh, nd, &z->q) ||
+	    !mul(c->N, c->d, &nd) || !mul(rows, c->d, &nkd) || !mul(bh, nd, &z->q) ||
 	    !mul(z->q, s, &z->q) || !mul(bkv, nkd, &z->kv) || !mul(z->kv, s, &z->kv) ||
 	    !mul(bh, c->N, &z->rowvec) || !mul(z->rowvec, 4, &z->rowvec) ||
 	    !mul(c->heads, c->d, &dm) || !mul(c->kv_heads, c->d, &dkv))
@@ -123,7 +130,7 @@ attn_array_bytes(const struct attn_config *c)
 	if (!array_sizes(c, &z))
 		return UINT64_MAX;
 	/* Every sum saturates: a size past 2^64 must read as too large, never wrap to small. */
-	total = sat_add(sat_add(z.q, z.q), sat_add(z.kv, z.kv));
+	total = sat_add(sat_add(sat_add(z.q, z.q), sat_add(z.kv, z.kv)), z.bt);
 	switch (c->kernel) {
 	case ATTN_NAIVE:
 		total = sat_add(total, z.s);
@@ -193,6 +200,20 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 	if (c->splits > 1 && c->kernel != ATTN_FLASHDECODE) {
 		snprintf(err, errlen, "--splits is for --kernel flashdecode, not %s",
 			 attn_kernel_name(c->kernel));
+		return -EINVAL;
+	}
+	if (c->kv_page && c->kernel != ATTN_FLASH2 && c->kernel != ATTN_FLASHDECODE) {
+		snprintf(err, errlen, "--kv-page is for --kernel flash2 or flashdecode, not %s",
+			 attn_kernel_name(c->kernel));
+		return -EINVAL;
+	}
+	/* the table's entries are int32, as vLLM's and FlashAttention's */
+	if (c->kv_page && (c->batch > INT32_MAX || attn_pages(c) > INT32_MAX / c->batch)) {
+		snprintf(err, errlen,
+			 "--kv-page %llu: %llu pages a sequence x batch %llu is past the int32 "
+			 "block table's 2^31 pages",
+			 (unsigned long long)c->kv_page, (unsigned long long)attn_pages(c),
+			 (unsigned long long)c->batch);
 		return -EINVAL;
 	}
 	if (c->causal && c->N > attn_nkv(c)) {
@@ -282,6 +303,8 @@ arena_slots(const struct attn_config *c, struct attn_data *d, const struct sizes
 	}
 	if (c->kernel == ATTN_FLASH2 || c->kernel == ATTN_FLASHDECODE)
 		SLOT(lse, z->rowvec);
+	if (c->kv_page)
+		SLOT(block_table, z->bt);
 	if (c->kernel == ATTN_FLASHDECODE) {
 		SLOT(Oacc, z->oacc);
 		SLOT(lseacc, z->lseacc);
@@ -336,6 +359,35 @@ attn_data_bytes(const struct attn_config *c)
 	if (!array_sizes(c, &z))
 		return UINT64_MAX;
 	return arena_bytes(slots, arena_slots(c, &d, &z, slots));
+}
+
+static uint64_t splitmix(uint64_t *s);
+
+/* The paged run's block table: a permutation of the pool's pages from kv_seed
+ * (Fisher-Yates), on the heap (d->pages) and, with values, in the arena. Returns 0, or
+ * -ENOMEM (the heap copy is needed even trace-only, where the arena holds no values). */
+static int
+block_table_fill(struct attn_data *d)
+{
+	const uint64_t n = d->cfg.batch * attn_pages(&d->cfg);
+	/* a stream of its own: the inputs' values come from the same seed */
+	uint64_t rng = d->cfg.kv_seed ^ UINT64_C(0x6a09e667f3bcc909);
+
+	d->pages = n <= SIZE_MAX / sizeof(*d->pages) ? malloc(n * sizeof(*d->pages)) : NULL;
+	if (!d->pages)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++)
+		d->pages[i] = (int32_t)i;
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = splitmix(&rng) % i;
+		int32_t v = d->pages[i - 1];
+
+		d->pages[i - 1] = d->pages[j];
+		d->pages[j] = v;
+	}
+	if (!d->trace_only)
+		memcpy(d->block_table, d->pages, n * sizeof(*d->pages));
+	return 0;
 }
 
 /* attn_data_create(), or with trace_only attn_data_create_trace_only(). */
@@ -394,6 +446,13 @@ create(const struct attn_config *c, bool trace_only, char *err, size_t errlen)
 	}
 	if (!c->softmax_separate)
 		d->P = d->S;
+	if (c->kv_page && block_table_fill(d)) {
+		snprintf(err, errlen, "cannot allocate the block table of %llu pages (%.2f GiB)",
+			 (unsigned long long)(c->batch * attn_pages(c)),
+			 (double)(c->batch * attn_pages(c) * 4) / (1u << 30));
+		attn_data_destroy(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -416,6 +475,7 @@ attn_data_destroy(struct attn_data *d)
 		return;
 	if (d->arena_bytes)
 		munmap(d->arena, d->arena_bytes);
+	free(d->pages);
 	free(d);
 }
 
@@ -442,6 +502,21 @@ fill(void *p, uint64_t bytes, enum attn_dtype t, uint64_t *rng, double scale)
 			    t);
 }
 
+/* K or V: the values an unpaged run draws, row by row in [batch][kv_heads][N_kv][d] order,
+ * each row where attn_kv_row() puts it: a paged run gets the same keys and values. */
+static void
+fill_kv(struct attn_data *d, void *base, uint64_t *rng)
+{
+	const struct attn_config *c = &d->cfg;
+
+	for (uint64_t b = 0; b < c->batch; b++)
+		for (uint64_t h = 0; h < c->kv_heads; h++)
+			for (uint64_t j = 0; j < attn_nkv(c); j++)
+				fill((char *)base + attn_kv_row(c, d->pages, b, h, j) *
+							    dtype_bytes(c->dtype),
+				     c->d * dtype_bytes(c->dtype), c->dtype, rng, 1.0);
+}
+
 void
 attn_data_fill(struct attn_data *d, uint64_t seed)
 {
@@ -466,8 +541,8 @@ attn_data_fill(struct attn_data *d, uint64_t seed)
 		return;
 	}
 	fill(d->Q, z.q, c->dtype, &rng, 1.0);
-	fill(d->K, z.kv, c->dtype, &rng, 1.0);
-	fill(d->V, z.kv, c->dtype, &rng, 1.0);
+	fill_kv(d, d->K, &rng);
+	fill_kv(d, d->V, &rng);
 }
 
 static void
@@ -644,7 +719,7 @@ ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, kvh = h / (c->heads / c->kv_heads);
 	const enum attn_dtype dt = c->dtype;
-	const uint64_t qoff = (b * c->heads + h) * N * D, kvoff = (b * c->kv_heads + kvh) * Nk * D;
+	const uint64_t qoff = (b * c->heads + h) * N * D;
 	double *sc = xzalloc(Nk * sizeof(double)), *o = xzalloc(D * sizeof(double));
 	double smax = 0, scale = 1.0 / sqrt((double)D);
 
@@ -658,7 +733,7 @@ ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e
 
 			for (uint64_t k = 0; k < D; k++)
 				s += at(d->Q, qoff + i * D + k, dt) *
-				     at(d->K, kvoff + j * D + k, dt);
+				     at(d->K, attn_kv_row(c, d->pages, b, kvh, j) + k, dt);
 			sc[j] = s * scale;
 			mx = sc[j] > mx ? sc[j] : mx;
 			smax = fabs(sc[j]) > smax ? fabs(sc[j]) : smax;
@@ -670,7 +745,7 @@ ref_head(const struct attn_data *d, uint64_t b, uint64_t h, struct attn_error *e
 			double p = exp(sc[j] - mx) / sum;
 
 			for (uint64_t k = 0; k < D; k++) {
-				double v = at(d->V, kvoff + j * D + k, dt);
+				double v = at(d->V, attn_kv_row(c, d->pages, b, kvh, j) + k, dt);
 
 				o[k] += p * v;
 				*vmax = fabs(v) > *vmax ? fabs(v) : *vmax;

@@ -30,6 +30,15 @@
  *          query rows, as FlashAttention does (attn_decode_view()).
  *  proj    the input projections Q, K, V = x W_Q, x W_K, x W_V (x is [batch][N][heads * d])
  *          and the output projection y = concat(O) W_O of a whole attention layer.
+ *
+ * Paged KV cache (kv_page = P > 0; flash2 and flashdecode): K and V are pools of pages
+ * [pages][P][kv_heads][d] (FlashAttention's k_cache (num_blocks, page_block_size, nheads_k,
+ * headdim), vLLM's layout), batch x ceil(N_kv / P) pages each, the last page of a sequence
+ * partly used; an int32 block table [batch][ceil(N_kv / P)] maps a sequence's logical page to
+ * its physical page. The table is a permutation of the pool drawn from kv_seed (a fragmented
+ * allocator's worst case). The kernel reads the entries a key block needs as it loads the
+ * block (array "block_table"), then K and V rows through them: the same arithmetic in the
+ * same order as unpaged, so the same outputs bit for bit.
  */
 
 #include <stdbool.h>
@@ -69,6 +78,8 @@ struct attn_config {
 	uint64_t N_kv;         /* key and value rows; 0 means N */
 	uint64_t splits;       /* flashdecode: S, 0 means 1; see attn_splits() */
 	enum attn_splits_source splits_source;
+	uint64_t kv_page; /* paged KV cache: P tokens a page; 0 = unpaged */
+	uint64_t kv_seed; /* the block table's permutation (with kv_page) */
 };
 
 /* Arrays of a run. Pointers not used by the kernel are NULL. */
@@ -81,6 +92,9 @@ struct attn_data {
 	float *lse;   /* flash2, flashdecode: logsumexp per query row, fp32 */
 	float *Oacc;  /* flashdecode, S > 1: partial O [batch][heads][S][N][d], fp32 */
 	float *lseacc; /* flashdecode, S > 1: partial logsumexp [batch][heads][S][N], fp32 */
+	int32_t *block_table; /* paged: [batch][attn_pages()] in the arena (no values if
+			       * trace-only) */
+	int32_t *pages;       /* paged: the same table on the heap, readable in every run */
 	void *x, *Wq, *Wk, *Wv, *Wo, *y; /* proj: x [batch][N][D], W [D][D or Dkv], y like x */
 	/* tiles, fp32 */
 	float *Qt, *Kt, *Vt, *St, *Ot, *row, *mt, *lt; /* row: flashdecode's S lse values */
@@ -215,6 +229,34 @@ static inline uint64_t
 attn_blocks(uint64_t n, uint64_t b)
 {
 	return (n + b - 1) / b;
+}
+
+/* Pages of one sequence's keys (ceil(N_kv / P)); 0 unpaged. */
+static inline uint64_t
+attn_pages(const struct attn_config *c)
+{
+	return c->kv_page ? attn_blocks(attn_nkv(c), c->kv_page) : 0;
+}
+
+/* Key and value rows a (batch, kv head) slice of K or V spans: N_kv, or the pool's
+ * pages x P tokens when paged (every head of a page is in it). */
+static inline uint64_t
+attn_kv_rows(const struct attn_config *c)
+{
+	return c->kv_page ? attn_pages(c) * c->kv_page : attn_nkv(c);
+}
+
+/* Element index in K (or V) of key row j of batch b, kv head kvh: [batch][kv_heads][N_kv][d],
+ * or paged row j % P of physical page pages[b][j / P] in [pages][P][kv_heads][d]. */
+static inline uint64_t
+attn_kv_row(const struct attn_config *c, const int32_t *pages, uint64_t b, uint64_t kvh, uint64_t j)
+{
+	uint64_t P = c->kv_page;
+
+	if (!P)
+		return ((b * c->kv_heads + kvh) * attn_nkv(c) + j) * c->d;
+	return (((uint64_t)pages[b * attn_pages(c) + j / P] * P + j % P) * c->kv_heads + kvh) *
+	       c->d;
 }
 
 /* flashdecode's S: c->splits (0 meaning 1), at most the T_c key blocks, so that every split

@@ -21,7 +21,7 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 	const struct attn_config *c = &d->cfg;
 	const uint64_t s = dtype_bytes(c->dtype), N = c->N, Nk = attn_nkv(c), D = c->d;
 	const uint64_t q = c->batch * c->heads * N * D * s,
-		       kv = c->batch * c->kv_heads * Nk * D * s;
+		       kv = c->batch * c->kv_heads * attn_kv_rows(c) * D * s;
 	const uint64_t Dm = c->heads * D, Dkv = c->kv_heads * D;
 
 	(void)declare; /* unused in the native build, where TR_ARRAY vanishes */
@@ -39,6 +39,9 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 			declare(t, "P", d->P, c->batch * c->heads * N * Nk * s, TRACE_SPACE_DRAM);
 		declare(t, "row_tile", d->row, Nk * sizeof(float), TRACE_SPACE_TILE);
 	}
+	if (c->kv_page)
+		declare(t, "block_table", d->block_table, c->batch * attn_pages(c) * 4,
+			TRACE_SPACE_DRAM);
 	if (c->kernel == ATTN_FLASHDECODE) {
 		const uint64_t S = attn_splits(c);
 

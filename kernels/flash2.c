@@ -4,10 +4,12 @@
  * and Vt, the scores go to tile St, and the online softmax rescales Ot and adds P V. O and
  * the logsumexp m + log l are written once per query row. Causal: key blocks that start past
  * the block's last query row (at its position N_kv - N further on) are skipped; inside the
- * diagonal block the mask is applied.
+ * diagonal block the mask is applied. Paged K/V: each key block's block-table entries are
+ * read as the block is loaded, then its K and V rows through them (kv_tile_load()).
  */
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "kernels/tile.h"
 
@@ -20,6 +22,8 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 	const uint64_t group = c->heads / c->kv_heads;
 	const enum attn_dtype dt = c->dtype;
 	const float scale = 1.0f / sqrtf((float)D);
+	/* paged: a key block's physical pages (registers on a GPU; not traced) */
+	int32_t *pages = c->kv_page ? xzalloc((Bc / c->kv_page + 2) * sizeof(*pages)) : NULL;
 
 	KERNEL(attn_declare)(d, t);
 	TR_PHASE(t, "flash_tile");
@@ -43,14 +47,12 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
 					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					tile_load(
-						t, d->Kt, D,
-						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						D, nc, D, dt);
-					tile_load(
-						t, d->Vt, D,
-						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						D, nc, D, dt);
+					uint64_t p0 =
+						c->kv_page ? kv_pages_read(t, d, b, c0, nc, pages)
+							   : 0;
+
+					kv_tile_load(t, d, d->Kt, d->K, b, kvh, c0, nc, pages, p0);
+					kv_tile_load(t, d, d->Vt, d->V, b, kvh, c0, nc, pages, p0);
 					for (uint64_t i = 0; i < nr; i++) {
 						float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
 						float rmax, mold, mnew, alpha, psum = 0;
@@ -92,4 +94,5 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+	free(pages);
 }

@@ -11,9 +11,11 @@
  * splits of exp(lse_s - lse) O_s stored in the storage dtype. At S = 1 the split writes O and
  * lse directly and there is no combine, as FlashAttention's Split = false. Both phases run
  * attn_decode_view(): grouped-query decode (N = 1) packs a KV head's query heads as its rows.
+ * Paged K/V (--kv-page): as flash2, each key block's table entries, then its rows through them.
  */
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "kernels/tile.h"
 
@@ -22,7 +24,7 @@
  * the rows. */
 static ALWAYS_INLINE void
 split_block(struct attn_data *d, const struct attn_config *c, struct trace_ctx *t, uint64_t b,
-	    uint64_t h, uint64_t r0, uint64_t nr, uint64_t jb0, uint64_t jb1)
+	    uint64_t h, uint64_t r0, uint64_t nr, uint64_t jb0, uint64_t jb1, int32_t *pages)
 {
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Bc = c->Bc;
 	const uint64_t off = attn_decode_shift(c), kvh = h / (c->heads / c->kv_heads);
@@ -39,10 +41,11 @@ split_block(struct attn_data *d, const struct attn_config *c, struct trace_ctx *
 	for (uint64_t c0 = jb0 * Bc; c0 < jb1 * Bc; c0 += Bc) {
 		uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-		tile_load(t, d->Kt, D, head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt), D, nc, D,
-			  dt);
-		tile_load(t, d->Vt, D, head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt), D, nc, D,
-			  dt);
+		/* paged: the block's table entries, then its K and V rows through them */
+		uint64_t p0 = c->kv_page ? kv_pages_read(t, d, b, c0, nc, pages) : 0;
+
+		kv_tile_load(t, d, d->Kt, d->K, b, kvh, c0, nc, pages, p0);
+		kv_tile_load(t, d, d->Vt, d->V, b, kvh, c0, nc, pages, p0);
 		for (uint64_t i = 0; i < nr; i++) {
 			float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
 			float rmax, mold, mnew, alpha, psum = 0;
@@ -86,6 +89,8 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 	const uint64_t N = c->N, D = c->d, Br = c->Br, S = attn_splits(c);
 	const uint64_t per = attn_split_blocks(c);
 	const enum attn_dtype dt = c->dtype;
+	/* paged: a key block's physical pages (registers on a GPU; not traced) */
+	int32_t *pages = c->kv_page ? xzalloc((c->Bc / c->kv_page + 2) * sizeof(*pages)) : NULL;
 
 	TR_PHASE(t, "splits");
 	for (uint64_t b = 0; b < c->batch; b++) {
@@ -114,7 +119,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 						}
 						continue;
 					}
-					split_block(d, c, t, b, h, r0, nr, jb0, jb1);
+					split_block(d, c, t, b, h, r0, nr, jb0, jb1, pages);
 					/* flash2's order: at S = 1 the same reports */
 					for (uint64_t i = 0; i < nr; i++) {
 						float *orow = d->Ot + i * D;
@@ -138,6 +143,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 			}
 		}
 	}
+	free(pages);
 }
 
 void

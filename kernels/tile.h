@@ -70,6 +70,49 @@ tile_load(struct trace_ctx *t, float *tile, uint64_t tile_stride, const void *sr
 	}
 }
 
+/* Paged K/V (cfg.kv_page = P): the block-table entries of the pages holding key rows
+ * [c0, c0 + nc) of batch b, read into pages[0 ..) (one stream of int32 loads, as a kernel
+ * reads them into registers when it loads a key block). Returns the first page's index. */
+static ALWAYS_INLINE uint64_t
+kv_pages_read(struct trace_ctx *t, const struct attn_data *d, uint64_t b, uint64_t c0, uint64_t nc,
+	      int32_t *pages)
+{
+	const uint64_t P = d->cfg.kv_page, p0 = c0 / P, n = (c0 + nc - 1) / P - p0 + 1;
+	const int32_t *row = d->block_table + b * attn_pages(&d->cfg) + p0;
+
+	for (uint64_t i = 0; i < n; i++)
+		pages[i] = row[i];
+	TR_ZIP(t, n, TR_IN_N(row, sizeof(*row)));
+	return p0;
+}
+
+/* tile_load() of key rows [c0, c0 + nc) of batch b, kv head kvh of K or V (base) into tile
+ * (rows d apart): one run of rows unpaged; paged, one run per page, rows kv_heads x d apart,
+ * at the physical pages pages[] names (from kv_pages_read(), the first for page p0). */
+static ALWAYS_INLINE void
+kv_tile_load(struct trace_ctx *t, const struct attn_data *d, float *tile, const void *base,
+	     uint64_t b, uint64_t kvh, uint64_t c0, uint64_t nc, const int32_t *pages, uint64_t p0)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t D = c->d, P = c->kv_page;
+	const unsigned s = dtype_bytes(c->dtype);
+
+	if (!P) {
+		tile_load(t, tile, D,
+			  head_row((void *)base, b, kvh, c->kv_heads, attn_nkv(c), D, c0, c->dtype),
+			  D, nc, D, c->dtype);
+		return;
+	}
+	for (uint64_t j = c0; j < c0 + nc;) {
+		uint64_t n = P - j % P < c0 + nc - j ? P - j % P : c0 + nc - j;
+		uint64_t row = (((uint64_t)pages[j / P - p0] * P + j % P) * c->kv_heads + kvh) * D;
+
+		tile_load(t, tile + (j - c0) * D, D, (const char *)base + row * s, c->kv_heads * D,
+			  n, D, c->dtype);
+		j += n;
+	}
+}
+
 /* dst[0 .. n) = src[0 .. n), dst a memory row in the storage dtype. */
 static ALWAYS_INLINE void
 row_store(struct trace_ctx *t, void *dst, const float *src, uint64_t n, enum attn_dtype dt)

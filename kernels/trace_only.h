@@ -184,6 +184,45 @@ to_tile_load(struct to_run *x, enum to_tile k, const float *tile, uint64_t tile_
 		to_rows(x, &x->sum, k, tile, tile_stride, nr, n, CACHE_OP_STORE, 1);
 }
 
+/* kv_pages_read() and kv_tile_load() of K and V for key rows [c0, c0 + nc) of batch b, kv
+ * head kvh: the block-table entries' reports (their values from d->pages, the arena's copy
+ * holding none), then each tile's rows, one run per page (or one run unpaged). */
+static inline void
+to_kv_tiles_load(struct to_run *x, const struct attn_data *d, uint64_t b, uint64_t kvh, uint64_t c0,
+		 uint64_t nc)
+{
+	const struct attn_config *c = &d->cfg;
+	const uint64_t D = c->d, P = c->kv_page, Nk = attn_nkv(c);
+	const unsigned s = dtype_bytes(c->dtype);
+	const void *base[2] = { d->K, d->V };
+	const float *tile[2] = { d->Kt, d->Vt };
+	const enum to_tile k[2] = { TO_KT, TO_VT };
+	const int32_t *pages = P ? d->pages + b * attn_pages(c) : NULL;
+
+	if (P)
+		TR_ZIP(x->t, (c0 + nc - 1) / P - c0 / P + 1,
+		       TR_IN_N(d->block_table + b * attn_pages(c) + c0 / P, sizeof(int32_t)));
+	for (int a = 0; a < 2; a++) {
+		if (!P) {
+			to_tile_load(
+				x, k[a], tile[a], D,
+				head_row((void *)base[a], b, kvh, c->kv_heads, Nk, D, c0, c->dtype),
+				D, nc, D, c->dtype);
+			continue;
+		}
+		for (uint64_t j = c0; j < c0 + nc;) {
+			uint64_t n = P - j % P < c0 + nc - j ? P - j % P : c0 + nc - j;
+			uint64_t row =
+				(((uint64_t)pages[j / P] * P + j % P) * c->kv_heads + kvh) * D;
+
+			to_tile_load(x, k[a], tile[a] + (j - c0) * D, D,
+				     (const char *)base[a] + row * s, c->kv_heads * D, n, D,
+				     c->dtype);
+			j += n;
+		}
+	}
+}
+
 /* row_store()'s reports: n elements of tile k from src to the memory row dst. */
 static ALWAYS_INLINE void
 to_row_store(struct to_run *x, enum to_tile k, void *dst, const float *src, uint64_t n,

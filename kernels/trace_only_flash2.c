@@ -75,14 +75,7 @@ attn_trace_only_flash2(struct attn_data *d, struct trace_ctx *t)
 				for (uint64_t c0 = 0; c0 < kend; c0 += Bc) {
 					uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-					to_tile_load(
-						&x, TO_KT, d->Kt, D,
-						head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						D, nc, D, dt);
-					to_tile_load(
-						&x, TO_VT, d->Vt, D,
-						head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
-						D, nc, D, dt);
+					to_kv_tiles_load(&x, d, b, kvh, c0, nc);
 					/* r0 + off: the block's first query row's position among
 					 * the keys */
 					if (x.bulk)

@@ -33,10 +33,7 @@ split_block(struct to_run *x, struct attn_data *d, uint64_t b, uint64_t h, uint6
 	for (uint64_t c0 = jb0 * Bc; c0 < jb1 * Bc; c0 += Bc) {
 		uint64_t nc = Nk - c0 < Bc ? Nk - c0 : Bc;
 
-		to_tile_load(x, TO_KT, d->Kt, D, head_row(d->K, b, kvh, c->kv_heads, Nk, D, c0, dt),
-			     D, nc, D, dt);
-		to_tile_load(x, TO_VT, d->Vt, D, head_row(d->V, b, kvh, c->kv_heads, Nk, D, c0, dt),
-			     D, nc, D, dt);
+		to_kv_tiles_load(x, d, b, kvh, c0, nc);
 		if (x->bulk)
 			to_flash_block(x, nr, nc, r0 + off, c0, 1, k_acc, v_acc);
 		else

@@ -150,8 +150,9 @@ test_sweep_rows(void **state)
 	result_free(&r);
 	snprintf(path, sizeof(path), "%s/sw/results.csv", tmpdir);
 	text = slurp_text(path);
-	assert_non_null(strstr(text, ",estimate,estimated_error,sample_too_small,splits\n"));
-	assert_non_null(strstr(text, ",sampled 1/64,1,1,\n")); /* the empty row */
+	assert_non_null(
+		strstr(text, ",estimate,estimated_error,sample_too_small,splits,kv_page\n"));
+	assert_non_null(strstr(text, ",sampled 1/64,1,1,,\n")); /* the empty row */
 	free(text);
 	m = read_json("sw/manifest.json");
 	assert_int_equal(

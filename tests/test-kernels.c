@@ -402,6 +402,101 @@ test_flash2_nkv(void **state)
 	test_kernel_nkv(ATTN_FLASH2);
 }
 
+/* Paged K/V (--kv-page P): against the reference, traced = native, and bit for bit the
+ * unpaged run's O and logsumexp on the same inputs (attn_data_fill() draws the same keys and
+ * values); the block table a permutation of the pool, not the identity. P of one token, not
+ * dividing N_kv, past B_c, past N_kv; grouped-query, batch 2, decode, causal, each dtype. */
+static void
+check_paged(enum attn_kernel kernel, uint64_t splits)
+{
+	static const struct {
+		uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, P;
+	} pg[] = {
+		{ 1, 150, 16, 4, 1, 1, 16, 32, 16 }, /* decode, MQA, a last page of 6 */
+		{ 3, 77, 24, 4, 2, 2, 2, 16, 1 },    /* a token a page, GQA, batch 2 */
+		{ 40, 100, 16, 2, 2, 1, 16, 24, 7 }, /* pages across key blocks */
+		{ 50, 50, 16, 2, 1, 2, 16, 8, 32 },  /* pages past B_c */
+		{ 5, 20, 8, 1, 1, 1, 4, 8, 64 },     /* one page past N_kv */
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(pg) / sizeof(pg[0]); i++)
+		for (int dt = ATTN_FP32; dt <= ATTN_BF16; dt++)
+			for (int causal = 0; causal <= 1; causal++) {
+				struct attn_config cfg = {
+					.kernel = kernel,
+					.splits = splits,
+					.N = pg[i].N,
+					.N_kv = pg[i].N_kv,
+					.d = pg[i].d,
+					.heads = pg[i].heads,
+					.kv_heads = pg[i].kv_heads,
+					.batch = pg[i].batch,
+					.dtype = (enum attn_dtype)dt,
+					.Br = pg[i].Br,
+					.Bc = pg[i].Bc,
+					.causal = causal,
+					.kv_page = pg[i].P,
+					.kv_seed = seed + i,
+				};
+				struct attn_config flat = cfg;
+				struct attn_data *a, *b;
+				uint64_t n = cfg.batch * attn_pages(&cfg), identity = 0;
+				bool *seen = calloc(n, 1);
+
+				run_case(&cfg);
+				flat.kv_page = 0;
+				a = attn_data_create(&cfg, err, sizeof(err));
+				b = attn_data_create(&flat, err, sizeof(err));
+				assert_non_null(a);
+				assert_non_null(b);
+				for (uint64_t p = 0; p < n; p++) {
+					assert_true(a->block_table[p] >= 0 &&
+						    (uint64_t)a->block_table[p] < n);
+					assert_false(seen[a->block_table[p]]);
+					seen[a->block_table[p]] = true;
+					identity += (uint64_t)a->block_table[p] == p;
+				}
+				if (n >= 8)
+					assert_true(identity < n);
+				attn_data_fill(a, seed);
+				attn_data_fill(b, seed);
+				attn_run_native(a);
+				attn_run_native(b);
+				if (memcmp(a->O, b->O,
+					   cfg.batch * cfg.heads * cfg.N * cfg.d *
+						   dtype_bytes(cfg.dtype)) ||
+				    memcmp(a->lse, b->lse, cfg.batch * cfg.heads * cfg.N * 4))
+					fail_msg(
+						"paged P=%llu N_kv=%llu %s%s: O or lse differ from the "
+						"unpaged run's",
+						(unsigned long long)cfg.kv_page,
+						(unsigned long long)cfg.N_kv,
+						attn_dtype_name(cfg.dtype),
+						causal ? " causal" : "");
+				attn_data_destroy(a);
+				attn_data_destroy(b);
+				free(seen);
+			}
+}
+
+static void
+test_flash2_paged(void **state)
+{
+	(void)state;
+	check_paged(ATTN_FLASH2, 0);
+}
+
+/* flashdecode paged: S = 1 (flash2's loop), S = 3 (partial rows and a combine); grouped-query
+ * decode (N = 1) runs packed. */
+static void
+test_flashdecode_paged(void **state)
+{
+	(void)state;
+	check_paged(ATTN_FLASHDECODE, 1);
+	check_paged(ATTN_FLASHDECODE, 3);
+}
+
 /* Every phase run alone, in order, computes what the whole kernel computes (outputs and, for
  * naive, S/P bit for bit); the traced build names the phases attn_phase_name() lists. */
 static void
@@ -518,8 +613,8 @@ test_phase_flops(void **state)
 			}
 	/* The lab's counts, T = 64, d_model = 64, 4 heads of 16. */
 	{
-		struct attn_config c = { ATTN_PROJ, 64, 16,    4,     4, 1, ATTN_FP32,
-					 64,        64, false, false, 0, 0, 0 };
+		struct attn_config c = { ATTN_PROJ, 64,    16,    4, 4, 1, ATTN_FP32, 64,
+					 64,        false, false, 0, 0, 0, 0,         0 };
 
 		assert_true(attn_phase_flops(&c, "qkv_proj") == 3 * 2.0 * 64 * 64 * 64);
 		assert_true(attn_phase_flops(&c, "out_proj") == 2.0 * 64 * 64 * 64);
@@ -548,8 +643,8 @@ test_phase_flops(void **state)
 static void
 test_poison_is_caught(void **state)
 {
-	struct attn_config cfg = { ATTN_FLASH2, 40, 16,    1,     1, 1, ATTN_FP32,
-				   16,          16, false, false, 0, 0, 0 };
+	struct attn_config cfg = { ATTN_FLASH2, 40,    16,    1, 1, 1, ATTN_FP32, 16,
+				   16,          false, false, 0, 0, 0, 0,         0 };
 	char err[256];
 	struct attn_data *d = attn_data_create(&cfg, err, sizeof(err));
 	struct attn_error e;
@@ -594,33 +689,43 @@ test_bad_configs(void **state)
 		struct attn_config cfg;
 		const char *msg;
 	} bad[] = {
-		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
+		{ { ATTN_NAIVE, 0, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0, 0 },
 		  "--N must be" },
-		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
+		{ { ATTN_NAIVE, 64, 0, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0, 0 },
 		  "--d must be" },
-		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
+		{ { ATTN_NAIVE, 64, 64, 4, 3, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0, 0 },
 		  "--kv-heads 3 does not divide --heads 4" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0, 0, 0 },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 0, 64, false, false, 0, 0, 0, 0, 0 },
 		  "--Br must be" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0, 0, 0 },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 0, false, false, 0, 0, 0, 0, 0 },
 		  "--Bc must be" },
-		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0 },
+		{ { ATTN_NAIVE, 1000000, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 0,
+		    0 },
 		  "the arrays and tiles need 37" },
 		{ { ATTN_NAIVE, UINT64_C(1) << 40, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0,
-		    0, 0 },
+		    0, 0, 0, 0 },
 		  "more than 2^64 bytes" },
 		/* S and P of 2^63 bytes each: their sum is past 2^64, not small. */
 		{ { ATTN_NAIVE, UINT64_C(1) << 31, 1, 1, 1, 1, ATTN_FP16, 64, 64, false, true, 0, 0,
-		    0 },
+		    0, 0, 0 },
 		  "more than 2^64 bytes" },
 		/* Small arrays, tiles of 256 GiB. */
 		{ { ATTN_FLASH2, 64, 65536, 1, 1, 1, ATTN_FP32, 1 << 20, 1 << 20, false, false, 0,
-		    0, 0 },
+		    0, 0, 0, 0 },
 		  "the arrays and tiles need" },
-		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0 },
+		{ { ATTN_FLASHDECODE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, true, 0, 0, 0, 0,
+		    0 },
 		  "--softmax-separate is for --kernel naive, not flashdecode" },
-		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 2, 0 },
+		{ { ATTN_FLASH2, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 2, 0, 0, 0 },
 		  "--splits is for --kernel flashdecode, not flash2" },
+		{ { ATTN_FLASH1, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 16, 1 },
+		  "--kv-page is for --kernel flash2 or flashdecode, not flash1" },
+		{ { ATTN_NAIVE, 64, 64, 1, 1, 1, ATTN_FP32, 64, 64, false, false, 0, 0, 0, 16, 1 },
+		  "--kv-page is for --kernel flash2 or flashdecode, not naive" },
+		/* 2^31 pages of one token: past the int32 table */
+		{ { ATTN_FLASH2, 1, 1, 1, 1, 2, ATTN_FP32, 1, 1, false, false, UINT64_C(1) << 30, 0,
+		    0, 1, 1 },
+		  "past the int32 block table's 2^31 pages" },
 	};
 	char err[256];
 
@@ -640,8 +745,8 @@ static void
 test_counters_reproducible(void **state)
 {
 	static const struct attn_config cfgs[] = {
-		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false, 0, 0, 0 },
-		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false, 0, 0, 0 },
+		{ ATTN_NAIVE, 300, 48, 2, 1, 1, ATTN_FP32, 32, 48, false, false, 0, 0, 0, 0, 0 },
+		{ ATTN_FLASH2, 512, 64, 1, 1, 1, ATTN_FP16, 64, 32, true, false, 0, 0, 0, 0, 0 },
 	};
 	struct spec spec;
 	char err[256];
@@ -690,6 +795,8 @@ main(void)
 		cmocka_unit_test(test_flash1),
 		cmocka_unit_test(test_flash2),
 		cmocka_unit_test(test_flash2_nkv),
+		cmocka_unit_test(test_flash2_paged),
+		cmocka_unit_test(test_flashdecode_paged),
 		cmocka_unit_test(test_flashdecode),
 		cmocka_unit_test(test_flashdecode_nkv),
 		cmocka_unit_test(test_flashdecode_arrays),

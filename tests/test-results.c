@@ -155,7 +155,7 @@ test_csv(void **state)
 	text = slurp_text(path);
 	assert_string_equal(
 		text, "3,flash2,256,256,64,2,1,1,fp16,64,32,1,\"L1=32K:8:64,tiles=\"\"x\"\"\","
-		      "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\",exact,0,0,\n");
+		      "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\",exact,0,0,,\n");
 	free(text);
 	/* The header names as many columns as a row has. */
 	{
@@ -163,7 +163,7 @@ test_csv(void **state)
 
 		for (const char *c = results_csv_header; *c; c++)
 			commas += *c == ',';
-		assert_int_equal(commas, 36);
+		assert_int_equal(commas, 37);
 	}
 	cJSON_Delete(r);
 	/* config.N_kv given: its own column */
@@ -184,7 +184,18 @@ test_csv(void **state)
 	assert_int_equal(results_csv_row(f, r), 0);
 	fclose(f);
 	text = slurp_text(path);
-	assert_non_null(strstr(text, ",exact,0,0,8\n"));
+	assert_non_null(strstr(text, ",exact,0,0,8,\n"));
+	free(text);
+	cJSON_Delete(r);
+	/* a paged run's P: the column after splits (rows of another P were alike) */
+	r = cJSON_Parse("{\"index\":3,\"config\":{\"kernel\":\"flash2\",\"N\":1,"
+			"\"N_kv\":4096,\"kv_page\":16}}");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(results_csv_row(f, r), 0);
+	fclose(f);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, ",exact,0,0,,16\n"));
 	free(text);
 	cJSON_Delete(r);
 }

@@ -7,7 +7,8 @@
  * take each path of the tracing layer: tiles in memory and in scratch, the inline fast path,
  * merging off it (a fully associative L1), write-validate (granules of 2 and 4 bytes),
  * write-through, no-write-allocate, 2 ways (TR_ZIP reports elements), tree-PLRU, random,
- * FIFO with an inclusive L2, no cache. Also: the trace-only arena commits no memory.
+ * FIFO with an inclusive L2, no cache; flash2 with paged K/V. Also: the trace-only arena commits no
+ * memory.
  */
 
 #include <stdio.h>
@@ -46,20 +47,28 @@ static const struct shape shapes[] = {
 static const struct variant {
 	enum attn_kernel kernel;
 	bool causal, separate;
-	uint64_t splits; /* flashdecode */
+	uint64_t splits;  /* flashdecode */
+	uint64_t kv_page; /* paged K/V */
 } variants[] = {
-	{ ATTN_NAIVE, false, false, 0 },
-	{ ATTN_NAIVE, true, false, 0 },
-	{ ATTN_NAIVE, true, true, 0 },
-	{ ATTN_FLASH1, false, false, 0 },
-	{ ATTN_FLASH1, true, false, 0 },
-	{ ATTN_FLASH2, false, false, 0 },
-	{ ATTN_FLASH2, true, false, 0 },
-	{ ATTN_PROJ, false, false, 0 },
+	{ ATTN_NAIVE, false, false, 0, 0 },
+	{ ATTN_NAIVE, true, false, 0, 0 },
+	{ ATTN_NAIVE, true, true, 0, 0 },
+	{ ATTN_FLASH1, false, false, 0, 0 },
+	{ ATTN_FLASH1, true, false, 0, 0 },
+	{ ATTN_FLASH2, false, false, 0, 0 },
+	{ ATTN_FLASH2, true, false, 0, 0 },
+	{ ATTN_PROJ, false, false, 0, 0 },
 	/* S = 1; S not dividing the key blocks; every block a split (clamped) */
-	{ ATTN_FLASHDECODE, true, false, 1 },
-	{ ATTN_FLASHDECODE, false, false, 3 },
-	{ ATTN_FLASHDECODE, true, false, 1000 },
+	{ ATTN_FLASHDECODE, true, false, 1, 0 },
+	{ ATTN_FLASHDECODE, false, false, 3, 0 },
+	{ ATTN_FLASHDECODE, true, false, 1000, 0 },
+	/* paged K/V: pages of 16 (not dividing N_kv), of one token, of 7 across key blocks;
+	 * flashdecode's at S = 1 and 3 */
+	{ ATTN_FLASH2, false, false, 0, 16 },
+	{ ATTN_FLASH2, true, false, 0, 1 },
+	{ ATTN_FLASH2, true, false, 0, 7 },
+	{ ATTN_FLASHDECODE, true, false, 1, 16 },
+	{ ATTN_FLASHDECODE, false, false, 3, 7 },
 };
 
 /* Caches, and whether one is slow enough (tiles in memory, every element reported off the fast
@@ -116,6 +125,8 @@ run_cache(const struct cache_case *cc)
 				.softmax_separate = v->separate,
 				.N_kv = s->N_kv,
 				.splits = v->splits,
+				.kv_page = v->kv_page,
+				.kv_seed = 5,
 			};
 			struct sim_result a, b;
 
@@ -128,7 +139,7 @@ run_cache(const struct cache_case *cc)
 				sim_kernel_trace_only(&cfg, &spec, true, &b, err, sizeof(err)), 0);
 			if (!same_counters(a.cache, b.cache))
 				fail_msg("%s %s N=%llu N_kv=%llu d=%llu h=%llu/%llu b=%llu Br=%llu "
-					 "Bc=%llu%s%s on %s: trace-only counters differ",
+					 "Bc=%llu%s%s P=%llu on %s: trace-only counters differ",
 					 attn_kernel_name(cfg.kernel), attn_dtype_name(cfg.dtype),
 					 (unsigned long long)cfg.N,
 					 (unsigned long long)attn_nkv(&cfg),
@@ -136,7 +147,8 @@ run_cache(const struct cache_case *cc)
 					 (unsigned long long)cfg.kv_heads,
 					 (unsigned long long)cfg.batch, (unsigned long long)cfg.Br,
 					 (unsigned long long)cfg.Bc, cfg.causal ? " causal" : "",
-					 cfg.softmax_separate ? " separate" : "", text);
+					 cfg.softmax_separate ? " separate" : "",
+					 (unsigned long long)cfg.kv_page, text);
 			sim_result_finish(&a);
 			sim_result_finish(&b);
 			runs++;

@@ -84,6 +84,8 @@ test_no_cache(void **state)
 						 false,
 						 0,
 						 0,
+						 0,
+						 0,
 						 0 };
 
 			simulate(&c, "lab", &f, &cmp);
@@ -113,8 +115,8 @@ test_scope_estimates(void **state)
 		{ "L1=16K:full:64,tiles=dram", "tiles live in memory" },
 		{ NULL, NULL },
 	};
-	struct attn_config c = { ATTN_FLASH1, 96, 16,    1,     1, 1, ATTN_FP32,
-				 16,          16, false, false, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH1, 96,    16,    1, 1, 1, ATTN_FP32, 16,
+				 16,          false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -136,8 +138,8 @@ test_scope_estimates(void **state)
 static void
 test_tiny_caches(void **state)
 {
-	struct attn_config c = { ATTN_FLASH1, 1,   3,     4,     2, 1, ATTN_BF16,
-				 40,          200, false, false, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH1, 1,     3,     4, 2, 1, ATTN_BF16, 40,
+				 200,         false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -146,8 +148,8 @@ test_tiny_caches(void **state)
 	assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
 	assert_non_null(strstr(f.scope_why, "the formulas are exact from"));
 	assert_null(strstr(cmp.exact.why_not, "please report"));
-	c = (struct attn_config){ ATTN_FLASH1, 257, 3,     3,     3, 1, ATTN_BF16,
-				  50,          100, false, false, 0, 0, 0 };
+	c = (struct attn_config){ ATTN_FLASH1, 257,   3,     3, 3, 1, ATTN_BF16, 50,
+				  100,         false, false, 0, 0, 0, 0,         0 };
 	simulate(&c, "L1=128B:full:128:wv,tiles=scratch", &f, &cmp);
 	assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
 	simulate(&c, "L1=4K:full:128:wv,tiles=scratch", &f, &cmp);
@@ -160,8 +162,8 @@ test_tiny_caches(void **state)
 static void
 test_regime_honest(void **state)
 {
-	struct attn_config c = { ATTN_FLASH2, 511, 256,   3,     3, 2, ATTN_BF16,
-				 128,         128, false, false, 0, 0, 0 };
+	struct attn_config c = { ATTN_FLASH2, 511,   256,   3, 3, 2, ATTN_BF16, 128,
+				 128,         false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
@@ -170,8 +172,8 @@ test_regime_honest(void **state)
 	assert_true(f.tiles_approximate);
 	assert_false(cmp.in_regime);
 	assert_false(cmp.lab.within);
-	c = (struct attn_config){ ATTN_FLASH2, 5,  128,   12,    3, 1, ATTN_FP32,
-				  100,         64, false, false, 0, 0, 0 };
+	c = (struct attn_config){ ATTN_FLASH2, 5,     128,   12, 3, 1, ATTN_FP32, 100,
+				  64,          false, false, 0,  0, 0, 0,         0 };
 	simulate(&c, "lab", &f, &cmp);
 	assert_false(cmp.in_regime);
 	assert_non_null(strstr(cmp.regime, "B_r <= N fails"));
@@ -182,9 +184,8 @@ test_regime_honest(void **state)
 static void
 test_proj_column_blocks(void **state)
 {
-	struct attn_config c = {
-		ATTN_PROJ, 1, 256, 12, 4, 1, ATTN_FP32, 2, 5, false, false, 0, 0, 0
-	};
+	struct attn_config c = { ATTN_PROJ, 1,     256,   12, 4, 1, ATTN_FP32, 2,
+				 5,         false, false, 0,  0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 

@@ -153,6 +153,7 @@ def csv_expected(r):
         "estimated_error": fmt_g(num("estimate.estimated_error"), 4) if sampled else "0",
         "sample_too_small": true("estimate.sample_too_small") if sampled else "0",
         "splits": "%.0f" % num("config.splits") if get(r, "config.splits") is not None else "",
+        "kv_page": "%.0f" % num("config.kv_page") if get(r, "config.kv_page") is not None else "",
     })
     return row
 

@@ -7,8 +7,9 @@ Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [-
 Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
 32/64/128 bytes, every replacement and write policy, tiles in scratch or memory, 0 to 4 levels,
-with and without the final flush), runs each with `memsim run --trace-only --json -`, and checks
-what the report claims against what it measured:
+with and without the final flush; flash2 (and --decode's flashdecode) with a paged KV cache,
+--kv-page 1 to 256, a third of the time), runs each with `memsim run --trace-only --json -`,
+and checks what the report claims against what it measured:
 
   crash       the run died (a signal) or wrote no report
   exact       scope "exact": every array's read and write bytes equal the formula's, to the byte
@@ -56,8 +57,9 @@ def footprint(cfg):
     if cfg["kernel"] == "flashdecode":
         # Q, O; K, V of N_kv rows; lse; the partial O and logsumexp (fp32) of S splits
         sp = cfg["splits"] if cfg["splits"] > 1 else 0
+        table = b * -(-cfg["N_kv"] // cfg["kv_page"]) * 4 if cfg.get("kv_page") else 0
         return (rows * 2 * h + b * hkv * cfg["N_kv"] * d * s * 2 + b * h * n * 4 +
-                b * h * sp * n * (d + 1) * 4)
+                b * h * sp * n * (d + 1) * 4 + table)
     if cfg["kernel"] == "proj":
         dm, dkv = h * d, hkv * d
         return rows * (3 * h + 2 * hkv) + 2 * (dm * dm + dm * dkv) * s
@@ -130,7 +132,9 @@ def draw_cache(rng, cfg, focus):
     return ",".join(specs) + ",tiles=" + tiles
 
 
-def draw(rng, focus):
+def draw(rng, focus, page_rng):
+    # paged K/V from a stream of its own: the other draws stay those of a seed before it
+    paged, page = page_rng.random() < 0.35, page_rng.choice([1, 3, 16, 64, 256])
     while True:
         h, hkv = rng.choice(HEADS)
         cfg = {
@@ -150,12 +154,14 @@ def draw(rng, focus):
             cfg["softmax_separate"] = True
         if work(cfg) <= 3e7:
             break
+    if paged and cfg["kernel"] == "flash2":
+        cfg["kv_page"] = page
     cfg["cache"] = draw_cache(rng, cfg, focus)
     cfg["flush"] = rng.random() < 0.85
     return cfg
 
 
-def draw_decode(rng, focus):
+def draw_decode(rng, focus, page_rng):
     """flashdecode's decode step: N = 1 to 16 queries (N = 1 with grouped heads runs packed)
     over N_kv keys, rarely a multiple of B_c; S from 1 to past the key blocks; caches from one
     line to 1.5x the footprint, and a third of them at least the footprint (where S > 1 is
@@ -180,6 +186,10 @@ def draw_decode(rng, focus):
         if work(cfg) <= 3e7:
             break
     cfg["splits"] = min(cfg["splits"], -(-cfg["N_kv"] // cfg["Bc"]))
+    # paged K/V from a stream of its own, as draw()'s
+    paged, page = page_rng.random() < 0.35, page_rng.choice([1, 3, 16, 64, 256])
+    if paged:
+        cfg["kv_page"] = page
     cfg["cache"] = draw_cache(rng, cfg, focus)
     if rng.random() < 0.35:
         line = rng.choice([32, 64, 128])
@@ -201,6 +211,8 @@ def argv_of(memsim, cfg):
         a.append("--causal")
     if cfg.get("softmax_separate"):
         a.append("--softmax-separate")
+    if cfg.get("kv_page"):
+        a += ["--kv-page", str(cfg["kv_page"])]
     if not cfg["flush"]:
         a.append("--no-flush")
     return a
@@ -274,8 +286,11 @@ def main():
     if args.tap:
         print("1..1", flush=True)
     rng = random.Random(args.seed)
-    drawer = draw_decode if args.decode else draw
-    cfgs = [drawer(rng, args.focus) for _ in range(args.count)]
+    page_rng = random.Random(args.seed + 1)
+    if args.decode:
+        cfgs = [draw_decode(rng, args.focus, page_rng) for _ in range(args.count)]
+    else:
+        cfgs = [draw(rng, args.focus, page_rng) for _ in range(args.count)]
     start = time.time()
     scopes, kinds, refused, failures, done = {}, {}, 0, [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -84,6 +84,17 @@ def size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal, softmax_se
     return out
 
 
+def kv_options(N_kv, kv_page):
+    """--N-kv (the keys' length, None: = N) and --kv-page (flash2's paged KV cache, None:
+    unpaged)."""
+    out = []
+    if N_kv is not None:
+        out += ["--N-kv", str(integer("N_kv", N_kv))]
+    if kv_page is not None:
+        out += ["--kv-page", str(integer("kv_page", kv_page))]
+    return out
+
+
 def sweep_list(name, v):
     """A sweep list: one value, a sequence of them, or memsim's own "lo:hi:xF" text."""
     if isinstance(v, str):

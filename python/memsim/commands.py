@@ -25,16 +25,20 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
         Bc: int = 64, causal: bool = False, softmax_separate: bool = False, cache: str = "lab",
         trace_only: bool = False, flush: bool = True, seed: int = 1,
         sample_sets: int | None = None, params: Params | None = None,
-        record: PathLike | None = None) -> Result:
+        record: PathLike | None = None, N_kv: int | None = None,
+        kv_page: int | None = None) -> Result:
     """Simulates a kernel through a cache model: `memsim run --json`'s report as a Result.
 
     kernel is a built-in kernel ("naive", "flash1", "flash2", "proj") or a plugin's path
     ("./my_kernel.so", with its own params={"window": 256}); cache a spec or a preset's name.
+    N_kv is the keys' length (None: N); kv_page=P pages flash2's K and V (vLLM's paged KV
+    cache, the block table drawn from seed; None: unpaged).
     Raises UsageError (a ValueError) for what memsim refuses, Error when the run fails.
     """
     args = ["run", "--kernel", _args.kernel(kernel)]
     args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
                                softmax_separate, seed)
+    args += _args.kv_options(N_kv, kv_page)
     args += ["--cache", _args.text("cache", cache)]
     if _args.flag("trace_only", trace_only):
         args.append("--trace-only")
@@ -51,12 +55,15 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
 def formula(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
             kv_heads: int | None = None, batch: int = 1, dtype: str = "fp32", Br: int = 64,
             Bc: int = 64, causal: bool = False, softmax_separate: bool = False,
-            cache: str | None = None, flush: bool = True) -> Result:
+            cache: str | None = None, flush: bool = True, N_kv: int | None = None,
+            kv_page: int | None = None) -> Result:
     """The lab and exact formulas alone (instant, any size): `memsim formula --json`'s
-    report as a Result. cache None is memsim's default (the lab preset)."""
+    report as a Result. cache None is memsim's default (the lab preset); N_kv and kv_page
+    as for run()."""
     args = ["formula", "--kernel", _args.kernel(kernel)]
     args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
                                softmax_separate, 1)
+    args += _args.kv_options(N_kv, kv_page)
     if cache is not None:
         args += ["--cache", _args.text("cache", cache)]
     if not _args.flag("flush", flush):
@@ -79,7 +86,8 @@ def replay(path: PathLike, *, cache: str, format: str | None = None, flush: bool
     return _cli.call_json(args)[0]
 
 
-_SWEEP_LISTS = (("kernel", "--kernel"), ("N", "--N"), ("d", "--d"), ("heads", "--heads"),
+_SWEEP_LISTS = (("kernel", "--kernel"), ("N", "--N"), ("N_kv", "--N-kv"),
+                ("kv_page", "--kv-page"), ("d", "--d"), ("heads", "--heads"),
                 ("kv_heads", "--kv-heads"), ("batch", "--batch"), ("dtype", "--dtype"),
                 ("Br", "--Br"), ("Bc", "--Bc"))
 
@@ -149,7 +157,8 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
           jobs: int | None = None, trace_only: bool = False, formula_only: bool = False,
           separate_runs: bool = False, sample_sets: int | None = None,
           params: Params | None = None, out: PathLike | None = None, resume: bool = False,
-          frame: bool | None = None) -> "list[dict[str, Any]] | Any":
+          frame: bool | None = None, N_kv: SweepList = None,
+          kv_page: SweepList = None) -> "list[dict[str, Any]] | Any":
     """Every combination of the lists, as `memsim sweep` runs them (on `jobs` cores; a
     cache_sweep such as "L2=32K:64M:x2" in one pass where exact).
 
@@ -160,8 +169,8 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
     continues it); without it a temporary one is removed. Rows that failed are returned with
     their "error" and a RowsFailedWarning; a sweep with no row raises Error.
     """
-    lists = dict(kernel=kernel, N=N, d=d, heads=heads, kv_heads=kv_heads, batch=batch,
-                 dtype=dtype, Br=Br, Bc=Bc)
+    lists = dict(kernel=kernel, N=N, N_kv=N_kv, kv_page=kv_page, d=d, heads=heads,
+                 kv_heads=kv_heads, batch=batch, dtype=dtype, Br=Br, Bc=Bc)
     args = _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only,
                        formula_only, separate_runs, sample_sets, params)
     if frame is not None:

@@ -64,6 +64,26 @@ def test_run_options_reach_the_command_line():
     assert b.dram_bytes == memsim.run("naive", N=64, d=16, cache="L1=4K:4:64").dram_bytes
 
 
+def test_run_paged_kv():
+    """kv_page (and N_kv) reach the command line; the per-array report has block_table."""
+    r = memsim.run("flash2", N=4, N_kv=300, d=32, heads=4, kv_heads=2, kv_page=16, seed=7,
+                   cache="L1=16K:4:64,tiles=scratch")
+    same(r.to_dict(), cli_json("run", "--kernel", "flash2", "--N", "4", "--N-kv", "300",
+                               "--d", "32", "--heads", "4", "--kv-heads", "2", "--kv-page",
+                               "16", "--seed", "7", "--cache", "L1=16K:4:64,tiles=scratch"))
+    assert r.config["kv_page"] == 16 and r.config["kv_seed"] == 7
+    assert r.arrays["block_table"]["read_bytes"] > 0
+    f = memsim.formula("flash2", N=1, N_kv=4096, kv_page=256, cache="L1=64K:full:64")
+    assert f.config["kv_page"] == 256
+    rows = memsim.sweep(kernel="flash2", N=1, N_kv=512, kv_page=[16, 64], d=32,
+                        formula_only=True, frame=False)
+    assert sorted(r["config"]["kv_page"] for r in rows) == [16, 64]
+    with pytest.raises(memsim.UsageError, match="--kv-page is for --kernel flash2"):
+        memsim.run("naive", N=64, kv_page=16)
+    with pytest.raises(TypeError, match="kv_page: expected an int"):
+        memsim.run("flash2", N=64, kv_page="16")
+
+
 def test_plugin(plugin_dir):
     path = os.path.join(plugin_dir, "plugin-copy.so")
     r = memsim.run(path, N=64, d=16, params={"passes": 2}, cache="L1=64K:full:64,tiles=scratch")
