@@ -1,0 +1,1140 @@
+/*
+ * naive, line by line. The three passes touch memory in this order (tiles aside):
+ *
+ *   scores   unit u = (head, query block ib): load Q's block, then for each key block jb load
+ *            K's block and store S's row segments [c0(jb), c1(jb)) of the block's rows, row by
+ *            row;
+ *   softmax  each row of S (over all heads) loaded, then stored as P (over S unless P is
+ *            apart);
+ *   av       each unit: for each key block jb, load P's row segments of the block's rows, then
+ *            V's block; then store O's rows.
+ *
+ * A line's fate follows its touches: under LRU with room for C lines a touch hits exactly when
+ * fewer than C other lines were touched since the line's previous touch (its window). Windows
+ * are counted exactly: the bytes a stretch of the passes touches are unions of row segments
+ * (strided ranges), whose distinct lines have closed forms (floor sums, strided_lines()). A
+ * run of lines with the same touches (the whole lines inside one block of K, one row segment
+ * of S) shares its windows, since every touch walks addresses upward: counted once, times its
+ * lines. A line that holds bytes of two segments, rows or blocks has touches of its own and is
+ * counted alone.
+ *
+ * Where S's windows across passes all reach C (S larger than the cache by a unit), a unit's
+ * lines fare alike in every unit with the same line alignments: counted once per alignment
+ * (struct unit_memo). Windows of K, V and Q across units are memoized by their geometry too.
+ */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/formula_kernels.h"
+#include "sim/util.h"
+
+/* ---- distinct lines of unions of row segments ---- */
+
+/* Bytes [base + x st + a, base + x st + b) for rows x < rows (rows >= 1, a < b <= st or one
+ * row). */
+struct piece {
+	uint64_t base, rows, st, a, b;
+};
+
+static uint64_t
+piece_first(const struct piece *p)
+{
+	return p->base + p->a;
+}
+
+static uint64_t
+piece_last(const struct piece *p)
+{
+	return p->base + (p->rows - 1) * p->st + p->b - 1;
+}
+
+/* Distinct lines of one piece: each row's lines, less the lines two neighbouring rows share. */
+static double
+strided_lines(const struct piece *p, uint64_t L)
+{
+	u128 n = p->rows, sum, shared = 0;
+
+	if (p->rows == 1)
+		return (double)((p->base + p->b - 1) / L - (p->base + p->a) / L + 1);
+	sum = floor_sum(n, L, p->st, p->base + p->b - 1) - floor_sum(n, L, p->st, p->base + p->a) +
+	      n;
+	/* rows x and x + 1 share a line when the gap between them is under a line and no line
+	 * boundary falls inside it */
+	if (p->st + p->a - (p->b - 1) < L)
+		shared = (n - 1) - (floor_sum(n - 1, L, p->st, p->base + p->st + p->a) -
+				    floor_sum(n - 1, L, p->st, p->base + p->b - 1));
+	return (double)(sum - shared);
+}
+
+#define SET_PIECES 48
+#define SET_RANGES 8
+
+/* Bytes one array's lines are touched at in a window: contiguous ranges (they may overlap)
+ * and row segments of different rows (disjoint among themselves). */
+struct set {
+	struct piece p[SET_PIECES];
+	uint64_t r[SET_RANGES][2];
+	int np, nr;
+	bool overflow;
+};
+
+static void
+set_range(struct set *s, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	if (s->nr == SET_RANGES) {
+		s->overflow = true;
+		return;
+	}
+	s->r[s->nr][0] = lo;
+	s->r[s->nr][1] = hi;
+	s->nr++;
+}
+
+static void
+set_piece(struct set *s, uint64_t base, uint64_t rows, uint64_t st, uint64_t a, uint64_t b)
+{
+	if (rows == 0 || b <= a)
+		return;
+	if (rows == 1 || (a == 0 && b == st)) {
+		set_range(s, base + a, base + (rows - 1) * st + b);
+		return;
+	}
+	if (s->np == SET_PIECES) {
+		s->overflow = true;
+		return;
+	}
+	s->p[s->np++] = (struct piece){ base, rows, st, a, b };
+}
+
+static int
+cmp_range(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+static int
+cmp_piece(const void *x, const void *y)
+{
+	uint64_t a = piece_first(x), b = piece_first(y);
+
+	return a < b ? -1 : a > b;
+}
+
+/* Distinct lines of the set: ranges merged, pieces cut around them, then every part's lines
+ * less the lines two neighbouring parts share. */
+static double
+set_lines(struct set *s, uint64_t L)
+{
+	struct piece all[SET_PIECES * 3 + SET_RANGES];
+	int n = 0, nm = 0;
+	double lines = 0;
+
+	qsort(s->r, (size_t)s->nr, sizeof(s->r[0]), cmp_range);
+	for (int i = 0; i < s->nr; i++) {
+		if (nm > 0 && s->r[i][0] <= s->r[nm - 1][1]) {
+			if (s->r[i][1] > s->r[nm - 1][1])
+				s->r[nm - 1][1] = s->r[i][1];
+		} else {
+			s->r[nm][0] = s->r[i][0];
+			s->r[nm][1] = s->r[i][1];
+			nm++;
+		}
+	}
+	s->nr = nm;
+	for (int k = 0; k < s->np; k++) {
+		/* rows of the piece not under any range, as parts */
+		struct piece work[SET_PIECES * 3];
+		int nw = 1;
+
+		work[0] = s->p[k];
+		for (int i = 0; i < s->nr; i++) {
+			uint64_t lo = s->r[i][0], hi = s->r[i][1];
+			struct piece next[SET_PIECES * 3];
+			int nn = 0;
+
+			for (int w = 0; w < nw; w++) {
+				struct piece p = work[w];
+
+				if (piece_last(&p) < lo || piece_first(&p) >= hi) {
+					next[nn++] = p;
+					continue;
+				}
+				/* rows [0, xf) end by lo, rows (xl, rows) start from hi; rows
+				 * [xf, xl] meet [lo, hi). A range in the gap between two rows
+				 * splits the piece there, so parts never interleave. */
+				{
+					int64_t xf =
+						lo >= p.base + p.b
+							? (int64_t)((lo - p.base - p.b) / p.st) + 1
+							: 0;
+					int64_t xl =
+						hi > p.base + p.a
+							? (int64_t)((hi - p.base - p.a - 1) / p.st)
+							: -1;
+
+					if (xl >= (int64_t)p.rows)
+						xl = (int64_t)p.rows - 1;
+					if (xf > 0)
+						next[nn++] = (struct piece){ p.base, (uint64_t)xf,
+									     p.st, p.a, p.b };
+					for (int64_t x = xf; x <= xl; x++) {
+						uint64_t s0 = p.base + (uint64_t)x * p.st;
+
+						if (x > xf && x < xl)
+							continue; /* wholly under the range */
+						if (s0 + p.a < lo)
+							next[nn++] = (struct piece){ s0, 1, p.st,
+										     p.a, lo - s0 };
+						if (s0 + p.b > hi)
+							next[nn++] = (struct piece){
+								s0, 1, p.st,
+								hi - s0 > p.a ? hi - s0 : p.a, p.b
+							};
+					}
+					if (xl + 1 < (int64_t)p.rows && xl + 1 >= xf)
+						next[nn++] = (struct piece){
+							p.base + (uint64_t)(xl + 1) * p.st,
+							p.rows - (uint64_t)(xl + 1), p.st, p.a, p.b
+						};
+					else if (xl + 1 < xf && xf < (int64_t)p.rows)
+						next[nn++] = (struct piece){ p.base + (uint64_t)xf *
+											      p.st,
+									     p.rows - (uint64_t)xf,
+									     p.st, p.a, p.b };
+				}
+				if (nn > SET_PIECES * 3 - 4)
+					break;
+			}
+			memcpy(work, next, (size_t)nn * sizeof(next[0]));
+			nw = nn;
+		}
+		for (int w = 0; w < nw && n < SET_PIECES * 3; w++)
+			all[n++] = work[w];
+	}
+	for (int i = 0; i < s->nr; i++)
+		all[n++] = (struct piece){ s->r[i][0], 1, 0, 0, s->r[i][1] - s->r[i][0] };
+	qsort(all, (size_t)n, sizeof(all[0]), cmp_piece);
+	for (int i = 0; i < n; i++) {
+		lines += strided_lines(&all[i], L);
+		if (i > 0 && piece_last(&all[i - 1]) / L == piece_first(&all[i]) / L)
+			lines -= 1;
+	}
+	return lines;
+}
+
+/* ---- the kernel's geometry and events ---- */
+
+enum { A_Q, A_K, A_V, A_O, A_S, A_P, N_ARRAYS };
+enum { PH_SCORES, PH_SOFTMAX, PH_AV, PH_END };
+
+struct memo;
+
+struct nv {
+	const struct attn_config *c;
+	const struct q *q;
+	uint64_t L, s, RB, RS, N, NC, Br, Bc, Tr, Tc, BH, U, NK; /* NC: keys (N_kv); NK: kv heads */
+	double C, tile[3]; /* tile lines in use in each pass (0 in scratch) */
+	int P;             /* the array softmax stores and av loads: A_P, or A_S in place */
+	struct memo *memo;
+};
+
+/* An event: one touch of a run of addresses. scores: u, jb = -1 (Q's block), or jb and
+ * i = -1 (K's block) or i (S's row segment). softmax: u = row, jb = 0 load, 1 store. av: u, jb
+ * and i < nr (P's row segment) or i = nr (V's block); jb = Tc and i (O's row). */
+struct ev {
+	int ph;
+	int64_t u, jb, i;
+};
+
+static int
+ev_cmp(const struct ev *a, const struct ev *b)
+{
+	if (a->ph != b->ph)
+		return a->ph < b->ph ? -1 : 1;
+	if (a->u != b->u)
+		return a->u < b->u ? -1 : 1;
+	if (a->jb != b->jb)
+		return a->jb < b->jb ? -1 : 1;
+	if (a->i != b->i)
+		return a->i < b->i ? -1 : 1;
+	return 0;
+}
+
+static uint64_t
+u_head(const struct nv *n, uint64_t u)
+{
+	return u / n->Tr;
+}
+
+static uint64_t
+u_row(const struct nv *n, uint64_t u) /* first row over all heads */
+{
+	return u_head(n, u) * n->N + u % n->Tr * n->Br;
+}
+
+static uint64_t
+u_rows(const struct nv *n, uint64_t u)
+{
+	uint64_t r0 = u % n->Tr * n->Br;
+
+	return n->N - r0 < n->Br ? n->N - r0 : n->Br;
+}
+
+static uint64_t
+u_kv(const struct nv *n, uint64_t u)
+{
+	uint64_t hh = u_head(n, u), g = n->c->heads / n->c->kv_heads;
+
+	return hh / n->c->heads * n->c->kv_heads + hh % n->c->heads / g;
+}
+
+static uint64_t
+c0(const struct nv *n, int64_t jb)
+{
+	uint64_t c = (uint64_t)jb * n->Bc;
+
+	return c < n->NC ? c : n->NC;
+}
+
+static uint64_t
+c1(const struct nv *n, int64_t jb)
+{
+	return c0(n, jb + 1);
+}
+
+static uint64_t
+qo(const struct nv *n, uint64_t row) /* Q or O, row over all heads */
+{
+	return row * n->RB;
+}
+
+static uint64_t
+kv(const struct nv *n, uint64_t kk, uint64_t r)
+{
+	return (kk * n->NC + r) * n->RB;
+}
+
+static uint64_t
+sp(const struct nv *n, uint64_t row, uint64_t col) /* S or P */
+{
+	return (row * n->NC + col) * n->s;
+}
+
+/* The array and bytes event e touches. */
+static int
+ev_bytes(const struct nv *n, const struct ev *e, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t u = (uint64_t)e->u;
+
+	switch (e->ph) {
+	case PH_SCORES:
+		if (e->jb < 0) {
+			*lo = qo(n, u_row(n, u));
+			*hi = qo(n, u_row(n, u) + u_rows(n, u));
+			return A_Q;
+		}
+		if (e->i < 0) {
+			*lo = kv(n, u_kv(n, u), c0(n, e->jb));
+			*hi = kv(n, u_kv(n, u), c1(n, e->jb));
+			return A_K;
+		}
+		*lo = sp(n, u_row(n, u) + (uint64_t)e->i, c0(n, e->jb));
+		*hi = sp(n, u_row(n, u) + (uint64_t)e->i, c1(n, e->jb));
+		return A_S;
+	case PH_SOFTMAX:
+		*lo = sp(n, u, 0);
+		*hi = sp(n, u + 1, 0);
+		return e->jb == 0 ? A_S : n->P;
+	default:
+		if ((uint64_t)e->jb == n->Tc) {
+			*lo = qo(n, u_row(n, u) + (uint64_t)e->i);
+			*hi = qo(n, u_row(n, u) + (uint64_t)e->i + 1);
+			return A_O;
+		}
+		if ((uint64_t)e->i == u_rows(n, u)) {
+			*lo = kv(n, u_kv(n, u), c0(n, e->jb));
+			*hi = kv(n, u_kv(n, u), c1(n, e->jb));
+			return A_V;
+		}
+		*lo = sp(n, u_row(n, u) + (uint64_t)e->i, c0(n, e->jb));
+		*hi = sp(n, u_row(n, u) + (uint64_t)e->i, c1(n, e->jb));
+		return n->P;
+	}
+}
+
+struct win {
+	struct set a[N_ARRAYS];
+};
+
+/* Rows [0, nr) of a unit starting at row g0, row x holding columns [A(x), B(x)): A is ca1 for
+ * x < xa and ca2 from it, B cb1 for x < xb and cb2 from it. */
+static void
+unit_rows(const struct nv *n, struct set *s, uint64_t g0, uint64_t nr, uint64_t xa, uint64_t ca1,
+	  uint64_t ca2, uint64_t xb, uint64_t cb1, uint64_t cb2)
+{
+	uint64_t cut[4] = { 0, xa < nr ? xa : nr, xb < nr ? xb : nr, nr };
+
+	if (cut[1] > cut[2]) {
+		uint64_t t = cut[1];
+
+		cut[1] = cut[2];
+		cut[2] = t;
+	}
+	for (int k = 0; k < 3; k++) {
+		uint64_t x = cut[k], A, B;
+
+		if (cut[k + 1] <= x)
+			continue;
+		A = x < xa ? ca1 : ca2;
+		B = x < xb ? cb1 : cb2;
+		if (A < B)
+			set_piece(s, sp(n, g0 + x, 0), cut[k + 1] - x, n->RS, A * n->s, B * n->s);
+	}
+}
+
+/* What scores touches in unit u strictly between events f and t (NULL: the unit's start or
+ * end). */
+static void
+scores_unit(const struct nv *n, struct win *w, uint64_t u, const struct ev *f, const struct ev *t)
+{
+	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), kk = u_kv(n, u);
+	uint64_t kl, kh, xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->NC, cb2 = n->NC;
+
+	if (t && t->jb < 0)
+		return;
+	if (!f)
+		set_range(&w->a[A_Q], qo(n, g0), qo(n, g0 + nr));
+	kl = !f || f->jb < 0 ? 0 : (uint64_t)f->jb + 1;
+	kh = !t ? n->Tc : t->i < 0 ? (uint64_t)t->jb : (uint64_t)t->jb + 1;
+	if (kl < kh)
+		set_range(&w->a[A_K], kv(n, kk, c0(n, (int64_t)kl)), kv(n, kk, c0(n, (int64_t)kh)));
+	if (f && f->jb >= 0) {
+		if (f->i < 0) {
+			ca2 = c0(n, f->jb);
+		} else {
+			xa = (uint64_t)f->i + 1;
+			ca1 = c1(n, f->jb);
+			ca2 = c0(n, f->jb);
+		}
+	}
+	if (t) {
+		if (t->i < 0) {
+			xb = 0;
+			cb2 = c0(n, t->jb);
+		} else {
+			xb = (uint64_t)t->i;
+			cb1 = c1(n, t->jb);
+			cb2 = c0(n, t->jb);
+		}
+	}
+	unit_rows(n, &w->a[A_S], g0, nr, xa, ca1, ca2, xb, cb1, cb2);
+}
+
+/* The same for av. */
+static void
+av_unit(const struct nv *n, struct win *w, uint64_t u, const struct ev *f, const struct ev *t)
+{
+	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), kk = u_kv(n, u);
+	uint64_t vl = 0, vh = n->Tc, ol = 0, oh = nr;
+	uint64_t xa = 0, ca1 = 0, ca2 = 0, xb = nr, cb1 = n->NC, cb2 = n->NC;
+
+	if (f) {
+		if ((uint64_t)f->jb == n->Tc) { /* an O row: only O rows after it */
+			vl = n->Tc;
+			ol = (uint64_t)f->i + 1;
+			ca1 = ca2 = n->NC;
+		} else if ((uint64_t)f->i == nr) { /* V's block */
+			vl = (uint64_t)f->jb + 1;
+			ca1 = ca2 = c1(n, f->jb);
+		} else {
+			vl = (uint64_t)f->jb;
+			xa = (uint64_t)f->i + 1;
+			ca1 = c1(n, f->jb);
+			ca2 = c0(n, f->jb);
+		}
+	}
+	if (t) {
+		if ((uint64_t)t->jb == n->Tc) {
+			oh = (uint64_t)t->i;
+		} else {
+			oh = 0;
+			if ((uint64_t)t->i == nr) {
+				vh = (uint64_t)t->jb;
+				cb1 = cb2 = c1(n, t->jb);
+			} else {
+				vh = (uint64_t)t->jb;
+				xb = (uint64_t)t->i;
+				cb1 = c1(n, t->jb);
+				cb2 = c0(n, t->jb);
+			}
+		}
+	}
+	if (vl < vh)
+		set_range(&w->a[A_V], kv(n, kk, c0(n, (int64_t)vl)), kv(n, kk, c0(n, (int64_t)vh)));
+	if (ol < oh)
+		set_range(&w->a[A_O], qo(n, g0 + ol), qo(n, g0 + oh));
+	unit_rows(n, &w->a[n->P], g0, nr, xa, ca1, ca2, xb, cb1, cb2);
+}
+
+/* What pass ph (scores or av) touches strictly between f and t (NULL: its start or end). */
+static void
+pass_units(const struct nv *n, struct win *w, int ph, const struct ev *f, const struct ev *t)
+{
+	int64_t uf = f ? f->u : -1, ut = t ? t->u : (int64_t)n->U;
+	void (*unit)(const struct nv *, struct win *, uint64_t, const struct ev *,
+		     const struct ev *) = ph == PH_SCORES ? scores_unit : av_unit;
+
+	if (f && t && uf == ut) {
+		unit(n, w, (uint64_t)uf, f, t);
+		return;
+	}
+	if (f)
+		unit(n, w, (uint64_t)uf, f, NULL);
+	if (uf + 1 < ut) {
+		uint64_t a = (uint64_t)(uf + 1), b = (uint64_t)(ut - 1);
+		uint64_t ra = u_row(n, a), rb = u_row(n, b) + u_rows(n, b);
+
+		set_range(&w->a[ph == PH_SCORES ? A_Q : A_O], qo(n, ra), qo(n, rb));
+		set_range(&w->a[ph == PH_SCORES ? A_K : A_V], kv(n, u_kv(n, a), 0),
+			  kv(n, u_kv(n, b), n->NC));
+		set_range(&w->a[ph == PH_SCORES ? A_S : n->P], sp(n, ra, 0), sp(n, rb, 0));
+	}
+	if (t)
+		unit(n, w, (uint64_t)ut, NULL, t);
+}
+
+/* softmax strictly between f and t: row loads and row stores. */
+static void
+softmax_rows(const struct nv *n, struct win *w, const struct ev *f, const struct ev *t)
+{
+	int64_t ga = f ? f->u : -1, sa = f ? f->jb : 1;
+	int64_t gb = t ? t->u : (int64_t)(n->BH * n->N), sb = t ? t->jb : 0;
+	int64_t la = ga + 1, lb = gb + (sb == 1 ? 1 : 0), xa = ga + (sa == 0 ? 0 : 1), xb = gb;
+
+	if (la < lb)
+		set_range(&w->a[A_S], sp(n, (uint64_t)la, 0), sp(n, (uint64_t)lb, 0));
+	if (xa < xb)
+		set_range(&w->a[n->P], sp(n, (uint64_t)xa, 0), sp(n, (uint64_t)xb, 0));
+}
+
+/* The window of a run of lines [la, lb] of one array touched at events f and then t (t->ph ==
+ * PH_END: the run's end): the distinct other lines touched in between. */
+static double
+window(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *f, const struct ev *t)
+{
+	struct win w;
+	double lines = (double)(lb - la);
+	uint64_t lo, hi;
+	int a;
+
+	for (int k = 0; k < N_ARRAYS; k++) {
+		w.a[k].np = 0;
+		w.a[k].nr = 0;
+		w.a[k].overflow = false;
+	}
+	for (int ph = f->ph; ph <= t->ph && ph < PH_END; ph++) {
+		const struct ev *from = ph == f->ph ? f : NULL, *to = ph == t->ph ? t : NULL;
+
+		if (ph == PH_SOFTMAX)
+			softmax_rows(n, &w, from, to);
+		else
+			pass_units(n, &w, ph, from, to);
+		lines += n->tile[ph];
+	}
+	/* the rest of f's own run after the lines, the start of t's before them */
+	a = ev_bytes(n, f, &lo, &hi);
+	set_range(&w.a[a], lo > (lb + 1) * n->L ? lo : (lb + 1) * n->L, hi);
+	if (t->ph != PH_END) {
+		a = ev_bytes(n, t, &lo, &hi);
+		set_range(&w.a[a], lo, hi < la * n->L ? hi : la * n->L);
+	}
+	for (int k = 0; k < N_ARRAYS; k++)
+		if (w.a[k].nr + w.a[k].np > 0)
+			lines += set_lines(&w.a[k], n->L);
+	return lines;
+}
+
+/* ---- memoized windows ---- */
+
+/* A window within one pass between two units next to each other (or within one) depends only
+ * on the events, the units' rows, and where the arrays' lines fall (their bytes modulo a
+ * line): windows alike in all of these are counted once. */
+#define MEMO_SLOTS 65536
+#define MEMO_KEY 12
+struct memo {
+	uint64_t key[MEMO_SLOTS][MEMO_KEY];
+	double val[MEMO_SLOTS];
+	bool used[MEMO_SLOTS];
+};
+
+static int
+line_array(const struct nv *n, const struct ev *e)
+{
+	uint64_t lo, hi;
+
+	return ev_bytes(n, e, &lo, &hi);
+}
+
+static double
+window_m(const struct nv *n, int array, uint64_t la, uint64_t lb, const struct ev *f,
+	 const struct ev *t)
+{
+	uint64_t key[MEMO_KEY], h = 1469598103934665603ULL, fu, g0, kk, origin;
+	unsigned slot = MEMO_SLOTS;
+	double w;
+
+	if (f->ph != t->ph || f->ph == PH_SOFTMAX || t->u < f->u || t->u > f->u + 1)
+		return window(n, la, lb, f, t);
+	fu = (uint64_t)f->u;
+	g0 = u_row(n, fu);
+	kk = u_kv(n, fu);
+	origin = array == A_K || array == A_V   ? kv(n, kk, 0)
+		 : array == A_Q || array == A_O ? qo(n, g0)
+						: sp(n, g0, 0);
+	key[0] = (uint64_t)f->ph << 48 | (uint64_t)array << 40 | (uint64_t)(t->u - f->u);
+	key[1] = (uint64_t)f->jb;
+	key[2] = (uint64_t)f->i;
+	key[3] = (uint64_t)t->jb;
+	key[4] = (uint64_t)t->i;
+	key[5] = sp(n, g0, 0) % n->L << 32 | qo(n, g0) % n->L;
+	key[6] = kv(n, kk, 0) % n->L << 32 | (u_kv(n, (uint64_t)t->u) - kk);
+	key[7] = u_rows(n, fu);
+	key[8] = u_rows(n, (uint64_t)t->u);
+	key[9] = la * n->L - origin; /* wraps when below: still one value per offset */
+	key[10] = lb - la;
+	key[11] = 0;
+	for (int i = 0; i < MEMO_KEY; i++)
+		h = (h ^ key[i]) * 1099511628211ULL;
+	for (unsigned k = 0; k < 32; k++) {
+		unsigned sl = (unsigned)((h + k) % MEMO_SLOTS);
+
+		if (!n->memo->used[sl]) {
+			slot = sl;
+			break;
+		}
+		if (memcmp(n->memo->key[sl], key, sizeof(key)) == 0)
+			return n->memo->val[sl];
+	}
+	w = window(n, la, lb, f, t);
+	if (slot < MEMO_SLOTS) {
+		memcpy(n->memo->key[slot], key, sizeof(key));
+		n->memo->val[slot] = w;
+		n->memo->used[slot] = true;
+	}
+	return w;
+}
+
+/* ---- fates ---- */
+
+/* Traffic of lines, in lines. */
+struct fate {
+	double reads, rfo, writes, flush;
+};
+
+static bool
+ev_store(const struct nv *n, const struct ev *e)
+{
+	int a = line_array(n, e);
+
+	return a == A_O || (e->ph == PH_SCORES && a == A_S) || (e->ph == PH_SOFTMAX && e->jb == 1);
+}
+
+/* How a window is decided: counted, or known to reach the cache size (a miss) or not. */
+enum { W_COUNT, W_MISS, W_HIT };
+
+/* The traffic of a run of lines [la, lb] touched at events e[0 .. ne) (sorted). cross: how to
+ * decide a window between two passes; at_end: whether the lines are gone by the end. */
+static struct fate
+run_fate(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *e, int ne, int cross,
+	 int at_end)
+{
+	struct fate r = { 0, 0, 0, 0 };
+	struct ev endev = { PH_END, 0, 0, 0 };
+	bool dirty = false;
+	double run = (double)(lb - la + 1);
+	int array;
+
+	if (ne == 0)
+		return r;
+	array = line_array(n, &e[0]);
+	for (int k = 0; k < ne; k++) {
+		bool store = ev_store(n, &e[k]), miss;
+
+		if (k == 0)
+			miss = true;
+		else if (e[k].ph != e[k - 1].ph && cross != W_COUNT)
+			miss = cross == W_MISS;
+		else
+			miss = window_m(n, array, la, lb, &e[k - 1], &e[k]) >= n->C;
+		if (miss) {
+			if (k > 0 && dirty)
+				r.writes += 1;
+			if (!store || n->q->rfo)
+				r.reads += 1;
+			if (store && n->q->rfo)
+				r.rfo += 1;
+			dirty = store;
+		} else {
+			dirty = dirty || store;
+		}
+	}
+	r.reads *= run;
+	r.rfo *= run;
+	r.writes *= run;
+	if (dirty) {
+		/* at the end nothing comes back to the run: its line l sees the lines after it
+		 * in the run, lb - l, on top of what follows */
+		double gone = run;
+
+		if (at_end == W_HIT) {
+			gone = 0;
+		} else if (at_end == W_COUNT) {
+			double after = window(n, la, lb, &e[ne - 1], &endev) - (run - 1);
+
+			gone = after >= n->C              ? run
+			       : run - (n->C - after) > 0 ? run - (n->C - after)
+							  : 0;
+		}
+		r.writes += gone;
+		if (n->q->flush) {
+			r.writes += run - gone;
+			r.flush += run - gone;
+		}
+	}
+	return r;
+}
+
+static void
+fate_add(struct fate *to, struct fate f, double times)
+{
+	to->reads += f.reads * times;
+	to->rfo += f.rfo * times;
+	to->writes += f.writes * times;
+	to->flush += f.flush * times;
+}
+
+/* Lines wholly inside [lo, hi): first and last; false when none. */
+static bool
+inner_lines(const struct nv *n, uint64_t lo, uint64_t hi, uint64_t *la, uint64_t *lb)
+{
+	uint64_t a = (lo + n->L - 1) / n->L, b = hi / n->L;
+
+	if (b <= a)
+		return false;
+	*la = a;
+	*lb = b - 1;
+	return true;
+}
+
+/* Are the lines touched last in unit u's av surely gone by the end? The rows of P after the
+ * unit's next are touched later. */
+static int
+gone_after(const struct nv *n, uint64_t u)
+{
+	uint64_t next = u + 2 < n->U ? u_row(n, u + 2) : n->BH * n->N;
+
+	return (double)(sp(n, n->BH * n->N, 0) / n->L) - (double)(sp(n, next, 0) / n->L) - 2 >= n->C
+		       ? W_MISS
+		       : W_COUNT;
+}
+
+/* A growing list of events. */
+struct evs {
+	struct ev *e;
+	int n, cap;
+};
+
+static void
+evs_add(struct evs *v, struct ev e)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 64;
+		v->e = xrealloc(v->e, (size_t)v->cap * sizeof(*v->e));
+	}
+	v->e[v->n++] = e;
+}
+
+/* ---- Q, K, V, O ---- */
+
+/* The K (or V) event of unit u at block jb. */
+static struct ev
+kv_ev(const struct nv *n, int array, uint64_t u, uint64_t jb)
+{
+	if (array == A_K)
+		return (struct ev){ PH_SCORES, (int64_t)u, (int64_t)jb, -1 };
+	return (struct ev){ PH_AV, (int64_t)u, (int64_t)jb, (int64_t)u_rows(n, u) };
+}
+
+/* The events of K (or V) line `line`: every unit reading a block that holds a byte of it. */
+static void
+kv_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
+{
+	uint64_t first = line * n->L, last = first + n->L, head = n->NC * n->RB;
+	uint64_t k0 = first / head, k1 = (last - 1) / head;
+
+	v->n = 0;
+	for (uint64_t kk = k0; kk <= k1 && kk < n->NK; kk++) {
+		uint64_t g = n->c->heads / n->c->kv_heads;
+		uint64_t u0 = (kk / n->c->kv_heads * n->c->heads + kk % n->c->kv_heads * g) * n->Tr;
+		uint64_t lo = first > kv(n, kk, 0) ? first - kv(n, kk, 0) : 0;
+		uint64_t hi = last - kv(n, kk, 0) < head ? last - kv(n, kk, 0) : head;
+		uint64_t b0 = lo / n->RB / n->Bc, b1 = (hi - 1) / n->RB / n->Bc;
+
+		for (uint64_t u = u0; u < u0 + g * n->Tr; u++)
+			for (uint64_t b = b0; b <= b1 && b < n->Tc; b++)
+				evs_add(v, kv_ev(n, array, u, b));
+	}
+}
+
+/* K (or V): each kv head's units read its blocks in order. A block's whole lines are one run;
+ * a line two blocks or two kv heads share is counted alone. */
+static void
+kv_lines(const struct nv *n, int array, struct fate *out)
+{
+	struct evs v = { NULL, 0, 0 };
+	struct {
+		uint64_t sig[2], u;
+		double count;
+	} *tr = NULL;
+	size_t nt = 0, tcap = 0;
+	uint64_t u0 = 0, prev = UINT64_MAX;
+
+	for (uint64_t kk = 0; kk < n->NK; kk++) {
+		uint64_t u1 = u0;
+
+		while (u1 < n->U && u_kv(n, u1) == kk)
+			u1++;
+		/* Transitions between the kv head's consecutive units, by what their windows
+		 * depend on (struct memo): each kind is decided once per block. */
+		nt = 0;
+		for (uint64_t u = u0; u + 1 < u1; u++) {
+			uint64_t sig[2] = { sp(n, u_row(n, u), 0) % n->L << 32 |
+						    qo(n, u_row(n, u)) % n->L,
+					    u_rows(n, u) << 32 | u_rows(n, u + 1) };
+			size_t k = 0;
+
+			while (k < nt && (memcmp(tr[k].sig, sig, sizeof(sig)) != 0))
+				k++;
+			if (k == nt) {
+				if (nt == tcap) {
+					tcap = tcap ? 2 * tcap : 8;
+					tr = xrealloc(tr, tcap * sizeof(*tr));
+				}
+				memcpy(tr[k].sig, sig, sizeof(sig));
+				tr[k].u = u;
+				tr[k].count = 0;
+				nt++;
+			}
+			tr[k].count += 1;
+		}
+		for (uint64_t jb = 0; jb < n->Tc; jb++) {
+			uint64_t la, lb;
+			double reads = 1;
+
+			if (!inner_lines(n, kv(n, kk, c0(n, (int64_t)jb)),
+					 kv(n, kk, c1(n, (int64_t)jb)), &la, &lb))
+				continue;
+			/* K and V are only loaded: a read at the first unit and at each
+			 * transition whose window reaches the cache size */
+			for (size_t k = 0; k < nt; k++) {
+				struct ev f = kv_ev(n, array, tr[k].u, jb),
+					  t = kv_ev(n, array, tr[k].u + 1, jb);
+
+				if (window_m(n, array, la, lb, &f, &t) >= n->C)
+					reads += tr[k].count;
+			}
+			out->reads += reads * (double)(lb - la + 1);
+		}
+		/* block ends inside a line (the kv head's end too) */
+		for (uint64_t jb = 1; jb <= n->Tc; jb++) {
+			uint64_t at = kv(n, kk, c0(n, (int64_t)jb)), line = at / n->L;
+
+			if (at % n->L == 0 || line == prev)
+				continue;
+			prev = line;
+			kv_line_events(n, array, line, &v);
+			fate_add(out, run_fate(n, line, line, v.e, v.n, W_COUNT, W_COUNT), 1);
+		}
+		u0 = u1;
+	}
+	free(v.e);
+	free(tr);
+}
+
+/* Q: each unit loads its block; O: each unit stores its rows, one by one, at its end. */
+static void
+qo_lines(const struct nv *n, int array, struct fate *out)
+{
+	const uint64_t rows = n->BH * n->N;
+	struct evs v = { NULL, 0, 0 };
+	uint64_t prev = UINT64_MAX, la, lb;
+
+	for (uint64_t u = 0; u < n->U; u++) {
+		uint64_t g0 = u_row(n, u), nr = u_rows(n, u);
+
+		if (array == A_Q) {
+			struct ev e = { PH_SCORES, (int64_t)u, -1, 0 };
+
+			if (inner_lines(n, qo(n, g0), qo(n, g0 + nr), &la, &lb))
+				fate_add(out, run_fate(n, la, lb, &e, 1, W_COUNT, W_MISS), 1);
+			continue;
+		}
+		for (uint64_t i = 0; i < nr; i++) {
+			struct ev e = { PH_AV, (int64_t)u, (int64_t)n->Tc, (int64_t)i };
+
+			if (inner_lines(n, qo(n, g0 + i), qo(n, g0 + i + 1), &la, &lb))
+				fate_add(out, run_fate(n, la, lb, &e, 1, W_COUNT, gone_after(n, u)),
+					 1);
+		}
+	}
+	/* lines holding bytes of two rows (of two units, for Q), and the last line */
+	for (uint64_t g = 1; g <= rows; g++) {
+		uint64_t at = qo(n, g), line = at / n->L, u = 0;
+
+		if (at % n->L == 0 || line == prev)
+			continue;
+		if (array == A_Q && g < rows && g % n->N % n->Br != 0)
+			continue; /* inside a unit's block: in its run */
+		prev = line;
+		v.n = 0;
+		for (uint64_t r = line * n->L / n->RB; r < rows && qo(n, r) < (line + 1) * n->L;
+		     r++) {
+			u = r / n->N * n->Tr + r % n->N / n->Br;
+			if (array == A_O)
+				evs_add(&v, (struct ev){ PH_AV, (int64_t)u, (int64_t)n->Tc,
+							 (int64_t)(r - u_row(n, u)) });
+			else if (v.n == 0 || v.e[v.n - 1].u != (int64_t)u)
+				evs_add(&v, (struct ev){ PH_SCORES, (int64_t)u, -1, 0 });
+		}
+		fate_add(out,
+			 run_fate(n, line, line, v.e, v.n, W_COUNT,
+				  array == A_Q ? W_MISS : gone_after(n, u)),
+			 1);
+	}
+	free(v.e);
+}
+
+/* ---- S and P ---- */
+
+/* The events of array's (A_S or n->P) lines holding bytes of row `row` in block jb. */
+static int
+seg_events(const struct nv *n, int array, uint64_t row, uint64_t jb, struct ev *e)
+{
+	uint64_t u = row / n->N * n->Tr + row % n->N / n->Br;
+	int64_t i = (int64_t)(row - u_row(n, u));
+	int ne = 0;
+
+	if (array == A_S) {
+		e[ne++] = (struct ev){ PH_SCORES, (int64_t)u, (int64_t)jb, i };
+		e[ne++] = (struct ev){ PH_SOFTMAX, (int64_t)row, 0, 0 };
+	}
+	if (array == n->P) {
+		e[ne++] = (struct ev){ PH_SOFTMAX, (int64_t)row, 1, 0 };
+		e[ne++] = (struct ev){ PH_AV, (int64_t)u, (int64_t)jb, i };
+	}
+	return ne;
+}
+
+static int
+cmp_ev(const void *a, const void *b)
+{
+	return ev_cmp(a, b);
+}
+
+/* The events of one line of S or P: of every (row, block) it holds bytes of, each once. */
+static void
+s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
+{
+	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s, all = n->BH * n->N * n->NC;
+	int k = 0;
+
+	v->n = 0;
+	if (e1 > all)
+		e1 = all;
+	for (uint64_t x = e0; x < e1;) {
+		uint64_t row = x / n->NC, jb = x % n->NC / n->Bc;
+		struct ev e[4];
+		int ne = seg_events(n, array, row, jb, e);
+
+		for (int i = 0; i < ne; i++)
+			evs_add(v, e[i]);
+		x = row * n->NC + c1(n, (int64_t)jb);
+	}
+	qsort(v->e, (size_t)v->n, sizeof(v->e[0]), cmp_ev);
+	for (int i = 0; i < v->n; i++)
+		if (k == 0 || ev_cmp(&v->e[k - 1], &v->e[i]) != 0)
+			v->e[k++] = v->e[i];
+	v->n = k;
+}
+
+/* Do all of unit u's S and P windows across passes reach the cache size? Across scores,
+ * softmax and av every line is touched but those of the unit and the next (a line can hold
+ * bytes of both); P's lines after the next unit come after its av. */
+static bool
+unit_far(const struct nv *n, uint64_t u)
+{
+	uint64_t next = u + 1 < n->U ? u + 1 : u;
+	double all = (double)(sp(n, n->BH * n->N, 0) / n->L);
+	double two = (double)((u_rows(n, u) + u_rows(n, next)) * n->RS / n->L + 4);
+
+	return all - two - 2 >= n->C && gone_after(n, u) == W_MISS;
+}
+
+/* Unit u's S and P traffic: the runs of its segments, and each line starting in its rows that
+ * holds bytes of more than one segment. */
+static void
+unit_lines(const struct nv *n, uint64_t u, bool far, struct fate *s, struct fate *p)
+{
+	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), start = sp(n, g0, 0);
+	struct evs v = { NULL, 0, 0 };
+	int cross = far ? W_MISS : W_COUNT, at_end = far ? W_MISS : W_COUNT;
+
+	for (int array = A_S; array <= n->P; array += n->P - A_S > 0 ? n->P - A_S : 1) {
+		struct fate *out = array == A_S ? s : p;
+		uint64_t prev = UINT64_MAX;
+
+		for (uint64_t i = 0; i < nr; i++) {
+			for (uint64_t jb = 0; jb < n->Tc; jb++) {
+				uint64_t lo = sp(n, g0 + i, c0(n, (int64_t)jb)),
+					 hi = sp(n, g0 + i, c1(n, (int64_t)jb)), la, lb;
+				struct ev e[4];
+				int ne = seg_events(n, array, g0 + i, jb, e);
+
+				if (inner_lines(n, lo, hi, &la, &lb))
+					fate_add(out, run_fate(n, la, lb, e, ne, cross, at_end), 1);
+				if (hi % n->L == 0 || hi / n->L == prev || hi / n->L * n->L < start)
+					continue;
+				prev = hi / n->L;
+				s_line_events(n, array, prev, &v);
+				fate_add(out, run_fate(n, prev, prev, v.e, v.n, cross, at_end), 1);
+			}
+		}
+		if (n->P == A_S)
+			break;
+	}
+	free(v.e);
+}
+
+/* Units far from the cache size whose lines fall alike (alignments of their rows in S, Q, O
+ * and of their kv head, their rows, the same of the next unit) fare alike. */
+struct unit_class {
+	uint64_t k[6];
+	struct fate s, p;
+};
+
+static void
+s_lines(const struct nv *n, struct fate *s, struct fate *p)
+{
+	struct unit_class *seen = NULL;
+	size_t nseen = 0, cap = 0;
+
+	for (uint64_t u = 0; u < n->U; u++) {
+		bool far = unit_far(n, u);
+		uint64_t g0 = u_row(n, u), nx = u + 1 < n->U ? u + 1 : u;
+		uint64_t key[6] = {
+			sp(n, g0, 0) % n->L,
+			kv(n, u_kv(n, u), 0) % n->L << 20 | qo(n, g0) % n->L,
+			u_rows(n, u) << 32 | u_rows(n, nx),
+			(uint64_t)(u + 1 < n->U),
+			kv(n, u_kv(n, nx), 0) % n->L << 20 | qo(n, u_row(n, nx)) % n->L,
+			u_kv(n, u) != u_kv(n, nx),
+		};
+		struct fate fs = { 0, 0, 0, 0 }, fp = { 0, 0, 0, 0 };
+		bool found = false;
+
+		for (size_t k = 0; far && k < nseen && !found; k++)
+			if (memcmp(seen[k].k, key, sizeof(key)) == 0) {
+				fs = seen[k].s;
+				fp = seen[k].p;
+				found = true;
+			}
+		if (!found) {
+			unit_lines(n, u, far, &fs, &fp);
+			if (far) {
+				if (nseen == cap) {
+					cap = cap ? 2 * cap : 16;
+					seen = xrealloc(seen, cap * sizeof(*seen));
+				}
+				memcpy(seen[nseen].k, key, sizeof(key));
+				seen[nseen].s = fs;
+				seen[nseen].p = fp;
+				nseen++;
+			}
+		}
+		fate_add(s, fs, 1);
+		fate_add(p, fp, 1);
+	}
+	free(seen);
+}
+
+static void
+fate_to(struct formula_array *a, const struct fate *f, double L)
+{
+	a->read_bytes += f->reads * L;
+	a->rfo_bytes += f->rfo * L;
+	a->write_bytes += f->writes * L;
+	a->flush_bytes += f->flush * L;
+}
+
+/* The most lines one step touches between two uses of a line it keeps: a key block against
+ * the query block (scores), one row (softmax), a value block into the output block (av). */
+static double
+naive_step_lines(const struct q *q, const struct attn_config *c)
+{
+	double sblock = fmin(q->Br * lines_at_most(q->Sseg), lines_at_most(q->Br * q->Srow));
+	double scores = q->tq + q->tk + lines_at_most(q->qb) + lines_at_most(q->kb) + sblock;
+	double softmax = q->trow + lines_at_most(q->Srow) * (c->softmax_separate ? 2 : 1);
+	double av = q->ts + q->tv + q->to + sblock + lines_at_most(q->kb) + lines_at_most(q->qb);
+
+	return fmax(scores, fmax(softmax, av));
+}
+
+void
+formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
+{
+	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->trow };
+	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile",
+						  "S_tile", "O_tile", "row_tile" };
+	static const char *const names[N_ARRAYS] = { "Q", "K", "V", "O", "S", "P" };
+	struct nv n = { .c = c, .q = q };
+	struct fate f[N_ARRAYS];
+
+	memset(f, 0, sizeof(f));
+	n.L = (uint64_t)q->L;
+	n.s = dtype_bytes(c->dtype);
+	n.RB = c->d * n.s;
+	n.N = c->N;
+	n.NC = attn_nkv(c);
+	n.RS = n.NC * n.s;
+	n.Br = c->Br < c->N ? c->Br : c->N;
+	n.Bc = c->Bc < n.NC ? c->Bc : n.NC;
+	n.Tr = attn_blocks(c->N, c->Br);
+	n.Tc = attn_blocks(n.NC, c->Bc);
+	n.BH = c->batch * c->heads;
+	n.NK = c->batch * c->kv_heads;
+	n.U = n.BH * n.Tr;
+	n.C = q->C;
+	n.tile[PH_SCORES] = q->tq + q->tk;
+	n.tile[PH_SOFTMAX] = q->trow;
+	n.tile[PH_AV] = q->ts + q->tv + q->to;
+	n.P = c->softmax_separate ? A_P : A_S;
+	n.memo = xzalloc(sizeof(*n.memo));
+	qo_lines(&n, A_Q, &f[A_Q]);
+	kv_lines(&n, A_K, &f[A_K]);
+	kv_lines(&n, A_V, &f[A_V]);
+	qo_lines(&n, A_O, &f[A_O]);
+	s_lines(&n, &f[A_S], &f[A_P]);
+	for (int a = 0; a < N_ARRAYS; a++)
+		if (a != A_P || c->softmax_separate)
+			fate_to(arr(r, names[a]), &f[a], q->L);
+	free(n.memo);
+	tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
+}
