@@ -1,0 +1,924 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/util.h"
+#include "traces/mtrace.h"
+#include "traces/reader_impl.h"
+
+#define WRITER_BUF_BYTES (1u << 20)
+#define MAX_COUNT 65535u
+#define FAR_DELTA (UINT64_C(1) << 16) /* beyond this, a slot is reused by recency */
+
+/* ---- writer ---- */
+
+struct decl {
+	bool is_array;
+	char name[32];
+	uint64_t base, bytes;
+	enum trace_space space;
+};
+
+struct mtrace_writer {
+	int fd;
+	bool owns_fd;
+	int error;
+	char *path;
+	char *command;
+	uint8_t *buf;
+	size_t len;
+	bool header_done;
+	struct decl *decls; /* declared before the header was written */
+	unsigned ndecls, decls_cap;
+	unsigned narrays, nphases;
+	uint64_t slot_addr[MTRACE_SLOTS];
+	uint32_t slot_size[MTRACE_SLOTS];
+	uint64_t slot_used[MTRACE_SLOTS];
+	uint64_t tick;
+	bool have_pending;
+	struct cache_ref pending;
+	uint64_t records, accesses;
+};
+
+static void
+flush_buf(struct mtrace_writer *w)
+{
+	size_t off = 0;
+
+	while (off < w->len && !w->error) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->error = errno;
+		} else {
+			off += (size_t)n;
+		}
+	}
+	w->len = 0;
+}
+
+static inline void
+reserve(struct mtrace_writer *w, size_t n)
+{
+	if (w->len + n > WRITER_BUF_BYTES)
+		flush_buf(w);
+}
+
+static inline void
+put_u8(struct mtrace_writer *w, uint8_t v)
+{
+	w->buf[w->len++] = v;
+}
+
+static inline void
+put_varint(struct mtrace_writer *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		w->buf[w->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	w->buf[w->len++] = (uint8_t)v;
+}
+
+static void
+put_str(struct mtrace_writer *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	/* Strings are short (names, a command line); cut anything absurd. */
+	if (n > 65536)
+		n = 65536;
+	reserve(w, n + 10);
+	put_varint(w, n);
+	if (n + w->len > WRITER_BUF_BYTES) {
+		flush_buf(w);
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void
+put_decl_body(struct mtrace_writer *w, const struct decl *d)
+{
+	put_str(w, d->name);
+	if (d->is_array) {
+		reserve(w, 32);
+		put_varint(w, d->base);
+		put_varint(w, d->bytes);
+		put_u8(w, (uint8_t)d->space);
+	}
+}
+
+static void
+write_header(struct mtrace_writer *w)
+{
+	uint32_t v = MTRACE_VERSION;
+	unsigned na = 0, np = 0;
+
+	reserve(w, 16);
+	memcpy(w->buf + w->len, MTRACE_MAGIC, 8);
+	w->len += 8;
+	for (int i = 0; i < 4; i++)
+		put_u8(w, (uint8_t)(v >> (8 * i)));
+	put_str(w, MEMSIM_VERSION);
+	put_str(w, w->command ? w->command : "");
+	for (unsigned i = 0; i < w->ndecls; i++)
+		na += w->decls[i].is_array;
+	np = w->ndecls - na;
+	reserve(w, 10);
+	put_varint(w, na);
+	for (unsigned i = 0; i < w->ndecls; i++)
+		if (w->decls[i].is_array)
+			put_decl_body(w, &w->decls[i]);
+	reserve(w, 10);
+	put_varint(w, np);
+	for (unsigned i = 0; i < w->ndecls; i++)
+		if (!w->decls[i].is_array)
+			put_decl_body(w, &w->decls[i]);
+	free(w->decls);
+	w->decls = NULL;
+	w->ndecls = 0;
+	w->header_done = true;
+}
+
+struct mtrace_writer *
+mtrace_writer_open(const char *path, const char *command, char *err, size_t errlen)
+{
+	struct mtrace_writer *w = xzalloc(sizeof(*w));
+
+	if (strcmp(path, "-") == 0) {
+		w->fd = STDOUT_FILENO;
+	} else {
+		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (w->fd < 0) {
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+			free(w);
+			return NULL;
+		}
+		w->owns_fd = true;
+	}
+	w->path = xstrdup(path);
+	w->command = xstrdup(command);
+	w->buf = xzalloc(WRITER_BUF_BYTES);
+	for (int i = 0; i < MTRACE_SLOTS; i++)
+		w->slot_size[i] = 4;
+	return w;
+}
+
+static void
+emit(struct mtrace_writer *w, const struct cache_ref *e)
+{
+	int best = -1, lru = 0;
+	uint64_t best_dist = UINT64_MAX;
+	int64_t delta;
+	uint64_t zig;
+	bool size_field, count_field;
+
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 32);
+	w->records++;
+	w->tick++;
+	for (int s = 0; s < MTRACE_SLOTS; s++) {
+		int64_t d = (int64_t)(e->addr - w->slot_addr[s]);
+		uint64_t dist = d < 0 ? (uint64_t)-d : (uint64_t)d;
+
+		if (e->kind <= TRACE_EV_STORE && e->count == 1 && e->size == w->slot_size[s] &&
+		    d % (int64_t)e->size == 0 && d / (int64_t)e->size >= -8 &&
+		    d / (int64_t)e->size <= 7) {
+			put_u8(w,
+			       (uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8)));
+			w->slot_addr[s] = e->addr;
+			w->slot_used[s] = w->tick;
+			return;
+		}
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = s;
+		}
+		if (w->slot_used[s] < w->slot_used[lru])
+			lru = s;
+	}
+	if (best_dist > FAR_DELTA)
+		best = lru;
+	delta = (int64_t)(e->addr - w->slot_addr[best]);
+	zig = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+	size_field = e->size != w->slot_size[best];
+	count_field = e->count != 1;
+	put_u8(w, (uint8_t)(0x80 | (e->kind << 5) | (best << 3) | (size_field << 2) |
+			    (count_field << 1)));
+	put_varint(w, zig);
+	if (size_field)
+		put_varint(w, e->size);
+	if (count_field)
+		put_varint(w, e->count);
+	w->slot_addr[best] = e->addr;
+	w->slot_size[best] = e->size;
+	w->slot_used[best] = w->tick;
+}
+
+static void
+flush_pending(struct mtrace_writer *w)
+{
+	if (w->have_pending) {
+		emit(w, &w->pending);
+		w->have_pending = false;
+	}
+}
+
+void
+mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
+		     uint32_t size, uint32_t count)
+{
+	struct cache_ref *p = &w->pending;
+
+	if (size > TRACE_MAX_ACCESS_BYTES) {
+		/* In pieces readers accept, each with the count: the model repeats an access line
+		 * by line (cache_access()), so the lines and their repeats come in the same order. */
+		for (uint64_t off = 0; off < size; off += TRACE_MAX_ACCESS_BYTES)
+			mtrace_writer_access(w, kind, addr + off,
+					     size - off < TRACE_MAX_ACCESS_BYTES
+						     ? (uint32_t)(size - off)
+						     : TRACE_MAX_ACCESS_BYTES,
+					     count);
+		return;
+	}
+	w->accesses += count;
+	if (w->have_pending && p->kind == kind && p->addr == addr && p->size == size &&
+	    p->count + count <= MAX_COUNT) {
+		p->count = (uint16_t)(p->count + count);
+		return;
+	}
+	flush_pending(w);
+	while (count > MAX_COUNT) {
+		struct cache_ref e = { addr, size, (uint16_t)kind, (uint16_t)MAX_COUNT };
+
+		emit(w, &e);
+		count -= MAX_COUNT;
+	}
+	p->addr = addr;
+	p->size = size;
+	p->kind = (uint16_t)kind;
+	p->count = (uint16_t)count;
+	w->have_pending = true;
+}
+
+static int
+add_decl(struct mtrace_writer *w, const struct decl *d)
+{
+	flush_pending(w);
+	if (!w->header_done) {
+		if (w->ndecls == w->decls_cap) {
+			w->decls_cap = w->decls_cap ? w->decls_cap * 2 : 16;
+			w->decls = xrealloc(w->decls, w->decls_cap * sizeof(*w->decls));
+		}
+		w->decls[w->ndecls++] = *d;
+	} else {
+		reserve(w, 8);
+		put_u8(w, (uint8_t)(0xe0 |
+				    (d->is_array ? MTRACE_CTRL_ARRAY : MTRACE_CTRL_DECLARE_PHASE)));
+		put_decl_body(w, d);
+		w->records++;
+	}
+	return d->is_array ? (int)w->narrays++ : (int)w->nphases++;
+}
+
+int
+mtrace_writer_array(struct mtrace_writer *w, const char *name, uint64_t base, uint64_t bytes,
+		    enum trace_space space)
+{
+	struct decl d = { .is_array = true, .base = base, .bytes = bytes, .space = space };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return add_decl(w, &d);
+}
+
+int
+mtrace_writer_phase(struct mtrace_writer *w, const char *name)
+{
+	if (w->nphases == CACHE_MAX_PHASES)
+		return -ENOSPC; /* readers refuse more */
+	struct decl d = { .is_array = false };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return add_decl(w, &d);
+}
+
+void
+mtrace_writer_set_phase(struct mtrace_writer *w, int phase)
+{
+	flush_pending(w);
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 16);
+	put_u8(w, 0xe0 | MTRACE_CTRL_PHASE);
+	put_varint(w, (uint64_t)phase);
+	w->records++;
+}
+
+static int
+sink_array(void *w, const char *name, uint64_t base, uint64_t bytes, enum trace_space space)
+{
+	return mtrace_writer_array(w, name, base, bytes, space);
+}
+
+static int
+sink_phase(void *w, const char *name)
+{
+	return mtrace_writer_phase(w, name);
+}
+
+static void
+sink_set_phase(void *w, int phase)
+{
+	mtrace_writer_set_phase(w, phase);
+}
+
+static void
+sink_access(void *w, enum trace_event_kind kind, uint64_t addr, uint32_t size, uint32_t count)
+{
+	mtrace_writer_access(w, kind, addr, size, count);
+}
+
+struct trace_sink
+mtrace_writer_sink(struct mtrace_writer *w)
+{
+	return (struct trace_sink){ w, sink_array, sink_phase, sink_set_phase, sink_access };
+}
+
+int
+mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	flush_pending(w);
+	if (!w->header_done)
+		write_header(w);
+	reserve(w, 32);
+	put_u8(w, 0xe0 | MTRACE_CTRL_END);
+	put_varint(w, w->records + 1); /* the end record counts itself */
+	put_varint(w, w->accesses);
+	flush_buf(w);
+	if (w->owns_fd && close(w->fd) && !w->error)
+		w->error = errno;
+	if (w->error) {
+		snprintf(err, errlen, "writing %s: %s", w->path, strerror(w->error));
+		rc = -w->error;
+	}
+	free(w->decls);
+	free(w->buf);
+	free(w->path);
+	free(w->command);
+	free(w);
+	return rc;
+}
+
+/* ---- reader ---- */
+
+/* Decoding works on a pointer into the input buffer with at least CHUNK bytes ahead unless
+ * the stream ends; a record never exceeds CHUNK bytes except control records with strings,
+ * which take the slow path. */
+#define CHUNK 64
+
+static bool
+get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (p >= end)
+			return false;
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Slow-path reads straight from the input, refilling as needed. */
+static bool
+in_varint(struct input *in, uint64_t *out)
+{
+	const uint8_t *p, *end;
+
+	input_fill(in, 10);
+	p = in->buf + in->pos;
+	end = in->buf + in->len;
+	if (!get_varint(&p, end, out))
+		return false;
+	in->pos = (size_t)(p - in->buf);
+	return true;
+}
+
+static bool
+in_bytes(struct input *in, void *dst, size_t n)
+{
+	if (input_fill(in, n) < n)
+		return false;
+	memcpy(dst, in->buf + in->pos, n);
+	in->pos += n;
+	return true;
+}
+
+static char *
+in_str(struct input *in, bool *ok)
+{
+	uint64_t n;
+	char *s;
+
+	*ok = false;
+	if (!in_varint(in, &n) || n > 65536)
+		return NULL;
+	s = xzalloc(n + 1);
+	if (!in_bytes(in, s, n)) {
+		free(s);
+		return NULL;
+	}
+	*ok = true;
+	return s;
+}
+
+static bool
+read_array_decl(struct trace_reader *r)
+{
+	struct trace_array a;
+	bool ok;
+	char *name = in_str(&r->in, &ok);
+	uint8_t space;
+
+	if (!ok)
+		return false;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	free(name);
+	if (!in_varint(&r->in, &a.base) || !in_varint(&r->in, &a.bytes) ||
+	    !in_bytes(&r->in, &space, 1) || space > TRACE_SPACE_TILE)
+		return false;
+	a.space = (enum trace_space)space;
+	if (r->narrays == r->arrays_cap) {
+		r->arrays_cap = r->arrays_cap ? r->arrays_cap * 2 : 16;
+		r->arrays = xrealloc(r->arrays, r->arrays_cap * sizeof(*r->arrays));
+	}
+	r->arrays[r->narrays++] = a;
+	return true;
+}
+
+static bool
+read_phase_decl(struct trace_reader *r)
+{
+	bool ok;
+	char *name = in_str(&r->in, &ok);
+
+	if (!ok)
+		return false;
+	if (r->nphases == CACHE_MAX_PHASES) {
+		free(name);
+		reader_fail(r, "%s: declares more than %d phases", r->in.path, CACHE_MAX_PHASES);
+		return false;
+	}
+	if (r->nphases == r->phases_cap) {
+		r->phases_cap = r->phases_cap ? r->phases_cap * 2 : 16;
+		r->phases = xrealloc(r->phases, r->phases_cap * sizeof(*r->phases));
+	}
+	r->phases[r->nphases++] = name;
+	return true;
+}
+
+int
+mtrace_read_header(struct trace_reader *r)
+{
+	uint8_t magic[8], v[4];
+	uint64_t n;
+	bool ok;
+
+	if (!in_bytes(&r->in, magic, 8) || memcmp(magic, MTRACE_MAGIC, 8) != 0)
+		return (int)reader_fail(r, "%s: not a memsim trace (bad magic)", r->in.path);
+	if (!in_bytes(&r->in, v, 4))
+		goto truncated;
+	r->version =
+		(unsigned)v[0] | (unsigned)v[1] << 8 | (unsigned)v[2] << 16 | (unsigned)v[3] << 24;
+	if (r->version != MTRACE_VERSION)
+		return (int)reader_fail(r,
+					"%s: memsim trace format version %u; this memsim reads %u",
+					r->in.path, r->version, MTRACE_VERSION);
+	r->tool_version = in_str(&r->in, &ok);
+	if (!ok)
+		goto truncated;
+	r->command = in_str(&r->in, &ok);
+	if (!ok)
+		goto truncated;
+	if (!in_varint(&r->in, &n) || n > 1u << 20)
+		goto truncated;
+	for (uint64_t i = 0; i < n; i++)
+		if (!read_array_decl(r))
+			goto truncated;
+	if (!in_varint(&r->in, &n) || n > 1u << 20)
+		goto truncated;
+	for (uint64_t i = 0; i < n; i++)
+		if (!read_phase_decl(r))
+			goto truncated;
+	for (int i = 0; i < MTRACE_SLOTS; i++)
+		r->slot_size[i] = 4;
+	return 0;
+truncated:
+	return (int)reader_fail(r, "%s: header is truncated or garbled", r->in.path);
+}
+
+static long
+control_record(struct trace_reader *r, uint8_t h, struct cache_ref *ev, bool *emitted)
+{
+	uint64_t a, b;
+
+	*emitted = false;
+	switch (h & 0x1f) {
+	case MTRACE_CTRL_PHASE:
+		if (!in_varint(&r->in, &a))
+			break;
+		if (a >= r->nphases)
+			return reader_fail(r, "%s: record %llu switches to undeclared phase %llu",
+					   r->in.path, (unsigned long long)r->records,
+					   (unsigned long long)a);
+		ev->kind = TRACE_EV_PHASE;
+		ev->addr = a;
+		ev->size = 0;
+		ev->count = 1;
+		*emitted = true;
+		return 0;
+	case MTRACE_CTRL_ARRAY:
+		if (!read_array_decl(r))
+			break;
+		ev->kind = TRACE_EV_ARRAY;
+		ev->addr = r->narrays - 1;
+		ev->size = 0;
+		ev->count = 1;
+		*emitted = true;
+		return 0;
+	case MTRACE_CTRL_DECLARE_PHASE:
+		if (!read_phase_decl(r))
+			break;
+		return 0;
+	case MTRACE_CTRL_END:
+		if (!in_varint(&r->in, &a) || !in_varint(&r->in, &b))
+			break;
+		/* The end record counts itself among the records. */
+		if (a != r->records || b != r->accesses)
+			return reader_fail(r,
+					   "%s: end record says %llu records and %llu accesses, "
+					   "but %llu and %llu were read",
+					   r->in.path, (unsigned long long)a, (unsigned long long)b,
+					   (unsigned long long)r->records,
+					   (unsigned long long)r->accesses);
+		if (input_fill(&r->in, 1) != 0)
+			return reader_fail(r, "%s: data after the end record", r->in.path);
+		r->done = true;
+		return 0;
+	default:
+		return reader_fail(r, "%s: record %llu has unknown control type %u", r->in.path,
+				   (unsigned long long)r->records + 1, h & 0x1f);
+	}
+	return reader_fail(r, "%s: truncated in record %llu", r->in.path,
+			   (unsigned long long)r->records);
+}
+
+/* Decodes the long access record whose header h is at p, updating the slot state; returns
+ * the byte after it, or NULL after recording an error (records = records read before it). */
+static inline const uint8_t *
+long_record(struct trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *addr,
+	    uint32_t *ssize, uint64_t records, struct cache_ref *e)
+{
+	uint8_t h = *p;
+	const uint8_t *q = p + 1;
+	unsigned s = (h >> 3) & 3;
+	uint64_t zig, size = ssize[s], count = 1, a;
+
+	if ((h & 1) || !get_varint(&q, end, &zig) || ((h & 4) && !get_varint(&q, end, &size)) ||
+	    ((h & 2) && !get_varint(&q, end, &count))) {
+		reader_fail(r, "%s: record %llu is %s", r->in.path, (unsigned long long)records + 1,
+			    (h & 1) ? "garbled (reserved bit set)" : "truncated");
+		return NULL;
+	}
+	if (size == 0 || size > TRACE_MAX_ACCESS_BYTES || count == 0 || count > MAX_COUNT) {
+		reader_fail(r,
+			    "%s: record %llu has size %llu and count %llu (sizes 1 to %u, counts "
+			    "1 to %u)",
+			    r->in.path, (unsigned long long)records + 1, (unsigned long long)size,
+			    (unsigned long long)count, TRACE_MAX_ACCESS_BYTES, MAX_COUNT);
+		return NULL;
+	}
+	a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+	if (a > UINT64_MAX - size + 1) {
+		reader_fail(r, "%s: record %llu wraps the address space", r->in.path,
+			    (unsigned long long)records + 1);
+		return NULL;
+	}
+	addr[s] = a;
+	ssize[s] = (uint32_t)size;
+	e->addr = a;
+	e->size = (uint32_t)size;
+	e->kind = (h >> 5) & 3;
+	e->count = (uint16_t)count;
+	return q;
+}
+
+/* Decodes a short record (header h) into e, updating the slot; false if it wraps. */
+static inline bool
+short_record(uint8_t h, uint64_t *addr, const uint32_t *ssize, struct cache_ref *e)
+{
+	unsigned s = (h >> 4) & 3;
+	uint32_t size = ssize[s];
+	uint64_t a = addr[s] + (uint64_t)((int64_t)(h & 15) - 8) * size;
+
+	if (__builtin_expect(a > UINT64_MAX - size + 1, 0))
+		return false;
+	addr[s] = a;
+	e->addr = a;
+	e->size = size;
+	e->kind = h >> 6;
+	e->count = 1;
+	return true;
+}
+
+/* Handles the control record at the input position after a fast loop stopped on it. Returns
+ * 1 if it produced an event in *ev, 0 if not, -1 on error. */
+static long
+after_fast_loop(struct trace_reader *r, struct cache_ref *ev)
+{
+	struct input *in = &r->in;
+	bool emitted;
+	uint8_t h = in->buf[in->pos];
+
+	in->pos++;
+	r->records++;
+	if (control_record(r, h, ev, &emitted) < 0)
+		return -1;
+	return emitted;
+}
+
+long
+mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
+{
+	struct input *in = &r->in;
+	size_t n = 0;
+
+	while (n < max && !r->done) {
+		const uint8_t *p, *end, *limit;
+		uint64_t addr[MTRACE_SLOTS], records = r->records, accesses = r->accesses;
+		uint32_t ssize[MTRACE_SLOTS];
+		bool at_control = false;
+
+		input_fill(in, 2 * CHUNK);
+		if (in->pos == in->len)
+			return reader_fail(r, "%s: truncated after record %llu (no end record)",
+					   in->path, (unsigned long long)r->records);
+		p = in->buf + in->pos;
+		end = in->buf + in->len;
+		/* Fast loop over the bytes that surely hold whole access records, with the
+		 * slots and counters in locals so they stay in registers. */
+		limit = end - (in->eof ? 0 : CHUNK);
+		memcpy(addr, r->slot_addr, sizeof(addr));
+		memcpy(ssize, r->slot_size, sizeof(ssize));
+		while (n < max && p < limit) {
+			uint8_t h = *p;
+
+			if (!(h & 0x80)) {
+				if (!short_record(h, addr, ssize, &buf[n])) {
+					in->pos = (size_t)(p - in->buf);
+					return reader_fail(
+						r, "%s: record %llu wraps the address space",
+						in->path, (unsigned long long)records + 1);
+				}
+				p++;
+				n++;
+				records++;
+				accesses++;
+			} else if ((h & 0xe0) == 0xe0) {
+				at_control = true;
+				break;
+			} else {
+				p = long_record(r, p, end, addr, ssize, records, &buf[n]);
+				if (!p)
+					return -1;
+				accesses += buf[n].count;
+				n++;
+				records++;
+			}
+		}
+		memcpy(r->slot_addr, addr, sizeof(addr));
+		memcpy(r->slot_size, ssize, sizeof(ssize));
+		r->records = records;
+		r->accesses = accesses;
+		in->pos = (size_t)(p - in->buf);
+		if (at_control) {
+			long got = after_fast_loop(r, &buf[n]);
+
+			if (got < 0)
+				return -1;
+			/* A control event ends the batch, so a caller can act on it before any
+			 * later access. */
+			if (got > 0)
+				return (long)n + 1;
+		}
+	}
+	return (long)n;
+}
+
+/* The state of the fused loop: the slots, and the accesses it settled, not yet counted. */
+struct fused {
+	uint64_t addr[MTRACE_SLOTS];
+	uint32_t ssize[MTRACE_SLOTS];
+	/* By a short record's low six bits (slot, delta): the step (dddd - 8) x slot size, so
+	 * the loop adds a looked-up step instead of multiplying. */
+	int64_t step[MTRACE_SLOTS * 16];
+	uint64_t accesses, bytes, stores, store_bytes;
+};
+
+/* Fills the steps of slot s from its size. */
+static void
+set_steps(struct fused *f, unsigned s)
+{
+	for (int d = 0; d < 16; d++)
+		f->step[s * 16 + d] = (int64_t)(d - 8) * (int64_t)f->ssize[s];
+}
+
+/* Decodes and simulates records from p while they are loads or stores of the slot's size
+ * inside one line, whether they hit L1 or miss (a miss goes to cache_fast_miss()); returns
+ * where it stopped: at limit, or at a record it did not consume (a control record, an
+ * instruction fetch, a long record with a size or count field, an access that straddles
+ * lines, a record that is garbled). *records counts what it consumed.
+ * Callers pass L1's line_shift and ways, as constants where they can: with a constant
+ * geometry the compiler turns the set lookup into a few shifts and masks. The hot values
+ * stay in registers and the slot addresses in a local array, which stores to the tags cannot
+ * alias; stores, rare in traces, are counted in memory. */
+static ALWAYS_INLINE const uint8_t *
+fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	   const uint8_t *limit, const uint8_t *end, uint64_t *records, const unsigned shift,
+	   const uint64_t ways)
+{
+	/* The geometry as constants, for cache_fast_hit_older() too. */
+	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways, shift, v->lru };
+	const uint8_t *const start = p;
+	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
+
+	memcpy(addr, f->addr, sizeof(addr));
+	while (p < limit) {
+		const uint8_t *next = p + 1;
+		uint8_t h = *p;
+		unsigned s;
+		uint64_t op, size, a, line, *set;
+
+		if (!(h & 0x80)) {
+			s = (h >> 4) & 3;
+			op = h >> 6;
+			a = addr[s] + (uint64_t)f->step[h & 0x3f];
+		} else {
+			uint64_t zig;
+
+			/* A long load or store without size and count fields: a far jump of a
+			 * slot, as a column walk makes. Anything else is for the caller. */
+			if ((h & 0xc7) != 0x80 || !get_varint(&next, end, &zig))
+				break;
+			s = (h >> 3) & 3;
+			op = (h >> 5) & 1;
+			a = addr[s] + ((zig >> 1) ^ -(zig & 1));
+			long_bytes += (uint64_t)(next - p) - 1;
+		}
+		size = f->ssize[s];
+		line = a >> shift;
+		/* An access that wraps the address space straddles too: its wrapped end lies far
+		 * below its start. The record is left to the caller, varint bytes included. */
+		if (((a + size - 1) >> shift) != line) {
+			long_bytes -= (uint64_t)(next - p) - 1;
+			break;
+		}
+		set = cache_fast_set(&g, line);
+		if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
+		    !cache_fast_hit_older(&g, set, line, (unsigned)op))
+			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
+		if (op) {
+			f->stores++;
+			f->store_bytes += size;
+		}
+		addr[s] = a;
+		bytes += size;
+		p = next;
+	}
+	memcpy(f->addr, addr, sizeof(addr));
+	/* One record per byte, but for the varint bytes of long records. */
+	*records += (uint64_t)(p - start) - long_bytes;
+	f->accesses += (uint64_t)(p - start) - long_bytes;
+	f->bytes += bytes;
+	return p;
+}
+
+/* fused_loop() for the usual L1 geometry, 64-byte lines and 8 ways, and for any other. */
+static const uint8_t *
+fused_run_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	       const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, 6, 8);
+}
+
+static const uint8_t *
+fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+	      const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways);
+}
+
+/* Adds the accesses the fused loop settled to the model's counters and clears them. */
+static void
+count_fused(struct cache *c, struct fused *f)
+{
+	cache_count_fast(c, f->accesses - f->stores, f->stores, f->bytes - f->store_bytes,
+			 f->store_bytes);
+	f->accesses = f->bytes = f->stores = f->store_bytes = 0;
+}
+
+long
+mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast_l1 *v,
+		struct cache_ref *ctl)
+{
+	struct input *in = &r->in;
+
+	while (!r->done) {
+		const uint8_t *p, *end, *limit;
+		struct fused f = { .accesses = 0 };
+		uint64_t records = r->records, accesses = r->accesses;
+		bool at_control = false;
+		struct cache_ref e;
+
+		input_fill(in, 2 * CHUNK);
+		if (in->pos == in->len)
+			return reader_fail(r, "%s: truncated after record %llu (no end record)",
+					   in->path, (unsigned long long)r->records);
+		p = in->buf + in->pos;
+		end = in->buf + in->len;
+		limit = end - (in->eof ? 0 : CHUNK);
+		memcpy(f.addr, r->slot_addr, sizeof(f.addr));
+		memcpy(f.ssize, r->slot_size, sizeof(f.ssize));
+		for (unsigned s = 0; s < MTRACE_SLOTS; s++)
+			set_steps(&f, s);
+		/* Decode and simulate in one pass: fused_loop() takes the loads and stores inside
+		 * one line that need no size or count field, nearly all of them; the rest are
+		 * decoded here and handed to the model. */
+		while (p < limit) {
+			uint64_t before = records;
+			uint8_t h;
+
+			p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8 : fused_run_any)(
+				&f, c, v, p, limit, end, &records);
+			accesses += records - before;
+			if (p >= limit)
+				break;
+			h = *p;
+			if (!(h & 0x80)) {
+				if (!short_record(h, f.addr, f.ssize, &e))
+					break;
+				p++;
+			} else if ((h & 0xe0) == 0xe0) {
+				at_control = true;
+				break;
+			} else {
+				p = long_record(r, p, end, f.addr, f.ssize, records, &e);
+				if (!p)
+					return -1;
+				/* A size field may have changed the slot's size. */
+				if (h & 4)
+					set_steps(&f, (h >> 3) & 3);
+			}
+			records++;
+			accesses += e.count;
+			cache_access(c, e.addr, e.size, (enum cache_op)e.kind, e.count);
+		}
+		count_fused(c, &f);
+		memcpy(r->slot_addr, f.addr, sizeof(f.addr));
+		memcpy(r->slot_size, f.ssize, sizeof(f.ssize));
+		r->records = records;
+		r->accesses = accesses;
+		in->pos = (size_t)(p - in->buf);
+		if (p < limit && !at_control)
+			return reader_fail(r, "%s: record %llu wraps the address space", in->path,
+					   (unsigned long long)records + 1);
+		if (at_control) {
+			long got = after_fast_loop(r, ctl);
+
+			if (got != 0)
+				return got;
+		}
+	}
+	return 0;
+}
