@@ -6,6 +6,7 @@
 #include "traces/reader.h"
 
 #define MTRACE_SLOTS 4
+#define MAX_COUNT 65535u /* the largest count of one memsim-format record */
 
 struct trace_reader {
 	struct input in;

@@ -1,0 +1,136 @@
+#pragma once
+
+/*
+ * The cache model's internals, shared by its files (not an interface: sim/cache.h is):
+ * cache.c (construction, accounting, set operations, the hierarchy, access, flush),
+ * cache_config.c (policy names, validation), cache_stats.c (phases, arrays, getters, set
+ * sampling) and cache_onepass.c (one pass for many sizes).
+ */
+
+#include "sim/cache.h"
+#include "sim/name_index.h"
+#include "sim/sample.h"
+#include "sim/stackdist.h"
+
+#define TAG_INVALID UINT64_MAX
+#define INDEX_WAYS 64 /* above this, a level keeps a hash index instead of scanning sets */
+#define NIL UINT32_MAX
+#define MAX_LINES (UINT64_C(1) << 27) /* 1 GiB of tags: beyond that, refuse to simulate */
+
+enum req {
+	REQ_READ,      /* a load, or a fill requested by the level above */
+	REQ_WRITE,     /* a store, or a write passed through from above */
+	REQ_WRITEBACK, /* a dirty line evicted by the level above */
+	REQ_VICTIM,    /* a line evicted by the level above into this exclusive level */
+};
+
+enum {
+	F_RFO = 1u << 0,       /* the read serves a write miss above */
+	F_IFETCH = 1u << 1,    /* the read serves an instruction fetch */
+	F_FLUSH = 1u << 2,     /* traffic caused by the final flush */
+	F_DIRTY = 1u << 3,     /* REQ_VICTIM: the line handed down is dirty */
+	F_COUNTED = 1u << 4,   /* the caller already counted this read or write */
+	F_FETCH = 1u << 5,     /* allocate(): fetch the line from below first */
+	F_NEW_DIRTY = 1u << 6, /* allocate(): install the line dirty */
+};
+
+#define RES_DIRTY 1u /* a read at an exclusive level handed up a dirty line */
+
+struct level {
+	struct cache_level_config cfg;
+	uint64_t *tags;
+	uint64_t *mask; /* write-validate: valid granules per slot */
+	uint8_t *plru;  /* tree-PLRU: node bits per set, nodes 1 .. ways-1 */
+	uint32_t ways;
+	uint64_t set_mask;
+	unsigned line_shift;
+	unsigned granule_shift;
+	uint64_t full_mask;
+	uint64_t rng;
+	int below;           /* index of the level below, or -1 for DRAM */
+	struct level *lower; /* the level below, or NULL for DRAM */
+	bool lower_whole;    /* a line of this level lies inside one line of the level below */
+	bool below_exclusive;
+	bool ordered;   /* LRU or FIFO, few ways: slots kept in order */
+	bool lru_order; /* ordered and LRU: a hit moves the line to slot 0 */
+	/* No inclusive level below, so nothing back-invalidates this level's lines while one of
+	 * its misses waits on the fetch: a victim may keep its slot until the new line takes it,
+	 * instead of leaving the set first (not for an indexed level, whose free list and hash
+	 * index must lose the victim first). */
+	bool keep_victim;
+	/* More than INDEX_WAYS ways (fully associative caches): a hash index from line to slot,
+	 * and per-set lists in recency (LRU) or insertion (FIFO) order, so nothing is O(ways). */
+	bool indexed;
+	uint32_t *hash; /* slot + 1, or 0 for empty; linear probing */
+	uint64_t hash_mask;
+	unsigned hash_shift;
+	uint32_t *prev, *next; /* list links per slot; free slots are chained through next */
+	uint32_t *head, *tail, *free_head; /* per set */
+	bool fast_read, fast_write;
+	struct cache_level_stats st;
+};
+
+struct array {
+	char name[CACHE_NAME_MAX];
+	uint64_t base, len; /* [base, base + len): tested as addr - base < len, which cannot wrap */
+	bool scratch;
+	struct cache_traffic traffic;
+	uint64_t scratch_bytes[2];
+};
+
+struct phase {
+	char name[CACHE_NAME_MAX];
+	struct cache_traffic traffic;
+	struct cache_traffic per_array[CACHE_MAX_ARRAYS + 1];
+	struct cache_level_stats lvl[CACHE_MAX_LEVELS + 1];
+};
+
+struct cache {
+	struct cache_config cfg;
+	struct level lv[CACHE_MAX_LEVELS + 1];
+	unsigned nlv;
+	unsigned
+		ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
+	/* A one-pass model (cache_create_onepass()): what leaves level fan_level - 1 (every access
+	 * when fan_level is 0) goes to each model of fan[], one per size of level fan_level, or,
+	 * with stack, to one LRU stack pass that counts into all of them. */
+	struct cache **fan;
+	unsigned nfan, fan_level;
+	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
+	struct stackdist *stack;
+	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
+	struct stackdist_victim *victims; /* per stack cache */
+	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
+	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
+	uint64_t stack_reads, stack_writes;
+	int icache; /* index of I1 in lv, or -1 */
+	struct cache_traffic dram;
+	struct cache_cpu_stats cpu;
+	struct array arrays[CACHE_MAX_ARRAYS + 1];
+	unsigned narrays;
+	unsigned nscratch;
+	uint64_t scratch_lo, scratch_len; /* the span of every scratch range: outside it, none */
+	unsigned last_array, prev_array;  /* find_array()'s guesses; 0 is none */
+	struct phase *phases;
+	unsigned nphases, phases_cap;
+	struct name_index phase_names; /* named phases (1 ..) by name */
+	unsigned cur_phase;
+	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
+	/* Set sampling: an access reaches the caches when (addr >> sample_shift) & sample_mask
+	 * is sample_residue. sample_mask 0: every access. */
+	unsigned sample_shift;
+	uint64_t sample_mask, sample_residue;
+	bool sample_scaled;
+	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
+};
+
+/* cache_config.c */
+unsigned chunk_shift(const struct cache_config *cfg);
+
+/* cache.c */
+uint64_t level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
+struct cache *build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
+void stack_settle(struct cache *c);
+
+/* cache_stats.c */
+void sync_phase(struct cache *c);

@@ -1,0 +1,299 @@
+/*
+ * One pass for many sizes of a level: which method a sweep can take, and a one-pass model's
+ * construction and hand-out. Its access path and flush stay in cache.c beside the hierarchy
+ * they call into (span_ref(), dram_transfer(): inlined there).
+ */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "sim/cache_internal.h"
+#include "sim/util.h"
+
+/* ---- one pass for many sizes ---- */
+
+const char *
+cache_onepass_str(enum cache_onepass m)
+{
+	static const char *names[] = { "separate", "fanout", "stack" };
+
+	return names[m];
+}
+
+/* Whether l's spec said "full" rather than a number of ways: spec_parse() flags a level whose
+ * N ways make one set fully associative too, but keeps N in assoc (and "full" leaves it 0). */
+static bool
+spelled_full(const struct cache_level_config *l)
+{
+	return l->fully_assoc && (l->assoc == 0 || l->assoc != l->size_bytes / l->line_bytes);
+}
+
+int
+cache_config_resize(const struct cache_config *cfg, unsigned level, uint64_t size_bytes,
+		    struct cache_config *out, char *err, size_t errlen)
+{
+	struct cache_level_config *l;
+
+	if (level >= cfg->levels) {
+		snprintf(err, errlen, "L%u is not a level of this cache", level + 1);
+		return -EINVAL;
+	}
+	*out = *cfg;
+	l = &out->level[level];
+	/* The associativity as the spec gave it: "full" stays one set (assoc 0, the model takes
+	 * its ways from the size), N ways stay N ways, even where they made one set at the old
+	 * size. Where N ways make one set at the new size, flagged so as spec_parse() does. */
+	l->fully_assoc = spelled_full(&cfg->level[level]) ||
+			 (uint64_t)l->assoc * l->line_bytes == size_bytes;
+	l->size_bytes = size_bytes;
+	return cache_config_validate(out, err, errlen);
+}
+
+/* The sets of level l resized to size_bytes (the config is valid). */
+static uint64_t
+sets_at(const struct cache_level_config *l, uint64_t size_bytes)
+{
+	uint64_t lines = size_bytes / l->line_bytes;
+
+	return spelled_full(l) ? 1 : lines / l->assoc;
+}
+
+enum cache_onepass
+cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		     unsigned n, const char **why)
+{
+	const struct cache_level_config *l;
+	const char *unused;
+	char err[256];
+	uint64_t sets;
+
+	if (!why)
+		why = &unused;
+	*why = NULL;
+	if (level >= cfg->levels || n == 0 || n > CACHE_ONEPASS_MAX) {
+		*why = "no such level, or no sizes";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	l = &cfg->level[level]; /* only now: a level past the array is not even addressed */
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+
+		if (cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err))) {
+			*why = "a size is not a valid cache";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+		for (unsigned j = 0; j < k; j++)
+			if (sizes[j] == sizes[k]) {
+				*why = "a size is given twice";
+				return CACHE_ONEPASS_SEPARATE;
+			}
+	}
+	/* Whatever lies at or below the swept level must not reach back above it. */
+	for (unsigned i = level; i < cfg->levels; i++) {
+		if (cfg->level[i].inclusion == CACHE_INCL_INCLUSIVE) {
+			*why = "an inclusive level at or below the swept one back-invalidates the "
+			       "levels above it";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+		if (level > 0 && cfg->level[i].straddle_once) {
+			*why = "a straddle=once level below L1 counts across levels";
+			return CACHE_ONEPASS_SEPARATE;
+		}
+	}
+	if (l->inclusion == CACHE_INCL_EXCLUSIVE) {
+		*why = "an exclusive level hands lines back up";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	if (cfg->sample_sets > 1) {
+		*why = "set sampling runs each size on its own";
+		return CACHE_ONEPASS_SEPARATE;
+	}
+	/* The stack pass: the simple write-back, fetch-on-write LRU level at the bottom, and
+	 * caches nested by inclusion (sim/stackdist.h): one set count (fully associative, or
+	 * sizes that change the ways), or a fixed associativity of a few ways (sizes that change
+	 * the set count). */
+	if (l->repl != CACHE_REPL_LRU)
+		*why = "the swept level is not LRU";
+	else if (level + 1 != cfg->levels)
+		*why = "levels below the swept one need each size's own miss stream";
+	else if (l->write != CACHE_WRITE_BACK || l->alloc != CACHE_ALLOC_FETCH ||
+		 l->quiet_writebacks || l->straddle_once)
+		*why = "the swept level is not plain write-back write-allocate";
+	else if (level == 0 && cfg->has_icache)
+		*why = "an I1 beside a swept L1";
+	else if (n > STACKDIST_MAX_CACHES)
+		*why = "too many sizes";
+	if (*why)
+		return CACHE_ONEPASS_FANOUT;
+	sets = sets_at(l, sizes[0]);
+	for (unsigned k = 1; k < n; k++)
+		if (sets_at(l, sizes[k]) != sets && l->assoc > STACKDIST_MAX_SET_WAYS) {
+			*why = "the sizes have different set counts at more than 64 ways";
+			return CACHE_ONEPASS_FANOUT;
+		}
+	return CACHE_ONEPASS_STACK;
+}
+
+/* The stack pass's caches, smallest first: order[k] is the size of stack cache k, which has
+ * sets[k] sets of ways[k] ways (an insertion sort: a sweep has a few sizes). */
+static void
+stack_geometry(const struct cache_level_config *l, const uint64_t *sizes, unsigned n,
+	       unsigned *order, uint64_t *sets, uint32_t *ways)
+{
+	for (unsigned k = 0; k < n; k++)
+		order[k] = k;
+	for (unsigned k = 1; k < n; k++)
+		for (unsigned j = k; j > 0 && sizes[order[j]] < sizes[order[j - 1]]; j--) {
+			unsigned t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (unsigned k = 0; k < n; k++) {
+		sets[k] = sets_at(l, sizes[order[k]]);
+		ways[k] = (uint32_t)(sizes[order[k]] / l->line_bytes / sets[k]);
+	}
+}
+
+/* The stack for those caches: a fixed set count grows the ways, a fixed associativity the
+ * sets (sim/stackdist.h: nested either way). NULL when memory is short. */
+static struct stackdist *
+stack_create(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	return sets[0] == sets[n - 1] ? stackdist_create(sets[0], ways, n)
+				      : stackdist_create_sets(sets, ways, n);
+}
+
+/* What stack_create() holds at most. */
+static uint64_t
+stack_bytes(const uint64_t *sets, const uint32_t *ways, unsigned n)
+{
+	return sets[0] == sets[n - 1] ? stackdist_bytes(sets[0], ways, n)
+				      : stackdist_bytes_sets(sets, ways, n);
+}
+
+struct cache *
+cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		     unsigned n, enum cache_onepass how)
+{
+	enum cache_onepass can = cache_onepass_method(cfg, level, sizes, n, NULL);
+	struct cache *c;
+
+	if (how == CACHE_ONEPASS_SEPARATE || how > can)
+		return NULL;
+	c = build(cfg, level, CACHE_MAX_LEVELS);
+	if (!c)
+		return NULL;
+	c->fan_level = level;
+	c->fan = xzalloc(n * sizeof(*c->fan));
+	c->taken = xzalloc(n * sizeof(*c->taken));
+	c->nfan = n;
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+		char err[256];
+
+		cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err));
+		/* The stack holds the swept level's lines: its models only count. */
+		c->fan[k] = build(&one, one.levels,
+				  how == CACHE_ONEPASS_STACK ? level : CACHE_MAX_LEVELS);
+		if (!c->fan[k]) {
+			cache_destroy(c);
+			return NULL;
+		}
+	}
+	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
+	if (how == CACHE_ONEPASS_STACK) {
+		uint32_t ways[STACKDIST_MAX_CACHES];
+		uint64_t sets[STACKDIST_MAX_CACHES];
+
+		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
+		c->victims = xzalloc(n * sizeof(*c->victims));
+		stack_geometry(&cfg->level[level], sizes, n, c->stack_order, sets, ways);
+		c->stack = stack_create(sets, ways, n);
+		if (!c->stack) {
+			cache_destroy(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+uint64_t
+cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+		    unsigned n, enum cache_onepass how)
+{
+	struct cache_config above = *cfg;
+	uint64_t bytes;
+
+	above.levels = level;
+	bytes = cache_model_bytes(&above);
+	for (unsigned k = 0; k < n; k++) {
+		struct cache_config one;
+		char err[256];
+
+		if (cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err)))
+			continue;
+		bytes += cache_model_bytes(&one);
+		if (how == CACHE_ONEPASS_STACK)
+			bytes -= level_bytes(&one.level[level], one.index_ways);
+	}
+	if (how == CACHE_ONEPASS_STACK && n <= STACKDIST_MAX_CACHES) {
+		uint32_t ways[STACKDIST_MAX_CACHES];
+		uint64_t sets[STACKDIST_MAX_CACHES];
+		unsigned order[STACKDIST_MAX_CACHES];
+
+		stack_geometry(&cfg->level[level], sizes, n, order, sets, ways);
+		bytes += stack_bytes(sets, ways, n);
+	}
+	return bytes;
+}
+
+bool
+cache_onepass_failed(const struct cache *c)
+{
+	return c->stack && stackdist_failed(c->stack);
+}
+
+/* Copies what c counted above the swept level (the levels, the processor, scratch bytes) into
+ * model s: s then reads as a model run on its own. */
+static void
+copy_above(struct cache *c, struct cache *s)
+{
+	sync_phase(c);
+	sync_phase(s);
+	for (unsigned i = 0; i < c->nlv; i++) {
+		/* Data levels keep their index; I1 is the last level of each model. */
+		unsigned j = (int)i == c->icache ? (unsigned)s->icache : i;
+
+		s->lv[j].st = c->lv[i].st;
+		s->snap[j] = c->lv[i].st;
+		for (unsigned p = 0; p < c->nphases && p < s->nphases; p++)
+			s->phases[p].lvl[j] = c->phases[p].lvl[i];
+	}
+	s->cpu = c->cpu;
+	for (unsigned a = 0; a < c->narrays && a < s->narrays; a++) {
+		s->arrays[a].scratch_bytes[0] = c->arrays[a].scratch_bytes[0];
+		s->arrays[a].scratch_bytes[1] = c->arrays[a].scratch_bytes[1];
+	}
+}
+
+struct cache *
+cache_onepass_take(struct cache *c, unsigned k)
+{
+	struct cache *s;
+
+	if (k >= c->nfan || c->taken[k])
+		return NULL;
+	stack_settle(c);
+	s = c->fan[k];
+	if (!c->forward)
+		copy_above(c, s);
+	c->taken[k] = true;
+	return s;
+}
+
+unsigned
+cache_onepass_count(const struct cache *c)
+{
+	return c->nfan;
+}
