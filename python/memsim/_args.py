@@ -95,6 +95,24 @@ def kv_options(N_kv, kv_page):
     return out
 
 
+def decode_options(splits, bandwidth):
+    """--splits (flashdecode's S, None: FlashAttention's heuristic on a GPU preset, else 1) and
+    --bandwidth (GB/s for the tokens/s bound, or "measured": this machine's, by memsim
+    ceilings; None: the preset's)."""
+    out = []
+    if splits is not None:
+        out += ["--splits", str(integer("splits", splits))]
+    if bandwidth is not None:
+        if isinstance(bandwidth, str):
+            if bandwidth != "measured":
+                raise UsageError(f"bandwidth: a number of GB/s or \"measured\", not "
+                                 f"{bandwidth!r:.40}")
+            out += ["--bandwidth", "measured"]
+        else:
+            out += ["--bandwidth", repr(float(number("bandwidth", bandwidth)))]
+    return out
+
+
 def sweep_list(name, v):
     """A sweep list: one value, a sequence of them, or memsim's own "lo:hi:xF" text."""
     if isinstance(v, str):

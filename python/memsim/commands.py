@@ -26,19 +26,24 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
         trace_only: bool = False, flush: bool = True, seed: int = 1,
         sample_sets: int | None = None, params: Params | None = None,
         record: PathLike | None = None, N_kv: int | None = None,
-        kv_page: int | None = None) -> Result:
+        kv_page: int | None = None, splits: int | None = None,
+        bandwidth: float | str | None = None) -> Result:
     """Simulates a kernel through a cache model: `memsim run --json`'s report as a Result.
 
     kernel is a built-in kernel ("naive", "flash1", "flash2", "proj") or a plugin's path
     ("./my_kernel.so", with its own params={"window": 256}); cache a spec or a preset's name.
     N_kv is the keys' length (None: N); kv_page=P pages flash2's K and V (vLLM's paged KV
-    cache, the block table drawn from seed; None: unpaged).
+    cache, the block table drawn from seed; None: unpaged); splits is flashdecode's S (None:
+    FlashAttention's heuristic on a GPU preset, else 1); bandwidth the GB/s of the tokens/s
+    bound in r["per_token"], or "measured" (this machine's, memsim ceilings; None: the
+    preset's).
     Raises UsageError (a ValueError) for what memsim refuses, Error when the run fails.
     """
     args = ["run", "--kernel", _args.kernel(kernel)]
     args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
                                softmax_separate, seed)
     args += _args.kv_options(N_kv, kv_page)
+    args += _args.decode_options(splits, bandwidth)
     args += ["--cache", _args.text("cache", cache)]
     if _args.flag("trace_only", trace_only):
         args.append("--trace-only")
@@ -56,14 +61,16 @@ def formula(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
             kv_heads: int | None = None, batch: int = 1, dtype: str = "fp32", Br: int = 64,
             Bc: int = 64, causal: bool = False, softmax_separate: bool = False,
             cache: str | None = None, flush: bool = True, N_kv: int | None = None,
-            kv_page: int | None = None) -> Result:
+            kv_page: int | None = None, splits: int | None = None,
+            bandwidth: float | str | None = None) -> Result:
     """The lab and exact formulas alone (instant, any size): `memsim formula --json`'s
-    report as a Result. cache None is memsim's default (the lab preset); N_kv and kv_page
-    as for run()."""
+    report as a Result. cache None is memsim's default (the lab preset); N_kv, kv_page,
+    splits and bandwidth as for run()."""
     args = ["formula", "--kernel", _args.kernel(kernel)]
     args += _args.size_options(N, d, heads, kv_heads, batch, dtype, Br, Bc, causal,
                                softmax_separate, 1)
     args += _args.kv_options(N_kv, kv_page)
+    args += _args.decode_options(splits, bandwidth)
     if cache is not None:
         args += ["--cache", _args.text("cache", cache)]
     if not _args.flag("flush", flush):

@@ -84,6 +84,28 @@ def test_run_paged_kv():
         memsim.run("flash2", N=64, kv_page="16")
 
 
+def test_run_decode_splits_bandwidth():
+    """splits and bandwidth reach the command line: flashdecode's S, the tokens/s bound."""
+    r = memsim.run("flashdecode", N=1, N_kv=1024, d=32, heads=4, kv_heads=1, splits=4,
+                   bandwidth=100, cache="L1=16K:full:64")
+    same(r.to_dict(), cli_json("run", "--kernel", "flashdecode", "--N", "1", "--N-kv", "1024",
+                               "--d", "32", "--heads", "4", "--kv-heads", "1", "--splits", "4",
+                               "--bandwidth", "100.0", "--cache", "L1=16K:full:64"))
+    assert r.config["splits"] == 4
+    pt = r.to_dict()["per_token"]
+    assert pt["bandwidth_gbps"] == 100 and pt["bandwidth_source"] == "--bandwidth"
+    f = memsim.formula("flashdecode", N=1, N_kv=4096, d=64, heads=8, kv_heads=2, splits=2,
+                       bandwidth=2.5)
+    assert f.config["splits"] == 2
+    assert f.to_dict()["per_token"]["bandwidth_gbps"] == 2.5
+    with pytest.raises(memsim.UsageError, match='bandwidth: a number of GB/s or "measured"'):
+        memsim.formula("flash2", N=1, N_kv=64, bandwidth="fast")
+    with pytest.raises(TypeError, match="bandwidth: expected a finite number"):
+        memsim.formula("flash2", N=1, N_kv=64, bandwidth=True)
+    with pytest.raises(TypeError, match="splits: expected an int"):
+        memsim.run("flashdecode", N=1, N_kv=64, splits=2.0)
+
+
 def test_plugin(plugin_dir):
     path = os.path.join(plugin_dir, "plugin-copy.so")
     r = memsim.run(path, N=64, d=16, params={"passes": 2}, cache="L1=64K:full:64,tiles=scratch")
