@@ -88,30 +88,71 @@ probe_tiles(const uint4 *stream, uint4 *out, size_t tile16, size_t ntiles, size_
 	finish(acc, sink, per_sm);
 }
 
-/* All blocks resident (one per SM): a counter in global memory, polled with a pause. */
+static __device__ __forceinline__ unsigned long long
+global_ns(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* All blocks resident (one per SM): a counter in global memory (bar[0]), polled with a pause.
+ * Blocks not all resident would wait for ever: after 2 s bar[1] is set and every barrier
+ * gives way, and the host reports it. */
 static __device__ void
 grid_barrier(unsigned *bar, unsigned target)
 {
 	__syncthreads();
 	if (threadIdx.x == 0) {
+		unsigned long long t0 = global_ns();
+
 		__threadfence();
 		atomicAdd(bar, 1u);
-		while (*(volatile unsigned *)bar < target)
+		while (*(volatile unsigned *)bar < target && !*(volatile unsigned *)(bar + 1)) {
+			if (global_ns() - t0 > 2000000000ull)
+				atomicExch(bar + 1, 1u);
 			__nanosleep(200);
+		}
 	}
 	__syncthreads();
 }
 
+/* The rank of this block's SM among the SMs of the grid (one block each): %smid need not
+ * run 0 to SMs - 1, so every block marks its id in a bitmap and counts the ids below it. */
+static __device__ unsigned
+sm_rank(unsigned s, unsigned *map, unsigned *bar)
+{
+	__shared__ unsigned rank;
+
+	if (threadIdx.x == 0 && s < MAX_SMS)
+		atomicOr(&map[s / 32], 1u << (s % 32));
+	grid_barrier(bar, gridDim.x);
+	if (threadIdx.x == 0) {
+		rank = 0;
+		for (unsigned w = 0; w < MAX_SMS / 32 && w <= s / 32; w++) {
+			unsigned m = *(volatile unsigned *)(map + w);
+
+			if (w == s / 32)
+				m &= (1u << (s % 32)) - 1;
+			rank += __popc(m);
+		}
+	}
+	__syncthreads();
+	return rank;
+}
+
 /*
  * Pair p's first reader reads chunk t * pairs + p at step t, its second reader the same chunk
- * at step t + lag. Cross: SM s < half is first reader of pair s, SM s + half its partner.
- * Same half: within each half, the first half/2 ids read first, the next half/2 second.
+ * at step t + lag. SMs ranked by id, ranks 0 to half - 1 the first half: cross, rank r < half
+ * is first reader of pair r and rank r + half its partner; same half, within each half the
+ * first half/2 ranks read first and the next half/2 second.
  */
 static __global__ void
 probe_crossread(const uint4 *buf, size_t chunk16, size_t nchunks, size_t lag, int cross,
-		unsigned *bar, unsigned *sink, unsigned *per_sm)
+		unsigned *bar, unsigned *map, unsigned *sink, unsigned *per_sm)
 {
-	unsigned s = sm_id(), half = gridDim.x / 2, q = half / 2;
+	unsigned s = sm_rank(sm_id(), map, bar), half = gridDim.x / 2, q = half / 2;
 	unsigned h = s / half, r = s % half, pairs = cross ? half : 2 * q;
 	bool idle = s >= 2 * half || (!cross && r >= 2 * q);
 	bool first = cross ? h == 0 : r < q;
@@ -125,7 +166,7 @@ probe_crossread(const uint4 *buf, size_t chunk16, size_t nchunks, size_t lag, in
 		if (!idle && (first || t >= lag) && c < nchunks)
 			for (size_t i = threadIdx.x; i < chunk16; i += THREADS)
 				acc += mix(__ldcg(buf + c * chunk16 + i));
-		grid_barrier(bar, (unsigned)((t + 1) * gridDim.x));
+		grid_barrier(bar, (unsigned)((t + 2) * gridDim.x));
 	}
 	finish(acc, sink, per_sm);
 }
@@ -198,13 +239,13 @@ occupancy(const void *fn, unsigned per_sm, const cudaDeviceProp *p, size_t *smem
 
 struct bufs {
 	void *in, *out;
-	unsigned *sink, *per_sm, *bar;
+	unsigned *sink, *per_sm, *bar, *map; /* bar: the barrier's count and its time-out flag */
 };
 
 static int
 alloc(struct bufs *b, size_t in, size_t out, unsigned blocks, char *err, size_t errlen)
 {
-	size_t words = blocks + (MAX_SMS + 1) + 1;
+	size_t words = blocks + (MAX_SMS + 1) + 2 + MAX_SMS / 32;
 
 	if (!ok(cudaMalloc(&b->in, in ? in : 16), "cudaMalloc (input)", err, errlen) ||
 	    !ok(cudaMalloc(&b->out, out ? out : 16), "cudaMalloc (output)", err, errlen) ||
@@ -217,24 +258,42 @@ alloc(struct bufs *b, size_t in, size_t out, unsigned blocks, char *err, size_t 
 		return -1;
 	b->per_sm = b->sink + blocks;
 	b->bar = b->per_sm + MAX_SMS + 1;
+	b->map = b->bar + 2;
 	return 0;
 }
 
-/* Every SM held per_sm blocks of the kernel: what the occupancy was set up to give. */
+/* Every SM held per_sm blocks of the kernel, what the occupancy was set up to give, and no
+ * grid barrier timed out. */
 static int
 spread(const struct bufs *b, unsigned sms, unsigned per_sm, char *err, size_t errlen)
 {
-	unsigned n[MAX_SMS + 1];
+	unsigned n[MAX_SMS + 1], bar[2], used = 0;
 
 	if (!ok(cudaMemcpy(n, b->per_sm, sizeof(n), cudaMemcpyDeviceToHost), "cudaMemcpy", err,
+		errlen) ||
+	    !ok(cudaMemcpy(bar, b->bar, sizeof(bar), cudaMemcpyDeviceToHost), "cudaMemcpy", err,
 		errlen))
 		return -1;
-	for (unsigned s = 0; s <= MAX_SMS; s++)
-		if (n[s] != (s < sms ? per_sm : 0)) {
+	if (bar[1]) {
+		snprintf(err, errlen, "a grid barrier timed out: the blocks were not all resident");
+		return -1;
+	}
+	if (n[MAX_SMS]) {
+		snprintf(err, errlen, "%u blocks ran on an SM id of %d or more", n[MAX_SMS], MAX_SMS);
+		return -1;
+	}
+	for (unsigned s = 0; s < MAX_SMS; s++) {
+		if (n[s] && n[s] != per_sm) {
 			snprintf(err, errlen, "SM %u ran %u blocks, not %u: blocks not spread evenly",
-				 s, n[s], s < sms ? per_sm : 0);
+				 s, n[s], per_sm);
 			return -1;
 		}
+		used += n[s] != 0;
+	}
+	if (used != sms) {
+		snprintf(err, errlen, "the blocks ran on %u SMs, not %u", used, sms);
+		return -1;
+	}
 	return 0;
 }
 
@@ -291,7 +350,7 @@ launch(const struct l2probe_config *c, struct l2probe_result *r, const cudaDevic
 			return -1;
 		probe_crossread<<<r->blocks, THREADS, smem>>>((const uint4 *)b->in, tile16,
 							       nchunks, c->lag, c->cross, b->bar,
-							       b->sink, b->per_sm);
+							       b->map, b->sink, b->per_sm);
 	}
 	if (!ok(cudaGetLastError(), "l2probe launch", err, errlen) ||
 	    !ok(cudaDeviceSynchronize(), "l2probe kernel", err, errlen))
@@ -303,7 +362,7 @@ extern "C" int
 l2probe_gpu_run(const struct l2probe_config *c, struct l2probe_result *r, char *err,
 		size_t errlen)
 {
-	struct bufs b = { NULL, NULL, NULL, NULL, NULL };
+	struct bufs b = { NULL, NULL, NULL, NULL, NULL, NULL };
 	cudaDeviceProp p;
 	int rc;
 
