@@ -9,7 +9,7 @@
  *                                         ncu, the traffic a kernel of that length gets anyway
  *   memsim-gpu l2probe --kind K [...]     one L2 microbenchmark (kernels/cuda/l2probe_gpu.h;
  *                                         tools/gpu-l2/probe.sh runs a grid under ncu):
- *       --kind rewrite [--tile KIB] [--region KIB] [--steps S]
+ *       --kind rewrite [--tile KIB] [--region KIB] [--steps S] [--local]
  *       --kind tiles [--tile KIB] [--total MIB] [--stream MIB]
  *       --kind crossread [--tile KIB] [--buffer MIB] [--lag K] [--same-half]
  *
@@ -45,7 +45,8 @@ usage(const char *msg)
 {
 	fprintf(stderr,
 		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread "
-		"[--tile KIB] [--region KIB] [--steps S] [--total MIB] [--stream MIB] [--buffer MIB] "
+		"[--tile KIB] [--region KIB] [--steps S] [--local] [--total MIB] [--stream MIB] "
+		"[--buffer MIB] "
 		"[--lag K] [--same-half]|check|run|time [--kernel naive|flash2] "
 		"[--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
 		"fp32|fp16|bf16] [--causal] [--seed S] [--reps R])\n",
@@ -284,16 +285,17 @@ l2probe_parse(int argc, char **argv, struct l2probe_config *c)
 					    { "buffer", required_argument, NULL, 'b' },
 					    { "lag", required_argument, NULL, 'l' },
 					    { "same-half", no_argument, NULL, 'h' },
+					    { "local", no_argument, NULL, 'L' },
 					    { NULL, 0, NULL, 0 } };
 	/* the options each kind takes, by their short letter */
-	static const char *const takes[] = { "trs", "tTS", "tblh" };
+	static const char *const takes[] = { "trsL", "tTS", "tblh" };
 	char seen[16] = "", err[256];
 	bool kind = false;
 	int opt, idx, n = 0;
 	uint64_t v;
 
 	*c = (struct l2probe_config){ L2PROBE_REWRITE, 32 << 10, 4 << 10, 124, 64 << 20, 0,
-				      40 << 20, 8, true };
+				      40 << 20, 8, true, false };
 	optind = 2;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", lo, &idx)) != -1) {
@@ -313,6 +315,8 @@ l2probe_parse(int argc, char **argv, struct l2probe_config *c)
 			return usage("l2probe: unknown option or missing value");
 		if (opt == 'h') {
 			c->cross = false;
+		} else if (opt == 'L') {
+			c->local = true;
 		} else if (!parse_u64(optarg, &v) || v > (1u << 30) ||
 			   (v == 0 && opt != 'r' && opt != 'S')) {
 			snprintf(err, sizeof(err), "--%s: a %s whole number", lo[idx].name,
@@ -368,11 +372,13 @@ l2probe(int argc, char **argv)
 		fprintf(stderr, "memsim-gpu: %s\n", err);
 		return 1;
 	}
-	printf("l2probe kind=%s sms=%u blocks=%u tile=%llu region=%llu steps=%llu total=%llu "
+	printf("l2probe kind=%s sms=%u blocks=%u tile=%llu region=%llu local=%d steps=%llu "
+	       "total=%llu "
 	       "stream=%llu buffer=%llu lag=%llu cross=%d read_bytes=%llu write_bytes=%llu "
 	       "rewritten=%llu reread=%llu reuse_distance=%llu pid=%ld device=%s\n",
 	       l2probe_kind_name(c.kind), r.sms, r.blocks, (unsigned long long)c.tile,
 	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.region : 0),
+	       c.kind == L2PROBE_REWRITE && c.local,
 	       (unsigned long long)r.steps,
 	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.total : 0),
 	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.stream : 0),
@@ -380,7 +386,8 @@ l2probe(int argc, char **argv)
 	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.lag : 0),
 	       c.kind == L2PROBE_CROSSREAD && c.cross, (unsigned long long)r.read_bytes,
 	       (unsigned long long)r.write_bytes, (unsigned long long)r.rewritten,
-	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance, (long)getpid(), r.device);
+	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance, (long)getpid(),
+	       r.device);
 	return 0;
 }
 

@@ -46,6 +46,9 @@ if [ "$gpu" != none ]; then
 	refuse "--kind crossread --buffer 40 --tile 3072" "--buffer: a multiple of the tile"
 	refuse "--kind crossread --lag 0" "--lag: a positive whole number"
 	refuse "--kind crossread --lag x" "--lag: a positive whole number"
+	refuse "--kind rewrite --local --region 3" "--local: --region 1, 2, 4, 8 or 16 (KiB)"
+	refuse "--kind rewrite --local --region 0" "--local: --region 1, 2, 4, 8 or 16 (KiB)"
+	refuse "--kind tiles --local" "--local: not an option of --kind tiles"
 	refuse "--kind rewrite --nope 1" "l2probe: unknown option or missing value"
 	refuse "--kind rewrite --steps" "l2probe: unknown option or missing value"
 	refuse "--kind rewrite extra" "l2probe: unexpected argument"
@@ -62,8 +65,8 @@ EOF
 	cases=$(wc -l <"$tmp/grid")
 	bad=$(grep -c '^2 ' "$tmp/grid")
 	kinds=$(cut -d' ' -f4 "$tmp/grid" | sort -u | tr '\n' ' ')
-	if [ "$cases" = 63 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
-		ok "probe.sh's grid: 63 cases of the three kinds, none refused"
+	if [ "$cases" = 68 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
+		ok "probe.sh's grid: 68 cases of the three kinds, none refused"
 	else
 		not_ok "probe.sh's grid" "$cases cases, $bad refused, kinds $kinds" \
 			"$(grep '^2 ' "$tmp/grid" | head -3)"
@@ -75,7 +78,7 @@ d=$src/tests/data/l2probe
 if "$py" "$src/tools/gpu-l2/probe_parse.py" "$d" >"$tmp/got.csv" 2>"$tmp/err" &&
 	cmp -s "$tmp/got.csv" "$d/probe.csv" &&
 	grep -qF "1 kernels of failed cases left out" "$tmp/err"; then
-	ok "probe_parse.py: the three cases as worked out by hand, the failed one's kernel left out"
+	ok "probe_parse.py: the four cases as worked out by hand, the failed one's kernel left out"
 else
 	not_ok "probe_parse.py on tests/data/l2probe" "$(diff "$tmp/got.csv" "$d/probe.csv")" \
 		"$(cat "$tmp/err")"
@@ -98,6 +101,8 @@ mkdir "$tmp/b" && cp "$d/run.log" "$tmp/b/" && sed 's/"(132, 1, 1)","0","9.0","5
 broken "a grid unlike the case's" "process 104: 132 blocks but a grid of 66"
 mkdir "$tmp/b" && cp "$d/run.log" "$tmp/b/" && sed 's/"probe_crossread"/"probe_tiles"/' "$d/ncu.csv" >"$tmp/b/ncu.csv"
 broken "a kernel of another kind" "process 104: case crossread but kernel probe_tiles"
+mkdir "$tmp/b" && sed 's/local=1/local=0/' "$d/run.log" >"$tmp/b/run.log" && cp "$d/ncu.csv" "$tmp/b/"
+broken "a local case run as global" "process 106: case rewrite but kernel probe_rewrite_local<16>"
 mkdir "$tmp/b" && cp "$d/run.log" "$tmp/b/" && sed 's/"dram__bytes_write.sum",//' "$d/ncu.csv" >"$tmp/b/ncu.csv"
 broken "a metric not collected" "no column dram__bytes_write.sum"
 mkdir "$tmp/b" && grep -v '^l2probe kind' "$d/run.log" >"$tmp/b/run.log" && cp "$d/ncu.csv" "$tmp/b/"

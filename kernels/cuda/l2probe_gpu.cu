@@ -70,6 +70,50 @@ probe_rewrite(const uint4 *stream, uint4 *region, size_t tile16, size_t region16
 	finish(acc, sink, per_sm);
 }
 
+/* The region as W words of local memory a thread (256 W 4 bytes a block), as a spill is:
+ * indexed by off (0, but not known when compiling) so that it cannot live in registers, and
+ * volatile so that every access is a local load or store. */
+template <int W>
+static __global__ void
+probe_rewrite_local(const uint4 *stream, size_t tile16, size_t steps, unsigned off,
+		    unsigned *sink, unsigned *per_sm)
+{
+	volatile unsigned spill[W < 2 ? 2 : W]; /* a one-word array would be a register */
+	unsigned acc = 0;
+
+	for (size_t t = 0; t < steps; t++) {
+		const uint4 *tp = stream + (t * gridDim.x + blockIdx.x) * tile16;
+
+		for (size_t i = threadIdx.x; i < tile16; i += THREADS)
+			acc += mix(__ldcg(tp + i));
+		for (unsigned j = 0; j < W; j++) {
+			unsigned k = j ^ off;
+
+			spill[k] = (t ? spill[k] : 0u) + acc + j;
+		}
+	}
+	for (unsigned j = 0; j < W; j++)
+		acc += spill[j ^ off];
+	finish(acc, sink, per_sm);
+}
+
+static const void *
+rewrite_local_fn(uint64_t region)
+{
+	switch (region >> 10) {
+	case 1:
+		return (const void *)probe_rewrite_local<1>;
+	case 2:
+		return (const void *)probe_rewrite_local<2>;
+	case 4:
+		return (const void *)probe_rewrite_local<4>;
+	case 8:
+		return (const void *)probe_rewrite_local<8>;
+	default:
+		return (const void *)probe_rewrite_local<16>;
+	}
+}
+
 static __global__ void
 probe_tiles(const uint4 *stream, uint4 *out, size_t tile16, size_t ntiles, size_t stream16,
 	    unsigned *sink, unsigned *per_sm)
@@ -195,6 +239,10 @@ l2probe_config_check(const struct l2probe_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB");
 	else if (c->kind == L2PROBE_REWRITE && (c->region > 4 * MiB || c->region % 512))
 		snprintf(err, errlen, "--region: a multiple of 0.5 KiB up to 4 MiB");
+	else if (c->kind == L2PROBE_REWRITE && c->local && c->region != 1 * KiB &&
+		 c->region != 2 * KiB && c->region != 4 * KiB && c->region != 8 * KiB &&
+		 c->region != 16 * KiB)
+		snprintf(err, errlen, "--local: --region 1, 2, 4, 8 or 16 (KiB)");
 	else if (c->kind == L2PROBE_REWRITE && (c->steps == 0 || c->steps > 100000))
 		snprintf(err, errlen, "--steps: 1 to 100000");
 	else if (c->kind == L2PROBE_TILES &&
@@ -301,7 +349,8 @@ static int
 launch(const struct l2probe_config *c, struct l2probe_result *r, const cudaDeviceProp *p,
        struct bufs *b, char *err, size_t errlen)
 {
-	const void *fn = c->kind == L2PROBE_REWRITE ? (const void *)probe_rewrite
+	const void *fn = c->kind == L2PROBE_REWRITE && c->local ? rewrite_local_fn(c->region)
+			 : c->kind == L2PROBE_REWRITE ? (const void *)probe_rewrite
 			 : c->kind == L2PROBE_TILES ? (const void *)probe_tiles
 						    : (const void *)probe_crossread;
 	unsigned per_sm = c->kind == L2PROBE_CROSSREAD ? 1 : 2, half = r->sms / 2;
@@ -315,11 +364,21 @@ launch(const struct l2probe_config *c, struct l2probe_result *r, const cudaDevic
 		r->read_bytes = c->tile * r->blocks * c->steps;
 		r->write_bytes = c->region * r->blocks;
 		r->rewritten = r->write_bytes * c->steps;
-		if (alloc(b, r->read_bytes, r->write_bytes, r->blocks, err, errlen))
+		if (alloc(b, r->read_bytes, c->local ? 0 : r->write_bytes, r->blocks, err, errlen))
 			return -1;
-		probe_rewrite<<<r->blocks, THREADS, smem>>>((const uint4 *)b->in, (uint4 *)b->out,
-							     tile16, c->region / 16, c->steps,
-							     b->sink, b->per_sm);
+		if (c->local) {
+			unsigned off = 0;
+			void *args[] = { &b->in, &tile16, (void *)&c->steps, &off, &b->sink,
+					 &b->per_sm };
+
+			if (!ok(cudaLaunchKernel(fn, r->blocks, THREADS, args, smem, 0),
+				"cudaLaunchKernel", err, errlen))
+				return -1;
+		} else {
+			probe_rewrite<<<r->blocks, THREADS, smem>>>(
+				(const uint4 *)b->in, (uint4 *)b->out, tile16, c->region / 16,
+				c->steps, b->sink, b->per_sm);
+		}
 	} else if (c->kind == L2PROBE_TILES) {
 		size_t ntiles = c->total / c->tile;
 

@@ -9,7 +9,9 @@
  *   rewrite    2 blocks per SM; each step a block reads the next tile of a stream read once
  *              (step t, block b: tile t * blocks + b) and rewrites its own region of `region`
  *              bytes (read back from step 1 on, as a register spill is): do lines rewritten
- *              every step reach DRAM while the stream passes?
+ *              every step reach DRAM while the stream passes? With `local`, the region is
+ *              each thread's local memory (a volatile array: the spills' own path, through
+ *              the L1), 1 to 16 KiB a block; otherwise global memory read with __ldcg.
  *   tiles      2 blocks per SM; `total` bytes of output in disjoint tiles, each written once,
  *              optionally after reading its share of a stream of `stream` bytes: does the L2
  *              write dirty lines to DRAM during the kernel?
@@ -39,6 +41,7 @@ struct l2probe_config {
 	uint64_t buffer; /* crossread: buffer bytes */
 	uint64_t lag;    /* crossread: steps between a chunk's two reads */
 	bool cross;      /* crossread: partners on different halves of the SM ids */
+	bool local;      /* rewrite: the region in local memory (1, 2, 4, 8 or 16 KiB) */
 };
 
 /* What ran: the bytes the kernel asks for once each (its compulsory DRAM traffic) and more. */

@@ -10,7 +10,7 @@
 #       probe.csv   one row per case (tools/gpu-l2/probe_parse.py; again anywhere with
 #                   `python3 tools/gpu-l2/probe_parse.py $OUT > probe.csv`)
 #   sh tools/gpu-l2/probe.sh cases    the grid without ncu (what `run` runs under it)
-# MEMSIM_GPU=path runs another memsim-gpu than dev/memsim-gpu. About 65 kernels of at most
+# MEMSIM_GPU=path runs another memsim-gpu than dev/memsim-gpu. About 70 kernels of at most
 # 2 GiB each: the time is ncu's per-process start, about 2 to 3 s a case.
 set -eu
 G="${MEMSIM_GPU:-}"
@@ -30,6 +30,10 @@ grid() {
 			[ "$s" = 248 ] && [ "$r" != 0 ] && [ "$r" != 4 ] && [ "$r" != 16 ] && continue
 			echo "--kind rewrite --tile 32 --steps $s --region $r"
 		done
+	done
+	#     the same with the region in local memory, as the spills are (1 GiB streamed)
+	for r in 1 2 4 8 16; do
+		echo "--kind rewrite --tile 32 --steps 124 --region $r --local"
 	done
 	# (b) 32 KiB output tiles written once each, alone and after reading as much
 	for t in 8 16 24 32 48 64 128 256 512; do

@@ -7,7 +7,22 @@ run.log holds memsim-gpu's line per case ("l2probe kind=... pid=P device=..."); 
 ncu.csv.gz) one row per profiled kernel. Each memsim-gpu process launches one probe kernel,
 so the two meet on the process id. A kernel without a case line (its process failed after
 the launch) is left out and counted on stderr; a case without a kernel is an error.
-Columns: see FIELDS and tools/gpu-l2/probe.sh; MiB are 2^20 bytes.
+Columns (MiB are 2^20 bytes; a parameter not of the case's kind reads 0):
+  kind, tile_kib, region_kib, local, steps, total_mib, stream_mib, buffer_mib, lag, cross,
+  blocks: the case (steps: each block's loop count; cross 1: partners on opposite halves)
+  reuse_mib            crossread: distinct MiB read between a chunk's two reads
+  compulsory_read_mib  distinct bytes read: every one from DRAM at least once
+  compulsory_write_mib distinct bytes written: at most this need reach DRAM (the L2 may keep
+                       it dirty past the kernel's end)
+  rewritten_mib        rewrite: bytes stored to the regions over all steps
+  reread_mib           crossread: bytes read a second time
+  dram_read_mib, dram_write_mib, l2_read_mib, l2_write_mib, time_us: ncu's
+                       dram__bytes_{read,write}, lts__t_sectors_srcunit_tex_op_{read,write}
+                       x 32 (the barrier's polls and atomics included), gpu__time_duration
+  extra_read_mib       dram_read - compulsory read (re-reads that missed, and background)
+  extra_write_mib      dram_write - compulsory write (negative: dirty data kept in the L2)
+  write_over_rewritten dram_write / rewritten (rewrite: the share of region stores that went
+                       to DRAM); write_over_compulsory: dram_write / compulsory write
 """
 
 import csv
@@ -17,17 +32,17 @@ import sys
 
 MIB = 1 << 20
 SECTOR = 32
-CASE_KEYS = ["kind", "sms", "blocks", "tile", "region", "steps", "total", "stream", "buffer",
-             "lag", "cross", "read_bytes", "write_bytes", "rewritten", "reread",
+CASE_KEYS = ["kind", "sms", "blocks", "tile", "region", "local", "steps", "total", "stream",
+             "buffer", "lag", "cross", "read_bytes", "write_bytes", "rewritten", "reread",
              "reuse_distance", "pid"]
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_write.sum",
            "gpu__time_duration.sum", "launch__grid_size"]
-FIELDS = ["kind", "tile_kib", "region_kib", "steps", "total_mib", "stream_mib", "buffer_mib",
-          "lag", "cross", "blocks", "reuse_mib", "compulsory_read_mib", "compulsory_write_mib",
-          "rewritten_mib", "reread_mib", "dram_read_mib", "dram_write_mib", "l2_read_mib",
-          "l2_write_mib", "time_us", "extra_read_mib", "extra_write_mib", "write_over_rewritten",
-          "write_over_compulsory"]
+FIELDS = ["kind", "tile_kib", "region_kib", "local", "steps", "total_mib", "stream_mib",
+          "buffer_mib", "lag", "cross", "blocks", "reuse_mib", "compulsory_read_mib",
+          "compulsory_write_mib", "rewritten_mib", "reread_mib", "dram_read_mib",
+          "dram_write_mib", "l2_read_mib", "l2_write_mib", "time_us", "extra_read_mib",
+          "extra_write_mib", "write_over_rewritten", "write_over_compulsory"]
 
 
 def fail(msg):
@@ -88,16 +103,18 @@ def kernels(d):
 def row(c, k):
     b = {m: num(k[m], f"kernel {k['ID']} {m}") for m in METRICS}
     kind = c["kind"]
-    if kind != k["Kernel Name"].removeprefix("probe_").split("(")[0]:
-        fail(f"process {c['pid']}: case {kind} but kernel {k['Kernel Name']}")
+    name = k["Kernel Name"].removeprefix("probe_").split("(")[0].split("<")[0]
+    if name != kind + ("_local" if c["local"] == "1" else ""):
+        fail(f"process {c['pid']}: case {kind}{' --local' if c['local'] == '1' else ''} "
+             f"but kernel {k['Kernel Name']}")
     if int(b["launch__grid_size"]) != int(c["blocks"]):
         fail(f"process {c['pid']}: {c['blocks']} blocks but a grid of {b['launch__grid_size']}")
     i = {x: int(c[x]) for x in CASE_KEYS if x not in ("kind", "pid")}
     mib = lambda v: f"{v / MIB:.3f}"
     ratio = lambda a, z: f"{a / z:.4f}" if z else ""
     wr, ww = b["dram__bytes_read.sum"], b["dram__bytes_write.sum"]
-    return [kind, i["tile"] >> 10, f"{i['region'] / 1024:g}", i["steps"], mib(i["total"]),
-            mib(i["stream"]), mib(i["buffer"]), i["lag"], i["cross"], i["blocks"],
+    return [kind, i["tile"] >> 10, f"{i['region'] / 1024:g}", i["local"], i["steps"],
+            mib(i["total"]), mib(i["stream"]), mib(i["buffer"]), i["lag"], i["cross"], i["blocks"],
             mib(i["reuse_distance"]), mib(i["read_bytes"]), mib(i["write_bytes"]),
             mib(i["rewritten"]), mib(i["reread"]), mib(wr), mib(ww),
             mib(b["lts__t_sectors_srcunit_tex_op_read.sum"] * SECTOR),
