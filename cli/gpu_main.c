@@ -7,6 +7,11 @@
  *   memsim-gpu time [config] [--reps R]   median times (CUDA events), FLOP/s, bandwidth
  *   memsim-gpu idle --ms T                a kernel that waits T ms and moves no data: under
  *                                         ncu, the traffic a kernel of that length gets anyway
+ *   memsim-gpu l2probe --kind K [...]     one L2 microbenchmark (kernels/cuda/l2probe_gpu.h;
+ *                                         tools/gpu-l2/probe.sh runs a grid under ncu):
+ *       --kind rewrite [--tile KIB] [--region KIB] [--steps S] [--local]
+ *       --kind tiles [--tile KIB] [--total MIB] [--stream MIB]
+ *       --kind crossread [--tile KIB] [--buffer MIB] [--lag K] [--same-half]
  *
  * config: --kernel naive|flash2 --N LIST --N-kv K --d D --heads H --kv-heads H --batch B
  *         --dtype fp32|fp16|bf16 --causal --seed S (LIST: 128,512,1024; N_kv: keys and
@@ -18,11 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/formulas.h"
 #include "kernels/attn.h"
 #include "kernels/cuda/attn_gpu.h"
 #include "kernels/cuda/idle_gpu.h"
+#include "kernels/cuda/l2probe_gpu.h"
 #include "sim/util.h"
 
 struct opts {
@@ -37,7 +44,10 @@ static int
 usage(const char *msg)
 {
 	fprintf(stderr,
-		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|check|run|time [--kernel naive|flash2] "
+		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread "
+		"[--tile KIB] [--region KIB] [--steps S] [--local] [--total MIB] [--stream MIB] "
+		"[--buffer MIB] "
+		"[--lag K] [--same-half]|check|run|time [--kernel naive|flash2] "
 		"[--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
 		"fp32|fp16|bf16] [--causal] [--seed S] [--reps R])\n",
 		msg);
@@ -262,6 +272,125 @@ idle(int argc, char **argv)
 	return 0;
 }
 
+/* memsim-gpu l2probe: an option of another kind is refused rather than ignored. */
+static int
+l2probe_parse(int argc, char **argv, struct l2probe_config *c)
+{
+	static const struct option lo[] = { { "kind", required_argument, NULL, 'k' },
+					    { "tile", required_argument, NULL, 't' },
+					    { "region", required_argument, NULL, 'r' },
+					    { "steps", required_argument, NULL, 's' },
+					    { "total", required_argument, NULL, 'T' },
+					    { "stream", required_argument, NULL, 'S' },
+					    { "buffer", required_argument, NULL, 'b' },
+					    { "lag", required_argument, NULL, 'l' },
+					    { "same-half", no_argument, NULL, 'h' },
+					    { "local", no_argument, NULL, 'L' },
+					    { NULL, 0, NULL, 0 } };
+	/* the options each kind takes, by their short letter */
+	static const char *const takes[] = { "trsL", "tTS", "tblh" };
+	char seen[16] = "", err[256];
+	bool kind = false;
+	int opt, idx, n = 0;
+	uint64_t v;
+
+	*c = (struct l2probe_config){ L2PROBE_REWRITE, 32 << 10, 4 << 10, 124, 64 << 20, 0,
+				      40 << 20, 8, true, false };
+	optind = 2;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+		if (opt == 'k') {
+			if (!strcmp(optarg, "rewrite"))
+				c->kind = L2PROBE_REWRITE;
+			else if (!strcmp(optarg, "tiles"))
+				c->kind = L2PROBE_TILES;
+			else if (!strcmp(optarg, "crossread"))
+				c->kind = L2PROBE_CROSSREAD;
+			else
+				return usage("--kind: rewrite, tiles or crossread");
+			kind = true;
+			continue;
+		}
+		if (opt == '?' || opt == ':')
+			return usage("l2probe: unknown option or missing value");
+		if (opt == 'h') {
+			c->cross = false;
+		} else if (opt == 'L') {
+			c->local = true;
+		} else if (!parse_u64(optarg, &v) || v > (1u << 30) ||
+			   (v == 0 && opt != 'r' && opt != 'S')) {
+			snprintf(err, sizeof(err), "--%s: a %s whole number", lo[idx].name,
+				 opt == 'r' || opt == 'S' ? "non-negative" : "positive");
+			return usage(err);
+		} else if (opt == 't') {
+			c->tile = v << 10;
+		} else if (opt == 'r') {
+			c->region = v << 10;
+		} else if (opt == 's') {
+			c->steps = v;
+		} else if (opt == 'T') {
+			c->total = v << 20;
+		} else if (opt == 'S') {
+			c->stream = v << 20;
+		} else if (opt == 'b') {
+			c->buffer = v << 20;
+		} else {
+			c->lag = v;
+		}
+		if (n < (int)sizeof(seen) - 1)
+			seen[n++] = (char)opt;
+	}
+	if (optind != argc)
+		return usage("l2probe: unexpected argument");
+	if (!kind)
+		return usage("l2probe: --kind is needed");
+	for (const char *o = seen; *o; o++)
+		if (!strchr(takes[c->kind], *o)) {
+			for (idx = 0; lo[idx].val != *o; idx++)
+				;
+			snprintf(err, sizeof(err), "--%s: not an option of --kind %s",
+				 lo[idx].name, l2probe_kind_name(c->kind));
+			return usage(err);
+		}
+	if (l2probe_config_check(c, err, sizeof(err)))
+		return usage(err);
+	return 0;
+}
+
+/* memsim-gpu l2probe: one kernel, and one line with what it asked for (tools/gpu-l2/). */
+static int
+l2probe(int argc, char **argv)
+{
+	struct l2probe_config c;
+	struct l2probe_result r;
+	char err[512];
+	int rc;
+
+	if ((rc = l2probe_parse(argc, argv, &c)))
+		return rc;
+	if (l2probe_gpu_run(&c, &r, err, sizeof(err))) {
+		fprintf(stderr, "memsim-gpu: %s\n", err);
+		return 1;
+	}
+	printf("l2probe kind=%s sms=%u blocks=%u tile=%llu region=%llu local=%d steps=%llu "
+	       "total=%llu "
+	       "stream=%llu buffer=%llu lag=%llu cross=%d read_bytes=%llu write_bytes=%llu "
+	       "rewritten=%llu reread=%llu reuse_distance=%llu pid=%ld device=%s\n",
+	       l2probe_kind_name(c.kind), r.sms, r.blocks, (unsigned long long)c.tile,
+	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.region : 0),
+	       c.kind == L2PROBE_REWRITE && c.local,
+	       (unsigned long long)r.steps,
+	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.total : 0),
+	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.stream : 0),
+	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.buffer : 0),
+	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.lag : 0),
+	       c.kind == L2PROBE_CROSSREAD && c.cross, (unsigned long long)r.read_bytes,
+	       (unsigned long long)r.write_bytes, (unsigned long long)r.rewritten,
+	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance, (long)getpid(),
+	       r.device);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -281,6 +410,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "idle") == 0)
 		return idle(argc, argv);
+	if (strcmp(argv[1], "l2probe") == 0)
+		return l2probe(argc, argv);
 	if (strcmp(argv[1], "check") && strcmp(argv[1], "run") && strcmp(argv[1], "time"))
 		return usage("unknown command");
 	if ((rc = parse(argc, argv, &o)))
