@@ -168,6 +168,12 @@ test_help_and_presets(void **state)
 	r = memsim("replay --help");
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
+	/* native's help lists --papi's strategies from the table, best first */
+	r = memsim("help native");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--papi's strategies, best first: skx-imc, icx-imc,"));
+	assert_non_null(strstr(r.out, " papi-l3-tcm, none.\n"));
+	result_free(&r);
 	r = memsim("presets");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "cachegrind"));
