@@ -88,7 +88,3 @@ const char *lookup_text(struct lookup *l, const char *file, const char *row, con
 /* The numbers printed so far, as a JSON array (caller frees with cJSON_Delete()); texts as
  * objects with "text" and "sources" and op "text". */
 cJSON *lookup_numbers_json(const struct lookup *l);
-
-/* Checks one recorded number against dir: re-reads each source, recomputes and reformats.
- * Returns true, or false with the reason in why. Used by the report's tests. */
-bool lookup_verify(struct lookup *l, const cJSON *number, char *why, size_t whylen);

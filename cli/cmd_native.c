@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #if HAVE_CALLGRIND_H
 #include <valgrind/callgrind.h>
 #else
@@ -29,6 +30,26 @@
  * cores. */
 #define NATIVE_LINE_BYTES 64
 
+/* The PAPI strategies --papi tries, best first, from the table itself. */
+static void
+print_strategies(FILE *f)
+{
+	size_t n, col;
+	const struct papi_strategy *s = papi_strategies(&n);
+
+	col = (size_t)fprintf(f, "--papi's strategies, best first:");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(s[i].id) + (i + 1 < n ? 1 : 2);
+
+		if (col + 1 + len > 80) {
+			fprintf(f, "\n ");
+			col = 1;
+		}
+		col += (size_t)fprintf(f, " %s%s", s[i].id, i + 1 < n ? "," : ".");
+	}
+	fprintf(f, "\n");
+}
+
 void
 usage_native(FILE *f)
 {
@@ -47,6 +68,7 @@ usage_native(FILE *f)
 		"counter strategy exists here (docs/papi.md), CPU time and page faults.\n"
 		"--kernel PATH (a plugin, docs/library.md) runs PATH's native build, NAME-native.so\n"
 		"beside NAME.so, with --param key=value as for run; no --check.\n");
+	print_strategies(f);
 }
 
 static void

@@ -120,7 +120,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	size_t nitems, ntodo = 0, ntasks = 0;
 	long *todo = NULL;
 	struct sweep_task *tasks = NULL;
-	char err[600], mode[128];
+	char err[600];
 	bool interrupted = false;
 	int rc = EXIT_RUNTIME, prc, orc;
 
@@ -130,8 +130,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	if (!items)
 		return EXIT_USAGE;
 	s.items = items;
-	orc = sweep_writer_open(&w, o->out, sweep_plan_mode(p, mode, sizeof(mode)), o->resume, err,
-				sizeof(err));
+	orc = sweep_writer_open(&w, o->out, p, o->resume, err, sizeof(err));
 	if (orc) {
 		free(items);
 		if (orc == -2)

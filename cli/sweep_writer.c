@@ -34,6 +34,7 @@ tally_row(struct sweep_tally *t, const cJSON *r)
 /* What opening collects: the failed rows' line numbers, to drop them. */
 struct opening {
 	struct sweep_writer *w;
+	const struct sweep_plan *plan;
 	const char *mode; /* every key must end in " " mode */
 	bool resume;	  /* rows already there are welcome */
 	char other[128];  /* the mode of a row that does not: another plan's */
@@ -159,6 +160,45 @@ drop_lines(struct sweep_writer *w, const unsigned long *drop, size_t ndrop, char
 	return 0;
 }
 
+/* On --resume, the plan the directory's manifest records must be this one: a sweep stopped
+ * before its first row leaves no key to compare, and a --trace-only one into it after a
+ * computing one would append. The manifest's config gives flush, mode, trace_only and
+ * sample_sets (each compared where recorded); its seed is a double, compared where it holds
+ * the seed exactly. No manifest, one that cannot be read or one without a plan: nothing to
+ * compare (the sweep writes its own). Returns 0, or -2 with err. */
+static int
+check_manifest(struct sweep_writer *w, const struct opening *o, char *err, size_t errlen)
+{
+	struct sweep_plan was = *o->plan;
+	char recorded[128], why[600];
+	cJSON *m = report_read_json_at(w->dirfd, w->dir, "manifest.json", NULL, why, sizeof(why));
+	const cJSON *cfg = cJSON_GetObjectItem(m, "config");
+	const char *mode = results_string(cfg, "mode");
+	double seed = results_number(m, "seed", -1);
+
+	if (!o->resume || !mode[0]) {
+		cJSON_Delete(m);
+		return 0;
+	}
+	was.simulate = strcmp(mode, "simulated") == 0;
+	if (cJSON_IsBool(cJSON_GetObjectItem(cfg, "flush")))
+		was.flush = results_true(cfg, "flush");
+	if (cJSON_IsBool(cJSON_GetObjectItem(cfg, "trace_only")))
+		was.trace_only = results_true(cfg, "trace_only");
+	was.sample_sets = (uint32_t)results_number(cfg, "sample_sets", was.sample_sets);
+	if (seed >= 0 && seed <= 9007199254740992.0) /* 2^53 */
+		was.seed = (uint64_t)seed;
+	cJSON_Delete(m);
+	sweep_plan_mode(&was, recorded, sizeof(recorded));
+	if (strcmp(recorded, o->mode) == 0)
+		return 0;
+	snprintf(err, errlen,
+		 "%s/manifest.json records another plan (%s) than this sweep's (%s): sweep into "
+		 "another --out",
+		 w->dir, recorded, o->mode);
+	return -2;
+}
+
 /* Reads the runs results.json (open in w->results) holds into w and the CSV: a row of another
  * mode stops the read and is refused (-2); failed rows are dropped and a torn last line cut
  * off. Returns 0, -2 or -1 with err. */
@@ -187,6 +227,8 @@ read_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 			 path, o->other, o->mode);
 		return -2;
 	}
+	if (!rc && check_manifest(w, o, err, errlen))
+		return -2;
 	if (rc == -EIO && !err[0])
 		snprintf(err, errlen, "cannot write %s/results.csv", w->dir);
 	if (rc)
@@ -236,7 +278,7 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 	fputs(results_csv_header, w->csv);
 	if (w->results >= 0)
 		rc = read_results(w, o, err, errlen);
-	else
+	else if (!(rc = check_manifest(w, o, err, errlen)))
 		w->results = outdir_file_open(w->dirfd, dir, "results.json",
 					      O_WRONLY | O_APPEND | O_CREAT, err, errlen);
 	if (!rc && w->results < 0)
@@ -261,10 +303,13 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 }
 
 int
-sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, bool resume,
+sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_plan *p, bool resume,
 		  char *err, size_t errlen)
 {
-	struct opening o = { .w = w, .mode = mode, .resume = resume };
+	char mode[128];
+	struct opening o = {
+		.w = w, .plan = p, .mode = sweep_plan_mode(p, mode, sizeof(mode)), .resume = resume
+	};
 	int rc = -1;
 
 	memset(w, 0, sizeof(*w));

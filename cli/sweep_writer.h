@@ -51,11 +51,11 @@ struct sweep_writer {
  * dropping the failed ones. Every file is opened inside the directory's descriptor without
  * following links (outdir_open(), sim/util.h): a link planted there, or a directory of another
  * user's, is refused. Existing rows are refused (-2) unless resume; every row's key must end
- * in mode (sweep_plan_mode()): rows of another plan's mode are refused (-2), before anything
- * changes. Returns 0, -2 (a usage error), or -1 with a one-line message in err. Close with
- * sweep_writer_close(). */
-int sweep_writer_open(struct sweep_writer *w, const char *dir, const char *mode, bool resume,
-		      char *err, size_t errlen);
+ * in plan p's mode (sweep_plan_mode()), and on resume the plan manifest.json records must have
+ * it: another plan's rows or manifest are refused (-2), before anything changes. Returns 0, -2
+ * (a usage error), or -1 with a one-line message in err. Close with sweep_writer_close(). */
+int sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_plan *p,
+		      bool resume, char *err, size_t errlen);
 
 /* Whether results.json held the configuration with this key when opened. */
 bool sweep_writer_has(const struct sweep_writer *w, const char *key);

@@ -61,7 +61,7 @@ struct papi_choice {
 };
 
 /* The strategies, best first; the last one ("none") has no events. Sets *n to their count.
- * The table lives for the whole program. */
+ * The table lives for the whole program. memsim native --help lists them. */
 const struct papi_strategy *papi_strategies(size_t *n);
 
 /* Writes every event name a strategy may use (uncore ones per channel, as above) into names

@@ -352,7 +352,6 @@ bool cache_onepass_failed(const struct cache *c);
 /* The model of sizes[k], after the run (and flush): every counter as if it had run alone.
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);
-unsigned cache_onepass_count(const struct cache *c);
 
 /* With set sampling (cfg.sample_sets > 1): multiplies every level count and every DRAM byte
  * count by the sampling factor, once (later calls do nothing); the processor's counts and

@@ -291,9 +291,3 @@ cache_onepass_take(struct cache *c, unsigned k)
 	c->taken[k] = true;
 	return s;
 }
-
-unsigned
-cache_onepass_count(const struct cache *c)
-{
-	return c->nfan;
-}

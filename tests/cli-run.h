@@ -4,7 +4,8 @@
  * Running the memsim binary and shell lines from a CLI test, in tmpdir (tests/tmpdir.h,
  * included first): memsim("ARGS", ...) runs "memsim ARGS", shell() any command line, both
  * capturing exit status, stdout and stderr; sh() only the exit status; run_line() under an
- * address-space limit. read_json() reads a JSON document written there.
+ * address-space limit. read_json() reads a JSON document written there, sorted_rows() a
+ * results.json's rows in a comparable order.
  */
 
 #include <cJSON.h>
@@ -146,6 +147,46 @@ expect_error(const char *args, int rc, const char *msg)
 	if (!nl || nl[1] != '\0')
 		fail_msg("memsim %s: stderr is not one line: '%s'", args, r.err);
 	result_free(&r);
+}
+
+static inline int
+sorted_rows_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The rows of tmpdir/dir/results.json, each made a line by line_of (a malloc'd string; it may
+ * change the row), sorted and joined with newlines, as one string (caller frees): sweep
+ * directories compared whatever order their rows were written in. */
+static inline char *
+sorted_rows(const char *dir, char *(*line_of)(cJSON *row))
+{
+	char path[700], *text, *save = NULL, **lines = NULL, *out;
+	size_t n = 0, len = 1;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	assert_non_null(text);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(l);
+
+		assert_non_null(row);
+		lines = realloc(lines, (n + 1) * sizeof(*lines));
+		lines[n] = line_of(row);
+		assert_non_null(lines[n]);
+		len += strlen(lines[n++]) + 1;
+		cJSON_Delete(row);
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), sorted_rows_cmp);
+	out = calloc(1, len);
+	for (size_t i = 0; i < n; i++) {
+		strcat(strcat(out, lines[i]), "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	free(text);
+	return out;
 }
 
 /* Writes text into tmpdir/name. */

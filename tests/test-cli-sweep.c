@@ -278,6 +278,56 @@ test_resume_other_plan(void **state)
 	free(before_csv);
 }
 
+#define NOROWS_PLAN "--kernel naive --N 64,128 --cache L1=4K:4:64,L2=64K:8:64 --jobs 1"
+
+/* A sweep stopped before its first row leaves no key to compare: --resume with another mode
+ * (--trace-only after a computing sweep, and the others) is refused by the manifest's plan,
+ * exit 2 in one line naming both, the files untouched; with no results.json too. The same
+ * plan resumes. */
+static void
+test_resume_other_plan_no_rows(void **state)
+{
+	static const char *const other[] = {
+		"--trace-only", "--no-flush", "--seed 2", "--formula-only", "--sample-sets 2",
+	};
+	char path[700], *before;
+	struct result r;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/norows/manifest.json", tmpdir);
+	r = memsim("sweep --out norows " NOROWS_PLAN);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_int_equal(sh(": > norows/results.json"), 0);
+	before = slurp_text(path);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		char *after;
+
+		r = memsim("sweep --out norows " NOROWS_PLAN " --resume %s", other[i]);
+		print_message("# %s: %s", other[i], r.err);
+		assert_int_equal(r.rc, 2);
+		assert_true(one_line_with(r.err, "norows/manifest.json records another plan "
+						 "(flush=1 seed=1 simulated) than this sweep's"));
+		result_free(&r);
+		assert_int_equal(lines_of("norows", "results.json"), 0);
+		after = slurp_text(path);
+		assert_string_equal(after, before);
+		free(after);
+	}
+	assert_int_equal(sh("rm norows/results.json"), 0);
+	r = memsim("sweep --out norows " NOROWS_PLAN " --resume --trace-only");
+	assert_int_equal(r.rc, 2);
+	assert_true(
+		one_line_with(r.err, "than this sweep's (flush=1 seed=1 simulated trace-only)"));
+	result_free(&r);
+	assert_int_equal(sh("test ! -e norows/results.json"), 0);
+	r = memsim("sweep --out norows " NOROWS_PLAN " --resume");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_int_equal(lines_of("norows", "results.json"), 2);
+	free(before);
+}
+
 /* Rows that are estimates say so in `table` and `table --exact` (never byte-equal there), and
  * rows that differ in a setting the table has no column for are told apart by it. */
 static void
@@ -358,6 +408,7 @@ main(void)
 		cmocka_unit_test(test_dead_onepass_worker),
 		cmocka_unit_test(test_failed_row_retried),
 		cmocka_unit_test(test_resume_other_plan),
+		cmocka_unit_test(test_resume_other_plan_no_rows),
 		cmocka_unit_test(test_tables_label_rows),
 		cmocka_unit_test(test_map_failure_message),
 	};

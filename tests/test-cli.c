@@ -168,6 +168,12 @@ test_help_and_presets(void **state)
 	r = memsim("replay --help");
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
+	/* native's help lists --papi's strategies from the table, best first */
+	r = memsim("help native");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--papi's strategies, best first: skx-imc, icx-imc,"));
+	assert_non_null(strstr(r.out, " papi-l3-tcm, none.\n"));
+	result_free(&r);
 	r = memsim("presets");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "cachegrind"));
@@ -467,40 +473,11 @@ lines_of_in(const char *name)
 	return lines_of(path);
 }
 
-/* The keys of a sweep directory's results.json, one string, sorted. */
+/* A row's key (sorted_rows()). */
 static char *
-sorted_keys(const char *dir)
+key_of(cJSON *row)
 {
-	char path[700], *text, *save = NULL, **keys = NULL, *out;
-	size_t n = 0, len = 1;
-
-	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
-	text = slurp_text(path);
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(l);
-
-		assert_non_null(o);
-		keys = realloc(keys, (n + 1) * sizeof(*keys));
-		keys[n] = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(o, "key")));
-		len += strlen(keys[n++]) + 1;
-		cJSON_Delete(o);
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (strcmp(keys[j], keys[i]) < 0) {
-				char *t = keys[i];
-
-				keys[i] = keys[j];
-				keys[j] = t;
-			}
-	out = calloc(1, len);
-	for (size_t i = 0; i < n; i++) {
-		strcat(strcat(out, keys[i]), "\n");
-		free(keys[i]);
-	}
-	free(keys);
-	free(text);
-	return out;
+	return strdup(cJSON_GetStringValue(cJSON_GetObjectItem(row, "key")));
 }
 
 /* A sweep's manifest records the sweep as one command (lists spelled out, a --cache-sweep
@@ -533,8 +510,8 @@ test_sweep_command(void **state)
 	r = memsim("%s", cmd);
 	assert_int_equal(r.rc, 0);
 	result_free(&r);
-	a = sorted_keys("sc-a");
-	b = sorted_keys("sc-b");
+	a = sorted_rows("sc-a", key_of);
+	b = sorted_rows("sc-b", key_of);
 	assert_true(strlen(a) > 0);
 	assert_string_equal(a, b);
 	free(a);
@@ -543,47 +520,16 @@ test_sweep_command(void **state)
 	free(m);
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A sweep directory's rows without what differs between two ways of running them (times,
- * memory, the row's index and its "onepass" note), sorted by key, as one string. */
+/* A row without what differs between two ways of running them (times, memory, the row's index
+ * and its "onepass" note) (sorted_rows()). */
 static char *
-rows_of(const char *dir)
+stable_row(cJSON *row)
 {
-	char path[700], *text, *save = NULL, **rows = NULL, *out;
-	size_t n = 0, len = 1;
-
-	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
-	text = slurp_text(path);
-	assert_non_null(text);
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cJSON *r = cJSON_Parse(line);
-
-		assert_non_null(r);
-		cJSON_DeleteItemFromObject(r, "traced_seconds");
-		cJSON_DeleteItemFromObject(r, "peak_rss_bytes");
-		cJSON_DeleteItemFromObject(r, "index");
-		cJSON_DeleteItemFromObject(r, "onepass");
-		rows = realloc(rows, (n + 1) * sizeof(*rows));
-		rows[n] = cJSON_PrintUnformatted(r);
-		len += strlen(rows[n]) + 1;
-		n++;
-		cJSON_Delete(r);
-	}
-	qsort(rows, n, sizeof(*rows), cmp_str);
-	out = calloc(1, len);
-	for (size_t i = 0; i < n; i++) {
-		strcat(out, rows[i]);
-		strcat(out, "\n");
-		free(rows[i]);
-	}
-	free(rows);
-	free(text);
-	return out;
+	cJSON_DeleteItemFromObject(row, "traced_seconds");
+	cJSON_DeleteItemFromObject(row, "peak_rss_bytes");
+	cJSON_DeleteItemFromObject(row, "index");
+	cJSON_DeleteItemFromObject(row, "onepass");
+	return cJSON_PrintUnformatted(row);
 }
 
 /* manifest.json's config.onepass[i].key of a sweep directory, or "". */
@@ -637,8 +583,8 @@ test_sweep_onepass(void **state)
 
 			snprintf(da, sizeof(da), "op-a%d", i);
 			snprintf(db, sizeof(db), "op-b%d", i);
-			a = rows_of(da);
-			b = rows_of(db);
+			a = sorted_rows(da, stable_row);
+			b = sorted_rows(db, stable_row);
 			assert_int_equal(strlen(a) > 0, 1);
 			assert_string_equal(a, b);
 			assert_string_equal(onepass_of(da, 0, "method"), methods[i]);
@@ -944,48 +890,18 @@ test_json_stdout(void **state)
 	}
 }
 
-/* The DRAM bytes of one run, as "key=read,write" lines sorted by key. */
+/* A row's DRAM bytes, as "key=read,write" (sorted_rows()). */
 static char *
-dram_by_key(const char *dir)
+dram_of(cJSON *row)
 {
-	char path[700], *text, *save = NULL, *out;
-	char **lines = NULL;
-	size_t n = 0, len = 1;
+	cJSON *d = cJSON_GetObjectItem(row, "dram");
+	char buf[1400];
 
-	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
-	text = slurp_text(path);
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(l), *d;
-		char buf[1400];
-
-		assert_non_null(o);
-		d = cJSON_GetObjectItem(o, "dram");
-		snprintf(buf, sizeof(buf), "%s=%.0f,%.0f",
-			 cJSON_GetStringValue(cJSON_GetObjectItem(o, "key")),
-			 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "read_bytes")),
-			 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "write_bytes")));
-		lines = realloc(lines, (n + 1) * sizeof(*lines));
-		lines[n] = strdup(buf);
-		len += strlen(buf) + 1;
-		n++;
-		cJSON_Delete(o);
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (strcmp(lines[j], lines[i]) < 0) {
-				char *t = lines[i];
-
-				lines[i] = lines[j];
-				lines[j] = t;
-			}
-	out = calloc(1, len);
-	for (size_t i = 0; i < n; i++) {
-		strcat(strcat(out, lines[i]), "\n");
-		free(lines[i]);
-	}
-	free(lines);
-	free(text);
-	return out;
+	snprintf(buf, sizeof(buf), "%s=%.0f,%.0f",
+		 cJSON_GetStringValue(cJSON_GetObjectItem(row, "key")),
+		 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "read_bytes")),
+		 cJSON_GetNumberValue(cJSON_GetObjectItem(d, "write_bytes")));
+	return strdup(buf);
 }
 
 /* A sweep's rows do not depend on the order its runs happen in, nor on the process: one
@@ -1015,10 +931,10 @@ test_sweep_reproducible(void **state)
 		assert_int_equal(r.rc, 0);
 		result_free(&r);
 	}
-	ref = dram_by_key("rp1");
+	ref = sorted_rows("rp1", dram_of);
 	assert_true(strlen(ref) > 0);
 	{
-		char *b = dram_by_key("rp2"), *c = dram_by_key("rsm");
+		char *b = sorted_rows("rp2", dram_of), *c = sorted_rows("rsm", dram_of);
 
 		assert_string_equal(ref, b);
 		assert_string_equal(ref, c);

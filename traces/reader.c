@@ -208,12 +208,6 @@ trace_reader_command(const struct trace_reader *r)
 }
 
 unsigned
-trace_reader_format_version(const struct trace_reader *r)
-{
-	return r->version;
-}
-
-unsigned
 trace_reader_array_count(const struct trace_reader *r)
 {
 	return r->narrays;

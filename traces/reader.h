@@ -57,7 +57,6 @@ bool trace_format_parse(const char *name, enum trace_format *out);
 /* memsim format header fields (empty strings for text formats). Borrowed. */
 const char *trace_reader_tool_version(const struct trace_reader *r);
 const char *trace_reader_command(const struct trace_reader *r);
-unsigned trace_reader_format_version(const struct trace_reader *r);
 
 /* Array and phase tables (memsim format): those in the header, plus any declared so far. */
 unsigned trace_reader_array_count(const struct trace_reader *r);
