@@ -95,6 +95,8 @@ def kernels(d):
         if header is None or len(row) != len(header):
             continue
         r = dict(zip(header, row))
+        # ncu names a template instance with its return type: "void probe_rewrite_local<4>(..."
+        r["Kernel Name"] = r["Kernel Name"].removeprefix("void ")
         if not r["Kernel Name"].startswith("probe_"):
             continue  # the units row, or another kernel
         yield r
