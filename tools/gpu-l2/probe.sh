@@ -32,7 +32,11 @@ grid() {
 }
 
 part_kind() {
-	case "$1" in a) echo "--kind rewrite" ;; b) echo "--kind tiles" ;; *) echo "--kind crossread" ;; esac
+	case "$1" in
+	a) echo "--kind rewrite" ;;
+	b) echo "--kind tiles" ;;
+	*) echo "--kind crossread" ;;
+	esac
 }
 
 # (d) (a) with dirty pressure: each step a block also writes 1 or 4 KiB of fresh output (32 or
