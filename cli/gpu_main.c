@@ -9,7 +9,7 @@
  *                                         ncu, the traffic a kernel of that length gets anyway
  *   memsim-gpu l2probe --kind K [...]     one L2 microbenchmark (kernels/cuda/l2probe_gpu.h;
  *                                         tools/gpu-l2/probe.sh runs a grid under ncu):
- *       --kind rewrite [--tile KIB] [--region KIB] [--steps S] [--local]
+ *       --kind rewrite [--tile KIB] [--region KIB] [--steps S] [--local] [--out-tile KIB]
  *       --kind tiles [--tile KIB] [--total MIB] [--stream MIB]
  *       --kind crossread [--tile KIB] [--buffer MIB] [--lag K] [--same-half]
  *
@@ -45,7 +45,7 @@ usage(const char *msg)
 {
 	fprintf(stderr,
 		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread "
-		"[--tile KIB] [--region KIB] [--steps S] [--local] [--total MIB] [--stream MIB] "
+		"[--tile KIB] [--region KIB] [--steps S] [--local] [--out-tile KIB] [--total MIB] [--stream MIB] "
 		"[--buffer MIB] "
 		"[--lag K] [--same-half]|check|run|time [--kernel naive|flash2] "
 		"[--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
@@ -286,16 +286,17 @@ l2probe_parse(int argc, char **argv, struct l2probe_config *c)
 					    { "lag", required_argument, NULL, 'l' },
 					    { "same-half", no_argument, NULL, 'h' },
 					    { "local", no_argument, NULL, 'L' },
+					    { "out-tile", required_argument, NULL, 'o' },
 					    { NULL, 0, NULL, 0 } };
 	/* the options each kind takes, by their short letter */
-	static const char *const takes[] = { "trsL", "tTS", "tblh" };
+	static const char *const takes[] = { "trsLo", "tTS", "tblh" };
 	char seen[16] = "", err[256];
 	bool kind = false;
 	int opt, idx, n = 0;
 	uint64_t v;
 
 	*c = (struct l2probe_config){ L2PROBE_REWRITE, 32 << 10, 4 << 10, 124, 64 << 20, 0,
-				      40 << 20, 8, true, false };
+				      40 << 20, 8, true, false, 0 };
 	optind = 2;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", lo, &idx)) != -1) {
@@ -318,14 +319,16 @@ l2probe_parse(int argc, char **argv, struct l2probe_config *c)
 		} else if (opt == 'L') {
 			c->local = true;
 		} else if (!parse_u64(optarg, &v) || v > (1u << 30) ||
-			   (v == 0 && opt != 'r' && opt != 'S')) {
+			   (v == 0 && opt != 'r' && opt != 'S' && opt != 'o')) {
 			snprintf(err, sizeof(err), "--%s: a %s whole number", lo[idx].name,
-				 opt == 'r' || opt == 'S' ? "non-negative" : "positive");
+				 opt == 'r' || opt == 'S' || opt == 'o' ? "non-negative" : "positive");
 			return usage(err);
 		} else if (opt == 't') {
 			c->tile = v << 10;
 		} else if (opt == 'r') {
 			c->region = v << 10;
+		} else if (opt == 'o') {
+			c->out_tile = v << 10;
 		} else if (opt == 's') {
 			c->steps = v;
 		} else if (opt == 'T') {
@@ -375,7 +378,7 @@ l2probe(int argc, char **argv)
 	printf("l2probe kind=%s sms=%u blocks=%u tile=%llu region=%llu local=%d steps=%llu "
 	       "total=%llu "
 	       "stream=%llu buffer=%llu lag=%llu cross=%d read_bytes=%llu write_bytes=%llu "
-	       "rewritten=%llu reread=%llu reuse_distance=%llu pid=%ld device=%s\n",
+	       "rewritten=%llu reread=%llu reuse_distance=%llu out_tile=%llu pid=%ld device=%s\n",
 	       l2probe_kind_name(c.kind), r.sms, r.blocks, (unsigned long long)c.tile,
 	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.region : 0),
 	       c.kind == L2PROBE_REWRITE && c.local,
@@ -386,7 +389,8 @@ l2probe(int argc, char **argv)
 	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.lag : 0),
 	       c.kind == L2PROBE_CROSSREAD && c.cross, (unsigned long long)r.read_bytes,
 	       (unsigned long long)r.write_bytes, (unsigned long long)r.rewritten,
-	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance, (long)getpid(),
+	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance,
+	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.out_tile : 0), (long)getpid(),
 	       r.device);
 	return 0;
 }

@@ -33,6 +33,8 @@ if [ "$gpu" != none ]; then
 	refuse "--kind rewrite --same-half" "--same-half: not an option of --kind rewrite"
 	refuse "--kind tiles --region 4" "--region: not an option of --kind tiles"
 	refuse "--kind crossread --stream 1" "--stream: not an option of --kind crossread"
+	refuse "--kind tiles --out-tile 4" "--out-tile: not an option of --kind tiles"
+	refuse "--kind rewrite --out-tile 2048" "--out-tile: a multiple of 0.5 KiB up to 1 MiB"
 	refuse "--kind rewrite --tile 6" "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB"
 	refuse "--kind rewrite --tile 8192" "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB"
 	refuse "--kind rewrite --steps 0" "--steps: a positive whole number"
@@ -65,8 +67,8 @@ EOF
 	cases=$(wc -l <"$tmp/grid")
 	bad=$(grep -c '^2 ' "$tmp/grid")
 	kinds=$(cut -d' ' -f4 "$tmp/grid" | sort -u | tr '\n' ' ')
-	if [ "$cases" = 68 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
-		ok "probe.sh's grid: 68 cases of the three kinds, none refused"
+	if [ "$cases" = 78 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
+		ok "probe.sh's grid: 78 cases of the three kinds, none refused"
 	else
 		not_ok "probe.sh's grid" "$cases cases, $bad refused, kinds $kinds" \
 			"$(grep '^2 ' "$tmp/grid" | head -3)"

@@ -45,9 +45,19 @@ finish(unsigned acc, unsigned *sink, unsigned *per_sm)
 	}
 }
 
+/* Step t's fresh output of the block: out16 uint4s written once each. */
+static __device__ __forceinline__ void
+write_out(uint4 *outs, size_t out16, size_t t, unsigned acc)
+{
+	uint4 *op = outs + (t * gridDim.x + blockIdx.x) * out16;
+
+	for (size_t i = threadIdx.x; i < out16; i += THREADS)
+		op[i] = make_uint4(acc, (unsigned)t, (unsigned)i, blockIdx.x);
+}
+
 static __global__ void
 probe_rewrite(const uint4 *stream, uint4 *region, size_t tile16, size_t region16, size_t steps,
-	      unsigned *sink, unsigned *per_sm)
+	      uint4 *outs, size_t out16, unsigned *sink, unsigned *per_sm)
 {
 	uint4 *mine = region + blockIdx.x * region16;
 	unsigned acc = 0;
@@ -66,6 +76,7 @@ probe_rewrite(const uint4 *stream, uint4 *region, size_t tile16, size_t region16
 			r.w ^= (unsigned)i;
 			mine[i] = r;
 		}
+		write_out(outs, out16, t, acc);
 	}
 	finish(acc, sink, per_sm);
 }
@@ -75,8 +86,8 @@ probe_rewrite(const uint4 *stream, uint4 *region, size_t tile16, size_t region16
  * volatile so that every access is a local load or store. */
 template <int W>
 static __global__ void
-probe_rewrite_local(const uint4 *stream, size_t tile16, size_t steps, unsigned off,
-		    unsigned *sink, unsigned *per_sm)
+probe_rewrite_local(const uint4 *stream, size_t tile16, size_t steps, unsigned off, uint4 *outs,
+		    size_t out16, unsigned *sink, unsigned *per_sm)
 {
 	volatile unsigned spill[W < 2 ? 2 : W]; /* a one-word array would be a register */
 	unsigned acc = 0;
@@ -91,6 +102,7 @@ probe_rewrite_local(const uint4 *stream, size_t tile16, size_t steps, unsigned o
 
 			spill[k] = (t ? spill[k] : 0u) + acc + j;
 		}
+		write_out(outs, out16, t, acc);
 	}
 	for (unsigned j = 0; j < W; j++)
 		acc += spill[j ^ off];
@@ -245,6 +257,8 @@ l2probe_config_check(const struct l2probe_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "--local: --region 1, 2, 4, 8 or 16 (KiB)");
 	else if (c->kind == L2PROBE_REWRITE && (c->steps == 0 || c->steps > 100000))
 		snprintf(err, errlen, "--steps: 1 to 100000");
+	else if (c->kind == L2PROBE_REWRITE && (c->out_tile > 1024 * KiB || c->out_tile % 512))
+		snprintf(err, errlen, "--out-tile: a multiple of 0.5 KiB up to 1 MiB");
 	else if (c->kind == L2PROBE_TILES &&
 		 (c->total == 0 || c->total > 16 * GiB || c->total % c->tile))
 		snprintf(err, errlen, "--total: a multiple of the tile up to 16 GiB");
@@ -362,14 +376,18 @@ launch(const struct l2probe_config *c, struct l2probe_result *r, const cudaDevic
 	if (c->kind == L2PROBE_REWRITE) {
 		r->steps = c->steps;
 		r->read_bytes = c->tile * r->blocks * c->steps;
-		r->write_bytes = c->region * r->blocks;
-		r->rewritten = r->write_bytes * c->steps;
-		if (alloc(b, r->read_bytes, c->local ? 0 : r->write_bytes, r->blocks, err, errlen))
+		size_t regions = c->local ? 0 : c->region * r->blocks, out16 = c->out_tile / 16;
+		uint4 *outs;
+
+		r->rewritten = c->region * r->blocks * c->steps;
+		r->write_bytes = regions + c->out_tile * r->blocks * c->steps;
+		if (alloc(b, r->read_bytes, r->write_bytes, r->blocks, err, errlen))
 			return -1;
+		outs = (uint4 *)((char *)b->out + regions);
 		if (c->local) {
 			unsigned off = 0;
-			void *args[] = { &b->in, &tile16, (void *)&c->steps, &off, &b->sink,
-					 &b->per_sm };
+			void *args[] = { &b->in,    &tile16,  (void *)&c->steps, &off, &outs, &out16,
+					 &b->sink, &b->per_sm };
 
 			if (!ok(cudaLaunchKernel(fn, r->blocks, THREADS, args, smem, 0),
 				"cudaLaunchKernel", err, errlen))
@@ -377,7 +395,7 @@ launch(const struct l2probe_config *c, struct l2probe_result *r, const cudaDevic
 		} else {
 			probe_rewrite<<<r->blocks, THREADS, smem>>>(
 				(const uint4 *)b->in, (uint4 *)b->out, tile16, c->region / 16,
-				c->steps, b->sink, b->per_sm);
+				c->steps, outs, out16, b->sink, b->per_sm);
 		}
 	} else if (c->kind == L2PROBE_TILES) {
 		size_t ntiles = c->total / c->tile;

@@ -21,8 +21,39 @@ METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op
 METRICS=$METRICS,lts__t_sectors_srcunit_tex_op_write.sum,gpu__time_duration.sum
 METRICS=$METRICS,launch__grid_size
 
-# One case a line: memsim-gpu l2probe's arguments.
+# One case a line: memsim-gpu l2probe's arguments. PROBE_PART=a|b|c|d runs one part alone.
 grid() {
+	case "${PROBE_PART:-all}" in
+	all) grid_all; grid_d ;;
+	d) grid_d ;;
+	a | b | c) grid_all | grep -- "$(part_kind "$PROBE_PART")" ;;
+	*) echo "probe.sh: PROBE_PART: a, b, c or d, not '$PROBE_PART'" >&2; exit 2 ;;
+	esac
+}
+
+part_kind() {
+	case "$1" in
+	a) echo "--kind rewrite" ;;
+	b) echo "--kind tiles" ;;
+	*) echo "--kind crossread" ;;
+	esac
+}
+
+# (d) (a) with dirty pressure: each step a block also writes 1 or 4 KiB of fresh output (32 or
+#     128 MiB over the kernel, past the ~21.5 MiB the L2 keeps dirty), as finished blocks' O
+#     tiles do: are the rewritten regions written back then?
+grid_d() {
+	for o in 1 4; do
+		for r in 0 4 16; do
+			echo "--kind rewrite --tile 32 --steps 124 --region $r --out-tile $o"
+		done
+		for r in 4 16; do
+			echo "--kind rewrite --tile 32 --steps 124 --region $r --local --out-tile $o"
+		done
+	done
+}
+
+grid_all() {
 	# (a) a region per block rewritten every step while each step streams 264 x 32 KiB:
 	#     8, 31, 124, 248 steps stream 66 MiB, 256 MiB, 1 GiB, 2 GiB
 	for s in 8 31 124 248; do

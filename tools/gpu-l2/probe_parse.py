@@ -23,6 +23,7 @@ Columns (MiB are 2^20 bytes; a parameter not of the case's kind reads 0):
   extra_write_mib      dram_write - compulsory write (negative: dirty data kept in the L2)
   write_over_rewritten dram_write / rewritten (rewrite: the share of region stores that went
                        to DRAM); write_over_compulsory: dram_write / compulsory write
+  out_tile_kib         rewrite: fresh output a block writes each step (in compulsory_write)
 """
 
 import csv
@@ -42,7 +43,7 @@ FIELDS = ["kind", "tile_kib", "region_kib", "local", "steps", "total_mib", "stre
           "buffer_mib", "lag", "cross", "blocks", "reuse_mib", "compulsory_read_mib",
           "compulsory_write_mib", "rewritten_mib", "reread_mib", "dram_read_mib",
           "dram_write_mib", "l2_read_mib", "l2_write_mib", "time_us", "extra_read_mib",
-          "extra_write_mib", "write_over_rewritten", "write_over_compulsory"]
+          "extra_write_mib", "write_over_rewritten", "write_over_compulsory", "out_tile_kib"]
 
 
 def fail(msg):
@@ -62,6 +63,7 @@ def cases(d):
         kv = dict(f.split("=", 1) for f in head.split()[1:])
         if any(k not in kv for k in CASE_KEYS):
             fail(f"{path}:{n}: a case line without {[k for k in CASE_KEYS if k not in kv]}")
+        kv.setdefault("out_tile", "0")  # lines written before --out-tile
         kv["device"] = device
         out[kv["pid"]] = kv
     return out
@@ -111,7 +113,7 @@ def row(c, k):
              f"but kernel {k['Kernel Name']}")
     if int(b["launch__grid_size"]) != int(c["blocks"]):
         fail(f"process {c['pid']}: {c['blocks']} blocks but a grid of {b['launch__grid_size']}")
-    i = {x: int(c[x]) for x in CASE_KEYS if x not in ("kind", "pid")}
+    i = {x: int(c[x]) for x in CASE_KEYS + ["out_tile"] if x not in ("kind", "pid")}
     mib = lambda v: f"{v / MIB:.3f}"
     ratio = lambda a, z: f"{a / z:.4f}" if z else ""
     wr, ww = b["dram__bytes_read.sum"], b["dram__bytes_write.sum"]
@@ -122,7 +124,8 @@ def row(c, k):
             mib(b["lts__t_sectors_srcunit_tex_op_read.sum"] * SECTOR),
             mib(b["lts__t_sectors_srcunit_tex_op_write.sum"] * SECTOR),
             f"{b['gpu__time_duration.sum'] / 1e3:.1f}", mib(wr - i["read_bytes"]),
-            mib(ww - i["write_bytes"]), ratio(ww, i["rewritten"]), ratio(ww, i["write_bytes"])]
+            mib(ww - i["write_bytes"]), ratio(ww, i["rewritten"]), ratio(ww, i["write_bytes"]),
+            f"{i['out_tile'] / 1024:g}"]
 
 
 def main():
