@@ -1,9 +1,8 @@
 /*
  * flashdecode at S > 1 on a fully associative LRU cache of any size, line by line, where each
- * head's query rows are one block (N <= B_r in attn_decode_view()), no two of its heads share a
- * kv head (grouped-query decode packed, or heads = kv_heads), K and V are unpaged, the tiles in
- * scratch, and every row is whole lines (d s a multiple of the line). Then no two rows share a
- * line: only the 4-byte logsumexp values do.
+ * head's query rows are one block (N <= B_r in attn_decode_view(): grouped-query decode packed
+ * or not), K and V are unpaged, the tiles in scratch, and every row is whole lines (d s a
+ * multiple of the line). Then no two rows share a line: only the 4-byte logsumexp values do.
  *
  * The run: per head hh and split s (a unit), Q_hh (its N rows), each key block's K then V
  * rows, then per row i the partial O row rho = (hh S + s) N + i and lse_accum[rho] (an empty
@@ -11,9 +10,10 @@
  * every s (combine load k = t S + s), lse[t], the S partial O rows, O[t].
  *
  * A line hits iff fewer than C other lines were touched since its last touch (its window,
- * counted below array by array: the arrays never share a line). K and V lines are read once;
- * Q's are re-read by each split of their head; every other line is followed touch by touch,
- * with its dirty state and, under write-validate, the values stored since it came in.
+ * counted below array by array: the arrays never share a line). K and V lines are read by a
+ * kv head's first head, and again by each other of its group; Q's by each split of its head; every
+ * other line is followed touch by touch, with its dirty state and, under write-validate, the values
+ * stored since it came in.
  */
 
 #include <stdint.h>
@@ -22,6 +22,7 @@
 
 struct fd {
 	uint64_t L, BH, S, N, Nk, Bc, R, T, per; /* R: partial rows; T: combine iterations */
+	uint64_t G;                              /* heads a kv head serves */
 	double C, q, m, kvt; /* lines: a Q (O, K, V) row, a partial O row, a kv head's K */
 	bool rfo, flush;
 };
@@ -110,15 +111,41 @@ la_between(const struct fd *f, uint64_t ka, uint64_t kb)
 	return a.n;
 }
 
-/* Q, K and V lines after unit (hh, s): Q_hh again if a later split reads keys, their K and V,
- * then every later head's. */
+/* Q, K and V lines after unit (hh, s): Q_hh again if a later split reads keys, and each later
+ * head's; the K and V rows of kv head hh / G from split s + 1 on (all of them if a later head
+ * of its group reads them again), and every later kv head's. */
 static double
 qkv_after(const struct fd *f, uint64_t hh, uint64_t s)
 {
 	double later = (double)(f->BH - 1 - hh), nq = (double)f->N * f->q;
+	uint64_t own = hh % f->G + 1 < f->G ? f->Nk : rows_from(f, s + 1);
 
-	return (rows_from(f, s + 1) ? nq : 0) + 2 * (double)rows_from(f, s + 1) * f->q +
-	       later * (nq + 2 * f->kvt);
+	return (rows_from(f, s + 1) ? nq : 0) + later * nq +
+	       2 * f->q * ((double)own + (double)(f->BH / f->G - 1 - hh / f->G) * (double)f->Nk);
+}
+
+/* K (or V) lines read: each once by the first head of its kv head's group; a later head hh
+ * re-reads split s's when the window since the previous head read them fills the cache: every
+ * other line of the kv head's K and V, Q_hh and (if a later split of hh - 1 reads keys)
+ * Q_hh-1, and the partial rows and values of the S units between. */
+static double
+kv_reads(const struct fd *f)
+{
+	double n = (double)(f->BH / f->G) * f->kvt;
+
+	for (uint64_t hh = 0; hh < f->BH; hh++) {
+		if (hh % f->G == 0)
+			continue;
+		for (uint64_t s = 0; rows_of(f, s) > 0; s++) {
+			uint64_t v0 = ((hh - 1) * f->S + s) * f->N;
+			double w = 2 * f->kvt - 1 +
+				   (rows_from(f, s + 1) ? 2 : 1) * (double)f->N * f->q +
+				   (double)(f->S * f->N) * f->m + vals(f, v0, v0 + f->S * f->N);
+
+			n += w >= f->C ? (double)rows_of(f, s) * f->q : 0;
+		}
+	}
+	return n;
 }
 
 /* The lines the combine touches after iteration t's lse_accum load k (or, k = t S - 1, from
@@ -329,8 +356,8 @@ formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
 {
 	uint64_t L = (uint64_t)line_bytes, rb = v->d * dtype_bytes(v->dtype);
 
-	return attn_splits(v) > 1 && v->N <= v->Br && v->heads == v->kv_heads && !v->kv_page &&
-	       L <= 256 && rb % L == 0 && v->d * 4 % L == 0;
+	return attn_splits(v) > 1 && v->N <= v->Br && !v->kv_page && L <= 256 && rb % L == 0 &&
+	       v->d * 4 % L == 0;
 }
 
 void
@@ -353,6 +380,7 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 	f.q = (double)(c->d * dtype_bytes(c->dtype) / f.L);
 	f.m = (double)(c->d * 4 / f.L);
 	f.kvt = (double)f.Nk * f.q;
+	f.G = c->heads / c->kv_heads;
 	f.rfo = q->rfo;
 	f.flush = q->flush;
 	/* Q: a head's lines once, again after each split that reads keys and fills the cache
@@ -368,8 +396,8 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 		}
 	}
 	arr(r, "Q")->read_bytes += qr * q->L;
-	arr(r, "K")->read_bytes += (double)f.BH * f.kvt * q->L;
-	arr(r, "V")->read_bytes += (double)f.BH * f.kvt * q->L;
+	arr(r, "K")->read_bytes += kv_reads(&f) * q->L;
+	arr(r, "V")->read_bytes += kv_reads(&f) * q->L;
 	oa_rows(&f, &oa);
 	for (uint64_t ln = 0; ln * f.L / 4 < f.R; ln++)
 		la_line(&f, ln, &la);

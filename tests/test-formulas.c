@@ -461,17 +461,21 @@ static const struct decode_case decode_cases[] = {
 	{ 1, 777, 24, 12, 1, 1, 5, 32, 6, ATTN_FP32, false },
 	/* in the line-by-line formula's regime (lru_regime()): heads = kv_heads at N = 1 (batch
 	 * 2, T_c 43 in 15, 15, 13), N = 4 causal (T_c 16: 3, 3, 3, 3, 3, 1, 0), N = B_r = 16
-	 * with 32 of 64 splits empty; packed g = 4 with 256-byte rows, g = 16 = B_r */
+	 * with 32 of 64 splits empty; packed g = 4 with 256-byte rows, g = 16 = B_r (and N = 4 over
+	 * 4 heads of one kv head above, on 64- and 32-byte lines) */
 	{ 1, 2049, 64, 4, 4, 2, 16, 48, 3, ATTN_FP16, false },
 	{ 4, 1000, 32, 2, 2, 1, 16, 64, 7, ATTN_FP32, true },
 	{ 16, 500, 64, 2, 2, 1, 16, 16, 64, ATTN_FP16, true },
 	{ 1, 4097, 128, 16, 4, 1, 64, 64, 5, ATTN_BF16, false },
 	{ 1, 300, 64, 32, 2, 1, 16, 32, 4, ATTN_FP16, true },
+	/* grouped-query heads not packed (N > 1): a kv head's K and V re-read by each head */
+	{ 4, 1000, 64, 8, 2, 2, 16, 48, 7, ATTN_FP16, true },
+	{ 16, 600, 32, 4, 1, 1, 16, 32, 3, ATTN_FP32, false },
 };
 
 /* flashdecode at S > 1 exact on every fully associative LRU cache (tiles in scratch, lines up
- * to 256 bytes): one query block a head (N, or g packed, at most B_r), no kv head shared by
- * two of its heads, rows of whole lines. */
+ * to 256 bytes): one query block a head (N, or g packed, at most B_r), unpaged, rows of
+ * whole lines. */
 static bool
 lru_regime(const struct attn_config *c, const struct formula_machine *m)
 {
@@ -479,7 +483,7 @@ lru_regime(const struct attn_config *c, const struct formula_machine *m)
 	uint64_t rows = packed ? c->heads / c->kv_heads : c->N;
 
 	return m->fully_assoc && m->levels == 1 && m->tiles_in_scratch && m->line_bytes <= 256 &&
-	       rows <= c->Br && (packed || c->heads == c->kv_heads) && !c->kv_page &&
+	       rows <= c->Br && !c->kv_page &&
 	       (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes == 0;
 }
 
