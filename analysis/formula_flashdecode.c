@@ -9,7 +9,7 @@
  * - on a cache that holds every line the run touches (formula_flashdecode_footprint()),
  *   nothing is evicted and each line moves once: exact;
  * - on a fully associative LRU cache of any size, where each head's rows are one query block,
- *   K and V are unpaged and every row is whole lines:
+ *   and every row is whole lines (paged or not):
  *   line by line (analysis/formula_flashdecode_lru.c), exact;
  * - elsewhere on a smaller cache the access count stands in, and formula_scope() calls it an
  *   estimate.

@@ -1,8 +1,9 @@
 /*
  * flashdecode at S > 1 on a fully associative LRU cache of any size, line by line, where each
  * head's query rows are one block (N <= B_r in attn_decode_view(): grouped-query decode packed
- * or not), K and V are unpaged, the tiles in scratch, and every row is whole lines (d s a
- * multiple of the line). Then no two rows share a line: only the 4-byte logsumexp values do.
+ * or not), the tiles in scratch, and every row is whole lines (d s a multiple of the line; K
+ * and V paged or not). Then no two rows share a line: only the 4-byte logsumexp values and
+ * block-table entries do (paged: each key block first reads its pages' entries).
  *
  * The run: per head hh and split s (a unit), Q_hh (its N rows), each key block's K then V
  * rows, then per row i the partial O row rho = (hh S + s) N + i and lse_accum[rho] (an empty
@@ -23,6 +24,7 @@
 struct fd {
 	uint64_t L, BH, S, N, Nk, Bc, R, T, per; /* R: partial rows; T: combine iterations */
 	uint64_t G;                              /* heads a kv head serves */
+	uint64_t H, P, np;   /* heads a batch; paged: page tokens, pages a sequence (0 unpaged) */
 	double C, q, m, kvt; /* lines: a Q (O, K, V) row, a partial O row, a kv head's K */
 	bool rfo, flush;
 };
@@ -111,6 +113,87 @@ la_between(const struct fd *f, uint64_t ka, uint64_t kb)
 	return a.n;
 }
 
+/* Paged: lines of block-table entries [e0, e1) (over batches); 0 unpaged. */
+static double
+bt(const struct fd *f, uint64_t e0, uint64_t e1)
+{
+	return f->P ? span(e0 * 4, e1 * 4, f->L) : 0;
+}
+
+/* Paged: the entries split s of batch b reads (its blocks' pages), and from split s on. */
+static double
+bt_split(const struct fd *f, uint64_t b, uint64_t s)
+{
+	uint64_t a = f->Nk - rows_from(f, s), e = a + rows_of(f, s);
+
+	return e > a && f->P ? bt(f, b * f->np + a / f->P, b * f->np + (e - 1) / f->P + 1) : 0;
+}
+
+static uint64_t
+bt_from(const struct fd *f, uint64_t b, uint64_t s)
+{
+	return rows_from(f, s) ? b * f->np + (f->Nk - rows_from(f, s)) / f->P : (b + 1) * f->np;
+}
+
+/* Paged: the block table's line ln, read by every head of the batches it holds entries of, by
+ * each key block whose pages it names: again by the next block when the block's K and V (and
+ * at a split's end, the unit's partial rows and values and the next Q_hh) fill the cache; by
+ * the next head when its window does (the K and V from the last block that read it, the
+ * entries after the line's, the next head's K and V before its first block that reads it and
+ * the entries before the line's,
+ * Q_hh if a later split reads keys, Q_hh+1, the partial rows and values of the units between).
+ */
+static double
+bt_line(const struct fd *f, uint64_t ln)
+{
+	const uint64_t tc = (f->Nk + f->Bc - 1) / f->Bc, per = f->per;
+	uint64_t x0 = ln * f->L / 4, x1 = x0 + f->L / 4, prev_tb = 0;
+	double misses = 0;
+	bool seen = false;
+
+	for (uint64_t hh = 0; hh < f->BH; hh++) {
+		uint64_t b = hh / f->H, lo = x0 > b * f->np ? x0 - b * f->np : 0;
+		uint64_t hi = x1 < (b + 1) * f->np ? x1 - b * f->np : f->np;
+		uint64_t ta, tb;
+
+		if (x1 <= b * f->np || x0 >= (b + 1) * f->np) {
+			if (seen)
+				break;
+			continue;
+		}
+		ta = lo * f->P / f->Bc;
+		tb = ((hi - 1) * f->P + f->P - 1) / f->Bc;
+		tb = tb < tc - 1 ? tb : tc - 1;
+		if (!seen) {
+			misses += 1;
+		} else {
+			uint64_t bp = (hh - 1) / f->H, sp = prev_tb / per, sa = ta / per;
+			/* the entries after the line's in the earlier pass, before it in this */
+			uint64_t after = x1 > bp * f->np ? x1 : bp * f->np;
+			uint64_t before = x0 > b * f->np ? x0 : b * f->np;
+			uint64_t r0 = ((hh - 1) * f->S + sp) * f->N, r1 = (hh * f->S + sa) * f->N;
+			double w = 2 * f->q * (double)(f->Nk - prev_tb * f->Bc + ta * f->Bc) +
+				   bt(f, after, (bp + 1) * f->np) + bt(f, b * f->np, before) +
+				   (double)f->N * f->q * (rows_from(f, sp + 1) ? 2 : 1) +
+				   f->m * (double)(r1 - r0) + vals(f, r0, r1);
+
+			misses += w >= f->C;
+		}
+		for (uint64_t jb = ta; jb < tb; jb++) {
+			uint64_t r = jb * f->Bc, e = r + f->Bc < f->Nk ? r + f->Bc : f->Nk;
+			uint64_t s = jb / per, v0 = (hh * f->S + s) * f->N;
+			double w = 2 * f->q * (double)(e - r);
+
+			if ((jb + 1) % per == 0)
+				w += (double)f->N * (f->m + f->q) + vals(f, v0, v0 + f->N);
+			misses += w >= f->C;
+		}
+		seen = true;
+		prev_tb = tb;
+	}
+	return misses;
+}
+
 /* Q, K and V lines after unit (hh, s): Q_hh again if a later split reads keys, and each later
  * head's; the K and V rows of kv head hh / G from split s + 1 on (all of them if a later head
  * of its group reads them again), and every later kv head's. */
@@ -120,8 +203,14 @@ qkv_after(const struct fd *f, uint64_t hh, uint64_t s)
 	double later = (double)(f->BH - 1 - hh), nq = (double)f->N * f->q;
 	uint64_t own = hh % f->G + 1 < f->G ? f->Nk : rows_from(f, s + 1);
 
+	/* paged: the entries of later splits of hh, every entry of a later head's batch */
+	uint64_t b = hh / f->H, e0 = 0;
+
+	if (f->P)
+		e0 = hh % f->H + 1 < f->H ? b * f->np : bt_from(f, b, s + 1);
 	return (rows_from(f, s + 1) ? nq : 0) + later * nq +
-	       2 * f->q * ((double)own + (double)(f->BH / f->G - 1 - hh / f->G) * (double)f->Nk);
+	       2 * f->q * ((double)own + (double)(f->BH / f->G - 1 - hh / f->G) * (double)f->Nk) +
+	       bt(f, e0, f->BH / f->H * f->np);
 }
 
 /* K (or V) lines read: each once by the first head of its kv head's group; a later head hh
@@ -140,6 +229,7 @@ kv_reads(const struct fd *f)
 			uint64_t v0 = ((hh - 1) * f->S + s) * f->N;
 			double w = 2 * f->kvt - 1 +
 				   (rows_from(f, s + 1) ? 2 : 1) * (double)f->N * f->q +
+				   bt(f, hh / f->H * f->np, (hh / f->H + 1) * f->np) +
 				   (double)(f->S * f->N) * f->m + vals(f, v0, v0 + f->S * f->N);
 
 			n += w >= f->C ? (double)rows_of(f, s) * f->q : 0;
@@ -261,7 +351,8 @@ la_line(const struct fd *f, uint64_t ln, struct tally *y)
 
 		w = f->m;
 		if (e % f->N == 0 && rows_of(f, s))
-			w += (double)f->N * f->q + 2 * (double)rows_of(f, s) * f->q;
+			w += (double)f->N * f->q + 2 * (double)rows_of(f, s) * f->q +
+			     bt_split(f, e / f->N / f->S / f->H, s);
 		touch(f, &x, y, e == e0 ? 0 : w, true, (uint64_t)1 << (e - e0));
 		/* the combine's load of e */
 		k[e - e0] = (e / (f->S * f->N) * f->N + e % f->N) * f->S + e / f->N % f->S;
@@ -356,8 +447,7 @@ formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
 {
 	uint64_t L = (uint64_t)line_bytes, rb = v->d * dtype_bytes(v->dtype);
 
-	return attn_splits(v) > 1 && v->N <= v->Br && !v->kv_page && L <= 256 && rb % L == 0 &&
-	       v->d * 4 % L == 0;
+	return attn_splits(v) > 1 && v->N <= v->Br && L <= 256 && rb % L == 0 && v->d * 4 % L == 0;
 }
 
 void
@@ -381,6 +471,9 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 	f.m = (double)(c->d * 4 / f.L);
 	f.kvt = (double)f.Nk * f.q;
 	f.G = c->heads / c->kv_heads;
+	f.H = c->heads;
+	f.P = c->kv_page;
+	f.np = c->kv_page ? attn_pages(c) : 0;
 	f.rfo = q->rfo;
 	f.flush = q->flush;
 	/* Q: a head's lines once, again after each split that reads keys and fills the cache
@@ -390,12 +483,20 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 		for (uint64_t s = 0; rows_from(&f, s + 1) > 0; s++) {
 			uint64_t v0 = (hh * f.S + s) * f.N;
 			double w = (double)f.N * f.q - 1 + 2 * (double)rows_of(&f, s) * f.q +
-				   (double)f.N * f.m + vals(&f, v0, v0 + f.N);
+				   (double)f.N * f.m + vals(&f, v0, v0 + f.N) +
+				   bt_split(&f, hh / f.H, s);
 
 			qr += w >= f.C ? (double)f.N * f.q : 0;
 		}
 	}
 	arr(r, "Q")->read_bytes += qr * q->L;
+	if (f.P) {
+		double n = 0;
+
+		for (uint64_t ln = 0; ln * f.L / 4 < f.BH / f.H * f.np; ln++)
+			n += bt_line(&f, ln);
+		arr(r, "block_table")->read_bytes += n * q->L;
+	}
 	arr(r, "K")->read_bytes += kv_reads(&f) * q->L;
 	arr(r, "V")->read_bytes += kv_reads(&f) * q->L;
 	oa_rows(&f, &oa);

@@ -120,8 +120,8 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	if (lines < fp && !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
 		snprintf(buf, n,
 			 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line "
-			 "formula wants one query block a head, no paging, rows of whole lines "
-			 "(else exact from %.0f lines up)",
+			 "formula wants one query block a head and rows of whole lines (else "
+			 "exact from %.0f lines up)",
 			 lines, fp, fp);
 		return buf;
 	}

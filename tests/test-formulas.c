@@ -474,8 +474,8 @@ static const struct decode_case decode_cases[] = {
 };
 
 /* flashdecode at S > 1 exact on every fully associative LRU cache (tiles in scratch, lines up
- * to 256 bytes): one query block a head (N, or g packed, at most B_r), unpaged, rows of
- * whole lines. */
+ * to 256 bytes): one query block a head (N, or g packed, at most B_r), rows of whole lines
+ * (paged or not: check_paged()'s flashdecode rows). */
 static bool
 lru_regime(const struct attn_config *c, const struct formula_machine *m)
 {
@@ -483,8 +483,7 @@ lru_regime(const struct attn_config *c, const struct formula_machine *m)
 	uint64_t rows = packed ? c->heads / c->kv_heads : c->N;
 
 	return m->fully_assoc && m->levels == 1 && m->tiles_in_scratch && m->line_bytes <= 256 &&
-	       rows <= c->Br && !c->kv_page &&
-	       (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes == 0;
+	       rows <= c->Br && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes == 0;
 }
 
 /* The bytes of every line flashdecode touches at S > 1, each array page-aligned. */
@@ -640,6 +639,10 @@ static const struct paged_case paged_cases[] = {
 	{ 1, 3000, 64, 8, 2, 2, 64, 64, 16, ATTN_FP16, true, 1 },
 	{ 4, 2000, 32, 2, 1, 1, 16, 64, 7, ATTN_FP32, true, 1 },
 	{ 1, 1500, 64, 4, 1, 2, 64, 64, 16, ATTN_BF16, false, 4 },
+	/* S > 1 line by line: grouped heads not packed, batch 3, a token a page (table lines shared
+	 * by blocks, splits and batches; 16K: windows of 255 and 256 lines); packed, P = 7 */
+	{ 4, 100, 64, 8, 2, 3, 16, 48, 1, ATTN_FP16, false, 3 },
+	{ 1, 2000, 128, 8, 2, 2, 16, 64, 7, ATTN_BF16, true, 5 },
 };
 
 static void
@@ -678,7 +681,10 @@ check_paged(const char *const *caches, bool flush)
 			formula_machine_from_spec(&s, flush, &m);
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
-			/* flashdecode at S > 1 on a cache smaller than the run: an estimate */
+			/* flashdecode at S > 1 on a cache smaller than the run: exact line by line
+			 * in lru_regime(), else an estimate */
+			if (k->S > 1 && lru_regime(&c, &m))
+				assert_int_equal(f.scope, FORMULA_SCOPE_EXACT);
 			if (f.scope == FORMULA_SCOPE_ESTIMATE &&
 			    strstr(f.scope_why, "flashdecode")) {
 				assert_true(attn_splits(&c) > 1);
