@@ -443,11 +443,30 @@ put(struct formula_result *r, const char *name, const struct tally *y, double L)
 }
 
 bool
-formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
+formula_flashdecode_lru_shape(const struct attn_config *v, double line_bytes)
 {
 	uint64_t L = (uint64_t)line_bytes, rb = v->d * dtype_bytes(v->dtype);
 
 	return attn_splits(v) > 1 && v->N <= v->Br && L <= 256 && rb % L == 0 && v->d * 4 % L == 0;
+}
+
+/* Each partial row and value costs up to S steps (the combine's strided values): past this
+ * many, about a second, the formula is not followed line by line. */
+#define LRU_MAX_STEPS 5e8
+
+double
+formula_flashdecode_lru_steps(const struct attn_config *v)
+{
+	double S = (double)attn_splits(v);
+
+	return (double)v->batch * (double)v->heads * (double)v->N * S * S;
+}
+
+bool
+formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
+{
+	return formula_flashdecode_lru_shape(v, line_bytes) &&
+	       formula_flashdecode_lru_steps(v) <= LRU_MAX_STEPS;
 }
 
 void

@@ -117,6 +117,14 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	double lines = m->capacity_bytes / m->line_bytes;
 	double fp = formula_flashdecode_footprint(c, m->line_bytes);
 
+	if (lines < fp && formula_flashdecode_lru_shape(&v, m->line_bytes) &&
+	    !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
+			 "S^2) are too many to follow line by line (exact from %.0f lines up)",
+			 lines, fp, formula_flashdecode_lru_steps(&v), fp);
+		return buf;
+	}
 	if (lines < fp && !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
 		snprintf(buf, n,
 			 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line "
