@@ -8,8 +8,11 @@
  *   splits and read by the combine): exact;
  * - on a cache that holds every line the run touches (formula_flashdecode_footprint()),
  *   nothing is evicted and each line moves once: exact;
- * - on a smaller cache there is no line-by-line formula yet: the access count stands in, and
- *   formula_scope() calls it an estimate.
+ * - on a fully associative LRU cache of any size, where each head's rows are one query block,
+ *   and every row is whole lines (paged or not):
+ *   line by line (analysis/formula_flashdecode_lru.c), exact;
+ * - elsewhere on a smaller cache the access count stands in, and formula_scope() calls it an
+ *   estimate.
  */
 
 #include <math.h>
@@ -158,6 +161,12 @@ formula_flashdecode(struct formula_result *r, const struct attn_config *c, const
 {
 	if (attn_splits(c) == 1) {
 		formula_flash2(r, c, q);
+		return;
+	}
+	/* tiles in scratch: none of their lines in the windows */
+	if (formula_flashdecode_lru_fits(c, q->L) &&
+	    q->tq + q->tk + q->tv + q->ts + q->to + q->tm == 0) {
+		formula_flashdecode_lru(r, c, q);
 		return;
 	}
 	if (q->C >= formula_flashdecode_footprint(c, q->L)) {

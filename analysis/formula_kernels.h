@@ -168,5 +168,15 @@ void formula_flashdecode_accesses(struct formula_result *r, const struct attn_co
 /* The lines flashdecode touches at S > 1 (c: attn_decode_view()'s, or its source: the arrays
  * are the same bytes), every array in full: a cache of at least as many evicts none. */
 double formula_flashdecode_footprint(const struct attn_config *c, double line_bytes);
+/* Is v (attn_decode_view()'s) of formula_flashdecode_lru()'s shape on lines of line_bytes: S >
+ * 1, one query block a head, rows of whole lines (up to 256 bytes)? And of few enough steps
+ * (formula_flashdecode_lru_steps(): B H N S^2) to follow line by line (_fits)? */
+bool formula_flashdecode_lru_shape(const struct attn_config *v, double line_bytes);
+double formula_flashdecode_lru_steps(const struct attn_config *v);
+bool formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes);
+/* flashdecode at S > 1 in that regime, tiles in scratch: exact on a fully associative LRU
+ * cache of any size. */
+void formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c,
+			     const struct q *q);
 
 #endif

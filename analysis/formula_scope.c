@@ -105,27 +105,37 @@ interval_not_bound(const struct attn_config *c, const struct formula_machine *m,
 	return NULL;
 }
 
-/* Why flashdecode's formula at S > 1 is not exact on m's cache, or NULL: it is where the cache
- * evicts nothing (a fully associative one of at least the lines the run touches, and under
+/* Why flashdecode's formula at S > 1 is not exact on m's cache, or NULL: it is in
+ * formula_flashdecode_lru()'s regime on a fully associative cache, or where the cache evicts
+ * nothing (a fully associative one of at least the lines the run touches, and under
  * write-validate granules of at most 4 bytes, which the fp32 partial stores fill). */
 static const char *
 flashdecode_outside(const struct attn_config *c, const struct formula_machine *m, char *buf,
 		    size_t n)
 {
+	const struct attn_config v = attn_decode_view(c);
 	double lines = m->capacity_bytes / m->line_bytes;
 	double fp = formula_flashdecode_footprint(c, m->line_bytes);
 
-	if (lines < fp) {
+	if (lines < fp && formula_flashdecode_lru_shape(&v, m->line_bytes) &&
+	    !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
 		snprintf(buf, n,
-			 "flashdecode with S > 1 on a cache of %.0f lines, fewer than the %.0f it "
-			 "touches: no exact formula yet where lines are evicted (exact from %.0f "
-			 "lines up, and at S = 1, where it is flash2's)",
+			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
+			 "S^2) are too many to follow line by line (exact from %.0f lines up)",
+			 lines, fp, formula_flashdecode_lru_steps(&v), fp);
+		return buf;
+	}
+	if (lines < fp && !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line "
+			 "formula wants one query block a head and rows of whole lines (else "
+			 "exact from %.0f lines up)",
 			 lines, fp, fp);
 		return buf;
 	}
 	if (!m->fully_assoc && m->sets >= 2)
 		return "flashdecode with S > 1 on a set-associative cache: its exact formula holds "
-		       "where nothing is evicted, which conflicts may break (no interval)";
+		       "on fully associative LRU caches, which conflicts may break (no interval)";
 	if (!m->rfo && m->line_bytes > 256)
 		return "flashdecode with S > 1 on a write-validate cache of lines over 256 bytes: "
 		       "granules wider than its 4-byte stores are not modeled";

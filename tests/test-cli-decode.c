@@ -78,12 +78,27 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* S > 1 on a cache smaller than its lines: an estimate, said, never printed as exact */
-	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
+	/* S > 1 on a cache smaller than its lines, rows of 160 bytes (not whole lines): an
+	 * estimate, said, never printed as exact */
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1"));
-	assert_non_null(strstr(r.out, "fewer than the 5162 it touches"));
+	assert_non_null(strstr(r.out, "1024 lines of 3227 touched"));
+	result_free(&r);
+	/* rows of whole lines: exact line by line on the same cache */
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
+		   "--cache L1=64K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "an estimate"));
+	result_free(&r);
+	/* too many partial rows times splits to follow line by line (hours): an estimate, at
+	 * once */
+	r = memsim("formula --kernel flashdecode --N 16 --N-kv 131072 --heads 64 --batch 16 "
+		   "--d 128 --dtype fp16 --splits 2048 --cache L1=50M:full:128,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "6.87e+10 steps (B H N S^2) are too many to follow line by "
+				      "line"));
 	result_free(&r);
 	/* a cache that holds all 5162 lines: exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "

@@ -434,9 +434,10 @@ test_exact_nkv(void **state)
 /* flashdecode: decode shapes (N = 1 and 16, grouped-query, causal and not) at S = 1 byte for
  * byte on caches around the working sets (one kv head's K, its K and V, everything); at S > 1
  * (S dividing the key blocks and not, a split left empty, every block its own split) byte for
- * byte without a cache and on caches that hold every line the run touches, and called an
- * estimate on smaller ones. Grouped-query decode (N = 1) runs packed (g query heads as rows:
- * g below, equal to and past B_r), at S = 1 and S > 1. */
+ * byte without a cache and on caches that hold every line the run touches; on smaller ones
+ * byte for byte in the line-by-line formula's regime (lru_regime()), else called an estimate.
+ * Grouped-query decode (N = 1) runs packed (g query heads as rows: g below, equal to and past
+ * B_r), at S = 1 and S > 1. */
 struct decode_case {
 	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc, S;
 	enum attn_dtype dtype;
@@ -458,7 +459,32 @@ static const struct decode_case decode_cases[] = {
 	{ 1, 1000, 40, 8, 2, 2, 16, 48, 5, ATTN_FP16, false },
 	{ 1, 3000, 64, 8, 1, 1, 8, 64, 8, ATTN_BF16, true },
 	{ 1, 777, 24, 12, 1, 1, 5, 32, 6, ATTN_FP32, false },
+	/* in the line-by-line formula's regime (lru_regime()): heads = kv_heads at N = 1 (batch
+	 * 2, T_c 43 in 15, 15, 13), N = 4 causal (T_c 16: 3, 3, 3, 3, 3, 1, 0), N = B_r = 16
+	 * with 32 of 64 splits empty; packed g = 4 with 256-byte rows, g = 16 = B_r (and N = 4 over
+	 * 4 heads of one kv head above, on 64- and 32-byte lines) */
+	{ 1, 2049, 64, 4, 4, 2, 16, 48, 3, ATTN_FP16, false },
+	{ 4, 1000, 32, 2, 2, 1, 16, 64, 7, ATTN_FP32, true },
+	{ 16, 500, 64, 2, 2, 1, 16, 16, 64, ATTN_FP16, true },
+	{ 1, 4097, 128, 16, 4, 1, 64, 64, 5, ATTN_BF16, false },
+	{ 1, 300, 64, 32, 2, 1, 16, 32, 4, ATTN_FP16, true },
+	/* grouped-query heads not packed (N > 1): a kv head's K and V re-read by each head */
+	{ 4, 1000, 64, 8, 2, 2, 16, 48, 7, ATTN_FP16, true },
+	{ 16, 600, 32, 4, 1, 1, 16, 32, 3, ATTN_FP32, false },
 };
+
+/* flashdecode at S > 1 exact on every fully associative LRU cache (tiles in scratch, lines up
+ * to 256 bytes): one query block a head (N, or g packed, at most B_r), rows of whole lines
+ * (paged or not: check_paged()'s flashdecode rows). */
+static bool
+lru_regime(const struct attn_config *c, const struct formula_machine *m)
+{
+	bool packed = c->N == 1 && c->heads > c->kv_heads;
+	uint64_t rows = packed ? c->heads / c->kv_heads : c->N;
+
+	return m->fully_assoc && m->levels == 1 && m->tiles_in_scratch && m->line_bytes <= 256 &&
+	       rows <= c->Br && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes == 0;
+}
 
 /* The bytes of every line flashdecode touches at S > 1, each array page-aligned. */
 static double
@@ -481,7 +507,7 @@ fits_bytes(const struct attn_config *c, double L)
 }
 
 static void
-check_decode(const char *const *caches, bool flush, unsigned *exact_fits)
+check_decode(const char *const *caches, bool flush, unsigned *exact_fits, unsigned *exact_lru)
 {
 	size_t step = getenv("MEMSIM_SANITIZED") ? 3 : 1;
 
@@ -517,7 +543,11 @@ check_decode(const char *const *caches, bool flush, unsigned *exact_fits)
 				/* exact where the cache holds every line the run touches */
 				bool fits = m.capacity_bytes >= fits_bytes(&c, m.line_bytes);
 
-				if (!fits) {
+				if (!fits && lru_regime(&c, &m)) {
+					/* line by line on a cache of any size */
+					assert_int_equal(f.scope, FORMULA_SCOPE_EXACT);
+					(*exact_lru)++;
+				} else if (!fits) {
 					assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
 					assert_non_null(
 						strstr(f.scope_why, "flashdecode with S > 1"));
@@ -564,15 +594,19 @@ test_exact_flashdecode(void **state)
 		"lab",
 		NULL,
 	};
-	unsigned fits = 0;
+	unsigned fits = 0, lru = 0;
 
 	(void)state;
-	check_decode(caches, true, &fits);
+	check_decode(caches, true, &fits, &lru);
 	check_decode((const char *const[]){ "L1=64K:full:64,tiles=scratch",
-					    "L1=16M:full:64:wv,tiles=scratch", NULL },
-		     false, &fits);
-	print_message("# flashdecode S > 1: %u runs on caches that hold them, byte-equal\n", fits);
+					    "L1=16M:full:64:wv,tiles=scratch",
+					    "L1=8K:full:32:wv,tiles=scratch", NULL },
+		     false, &fits, &lru);
+	print_message("# flashdecode S > 1: %u runs on caches that hold them, %u on smaller ones "
+		      "(line by line), byte-equal\n",
+		      fits, lru);
 	assert_true(fits > 0);
+	assert_true(lru > 0);
 }
 
 /* Paged K/V (--kv-page P): with rows of whole lines every K and V line is one (page, token,
@@ -605,6 +639,10 @@ static const struct paged_case paged_cases[] = {
 	{ 1, 3000, 64, 8, 2, 2, 64, 64, 16, ATTN_FP16, true, 1 },
 	{ 4, 2000, 32, 2, 1, 1, 16, 64, 7, ATTN_FP32, true, 1 },
 	{ 1, 1500, 64, 4, 1, 2, 64, 64, 16, ATTN_BF16, false, 4 },
+	/* S > 1 line by line: grouped heads not packed, batch 3, a token a page (table lines shared
+	 * by blocks, splits and batches; 16K: windows of 255 and 256 lines); packed, P = 7 */
+	{ 4, 100, 64, 8, 2, 3, 16, 48, 1, ATTN_FP16, false, 3 },
+	{ 1, 2000, 128, 8, 2, 2, 16, 64, 7, ATTN_BF16, true, 5 },
 };
 
 static void
@@ -643,7 +681,10 @@ check_paged(const char *const *caches, bool flush)
 			formula_machine_from_spec(&s, flush, &m);
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
-			/* flashdecode at S > 1 on a cache smaller than the run: an estimate */
+			/* flashdecode at S > 1 on a cache smaller than the run: exact line by line
+			 * in lru_regime(), else an estimate */
+			if (k->S > 1 && lru_regime(&c, &m))
+				assert_int_equal(f.scope, FORMULA_SCOPE_EXACT);
 			if (f.scope == FORMULA_SCOPE_ESTIMATE &&
 			    strstr(f.scope_why, "flashdecode")) {
 				assert_true(attn_splits(&c) > 1);

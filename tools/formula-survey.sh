@@ -47,6 +47,25 @@ caches="--cache L1=24M:full:64,tiles=scratch --cache L1=24M:full:128:wv,tiles=sc
 caches="$caches --cache L1=24M:full:32,tiles=scratch"
 survey flashdecode-split --kernel flashdecode --splits 3,1000 --heads 16 --kv-heads 1,4 \
 	--causal=no,yes --dtype fp16
+# S > 1 line by line, on caches from a few key blocks to past the footprint: packed
+# grouped-query decode (N = 1), heads = kv_heads (N = 1, 4, 16) and grouped-query heads not
+# packed (N = 4, 16: a kv head's K and V re-read by each head), paged and not (batch 3: block
+# table lines shared by batches), rows of whole lines, S = 3,
+# 7 (with empty splits at N_kv = 1000, B_c = 64: 16 blocks in 3 x 5 + 1 + 0 x 1) and 1000.
+caches="--cache L1=16K:full:64,tiles=scratch --cache L1=128K:full:64,tiles=scratch"
+caches="$caches --cache L1=1M:full:64,tiles=scratch --cache L1=128K:full:128:wv,tiles=scratch"
+caches="$caches --cache L1=256K:full:32,tiles=scratch"
+sizes="--N-kv 1000,4097 --d 64 --Br 16,64 --Bc 48,64"
+survey flashdecode-split-lru --kernel flashdecode --N 1 --splits 3,7,1000 --heads 16 \
+	--kv-heads 1,4 --causal=no,yes --dtype fp16,fp32
+survey flashdecode-split-lru-mha --kernel flashdecode --N 1,4,16 --splits 3,7,1000 --heads 4 \
+	--kv-heads 4 --batch 2 --causal=no,yes --dtype bf16
+survey flashdecode-split-lru-gqa --kernel flashdecode --N 4,16 --splits 3,7,1000 --heads 8 \
+	--kv-heads 2 --causal=no,yes --dtype fp16
+survey flashdecode-split-lru-paged --kernel flashdecode --N 1,4 --splits 3,7 --heads 8 \
+	--kv-heads 2 --batch 3 --kv-page 1,7,16 --dtype fp16
+survey flashdecode-split-lru-no-flush --kernel flashdecode --N 1 --splits 7 --heads 16 \
+	--kv-heads 4 --no-flush
 caches="--cache L1=16K:full:64,tiles=scratch --cache L1=128K:full:64,tiles=scratch"
 caches="$caches --cache L1=1M:full:64,tiles=scratch --cache L1=8M:full:64,tiles=scratch"
 # Tiny and odd: single rows, one-element tiles, rows of 1 to 72 elements, 4 KiB caches, 32- and
