@@ -48,8 +48,8 @@ if [ "$gpu" != none ]; then
 	refuse "--kind crossread --buffer 40 --tile 3072" "--buffer: a multiple of the tile"
 	refuse "--kind crossread --lag 0" "--lag: a positive whole number"
 	refuse "--kind crossread --lag x" "--lag: a positive whole number"
-	refuse "--kind rewrite --local --region 3" "--local: --region 1, 2, 4, 8 or 16 (KiB)"
-	refuse "--kind rewrite --local --region 0" "--local: --region 1, 2, 4, 8 or 16 (KiB)"
+	refuse "--kind rewrite --local --region 3" "--local: --region 1, 2, 4, 8, 16, 32, 64 or 128 (KiB)"
+	refuse "--kind rewrite --local --region 0" "--local: --region 1, 2, 4, 8, 16, 32, 64 or 128 (KiB)"
 	refuse "--kind tiles --local" "--local: not an option of --kind tiles"
 	refuse "--kind rewrite --nope 1" "l2probe: unknown option or missing value"
 	refuse "--kind rewrite --steps" "l2probe: unknown option or missing value"
@@ -67,8 +67,8 @@ EOF
 	cases=$(wc -l <"$tmp/grid")
 	bad=$(grep -c '^2 ' "$tmp/grid")
 	kinds=$(cut -d' ' -f4 "$tmp/grid" | sort -u | tr '\n' ' ')
-	if [ "$cases" = 78 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
-		ok "probe.sh's grid: 78 cases of the three kinds, none refused"
+	if [ "$cases" = 86 ] && [ "$bad" = 0 ] && [ "$kinds" = "crossread rewrite tiles " ]; then
+		ok "probe.sh's grid: 86 cases of the three kinds, none refused"
 	else
 		not_ok "probe.sh's grid" "$cases cases, $bad refused, kinds $kinds" \
 			"$(grep '^2 ' "$tmp/grid" | head -3)"

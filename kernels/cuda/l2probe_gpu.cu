@@ -121,8 +121,14 @@ rewrite_local_fn(uint64_t region)
 		return (const void *)probe_rewrite_local<4>;
 	case 8:
 		return (const void *)probe_rewrite_local<8>;
-	default:
+	case 16:
 		return (const void *)probe_rewrite_local<16>;
+	case 32:
+		return (const void *)probe_rewrite_local<32>;
+	case 64:
+		return (const void *)probe_rewrite_local<64>;
+	default:
+		return (const void *)probe_rewrite_local<128>;
 	}
 }
 
@@ -251,10 +257,9 @@ l2probe_config_check(const struct l2probe_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB");
 	else if (c->kind == L2PROBE_REWRITE && (c->region > 4 * MiB || c->region % 512))
 		snprintf(err, errlen, "--region: a multiple of 0.5 KiB up to 4 MiB");
-	else if (c->kind == L2PROBE_REWRITE && c->local && c->region != 1 * KiB &&
-		 c->region != 2 * KiB && c->region != 4 * KiB && c->region != 8 * KiB &&
-		 c->region != 16 * KiB)
-		snprintf(err, errlen, "--local: --region 1, 2, 4, 8 or 16 (KiB)");
+	else if (c->kind == L2PROBE_REWRITE && c->local &&
+		 (c->region < KiB || c->region > 128 * KiB || (c->region & (c->region - 1))))
+		snprintf(err, errlen, "--local: --region 1, 2, 4, 8, 16, 32, 64 or 128 (KiB)");
 	else if (c->kind == L2PROBE_REWRITE && (c->steps == 0 || c->steps > 100000))
 		snprintf(err, errlen, "--steps: 1 to 100000");
 	else if (c->kind == L2PROBE_REWRITE && (c->out_tile > 1024 * KiB || c->out_tile % 512))

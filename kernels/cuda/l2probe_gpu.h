@@ -41,7 +41,7 @@ struct l2probe_config {
 	uint64_t buffer; /* crossread: buffer bytes */
 	uint64_t lag;    /* crossread: steps between a chunk's two reads */
 	bool cross;      /* crossread: partners on different halves of the SM ids */
-	bool local;      /* rewrite: the region in local memory (1, 2, 4, 8 or 16 KiB) */
+	bool local;      /* rewrite: the region in local memory (1 to 128 KiB, a power of two) */
 	uint64_t out_tile; /* rewrite: bytes of fresh output a block writes each step (0: none),
 			      as finished blocks' O tiles keep dirty lines coming */
 };

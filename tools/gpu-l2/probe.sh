@@ -21,13 +21,14 @@ METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op
 METRICS=$METRICS,lts__t_sectors_srcunit_tex_op_write.sum,gpu__time_duration.sum
 METRICS=$METRICS,launch__grid_size
 
-# One case a line: memsim-gpu l2probe's arguments. PROBE_PART=a|b|c|d runs one part alone.
+# One case a line: memsim-gpu l2probe's arguments. PROBE_PART=a|b|c|d|e runs one part alone.
 grid() {
 	case "${PROBE_PART:-all}" in
-	all) grid_all; grid_d ;;
+	all) grid_all; grid_d; grid_e ;;
 	d) grid_d ;;
+	e) grid_e ;;
 	a | b | c) grid_all | grep -- "$(part_kind "$PROBE_PART")" ;;
-	*) echo "probe.sh: PROBE_PART: a, b, c or d, not '$PROBE_PART'" >&2; exit 2 ;;
+	*) echo "probe.sh: PROBE_PART: a, b, c, d or e, not '$PROBE_PART'" >&2; exit 2 ;;
 	esac
 }
 
@@ -50,6 +51,15 @@ grid_d() {
 		for r in 4 16; do
 			echo "--kind rewrite --tile 32 --steps 124 --region $r --local --out-tile $o"
 		done
+	done
+}
+
+# (e) spill footprints as large as FlashAttention's may be: local regions of 16 to 128 KiB a
+#     block (4 to 33 MiB over the 264 blocks), alone and under 128 MiB of other output.
+grid_e() {
+	for r in 16 32 64 128; do
+		echo "--kind rewrite --tile 32 --steps 124 --region $r --local"
+		echo "--kind rewrite --tile 32 --steps 124 --region $r --local --out-tile 4"
 	done
 }
 
