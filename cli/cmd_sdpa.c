@@ -32,7 +32,8 @@ usage_sdpa(FILE *f)
 		"split-KV decode), its tiles and grid, DRAM bytes read and written as Nsight\n"
 		"Compute counts them, and the time and tokens/s bounds at the HBM bandwidth.\n"
 		"The model: thread blocks in grid order on the SMs' block slots, one K/V tile\n"
-		"step a round, through one LRU L2 (docs/gpu.md, \"PyTorch SDPA\").\n"
+		"step a round, with the registers they spill, through the L2 as the H100's\n"
+		"microbenchmarks measured it (docs/gpu.md, \"PyTorch SDPA\").\n"
 		"\n"
 		"  --q, --k, --v   shapes; v defaults to k's and must equal it; k's heads\n"
 		"                  must divide q's (PyTorch's enable_gqa)\n"
@@ -42,14 +43,15 @@ usage_sdpa(FILE *f)
 		"  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
 		"  --json FILE     the report as JSON (- for stdout)\n"
 		"The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
-		"  --l2 SIZE       the L2's size [22M: what one kernel keeps, docs/gpu.md;\n"
-		"                  hashed: 50M, the datasheet's]\n"
-		"  --l2-model M    lru (one LRU) [lru], random (random replacement),\n"
+		"  --l2 SIZE       the L2's size [hashed: 50M, the datasheet's; the others:\n"
+		"                  22M, what one kernel keeps, docs/gpu.md]\n"
+		"  --l2-model M    hashed [hashed]: 128-byte lines hashed to sets, line by\n"
+		"                  line on sampled sets, the model that reproduces the H100's\n"
+		"                  L2 microbenchmarks (docs/gpu-run/l2-policy/); lru (one\n"
+		"                  LRU of whole tiles), random (random replacement),\n"
 		"                  partitions (two LRUs of SIZE / 2, each tile's halves\n"
-		"                  homed one in each, a copy kept on the reading side),\n"
-		"                  hashed (128-byte lines hashed to sets, line by line on\n"
-		"                  sampled sets: the model that reproduces the H100's L2\n"
-		"                  microbenchmarks, docs/gpu-run/l2-policy/; its options:)\n"
+		"                  homed one in each, a copy kept on the reading side)\n"
+		"hashed's options:\n"
 		"  --l2-line-ways W  lines a set holds, 1 to 64 [32]\n"
 		"  --l2-dirty-ways D dirty lines a set keeps, more are written back and kept\n"
 		"                  clean [16]; 0: no cap\n"
@@ -57,11 +59,13 @@ usage_sdpa(FILE *f)
 		"                  read from the other side copied into the near half [2]\n"
 		"  --l2-policy P   lru, srrip (2-bit re-reference prediction), random [lru]\n"
 		"  --l2-sample K   simulate 1 set in K, a power of two [16]\n"
+		"the others' option:\n"
 		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
 		"                  [0: fully associative]\n"
+		"and all:\n"
 		"  --slots S       resident blocks [SMs x blocks per SM from occupancy]\n"
-		"  --no-spill      leave out the registers the forward kernel spills each\n"
-		"                  K/V step (measured on the H100; docs/gpu.md)\n"
+		"  --no-spill      leave out the registers the forward kernel spills (its\n"
+		"                  local frame, read off its SASS; docs/gpu.md)\n"
 		"\n"
 		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash\n"
 		"backend refuses.\n");
@@ -94,6 +98,7 @@ struct sdpa_args {
 	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
 	bool random, no_spill;
 	const char *hashed_opt; /* the last option only --l2-model hashed takes */
+	const char *tile_opt;   /* the option only the tile models take */
 	enum sdpa_backend backend;
 	enum l2sets_policy policy;
 };
@@ -142,7 +147,7 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 	};
 	int opt;
 
-	*a = (struct sdpa_args){ .gpu = "h100" };
+	*a = (struct sdpa_args){ .gpu = "h100", .backend = SDPA_BACKEND_HASHED };
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
@@ -196,6 +201,7 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 						   optarg);
 			break;
 		case OPT_WAYS:
+			a->tile_opt = "--l2-ways";
 			/* 0 (fully associative), or enough K/V tiles a set for any tile */
 			if (!parse_u64(optarg, &a->ways) || (a->ways > 0 && a->ways < 4) ||
 			    a->ways > 1000000)
@@ -270,6 +276,9 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
 	if (a->hashed_opt && a->backend != SDPA_BACKEND_HASHED)
 		return usage_error("sdpa", "%s: only with --l2-model hashed", a->hashed_opt);
+	if (a->tile_opt && a->backend == SDPA_BACKEND_HASHED)
+		return usage_error("sdpa", "%s: only with --l2-model lru, random or partitions",
+				   a->tile_opt);
 	return 0;
 }
 
@@ -334,6 +343,11 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 			"split-KV: %u splits, then flash_fwd_splitkv_combine_kernel, grid (%llu),"
 			" %u rows a block\n",
 			p->splits, (unsigned long long)p->combine_grid, p->combine_block_m);
+	if (p->spill_cold + p->spill_hot)
+		fprintf(out,
+			"spilled registers: %u bytes a block stored once, %u every K/V step (the "
+			"kernel's local frame, from its SASS)\n",
+			p->spill_cold, p->spill_hot);
 	if (p->swapped)
 		fprintf(out,
 			"grouped decode: the %u query heads of each KV head run as %llu query "
@@ -424,6 +438,8 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	cJSON_AddNumberToObject(k, "slots", r->slots);
 	cJSON_AddBoolToObject(k, "seqlenq_ngroups_swapped", p->swapped);
 	cJSON_AddBoolToObject(k, "causal", p->causal);
+	cJSON_AddNumberToObject(k, "spill_once_bytes", p->spill_cold);
+	cJSON_AddNumberToObject(k, "spill_step_bytes", p->spill_hot);
 	if (p->splits > 1) {
 		cJSON_AddNumberToObject(k, "combine_grid", (double)p->combine_grid);
 		cJSON_AddNumberToObject(k, "combine_block_m", p->combine_block_m);

@@ -142,21 +142,41 @@ occupancy(const struct sdpa_gpu *g, uint32_t bm, uint32_t bn, uint32_t d, uint32
 	return by_regs < by_smem ? by_regs : by_smem;
 }
 
-/* Local memory a block stores each K/V step: flash_fwd_kernel runs at the 255-register cap
- * and spills. Measured on the H100 (docs/gpu-run/sdpa/ncu.csv.gz: the SMs' L2 write sectors
- * less O and the log-sum-exp, over the block steps, on the largest shape of each kind:
- * (8, 16, 16384, 64), (8, 16, 16384, 128), (8, 32, 1 over 131072, 128)); the split-KV kernel
- * (246 registers) stores nothing beyond its outputs. Kinds not measured: 0. */
-static uint32_t
-spill_per_step(const struct sdpa_plan *p, uint32_t dcase)
+/* The local memory (spilled registers) of flash_fwd_kernel, bytes a thread: what it stores
+ * once a block, outside the K/V loop (cold), and what it stores every K/V step (hot). Read off
+ * the SASS of the kernels PyTorch 2.11 ships (docs/gpu-run/sdpa-frames/frames.csv,
+ * tools/gpu-sdpa/frames_parse.py): frame offsets stored in the main loop, and those stored only
+ * outside it. ncu's local store sectors agree (docs/gpu-run/sdpa-excess: 88 + 24 a step a
+ * thread for d 64, exactly). Local words interleave the 32 threads of a warp, so each frame
+ * word is a 128-byte line of its own: cold and hot parts never share a line. The split-KV
+ * kernel (246 registers, frame 0) and fp16/bf16 alike (same frames). */
+static const struct spill_frame {
+	uint32_t d;
+	bool causal, even_mn;
+	uint32_t cold, hot;
+} spill_frames[] = {
+	{ 64, false, true, 88, 24 },   { 64, false, false, 64, 24 },
+	{ 64, true, true, 104, 24 },   { 64, true, false, 184, 20 },
+	{ 128, false, true, 76, 56 },  { 128, false, false, 28, 32 },
+	{ 128, true, true, 72, 56 },   { 128, true, false, 332, 32 },
+};
+
+static void
+spill_frame(struct sdpa_plan *p, uint32_t dcase)
 {
+	uint32_t threads = p->warps * 32;
+
+	p->spill_cold = p->spill_hot = 0;
 	if (p->splits > 1 || p->shape.d != dcase)
-		return 0;
-	if (dcase == 64 && p->even_mn)
-		return 3160;
-	if (dcase == 128)
-		return p->even_mn ? 7196 : 4097;
-	return 0;
+		return;
+	for (size_t i = 0; i < sizeof(spill_frames) / sizeof(spill_frames[0]); i++) {
+		const struct spill_frame *f = &spill_frames[i];
+
+		if (f->d == dcase && f->causal == p->causal && f->even_mn == p->even_mn) {
+			p->spill_cold = f->cold * threads;
+			p->spill_hot = f->hot * threads;
+		}
+	}
 }
 
 void
@@ -197,7 +217,7 @@ sdpa_plan_make(const struct sdpa_shape *s, const struct sdpa_gpu *g, struct sdpa
 	p->n_blocks = (uint32_t)ceil_div(p->nkv, p->block_n);
 	p->blocks_per_sm = occupancy(g, p->block_m, p->block_n, dcase, p->warps);
 	p->even_mn = p->nq % p->block_m == 0 && p->nkv % p->block_n == 0;
-	p->spill_bytes = spill_per_step(p, dcase);
+	spill_frame(p, dcase);
 	p->tiles[SDPA_Q] = p->tiles[SDPA_O] = p->tiles[SDPA_LSE] =
 		(uint64_t)p->b * p->h * p->m_blocks;
 	p->tiles[SDPA_K] = p->tiles[SDPA_V] = (uint64_t)p->b * p->hk * p->n_blocks;

@@ -24,7 +24,7 @@ enum sdpa_array {
 	SDPA_LSE,
 	SDPA_OACC, /* split-KV: each split's partial O, float */
 	SDPA_LSEACC,
-	SDPA_SPILL, /* local memory: registers spilled each K/V step, one region per block slot */
+	SDPA_SPILL, /* local memory: spilled registers, one frame per block slot */
 	SDPA_ARRAYS,
 };
 
@@ -72,9 +72,11 @@ struct sdpa_plan {
 	uint32_t d_rounded; /* the float accumulator's row */
 	uint32_t combine_block_m;
 	uint64_t combine_grid;
-	uint64_t tiles[SDPA_ARRAYS]; /* tiles per array in the main kernel (spill: per slot) */
+	uint64_t tiles[SDPA_ARRAYS]; /* tiles per array in the main kernel (spill: two per slot) */
 	bool even_mn;                /* FlashAttention's Is_even_MN: no partial tiles */
-	uint32_t spill_bytes;        /* local memory a block stores each K/V step */
+	/* local memory (spilled registers) a block stores: once, outside its K/V loop (cold), and
+	 * every K/V step (hot); each slot's frame is the two side by side */
+	uint32_t spill_cold, spill_hot;
 };
 
 /* Checks a shape: NULL if FlashAttention runs it, else a one-line reason. */

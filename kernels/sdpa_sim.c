@@ -128,7 +128,7 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct s
 	uint64_t next = 0, tiles[SDPA_ARRAYS];
 
 	for (unsigned a = 0; a < SDPA_ARRAYS; a++)
-		tiles[a] = a == SDPA_SPILL ? nslots : p->tiles[a];
+		tiles[a] = a == SDPA_SPILL ? 2 * (uint64_t)nslots : p->tiles[a];
 
 	*l = (struct l2){ 0 };
 	if (backend == SDPA_BACKEND_PARTITIONS) {
@@ -177,7 +177,8 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct s
 		if (!l->lines)
 			return -ENOMEM;
 		for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
-			uint64_t size = a == SDPA_SPILL ? (uint64_t)nslots * p->spill_bytes
+			uint64_t size = a == SDPA_SPILL ? (uint64_t)nslots * (p->spill_cold +
+											p->spill_hot)
 							: sdpa_array_bytes(p, a);
 
 			l->base[a] = next + (1u << 20);
@@ -215,9 +216,22 @@ side_of(uint32_t s)
 	return s % 2;
 }
 
+/* Slot s's spilled registers: its cold part (tile 2s, once a block) or hot part (tile 2s + 1,
+ * every K/V step), both in one frame per slot, as a new block on an SM reuses the local memory
+ * of the warps that finished there. */
 static void
-run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l,
-	 uint32_t spill)
+spill_store(struct l2 *l, const struct sdpa_plan *p, uint32_t s, bool hot)
+{
+	uint32_t frame = p->spill_cold + p->spill_hot;
+	struct sdpa_access a = { SDPA_SPILL, 2 * (uint64_t)s + hot, hot ? p->spill_hot : p->spill_cold,
+				 (uint64_t)s * frame + (hot ? p->spill_cold : 0), true };
+
+	if (a.bytes)
+		l2_access(l, &a, side_of(s));
+}
+
+static void
+run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct l2 *l, bool spill)
 {
 	uint64_t next = 0, total = sdpa_blocks(p);
 	uint32_t busy = 0;
@@ -235,12 +249,10 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 			n = sdpa_block_step(p, k->block, k->step, acc);
 			for (unsigned i = 0; i < n; i++)
 				l2_access(l, &acc[i], side_of(s));
-			if (spill) {
-				struct sdpa_access sp = { SDPA_SPILL, s, spill, (uint64_t)s * spill,
-							  true };
-
-				l2_access(l, &sp, side_of(s));
-			}
+			if (spill && k->step == 0)
+				spill_store(l, p, s, false);
+			if (spill)
+				spill_store(l, p, s, true);
 			if (++k->step < k->steps)
 				continue;
 			if (next < total) {
@@ -356,7 +368,7 @@ sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct 
 			snprintf(err, errlen, "not enough memory for the L2 model of this shape");
 		return rc == -EINVAL ? rc : -ENOMEM;
 	}
-	run_main(p, out->slots, slots, &l, m->no_spill ? 0 : p->spill_bytes);
+	run_main(p, out->slots, slots, &l, !m->no_spill);
 	if (l.expect)
 		l2expect_finish(l.expect);
 	l2_traffic(&l, &out->main);

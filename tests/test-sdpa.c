@@ -224,23 +224,16 @@ test_tiles_equal_lines(void **state)
 		}
 }
 
-/* The rows docs/gpu.md lists as outside 10%, each with the reason it gives: W (the GPU writes
- * more than O and the log-sum-exp: spilled registers evicted, not modelled), E (causal d = 128:
- * K and V reused 17.3 MB later, at the edge of the LRU's 22 MiB), C (the LRU's cyclic worst
- * case where the GPU's L2 keeps part: a head split over two waves, O kept). */
+/* The rows docs/gpu.md lists as outside 10% under the default model (--l2-model hashed), all
+ * for one reason: the GPU reads more of K and V again than the model (causal d = 128 at batch
+ * 8, K and V reused about 17 MB later; grouped-query batch 8, N 4096, d 64). */
 struct miss {
 	unsigned b, hk, n, d, causal;
-	char why;
 };
 
 static const struct miss misses[] = {
-	{ 8, 4, 4096, 64, 0, 'W' },   { 8, 16, 4096, 64, 1, 'W' },   { 8, 4, 4096, 64, 1, 'W' },
-	{ 1, 16, 16384, 64, 1, 'W' }, { 8, 16, 16384, 64, 1, 'W' },  { 8, 4, 16384, 64, 1, 'W' },
-	{ 1, 16, 32768, 64, 1, 'W' }, { 8, 16, 1024, 128, 1, 'E' },  { 8, 16, 4096, 128, 1, 'E' },
-	{ 8, 4, 4096, 128, 1, 'E' },  { 1, 16, 16384, 128, 1, 'E' }, { 8, 16, 16384, 128, 1, 'E' },
-	{ 8, 4, 16384, 128, 1, 'E' }, { 1, 16, 32768, 128, 1, 'E' }, { 1, 4, 32768, 128, 1, 'E' },
-	{ 8, 4, 1024, 64, 0, 'C' },   { 1, 4, 4096, 128, 0, 'C' },   { 1, 4, 16384, 128, 0, 'C' },
-	{ 1, 16, 32768, 64, 0, 'C' },
+	{ 8, 4, 4096, 64, 0 },   { 8, 4, 4096, 64, 1 },    { 8, 16, 4096, 128, 1 },
+	{ 8, 4, 4096, 128, 1 },  { 8, 16, 16384, 128, 1 }, { 8, 4, 16384, 128, 1 },
 };
 
 static bool
@@ -261,85 +254,96 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every measured row: within 10% of ncu's DRAM bytes (read + written) unless docs/gpu.md
- * lists it; the median of |model / ncu - 1| within 3.2% (3.16% now); decode rows within 1%. */
-static void
-test_measured_rows(void **state)
+struct row_score {
+	unsigned within;    /* rows within 10% of ncu's read + written */
+	double median, lo, hi; /* of |model / ncu - 1|; the extreme ratios */
+	double read_median; /* of |model read / ncu read - 1| */
+};
+
+/* Model m on every measured row: every row within 10% unless listed (with listed), decode
+ * rows within 1%. */
+static struct row_score
+score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *))
 {
 	static struct row rows[128];
-	static double err[128];
+	static double err[128], rerr[128];
 	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
-	unsigned n = read_rows(rows, 128), within = 0;
+	unsigned n = read_rows(rows, 128);
+	struct row_score sc = { 0, 0, 2, 0, 0 };
 	char msg[256];
 
-	(void)state;
 	for (unsigned i = 0; i < n; i++) {
 		struct sdpa_plan p;
-		struct sdpa_model m = { 0 };
 		struct sdpa_result r;
-		double model, ncu = (double)(rows[i].read + rows[i].write);
+		double model, ncu = (double)(rows[i].read + rows[i].write), ratio;
 
 		sdpa_plan_make(&rows[i].s, g, &p);
-		assert_int_equal(sdpa_simulate(&p, g, &m, &r, msg, sizeof(msg)), 0);
+		assert_int_equal(sdpa_simulate(&p, g, m, &r, msg, sizeof(msg)), 0);
 		model = (double)(r.main.read_bytes + r.main.write_bytes + r.combine.read_bytes +
 				 r.combine.write_bytes);
-		err[i] = fabs(model / ncu - 1);
+		ratio = model / ncu;
+		err[i] = fabs(ratio - 1);
+		rerr[i] = fabs((double)(r.main.read_bytes + r.combine.read_bytes) /
+				       (double)rows[i].read -
+			       1);
+		sc.lo = ratio < sc.lo ? ratio : sc.lo;
+		sc.hi = ratio > sc.hi ? ratio : sc.hi;
 		if (err[i] <= 0.10)
-			within++;
-		else if (!listed_miss(&rows[i].s))
+			sc.within++;
+		else if (listed && !listed(&rows[i].s))
 			fail_msg("row %u (b %u hk %u N %llu d %u causal %d): model / ncu %.3f",
 				 i + 2, rows[i].s.batch, rows[i].s.kv_heads,
 				 (unsigned long long)rows[i].s.n_q, rows[i].s.d, rows[i].s.causal,
-				 model / ncu);
-		if (rows[i].s.n_q == 1 && err[i] > 0.01)
-			fail_msg("decode row %u: model / ncu %.4f", i + 2, model / ncu);
-	}
-	assert_true(within >= 52);
-	qsort(err, n, sizeof(err[0]), cmp_double);
-	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.032);
-}
-
-/* The hashed L2 (--l2-model hashed, the h100's microbenchmark parameters: 50 MiB in two
- * partitions of 32-way sets, 16 dirty ways) on every measured row, 1 set in 64 simulated for
- * speed (docs/gpu.md's table simulates 1 in 16; the two agree within 0.5%): it never reads or
- * writes more than ncu (the writes it lacks, docs/gpu.md); 55 rows within 10%, the worst 0.62,
- * the median within 6.1%, decode within 1%. */
-static void
-test_hashed_rows(void **state)
-{
-	static struct row rows[128];
-	static double err[128];
-	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
-	unsigned n = read_rows(rows, 128), within = 0;
-	double lo = 2, hi = 0;
-	char msg[256];
-
-	(void)state;
-	for (unsigned i = 0; i < n; i++) {
-		struct sdpa_plan p;
-		struct sdpa_model m = { .backend = SDPA_BACKEND_HASHED, .sample = 64 };
-		struct sdpa_result r;
-		double ratio, ncu = (double)(rows[i].read + rows[i].write);
-
-		sdpa_plan_make(&rows[i].s, g, &p);
-		assert_int_equal(sdpa_simulate(&p, g, &m, &r, msg, sizeof(msg)), 0);
-		ratio = (double)(r.main.read_bytes + r.main.write_bytes + r.combine.read_bytes +
-				 r.combine.write_bytes) /
-			ncu;
-		err[i] = fabs(ratio - 1);
-		within += err[i] <= 0.10;
-		lo = ratio < lo ? ratio : lo;
-		hi = ratio > hi ? ratio : hi;
+				 ratio);
 		if (rows[i].s.n_q == 1 && err[i] > 0.01)
 			fail_msg("decode row %u: model / ncu %.4f", i + 2, ratio);
 	}
-	assert_true(within >= 55);
-	assert_true(lo >= 0.62 && hi <= 1.005);
 	qsort(err, n, sizeof(err[0]), cmp_double);
-	assert_true((err[n / 2 - 1] + err[n / 2]) / 2 <= 0.061);
+	qsort(rerr, n, sizeof(rerr[0]), cmp_double);
+	sc.median = (err[n / 2 - 1] + err[n / 2]) / 2;
+	sc.read_median = (rerr[n / 2 - 1] + rerr[n / 2]) / 2;
+	return sc;
 }
 
-/* The hashed L2: sampling 1 set in 16 (the default) counts within 0.5% of all sets; with one
+/* The default model (memsim sdpa's: the hashed L2 of the h100's microbenchmarks, 50 MiB in two
+ * partitions of 32-way sets, 16 dirty ways, with the spilled registers' frames) on every
+ * measured row, 1 set in 64 simulated for speed (docs/gpu.md's table simulates 1 in 16):
+ * every row within 10% but the 6 listed, the median within 2.6%, the worst 0.65. */
+static void
+test_measured_rows(void **state)
+{
+	struct sdpa_model m = { .backend = SDPA_BACKEND_HASHED, .sample = 64 };
+	struct row_score sc = score_rows(&m, listed_miss);
+
+	(void)state;
+	print_message("# hashed: %u within 10%%, median %.2f%%, %.3f to %.3f\n", sc.within,
+		      100 * sc.median, sc.lo, sc.hi);
+	assert_true(sc.within >= 66);
+	assert_true(sc.median <= 0.026);
+	assert_true(sc.lo >= 0.64 && sc.hi <= 1.10);
+}
+
+/* The alternatives: the 22 MiB LRU of whole tiles (--l2-model lru) and the hashed L2 without
+ * the spills (--no-spill), each worse than the default: the LRU's edge (its cyclic worst case,
+ * 5.8 times ncu's bytes on causal d = 128) and, without the spills, the writes the GPU makes
+ * beyond O (the model never reaches ncu's writes, every row 1.005 or less). */
+static void
+test_alternative_rows(void **state)
+{
+	struct sdpa_model lru = { 0 };
+	struct sdpa_model no_spill = { .backend = SDPA_BACKEND_HASHED, .sample = 64,
+				       .no_spill = true };
+	struct row_score a = score_rows(&lru, NULL), b = score_rows(&no_spill, NULL);
+
+	(void)state;
+	print_message("# lru: %u within 10%%, median %.2f%%; no spill: %u, %.2f%%\n", a.within,
+		      100 * a.median, b.within, 100 * b.median);
+	assert_true(a.within < 66 && a.median > 0.03 && a.hi > 5);
+	assert_true(b.within < 66 && b.median > 0.05 && b.hi <= 1.005);
+	assert_true(b.read_median < 0.012);
+}
+
+/* The hashed L2: sampling 1 set in 16 (the default) counts within 0.5% of all sets (writes 1%); with one
  * partition, no dirty cap and LRU it agrees with the same cache in expectation (l2expect,
  * SDPA_BACKEND_SETS) within 3% on a shape whose K and V are re-read. */
 static void
@@ -371,7 +375,8 @@ test_hashed_sampling(void **state)
 	assert_int_equal(b.l2_bytes, 50u << 20);
 	assert_int_equal(b.model.partitions, 2);
 	assert_true(fabs((double)b.main.read_bytes / (double)a.main.read_bytes - 1) < 0.005);
-	assert_true(fabs((double)b.main.write_bytes / (double)a.main.write_bytes - 1) < 0.005);
+	/* writes within 1%: 10.6 MB of them, a third the spill frames' few thousand lines */
+	assert_true(fabs((double)b.main.write_bytes / (double)a.main.write_bytes - 1) < 0.01);
 	sdpa_plan_make(&t, g, &p);
 	assert_int_equal(sdpa_simulate(&p, g, &one, &a, err, sizeof(err)), 0);
 	assert_int_equal(sdpa_simulate(&p, g, &mean, &b, err, sizeof(err)), 0);
@@ -381,6 +386,69 @@ test_hashed_sampling(void **state)
 	one.sample = 3;
 	assert_int_equal(sdpa_simulate(&p, g, &one, &a, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "sample"));
+}
+
+/* The spill frames against their two sources: the plan's table equals frames.csv (read off the
+ * kernels' SASS by tools/gpu-sdpa/frames_parse.py), and ncu's local store bytes on the shapes of
+ * docs/gpu-run/sdpa-excess (N_kv from 1K to 32K: the frame once a block, the hot part every
+ * step) are within 1.5% of the blocks' cold bytes plus their steps' hot bytes. */
+static void
+test_spill_frames(void **state)
+{
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	FILE *f = fopen(SDPA_FRAMES_CSV, "r");
+	char line[512];
+	unsigned rows = 0;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned d, bm, bn, causal, even, stack, hot, cold;
+		struct sdpa_plan p;
+
+		assert_int_equal(sscanf(line, "flash_fwd_kernel,%u,%u,%u,%*[^,],%u,%u,%u,%u,%u", &d,
+					&bm, &bn, &causal, &even, &stack, &hot, &cold),
+				 8);
+		/* 4096 rows are whole tiles; 4000 are not (Is_even_MN false) */
+		sdpa_plan_make(&(struct sdpa_shape){ 1, 16, 16, even ? 4096 : 4000, 4096, d,
+						     causal != 0, false },
+			       g, &p);
+		assert_int_equal(p.block_m, bm);
+		assert_int_equal(p.block_n, bn);
+		assert_int_equal(p.even_mn, even != 0);
+		assert_int_equal(p.spill_cold, cold * 128);
+		assert_int_equal(p.spill_hot, hot * 128);
+		assert_true(cold + hot <= stack);
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, 8);
+	f = fopen(SDPA_EXCESS_CSV, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	rows = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned b, h, hk, d, causal;
+		unsigned long long n, nkv, blocks, local_st;
+		struct sdpa_plan p;
+		uint64_t model = 0;
+
+		assert_int_equal(sscanf(line, "%u,%u,%u,%llu,%llu,%u,%u,%*[^,],%llu,%*u,%*u,%llu",
+					&b, &h, &hk, &n, &nkv, &d, &causal, &blocks, &local_st),
+				 9);
+		sdpa_plan_make(&(struct sdpa_shape){ b, h, hk, n, nkv, d, causal != 0, false }, g,
+			       &p);
+		assert_int_equal(sdpa_blocks(&p), blocks);
+		for (uint64_t i = 0; i < blocks; i++)
+			model += p.spill_cold + (uint64_t)sdpa_block_steps(&p, i) * p.spill_hot;
+		if (fabs((double)model / (double)local_st - 1) > 0.015)
+			fail_msg("%s: model %llu local store bytes, ncu %llu", line,
+				 (unsigned long long)model, local_st);
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, 15);
 }
 
 /* docs/gpu-run/l2-policy's cases as `memsim l2probe` steps, appended to cmd; the steps' sizes
@@ -532,21 +600,22 @@ test_cli_l2probe(void **state)
 		     2, "step 'read:i:1M' is not");
 }
 
-/* The spilled registers: the measured bytes per step by kernel kind, and the L2 room they
- * take: at the edge (causal d = 128, N 16384) K and V are read again with them, about once
- * without. */
+/* The spilled registers: each kernel kind's frame (bytes a thread stored once a block and every
+ * K/V step, read off its SASS), and the L2 room they take: at the edge (causal d = 128, N 16384)
+ * K and V are read again with them, about once without. */
 static void
 test_spill(void **state)
 {
 	static const struct {
 		struct sdpa_shape s;
-		uint32_t spill;
+		uint32_t cold, hot; /* a thread's */
 	} cases[] = {
-		{ { 1, 16, 16, 16384, 16384, 128, true, false }, 7196 },
-		{ { 1, 16, 16, 4096, 4096, 64, false, false }, 3160 },
-		{ { 8, 32, 32, 1, 8192, 128, false, false }, 4097 },
-		{ { 1, 32, 32, 1, 8192, 128, false, false }, 0 }, /* split-KV */
-		{ { 1, 16, 16, 4096, 4096, 96, false, false }, 0 }, /* not measured */
+		{ { 1, 16, 16, 16384, 16384, 128, true, false }, 72, 56 },
+		{ { 1, 16, 16, 4096, 4096, 64, false, false }, 88, 24 },
+		{ { 1, 16, 16, 4000, 4096, 64, true, false }, 184, 20 }, /* not Is_even_MN */
+		{ { 8, 32, 32, 1, 8192, 128, false, false }, 28, 32 },
+		{ { 1, 32, 32, 1, 8192, 128, false, false }, 0, 0 }, /* split-KV */
+		{ { 1, 16, 16, 4096, 4096, 96, false, false }, 0, 0 }, /* not read */
 	};
 	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
 	struct sdpa_model with = { 0 }, without = { .no_spill = true };
@@ -557,7 +626,8 @@ test_spill(void **state)
 	(void)state;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		sdpa_plan_make(&cases[i].s, g, &p);
-		assert_int_equal(p.spill_bytes, cases[i].spill);
+		assert_int_equal(p.spill_cold, cases[i].cold * 128);
+		assert_int_equal(p.spill_hot, cases[i].hot * 128);
 	}
 	sdpa_plan_make(&cases[0].s, g, &p);
 	assert_int_equal(sdpa_simulate(&p, g, &with, &a, err, sizeof(err)), 0);
@@ -669,8 +739,10 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 2", 2, "0 or a number from 4");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy lfu", 2,
 		     "--l2-policy: 'lfu'");
-	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-policy srrip", 2,
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model lru --l2-policy srrip", 2,
 		     "--l2-policy: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways 8", 2,
+		     "--l2-ways: only with --l2-model lru, random or partitions");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model random --l2-sample 4", 2,
 		     "--l2-sample: only with --l2-model hashed");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-line-ways 65", 2,
@@ -699,11 +771,12 @@ main(void)
 		cmocka_unit_test(test_tilelru_matches_lines),
 		cmocka_unit_test(test_tiles_equal_lines),
 		cmocka_unit_test(test_measured_rows),
-		cmocka_unit_test(test_hashed_rows),
+		cmocka_unit_test(test_alternative_rows),
 		cmocka_unit_test(test_hashed_sampling),
 		cmocka_unit_test(test_microbenchmarks),
 		cmocka_unit_test(test_cli_l2probe),
 		cmocka_unit_test(test_spill),
+		cmocka_unit_test(test_spill_frames),
 		cmocka_unit_test(test_l2_alternatives),
 		cmocka_unit_test(test_cli_report),
 		cmocka_unit_test(test_cli_errors),

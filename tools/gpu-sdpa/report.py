@@ -36,20 +36,20 @@ def model(memsim, row, extra):
 
 
 ALTERNATIVES = [
-    ("one LRU of 22 MiB, spills (the default)", []),
-    ("one LRU of 22 MiB, no spills", ["--no-spill"]),
-    ("one LRU of 25 MiB (one partition)", ["--l2", "25M"]),
-    ("one LRU of 50 MiB (the whole L2)", ["--l2", "50M"]),
+    ("hashed lines, the microbenchmarks' model: 2 partitions of 25 MiB, 32-way LRU, 16 dirty "
+     "ways, spill frames (the default)", []),
+    ("as the default, no spills", ["--no-spill"]),
+    ("as the default with SRRIP", ["--l2-policy", "srrip"]),
+    ("as the default without the dirty cap", ["--l2-dirty-ways", "0"]),
+    ("hashed lines, one partition of 38 MiB, 32 ways, 20 dirty ways",
+     ["--l2-partitions", "1", "--l2", "38M", "--l2-dirty-ways", "20"]),
+    ("one LRU of 22 MiB (whole tiles)", ["--l2-model", "lru"]),
+    ("one LRU of 22 MiB, no spills", ["--l2-model", "lru", "--no-spill"]),
+    ("one LRU of 25 MiB (one partition)", ["--l2-model", "lru", "--l2", "25M"]),
+    ("one LRU of 50 MiB (the whole L2)", ["--l2-model", "lru", "--l2", "50M"]),
     ("two partitions of 25 MiB", ["--l2-model", "partitions", "--l2", "50M"]),
     ("22 MiB, random replacement", ["--l2-model", "random"]),
-    ("22 MiB, 22 ways, tiles hashed to sets", ["--l2-ways", "22"]),
-    ("hashed lines, the microbenchmarks' model: 2 partitions of 25 MiB, 32-way LRU, 16 dirty "
-     "ways", ["--l2-model", "hashed"]),
-    ("hashed lines, as above with SRRIP", ["--l2-model", "hashed", "--l2-policy", "srrip"]),
-    ("hashed lines, as above without the dirty cap",
-     ["--l2-model", "hashed", "--l2-dirty-ways", "0"]),
-    ("hashed lines, one partition of 38 MiB, 32 ways, 20 dirty ways",
-     ["--l2-model", "hashed", "--l2-partitions", "1", "--l2", "38M", "--l2-dirty-ways", "20"]),
+    ("22 MiB, 22 ways, tiles hashed to sets", ["--l2-model", "lru", "--l2-ways", "22"]),
 ]
 
 
