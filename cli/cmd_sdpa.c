@@ -440,6 +440,7 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	cJSON_AddBoolToObject(k, "causal", p->causal);
 	cJSON_AddNumberToObject(k, "spill_once_bytes", p->spill_cold);
 	cJSON_AddNumberToObject(k, "spill_step_bytes", p->spill_hot);
+	cJSON_AddNumberToObject(k, "spill_store_bytes", (double)sdpa_spill_store_bytes(p));
 	if (p->splits > 1) {
 		cJSON_AddNumberToObject(k, "combine_grid", (double)p->combine_grid);
 		cJSON_AddNumberToObject(k, "combine_block_m", p->combine_block_m);

@@ -231,6 +231,18 @@ sdpa_blocks(const struct sdpa_plan *p)
 	return (uint64_t)p->grid[0] * p->grid[1] * p->grid[2];
 }
 
+uint64_t
+sdpa_spill_store_bytes(const struct sdpa_plan *p)
+{
+	uint64_t total = 0, blocks = sdpa_blocks(p);
+
+	if (!p->spill_cold && !p->spill_hot)
+		return 0;
+	for (uint64_t i = 0; i < blocks; i++)
+		total += p->spill_cold + (uint64_t)sdpa_block_steps(p, i) * p->spill_hot;
+	return total;
+}
+
 struct block {
 	uint32_t m, split, b, h;
 	uint32_t n_min, n_max; /* K/V blocks it visits: n_max - 1 down to n_min */

@@ -109,5 +109,8 @@ uint32_t sdpa_block_steps(const struct sdpa_plan *p, uint64_t idx);
 #define SDPA_STEP_MAX 5
 unsigned sdpa_block_step(const struct sdpa_plan *p, uint64_t idx, uint32_t step,
 			 struct sdpa_access out[SDPA_STEP_MAX]);
+/* Bytes the main kernel's blocks store to local memory: each block's cold part once and its
+ * hot part every K/V step (what ncu counts as local store sectors). */
+uint64_t sdpa_spill_store_bytes(const struct sdpa_plan *p);
 /* Bytes of array a (the main kernel's arrays and the split accumulators). */
 uint64_t sdpa_array_bytes(const struct sdpa_plan *p, enum sdpa_array a);
