@@ -103,27 +103,166 @@ struct sdpa_args {
 	enum l2sets_policy policy;
 };
 
+enum {
+	OPT_Q = 256,
+	OPT_K,
+	OPT_V,
+	OPT_CAUSAL,
+	OPT_DTYPE,
+	OPT_GPU,
+	OPT_L2,
+	OPT_SLOTS,
+	OPT_WAYS,
+	OPT_REPL,
+	OPT_LINE_WAYS,
+	OPT_DIRTY_WAYS,
+	OPT_POLICY,
+	OPT_SAMPLE,
+	OPT_PARTS,
+	OPT_NO_SPILL
+};
+
+/* The shape's options (--q, --k, --v, --causal, --dtype, --gpu): 0, or usage_error()'s code. */
+static int
+shape_option(int opt, const char *value, struct sdpa_args *a)
+{
+	switch (opt) {
+	case OPT_Q:
+	case OPT_K:
+	case OPT_V: {
+		uint64_t *dst = opt == OPT_Q ? a->q : opt == OPT_K ? a->k : a->v;
+
+		if (!parse_shape(value, dst))
+			return usage_error("sdpa",
+					   "--%s: '%s' is not B,H,N,D (four numbers)",
+					   opt == OPT_Q   ? "q"
+					   : opt == OPT_K ? "k"
+							  : "v",
+					   value);
+		*(opt == OPT_Q   ? &a->have_q
+		  : opt == OPT_K ? &a->have_k
+				 : &a->have_v) = true;
+		break;
+	}
+	case OPT_CAUSAL:
+		a->causal = true;
+		break;
+	case OPT_DTYPE:
+		if (strcmp(value, "fp32") == 0)
+			return usage_error("sdpa",
+					   "--dtype fp32: PyTorch's flash backend takes "
+					   "only fp16 and bf16 (fp32 runs on another "
+					   "backend, not modelled)");
+		if (strcmp(value, "fp16") && strcmp(value, "bf16"))
+			return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16",
+					   value);
+		a->bf16 = strcmp(value, "bf16") == 0;
+		break;
+	case OPT_GPU:
+		a->gpu = value;
+		break;
+	}
+	return 0;
+}
+
+/* The model's options every L2 model takes, and --l2-ways. */
+static int
+model_option(int opt, const char *value, struct sdpa_args *a)
+{
+	switch (opt) {
+	case OPT_L2:
+		/* at least 1M: every tile (64 KiB at most) fits many times */
+		if (parse_size_bytes(value, &a->l2) || a->l2 < (1u << 20) ||
+		    a->l2 > (1ull << 40))
+			return usage_error("sdpa", "--l2: '%s' is not a size from 1M to 1T",
+					   value);
+		break;
+	case OPT_SLOTS:
+		if (!parse_u64(value, &a->slots) || !a->slots || a->slots > 1000000)
+			return usage_error("sdpa",
+					   "--slots: '%s' is not a number from 1 to "
+					   "1000000",
+					   value);
+		break;
+	case OPT_WAYS:
+		a->tile_opt = "--l2-ways";
+		/* 0 (fully associative), or enough K/V tiles a set for any tile */
+		if (!parse_u64(value, &a->ways) || (a->ways > 0 && a->ways < 4) ||
+		    a->ways > 1000000)
+			return usage_error("sdpa",
+					   "--l2-ways: '%s' is not 0 or a number from 4 to "
+					   "1000000",
+					   value);
+		break;
+	case OPT_REPL:
+		if (strcmp(value, "lru") && strcmp(value, "random") &&
+		    strcmp(value, "partitions") && strcmp(value, "hashed"))
+			return usage_error(
+				"sdpa",
+				"--l2-model: '%s' is not lru, random, partitions or hashed",
+				value);
+		a->random = strcmp(value, "random") == 0;
+		a->backend = strcmp(value, "partitions") == 0 ? SDPA_BACKEND_PARTITIONS
+			     : strcmp(value, "hashed") == 0   ? SDPA_BACKEND_HASHED
+							       : SDPA_BACKEND_TILES;
+		break;
+	case OPT_NO_SPILL:
+		a->no_spill = true;
+		break;
+	}
+	return 0;
+}
+
+/* The hashed L2's options (--l2-partitions, --l2-policy, --l2-line-ways, --l2-dirty-ways,
+ * --l2-sample), each remembered to refuse it with another model. */
+static int
+hashed_option(int opt, const char *value, struct sdpa_args *a)
+{
+	switch (opt) {
+	case OPT_PARTS:
+		a->hashed_opt = "--l2-partitions";
+		if (strcmp(value, "1") && strcmp(value, "2"))
+			return usage_error("sdpa", "--l2-partitions: '%s' is not 1 or 2",
+					   value);
+		a->partitions = value[0] == '2' ? 2 : 1;
+		break;
+	case OPT_POLICY:
+		a->hashed_opt = "--l2-policy";
+		if (l2sets_policy_parse(value, &a->policy))
+			return usage_error("sdpa",
+					   "--l2-policy: '%s' is not lru, srrip or random",
+					   value);
+		break;
+	case OPT_LINE_WAYS:
+	case OPT_DIRTY_WAYS:
+	case OPT_SAMPLE: {
+		uint64_t *dst = opt == OPT_LINE_WAYS    ? &a->line_ways
+				: opt == OPT_DIRTY_WAYS ? &a->dirty_ways
+							: &a->sample;
+		uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
+		uint64_t hi = opt == OPT_SAMPLE ? 1u << 20 : L2SETS_WAYS_MAX;
+
+		a->hashed_opt = opt == OPT_LINE_WAYS    ? "--l2-line-ways"
+				: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
+							: "--l2-sample";
+		if (!parse_u64(value, dst) || *dst < lo || *dst > hi)
+			return usage_error(
+				"sdpa", "--%s: '%s' is not a number from %llu to %llu",
+				opt == OPT_LINE_WAYS    ? "l2-line-ways"
+				: opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
+							: "l2-sample",
+				value, (unsigned long long)lo, (unsigned long long)hi);
+		if (opt == OPT_DIRTY_WAYS && *dst == 0)
+			*dst = UINT32_MAX; /* none */
+		break;
+	}
+	}
+	return 0;
+}
+
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
-	enum {
-		OPT_Q = 256,
-		OPT_K,
-		OPT_V,
-		OPT_CAUSAL,
-		OPT_DTYPE,
-		OPT_GPU,
-		OPT_L2,
-		OPT_SLOTS,
-		OPT_WAYS,
-		OPT_REPL,
-		OPT_LINE_WAYS,
-		OPT_DIRTY_WAYS,
-		OPT_POLICY,
-		OPT_SAMPLE,
-		OPT_PARTS,
-		OPT_NO_SPILL
-	};
 	static const struct option opts[] = {
 		{ "q", required_argument, NULL, OPT_Q },
 		{ "k", required_argument, NULL, OPT_K },
@@ -145,132 +284,27 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, rc;
 
 	*a = (struct sdpa_args){ .gpu = "h100", .backend = SDPA_BACKEND_HASHED };
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_Q:
-		case OPT_K:
-		case OPT_V: {
-			uint64_t *dst = opt == OPT_Q ? a->q : opt == OPT_K ? a->k : a->v;
-
-			if (!parse_shape(optarg, dst))
-				return usage_error("sdpa",
-						   "--%s: '%s' is not B,H,N,D (four numbers)",
-						   opt == OPT_Q   ? "q"
-						   : opt == OPT_K ? "k"
-								  : "v",
-						   optarg);
-			*(opt == OPT_Q   ? &a->have_q
-			  : opt == OPT_K ? &a->have_k
-					 : &a->have_v) = true;
-			break;
-		}
-		case OPT_CAUSAL:
-			a->causal = true;
-			break;
-		case OPT_DTYPE:
-			if (strcmp(optarg, "fp32") == 0)
-				return usage_error("sdpa",
-						   "--dtype fp32: PyTorch's flash backend takes "
-						   "only fp16 and bf16 (fp32 runs on another "
-						   "backend, not modelled)");
-			if (strcmp(optarg, "fp16") && strcmp(optarg, "bf16"))
-				return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16",
-						   optarg);
-			a->bf16 = strcmp(optarg, "bf16") == 0;
-			break;
-		case OPT_GPU:
-			a->gpu = optarg;
-			break;
-		case OPT_L2:
-			/* at least 1M: every tile (64 KiB at most) fits many times */
-			if (parse_size_bytes(optarg, &a->l2) || a->l2 < (1u << 20) ||
-			    a->l2 > (1ull << 40))
-				return usage_error("sdpa", "--l2: '%s' is not a size from 1M to 1T",
-						   optarg);
-			break;
-		case OPT_SLOTS:
-			if (!parse_u64(optarg, &a->slots) || !a->slots || a->slots > 1000000)
-				return usage_error("sdpa",
-						   "--slots: '%s' is not a number from 1 to "
-						   "1000000",
-						   optarg);
-			break;
-		case OPT_WAYS:
-			a->tile_opt = "--l2-ways";
-			/* 0 (fully associative), or enough K/V tiles a set for any tile */
-			if (!parse_u64(optarg, &a->ways) || (a->ways > 0 && a->ways < 4) ||
-			    a->ways > 1000000)
-				return usage_error("sdpa",
-						   "--l2-ways: '%s' is not 0 or a number from 4 to "
-						   "1000000",
-						   optarg);
-			break;
-		case OPT_REPL:
-			if (strcmp(optarg, "lru") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "partitions") && strcmp(optarg, "hashed"))
-				return usage_error(
-					"sdpa",
-					"--l2-model: '%s' is not lru, random, partitions or hashed",
-					optarg);
-			a->random = strcmp(optarg, "random") == 0;
-			a->backend = strcmp(optarg, "partitions") == 0 ? SDPA_BACKEND_PARTITIONS
-				     : strcmp(optarg, "hashed") == 0   ? SDPA_BACKEND_HASHED
-								       : SDPA_BACKEND_TILES;
-			break;
-		case OPT_PARTS:
-			a->hashed_opt = "--l2-partitions";
-			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
-				return usage_error("sdpa", "--l2-partitions: '%s' is not 1 or 2",
-						   optarg);
-			a->partitions = optarg[0] == '2' ? 2 : 1;
-			break;
-		case OPT_POLICY:
-			a->hashed_opt = "--l2-policy";
-			if (l2sets_policy_parse(optarg, &a->policy))
-				return usage_error("sdpa",
-						   "--l2-policy: '%s' is not lru, srrip or random",
-						   optarg);
-			break;
-		case OPT_LINE_WAYS:
-		case OPT_DIRTY_WAYS:
-		case OPT_SAMPLE: {
-			uint64_t *dst = opt == OPT_LINE_WAYS    ? &a->line_ways
-					: opt == OPT_DIRTY_WAYS ? &a->dirty_ways
-								: &a->sample;
-			uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
-			uint64_t hi = opt == OPT_SAMPLE ? 1u << 20 : L2SETS_WAYS_MAX;
-
-			a->hashed_opt = opt == OPT_LINE_WAYS    ? "--l2-line-ways"
-					: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
-								: "--l2-sample";
-			if (!parse_u64(optarg, dst) || *dst < lo || *dst > hi)
-				return usage_error(
-					"sdpa", "--%s: '%s' is not a number from %llu to %llu",
-					opt == OPT_LINE_WAYS    ? "l2-line-ways"
-					: opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
-								: "l2-sample",
-					optarg, (unsigned long long)lo, (unsigned long long)hi);
-			if (opt == OPT_DIRTY_WAYS && *dst == 0)
-				*dst = UINT32_MAX; /* none */
-			break;
-		}
-		case OPT_NO_SPILL:
-			a->no_spill = true;
-			break;
-		case 'j':
-			a->json_path = optarg;
-			break;
-		case 'h':
+		if (opt >= OPT_Q && opt <= OPT_GPU)
+			rc = shape_option(opt, optarg, a);
+		else if ((opt >= OPT_L2 && opt <= OPT_REPL) || opt == OPT_NO_SPILL)
+			rc = model_option(opt, optarg, a);
+		else if (opt >= OPT_LINE_WAYS && opt <= OPT_PARTS)
+			rc = hashed_option(opt, optarg, a);
+		else if (opt == 'j')
+			a->json_path = optarg, rc = 0;
+		else if (opt == 'h') {
 			usage_sdpa(stdout);
 			return -1;
-		default:
+		} else
 			return option_error("sdpa", opt, argv);
-		}
+		if (rc)
+			return rc;
 	}
 	if (optind != argc)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
