@@ -198,18 +198,20 @@ enum {
 	BN_COLUMNS,
 };
 
-static int
-write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct pick *p,
-		 const char *cache, char *err, size_t errlen)
-{
-	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
-	struct table t = { 0 };
-	struct plot_out o;
-	char name[80], part[64], title[400], words[96], desc[400], lbl[64];
-	double ymin = INFINITY, ymax = 0, cross = -1, much = -1, much_ratio = 0, last = -1;
-	size_t left_out = 0;
-	int rc;
+/* bytes_vs_n's data for one cache: the table, its y range, and the rows marked. */
+struct bytes_vs_n {
+	struct table t;
+	double ymin, ymax;
+	double cross, much, last; /* row indices, -1 for none */
+	double much_ratio;
+	size_t left_out; /* runs of other configurations */
+};
 
+static void
+bytes_vs_n_collect(const struct plot_input *in, const struct pick *p, const char *cache,
+		   struct bytes_vs_n *b)
+{
+	*b = (struct bytes_vs_n){ .ymin = INFINITY, .cross = -1, .much = -1, .last = -1 };
 	for (size_t i = 0; i < in->nlab; i++) {
 		const struct plot_run *r = &in->lab[i];
 		bool flash2 = !strcmp(r->kernel, "flash2");
@@ -217,42 +219,117 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 		if (strcmp(r->cache, cache) || (!flash2 && strcmp(r->kernel, "naive")))
 			continue;
 		if (!picked(p, r)) {
-			left_out++;
+			b->left_out++;
 			continue;
 		}
-		table_set(&t, r->N, flash2 ? BN_FLASH2_SIM : BN_NAIVE_SIM, r->dram_bytes);
+		table_set(&b->t, r->N, flash2 ? BN_FLASH2_SIM : BN_NAIVE_SIM, r->dram_bytes);
 		if (r->lab_bytes >= 0)
-			table_set(&t, r->N, flash2 ? BN_FLASH2_LAB : BN_NAIVE_LAB, r->lab_bytes);
+			table_set(&b->t, r->N, flash2 ? BN_FLASH2_LAB : BN_NAIVE_LAB, r->lab_bytes);
 		if (r->exact_bytes >= 0)
-			table_set(&t, r->N, flash2 ? BN_FLASH2_EXACT : BN_NAIVE_EXACT,
+			table_set(&b->t, r->N, flash2 ? BN_FLASH2_EXACT : BN_NAIVE_EXACT,
 				  r->exact_bytes);
 	}
-	for (size_t i = 0; i < t.nrows; i++) {
-		double *v = t.v[i];
+	for (size_t i = 0; i < b->t.nrows; i++) {
+		double *v = b->t.v[i];
 
 		for (int c = 0; c < BN_RATIO; c++)
 			if (v[c] > 0) {
-				ymin = fmin(ymin, v[c]);
-				ymax = fmax(ymax, v[c]);
+				b->ymin = fmin(b->ymin, v[c]);
+				b->ymax = fmax(b->ymax, v[c]);
 			}
 		v[BN_RATIO] = v[BN_NAIVE_SIM] / v[BN_FLASH2_SIM];
 		if (isnan(v[BN_RATIO]) || isinf(v[BN_RATIO]))
 			continue;
-		if (cross < 0 && v[BN_RATIO] > 1)
-			cross = (double)i;
-		if (much < 0 && v[BN_RATIO] >= PLOT_MUCH_BETTER) {
-			much = (double)i;
-			much_ratio = v[BN_RATIO];
+		if (b->cross < 0 && v[BN_RATIO] > 1)
+			b->cross = (double)i;
+		if (b->much < 0 && v[BN_RATIO] >= PLOT_MUCH_BETTER) {
+			b->much = (double)i;
+			b->much_ratio = v[BN_RATIO];
 		}
-		last = (double)i;
+		b->last = (double)i;
 	}
 
+}
+
+/* The crossover, where flash2 is much better, and the ratio at the largest N. */
+static void
+bytes_vs_n_marks(FILE *gp, const struct bytes_vs_n *b)
+{
+	char lbl[64];
+
+	/* Where flash2 is much better: shaded from that N on. */
+	if (b->much >= 0) {
+		size_t i = (size_t)b->much;
+
+		fprintf(gp,
+			"\n# From the first N where naive / flash2 >= %g: shaded.\n"
+			"set object 1 rect from %.10g, graph 0 to graph 1, graph 1 behind "
+			"fc rgb \"%s\" fs transparent solid 0.07 noborder\n"
+			"set label 1 \"flash2 moves ≥ %g× fewer bytes from N = %.10g (%s×; shaded)\" "
+			"at graph 0.98, graph 0.96 right\n",
+			PLOT_MUCH_BETTER, b->t.x[i], PLOT_COLOR_FLASH2, PLOT_MUCH_BETTER, b->t.x[i],
+			plot_number_label(b->much_ratio, 2, lbl, sizeof(lbl)));
+	} else if (b->last >= 0) {
+		fprintf(gp,
+			"\nset label 1 \"flash2 never moves %g× fewer bytes than naive here\" "
+			"at graph 0.98, graph 0.96 right\n",
+			PLOT_MUCH_BETTER);
+	}
+	/* The crossover, pointed at from below and to the right, where no line runs. */
+	if (b->cross >= 0) {
+		size_t i = (size_t)b->cross;
+		double y = b->t.v[i][BN_FLASH2_SIM] / 1048576;
+
+		fprintf(gp,
+			"\n# The crossover: the first N where flash2 moves fewer bytes than naive.\n"
+			"set arrow 1 from %.10g, %.6g to %.10g, %.6g head filled size screen "
+			"0.012,20 lw 1.5 lc rgb \"#333333\" front\n"
+			"set label 2 \"crossover: flash2 below naive from N = %.10g%s\" "
+			"at %.10g, %.6g left boxed front\n",
+			b->t.x[i] * 1.35, y / 3.2, b->t.x[i] * 1.04, y / 1.2, b->t.x[i],
+			i == 0 ? "\\n(the smallest N run)" : "", b->t.x[i] * 1.38, y / 4.5);
+	} else if (b->last >= 0) {
+		fprintf(gp,
+			"\nset label 2 \"no crossover: flash2 never moves fewer bytes than naive "
+			"here\" at graph 0.98, graph 0.05 right boxed front\n");
+	}
+	/* The ratio at the largest N where both ran, right of its points. */
+	if (b->last >= 0) {
+		size_t i = (size_t)b->last;
+		double lo = b->t.v[i][BN_FLASH2_SIM] / 1048576, hi = b->t.v[i][BN_NAIVE_SIM] / 1048576;
+		double ratio = b->t.v[i][BN_RATIO];
+		bool flash_better = ratio >= 1;
+
+		/* The larger over the smaller, so the number reads as "times more". */
+		fprintf(gp,
+			"\n# The ratio at the largest N.\n"
+			"set arrow 2 from %.10g, %.6g to %.10g, %.6g heads filled size screen "
+			"0.01,20 lw 1.5 lc rgb \"#333333\"\n"
+			"set label 3 \"%s\\n= %s×\" at %.10g, %.6g left\n",
+			b->t.x[i] * 1.2, lo, b->t.x[i] * 1.2, hi,
+			flash_better ? "naive / flash2" : "flash2 / naive",
+			plot_number_label(flash_better ? ratio : 1 / ratio, 3, lbl, sizeof(lbl)),
+			b->t.x[i] * 1.28, sqrt(lo * hi));
+	}
+}
+
+static int
+write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct pick *p,
+		 const char *cache, char *err, size_t errlen)
+{
+	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
+	struct bytes_vs_n b;
+	struct plot_out o;
+	char name[80], part[64], title[400], words[96], desc[400];
+	int rc;
+
+	bytes_vs_n_collect(in, p, cache, &b);
 	file_part(cache, part, sizeof(part));
 	snprintf(name, sizeof(name), "bytes_vs_n_%s", part);
-	if (t.nrows == 0 || ymax <= 0) {
+	if (b.t.nrows == 0 || b.ymax <= 0) {
 		plot_skip(set, name, false, "no naive or flash2 run with DRAM bytes in %s/%s",
 			  in->dir, plot_source_path(PLOT_SOURCE_LAB));
-		table_finish(&t);
+		table_finish(&b.t);
 		return 0;
 	}
 	snprintf(title, sizeof(title), "DRAM traffic vs sequence length, cache %s (%s)", cache,
@@ -264,16 +341,16 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 		 cache, PLOT_MUCH_BETTER);
 	rc = plot_begin(&o, set, name, title, desc, inputs, 1, err, errlen);
 	if (rc) {
-		table_finish(&t);
+		table_finish(&b.t);
 		return rc;
 	}
 	fprintf(o.dat, "# DRAM bytes (read + written, final flush included) per run; NaN: no run. "
 		       "ratio = naive_sim / flash2_sim.\n");
-	if (left_out)
-		fprintf(o.dat, "# %zu runs of other dtypes, sizes or tiles left out.\n", left_out);
+	if (b.left_out)
+		fprintf(o.dat, "# %zu runs of other dtypes, sizes or tiles left out.\n", b.left_out);
 	fprintf(o.dat, "# %-6s %14s %14s %14s %14s %14s %14s %14s\n", "N", "naive_sim",
 		"flash2_sim", "naive_lab", "flash2_lab", "naive_exact", "flash2_exact", "ratio");
-	table_write(o.dat, &t, BN_COLUMNS, BN_RATIO);
+	table_write(o.dat, &b.t, BN_COLUMNS, BN_RATIO);
 
 	fprintf(o.gp,
 		"\nmib = 1048576.0\n"
@@ -283,9 +360,9 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 		"set yrange [%g:%g]\n"
 		"set format y \"%%g\"\n"
 		"set xtics (",
-		t.x[0] / 1.4, t.x[t.nrows - 1] * 2.2, ymin / 1048576 / 25, ymax / 1048576 * 8);
-	for (size_t i = 0; i < t.nrows; i++)
-		fprintf(o.gp, "%s%.10g", i ? ", " : "", t.x[i]);
+		b.t.x[0] / 1.4, b.t.x[b.t.nrows - 1] * 2.2, b.ymin / 1048576 / 25, b.ymax / 1048576 * 8);
+	for (size_t i = 0; i < b.t.nrows; i++)
+		fprintf(o.gp, "%s%.10g", i ? ", " : "", b.t.x[i]);
 	fprintf(o.gp, ")\n"
 		      "set xlabel \"sequence length N (tokens)\"\n"
 		      "set ylabel \"DRAM bytes moved (MiB, read + written)\"\n"
@@ -301,60 +378,7 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 		PLOT_COLOR_NAIVE, PLOT_COLOR_FLASH2, PLOT_COLOR_NAIVE, PLOT_COLOR_FLASH2,
 		PLOT_COLOR_NAIVE, PLOT_COLOR_FLASH2);
 
-	/* Where flash2 is much better: shaded from that N on. */
-	if (much >= 0) {
-		size_t i = (size_t)much;
-
-		fprintf(o.gp,
-			"\n# From the first N where naive / flash2 >= %g: shaded.\n"
-			"set object 1 rect from %.10g, graph 0 to graph 1, graph 1 behind "
-			"fc rgb \"%s\" fs transparent solid 0.07 noborder\n"
-			"set label 1 \"flash2 moves ≥ %g× fewer bytes from N = %.10g (%s×; shaded)\" "
-			"at graph 0.98, graph 0.96 right\n",
-			PLOT_MUCH_BETTER, t.x[i], PLOT_COLOR_FLASH2, PLOT_MUCH_BETTER, t.x[i],
-			plot_number_label(much_ratio, 2, lbl, sizeof(lbl)));
-	} else if (last >= 0) {
-		fprintf(o.gp,
-			"\nset label 1 \"flash2 never moves %g× fewer bytes than naive here\" "
-			"at graph 0.98, graph 0.96 right\n",
-			PLOT_MUCH_BETTER);
-	}
-	/* The crossover, pointed at from below and to the right, where no line runs. */
-	if (cross >= 0) {
-		size_t i = (size_t)cross;
-		double y = t.v[i][BN_FLASH2_SIM] / 1048576;
-
-		fprintf(o.gp,
-			"\n# The crossover: the first N where flash2 moves fewer bytes than naive.\n"
-			"set arrow 1 from %.10g, %.6g to %.10g, %.6g head filled size screen "
-			"0.012,20 lw 1.5 lc rgb \"#333333\" front\n"
-			"set label 2 \"crossover: flash2 below naive from N = %.10g%s\" "
-			"at %.10g, %.6g left boxed front\n",
-			t.x[i] * 1.35, y / 3.2, t.x[i] * 1.04, y / 1.2, t.x[i],
-			i == 0 ? "\\n(the smallest N run)" : "", t.x[i] * 1.38, y / 4.5);
-	} else if (last >= 0) {
-		fprintf(o.gp,
-			"\nset label 2 \"no crossover: flash2 never moves fewer bytes than naive "
-			"here\" at graph 0.98, graph 0.05 right boxed front\n");
-	}
-	/* The ratio at the largest N where both ran, right of its points. */
-	if (last >= 0) {
-		size_t i = (size_t)last;
-		double lo = t.v[i][BN_FLASH2_SIM] / 1048576, hi = t.v[i][BN_NAIVE_SIM] / 1048576;
-		double ratio = t.v[i][BN_RATIO];
-		bool flash_better = ratio >= 1;
-
-		/* The larger over the smaller, so the number reads as "times more". */
-		fprintf(o.gp,
-			"\n# The ratio at the largest N.\n"
-			"set arrow 2 from %.10g, %.6g to %.10g, %.6g heads filled size screen "
-			"0.01,20 lw 1.5 lc rgb \"#333333\"\n"
-			"set label 3 \"%s\\n= %s×\" at %.10g, %.6g left\n",
-			t.x[i] * 1.2, lo, t.x[i] * 1.2, hi,
-			flash_better ? "naive / flash2" : "flash2 / naive",
-			plot_number_label(flash_better ? ratio : 1 / ratio, 3, lbl, sizeof(lbl)),
-			t.x[i] * 1.28, sqrt(lo * hi));
-	}
+	bytes_vs_n_marks(o.gp, &b);
 	plot_draw(&o);
 	fprintf(o.gp,
 		"\tplot data using 1:($2/mib) with points ls 1 title \"naive, simulated\", \\\n"
@@ -363,7 +387,7 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 		"\t\t'' using 1:($3/mib) with points ls 2 title \"flash2, simulated\", \\\n"
 		"\t\t'' using 1:($5/mib) with lines ls 4 title \"flash2, lab formula\", \\\n"
 		"\t\t'' using 1:($7/mib) with lines ls 6 title \"flash2, exact formula\"\n");
-	table_finish(&t);
+	table_finish(&b.t);
 	return plot_end(&o, err, errlen);
 }
 
@@ -371,21 +395,16 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 static const char *const cache_colors[] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7",
 					    "#E69F00", "#56B4E9", "#000000" };
 
-static int
-write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const struct pick *p,
-		      const char **caches, size_t ncaches, char *err, size_t errlen)
+/* intensity_ratio's table: per cache c, flash2's intensity over naive's simulated (column
+ * 2c) and by the lab formula (2c + 1); the y range; the first column with a lab value. */
+static void
+intensity_collect(const struct plot_input *in, const struct pick *p, const char **caches,
+		  size_t ncaches, struct table *out, double *yrange, size_t *lab_column)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
 	struct table t = { 0 }, lab = { 0 };
-	struct plot_out o;
-	char title[400], words[96], q[400];
-	double ymin = INFINITY, ymax = 0, ylo;
+	double ymin = INFINITY, ymax = 0;
 	size_t lab_col = SIZE_MAX;
-	bool first = true;
-	int rc;
 
-	if (ncaches > MAX_COLUMNS / 2)
-		ncaches = MAX_COLUMNS / 2;
 	/* Per cache: naive and flash2 intensities, simulated (t) and by the lab formula. */
 	for (size_t i = 0; i < in->nlab; i++) {
 		const struct plot_run *r = &in->lab[i];
@@ -425,6 +444,47 @@ write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const s
 		}
 	}
 	table_finish(&lab);
+	*out = t;
+	yrange[0] = ymin, yrange[1] = ymax;
+	*lab_column = lab_col;
+}
+
+/* y tics at 1, 2, 5, 10, 20, ... from lo to hi: the ratios span a decade or two. */
+static void
+write_125_tics(FILE *gp, double ylo, double yhi)
+{
+	bool first = true;
+
+	for (double dec = pow(10, floor(log10(ylo))); dec <= yhi; dec *= 10) {
+		static const double steps[] = { 1, 2, 5 };
+
+		for (int m = 0; m < 3; m++) {
+			double y = dec * steps[m];
+
+			if (y >= ylo && y <= yhi) {
+				fprintf(gp, "%s%g", first ? "" : ", ", y);
+				first = false;
+			}
+		}
+	}
+}
+
+static int
+write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const struct pick *p,
+		      const char **caches, size_t ncaches, char *err, size_t errlen)
+{
+	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
+	struct table t;
+	struct plot_out o;
+	char title[400], words[96], q[400];
+	double yrange[2], ymin, ymax;
+	size_t lab_col;
+	int rc;
+
+	if (ncaches > MAX_COLUMNS / 2)
+		ncaches = MAX_COLUMNS / 2;
+	intensity_collect(in, p, caches, ncaches, &t, yrange, &lab_col);
+	ymin = yrange[0], ymax = yrange[1];
 	if (ymax <= 0) {
 		plot_skip(set, "intensity_ratio", false,
 			  "no N with both naive and flash2 runs in %s/%s", in->dir,
@@ -469,21 +529,8 @@ write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const s
 		t.x[0] / 1.3, t.x[t.nrows - 1] * 1.3, fmin(ymin, 1) / 1.6, ymax * 3);
 	for (size_t i = 0; i < t.nrows; i++)
 		fprintf(o.gp, "%s%.10g", i ? ", " : "", t.x[i]);
-	/* Tics at 1, 2, 5, 10, 20, ...: the ratios span a decade or two. */
 	fprintf(o.gp, ")\nset ytics (");
-	ylo = fmin(ymin, 1) / 1.6;
-	for (double dec = pow(10, floor(log10(ylo))); dec <= ymax * 3; dec *= 10) {
-		static const double steps[] = { 1, 2, 5 };
-
-		for (int m = 0; m < 3; m++) {
-			double y = dec * steps[m];
-
-			if (y >= ylo && y <= ymax * 3) {
-				fprintf(o.gp, "%s%g", first ? "" : ", ", y);
-				first = false;
-			}
-		}
-	}
+	write_125_tics(o.gp, fmin(ymin, 1) / 1.6, ymax * 3);
 	fprintf(o.gp, ")\n"
 		      "set xlabel \"sequence length N (tokens)\"\n"
 		      "set ylabel \"flash2 / naive arithmetic intensity (ratio of FLOP/byte)\"\n"
@@ -540,6 +587,64 @@ static const int exact_points[] = { 7, 9, 5 }; /* circle, triangle, square */
 static const char *const exact_colors[] = { PLOT_COLOR_NAIVE, PLOT_COLOR_FLASH1,
 					    PLOT_COLOR_FLASH2 };
 
+/* The working sets per head as vertical lines, each label on the side with more room. */
+static void
+working_set_marks(FILE *gp, const struct table *t, double kv, double s, int sz)
+{
+	const struct {
+		double at;
+		const char *color, *words, *what;
+	} ws[2] = { { kv, PLOT_COLOR_FLASH2, "K + V = 2·N·d",
+		      "flash reads K and V once when they fit" },
+		    { s, PLOT_COLOR_NAIVE, "S = N²", "naive's score matrix" } };
+	double lo = log2(fmin(t->x[0], kv) / 1.5),
+	       hi = log2(fmax(t->x[t->nrows - 1], s) * 1.5);
+
+	for (int i = 0; i < 2; i++) {
+		double x = log2(ws[i].at), other = log2(ws[1 - i].at);
+		/* Room on each side of the line: to the border or the other line. */
+		double left = x - (other < x ? other : lo),
+		       right = (other > x ? other : hi) - x;
+		char sz_lbl[32];
+
+		fprintf(gp,
+			"set arrow %d from %.10g, graph 0 to %.10g, graph 1 nohead lw 1.5 "
+			"dt (8,5) lc rgb \"%s\"\n"
+			"set label %d \"%s × %d B = %s\\n%s\" at %.10g, graph %s %s offset "
+			"%s0.6,0 boxed front\n",
+			i + 1, ws[i].at, ws[i].at, ws[i].color, i + 1, ws[i].words, sz,
+			plot_bytes_label(ws[i].at, sz_lbl, sizeof(sz_lbl)), ws[i].what,
+			ws[i].at, i == 0 ? "0.955" : "0.83",
+			left > right ? "right" : "left", left > right ? "-" : "");
+	}
+}
+
+/* dram_vs_cache_size's table at N: DRAM bytes by the last level's size, a column per kernel
+ * (have[] those with a run), the y range and the cache spec as a pattern. */
+static void
+dram_vs_size_collect(const struct plot_input *in, const struct pick *p, unsigned N,
+		     struct table *t, bool have[3], double yrange[2], char *pattern, size_t plen)
+{
+	for (size_t i = 0; i < in->nexact; i++) {
+		const struct plot_run *r = &in->exact[i];
+
+		if (!picked(p, r) || r->N != N || r->ll_size_bytes <= 0)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			if (strcmp(r->kernel, exact_kernels[k]))
+				continue;
+			table_set(t, r->ll_size_bytes, (size_t)k, r->dram_bytes);
+			have[k] = true;
+			if (!pattern[0])
+				spec_pattern(r->cache, pattern, plen);
+			if (r->dram_bytes > 0) {
+				yrange[0] = fmin(yrange[0], r->dram_bytes);
+				yrange[1] = fmax(yrange[1], r->dram_bytes);
+			}
+		}
+	}
+}
+
 static int
 write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char *err,
 			 size_t errlen)
@@ -550,7 +655,7 @@ write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char
 	struct table t = { 0 };
 	struct plot_out o;
 	char title[400], words[96], q[400], pattern[200] = "";
-	double ymin = INFINITY, ymax = 0, kv, s;
+	double ymin, ymax, yrange[2] = { INFINITY, 0 }, kv, s;
 	unsigned N = 0;
 	bool have[3] = { false };
 	int rc, sz;
@@ -564,24 +669,8 @@ write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char
 			  in->dir, plot_source_path(PLOT_SOURCE_EXACT));
 		return 0;
 	}
-	for (size_t i = 0; i < in->nexact; i++) {
-		const struct plot_run *r = &in->exact[i];
-
-		if (!picked(&p, r) || r->N != N || r->ll_size_bytes <= 0)
-			continue;
-		for (int k = 0; k < 3; k++) {
-			if (strcmp(r->kernel, exact_kernels[k]))
-				continue;
-			table_set(&t, r->ll_size_bytes, (size_t)k, r->dram_bytes);
-			have[k] = true;
-			if (!pattern[0])
-				spec_pattern(r->cache, pattern, sizeof(pattern));
-			if (r->dram_bytes > 0) {
-				ymin = fmin(ymin, r->dram_bytes);
-				ymax = fmax(ymax, r->dram_bytes);
-			}
-		}
-	}
+	dram_vs_size_collect(in, &p, N, &t, have, yrange, pattern, sizeof(pattern));
+	ymin = yrange[0], ymax = yrange[1];
 	/* The working sets, per head: naive's score matrix, and K with V. */
 	sz = (int)plot_dtype_bytes(p.dtype);
 	s = (double)N * N * sz;
@@ -637,34 +726,7 @@ write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char
 	write_textbox_style(o.gp);
 	fprintf(o.gp, "\n# Working sets per head: K and V (flash reads them once when they fit), "
 		      "S = Q K^T (naive's passes share it when it fits).\n");
-	{
-		const struct {
-			double at;
-			const char *color, *words, *what;
-		} ws[2] = { { kv, PLOT_COLOR_FLASH2, "K + V = 2·N·d",
-			      "flash reads K and V once when they fit" },
-			    { s, PLOT_COLOR_NAIVE, "S = N²", "naive's score matrix" } };
-		double lo = log2(fmin(t.x[0], kv) / 1.5),
-		       hi = log2(fmax(t.x[t.nrows - 1], s) * 1.5);
-
-		for (int i = 0; i < 2; i++) {
-			double x = log2(ws[i].at), other = log2(ws[1 - i].at);
-			/* Room on each side of the line: to the border or the other line. */
-			double left = x - (other < x ? other : lo),
-			       right = (other > x ? other : hi) - x;
-			char sz_lbl[32];
-
-			fprintf(o.gp,
-				"set arrow %d from %.10g, graph 0 to %.10g, graph 1 nohead lw 1.5 "
-				"dt (8,5) lc rgb \"%s\"\n"
-				"set label %d \"%s × %d B = %s\\n%s\" at %.10g, graph %s %s offset "
-				"%s0.6,0 boxed front\n",
-				i + 1, ws[i].at, ws[i].at, ws[i].color, i + 1, ws[i].words, sz,
-				plot_bytes_label(ws[i].at, sz_lbl, sizeof(sz_lbl)), ws[i].what,
-				ws[i].at, i == 0 ? "0.955" : "0.83",
-				left > right ? "right" : "left", left > right ? "-" : "");
-		}
-	}
+	working_set_marks(o.gp, &t, kv, s, sz);
 	for (int k = 0; k < 3; k++)
 		fprintf(o.gp, "set style line %d lc rgb \"%s\" lw 2 pt %d ps 1.3\n", k + 1,
 			exact_colors[k], exact_points[k]);
