@@ -139,20 +139,24 @@ bytes_unit(double max_bytes)
 #define MAX_T 64
 
 /* perf (bytes false: p50 time) or perf_bytes (bytes true: simulated DRAM bytes). */
-static int
-write_layer_bars(struct plot_set *set, const struct plot_input *in, const struct shape *s,
-		 bool bytes, char *err, size_t errlen)
-{
-	static const enum plot_source inputs[] = { PLOT_SOURCE_PROFILE };
-	const char *name = bytes ? "perf_bytes" : "perf";
-	unsigned T[MAX_T], kept[MAX_T];
-	double v[MAX_T][LAYER_OPS], total[MAX_T], max_total = 0;
-	size_t nT = list_T(in->ops, in->nops, s, T, MAX_T), nkept = 0;
-	char title[400], words[160], missing[600] = "";
-	struct plot_out o;
-	struct unit u;
-	int rc;
+/* The naive layer's operations per T in shape s (bytes or p50 seconds), the Ts with all of them
+ * (kept, returns how many) and their totals; the Ts left out named in missing. */
+struct layer_bars {
+	unsigned kept[MAX_T];
+	double v[MAX_T][LAYER_OPS], total[MAX_T], max_total;
+	char missing[600];
+};
 
+static size_t
+layer_bars_collect(const struct plot_input *in, const struct shape *s, bool bytes,
+		   struct layer_bars *lb)
+{
+	unsigned T[MAX_T];
+	size_t nT = list_T(in->ops, in->nops, s, T, MAX_T), nkept = 0;
+	char *missing = lb->missing;
+
+	lb->max_total = 0;
+	missing[0] = '\0';
 	for (size_t i = 0; i < nT; i++) {
 		const struct plot_op *op[LAYER_OPS];
 		int k, gone = -1;
@@ -163,18 +167,70 @@ write_layer_bars(struct plot_set *set, const struct plot_input *in, const struct
 				gone = k;
 		}
 		if (gone >= 0) {
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+			snprintf(missing + strlen(missing), sizeof(lb->missing) - strlen(missing),
 				 "%s T = %u (no %s)", missing[0] ? "," : "", T[i], layer_ops[gone]);
 			continue;
 		}
-		total[nkept] = 0;
+		lb->total[nkept] = 0;
 		for (k = 0; k < LAYER_OPS; k++) {
-			v[nkept][k] = bytes ? op[k]->dram_bytes : op[k]->p50_seconds;
-			total[nkept] += v[nkept][k];
+			lb->v[nkept][k] = bytes ? op[k]->dram_bytes : op[k]->p50_seconds;
+			lb->total[nkept] += lb->v[nkept][k];
 		}
-		max_total = fmax(max_total, total[nkept]);
-		kept[nkept++] = T[i];
+		lb->max_total = fmax(lb->max_total, lb->total[nkept]);
+		lb->kept[nkept++] = T[i];
 	}
+	return nkept;
+}
+
+/* The data: one row per kept T, each operation, the total, the dominant one and its share. */
+static void
+write_layer_bars_dat(FILE *f, const struct layer_bars *lb, size_t nkept, bool bytes)
+{
+	const unsigned *kept = lb->kept;
+	const double(*v)[LAYER_OPS] = lb->v;
+	const double *total = lb->total;
+	const char *missing = lb->missing;
+
+	fprintf(f,
+		"# %s of each operation of the naive layer%s; total is their sum; "
+		"dominant is the largest and share its part of total.\n",
+		bytes ? "simulated DRAM bytes" : "p50 seconds",
+		bytes ? "" : " (seconds.p50 of each profile row)");
+	if (missing[0])
+		fprintf(f, "# Left out, incomplete:%s.\n", missing);
+	fprintf(f, "# %-6s", "T");
+	for (int k = 0; k < LAYER_OPS; k++)
+		fprintf(f, " %14s", layer_ops[k]);
+	fprintf(f, " %14s %10s %8s\n", "total", "dominant", "share");
+	for (size_t i = 0; i < nkept; i++) {
+		int dom = 0;
+
+		fprintf(f, "%-8u", kept[i]);
+		for (int k = 0; k < LAYER_OPS; k++) {
+			fprintf(f, bytes ? " %14.15g" : " %14.8g", v[i][k]);
+			if (v[i][k] > v[i][dom])
+				dom = k;
+		}
+		fprintf(f, bytes ? " %14.15g %10s %8.4f\n" : " %14.8g %10s %8.4f\n", total[i],
+			layer_ops[dom], total[i] > 0 ? v[i][dom] / total[i] : 0);
+	}
+
+}
+
+static int
+write_layer_bars(struct plot_set *set, const struct plot_input *in, const struct shape *s,
+		 bool bytes, char *err, size_t errlen)
+{
+	static const enum plot_source inputs[] = { PLOT_SOURCE_PROFILE };
+	const char *name = bytes ? "perf_bytes" : "perf";
+	struct layer_bars lb;
+	size_t nkept;
+	char title[400], words[160];
+	struct plot_out o;
+	struct unit u;
+	int rc;
+
+	nkept = layer_bars_collect(in, s, bytes, &lb);
 	if (nkept == 0) {
 		plot_skip(set, name, false,
 			  "no T with all of the naive layer's operations (qkv_proj, scores, "
@@ -182,7 +238,7 @@ write_layer_bars(struct plot_set *set, const struct plot_input *in, const struct
 			  in->dir, plot_source_path(PLOT_SOURCE_PROFILE));
 		return 0;
 	}
-	u = bytes ? bytes_unit(max_total) : time_unit(max_total);
+	u = bytes ? bytes_unit(lb.max_total) : time_unit(lb.max_total);
 	snprintf(title, sizeof(title), "Naive attention layer per operation: %s (%s)",
 		 bytes ? "simulated DRAM bytes" : "p50 time", shape_words(s, words, sizeof(words)));
 	rc = plot_begin(&o, set, name, title,
@@ -195,30 +251,7 @@ write_layer_bars(struct plot_set *set, const struct plot_input *in, const struct
 			inputs, 1, err, errlen);
 	if (rc)
 		return rc;
-	fprintf(o.dat,
-		"# %s of each operation of the naive layer%s; total is their sum; "
-		"dominant is the largest and share its part of total.\n",
-		bytes ? "simulated DRAM bytes" : "p50 seconds",
-		bytes ? "" : " (seconds.p50 of each profile row)");
-	if (missing[0])
-		fprintf(o.dat, "# Left out, incomplete:%s.\n", missing);
-	fprintf(o.dat, "# %-6s", "T");
-	for (int k = 0; k < LAYER_OPS; k++)
-		fprintf(o.dat, " %14s", layer_ops[k]);
-	fprintf(o.dat, " %14s %10s %8s\n", "total", "dominant", "share");
-	for (size_t i = 0; i < nkept; i++) {
-		int dom = 0;
-
-		fprintf(o.dat, "%-8u", kept[i]);
-		for (int k = 0; k < LAYER_OPS; k++) {
-			fprintf(o.dat, bytes ? " %14.15g" : " %14.8g", v[i][k]);
-			if (v[i][k] > v[i][dom])
-				dom = k;
-		}
-		fprintf(o.dat, bytes ? " %14.15g %10s %8.4f\n" : " %14.8g %10s %8.4f\n", total[i],
-			layer_ops[dom], total[i] > 0 ? v[i][dom] / total[i] : 0);
-	}
-
+	write_layer_bars_dat(o.dat, &lb, nkept, bytes);
 	fprintf(o.gp,
 		"\nunit = %g    # one %s in %s\n"
 		"unset title\n"
@@ -294,21 +327,13 @@ series_of(const struct plot_op *o)
 	return -1;
 }
 
-static int
-write_roofline(struct plot_set *set, const struct plot_input *in, const struct shape *s, char *err,
-	       size_t errlen)
+/* The roofline's points in shape s: how many, which series have one, their x and y range. */
+static size_t
+roofline_points(const struct plot_input *in, const struct shape *s, bool have[SERIES],
+		double range[4])
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_PROFILE, PLOT_SOURCE_CEILINGS };
-	const struct plot_ceilings *c = &in->ceilings;
-	unsigned T[MAX_T];
-	size_t nT = list_T(in->ops, in->nops, s, T, MAX_T), npoints = 0;
 	double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
-	double ridge_all = c->flops_all_per_s / c->bw_all_bytes_per_s;
-	double ridge_one = c->flops_one_per_s / c->bw_one_bytes_per_s;
-	bool have[SERIES] = { false };
-	char title[600], tq[700], words[160], q[300], cores[40];
-	struct plot_out o;
-	int rc;
+	size_t npoints = 0;
 
 	for (size_t i = 0; i < in->nops; i++) {
 		const struct plot_op *op = &in->ops[i];
@@ -323,31 +348,15 @@ write_roofline(struct plot_set *set, const struct plot_input *in, const struct s
 		ymin = fmin(ymin, op->gflops);
 		ymax = fmax(ymax, op->gflops);
 	}
-	if (npoints == 0) {
-		plot_skip(set, "roofline", false,
-			  "no operation with FLOPs, DRAM bytes and a time in %s/%s", in->dir,
-			  plot_source_path(PLOT_SOURCE_PROFILE));
-		return 0;
-	}
-	xmin = fmin(xmin, fmin(ridge_all, ridge_one)) / 4;
-	xmax = fmax(xmax, fmax(ridge_all, ridge_one)) * 4;
-	ymin = fmin(ymin, c->bw_one_bytes_per_s * xmin / 1e9) / 2;
-	ymax = fmax(ymax, c->flops_all_per_s / 1e9) * 4;
-	if (c->cores)
-		snprintf(cores, sizeof(cores), "all %u cores", c->cores);
-	else
-		snprintf(cores, sizeof(cores), "all cores");
-	snprintf(title, sizeof(title), "Roofline: the attention layer's operations (%s)",
-		 shape_words(s, words, sizeof(words)));
-	rc = plot_begin(&o, set, "roofline", title,
-			"Measured GFLOP/s vs FLOPs per simulated DRAM byte (log-log) of every "
-			"profiled operation at every T, coloured by operation, marker size by T, "
-			"under the measured bandwidth and peak-FLOP ceilings of one core and of "
-			"all cores.",
-			inputs, 2, err, errlen);
-	if (rc)
-		return rc;
-	fprintf(o.dat,
+	range[0] = xmin, range[1] = xmax, range[2] = ymin, range[3] = ymax;
+	return npoints;
+}
+
+/* One data row per operation and T. */
+static void
+write_roofline_dat(FILE *f, const struct plot_input *in, const struct shape *s)
+{
+	fprintf(f,
 		"# One point per operation and T: intensity = FLOPs / simulated DRAM bytes, "
 		"gflops = FLOPs / p50 time / 1e9 (measured).\n"
 		"# series = kernel_op. Layer rows (sums of the others) left out.\n"
@@ -361,11 +370,21 @@ write_roofline(struct plot_set *set, const struct plot_input *in, const struct s
 		if (!in_shape(s, op) || k < 0 || op->intensity <= 0 || op->gflops <= 0)
 			continue;
 		snprintf(sname, sizeof(sname), "%s_%s", op->kernel, op->op);
-		fprintf(o.dat, "%-20s %6u %14.8g %14.8g %14.15g %14.15g %14.8g\n", sname, op->T,
+		fprintf(f, "%-20s %6u %14.8g %14.8g %14.15g %14.15g %14.8g\n", sname, op->T,
 			op->intensity, op->gflops, op->flops, op->dram_bytes, op->p50_seconds);
 	}
 
-	fprintf(o.gp,
+}
+
+/* The ceilings, the ridge points and the roofs' labels. */
+static void
+write_roofline_ceilings(FILE *gp, const struct plot_ceilings *c, const char *title,
+			const char *cores, const double range[4], const unsigned *T, size_t nT)
+{
+	double xmin = range[0], xmax = range[1], ymin = range[2], ymax = range[3];
+	char tq[700], q[300];
+
+	fprintf(gp,
 		"\n# The measured ceilings (DIR/ceilings.json): bytes/s and FLOP/s.\n"
 		"bw_all = %.6g; pk_all = %.6g    # %s\n"
 		"bw_one = %.6g; pk_one = %.6g    # one core\n"
@@ -387,7 +406,7 @@ write_roofline(struct plot_set *set, const struct plot_input *in, const struct s
 		"set key outside right top\n",
 		c->bw_all_bytes_per_s, c->flops_all_per_s, cores, c->bw_one_bytes_per_s,
 		c->flops_one_per_s, xmin, xmax, T[0], T[nT - 1], T[0], ymin, ymax);
-	fprintf(o.gp,
+	fprintf(gp,
 		"set title \"%s\\nceilings measured on %s%s\" font \",14\"\n"
 		"set style line 100 lw 2.5 lc rgb \"#222222\"    # all cores\n"
 		"set style line 101 lw 2 dt (10,6) lc rgb \"#222222\"    # one core\n"
@@ -411,8 +430,16 @@ write_roofline(struct plot_set *set, const struct plot_input *in, const struct s
 		plot_quote(title, tq, sizeof(tq)),
 		plot_quote(c->cpu[0] ? c->cpu : "this machine", q, sizeof(q)),
 		c->quick ? " (quick run)" : "", cores);
-	plot_draw(&o);
-	fprintf(o.gp,
+}
+
+/* The plot command: the roofs, each series' points, the marker sizes' legend. */
+static void
+write_roofline_plot(FILE *gp, const char *cores, const bool have[SERIES], const unsigned *T,
+		    size_t nT)
+{
+	char q[300];
+
+	fprintf(gp,
 		"\tplot sample [x=xmin:ridge_all] bw_all * x / 1e9 with lines ls 100 "
 		"title \"roof, %s\", \\\n"
 		"\t\t[x=ridge_all:xmax] pk_all / 1e9 with lines ls 100 notitle, \\\n"
@@ -426,18 +453,67 @@ write_roofline(struct plot_set *set, const struct plot_input *in, const struct s
 		if (!have[k])
 			continue;
 		snprintf(sname, sizeof(sname), "%s_%s", series[k].kernel, series[k].op);
-		fprintf(o.gp,
+		fprintf(gp,
 			", \\\n\t\tdata using 3:(strcol(1) eq \"%s\" ? $4 : NaN):(size($2)) "
 			"with points pt %d ps variable lc rgb \"%s\" title \"%s\"",
 			sname, series[k].pt, series[k].color, series[k].title);
 	}
 	/* The marker sizes' legend. */
 	for (size_t i = 0; i < nT; i++)
-		fprintf(o.gp,
+		fprintf(gp,
 			", \\\n\t\tkeyentry with points pt 6 ps size(%u) lc rgb \"#444444\" "
 			"title \"T = %u\"",
 			T[i], T[i]);
-	fputc('\n', o.gp);
+	fputc('\n', gp);
+}
+
+static int
+write_roofline(struct plot_set *set, const struct plot_input *in, const struct shape *s, char *err,
+	       size_t errlen)
+{
+	static const enum plot_source inputs[] = { PLOT_SOURCE_PROFILE, PLOT_SOURCE_CEILINGS };
+	const struct plot_ceilings *c = &in->ceilings;
+	unsigned T[MAX_T];
+	size_t nT = list_T(in->ops, in->nops, s, T, MAX_T), npoints;
+	double range[4], xmin, xmax, ymin, ymax;
+	double ridge_all = c->flops_all_per_s / c->bw_all_bytes_per_s;
+	double ridge_one = c->flops_one_per_s / c->bw_one_bytes_per_s;
+	bool have[SERIES] = { false };
+	char title[600], words[160], cores[40];
+	struct plot_out o;
+	int rc;
+
+	npoints = roofline_points(in, s, have, range);
+	xmin = range[0], xmax = range[1], ymin = range[2], ymax = range[3];
+	if (npoints == 0) {
+		plot_skip(set, "roofline", false,
+			  "no operation with FLOPs, DRAM bytes and a time in %s/%s", in->dir,
+			  plot_source_path(PLOT_SOURCE_PROFILE));
+		return 0;
+	}
+	xmin = fmin(xmin, fmin(ridge_all, ridge_one)) / 4;
+	xmax = fmax(xmax, fmax(ridge_all, ridge_one)) * 4;
+	ymin = fmin(ymin, c->bw_one_bytes_per_s * xmin / 1e9) / 2;
+	ymax = fmax(ymax, c->flops_all_per_s / 1e9) * 4;
+	range[0] = xmin, range[1] = xmax, range[2] = ymin, range[3] = ymax;
+	if (c->cores)
+		snprintf(cores, sizeof(cores), "all %u cores", c->cores);
+	else
+		snprintf(cores, sizeof(cores), "all cores");
+	snprintf(title, sizeof(title), "Roofline: the attention layer's operations (%s)",
+		 shape_words(s, words, sizeof(words)));
+	rc = plot_begin(&o, set, "roofline", title,
+			"Measured GFLOP/s vs FLOPs per simulated DRAM byte (log-log) of every "
+			"profiled operation at every T, coloured by operation, marker size by T, "
+			"under the measured bandwidth and peak-FLOP ceilings of one core and of "
+			"all cores.",
+			inputs, 2, err, errlen);
+	if (rc)
+		return rc;
+	write_roofline_dat(o.dat, in, s);
+	write_roofline_ceilings(o.gp, c, title, cores, range, T, nT);
+	plot_draw(&o);
+	write_roofline_plot(o.gp, cores, have, T, nT);
 	return plot_end(&o, err, errlen);
 }
 
