@@ -153,10 +153,119 @@ summary_number(struct rep *r, const char *key, const char *text)
 
 /* ---- where flash starts to win ---- */
 
+/* One preset's table of naive and flash2 DRAM bytes by N, where flash2 starts to win. */
+static void
+crossover_preset(struct rep *r, const char *preset)
+{
+	char row_n[192], row_f[192];
+	double ns[32];
+	size_t nn;
+	const char *win = NULL, *twice = NULL, *win_ratio = NULL;
+	char sel[192];
+
+	snprintf(sel, sizeof(sel), "config.preset=%s,config.dtype=fp32,config.kernel=naive",
+		 preset);
+	nn = distinct(r, LAB, sel, "config.N", ns, 32);
+	doc_heading(r->d, 3, "Cache preset `%s`", preset);
+	doc_table(r->d, "N|naive MiB|flash2 MiB|naive / flash2");
+	for (size_t i = 0; i < nn; i++) {
+		const char *n_txt, *a, *b, *q;
+		double vn, vf;
+
+		snprintf(
+			row_n, sizeof(row_n),
+			"config.preset=%s,config.dtype=fp32,config.kernel=naive,config.N=%.0f",
+			preset, ns[i]);
+		snprintf(
+			row_f, sizeof(row_f),
+			"config.preset=%s,config.dtype=fp32,config.kernel=flash2,config.N=%.0f",
+			preset, ns[i]);
+		vn = val(r, LAB, row_n, "dram.total_bytes");
+		vf = val(r, LAB, row_f, "dram.total_bytes");
+		if (isnan(vn) || isnan(vf))
+			continue;
+		n_txt = num(r, LAB, row_n, "config.N", 1, "%.0f");
+		a = num(r, LAB, row_n, "dram.total_bytes", MIB, "%.3f");
+		b = num(r, LAB, row_f, "dram.total_bytes", MIB, "%.3f");
+		q = num2(r, LOOKUP_RATIO, LAB, row_n, "dram.total_bytes", LAB, row_f,
+			 "dram.total_bytes", 1, "%.2f");
+		doc_row(r->d, "%s|%s|%s|%s", n_txt, a, b, q);
+		if (!win && vf < vn) {
+			win = num(r, LAB, row_n, "config.N", 1, "%.0f");
+			win_ratio = q;
+		}
+		if (!twice && vn >= 2 * vf)
+			twice = num(r, LAB, row_n, "config.N", 1, "%.0f");
+	}
+	doc_table_end(r->d);
+	if (win)
+		doc_para(
+			r->d,
+			"flash2 moves fewer DRAM bytes than naive from N = %s (naive / flash2 "
+			"= %s there)%s%s%s.",
+			win, win_ratio,
+			twice ? "; it moves at most half of naive's from N = " : "",
+			twice ? twice : "",
+			twice ? "" : "; it never reaches half in this sweep");
+	else
+		doc_para(r->d, "flash2 never moves fewer bytes than naive in this sweep.");
+	if (strcmp(preset, "lab") == 0)
+		summary_number(r, "flash_fewer_bytes_from_N_lab_fp32", win);
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "bytes_vs_n_%s", preset);
+		image(r, name,
+		      "DRAM bytes vs N, simulated (points) with the lab and exact formulas "
+		      "(lines); the crossover is marked.");
+	}
+}
+
+/* The lab's short sequence: the formulas at N = 64. */
+static void
+crossover_short_sequence(struct rep *r)
+{
+	const char *sel_n = "config.kernel=naive,config.N=64,config.d=64,config.dtype=fp32,"
+			    "config.preset=lab";
+	const char *sel_f =
+		"config.kernel=flash2,config.N=64,config.d=64,config.dtype=fp32,"
+		"config.preset=lab";
+	const char *cpu_n = "config.kernel=naive,config.N=64,config.d=64,config.dtype=fp32,"
+			    "config.preset=i5-8250u";
+	const char *cpu_f =
+		"config.kernel=flash2,config.N=64,config.d=64,config.dtype=fp32,"
+		"config.preset=i5-8250u";
+	const char *bn = num(r, FORMULAS, sel_n, "formulas.lab.bytes", 1, "%.0f");
+	const char *bf = num(r, FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.0f");
+	const char *xn = num(r, FORMULAS, cpu_n, "formulas.exact.bytes", 1, "%.0f");
+	const char *xf = num(r, FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.0f");
+
+	if (bn && bf)
+		doc_para(
+			r->d,
+			"At the lab's short sequence, N = %s and d = %s (`%s`), the lab "
+			"formulas, which assume no cache, give %s bytes for naive and %s for "
+			"flash (naive / flash = %s).",
+			num(r, FORMULAS, sel_n, "config.N", 1, "%.0f"),
+			num(r, FORMULAS, sel_n, "config.d", 1, "%.0f"), FORMULAS, bn, bf,
+			num2(r, LOOKUP_RATIO, FORMULAS, sel_n, "formulas.lab.bytes",
+			     FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.2f"));
+	if (xn && xf)
+		doc_para(
+			r->d,
+			"With the i5-8250u's caches the exact formulas give %s bytes for naive "
+			"and %s for flash2 (naive / flash2 = %s): the score matrix stays in the "
+			"caches between the passes, so only the compulsory traffic reaches DRAM "
+			"and flash has next to nothing left to win.",
+			xn, xf,
+			num2(r, LOOKUP_RATIO, FORMULAS, cpu_n, "formulas.exact.bytes",
+			     FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.2f"));
+}
+
 static void
 section_crossover(struct rep *r)
 {
-	char presets[8][32], row_n[192], row_f[192];
+	char presets[8][32];
 	size_t np = distinct_str(r, LAB, "config.preset", presets, 8);
 
 	doc_heading(r->d, 2, "Where FlashAttention starts to win in DRAM bytes");
@@ -170,107 +279,9 @@ section_crossover(struct rep *r)
 		 "three-pass kernel and flash2 (FlashAttention's second loop order), fp32, from "
 		 "`%s`.",
 		 LAB);
-	for (size_t p = 0; p < np; p++) {
-		double ns[32];
-		size_t nn;
-		const char *win = NULL, *twice = NULL, *win_ratio = NULL;
-		char sel[192];
-
-		snprintf(sel, sizeof(sel), "config.preset=%s,config.dtype=fp32,config.kernel=naive",
-			 presets[p]);
-		nn = distinct(r, LAB, sel, "config.N", ns, 32);
-		doc_heading(r->d, 3, "Cache preset `%s`", presets[p]);
-		doc_table(r->d, "N|naive MiB|flash2 MiB|naive / flash2");
-		for (size_t i = 0; i < nn; i++) {
-			const char *n_txt, *a, *b, *q;
-			double vn, vf;
-
-			snprintf(
-				row_n, sizeof(row_n),
-				"config.preset=%s,config.dtype=fp32,config.kernel=naive,config.N=%.0f",
-				presets[p], ns[i]);
-			snprintf(
-				row_f, sizeof(row_f),
-				"config.preset=%s,config.dtype=fp32,config.kernel=flash2,config.N=%.0f",
-				presets[p], ns[i]);
-			vn = val(r, LAB, row_n, "dram.total_bytes");
-			vf = val(r, LAB, row_f, "dram.total_bytes");
-			if (isnan(vn) || isnan(vf))
-				continue;
-			n_txt = num(r, LAB, row_n, "config.N", 1, "%.0f");
-			a = num(r, LAB, row_n, "dram.total_bytes", MIB, "%.3f");
-			b = num(r, LAB, row_f, "dram.total_bytes", MIB, "%.3f");
-			q = num2(r, LOOKUP_RATIO, LAB, row_n, "dram.total_bytes", LAB, row_f,
-				 "dram.total_bytes", 1, "%.2f");
-			doc_row(r->d, "%s|%s|%s|%s", n_txt, a, b, q);
-			if (!win && vf < vn) {
-				win = num(r, LAB, row_n, "config.N", 1, "%.0f");
-				win_ratio = q;
-			}
-			if (!twice && vn >= 2 * vf)
-				twice = num(r, LAB, row_n, "config.N", 1, "%.0f");
-		}
-		doc_table_end(r->d);
-		if (win)
-			doc_para(
-				r->d,
-				"flash2 moves fewer DRAM bytes than naive from N = %s (naive / flash2 "
-				"= %s there)%s%s%s.",
-				win, win_ratio,
-				twice ? "; it moves at most half of naive's from N = " : "",
-				twice ? twice : "",
-				twice ? "" : "; it never reaches half in this sweep");
-		else
-			doc_para(r->d, "flash2 never moves fewer bytes than naive in this sweep.");
-		if (strcmp(presets[p], "lab") == 0)
-			summary_number(r, "flash_fewer_bytes_from_N_lab_fp32", win);
-		{
-			char name[64];
-
-			snprintf(name, sizeof(name), "bytes_vs_n_%s", presets[p]);
-			image(r, name,
-			      "DRAM bytes vs N, simulated (points) with the lab and exact formulas "
-			      "(lines); the crossover is marked.");
-		}
-	}
-	/* The lab's short sequence: the formulas at N = 64. */
-	{
-		const char *sel_n = "config.kernel=naive,config.N=64,config.d=64,config.dtype=fp32,"
-				    "config.preset=lab";
-		const char *sel_f =
-			"config.kernel=flash2,config.N=64,config.d=64,config.dtype=fp32,"
-			"config.preset=lab";
-		const char *cpu_n = "config.kernel=naive,config.N=64,config.d=64,config.dtype=fp32,"
-				    "config.preset=i5-8250u";
-		const char *cpu_f =
-			"config.kernel=flash2,config.N=64,config.d=64,config.dtype=fp32,"
-			"config.preset=i5-8250u";
-		const char *bn = num(r, FORMULAS, sel_n, "formulas.lab.bytes", 1, "%.0f");
-		const char *bf = num(r, FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.0f");
-		const char *xn = num(r, FORMULAS, cpu_n, "formulas.exact.bytes", 1, "%.0f");
-		const char *xf = num(r, FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.0f");
-
-		if (bn && bf)
-			doc_para(
-				r->d,
-				"At the lab's short sequence, N = %s and d = %s (`%s`), the lab "
-				"formulas, which assume no cache, give %s bytes for naive and %s for "
-				"flash (naive / flash = %s).",
-				num(r, FORMULAS, sel_n, "config.N", 1, "%.0f"),
-				num(r, FORMULAS, sel_n, "config.d", 1, "%.0f"), FORMULAS, bn, bf,
-				num2(r, LOOKUP_RATIO, FORMULAS, sel_n, "formulas.lab.bytes",
-				     FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.2f"));
-		if (xn && xf)
-			doc_para(
-				r->d,
-				"With the i5-8250u's caches the exact formulas give %s bytes for naive "
-				"and %s for flash2 (naive / flash2 = %s): the score matrix stays in the "
-				"caches between the passes, so only the compulsory traffic reaches DRAM "
-				"and flash has next to nothing left to win.",
-				xn, xf,
-				num2(r, LOOKUP_RATIO, FORMULAS, cpu_n, "formulas.exact.bytes",
-				     FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.2f"));
-	}
+	for (size_t p = 0; p < np; p++)
+		crossover_preset(r, presets[p]);
+	crossover_short_sequence(r);
 }
 
 /* ---- intensity ratio at N = 8192, d = 128 ---- */
@@ -367,36 +378,11 @@ profile_row_sel(char *buf, size_t len, double T, const char *op)
 		 strcmp(op, "qkv_proj") == 0 || strcmp(op, "out_proj") == 0 ? "proj" : "naive");
 }
 
+/* The roofline table: each operation of the naive layer at each T, its bound and its share of
+ * the one-core roofline (b1 bytes/s, p1 FLOP/s). */
 static void
-section_roofline(struct rep *r)
+roofline_table(struct rep *r, const double *Ts, size_t nT, double b1, double p1)
 {
-	double Ts[16], b1 = val(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s");
-	double p1 = val(r, CEILINGS, "", "peak_flops.one_core_flops_per_s");
-	size_t nT = distinct(r, PROFILE, "op=layer", "T", Ts, 16);
-	const char *ridge;
-
-	doc_heading(r->d, 2, "Which operations are memory-bound, and the gap to the roofline");
-	if (nT == 0 || isnan(b1) || isnan(p1)) {
-		doc_para(r->d,
-			 "No profile (`%s`) or no ceilings (`%s`) in this directory: run "
-			 "`memsim study` (or `memsim profile` and `memsim ceilings`).",
-			 PROFILE, CEILINGS);
-		return;
-	}
-	ridge = num2(r, LOOKUP_RATIO, CEILINGS, "", "peak_flops.one_core_flops_per_s", CEILINGS, "",
-		     "bandwidth.one_core_bytes_per_s", 1, "%.2f");
-	doc_para(r->d,
-		 "Ceilings measured by `memsim ceilings` (`%s`): memory bandwidth %s GB/s and peak "
-		 "%s GFLOP/s on one core (%s GB/s and %s GFLOP/s on all cores). The profile runs "
-		 "on one core, so its roofline is `min(peak, I x bandwidth)` with the one-core "
-		 "ceilings: the ridge sits at %s FLOP/byte, and an operation of lower intensity is "
-		 "memory-bound. Bytes are the simulated DRAM bytes of each operation on the cache "
-		 "preset of `%s`; times are medians of the native build.",
-		 CEILINGS, num(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "peak_flops.one_core_flops_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "bandwidth.all_cores_bytes_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "peak_flops.all_cores_flops_per_s", 1e-9, "%.2f"), ridge,
-		 PROFILE);
 	doc_table(r->d, "T|operation|FLOP/byte|bound|GFLOP/s|roofline GFLOP/s|% of roofline|"
 			"p50 ms");
 	for (size_t t = 0; t < nT; t++) {
@@ -440,7 +426,12 @@ section_roofline(struct rep *r)
 		}
 	}
 	doc_table_end(r->d);
-	/* In words: the memory-bound operations per T, the dominant one, the softmax share. */
+}
+
+/* In words: the memory-bound operations per T, the dominant one, its share. */
+static void
+roofline_words(struct rep *r, const double *Ts, size_t nT, double b1, double p1)
+{
 	for (size_t t = 0; t < nT; t++) {
 		char list[256] = "", sel[128], lay[128];
 		double best = -1;
@@ -471,23 +462,31 @@ section_roofline(struct rep *r)
 				"seconds.p50", 100, "%.1f"),
 			   num(r, PROFILE, lay, "seconds.p50", 1e3, "%.4f"));
 	}
-	{
-		double Tmax = Ts[nT - 1];
-		char ss[128], sc[128], lay[128];
+}
 
-		profile_row_sel(ss, sizeof(ss), Tmax, "softmax");
-		profile_row_sel(sc, sizeof(sc), Tmax, "scores");
-		snprintf(lay, sizeof(lay), "T=%.0f,op=layer,kernel=naive", Tmax);
-		summary_number(r, "softmax_GFLOPS_at_T_max",
-			       num(r, PROFILE, ss, "gflops", 1, "%.4g"));
-		summary_number(r, "softmax_pct_of_total_at_T_max",
-			       num2(r, LOOKUP_RATIO, PROFILE, ss, "seconds.p50", PROFILE, lay,
-				    "seconds.p50", 100, "%.2f"));
-		summary_number(r, "scores_GFLOPS_at_T_max",
-			       num(r, PROFILE, sc, "gflops", 1, "%.4g"));
-		summary_number(r, "T_max", num(r, PROFILE, lay, "T", 1, "%.0f"));
-	}
-	/* The fused kernels against the naive attention ops. */
+/* The summary numbers at the largest T. */
+static void
+roofline_summary(struct rep *r, double Tmax)
+{
+	char ss[128], sc[128], lay[128];
+
+	profile_row_sel(ss, sizeof(ss), Tmax, "softmax");
+	profile_row_sel(sc, sizeof(sc), Tmax, "scores");
+	snprintf(lay, sizeof(lay), "T=%.0f,op=layer,kernel=naive", Tmax);
+	summary_number(r, "softmax_GFLOPS_at_T_max",
+		       num(r, PROFILE, ss, "gflops", 1, "%.4g"));
+	summary_number(r, "softmax_pct_of_total_at_T_max",
+		       num2(r, LOOKUP_RATIO, PROFILE, ss, "seconds.p50", PROFILE, lay,
+			    "seconds.p50", 100, "%.2f"));
+	summary_number(r, "scores_GFLOPS_at_T_max",
+		       num(r, PROFILE, sc, "gflops", 1, "%.4g"));
+	summary_number(r, "T_max", num(r, PROFILE, lay, "T", 1, "%.0f"));
+}
+
+/* The fused kernels against the naive attention ops. */
+static void
+roofline_fused(struct rep *r, const double *Ts, size_t nT)
+{
 	for (size_t t = 0; t < nT; t++) {
 		char fl[128], lay_n[128], lay_f[128];
 
@@ -507,6 +506,42 @@ section_roofline(struct rep *r)
 			   num(r, PROFILE, lay_f, "tokens_per_s", 1, "%.0f"),
 			   num(r, PROFILE, lay_n, "tokens_per_s", 1, "%.0f"));
 	}
+}
+
+static void
+section_roofline(struct rep *r)
+{
+	double Ts[16], b1 = val(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s");
+	double p1 = val(r, CEILINGS, "", "peak_flops.one_core_flops_per_s");
+	size_t nT = distinct(r, PROFILE, "op=layer", "T", Ts, 16);
+	const char *ridge;
+
+	doc_heading(r->d, 2, "Which operations are memory-bound, and the gap to the roofline");
+	if (nT == 0 || isnan(b1) || isnan(p1)) {
+		doc_para(r->d,
+			 "No profile (`%s`) or no ceilings (`%s`) in this directory: run "
+			 "`memsim study` (or `memsim profile` and `memsim ceilings`).",
+			 PROFILE, CEILINGS);
+		return;
+	}
+	ridge = num2(r, LOOKUP_RATIO, CEILINGS, "", "peak_flops.one_core_flops_per_s", CEILINGS, "",
+		     "bandwidth.one_core_bytes_per_s", 1, "%.2f");
+	doc_para(r->d,
+		 "Ceilings measured by `memsim ceilings` (`%s`): memory bandwidth %s GB/s and peak "
+		 "%s GFLOP/s on one core (%s GB/s and %s GFLOP/s on all cores). The profile runs "
+		 "on one core, so its roofline is `min(peak, I x bandwidth)` with the one-core "
+		 "ceilings: the ridge sits at %s FLOP/byte, and an operation of lower intensity is "
+		 "memory-bound. Bytes are the simulated DRAM bytes of each operation on the cache "
+		 "preset of `%s`; times are medians of the native build.",
+		 CEILINGS, num(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s", 1e-9, "%.2f"),
+		 num(r, CEILINGS, "", "peak_flops.one_core_flops_per_s", 1e-9, "%.2f"),
+		 num(r, CEILINGS, "", "bandwidth.all_cores_bytes_per_s", 1e-9, "%.2f"),
+		 num(r, CEILINGS, "", "peak_flops.all_cores_flops_per_s", 1e-9, "%.2f"), ridge,
+		 PROFILE);
+	roofline_table(r, Ts, nT, b1, p1);
+	roofline_words(r, Ts, nT, b1, p1);
+	roofline_summary(r, Ts[nT - 1]);
+	roofline_fused(r, Ts, nT);
 	doc_para(r->d,
 		 "FlashAttention changes none of the FLOPs; it removes the score matrix's round "
 		 "trips through memory, which moves the `T^2` operations to the right on the "
@@ -518,6 +553,127 @@ section_roofline(struct rep *r)
 
 /* ---- formulas against measured bytes ---- */
 
+/* The lab formula against the simulated bytes, fp32, per preset, kernel and N. */
+static void
+formulas_lab_table(struct rep *r, char presets[][32], size_t np)
+{
+	doc_para(
+		r->d,
+		"Lab formula against simulated DRAM bytes, fp32 (`%s`; the basis leaves out "
+		"what the lab formula leaves out, and the verdict says which assumption "
+		"fails where it fails):",
+		LAB);
+	doc_table(r->d,
+		  "preset|kernel|N|simulated MiB (the lab's basis)|lab formula MiB|ratio|"
+		  "verdict");
+	for (size_t p = 0; p < np; p++) {
+		static const char *const kernels[] = { "naive", "flash2" };
+
+		for (int k = 0; k < 2; k++) {
+			double ns[32];
+			char sel[192];
+			size_t nn;
+
+			snprintf(sel, sizeof(sel),
+				 "config.preset=%s,config.dtype=fp32,config.kernel=%s",
+				 presets[p], kernels[k]);
+			nn = distinct(r, LAB, sel, "config.N", ns, 32);
+			for (size_t i = 0; i < nn; i++) {
+				char row[224];
+				const char *why, *reg;
+				bool ok;
+
+				snprintf(row, sizeof(row), "%s,config.N=%.0f", sel, ns[i]);
+				if (!lookup_row(r->l, LAB, row))
+					continue;
+				ok = cJSON_IsTrue(
+					results_get(lookup_row(r->l, LAB, row),
+						    "compare[formula=lab].within"));
+				why = lookup_text(r->l, LAB, row,
+						  "compare[formula=lab].why_not");
+				reg = cJSON_IsTrue(
+					      results_get(lookup_row(r->l, LAB, row),
+							  "regime.within_lab_assumptions"))
+					      ? "in regime"
+					      : "out of regime";
+				doc_row(r->d, "%s|%s|%s|%s|%s|%s|%s%s%s", presets[p],
+					kernels[k], num(r, LAB, row, "config.N", 1, "%.0f"),
+					num(r, LAB, row,
+					    "compare[formula=lab].measured_bytes", MIB,
+					    "%.3f"),
+					num(r, LAB, row,
+					    "compare[formula=lab].predicted_bytes", MIB,
+					    "%.3f"),
+					num(r, LAB, row, "compare[formula=lab].ratio", 1,
+					    "%.3f"),
+					ok ? "within, " : "outside: ", ok ? reg : "",
+					ok ? "" : (why ? why : ""));
+			}
+		}
+	}
+	doc_table_end(r->d);
+}
+
+/* The cross-checks of the native build, when the study ran them (DIR/xcheck/). */
+static void
+formulas_xcheck(struct rep *r)
+{
+	char path[1200], names[32][128];
+	DIR *dd;
+	struct dirent *e;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/xcheck", r->dir);
+	dd = opendir(path);
+	while (dd && (e = readdir(dd)) && n < 32) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
+			snprintf(names[n++], sizeof(names[0]), "xcheck/%s", e->d_name);
+	}
+	if (dd)
+		closedir(dd);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	if (n == 0)
+		return;
+	doc_para(
+		r->d,
+		"Cross-checks of the native build (`memsim xcheck`, `xcheck/`): each tool's "
+		"count over memsim's under the tool's cache model.");
+	doc_table(r->d,
+		  "file|kernel|N|B_c|Cachegrind D1|Cachegrind LL|Callgrind LL|Callgrind "
+		  "write-backs|exact formula");
+	for (size_t i = 0; i < n; i++) {
+		static const char *const cols[] = {
+			"rows[source=Cachegrind].ratios.d1_misses.ratio",
+			"rows[source=Cachegrind].ratios.ll_misses.ratio",
+			"rows[source=Callgrind].ratios.ll_misses.ratio",
+			"rows[source=Callgrind].ratios.writebacks.ratio",
+			"rows[source=exact formula].ratios.dram_bytes.ratio",
+		};
+		const char *cell[5];
+		const char *kern = cJSON_GetStringValue(
+			results_get(lookup_row(r->l, names[i], ""), "config.kernel"));
+
+		for (int c = 0; c < 5; c++) {
+			cell[c] = num(r, names[i], "", cols[c], 1, "%.3f");
+			if (!cell[c])
+				cell[c] = "-";
+		}
+		doc_row(r->d, "`%s`|%s|%s|%s|%s|%s|%s|%s|%s", names[i] + 7,
+			kern ? kern : "?", num(r, names[i], "", "config.N", 1, "%.0f"),
+			num(r, names[i], "", "config.Bc", 1, "%.0f"), cell[0], cell[1],
+			cell[2], cell[3], cell[4]);
+	}
+	doc_table_end(r->d);
+	for (size_t i = 0; i < n; i++) {
+		const char *note = lookup_text(r->l, names[i], "", "notes[0]");
+
+		if (note)
+			doc_bullet(r->d, "`%s`: %s", names[i] + 7, note);
+	}
+}
+
 static void
 section_formulas(struct rep *r)
 {
@@ -526,63 +682,8 @@ section_formulas(struct rep *r)
 	const char *in_regime, *within, *exact_ok, *exact_runs;
 
 	doc_heading(r->d, 2, "How far each formula is from the simulated and cross-checked bytes");
-	if (np) {
-		doc_para(
-			r->d,
-			"Lab formula against simulated DRAM bytes, fp32 (`%s`; the basis leaves out "
-			"what the lab formula leaves out, and the verdict says which assumption "
-			"fails where it fails):",
-			LAB);
-		doc_table(r->d,
-			  "preset|kernel|N|simulated MiB (the lab's basis)|lab formula MiB|ratio|"
-			  "verdict");
-		for (size_t p = 0; p < np; p++) {
-			static const char *const kernels[] = { "naive", "flash2" };
-
-			for (int k = 0; k < 2; k++) {
-				double ns[32];
-				char sel[192];
-				size_t nn;
-
-				snprintf(sel, sizeof(sel),
-					 "config.preset=%s,config.dtype=fp32,config.kernel=%s",
-					 presets[p], kernels[k]);
-				nn = distinct(r, LAB, sel, "config.N", ns, 32);
-				for (size_t i = 0; i < nn; i++) {
-					char row[224];
-					const char *why, *reg;
-					bool ok;
-
-					snprintf(row, sizeof(row), "%s,config.N=%.0f", sel, ns[i]);
-					if (!lookup_row(r->l, LAB, row))
-						continue;
-					ok = cJSON_IsTrue(
-						results_get(lookup_row(r->l, LAB, row),
-							    "compare[formula=lab].within"));
-					why = lookup_text(r->l, LAB, row,
-							  "compare[formula=lab].why_not");
-					reg = cJSON_IsTrue(
-						      results_get(lookup_row(r->l, LAB, row),
-								  "regime.within_lab_assumptions"))
-						      ? "in regime"
-						      : "out of regime";
-					doc_row(r->d, "%s|%s|%s|%s|%s|%s|%s%s%s", presets[p],
-						kernels[k], num(r, LAB, row, "config.N", 1, "%.0f"),
-						num(r, LAB, row,
-						    "compare[formula=lab].measured_bytes", MIB,
-						    "%.3f"),
-						num(r, LAB, row,
-						    "compare[formula=lab].predicted_bytes", MIB,
-						    "%.3f"),
-						num(r, LAB, row, "compare[formula=lab].ratio", 1,
-						    "%.3f"),
-						ok ? "within, " : "outside: ", ok ? reg : "",
-						ok ? "" : (why ? why : ""));
-				}
-			}
-		}
-		doc_table_end(r->d);
-	}
+	if (np)
+		formulas_lab_table(r, presets, np);
 	in_regime =
 		num(r, "lab/manifest.json", "", "results_summary.lab_runs_in_regime", 1, "%.0f");
 	within = num(r, "lab/manifest.json", "", "results_summary.lab_in_regime_within_30pct", 1,
@@ -607,63 +708,7 @@ section_formulas(struct rep *r)
 			"over the sweep's range of sizes).",
 			num(r, EXACT, "index=0", "compare[formula=exact].tolerance", 100, "%.0f"),
 			exact_ok, exact_runs, EXACT);
-	/* Cross-checks, when the study ran them. */
-	{
-		char path[1200], names[32][128];
-		DIR *dd;
-		struct dirent *e;
-		size_t n = 0;
-
-		snprintf(path, sizeof(path), "%s/xcheck", r->dir);
-		dd = opendir(path);
-		while (dd && (e = readdir(dd)) && n < 32) {
-			size_t len = strlen(e->d_name);
-
-			if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
-				snprintf(names[n++], sizeof(names[0]), "xcheck/%s", e->d_name);
-		}
-		if (dd)
-			closedir(dd);
-		qsort(names, n, sizeof(names[0]), name_cmp);
-		if (n == 0)
-			return;
-		doc_para(
-			r->d,
-			"Cross-checks of the native build (`memsim xcheck`, `xcheck/`): each tool's "
-			"count over memsim's under the tool's cache model.");
-		doc_table(r->d,
-			  "file|kernel|N|B_c|Cachegrind D1|Cachegrind LL|Callgrind LL|Callgrind "
-			  "write-backs|exact formula");
-		for (size_t i = 0; i < n; i++) {
-			static const char *const cols[] = {
-				"rows[source=Cachegrind].ratios.d1_misses.ratio",
-				"rows[source=Cachegrind].ratios.ll_misses.ratio",
-				"rows[source=Callgrind].ratios.ll_misses.ratio",
-				"rows[source=Callgrind].ratios.writebacks.ratio",
-				"rows[source=exact formula].ratios.dram_bytes.ratio",
-			};
-			const char *cell[5];
-			const char *kern = cJSON_GetStringValue(
-				results_get(lookup_row(r->l, names[i], ""), "config.kernel"));
-
-			for (int c = 0; c < 5; c++) {
-				cell[c] = num(r, names[i], "", cols[c], 1, "%.3f");
-				if (!cell[c])
-					cell[c] = "-";
-			}
-			doc_row(r->d, "`%s`|%s|%s|%s|%s|%s|%s|%s|%s", names[i] + 7,
-				kern ? kern : "?", num(r, names[i], "", "config.N", 1, "%.0f"),
-				num(r, names[i], "", "config.Bc", 1, "%.0f"), cell[0], cell[1],
-				cell[2], cell[3], cell[4]);
-		}
-		doc_table_end(r->d);
-		for (size_t i = 0; i < n; i++) {
-			const char *note = lookup_text(r->l, names[i], "", "notes[0]");
-
-			if (note)
-				doc_bullet(r->d, "`%s`: %s", names[i] + 7, note);
-		}
-	}
+	formulas_xcheck(r);
 }
 
 /* ---- the lab's manifest ---- */
