@@ -59,17 +59,15 @@ exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_r
 	}
 }
 
-void
-compare_build(struct cache *c, const struct attn_config *cfg, const struct formula_result *f,
-	      struct comparison *out)
+/* Per array: the formula's bytes against the run's, each within 5% (or the interval) or off
+ * but negligible; returns O's bytes written with their reads for ownership (the lab leaves
+ * them out). */
+static double
+compare_arrays(struct cache *c, const struct formula_result *f, double negligible,
+	       struct comparison *out)
 {
-	const struct cache_traffic *d = cache_dram(c);
-	double total = (double)(d->read_bytes + d->write_bytes);
-	double negligible = COMPARE_NEGLIGIBLE * total;
 	double o_write = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->arrays_within = out->arrays_within_but_negligible = true;
 	/* Every array either side names: the formula's, then any the run has that it lacks. */
 	for (unsigned i = 0; i < f->narrays; i++) {
 		struct compare_array *a = &out->arrays[out->narrays++];
@@ -125,6 +123,15 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 				 sizeof(out->off_negligible) - strlen(out->off_negligible), "%s%s",
 				 out->off_negligible[0] ? ", " : "", a->name);
 	}
+	return o_write;
+}
+
+/* The exact formula against the run's total, with why it is off when it is. */
+static void
+compare_exact(struct cache *c, const struct formula_result *f, double total,
+	      struct comparison *out)
+{
+	const struct cache_traffic *d = cache_dram(c);
 
 	out->exact.formula = "exact";
 	out->exact.applicable = true;
@@ -158,7 +165,13 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 			 "5%%",
 			 out->off_negligible, 100 * COMPARE_NEGLIGIBLE,
 			 strchr(out->off_negligible, ',') ? "are" : "is");
+}
 
+/* The lab formula against the run's total (naive: less O's write, which the lab leaves out). */
+static void
+compare_lab(const struct attn_config *cfg, const struct formula_result *f, double total,
+	    double o_write, struct comparison *out)
+{
 	out->lab.formula = "lab";
 	out->lab.applicable = f->lab_bytes > 0;
 	out->lab.tolerance = COMPARE_LAB_TOLERANCE;
@@ -184,6 +197,22 @@ compare_build(struct cache *c, const struct attn_config *cfg, const struct formu
 					 ? "inside the lab's assumptions, yet outside the tolerance"
 					 : f->regime.text);
 	}
+}
+
+void
+compare_build(struct cache *c, const struct attn_config *cfg, const struct formula_result *f,
+	      struct comparison *out)
+{
+	const struct cache_traffic *d = cache_dram(c);
+	double total = (double)(d->read_bytes + d->write_bytes);
+	double negligible = COMPARE_NEGLIGIBLE * total;
+	double o_write;
+
+	memset(out, 0, sizeof(*out));
+	out->arrays_within = out->arrays_within_but_negligible = true;
+	o_write = compare_arrays(c, f, negligible, out);
+	compare_exact(c, f, total, out);
+	compare_lab(cfg, f, total, o_write, out);
 }
 
 static cJSON *
