@@ -485,8 +485,10 @@ temp_stream(int dirfd, const char *out, const char *name, char *tmp, size_t tmpl
 	return f;
 }
 
-int
-cmd_merge(int argc, char **argv)
+/* merge's options: --out DIR, --allow-partial and the shard directories from optind on.
+ * Returns 0, -1 after --help, or usage_error()'s code. */
+static int
+merge_args(int argc, char **argv, const char **out, bool *allow_partial)
 {
 	enum { OPT_ALLOW_PARTIAL = 256 };
 	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
@@ -494,38 +496,48 @@ cmd_merge(int argc, char **argv)
 						OPT_ALLOW_PARTIAL },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
-	const char *out = NULL;
-	char rtmp[4200], ctmp[4200], err[4600], why[1024];
-	struct merge m;
-	struct shard *sh = NULL;
-	bool allow_partial = false;
-	struct stat st;
-	int opt, rc = EXIT_RUNTIME, lock = -1, dirfd = -1, nsh;
-	cJSON *man = NULL, *names = NULL;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage_merge(stdout);
-			return EXIT_OK;
+			return -1;
 		}
 		if (opt == 'o')
-			out = optarg;
+			*out = optarg;
 		else if (opt == OPT_ALLOW_PARTIAL)
-			allow_partial = true;
+			*allow_partial = true;
 		else
 			return option_error("merge", opt, argv);
 	}
-	if (!out)
+	if (!*out)
 		return usage_error("merge", "merge needs --out DIR");
 	if (optind == argc)
 		return usage_error("merge", "merge needs at least one shard directory");
-	if (strlen(out) > 4000)
+	if (strlen(*out) > 4000)
 		return usage_error("merge", "--out: the path is too long");
 	for (int i = optind; i < argc; i++)
 		if (strlen(argv[i]) > 4000)
 			return usage_error("merge", "%.100s...: the path is too long", argv[i]);
+	return 0;
+}
+
+int
+cmd_merge(int argc, char **argv)
+{
+	const char *out = NULL;
+	char rtmp[4200], ctmp[4200], err[4600], why[1024];
+	struct merge m;
+	struct shard *sh = NULL;
+	bool allow_partial = false;
+	struct stat st;
+	int rc, lock = -1, dirfd = -1, nsh;
+	cJSON *man = NULL, *names = NULL;
+
+	if ((rc = merge_args(argc, argv, &out, &allow_partial)))
+		return rc < 0 ? EXIT_OK : rc;
 	memset(&m, 0, sizeof(m));
 	name_index_init(&m.index, &m, key_at);
 	nsh = argc - optind;
