@@ -15,7 +15,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1_init(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, D = c->d;
@@ -41,7 +41,7 @@ KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1_tile(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
@@ -120,9 +120,9 @@ KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_flash1_init)(d, t);
-	KERNEL(attn_flash1_tile)(d, t);
+	attn_declare(d, t);
+	attn_flash1_init(d, t);
+	attn_flash1_tile(d, t);
 }

@@ -14,7 +14,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
+attn_flash2(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -25,7 +25,7 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 	/* paged: a key block's physical pages (registers on a GPU; not traced) */
 	int32_t *pages = c->kv_page ? xzalloc((Bc / c->kv_page + 2) * sizeof(*pages)) : NULL;
 
-	KERNEL(attn_declare)(d, t);
+	attn_declare(d, t);
 	TR_PHASE(t, "flash_tile");
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {

@@ -83,7 +83,7 @@ visible_blocks(const struct attn_config *c, uint64_t r0, uint64_t nr)
 }
 
 void
-KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode_splits(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, S = attn_splits(c);
@@ -147,7 +147,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode_combine(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, S = attn_splits(c);
@@ -188,9 +188,9 @@ KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flashdecode)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_flashdecode_splits)(d, t);
-	KERNEL(attn_flashdecode_combine)(d, t);
+	attn_declare(d, t);
+	attn_flashdecode_splits(d, t);
+	attn_flashdecode_combine(d, t);
 }

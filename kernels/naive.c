@@ -24,7 +24,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_scores(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -67,7 +67,7 @@ KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_softmax(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c);
@@ -101,7 +101,7 @@ KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_av(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -145,10 +145,10 @@ KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
+attn_naive(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_naive_scores)(d, t);
-	KERNEL(attn_naive_softmax)(d, t);
-	KERNEL(attn_naive_av)(d, t);
+	attn_declare(d, t);
+	attn_naive_scores(d, t);
+	attn_naive_softmax(d, t);
+	attn_naive_av(d, t);
 }

@@ -70,7 +70,7 @@ matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const 
 }
 
 void
-KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t)
+attn_proj_qkv(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;
@@ -85,7 +85,7 @@ KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t)
+attn_proj_out(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t Dm = c->heads * c->d;
@@ -96,9 +96,9 @@ KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t)
+attn_proj(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_proj_qkv)(d, t);
-	KERNEL(attn_proj_out)(d, t);
+	attn_declare(d, t);
+	attn_proj_qkv(d, t);
+	attn_proj_out(d, t);
 }
