@@ -8,6 +8,11 @@
  *
  * The phases "init" (attn_flash1_init) and "flash_tile" (attn_flash1_tile) are functions of
  * their own, so one can be run alone (attn_run_native_phase()).
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flash1.c; its exact formula
+ * analysis/formula_flash1.c. tests/test-trace-only.c holds the twin to this kernel's counters bit
+ * for bit; tests/test-formulas.c (test_exact_vs_simulation) the formula to its bytes.
  */
 
 #include <math.h>

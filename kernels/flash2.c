@@ -6,6 +6,12 @@
  * the block's last query row (at its position N_kv - N further on) are skipped; inside the
  * diagonal block the mask is applied. Paged K/V: each key block's block-table entries are
  * read as the block is loaded, then its K and V rows through them (kv_tile_load()).
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flash2.c; its exact formula
+ * analysis/formula_flash2.c. tests/test-trace-only.c holds the twin to this kernel's counters bit
+ * for bit; tests/test-formulas.c (test_exact_vs_simulation, test_exact_nkv, test_exact_paged) the
+ * formula to its bytes.
  */
 
 #include <math.h>

@@ -12,6 +12,12 @@
  * lse directly and there is no combine, as FlashAttention's Split = false. Both phases run
  * attn_decode_view(): grouped-query decode (N = 1) packs a KV head's query heads as its rows.
  * Paged K/V (--kv-page): as flash2, each key block's table entries, then its rows through them.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flashdecode.c; its exact formula
+ * analysis/formula_flashdecode.c and formula_flashdecode_lru.c. tests/test-trace-only.c holds the
+ * twin to this kernel's counters bit for bit; tests/test-formulas.c (test_exact_flashdecode) the
+ * formula to its bytes.
  */
 
 #include <math.h>

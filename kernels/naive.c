@@ -17,6 +17,12 @@
  *
  * Each pass is a function of its own (attn_naive_scores, _softmax, _av), so one phase can be
  * timed alone (attn_run_native_phase()); attn_naive runs the three in order.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_naive.c; its exact formula
+ * analysis/formula_naive.c and formula_naive_segments.c. tests/test-trace-only.c holds the twin to
+ * this kernel's counters bit for bit; tests/test-formulas.c (test_exact_vs_simulation,
+ * test_exact_nkv) the formula to its bytes.
  */
 
 #include <math.h>

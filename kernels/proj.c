@@ -10,6 +10,12 @@
  *
  * Each phase is a function of its own (attn_proj_qkv, attn_proj_out), so one can be timed
  * alone (attn_run_native_phase()); attn_proj runs both in order.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_proj.c; its exact formula
+ * analysis/formula_proj.c, formula_proj_edges.c and formula_proj_lines.c. tests/test-trace-only.c
+ * holds the twin to this kernel's counters bit for bit; tests/test-formulas.c
+ * (test_exact_vs_simulation) the formula to its bytes.
  */
 
 #include "kernels/tile.h"
