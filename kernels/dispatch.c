@@ -16,7 +16,7 @@ declare(struct trace_ctx *t, const char *name, const void *p, uint64_t bytes,
 }
 
 void
-KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
+attn_declare(const struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t s = dtype_bytes(c->dtype), N = c->N, Nk = attn_nkv(c), D = c->d;
@@ -69,43 +69,39 @@ KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t)
 	declare(t, "l_tile", d->lt, c->Br * sizeof(float), TRACE_SPACE_TILE);
 }
 
-void KERNEL(attn_dispatch)(struct attn_data *d, struct trace_ctx *t);
-
 void
-KERNEL(attn_dispatch)(struct attn_data *d, struct trace_ctx *t)
+attn_dispatch(struct attn_data *d, struct trace_ctx *t)
 {
 	switch (d->cfg.kernel) {
 	case ATTN_NAIVE:
-		KERNEL(attn_naive)(d, t);
+		attn_naive(d, t);
 		break;
 	case ATTN_FLASH1:
-		KERNEL(attn_flash1)(d, t);
+		attn_flash1(d, t);
 		break;
 	case ATTN_FLASH2:
-		KERNEL(attn_flash2)(d, t);
+		attn_flash2(d, t);
 		break;
 	case ATTN_FLASHDECODE:
-		KERNEL(attn_flashdecode)(d, t);
+		attn_flashdecode(d, t);
 		break;
 	default:
-		KERNEL(attn_proj)(d, t);
+		attn_proj(d, t);
 		break;
 	}
 }
 
 int
-KERNEL(attn_dispatch_phase)(struct attn_data *d, struct trace_ctx *t, unsigned phase)
+attn_dispatch_phase(struct attn_data *d, struct trace_ctx *t, unsigned phase)
 {
 	static void (*const phases[ATTN_KERNEL_COUNT][3])(struct attn_data *,
 							  struct trace_ctx *) = {
-		[ATTN_NAIVE] = { KERNEL(attn_naive_scores), KERNEL(attn_naive_softmax),
-				 KERNEL(attn_naive_av) },
-		[ATTN_FLASH1] = { KERNEL(attn_flash1_init), KERNEL(attn_flash1_tile), NULL },
+		[ATTN_NAIVE] = { attn_naive_scores, attn_naive_softmax, attn_naive_av },
+		[ATTN_FLASH1] = { attn_flash1_init, attn_flash1_tile, NULL },
 		/* flash2's one phase is the whole kernel */
-		[ATTN_FLASH2] = { KERNEL(attn_flash2), NULL, NULL },
-		[ATTN_PROJ] = { KERNEL(attn_proj_qkv), KERNEL(attn_proj_out), NULL },
-		[ATTN_FLASHDECODE] = { KERNEL(attn_flashdecode_splits),
-				       KERNEL(attn_flashdecode_combine), NULL },
+		[ATTN_FLASH2] = { attn_flash2, NULL, NULL },
+		[ATTN_PROJ] = { attn_proj_qkv, attn_proj_out, NULL },
+		[ATTN_FLASHDECODE] = { attn_flashdecode_splits, attn_flashdecode_combine, NULL },
 	};
 
 	if ((unsigned)d->cfg.kernel >= ATTN_KERNEL_COUNT || phase >= 3 ||

@@ -8,6 +8,11 @@
  *
  * The phases "init" (attn_flash1_init) and "flash_tile" (attn_flash1_tile) are functions of
  * their own, so one can be run alone (attn_run_native_phase()).
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flash1.c; its exact formula
+ * analysis/formula_flash1.c. tests/test-trace-only.c holds the twin to this kernel's counters bit
+ * for bit; tests/test-formulas.c (test_exact_vs_simulation) the formula to its bytes.
  */
 
 #include <math.h>
@@ -15,7 +20,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1_init(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, D = c->d;
@@ -41,7 +46,7 @@ KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1_tile(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, Bc = c->Bc;
@@ -120,9 +125,9 @@ KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t)
+attn_flash1(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_flash1_init)(d, t);
-	KERNEL(attn_flash1_tile)(d, t);
+	attn_declare(d, t);
+	attn_flash1_init(d, t);
+	attn_flash1_tile(d, t);
 }

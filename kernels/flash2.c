@@ -6,6 +6,12 @@
  * the block's last query row (at its position N_kv - N further on) are skipped; inside the
  * diagonal block the mask is applied. Paged K/V: each key block's block-table entries are
  * read as the block is loaded, then its K and V rows through them (kv_tile_load()).
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flash2.c; its exact formula
+ * analysis/formula_flash2.c. tests/test-trace-only.c holds the twin to this kernel's counters bit
+ * for bit; tests/test-formulas.c (test_exact_vs_simulation, test_exact_nkv, test_exact_paged) the
+ * formula to its bytes.
  */
 
 #include <math.h>
@@ -14,7 +20,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
+attn_flash2(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -25,7 +31,7 @@ KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t)
 	/* paged: a key block's physical pages (registers on a GPU; not traced) */
 	int32_t *pages = c->kv_page ? xzalloc((Bc / c->kv_page + 2) * sizeof(*pages)) : NULL;
 
-	KERNEL(attn_declare)(d, t);
+	attn_declare(d, t);
 	TR_PHASE(t, "flash_tile");
 	for (uint64_t b = 0; b < c->batch; b++) {
 		for (uint64_t h = 0; h < c->heads; h++) {

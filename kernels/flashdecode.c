@@ -12,6 +12,12 @@
  * lse directly and there is no combine, as FlashAttention's Split = false. Both phases run
  * attn_decode_view(): grouped-query decode (N = 1) packs a KV head's query heads as its rows.
  * Paged K/V (--kv-page): as flash2, each key block's table entries, then its rows through them.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_flashdecode.c; its exact formula
+ * analysis/formula_flashdecode.c and formula_flashdecode_lru.c. tests/test-trace-only.c holds the
+ * twin to this kernel's counters bit for bit; tests/test-formulas.c (test_exact_flashdecode) the
+ * formula to its bytes.
  */
 
 #include <math.h>
@@ -83,7 +89,7 @@ visible_blocks(const struct attn_config *c, uint64_t r0, uint64_t nr)
 }
 
 void
-KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode_splits(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, Br = c->Br, S = attn_splits(c);
@@ -147,7 +153,7 @@ KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode_combine(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config dv = attn_decode_view(&d->cfg), *c = &dv;
 	const uint64_t N = c->N, D = c->d, S = attn_splits(c);
@@ -188,9 +194,9 @@ KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_flashdecode)(struct attn_data *d, struct trace_ctx *t)
+attn_flashdecode(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_flashdecode_splits)(d, t);
-	KERNEL(attn_flashdecode_combine)(d, t);
+	attn_declare(d, t);
+	attn_flashdecode_splits(d, t);
+	attn_flashdecode_combine(d, t);
 }

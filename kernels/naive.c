@@ -17,6 +17,12 @@
  *
  * Each pass is a function of its own (attn_naive_scores, _softmax, _av), so one phase can be
  * timed alone (attn_run_native_phase()); attn_naive runs the three in order.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_naive.c; its exact formula
+ * analysis/formula_naive.c and formula_naive_segments.c. tests/test-trace-only.c holds the twin to
+ * this kernel's counters bit for bit; tests/test-formulas.c (test_exact_vs_simulation,
+ * test_exact_nkv) the formula to its bytes.
  */
 
 #include <math.h>
@@ -24,7 +30,7 @@
 #include "kernels/tile.h"
 
 void
-KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_scores(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -67,7 +73,7 @@ KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_softmax(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c);
@@ -101,7 +107,7 @@ KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
+attn_naive_av(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t N = c->N, Nk = attn_nkv(c), D = c->d, Br = c->Br, Bc = c->Bc;
@@ -145,10 +151,10 @@ KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t)
+attn_naive(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_naive_scores)(d, t);
-	KERNEL(attn_naive_softmax)(d, t);
-	KERNEL(attn_naive_av)(d, t);
+	attn_declare(d, t);
+	attn_naive_scores(d, t);
+	attn_naive_softmax(d, t);
+	attn_naive_av(d, t);
 }

@@ -10,6 +10,12 @@
  *
  * Each phase is a function of its own (attn_proj_qkv, attn_proj_out), so one can be timed
  * alone (attn_run_native_phase()); attn_proj runs both in order.
+ *
+ * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
+ * native and traced; its trace-only twin kernels/trace_only_proj.c; its exact formula
+ * analysis/formula_proj.c, formula_proj_edges.c and formula_proj_lines.c. tests/test-trace-only.c
+ * holds the twin to this kernel's counters bit for bit; tests/test-formulas.c
+ * (test_exact_vs_simulation) the formula to its bytes.
  */
 
 #include "kernels/tile.h"
@@ -70,7 +76,7 @@ matmul(struct attn_data *d, struct trace_ctx *t, const struct operand *A, const 
 }
 
 void
-KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t)
+attn_proj_qkv(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t Dm = c->heads * c->d, Dkv = c->kv_heads * c->d;
@@ -85,7 +91,7 @@ KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t)
+attn_proj_out(struct attn_data *d, struct trace_ctx *t)
 {
 	const struct attn_config *c = &d->cfg;
 	const uint64_t Dm = c->heads * c->d;
@@ -96,9 +102,9 @@ KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t)
 }
 
 void
-KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t)
+attn_proj(struct attn_data *d, struct trace_ctx *t)
 {
-	KERNEL(attn_declare)(d, t);
-	KERNEL(attn_proj_qkv)(d, t);
-	KERNEL(attn_proj_out)(d, t);
+	attn_declare(d, t);
+	attn_proj_qkv(d, t);
+	attn_proj_out(d, t);
 }

@@ -16,14 +16,9 @@
 
 #include "kernels/attn.h"
 #include "kernels/exp.h"
+#include "kernels/names.h"
 #include "sim/trace.h"
 #include "sim/util.h"
-
-#ifdef MEMSIM_NATIVE
-#define KERNEL(name) name##_native
-#else
-#define KERNEL(name) name##_traced
-#endif
 
 /* Element offset of row r of head h in batch b of a [batch][nh][N][d] array, in bytes. */
 static ALWAYS_INLINE char *
@@ -214,30 +209,3 @@ score_row(struct trace_ctx *t, float *srow, const float *q, const float *kt, uin
 	}
 	return rmax;
 }
-
-/* Declares the kernel's memory arrays and tiles to the tracing layer. */
-void KERNEL(attn_declare)(const struct attn_data *d, struct trace_ctx *t);
-
-/* The whole kernels: declare the arrays, then run every phase in order. */
-void KERNEL(attn_naive)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flash1)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flash2)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_proj)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flashdecode)(struct attn_data *d, struct trace_ctx *t);
-
-/* One phase each, starting with its TR_PHASE (the arrays are declared by the whole kernel).
- * Named attn_*_native in the native build, so Cachegrind's per-function counts of the
- * kernel's functions (memsim xcheck) include them. */
-void KERNEL(attn_naive_scores)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_naive_softmax)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_naive_av)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flash1_init)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flash1_tile)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_proj_qkv)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_proj_out)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flashdecode_splits)(struct attn_data *d, struct trace_ctx *t);
-void KERNEL(attn_flashdecode_combine)(struct attn_data *d, struct trace_ctx *t);
-
-/* Runs phase number `phase` of d's kernel alone (numbered as attn_phase_name() lists them).
- * Returns 0, or -EINVAL for a phase the kernel does not have. */
-int KERNEL(attn_dispatch_phase)(struct attn_data *d, struct trace_ctx *t, unsigned phase);

@@ -1,7 +1,7 @@
 /*
  * The trace-only kernels' shared part: where a phase's tallies start and end, the flash
- * kernels' block in closed form, and picking the kernel (kernels/trace_only.h says why the
- * counts are exact).
+ * kernels' block in closed form and report by report, and picking the kernel
+ * (kernels/trace_only.h says why the counts are exact).
  */
 
 #include "kernels/trace_only.h"
@@ -114,6 +114,43 @@ to_flash_block(struct to_run *x, uint64_t nr, uint64_t nc, uint64_t r0, uint64_t
 		x->memo.scales = scales;
 	}
 	to_tally_add(&x->sum, &x->memo.t);
+}
+
+void
+to_flash_block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc, uint64_t r0,
+		       uint64_t c0, unsigned scales)
+{
+	struct trace_ctx *t = x->t;
+	const uint64_t D = d->cfg.d, Bc = d->cfg.Bc;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
+
+		if (to_score_row(x, srow, d->Qt + i * D, d->Kt, D, nc, c0, r0 + i, d->cfg.causal) ==
+		    0)
+			continue;
+		TR_LOAD_ELEM(t, &d->mt[i]);
+		if (scales == 2)
+			TR_LOAD_ELEM(t, &d->lt[i]);
+		/* P = exp(S - m) in place; O scaled by alpha, then one axpy per key */
+		TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));
+		TR_ZIP(t, D, TR_IN(orow), TR_OUT(orow));
+		for (uint64_t j = 0; j < nc; j++) {
+			TR_LOAD_ELEM(t, &srow[j]);
+			TR_ZIP(t, D, TR_IN(orow), TR_IN(d->Vt + j * D), TR_OUT(orow));
+		}
+		if (scales == 2) {
+			/* flash1: O divided by the new l, then m and l written */
+			TR_ZIP(t, D, TR_IN(orow), TR_OUT(orow));
+			TR_STORE_ELEM(t, &d->mt[i]);
+			TR_STORE_ELEM(t, &d->lt[i]);
+		} else {
+			/* flash2: l = alpha l + the row's sum, then m */
+			TR_LOAD_ELEM(t, &d->lt[i]);
+			TR_STORE_ELEM(t, &d->lt[i]);
+			TR_STORE_ELEM(t, &d->mt[i]);
+		}
+	}
 }
 
 void

@@ -76,10 +76,11 @@ void to_tally_add(struct to_tally *dst, const struct to_tally *src);
 void to_flash_block(struct to_run *x, uint64_t nr, uint64_t nc, uint64_t r0, uint64_t c0,
 		    unsigned scales, const uint64_t *k_acc, const uint64_t *v_acc);
 
-/* flash2's and flashdecode's tile work for one block of nr query rows (from r0, their position
- * among the keys) against nc keys from c0, every report of it one by one (tiles in memory). */
+/* The same block's tile work, every report of it one by one and in the computing kernel's order
+ * (tiles in memory): `scales` 2 for flash1 (m and l read first, O normalized at the end),
+ * 1 for flash2 and flashdecode (l read and written after P V). */
 void to_flash_block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc,
-			    uint64_t r0, uint64_t c0);
+			    uint64_t r0, uint64_t c0, unsigned scales);
 
 static ALWAYS_INLINE void
 to_add(struct to_tally *s, enum to_tile k, enum cache_op op, uint64_t ops, uint64_t bytes)

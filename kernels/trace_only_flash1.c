@@ -33,34 +33,6 @@ attn_trace_only_flash1_init(struct attn_data *d, struct trace_ctx *t)
 	}
 }
 
-/* One block of query rows against one block of keys, every report of it (tiles in memory). */
-static void
-block_reports(struct to_run *x, struct attn_data *d, uint64_t nr, uint64_t nc, uint64_t r0,
-	      uint64_t c0)
-{
-	struct trace_ctx *t = x->t;
-	const uint64_t D = d->cfg.d, Bc = d->cfg.Bc;
-
-	for (uint64_t i = 0; i < nr; i++) {
-		float *srow = d->St + i * Bc, *orow = d->Ot + i * D;
-
-		if (to_score_row(x, srow, d->Qt + i * D, d->Kt, D, nc, c0, r0 + i, d->cfg.causal) ==
-		    0)
-			continue;
-		TR_LOAD_ELEM(t, &d->mt[i]);
-		TR_LOAD_ELEM(t, &d->lt[i]);
-		TR_ZIP(t, nc, TR_IN(srow), TR_OUT(srow));
-		TR_ZIP(t, D, TR_IN(orow), TR_OUT(orow));
-		for (uint64_t j = 0; j < nc; j++) {
-			TR_LOAD_ELEM(t, &srow[j]);
-			TR_ZIP(t, D, TR_IN(orow), TR_IN(d->Vt + j * D), TR_OUT(orow));
-		}
-		TR_ZIP(t, D, TR_IN(orow), TR_OUT(orow));
-		TR_STORE_ELEM(t, &d->mt[i]);
-		TR_STORE_ELEM(t, &d->lt[i]);
-	}
-}
-
 void
 attn_trace_only_flash1_tile(struct attn_data *d, struct trace_ctx *t)
 {
@@ -110,7 +82,7 @@ attn_trace_only_flash1_tile(struct attn_data *d, struct trace_ctx *t)
 					if (x.bulk)
 						to_flash_block(&x, nr, nc, r0, c0, 2, k_acc, v_acc);
 					else
-						block_reports(&x, d, nr, nc, r0, c0);
+						to_flash_block_reports(&x, d, nr, nc, r0, c0, 2);
 					for (uint64_t i = 0; i < nr; i++)
 						to_row_store(&x, TO_OT,
 							     head_row(d->O, b, h, c->heads, N, D,

@@ -37,7 +37,7 @@ split_block(struct to_run *x, struct attn_data *d, uint64_t b, uint64_t h, uint6
 		if (x->bulk)
 			to_flash_block(x, nr, nc, r0 + off, c0, 1, k_acc, v_acc);
 		else
-			to_flash_block_reports(x, d, nr, nc, r0 + off, c0);
+			to_flash_block_reports(x, d, nr, nc, r0 + off, c0, 1);
 	}
 }
 

@@ -9,16 +9,16 @@
 
 #include "sim/trace.h"
 
+/* The symbol of each build, written out (tests/trace-kernel.h declares both). */
 #ifdef MEMSIM_NATIVE
-#define KERNEL(name) name##_native
+#define tk_matmul tk_matmul_native
 #else
-#define KERNEL(name) name##_traced
+#define tk_matmul tk_matmul_traced
 #endif
 
 /* C = A B for n x n floats, i-k-j order; a scratch "tile" accumulates each row of C. */
 void
-KERNEL(tk_matmul)(struct trace_ctx *t, const float *a, const float *b, float *c, float *tile,
-		  size_t n)
+tk_matmul(struct trace_ctx *t, const float *a, const float *b, float *c, float *tile, size_t n)
 {
 	TR_ARRAY(t, "A", a, n * n * sizeof(*a), TRACE_SPACE_DRAM);
 	TR_ARRAY(t, "B", b, n * n * sizeof(*b), TRACE_SPACE_DRAM);
