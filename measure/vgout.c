@@ -363,123 +363,151 @@ fn_record(struct reader *r, const char *s, const char *object, struct name_ids *
 	return 0;
 }
 
+/* Where a callgrind.out read stands: the objects and functions named so far, the costs summed
+ * over every function and over those kept. */
+struct cg_parse {
+	struct reader r;
+	struct name_ids ids;
+	char ob_buf[4096], cob_buf[4096];
+	const char *object, *callee_object;
+	uint64_t all[VG_EVENTS_MAX], tot[VG_EVENTS_MAX];
+	bool have_events, have_totals, in_fn, kept, after_calls;
+	char found_trigger[256];
+	unsigned functions;
+};
+
+/* One line of the file into p and out; -1 (the reader's error set) on a bad one. */
+static int
+cg_line(struct cg_parse *p, const char *s, vg_fn_filter keep, void *arg, struct vg_counts *out)
+{
+	uint64_t v[VG_EVENTS_MAX];
+
+	if (starts(s, "events:")) {
+		if (parse_events(&p->r, s + 7, out))
+			return -1;
+		p->have_events = true;
+	} else if (starts(s, "desc: Trigger:")) {
+		const char *t = s + strlen("desc: Trigger:");
+
+		while (*t == ' ')
+			t++;
+		snprintf(p->found_trigger, sizeof(p->found_trigger), "%s", t);
+	} else if (starts(s, "totals:")) {
+		if (!p->have_events) {
+			fail(&p->r, "'totals:' before 'events:'");
+			return -1;
+		}
+		if (parse_counts(&p->r, s + 7, out->n, p->tot))
+			return -1;
+		p->have_totals = true;
+	} else if (starts(s, "ob=")) {
+		return ob_record(&p->r, s + 3, &p->ids, p->ob_buf, sizeof(p->ob_buf), &p->object);
+	} else if (starts(s, "cob=")) {
+		/* the object of the next cfn= alone */
+		return ob_record(&p->r, s + 4, &p->ids, p->cob_buf, sizeof(p->cob_buf),
+				 &p->callee_object);
+	} else if (starts(s, "fn=")) {
+		if (fn_record(&p->r, s + 3, p->object, &p->ids, keep, arg, &p->kept))
+			return -1;
+		p->in_fn = true;
+		p->functions += p->kept;
+	} else if (starts(s, "cfn=")) {
+		bool callee; /* defines a compressed name; the current function stays */
+
+		if (fn_record(&p->r, s + 4, p->callee_object ? p->callee_object : p->object,
+			      &p->ids, keep, arg, &callee))
+			return -1;
+		p->callee_object = NULL;
+	} else if (starts(s, "calls=")) {
+		p->after_calls = true;
+	} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
+		if (cost_line(&p->r, s, p->have_events, p->in_fn, out->n, v))
+			return -1;
+		if (p->after_calls) {
+			/* the call's inclusive cost: the callee's, counted there */
+			p->after_calls = false;
+			return 0;
+		}
+		for (unsigned i = 0; i < out->n; i++) {
+			p->all[i] += v[i];
+			if (p->kept)
+				out->v[i] += v[i];
+		}
+	}
+	/* Other lines (desc:, fl=, fi=, fe=, cfi=, jump=, ...) name files and jumps; none
+	 * carries the current function's cost. */
+	return 0;
+}
+
+/* The whole file read: refuses a file without events or totals, of another trigger, or whose
+ * functions' costs do not add up to its totals. */
+static int
+cg_check(const struct cg_parse *p, const char *path, const char *trigger, bool truncated,
+	 const struct vg_counts *out, char *err, size_t errlen)
+{
+	if (ferror(p->r.f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		return -1;
+	}
+	if (!p->have_events) {
+		snprintf(err, errlen, "%s: no 'events:' line: not a callgrind.out file", path);
+		return -1;
+	}
+	if (truncated || !p->have_totals) {
+		snprintf(err, errlen, "%s: truncated (no 'totals:' line)", path);
+		return -1;
+	}
+	if (trigger && strcmp(p->found_trigger, trigger) != 0) {
+		snprintf(err, errlen, "%s: a dump of '%s', not of '%s'", path,
+			 p->found_trigger[0] ? p->found_trigger : "(no trigger)", trigger);
+		return -1;
+	}
+	for (unsigned i = 0; i < out->n; i++)
+		if (p->all[i] != p->tot[i]) {
+			snprintf(err, errlen,
+				 "%s: the functions' %s costs add up to %llu, the totals say %llu: "
+				 "the file is damaged",
+				 path, out->names[i], (unsigned long long)p->all[i],
+				 (unsigned long long)p->tot[i]);
+			return -1;
+		}
+	return 0;
+}
+
 int
 vg_callgrind_read(const char *path, const char *trigger, vg_fn_filter keep, void *arg,
 		  struct vg_counts *out, struct vg_counts *totals, char *err, size_t errlen)
 {
-	struct reader r;
-	struct name_ids ids = { NULL, 0, NULL, 0 };
-	char ob_buf[4096], cob_buf[4096];
-	const char *object = NULL, *callee_object = NULL;
-	uint64_t all[VG_EVENTS_MAX] = { 0 }, v[VG_EVENTS_MAX], tot[VG_EVENTS_MAX];
-	bool have_events = false, have_totals = false, truncated = false, in_fn = false;
-	bool kept = false, after_calls = false;
-	char found_trigger[256] = "";
-	unsigned functions = 0;
+	struct cg_parse *p = xzalloc(sizeof(*p));
+	bool truncated = false;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (open_reader(&r, path, err, errlen))
+	p->ids = (struct name_ids){ NULL, 0, NULL, 0 };
+	if (open_reader(&p->r, path, err, errlen)) {
+		free(p);
 		return -1;
-	while (next_line(&r, &truncated)) {
-		const char *s = r.line;
-
-		if (starts(s, "events:")) {
-			if (parse_events(&r, s + 7, out))
-				goto out;
-			have_events = true;
-		} else if (starts(s, "desc: Trigger:")) {
-			const char *t = s + strlen("desc: Trigger:");
-
-			while (*t == ' ')
-				t++;
-			snprintf(found_trigger, sizeof(found_trigger), "%s", t);
-		} else if (starts(s, "totals:")) {
-			if (!have_events) {
-				fail(&r, "'totals:' before 'events:'");
-				goto out;
-			}
-			if (parse_counts(&r, s + 7, out->n, tot))
-				goto out;
-			have_totals = true;
-		} else if (starts(s, "ob=")) {
-			if (ob_record(&r, s + 3, &ids, ob_buf, sizeof(ob_buf), &object))
-				goto out;
-		} else if (starts(s, "cob=")) {
-			/* the object of the next cfn= alone */
-			if (ob_record(&r, s + 4, &ids, cob_buf, sizeof(cob_buf), &callee_object))
-				goto out;
-		} else if (starts(s, "fn=")) {
-			if (fn_record(&r, s + 3, object, &ids, keep, arg, &kept))
-				goto out;
-			in_fn = true;
-			functions += kept;
-		} else if (starts(s, "cfn=")) {
-			bool callee; /* defines a compressed name; the current function stays */
-
-			if (fn_record(&r, s + 4, callee_object ? callee_object : object, &ids, keep,
-				      arg, &callee))
-				goto out;
-			callee_object = NULL;
-		} else if (starts(s, "calls=")) {
-			after_calls = true;
-		} else if (isdigit((unsigned char)*s) || *s == '+' || *s == '-' || *s == '*') {
-			if (cost_line(&r, s, have_events, in_fn, out->n, v))
-				goto out;
-			if (after_calls) {
-				/* the call's inclusive cost: the callee's, counted there */
-				after_calls = false;
-				continue;
-			}
-			for (unsigned i = 0; i < out->n; i++) {
-				all[i] += v[i];
-				if (kept)
-					out->v[i] += v[i];
-			}
-		}
-		/* Other lines (desc:, fl=, fi=, fe=, cfi=, jump=, ...) name files and jumps;
-		 * none carries the current function's cost. */
 	}
-	if (ferror(r.f)) {
-		snprintf(err, errlen, "%s: read error", path);
-		goto out;
-	}
-	if (!have_events) {
-		snprintf(err, errlen, "%s: no 'events:' line: not a callgrind.out file", path);
-		goto out;
-	}
-	if (truncated || !have_totals) {
-		snprintf(err, errlen, "%s: truncated (no 'totals:' line)", path);
-		goto out;
-	}
-	if (trigger && strcmp(found_trigger, trigger) != 0) {
-		snprintf(err, errlen, "%s: a dump of '%s', not of '%s'", path,
-			 found_trigger[0] ? found_trigger : "(no trigger)", trigger);
-		goto out;
-	}
-	for (unsigned i = 0; i < out->n; i++)
-		if (all[i] != tot[i]) {
-			snprintf(err, errlen,
-				 "%s: the functions' %s costs add up to %llu, the totals say %llu: "
-				 "the file is damaged",
-				 path, out->names[i], (unsigned long long)all[i],
-				 (unsigned long long)tot[i]);
+	while (next_line(&p->r, &truncated))
+		if (cg_line(p, p->r.line, keep, arg, out))
 			goto out;
-		}
+	if (cg_check(p, path, trigger, truncated, out, err, errlen))
+		goto out;
 	if (!keep)
-		memcpy(out->v, tot, sizeof(out->v));
-	else if (functions == 0) {
+		memcpy(out->v, p->tot, sizeof(out->v));
+	else if (p->functions == 0) {
 		snprintf(err, errlen, "%s: none of the functions asked for has a record", path);
 		goto out;
 	}
-	out->functions = functions;
+	out->functions = p->functions;
 	if (totals) {
 		*totals = *out;
-		memcpy(totals->v, tot, sizeof(totals->v));
+		memcpy(totals->v, p->tot, sizeof(totals->v));
 	}
 	rc = 0;
 out:
-	name_ids_free(&ids);
-	close_reader(&r);
+	name_ids_free(&p->ids);
+	close_reader(&p->r);
+	free(p);
 	return rc;
 }
