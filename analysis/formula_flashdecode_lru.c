@@ -434,7 +434,7 @@ o_rows(const struct fd *f, struct tally *y)
 static void
 put(struct formula_result *r, const char *name, const struct tally *y, double L)
 {
-	struct formula_array *a = arr(r, name);
+	struct formula_array *a = formula_array_named(r, name);
 
 	a->read_bytes += y->rd * L;
 	a->rfo_bytes += y->rfo * L;
@@ -470,7 +470,8 @@ formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
 }
 
 void
-formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c,
+			const struct formula_geometry *q)
 {
 	struct fd f = { 0 };
 	struct tally oa = { 0 }, la = { 0 }, ls = { 0 }, o = { 0 };
@@ -508,16 +509,16 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 			qr += w >= f.C ? (double)f.N * f.q : 0;
 		}
 	}
-	arr(r, "Q")->read_bytes += qr * q->L;
+	formula_array_named(r, "Q")->read_bytes += qr * q->L;
 	if (f.P) {
 		double n = 0;
 
 		for (uint64_t ln = 0; ln * f.L / 4 < f.BH / f.H * f.np; ln++)
 			n += bt_line(&f, ln);
-		arr(r, "block_table")->read_bytes += n * q->L;
+		formula_array_named(r, "block_table")->read_bytes += n * q->L;
 	}
-	arr(r, "K")->read_bytes += kv_reads(&f) * q->L;
-	arr(r, "V")->read_bytes += kv_reads(&f) * q->L;
+	formula_array_named(r, "K")->read_bytes += kv_reads(&f) * q->L;
+	formula_array_named(r, "V")->read_bytes += kv_reads(&f) * q->L;
 	oa_rows(&f, &oa);
 	for (uint64_t ln = 0; ln * f.L / 4 < f.R; ln++)
 		la_line(&f, ln, &la);

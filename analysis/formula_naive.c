@@ -597,7 +597,7 @@ fate_to(struct formula_array *a, const struct fate *f, double L)
 /* The most lines one step touches between two uses of a line it keeps: a key block against
  * the query block (scores), one row (softmax), a value block into the output block (av). */
 static double
-naive_step_lines(const struct q *q, const struct attn_config *c)
+naive_step_lines(const struct formula_geometry *q, const struct attn_config *c)
 {
 	double sblock = fmin(q->Br * lines_at_most(q->Sseg), lines_at_most(q->Br * q->Srow));
 	double scores = q->tq + q->tk + lines_at_most(q->qb) + lines_at_most(q->kb) + sblock;
@@ -608,7 +608,8 @@ naive_step_lines(const struct q *q, const struct attn_config *c)
 }
 
 void
-formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_naive(struct formula_result *r, const struct attn_config *c,
+	      const struct formula_geometry *q)
 {
 	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->trow };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile",
@@ -644,7 +645,7 @@ formula_naive(struct formula_result *r, const struct attn_config *c, const struc
 	s_lines(&n, &f[A_S], &f[A_P]);
 	for (int a = 0; a < N_ARRAYS; a++)
 		if (a != A_P || c->softmax_separate)
-			fate_to(arr(r, names[a]), &f[a], q->L);
+			fate_to(formula_array_named(r, names[a]), &f[a], q->L);
 	free(n.memo);
-	tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
+	formula_tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
 }

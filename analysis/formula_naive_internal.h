@@ -38,7 +38,7 @@ struct memo;
 
 struct nv {
 	const struct attn_config *c;
-	const struct q *q;
+	const struct formula_geometry *q;
 	uint64_t L, s, RB, RS, N, NC, Br, Bc, Tr, Tc, BH, U, NK; /* NC: keys (N_kv); NK: kv heads */
 	double C, tile[3]; /* tile lines in use in each pass (0 in scratch) */
 	int P;             /* the array softmax stores and av loads: A_P, or A_S in place */

@@ -29,13 +29,13 @@ strided_lines(const struct piece *p, uint64_t L)
 
 	if (p->rows == 1)
 		return (double)((p->base + p->b - 1) / L - (p->base + p->a) / L + 1);
-	sum = floor_sum(n, L, p->st, p->base + p->b - 1) - floor_sum(n, L, p->st, p->base + p->a) +
-	      n;
+	sum = formula_floor_sum(n, L, p->st, p->base + p->b - 1) -
+	      formula_floor_sum(n, L, p->st, p->base + p->a) + n;
 	/* rows x and x + 1 share a line when the gap between them is under a line and no line
 	 * boundary falls inside it */
 	if (p->st + p->a - (p->b - 1) < L)
-		shared = (n - 1) - (floor_sum(n - 1, L, p->st, p->base + p->st + p->a) -
-				    floor_sum(n - 1, L, p->st, p->base + p->b - 1));
+		shared = (n - 1) - (formula_floor_sum(n - 1, L, p->st, p->base + p->st + p->a) -
+				    formula_floor_sum(n - 1, L, p->st, p->base + p->b - 1));
 	return (double)(sum - shared);
 }
 

@@ -509,14 +509,15 @@ resident(const struct pj *g, double *res)
 static double
 w_tile_lines(const struct attn_config *c, uint64_t L)
 {
-	return tile_row_lines(c->d, c->Bc * 4, min_u64(c->Bc, c->heads * c->d) * 4, L);
+	return formula_tile_row_lines(c->d, c->Bc * 4, min_u64(c->Bc, c->heads * c->d) * 4, L);
 }
 
 /* The most lines one step touches between two uses of a tile line: B_r rows of d inputs, d
  * rows of B_c weights, and the block's outputs, a row of B_c columns in runs of at most d
  * (one per head it crosses). B_c blocks columns here, so it is not clipped to N. */
 static double
-proj_step_lines(const struct attn_config *c, const struct q *q, const double *tile_lines)
+proj_step_lines(const struct attn_config *c, const struct formula_geometry *q,
+		const double *tile_lines)
 {
 	double Bc = (double)c->Bc, s = q->s, L = q->L, run = fmin(Bc, q->d);
 	double in = q->Br * lines_at_most(q->d * s / L) + q->d * lines_at_most(Bc * s / L);
@@ -526,7 +527,8 @@ proj_step_lines(const struct attn_config *c, const struct q *q, const double *ti
 }
 
 void
-formula_proj(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_proj(struct formula_result *r, const struct attn_config *c,
+	     const struct formula_geometry *q)
 {
 	static const int order[NPA] = { PX, PWQ, PQ, PWK, PK, PWV, PV, PO, PWO, PY };
 	/* the S tile holds B_r rows of B_c floats, B_c not clipped to N (columns, not rows) */
@@ -573,7 +575,7 @@ formula_proj(struct formula_result *r, const struct attn_config *c, const struct
 	}
 	g.size[PX] = g.size[PO] = g.B * g.N * Dm * g.s;
 	for (int i = 0; i < NPA; i++)
-		arr(r, pj_names[order[i]]);
+		formula_array_named(r, pj_names[order[i]]);
 	for (int x = 0; x < NPA; x++) {
 		/* every regular line misses at its first touch */
 		double regular = ceil((double)g.size[x] / (double)g.L) - edge_lines(&g, x, &misses[x]);
@@ -591,7 +593,7 @@ formula_proj(struct formula_result *r, const struct attn_config *c, const struct
 	}
 	resident(&g, res);
 	for (int x = 0; x < NPA; x++) {
-		struct formula_array *a = arr(r, pj_names[x]);
+		struct formula_array *a = formula_array_named(r, pj_names[x]);
 		double L = q->L;
 
 		if (g.role[x] != ROLE_C) {
@@ -609,5 +611,5 @@ formula_proj(struct formula_result *r, const struct attn_config *c, const struct
 	}
 	free(spans.val);
 	table_finish(&spans.t);
-	tiles(r, q, tile_names, tile_lines, 3, proj_step_lines(c, q, tile_lines));
+	formula_tiles(r, q, tile_names, tile_lines, 3, proj_step_lines(c, q, tile_lines));
 }

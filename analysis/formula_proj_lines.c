@@ -19,8 +19,8 @@ band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const u
 	if (cnt == 0 || niv == 0)
 		return;
 	for (int j = 0; j < niv; j++)
-		n += (int64_t)(cnt + floor_sum(cnt, L, P, base + iv[j][1] - 1) -
-			       floor_sum(cnt, L, P, base + iv[j][0]));
+		n += (int64_t)(cnt + formula_floor_sum(cnt, L, P, base + iv[j][1] - 1) -
+			       formula_floor_sum(cnt, L, P, base + iv[j][0]));
 	/* Consecutive pieces that meet in a line: within a row, and from a row to the next. */
 	for (int j = 0; j < niv; j++) {
 		uint64_t e = base + iv[j][1] - 1;
@@ -28,7 +28,8 @@ band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const u
 		uint64_t rows = j + 1 < niv ? cnt : cnt - 1;
 
 		if (rows && nx - e < L)
-			n -= (int64_t)(rows - (floor_sum(rows, L, P, nx) - floor_sum(rows, L, P, e)));
+			n -= (int64_t)(rows - (formula_floor_sum(rows, L, P, nx) -
+					       formula_floor_sum(rows, L, P, e)));
 	}
 	first = (base + iv[0][0]) / L;
 	if (a->any && first == a->last)
@@ -59,7 +60,8 @@ inner_lines(const struct pj *g, int x, uint64_t base, uint64_t P, uint64_t cnt, 
 	if (cnt == 0)
 		return 0;
 	if (len >= L)
-		n = (double)(floor_sum(cnt, L, P, base + len) - floor_sum(cnt, L, P, base + L - 1));
+		n = (double)(formula_floor_sum(cnt, L, P, base + len) -
+			     formula_floor_sum(cnt, L, P, base + L - 1));
 	if (end == size && size % L && end - len <= size / L * L)
 		n += 1;
 	return n;
