@@ -22,61 +22,62 @@
 #include "sim/util.h"
 
 static uint64_t
-f1_first(const struct f2 *f, uint64_t jb)
+f1_first(const struct flash_geometry *f, uint64_t jb)
 {
 	return f->c->causal ? jb * f->Bc / f->Br : 0;
 }
 
 /* Q, O, m and l lines of head hh rows [r0, r1): Q and O share a geometry, m and l too. */
 static double
-f1_qoml(const struct f2 *f, uint64_t hh, uint64_t r0, uint64_t r1)
+f1_qoml(const struct flash_geometry *f, uint64_t hh, uint64_t r0, uint64_t r1)
 {
-	return 2 * f2_q(f, hh, r0, r1) + 2 * f2_l(f, hh, r0, r1);
+	return 2 * flash_qo_lines(f, hh, r0, r1) + 2 * flash_lse_lines(f, hh, r0, r1);
 }
 
 /* The same from row ra of head ha to row rb of head hb (contiguous in all four arrays). */
 static double
-f1_qoml_span(const struct f2 *f, uint64_t ha, uint64_t ra, uint64_t hb, uint64_t rb)
+f1_qoml_span(const struct flash_geometry *f, uint64_t ha, uint64_t ra, uint64_t hb, uint64_t rb)
 {
-	return 2 * span(f2_row(f, ha, ra), f2_row(f, hb, rb), f->L) +
-	       2 * span(f2_lse(f, ha, ra), f2_lse(f, hb, rb), f->L);
+	return 2 * span(flash_qo_byte(f, ha, ra), flash_qo_byte(f, hb, rb), f->L) +
+	       2 * span(flash_lse_byte(f, ha, ra), flash_lse_byte(f, hb, rb), f->L);
 }
 
 static double
-f1_kvb(const struct f2 *f, uint64_t kk, uint64_t jb)
+f1_kvb(const struct flash_geometry *f, uint64_t kk, uint64_t jb)
 {
 	uint64_t e = (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N;
 
-	return f2_kv(f, kk, jb * f->Bc, e);
+	return flash_kv_lines(f, kk, jb * f->Bc, e);
 }
 
 enum { F1_Q, F1_O, F1_M, F1_L };
 
 /* Lines of array a (F1_*) of block ib of head hh. */
 static double
-f1_blk(const struct f2 *f, int a, uint64_t hh, uint64_t ib)
+f1_blk(const struct flash_geometry *f, int a, uint64_t hh, uint64_t ib)
 {
-	return a <= F1_O ? f2_q(f, hh, f2_r0(f, ib), f2_r1(f, ib))
-			 : f2_l(f, hh, f2_r0(f, ib), f2_r1(f, ib));
+	return a <= F1_O ? flash_qo_lines(f, hh, flash_first_row(f, ib), flash_end_row(f, ib))
+			 : flash_lse_lines(f, hh, flash_first_row(f, ib), flash_end_row(f, ib));
 }
 
 /* Lines of array x (F1_*) of head hh in rows [ra, N) but block b (-1: none). */
 static double
-f1_rows_but(const struct f2 *f, int x, uint64_t hh, uint64_t ra, int64_t b)
+f1_rows_but(const struct flash_geometry *f, int x, uint64_t hh, uint64_t ra, int64_t b)
 {
-	uint64_t (*at)(const struct f2 *, uint64_t, uint64_t) = x <= F1_O ? f2_row : f2_lse;
+	uint64_t (*at)(const struct flash_geometry *, uint64_t, uint64_t) =
+		x <= F1_O ? flash_qo_byte : flash_lse_byte;
 
 	if (b < 0)
 		return span(at(f, hh, ra), at(f, hh, f->N), f->L);
-	return span2(at(f, hh, ra), at(f, hh, f2_r0(f, (uint64_t)b)),
-		     at(f, hh, f2_r1(f, (uint64_t)b)), at(f, hh, f->N), f->L);
+	return span2(at(f, hh, ra), at(f, hh, flash_first_row(f, (uint64_t)b)),
+		     at(f, hh, flash_end_row(f, (uint64_t)b)), at(f, hh, f->N), f->L);
 }
 
 /* The Q, O, m and l lines between a key block's touch of a line of array a that blocks ib - 1
  * and ib share and the next key block's: every line of A but the line itself and, of the
  * other arrays, the block the step order leaves out (see the header). */
 static double
-f1_edge_window(const struct f2 *f, int a, uint64_t hh, uint64_t ib, uint64_t ra)
+f1_edge_window(const struct flash_geometry *f, int a, uint64_t hh, uint64_t ib, uint64_t ra)
 {
 	/* missing[a][x]: which block of array x the window of an edge of array a lacks:
 	 * 0 none, 1 block ib - 1, 2 block ib */
@@ -100,7 +101,7 @@ f1_edge_window(const struct f2 *f, int a, uint64_t hh, uint64_t ib, uint64_t ra)
 /* Lines a step touches of array a between two touches of a line blocks ib - 1 and ib share,
  * at one key block (the step of ib - 1 ends it, the step of ib starts it again). */
 static double
-f1_step_edge(const struct f2 *f, int a, uint64_t hh, uint64_t ib)
+f1_step_edge(const struct flash_geometry *f, int a, uint64_t hh, uint64_t ib)
 {
 	switch (a) {
 	case F1_Q:
@@ -121,9 +122,10 @@ f1_step_edge(const struct f2 *f, int a, uint64_t hh, uint64_t ib)
  * A but blocks b1 .. b2 (block b1 too where that array is loaded after this one, block b2 too
  * where it is stored before this one's store, or is Q). */
 static double
-f1_rows_at_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
+f1_rows_at_by_line(const struct flash_geometry *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
 {
-	uint64_t (*at)(const struct f2 *, uint64_t, uint64_t) = a <= F1_O ? f2_row : f2_lse;
+	uint64_t (*at)(const struct flash_geometry *, uint64_t, uint64_t) =
+		a <= F1_O ? flash_qo_byte : flash_lse_byte;
 	uint64_t rowb = a <= F1_O ? f->RB : 4, fa = f1_first(f, jb), ra = fa * f->Br;
 	uint64_t first = at(f, hh, ra) / f->L, last = (at(f, hh, f->N) - 1) / f->L;
 	uint64_t base = at(f, hh, 0);
@@ -138,12 +140,12 @@ f1_rows_at_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t
 		double d = own + kv;
 
 		for (int x = F1_Q; x <= F1_L; x++) {
-			uint64_t (*xat)(const struct f2 *, uint64_t, uint64_t) =
-				x <= F1_O ? f2_row : f2_lse;
+			uint64_t (*xat)(const struct flash_geometry *, uint64_t, uint64_t) =
+				x <= F1_O ? flash_qo_byte : flash_lse_byte;
 			/* loads go Q, O, m, l; stores O, m, l after all loads */
 			bool before = x < a, after = a == F1_Q || (x > a && x != F1_Q);
-			uint64_t x0 = before ? f2_r1(f, b1) : f2_r0(f, b1);
-			uint64_t x1 = after ? f2_r0(f, b2) : f2_r1(f, b2);
+			uint64_t x0 = before ? flash_end_row(f, b1) : flash_first_row(f, b1);
+			uint64_t x1 = after ? flash_first_row(f, b2) : flash_end_row(f, b2);
 
 			if (x == a)
 				continue;
@@ -162,11 +164,12 @@ f1_rows_at_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t
 /* Misses of array a's lines of head hh at key block jb >= 1, last touched at jb - 1: the lines
  * of A(jb); an edge between two active blocks misses a block of the others (f1_edge_less()). */
 static double
-f1_rows_at(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
+f1_rows_at(const struct flash_geometry *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
 {
 	uint64_t fa = f1_first(f, jb), ra = fa * f->Br;
 	double base = f1_qoml(f, hh, ra, f->N) + 2 * f1_kvb(f, kk, jb) + f->tl;
-	double misses = a <= F1_O ? f2_q(f, hh, ra, f->N) : f2_l(f, hh, ra, f->N);
+	double misses =
+		a <= F1_O ? flash_qo_lines(f, hh, ra, f->N) : flash_lse_lines(f, hh, ra, f->N);
 	/* a window lacks at most the rows of the blocks one line holds, of each array */
 	uint64_t rows = f->L / (f->RB < 4 ? f->RB : 4) + 1 + 2 * f->Br;
 	double most_less =
@@ -179,7 +182,8 @@ f1_rows_at(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
 	if (f->Br * (a <= F1_O ? f->RB : 4) < 2 * f->L)
 		return f1_rows_at_by_line(f, a, hh, jb, kk);
 	for (uint64_t ib = fa + 1; ib < f->Tr; ib++) {
-		uint64_t at = a <= F1_O ? f2_row(f, hh, f2_r0(f, ib)) : f2_lse(f, hh, f2_r0(f, ib));
+		uint64_t at = a <= F1_O ? flash_qo_byte(f, hh, flash_first_row(f, ib))
+					: flash_lse_byte(f, hh, flash_first_row(f, ib));
 
 		if (shares_line(at, f->L) &&
 		    f1_edge_window(f, a, hh, ib, ra) + 2 * f1_kvb(f, kk, jb) + f->tl < f->C)
@@ -191,7 +195,7 @@ f1_rows_at(const struct f2 *f, int a, uint64_t hh, uint64_t jb, uint64_t kk)
 /* Within key block jb, a line two active blocks share is touched by both steps: a second miss
  * where the step between fills the cache (caches of about a block). */
 static double
-f1_step_edges(const struct f2 *f, int a, uint64_t hh, uint64_t jb)
+f1_step_edges(const struct flash_geometry *f, int a, uint64_t hh, uint64_t jb)
 {
 	double misses = 0, most = 2 * (double)(f->Br * f->RB / f->L + 2) +
 				  2 * (double)(f->Br * 4 / f->L + 2) + f->tl;
@@ -199,7 +203,8 @@ f1_step_edges(const struct f2 *f, int a, uint64_t hh, uint64_t jb)
 	if (most < f->C)
 		return 0;
 	for (uint64_t ib = f1_first(f, jb) + 1; ib < f->Tr; ib++) {
-		uint64_t at = a <= F1_O ? f2_row(f, hh, f2_r0(f, ib)) : f2_lse(f, hh, f2_r0(f, ib));
+		uint64_t at = a <= F1_O ? flash_qo_byte(f, hh, flash_first_row(f, ib))
+					: flash_lse_byte(f, hh, flash_first_row(f, ib));
 
 		if (shares_line(at, f->L) && f1_step_edge(f, a, hh, ib) + f->tl >= f->C)
 			misses += 1;
@@ -212,10 +217,10 @@ f1_step_edges(const struct f2 *f, int a, uint64_t hh, uint64_t jb)
  * line, V but blocks b1 .. b2 - 1, head hh - 1's steps from block b2 on and head hh's steps
  * before block b1 (a V line: K but blocks b1 + 1 .. b2). */
 static void
-f1_kv_rereads_by_line(const struct f2 *f, uint64_t kk, uint64_t hh, double all, double *k,
-		      double *v)
+f1_kv_rereads_by_line(const struct flash_geometry *f, uint64_t kk, uint64_t hh, double all,
+		      double *k, double *v)
 {
-	uint64_t base = f2_row(f, kk, 0), end = f2_row(f, kk, f->N);
+	uint64_t base = flash_qo_byte(f, kk, 0), end = flash_qo_byte(f, kk, f->N);
 
 	for (uint64_t ln = base / f->L; ln <= (end - 1) / f->L; ln++) {
 		uint64_t lo = ln * f->L > base ? ln * f->L : base;
@@ -230,13 +235,15 @@ f1_kv_rereads_by_line(const struct f2 *f, uint64_t kk, uint64_t hh, double all, 
 			 v1 = (b2 + 1) * f->Bc < f->N ? (b2 + 1) * f->Bc : f->N;
 
 		if (all - 1 +
-			    (k0 < k1 ? span2(base, f2_row(f, kk, k0), f2_row(f, kk, k1), end, f->L)
+			    (k0 < k1 ? span2(base, flash_qo_byte(f, kk, k0),
+					     flash_qo_byte(f, kk, k1), end, f->L)
 				     : all) +
 			    steps >=
 		    f->C)
 			*k += 1;
 		if (all - 1 +
-			    (v0 < v1 ? span2(base, f2_row(f, kk, v0), f2_row(f, kk, v1), end, f->L)
+			    (v0 < v1 ? span2(base, flash_qo_byte(f, kk, v0),
+					     flash_qo_byte(f, kk, v1), end, f->L)
 				     : all) +
 			    steps >=
 		    f->C)
@@ -249,15 +256,15 @@ f1_kv_rereads_by_line(const struct f2 *f, uint64_t kk, uint64_t hh, double all, 
  * block, or K's) fills the cache; a further head re-reads the lines whose window (the rest of
  * the previous head, this head up to the block) fills it. */
 static void
-f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
+f1_kv_head(const struct flash_geometry *f, uint64_t kk, double *k_reads, double *v_reads)
 {
 	const uint64_t Hkv = f->c->kv_heads, g = f->c->heads / Hkv;
 	const uint64_t hh0 = kk / Hkv * f->c->heads + kk % Hkv * g;
 	const uint64_t Tc = (f->N + f->Bc - 1) / f->Bc;
-	double all = f2_kv(f, kk, 0, f->N), k = all, v = all;
+	double all = flash_kv_lines(f, kk, 0, f->N), k = all, v = all;
 
 	/* the first line, where the previous kv head's rows end in it */
-	if (kk > 0 && shares_line(f2_row(f, kk, 0), f->L)) {
+	if (kk > 0 && shares_line(flash_qo_byte(f, kk, 0), f->L)) {
 		double steps = f1_qoml(f, hh0 - 1, f1_first(f, Tc - 1) * f->Br, f->N) + f->tl;
 
 		if (f1_kvb(f, kk - 1, Tc - 1) + steps < f->C)
@@ -269,7 +276,7 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 		uint64_t hh = hh0 + j;
 
 		for (uint64_t jb = 1; jb < Tc; jb++) {
-			if (!shares_line(f2_row(f, kk, jb * f->Bc), f->L))
+			if (!shares_line(flash_qo_byte(f, kk, jb * f->Bc), f->L))
 				continue;
 			{
 				double steps =
@@ -289,7 +296,7 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 			continue;
 		}
 		for (uint64_t jb = 0; jb < Tc; jb++) {
-			uint64_t s = f2_row(f, kk, jb * f->Bc);
+			uint64_t s = flash_qo_byte(f, kk, jb * f->Bc);
 			double rest = f1_qoml_span(f, hh - 1, f1_first(f, jb) * f->Br,
 						   jb > 0 ? hh : hh - 1, jb > 0 ? f->N : f->N) +
 				      f->tl;
@@ -298,7 +305,8 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 			 * it */
 			double own =
 				f1_kvb(f, kk, jb) - (jb > 0 && shares_line(s, f->L) ? 1 : 0) -
-				(jb + 1 < Tc && shares_line(f2_row(f, kk, (jb + 1) * f->Bc), f->L)
+				(jb + 1 < Tc && shares_line(flash_qo_byte(f, kk, (jb + 1) * f->Bc),
+							    f->L)
 					 ? 1
 					 : 0);
 
@@ -315,15 +323,17 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
 							   jb > 1 ? hh : hh - 1, f->N) +
 					      f->tl;
 
-				uint64_t base = f2_row(f, kk, 0), end = f2_row(f, kk, f->N);
+				uint64_t base = flash_qo_byte(f, kk, 0),
+					 end = flash_qo_byte(f, kk, f->N);
 				uint64_t r1 = (jb + 1) * f->Bc < f->N ? (jb + 1) * f->Bc : f->N;
 
 				if (edge - all +
-					    span2(base, f2_row(f, kk, (jb - 1) * f->Bc), s, end,
-						  f->L) >=
+					    span2(base, flash_qo_byte(f, kk, (jb - 1) * f->Bc), s,
+						  end, f->L) >=
 				    f->C)
 					k += 1;
-				if (edge - all + span2(base, s, f2_row(f, kk, r1), end, f->L) >=
+				if (edge - all +
+					    span2(base, s, flash_qo_byte(f, kk, r1), end, f->L) >=
 				    f->C)
 					v += 1;
 			}
@@ -341,16 +351,20 @@ f1_kv_head(const struct f2 *f, uint64_t kk, double *k_reads, double *v_reads)
  * line this head shares with the previous one is counted here as a miss (the caller decides
  * it). */
 static double
-f1_first_loads_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
+f1_first_loads_by_line(const struct flash_geometry *f, int a, uint64_t hh, uint64_t kk)
 {
-	uint64_t (*at)(const struct f2 *, uint64_t, uint64_t) = a <= F1_O ? f2_row : f2_lse;
+	uint64_t (*at)(const struct flash_geometry *, uint64_t, uint64_t) =
+		a <= F1_O ? flash_qo_byte : flash_lse_byte;
 	uint64_t rowb = a <= F1_O ? f->RB : 4;
 	uint64_t kv_end = hh > 0 ? (hh - 1) / f->c->heads * f->c->kv_heads +
 					   (hh - 1) % f->c->heads / (f->c->heads / f->c->kv_heads) +
 					   1
 				 : 0;
-	uint64_t kv_to = f2_row(f, kk, f->Bc);
-	double kv = 2 * span(0, kv_to > f2_row(f, kv_end, 0) ? kv_to : f2_row(f, kv_end, 0), f->L);
+	uint64_t kv_to = flash_qo_byte(f, kk, f->Bc);
+	double kv =
+		2 * span(0,
+			 kv_to > flash_qo_byte(f, kv_end, 0) ? kv_to : flash_qo_byte(f, kv_end, 0),
+			 f->L);
 	uint64_t first = at(f, hh, 0) / f->L, last = (at(f, hh, f->N) - 1) / f->L;
 	double misses = shares_line(at(f, hh, 0), f->L) ? 1 : 0;
 
@@ -361,16 +375,18 @@ f1_first_loads_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
 
 		if (rhi >= f->BH * f->N)
 			rhi = f->BH * f->N - 1;
-		double d = span(0, f2_row(f, hh, f2_r1(f, b)), f->L) + kv + f->tl; /* Q */
+		double d = span(0, flash_qo_byte(f, hh, flash_end_row(f, b)), f->L) + kv +
+			   f->tl; /* Q */
 
 		for (int x = F1_O; x <= F1_L; x++) {
-			uint64_t (*xat)(const struct f2 *, uint64_t, uint64_t) =
-				x <= F1_O ? f2_row : f2_lse;
+			uint64_t (*xat)(const struct flash_geometry *, uint64_t, uint64_t) =
+				x <= F1_O ? flash_qo_byte : flash_lse_byte;
 			uint64_t all = xat(f, f->BH, 0);
 			/* init stores O row i, m[i], l[i]: after this line, rows from rhi (x after
 			 * a) or past rhi; the step loads x before a up to block b's end */
 			uint64_t from = x > a ? rhi : rhi + 1;
-			uint64_t upto = hh * f->N + (x < a ? f2_r1(f, b) : f2_r0(f, b));
+			uint64_t upto =
+				hh * f->N + (x < a ? flash_end_row(f, b) : flash_first_row(f, b));
 
 			if (x == a)
 				d += span(0, all, f->L) - 1;
@@ -391,24 +407,24 @@ f1_first_loads_by_line(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
  * head's blocks up to it. The line a head shares with the previous head was last touched by
  * that head's last step instead. */
 static double
-f1_first_loads(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
+f1_first_loads(const struct flash_geometry *f, int a, uint64_t hh, uint64_t kk)
 {
-	double lines = a <= F1_O ? f2_q(f, hh, 0, f->N) : f2_l(f, hh, 0, f->N);
-	uint64_t at = a <= F1_O ? f2_row(f, hh, 0) : f2_lse(f, hh, 0);
+	double lines = a <= F1_O ? flash_qo_lines(f, hh, 0, f->N) : flash_lse_lines(f, hh, 0, f->N);
+	uint64_t at = a <= F1_O ? flash_qo_byte(f, hh, 0) : flash_lse_byte(f, hh, 0);
 	bool first_block = true; /* block 0's lines are among those counted */
 
 	if (a != F1_Q) {
-		double O = span(0, f2_row(f, f->BH, 0), f->L),
-		       ml = span(0, f2_lse(f, f->BH, 0), f->L);
+		double O = span(0, flash_qo_byte(f, f->BH, 0), f->L),
+		       ml = span(0, flash_lse_byte(f, f->BH, 0), f->L);
 		/* K and V of the earlier heads' kv heads, and this head's block 0 */
 		uint64_t kv_end =
 			hh > 0 ? (hh - 1) / f->c->heads * f->c->kv_heads +
 					 (hh - 1) % f->c->heads / (f->c->heads / f->c->kv_heads) + 1
 			       : 0;
-		double kv = 2 * span(0, f2_row(f, kv_end, 0), f->L) +
+		double kv = 2 * span(0, flash_qo_byte(f, kv_end, 0), f->L) +
 			    (kk >= kv_end ? 2 * f1_kvb(f, kk, 0) : 0);
-		double earlier_q = span(0, f2_row(f, hh, 0), f->L);
-		double hi = O + 2 * ml + earlier_q + f2_q(f, hh, 0, f->N) + kv + f->tl;
+		double earlier_q = span(0, flash_qo_byte(f, hh, 0), f->L);
+		double hi = O + 2 * ml + earlier_q + flash_qo_lines(f, hh, 0, f->N) + kv + f->tl;
 		/* a line of array a holds up to L / row + 1 rows, of this head or the next ones
 		 * (init stored it at the last); the window lacks each other array's rows from
 		 * block b's start to that last row */
@@ -450,7 +466,7 @@ f1_first_loads(const struct f2 *f, int a, uint64_t hh, uint64_t kk)
 
 /* The kv head head hh reads. */
 static uint64_t
-f1_kv_of(const struct f2 *f, uint64_t hh)
+f1_kv_of(const struct flash_geometry *f, uint64_t hh)
 {
 	return hh / f->c->heads * f->c->kv_heads +
 	       hh % f->c->heads / (f->c->heads / f->c->kv_heads);
@@ -461,7 +477,7 @@ f1_kv_of(const struct f2 *f, uint64_t hh)
  * than a step of key block jb are those of the later blocks and heads (all of its kv head's
  * where a later head of the group reads them again). */
 static double
-f1_resident(const struct f2 *f, int a)
+f1_resident(const struct flash_geometry *f, int a)
 {
 	const uint64_t Tc = (f->N + f->Bc - 1) / f->Bc;
 	double used = f->tl, res = 0;
@@ -473,12 +489,12 @@ f1_resident(const struct f2 *f, int a)
 		uint64_t lo = f->Tr; /* blocks [lo, Tr) already counted for this head */
 
 		if (hh + 1 == f->BH)
-			kv_hi = f2_row(f, kk, f->N);
+			kv_hi = flash_qo_byte(f, kk, f->N);
 		for (uint64_t jb = Tc; jb-- > 0;) {
 			uint64_t fa = f1_first(f, jb);
 			uint64_t kv_lo =
-				again ? f2_row(f, kk, 0)
-				      : f2_row(f, kk, jb + 1 < Tc ? (jb + 1) * f->Bc : f->N);
+				again ? flash_qo_byte(f, kk, 0)
+				      : flash_qo_byte(f, kk, jb + 1 < Tc ? (jb + 1) * f->Bc : f->N);
 			double kv = kv_lo < kv_hi ? 2 * span(kv_lo, kv_hi, f->L) : 0;
 
 			if (used + kv >= f->C)
@@ -489,8 +505,11 @@ f1_resident(const struct f2 *f, int a)
 
 				for (int k = 0; k < 4; k++) {
 					int x = order[k];
-					uint64_t end = x <= F1_O ? f2_row(f, hh, f2_r1(f, ib))
-								 : f2_lse(f, hh, f2_r1(f, ib));
+					uint64_t end =
+						x <= F1_O
+							? flash_qo_byte(f, hh, flash_end_row(f, ib))
+							: flash_lse_byte(f, hh,
+									 flash_end_row(f, ib));
 					double n = f1_blk(f, x, hh, ib) -
 						   ((ib + 1 < f->Tr || hh + 1 < f->BH) &&
 								    shares_line(end, f->L)
@@ -513,13 +532,14 @@ f1_resident(const struct f2 *f, int a)
 }
 
 void
-formula_flash1(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_flash1(struct formula_result *r, const struct attn_config *c,
+	       const struct formula_geometry *q)
 {
 	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->tm, q->tm };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile", "S_tile",
 						  "O_tile", "m_tile", "l_tile" };
 	static const char *const names[] = { "Q", "O", "m", "l" };
-	struct f2 f = f2_geometry(c, q);
+	struct flash_geometry f = flash_geometry_of(c, q);
 	uint64_t Tc;
 	double loads[4] = { 0, 0, 0, 0 }, store_rfo[4] = { 0, 0, 0, 0 }, fetch[4] = { 0, 0, 0, 0 },
 	       k = 0, v = 0, init_o, init_ml;
@@ -527,9 +547,10 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	Tc = attn_blocks(c->N, c->Bc);
 	/* init: every O line, and every m and l line, stored once (each m and l value apart
 	 * where an O row between fills the cache) */
-	init_o = span(0, f2_row(&f, f.BH, 0), f.L);
-	init_ml = (double)(f.RB / f.L) + 1 + f.tl >= f.C ? (double)(f.BH * f.N)
-							 : span(0, f2_lse(&f, f.BH, 0), f.L);
+	init_o = span(0, flash_qo_byte(&f, f.BH, 0), f.L);
+	init_ml = (double)(f.RB / f.L) + 1 + f.tl >= f.C
+			  ? (double)(f.BH * f.N)
+			  : span(0, flash_lse_byte(&f, f.BH, 0), f.L);
 	for (uint64_t hh = 0; hh < f.BH; hh++) {
 		uint64_t kk =
 			hh / c->heads * c->kv_heads + hh % c->heads / (c->heads / c->kv_heads);
@@ -545,7 +566,7 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 	}
 	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++)
 		f1_kv_head(&f, kk, &k, &v);
-	arr(r, "Q")->read_bytes += loads[F1_Q] * q->L;
+	formula_array_named(r, "Q")->read_bytes += loads[F1_Q] * q->L;
 	/* A step loads its O, m and l block, then stores it: where the block and the others'
 	 * blocks between fill the cache, every store misses again (a read for ownership; the
 	 * load missed too, so no extra write). */
@@ -582,8 +603,11 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 				while (jbs < Tc && f1_first(&f, jbs) < ib)
 					jbs++;
 				for (int a = F1_O; a <= F1_L; a++) {
-					uint64_t at = a == F1_O ? f2_row(&f, hh, f2_r0(&f, ib))
-								: f2_lse(&f, hh, f2_r0(&f, ib));
+					uint64_t at =
+						a == F1_O ? flash_qo_byte(&f, hh,
+									  flash_first_row(&f, ib))
+							  : flash_lse_byte(&f, hh,
+									   flash_first_row(&f, ib));
 					double gap = a == F1_O ? o - 1 + 2 * m : m - 1 + m + o;
 
 					if (shares_line(at, f.L) && gap + f.tl >= f.C &&
@@ -593,7 +617,7 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 			}
 		}
 	for (int a = F1_O; a <= F1_L; a++) {
-		struct formula_array *x = arr(r, names[a]);
+		struct formula_array *x = formula_array_named(r, names[a]);
 		double init = a == F1_O ? init_o : init_ml, rfo = q->rfo ? init + store_rfo[a] : 0;
 		double res = f1_resident(&f, a);
 
@@ -603,10 +627,10 @@ formula_flash1(struct formula_result *r, const struct attn_config *c, const stru
 		x->write_bytes += (init + loads[a] - (q->flush ? 0 : res)) * q->L;
 		x->flush_bytes += (q->flush ? res : 0) * q->L;
 	}
-	arr(r, "K")->read_bytes += k * q->L;
-	arr(r, "V")->read_bytes += v * q->L;
+	formula_array_named(r, "K")->read_bytes += k * q->L;
+	formula_array_named(r, "V")->read_bytes += v * q->L;
 	/* a step: the key and value blocks against a query block, its O rows, m and l */
-	tiles(r, q, tile_names, tile_lines, 7,
-	      f.tl + 2 * lines_at_most(q->kb) + 2 * lines_at_most(q->qb) +
-		      2 * lines_at_most(q->Br * 4 / q->L));
+	formula_tiles(r, q, tile_names, tile_lines, 7,
+		      f.tl + 2 * lines_at_most(q->kb) + 2 * lines_at_most(q->qb) +
+			      2 * lines_at_most(q->Br * 4 / q->L));
 }

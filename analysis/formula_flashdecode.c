@@ -72,14 +72,15 @@ formula_flashdecode_accesses(struct formula_result *r, const struct attn_config 
 		}
 	/* paged: every key block's entries, int32 */
 	if (c->kv_page)
-		arr(r, "block_table")->read_bytes += bh * entries * 4;
-	arr(r, "Q")->read_bytes += bh * qrows * d * s;
-	arr(r, "K")->read_bytes += bh * krows * d * s;
-	arr(r, "V")->read_bytes += bh * krows * d * s;
-	arr(r, "O")->write_bytes += bh * n * d * s;
-	arr(r, "lse")->write_bytes += bh * n * 4;
+		formula_array_named(r, "block_table")->read_bytes += bh * entries * 4;
+	formula_array_named(r, "Q")->read_bytes += bh * qrows * d * s;
+	formula_array_named(r, "K")->read_bytes += bh * krows * d * s;
+	formula_array_named(r, "V")->read_bytes += bh * krows * d * s;
+	formula_array_named(r, "O")->write_bytes += bh * n * d * s;
+	formula_array_named(r, "lse")->write_bytes += bh * n * 4;
 	if (S > 1) {
-		struct formula_array *o = arr(r, "O_accum"), *l = arr(r, "lse_accum");
+		struct formula_array *o = formula_array_named(r, "O_accum"),
+				     *l = formula_array_named(r, "lse_accum");
 
 		/* every split's rows written (empty ones 0 and -inf), all read by the combine */
 		o->write_bytes += bh * sp * n * d * 4;
@@ -127,7 +128,7 @@ formula_flashdecode_footprint(const struct attn_config *c, double line_bytes)
  * (every byte they read was stored before, and stays). Each stored line is dirty to the end:
  * written by the final flush, or never. */
 static void
-fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
+fits(struct formula_result *r, const struct attn_config *c, const struct formula_geometry *q)
 {
 	static const char *const names[8] = { "Q",   "O",       "K",         "V",
 					      "lse", "O_accum", "lse_accum", "block_table" };
@@ -140,7 +141,7 @@ fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
 
 		if (b[i] == 0)
 			continue; /* unpaged: no table */
-		a = arr(r, names[i]);
+		a = formula_array_named(r, names[i]);
 		if (i == 0 || i == 2 || i == 3 || i == 7) {
 			a->read_bytes += bytes;
 			continue;
@@ -157,7 +158,8 @@ fits(struct formula_result *r, const struct attn_config *c, const struct q *q)
 }
 
 void
-formula_flashdecode(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_flashdecode(struct formula_result *r, const struct attn_config *c,
+		    const struct formula_geometry *q)
 {
 	if (attn_splits(c) == 1) {
 		formula_flash2(r, c, q);

@@ -21,7 +21,7 @@
 
 #include "analysis/formula_kernels.h"
 
-struct fd {
+struct decode_geometry {
 	uint64_t L, BH, S, N, Nk, Bc, R, T, per; /* R: partial rows; T: combine iterations */
 	uint64_t G;                              /* heads a kv head serves */
 	uint64_t H, P, np;   /* heads a batch; paged: page tokens, pages a sequence (0 unpaged) */
@@ -30,13 +30,13 @@ struct fd {
 };
 
 /* Lines of byte ranges added in address order, a line two neighbours share counted once. */
-struct lc {
+struct line_count {
 	double n;
 	int64_t last;
 };
 
 static void
-lc_add(struct lc *a, uint64_t lo, uint64_t hi, uint64_t L)
+line_count_add(struct line_count *a, uint64_t lo, uint64_t hi, uint64_t L)
 {
 	int64_t first, end;
 
@@ -50,7 +50,7 @@ lc_add(struct lc *a, uint64_t lo, uint64_t hi, uint64_t L)
 
 /* Key rows splits s on read, and those split s reads. */
 static uint64_t
-rows_from(const struct fd *f, uint64_t s)
+rows_from(const struct decode_geometry *f, uint64_t s)
 {
 	uint64_t a = s * f->per * f->Bc;
 
@@ -58,21 +58,22 @@ rows_from(const struct fd *f, uint64_t s)
 }
 
 static uint64_t
-rows_of(const struct fd *f, uint64_t s)
+rows_of(const struct decode_geometry *f, uint64_t s)
 {
 	return rows_from(f, s) - rows_from(f, s + 1);
 }
 
 /* Lines of values [a, b) of a 4-byte array. */
 static double
-vals(const struct fd *f, uint64_t a, uint64_t b)
+vals(const struct decode_geometry *f, uint64_t a, uint64_t b)
 {
 	return span(a * 4, b * 4, f->L);
 }
 
 /* Adds to a the lse_accum lines of the combine's loads [ka, kb), values below lim only. */
 static void
-la_loads(const struct fd *f, struct lc *a, uint64_t ka, uint64_t kb, uint64_t lim)
+la_loads(const struct decode_geometry *f, struct line_count *a, uint64_t ka, uint64_t kb,
+	 uint64_t lim)
 {
 	const uint64_t NS = f->N * f->S;
 
@@ -85,7 +86,7 @@ la_loads(const struct fd *f, struct lc *a, uint64_t ka, uint64_t kb, uint64_t li
 			uint64_t end = kb / NS * NS, e = end < lim ? end : lim;
 
 			if (base < e)
-				lc_add(a, base * 4, e * 4, f->L);
+				line_count_add(a, base * 4, e * 4, f->L);
 			ka = end;
 			continue;
 		}
@@ -97,7 +98,7 @@ la_loads(const struct fd *f, struct lc *a, uint64_t ka, uint64_t kb, uint64_t li
 
 			v1 = v1 < lim ? v1 : lim;
 			if (i0 < i1 && v0 < v1)
-				lc_add(a, v0 * 4, v1 * 4, f->L);
+				line_count_add(a, v0 * 4, v1 * 4, f->L);
 		}
 		ka = base + hi;
 	}
@@ -105,9 +106,9 @@ la_loads(const struct fd *f, struct lc *a, uint64_t ka, uint64_t kb, uint64_t li
 
 /* The combine's lse_accum lines in loads [ka, kb). */
 static double
-la_between(const struct fd *f, uint64_t ka, uint64_t kb)
+la_between(const struct decode_geometry *f, uint64_t ka, uint64_t kb)
 {
-	struct lc a = { 0, -1 };
+	struct line_count a = { 0, -1 };
 
 	la_loads(f, &a, ka, kb, UINT64_MAX);
 	return a.n;
@@ -115,14 +116,14 @@ la_between(const struct fd *f, uint64_t ka, uint64_t kb)
 
 /* Paged: lines of block-table entries [e0, e1) (over batches); 0 unpaged. */
 static double
-bt(const struct fd *f, uint64_t e0, uint64_t e1)
+bt(const struct decode_geometry *f, uint64_t e0, uint64_t e1)
 {
 	return f->P ? span(e0 * 4, e1 * 4, f->L) : 0;
 }
 
 /* Paged: the entries split s of batch b reads (its blocks' pages), and from split s on. */
 static double
-bt_split(const struct fd *f, uint64_t b, uint64_t s)
+bt_split(const struct decode_geometry *f, uint64_t b, uint64_t s)
 {
 	uint64_t a = f->Nk - rows_from(f, s), e = a + rows_of(f, s);
 
@@ -130,7 +131,7 @@ bt_split(const struct fd *f, uint64_t b, uint64_t s)
 }
 
 static uint64_t
-bt_from(const struct fd *f, uint64_t b, uint64_t s)
+bt_from(const struct decode_geometry *f, uint64_t b, uint64_t s)
 {
 	return rows_from(f, s) ? b * f->np + (f->Nk - rows_from(f, s)) / f->P : (b + 1) * f->np;
 }
@@ -144,7 +145,7 @@ bt_from(const struct fd *f, uint64_t b, uint64_t s)
  * Q_hh if a later split reads keys, Q_hh+1, the partial rows and values of the units between).
  */
 static double
-bt_line(const struct fd *f, uint64_t ln)
+bt_line(const struct decode_geometry *f, uint64_t ln)
 {
 	const uint64_t tc = (f->Nk + f->Bc - 1) / f->Bc, per = f->per;
 	uint64_t x0 = ln * f->L / 4, x1 = x0 + f->L / 4, prev_tb = 0;
@@ -198,7 +199,7 @@ bt_line(const struct fd *f, uint64_t ln)
  * head's; the K and V rows of kv head hh / G from split s + 1 on (all of them if a later head
  * of its group reads them again), and every later kv head's. */
 static double
-qkv_after(const struct fd *f, uint64_t hh, uint64_t s)
+qkv_after(const struct decode_geometry *f, uint64_t hh, uint64_t s)
 {
 	double later = (double)(f->BH - 1 - hh), nq = (double)f->N * f->q;
 	uint64_t own = hh % f->G + 1 < f->G ? f->Nk : rows_from(f, s + 1);
@@ -218,7 +219,7 @@ qkv_after(const struct fd *f, uint64_t hh, uint64_t s)
  * other line of the kv head's K and V, Q_hh and (if a later split of hh - 1 reads keys)
  * Q_hh-1, and the partial rows and values of the S units between. */
 static double
-kv_reads(const struct fd *f)
+kv_reads(const struct decode_geometry *f)
 {
 	double n = (double)(f->BH / f->G) * f->kvt;
 
@@ -241,7 +242,7 @@ kv_reads(const struct fd *f)
 /* The lines the combine touches after iteration t's lse_accum load k (or, k = t S - 1, from
  * iteration t on) to the end. */
 static double
-comb_after(const struct fd *f, uint64_t k, uint64_t t)
+comb_after(const struct decode_geometry *f, uint64_t k, uint64_t t)
 {
 	return la_between(f, k + 1, f->T * f->S) + vals(f, t, f->T) +
 	       (double)(f->T - t) * ((double)f->S * f->m + f->q);
@@ -258,7 +259,8 @@ struct tally {
 };
 
 static void
-touch(const struct fd *f, struct line *x, struct tally *y, double window, bool store, uint64_t bits)
+touch(const struct decode_geometry *f, struct line *x, struct tally *y, double window, bool store,
+      uint64_t bits)
 {
 	if (x->in && window >= f->C) {
 		y->wr += x->dirty; /* evicted */
@@ -285,7 +287,7 @@ touch(const struct fd *f, struct line *x, struct tally *y, double window, bool s
 /* After its last touch (window: the lines to the end): a dirty line still cached is written by
  * the final flush, or never; one evicted, when it goes. */
 static void
-finish(const struct fd *f, const struct line *x, struct tally *y, double window)
+finish(const struct decode_geometry *f, const struct line *x, struct tally *y, double window)
 {
 	if (!x->dirty || (window < f->C && !f->flush))
 		return;
@@ -307,12 +309,12 @@ times(struct tally *y, const struct tally *one, double n)
  * between, the rest of the splits and the combine up to there; every other partial row but
  * those of head hh below rho that the combine reads later. */
 static void
-oa_rows(const struct fd *f, struct tally *y)
+oa_rows(const struct decode_geometry *f, struct tally *y)
 {
 	for (uint64_t rho = 0; rho < f->R; rho++) {
 		uint64_t u = rho / f->N, i = rho % f->N, hh = u / f->S, s = u % f->S;
 		uint64_t t = hh * f->N + i, below = hh * f->S * f->N + s * i + i + s;
-		struct lc a = { 0, -1 };
+		struct line_count a = { 0, -1 };
 		struct line x = { 0 };
 		struct tally one = { 0 };
 		double w1, w2;
@@ -320,7 +322,7 @@ oa_rows(const struct fd *f, struct tally *y)
 		/* lse_accum: the combine's loads through iteration t below rho, the splits'
 		 * stores from rho on */
 		la_loads(f, &a, 0, (t + 1) * f->S, rho);
-		lc_add(&a, rho * 4, f->R * 4, f->L);
+		line_count_add(&a, rho * 4, f->R * 4, f->L);
 		w1 = f->m * (double)(f->R - 1 - rho + below) + f->m - 1 + a.n + vals(f, 0, t + 1) +
 		     (double)t * f->q + qkv_after(f, hh, s);
 		touch(f, &x, &one, 0, true, ~(uint64_t)0);
@@ -338,12 +340,12 @@ oa_rows(const struct fd *f, struct tally *y)
 /* lse_accum line ln: values [e0, e1), stored in order by the splits (a partial O row between
  * two, and a unit's Q, K and V where a unit starts), then loaded by the combine in its order. */
 static void
-la_line(const struct fd *f, uint64_t ln, struct tally *y)
+la_line(const struct decode_geometry *f, uint64_t ln, struct tally *y)
 {
 	uint64_t e0 = ln * f->L / 4, e1 = e0 + f->L / 4 < f->R ? e0 + f->L / 4 : f->R;
 	uint64_t k[64], n = e1 - e0, u = (e1 - 1) / f->N, kf;
 	struct line x = { 0 };
-	struct lc a = { 0, -1 };
+	struct line_count a = { 0, -1 };
 	double w, oa_rows_below = 0;
 
 	for (uint64_t e = e0; e < e1; e++) {
@@ -379,7 +381,7 @@ la_line(const struct fd *f, uint64_t ln, struct tally *y)
 			oa_rows_below += (double)(i_f < lim ? i_f : lim);
 		}
 		la_loads(f, &a, 0, kf, e0);
-		lc_add(&a, e1 * 4, f->R * 4, f->L);
+		line_count_add(&a, e1 * 4, f->R * 4, f->L);
 		w = f->m * ((double)(f->R - e1) + oa_rows_below) + a.n +
 		    qkv_after(f, u / f->S, u % f->S) + vals(f, 0, tf) + (double)tf * f->q;
 	}
@@ -403,7 +405,7 @@ la_line(const struct fd *f, uint64_t ln, struct tally *y)
 /* lse line ln: values [t0, t1) stored by iterations t0 .. t1 - 1 (between two, a partial row
  * per split, an O row, the next iteration's lse_accum loads). */
 static void
-lse_line(const struct fd *f, uint64_t ln, struct tally *y)
+lse_line(const struct decode_geometry *f, uint64_t ln, struct tally *y)
 {
 	uint64_t t0 = ln * f->L / 4, t1 = t0 + f->L / 4 < f->T ? t0 + f->L / 4 : f->T;
 	struct line x = { 0 };
@@ -417,7 +419,7 @@ lse_line(const struct fd *f, uint64_t ln, struct tally *y)
 
 /* O row t, stored once at the end of its iteration. */
 static void
-o_rows(const struct fd *f, struct tally *y)
+o_rows(const struct decode_geometry *f, struct tally *y)
 {
 	for (uint64_t t = 0; t < f->T; t++) {
 		struct line x = { 0 };
@@ -434,7 +436,7 @@ o_rows(const struct fd *f, struct tally *y)
 static void
 put(struct formula_result *r, const char *name, const struct tally *y, double L)
 {
-	struct formula_array *a = arr(r, name);
+	struct formula_array *a = formula_array_named(r, name);
 
 	a->read_bytes += y->rd * L;
 	a->rfo_bytes += y->rfo * L;
@@ -470,9 +472,10 @@ formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes)
 }
 
 void
-formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c,
+			const struct formula_geometry *q)
 {
-	struct fd f = { 0 };
+	struct decode_geometry f = { 0 };
 	struct tally oa = { 0 }, la = { 0 }, ls = { 0 }, o = { 0 };
 	double qr = 0;
 
@@ -508,16 +511,16 @@ formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c, c
 			qr += w >= f.C ? (double)f.N * f.q : 0;
 		}
 	}
-	arr(r, "Q")->read_bytes += qr * q->L;
+	formula_array_named(r, "Q")->read_bytes += qr * q->L;
 	if (f.P) {
 		double n = 0;
 
 		for (uint64_t ln = 0; ln * f.L / 4 < f.BH / f.H * f.np; ln++)
 			n += bt_line(&f, ln);
-		arr(r, "block_table")->read_bytes += n * q->L;
+		formula_array_named(r, "block_table")->read_bytes += n * q->L;
 	}
-	arr(r, "K")->read_bytes += kv_reads(&f) * q->L;
-	arr(r, "V")->read_bytes += kv_reads(&f) * q->L;
+	formula_array_named(r, "K")->read_bytes += kv_reads(&f) * q->L;
+	formula_array_named(r, "V")->read_bytes += kv_reads(&f) * q->L;
 	oa_rows(&f, &oa);
 	for (uint64_t ln = 0; ln * f.L / 4 < f.R; ln++)
 		la_line(&f, ln, &la);

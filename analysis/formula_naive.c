@@ -2,8 +2,8 @@
  * naive, line by line. The three passes touch memory in this order (tiles aside):
  *
  *   scores   unit u = (head, query block ib): load Q's block, then for each key block jb load
- *            K's block and store S's row segments [c0(jb), c1(jb)) of the block's rows, row by
- *            row;
+ *            K's block and store S's row segments [key_first(jb), key_end(jb)) of the block's
+ *            rows, row by row;
  *   softmax  each row of S (over all heads) loaded, then stored as P (over S unless P is
  *            apart);
  *   av       each unit: for each key block jb, load P's row segments of the block's rows, then
@@ -38,37 +38,39 @@
 /* The window of a run of lines [la, lb] of one array touched at events f and then t (t->ph ==
  * PH_END: the run's end): the distinct other lines touched in between. */
 static double
-window(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *f, const struct ev *t)
+window(const struct naive_geometry *n, uint64_t la, uint64_t lb, const struct naive_event *f,
+       const struct naive_event *t)
 {
-	struct win w;
+	struct naive_window w;
 	double lines = (double)(lb - la);
 	uint64_t lo, hi;
 	int a;
 
 	for (int k = 0; k < N_ARRAYS; k++) {
-		w.a[k].np = 0;
-		w.a[k].nr = 0;
-		w.a[k].overflow = false;
+		w.arrays[k].npieces = 0;
+		w.arrays[k].nranges = 0;
+		w.arrays[k].overflow = false;
 	}
 	for (int ph = f->ph; ph <= t->ph && ph < PH_END; ph++) {
-		const struct ev *from = ph == f->ph ? f : NULL, *to = ph == t->ph ? t : NULL;
+		const struct naive_event *from = ph == f->ph ? f : NULL,
+					 *to = ph == t->ph ? t : NULL;
 
 		if (ph == PH_SOFTMAX)
-			softmax_rows(n, &w, from, to);
+			naive_softmax_rows(n, &w, from, to);
 		else
-			pass_units(n, &w, ph, from, to);
+			naive_pass_units(n, &w, ph, from, to);
 		lines += n->tile[ph];
 	}
 	/* the rest of f's own run after the lines, the start of t's before them */
-	a = ev_bytes(n, f, &lo, &hi);
-	set_range(&w.a[a], lo > (lb + 1) * n->L ? lo : (lb + 1) * n->L, hi);
+	a = naive_event_bytes(n, f, &lo, &hi);
+	naive_set_range(&w.arrays[a], lo > (lb + 1) * n->L ? lo : (lb + 1) * n->L, hi);
 	if (t->ph != PH_END) {
-		a = ev_bytes(n, t, &lo, &hi);
-		set_range(&w.a[a], lo, hi < la * n->L ? hi : la * n->L);
+		a = naive_event_bytes(n, t, &lo, &hi);
+		naive_set_range(&w.arrays[a], lo, hi < la * n->L ? hi : la * n->L);
 	}
 	for (int k = 0; k < N_ARRAYS; k++)
-		if (w.a[k].nr + w.a[k].np > 0)
-			lines += set_lines(&w.a[k], n->L);
+		if (w.arrays[k].nranges + w.arrays[k].npieces > 0)
+			lines += naive_set_lines(&w.arrays[k], n->L);
 	return lines;
 }
 
@@ -79,23 +81,23 @@ window(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *f, const s
  * line): windows alike in all of these are counted once. */
 #define MEMO_SLOTS 65536
 #define MEMO_KEY 12
-struct memo {
+struct naive_memo {
 	uint64_t key[MEMO_SLOTS][MEMO_KEY];
 	double val[MEMO_SLOTS];
 	bool used[MEMO_SLOTS];
 };
 
 static int
-line_array(const struct nv *n, const struct ev *e)
+line_array(const struct naive_geometry *n, const struct naive_event *e)
 {
 	uint64_t lo, hi;
 
-	return ev_bytes(n, e, &lo, &hi);
+	return naive_event_bytes(n, e, &lo, &hi);
 }
 
 static double
-window_m(const struct nv *n, int array, uint64_t la, uint64_t lb, const struct ev *f,
-	 const struct ev *t)
+window_m(const struct naive_geometry *n, int array, uint64_t la, uint64_t lb,
+	 const struct naive_event *f, const struct naive_event *t)
 {
 	uint64_t key[MEMO_KEY], h = 1469598103934665603ULL, fu, g0, kk, origin;
 	unsigned slot = MEMO_SLOTS;
@@ -104,20 +106,20 @@ window_m(const struct nv *n, int array, uint64_t la, uint64_t lb, const struct e
 	if (f->ph != t->ph || f->ph == PH_SOFTMAX || t->u < f->u || t->u > f->u + 1)
 		return window(n, la, lb, f, t);
 	fu = (uint64_t)f->u;
-	g0 = u_row(n, fu);
-	kk = u_kv(n, fu);
-	origin = array == A_K || array == A_V   ? kv(n, kk, 0)
-		 : array == A_Q || array == A_O ? qo(n, g0)
-						: sp(n, g0, 0);
+	g0 = unit_first_row(n, fu);
+	kk = unit_kv_head(n, fu);
+	origin = array == A_K || array == A_V   ? kv_byte(n, kk, 0)
+		 : array == A_Q || array == A_O ? qo_byte(n, g0)
+						: sp_byte(n, g0, 0);
 	key[0] = (uint64_t)f->ph << 48 | (uint64_t)array << 40 | (uint64_t)(t->u - f->u);
 	key[1] = (uint64_t)f->jb;
 	key[2] = (uint64_t)f->i;
 	key[3] = (uint64_t)t->jb;
 	key[4] = (uint64_t)t->i;
-	key[5] = sp(n, g0, 0) % n->L << 32 | qo(n, g0) % n->L;
-	key[6] = kv(n, kk, 0) % n->L << 32 | (u_kv(n, (uint64_t)t->u) - kk);
-	key[7] = u_rows(n, fu);
-	key[8] = u_rows(n, (uint64_t)t->u);
+	key[5] = sp_byte(n, g0, 0) % n->L << 32 | qo_byte(n, g0) % n->L;
+	key[6] = kv_byte(n, kk, 0) % n->L << 32 | (unit_kv_head(n, (uint64_t)t->u) - kk);
+	key[7] = unit_row_count(n, fu);
+	key[8] = unit_row_count(n, (uint64_t)t->u);
 	key[9] = la * n->L - origin; /* wraps when below: still one value per offset */
 	key[10] = lb - la;
 	key[11] = 0;
@@ -150,7 +152,7 @@ struct fate {
 };
 
 static bool
-ev_store(const struct nv *n, const struct ev *e)
+event_is_store(const struct naive_geometry *n, const struct naive_event *e)
 {
 	int a = line_array(n, e);
 
@@ -163,11 +165,11 @@ enum { W_COUNT, W_MISS, W_HIT };
 /* The traffic of a run of lines [la, lb] touched at events e[0 .. ne) (sorted). cross: how to
  * decide a window between two passes; at_end: whether the lines are gone by the end. */
 static struct fate
-run_fate(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *e, int ne, int cross,
-	 int at_end)
+run_fate(const struct naive_geometry *n, uint64_t la, uint64_t lb, const struct naive_event *e,
+	 int ne, int cross, int at_end)
 {
 	struct fate r = { 0, 0, 0, 0 };
-	struct ev endev = { PH_END, 0, 0, 0 };
+	struct naive_event endev = { PH_END, 0, 0, 0 };
 	bool dirty = false;
 	double run = (double)(lb - la + 1);
 	int array;
@@ -176,7 +178,7 @@ run_fate(const struct nv *n, uint64_t la, uint64_t lb, const struct ev *e, int n
 		return r;
 	array = line_array(n, &e[0]);
 	for (int k = 0; k < ne; k++) {
-		bool store = ev_store(n, &e[k]), miss;
+		bool store = event_is_store(n, &e[k]), miss;
 
 		if (k == 0)
 			miss = true;
@@ -233,7 +235,7 @@ fate_add(struct fate *to, struct fate f, double times)
 
 /* Lines wholly inside [lo, hi): first and last; false when none. */
 static bool
-inner_lines(const struct nv *n, uint64_t lo, uint64_t hi, uint64_t *la, uint64_t *lb)
+inner_lines(const struct naive_geometry *n, uint64_t lo, uint64_t hi, uint64_t *la, uint64_t *lb)
 {
 	uint64_t a = (lo + n->L - 1) / n->L, b = hi / n->L;
 
@@ -247,23 +249,25 @@ inner_lines(const struct nv *n, uint64_t lo, uint64_t hi, uint64_t *la, uint64_t
 /* Are the lines touched last in unit u's av surely gone by the end? The rows of P after the
  * unit's next are touched later. */
 static int
-gone_after(const struct nv *n, uint64_t u)
+gone_after(const struct naive_geometry *n, uint64_t u)
 {
-	uint64_t next = u + 2 < n->U ? u_row(n, u + 2) : n->BH * n->N;
+	uint64_t next = u + 2 < n->U ? unit_first_row(n, u + 2) : n->BH * n->N;
 
-	return (double)(sp(n, n->BH * n->N, 0) / n->L) - (double)(sp(n, next, 0) / n->L) - 2 >= n->C
+	return (double)(sp_byte(n, n->BH * n->N, 0) / n->L) - (double)(sp_byte(n, next, 0) / n->L) -
+				       2 >=
+			       n->C
 		       ? W_MISS
 		       : W_COUNT;
 }
 
 /* A growing list of events. */
-struct evs {
-	struct ev *e;
+struct event_list {
+	struct naive_event *e;
 	int n, cap;
 };
 
 static void
-evs_add(struct evs *v, struct ev e)
+event_list_add(struct event_list *v, struct naive_event e)
 {
 	if (v->n == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 64;
@@ -275,17 +279,18 @@ evs_add(struct evs *v, struct ev e)
 /* ---- Q, K, V, O ---- */
 
 /* The K (or V) event of unit u at block jb. */
-static struct ev
-kv_ev(const struct nv *n, int array, uint64_t u, uint64_t jb)
+static struct naive_event
+kv_event(const struct naive_geometry *n, int array, uint64_t u, uint64_t jb)
 {
 	if (array == A_K)
-		return (struct ev){ PH_SCORES, (int64_t)u, (int64_t)jb, -1 };
-	return (struct ev){ PH_AV, (int64_t)u, (int64_t)jb, (int64_t)u_rows(n, u) };
+		return (struct naive_event){ PH_SCORES, (int64_t)u, (int64_t)jb, -1 };
+	return (struct naive_event){ PH_AV, (int64_t)u, (int64_t)jb,
+				     (int64_t)unit_row_count(n, u) };
 }
 
 /* The events of K (or V) line `line`: every unit reading a block that holds a byte of it. */
 static void
-kv_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
+kv_line_events(const struct naive_geometry *n, int array, uint64_t line, struct event_list *v)
 {
 	uint64_t first = line * n->L, last = first + n->L, head = n->NC * n->RB;
 	uint64_t k0 = first / head, k1 = (last - 1) / head;
@@ -294,22 +299,22 @@ kv_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
 	for (uint64_t kk = k0; kk <= k1 && kk < n->NK; kk++) {
 		uint64_t g = n->c->heads / n->c->kv_heads;
 		uint64_t u0 = (kk / n->c->kv_heads * n->c->heads + kk % n->c->kv_heads * g) * n->Tr;
-		uint64_t lo = first > kv(n, kk, 0) ? first - kv(n, kk, 0) : 0;
-		uint64_t hi = last - kv(n, kk, 0) < head ? last - kv(n, kk, 0) : head;
+		uint64_t lo = first > kv_byte(n, kk, 0) ? first - kv_byte(n, kk, 0) : 0;
+		uint64_t hi = last - kv_byte(n, kk, 0) < head ? last - kv_byte(n, kk, 0) : head;
 		uint64_t b0 = lo / n->RB / n->Bc, b1 = (hi - 1) / n->RB / n->Bc;
 
 		for (uint64_t u = u0; u < u0 + g * n->Tr; u++)
 			for (uint64_t b = b0; b <= b1 && b < n->Tc; b++)
-				evs_add(v, kv_ev(n, array, u, b));
+				event_list_add(v, kv_event(n, array, u, b));
 	}
 }
 
 /* K (or V): each kv head's units read its blocks in order. A block's whole lines are one run;
  * a line two blocks or two kv heads share is counted alone. */
 static void
-kv_lines(const struct nv *n, int array, struct fate *out)
+kv_lines(const struct naive_geometry *n, int array, struct fate *out)
 {
-	struct evs v = { NULL, 0, 0 };
+	struct event_list v = { NULL, 0, 0 };
 	struct {
 		uint64_t sig[2], u;
 		double count;
@@ -320,15 +325,15 @@ kv_lines(const struct nv *n, int array, struct fate *out)
 	for (uint64_t kk = 0; kk < n->NK; kk++) {
 		uint64_t u1 = u0;
 
-		while (u1 < n->U && u_kv(n, u1) == kk)
+		while (u1 < n->U && unit_kv_head(n, u1) == kk)
 			u1++;
 		/* Transitions between the kv head's consecutive units, by what their windows
-		 * depend on (struct memo): each kind is decided once per block. */
+		 * depend on (struct naive_memo): each kind is decided once per block. */
 		nt = 0;
 		for (uint64_t u = u0; u + 1 < u1; u++) {
-			uint64_t sig[2] = { sp(n, u_row(n, u), 0) % n->L << 32 |
-						    qo(n, u_row(n, u)) % n->L,
-					    u_rows(n, u) << 32 | u_rows(n, u + 1) };
+			uint64_t sig[2] = { sp_byte(n, unit_first_row(n, u), 0) % n->L << 32 |
+						    qo_byte(n, unit_first_row(n, u)) % n->L,
+					    unit_row_count(n, u) << 32 | unit_row_count(n, u + 1) };
 			size_t k = 0;
 
 			while (k < nt && (memcmp(tr[k].sig, sig, sizeof(sig)) != 0))
@@ -349,14 +354,14 @@ kv_lines(const struct nv *n, int array, struct fate *out)
 			uint64_t la, lb;
 			double reads = 1;
 
-			if (!inner_lines(n, kv(n, kk, c0(n, (int64_t)jb)),
-					 kv(n, kk, c1(n, (int64_t)jb)), &la, &lb))
+			if (!inner_lines(n, kv_byte(n, kk, key_first(n, (int64_t)jb)),
+					 kv_byte(n, kk, key_end(n, (int64_t)jb)), &la, &lb))
 				continue;
 			/* K and V are only loaded: a read at the first unit and at each
 			 * transition whose window reaches the cache size */
 			for (size_t k = 0; k < nt; k++) {
-				struct ev f = kv_ev(n, array, tr[k].u, jb),
-					  t = kv_ev(n, array, tr[k].u + 1, jb);
+				struct naive_event f = kv_event(n, array, tr[k].u, jb),
+						   t = kv_event(n, array, tr[k].u + 1, jb);
 
 				if (window_m(n, array, la, lb, &f, &t) >= n->C)
 					reads += tr[k].count;
@@ -365,7 +370,7 @@ kv_lines(const struct nv *n, int array, struct fate *out)
 		}
 		/* block ends inside a line (the kv head's end too) */
 		for (uint64_t jb = 1; jb <= n->Tc; jb++) {
-			uint64_t at = kv(n, kk, c0(n, (int64_t)jb)), line = at / n->L;
+			uint64_t at = kv_byte(n, kk, key_first(n, (int64_t)jb)), line = at / n->L;
 
 			if (at % n->L == 0 || line == prev)
 				continue;
@@ -381,33 +386,33 @@ kv_lines(const struct nv *n, int array, struct fate *out)
 
 /* Q: each unit loads its block; O: each unit stores its rows, one by one, at its end. */
 static void
-qo_lines(const struct nv *n, int array, struct fate *out)
+qo_lines(const struct naive_geometry *n, int array, struct fate *out)
 {
 	const uint64_t rows = n->BH * n->N;
-	struct evs v = { NULL, 0, 0 };
+	struct event_list v = { NULL, 0, 0 };
 	uint64_t prev = UINT64_MAX, la, lb;
 
 	for (uint64_t u = 0; u < n->U; u++) {
-		uint64_t g0 = u_row(n, u), nr = u_rows(n, u);
+		uint64_t g0 = unit_first_row(n, u), nr = unit_row_count(n, u);
 
 		if (array == A_Q) {
-			struct ev e = { PH_SCORES, (int64_t)u, -1, 0 };
+			struct naive_event e = { PH_SCORES, (int64_t)u, -1, 0 };
 
-			if (inner_lines(n, qo(n, g0), qo(n, g0 + nr), &la, &lb))
+			if (inner_lines(n, qo_byte(n, g0), qo_byte(n, g0 + nr), &la, &lb))
 				fate_add(out, run_fate(n, la, lb, &e, 1, W_COUNT, W_MISS), 1);
 			continue;
 		}
 		for (uint64_t i = 0; i < nr; i++) {
-			struct ev e = { PH_AV, (int64_t)u, (int64_t)n->Tc, (int64_t)i };
+			struct naive_event e = { PH_AV, (int64_t)u, (int64_t)n->Tc, (int64_t)i };
 
-			if (inner_lines(n, qo(n, g0 + i), qo(n, g0 + i + 1), &la, &lb))
+			if (inner_lines(n, qo_byte(n, g0 + i), qo_byte(n, g0 + i + 1), &la, &lb))
 				fate_add(out, run_fate(n, la, lb, &e, 1, W_COUNT, gone_after(n, u)),
 					 1);
 		}
 	}
 	/* lines holding bytes of two rows (of two units, for Q), and the last line */
 	for (uint64_t g = 1; g <= rows; g++) {
-		uint64_t at = qo(n, g), line = at / n->L, u = 0;
+		uint64_t at = qo_byte(n, g), line = at / n->L, u = 0;
 
 		if (at % n->L == 0 || line == prev)
 			continue;
@@ -415,14 +420,16 @@ qo_lines(const struct nv *n, int array, struct fate *out)
 			continue; /* inside a unit's block: in its run */
 		prev = line;
 		v.n = 0;
-		for (uint64_t r = line * n->L / n->RB; r < rows && qo(n, r) < (line + 1) * n->L;
-		     r++) {
+		for (uint64_t r = line * n->L / n->RB;
+		     r < rows && qo_byte(n, r) < (line + 1) * n->L; r++) {
 			u = r / n->N * n->Tr + r % n->N / n->Br;
 			if (array == A_O)
-				evs_add(&v, (struct ev){ PH_AV, (int64_t)u, (int64_t)n->Tc,
-							 (int64_t)(r - u_row(n, u)) });
+				event_list_add(&v, (struct naive_event){
+							   PH_AV, (int64_t)u, (int64_t)n->Tc,
+							   (int64_t)(r - unit_first_row(n, u)) });
 			else if (v.n == 0 || v.e[v.n - 1].u != (int64_t)u)
-				evs_add(&v, (struct ev){ PH_SCORES, (int64_t)u, -1, 0 });
+				event_list_add(
+					&v, (struct naive_event){ PH_SCORES, (int64_t)u, -1, 0 });
 		}
 		fate_add(out,
 			 run_fate(n, line, line, v.e, v.n, W_COUNT,
@@ -436,32 +443,33 @@ qo_lines(const struct nv *n, int array, struct fate *out)
 
 /* The events of array's (A_S or n->P) lines holding bytes of row `row` in block jb. */
 static int
-seg_events(const struct nv *n, int array, uint64_t row, uint64_t jb, struct ev *e)
+seg_events(const struct naive_geometry *n, int array, uint64_t row, uint64_t jb,
+	   struct naive_event *e)
 {
 	uint64_t u = row / n->N * n->Tr + row % n->N / n->Br;
-	int64_t i = (int64_t)(row - u_row(n, u));
+	int64_t i = (int64_t)(row - unit_first_row(n, u));
 	int ne = 0;
 
 	if (array == A_S) {
-		e[ne++] = (struct ev){ PH_SCORES, (int64_t)u, (int64_t)jb, i };
-		e[ne++] = (struct ev){ PH_SOFTMAX, (int64_t)row, 0, 0 };
+		e[ne++] = (struct naive_event){ PH_SCORES, (int64_t)u, (int64_t)jb, i };
+		e[ne++] = (struct naive_event){ PH_SOFTMAX, (int64_t)row, 0, 0 };
 	}
 	if (array == n->P) {
-		e[ne++] = (struct ev){ PH_SOFTMAX, (int64_t)row, 1, 0 };
-		e[ne++] = (struct ev){ PH_AV, (int64_t)u, (int64_t)jb, i };
+		e[ne++] = (struct naive_event){ PH_SOFTMAX, (int64_t)row, 1, 0 };
+		e[ne++] = (struct naive_event){ PH_AV, (int64_t)u, (int64_t)jb, i };
 	}
 	return ne;
 }
 
 static int
-cmp_ev(const void *a, const void *b)
+event_qsort_cmp(const void *a, const void *b)
 {
-	return ev_cmp(a, b);
+	return naive_event_cmp(a, b);
 }
 
 /* The events of one line of S or P: of every (row, block) it holds bytes of, each once. */
 static void
-s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
+s_line_events(const struct naive_geometry *n, int array, uint64_t line, struct event_list *v)
 {
 	uint64_t e0 = line * n->L / n->s, e1 = (line + 1) * n->L / n->s, all = n->BH * n->N * n->NC;
 	int k = 0;
@@ -471,16 +479,16 @@ s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
 		e1 = all;
 	for (uint64_t x = e0; x < e1;) {
 		uint64_t row = x / n->NC, jb = x % n->NC / n->Bc;
-		struct ev e[4];
+		struct naive_event e[4];
 		int ne = seg_events(n, array, row, jb, e);
 
 		for (int i = 0; i < ne; i++)
-			evs_add(v, e[i]);
-		x = row * n->NC + c1(n, (int64_t)jb);
+			event_list_add(v, e[i]);
+		x = row * n->NC + key_end(n, (int64_t)jb);
 	}
-	qsort(v->e, (size_t)v->n, sizeof(v->e[0]), cmp_ev);
+	qsort(v->e, (size_t)v->n, sizeof(v->e[0]), event_qsort_cmp);
 	for (int i = 0; i < v->n; i++)
-		if (k == 0 || ev_cmp(&v->e[k - 1], &v->e[i]) != 0)
+		if (k == 0 || naive_event_cmp(&v->e[k - 1], &v->e[i]) != 0)
 			v->e[k++] = v->e[i];
 	v->n = k;
 }
@@ -489,11 +497,11 @@ s_line_events(const struct nv *n, int array, uint64_t line, struct evs *v)
  * softmax and av every line is touched but those of the unit and the next (a line can hold
  * bytes of both); P's lines after the next unit come after its av. */
 static bool
-unit_far(const struct nv *n, uint64_t u)
+unit_far(const struct naive_geometry *n, uint64_t u)
 {
 	uint64_t next = u + 1 < n->U ? u + 1 : u;
-	double all = (double)(sp(n, n->BH * n->N, 0) / n->L);
-	double two = (double)((u_rows(n, u) + u_rows(n, next)) * n->RS / n->L + 4);
+	double all = (double)(sp_byte(n, n->BH * n->N, 0) / n->L);
+	double two = (double)((unit_row_count(n, u) + unit_row_count(n, next)) * n->RS / n->L + 4);
 
 	return all - two - 2 >= n->C && gone_after(n, u) == W_MISS;
 }
@@ -501,10 +509,10 @@ unit_far(const struct nv *n, uint64_t u)
 /* Unit u's S and P traffic: the runs of its segments, and each line starting in its rows that
  * holds bytes of more than one segment. */
 static void
-unit_lines(const struct nv *n, uint64_t u, bool far, struct fate *s, struct fate *p)
+unit_lines(const struct naive_geometry *n, uint64_t u, bool far, struct fate *s, struct fate *p)
 {
-	uint64_t g0 = u_row(n, u), nr = u_rows(n, u), start = sp(n, g0, 0);
-	struct evs v = { NULL, 0, 0 };
+	uint64_t g0 = unit_first_row(n, u), nr = unit_row_count(n, u), start = sp_byte(n, g0, 0);
+	struct event_list v = { NULL, 0, 0 };
 	int cross = far ? W_MISS : W_COUNT, at_end = far ? W_MISS : W_COUNT;
 
 	for (int array = A_S; array <= n->P; array += n->P - A_S > 0 ? n->P - A_S : 1) {
@@ -513,9 +521,9 @@ unit_lines(const struct nv *n, uint64_t u, bool far, struct fate *s, struct fate
 
 		for (uint64_t i = 0; i < nr; i++) {
 			for (uint64_t jb = 0; jb < n->Tc; jb++) {
-				uint64_t lo = sp(n, g0 + i, c0(n, (int64_t)jb)),
-					 hi = sp(n, g0 + i, c1(n, (int64_t)jb)), la, lb;
-				struct ev e[4];
+				uint64_t lo = sp_byte(n, g0 + i, key_first(n, (int64_t)jb)),
+					 hi = sp_byte(n, g0 + i, key_end(n, (int64_t)jb)), la, lb;
+				struct naive_event e[4];
 				int ne = seg_events(n, array, g0 + i, jb, e);
 
 				if (inner_lines(n, lo, hi, &la, &lb))
@@ -541,21 +549,22 @@ struct unit_class {
 };
 
 static void
-s_lines(const struct nv *n, struct fate *s, struct fate *p)
+s_lines(const struct naive_geometry *n, struct fate *s, struct fate *p)
 {
 	struct unit_class *seen = NULL;
 	size_t nseen = 0, cap = 0;
 
 	for (uint64_t u = 0; u < n->U; u++) {
 		bool far = unit_far(n, u);
-		uint64_t g0 = u_row(n, u), nx = u + 1 < n->U ? u + 1 : u;
+		uint64_t g0 = unit_first_row(n, u), nx = u + 1 < n->U ? u + 1 : u;
 		uint64_t key[6] = {
-			sp(n, g0, 0) % n->L,
-			kv(n, u_kv(n, u), 0) % n->L << 20 | qo(n, g0) % n->L,
-			u_rows(n, u) << 32 | u_rows(n, nx),
+			sp_byte(n, g0, 0) % n->L,
+			kv_byte(n, unit_kv_head(n, u), 0) % n->L << 20 | qo_byte(n, g0) % n->L,
+			unit_row_count(n, u) << 32 | unit_row_count(n, nx),
 			(uint64_t)(u + 1 < n->U),
-			kv(n, u_kv(n, nx), 0) % n->L << 20 | qo(n, u_row(n, nx)) % n->L,
-			u_kv(n, u) != u_kv(n, nx),
+			kv_byte(n, unit_kv_head(n, nx), 0) % n->L << 20 |
+				qo_byte(n, unit_first_row(n, nx)) % n->L,
+			unit_kv_head(n, u) != unit_kv_head(n, nx),
 		};
 		struct fate fs = { 0, 0, 0, 0 }, fp = { 0, 0, 0, 0 };
 		bool found = false;
@@ -597,7 +606,7 @@ fate_to(struct formula_array *a, const struct fate *f, double L)
 /* The most lines one step touches between two uses of a line it keeps: a key block against
  * the query block (scores), one row (softmax), a value block into the output block (av). */
 static double
-naive_step_lines(const struct q *q, const struct attn_config *c)
+naive_step_lines(const struct formula_geometry *q, const struct attn_config *c)
 {
 	double sblock = fmin(q->Br * lines_at_most(q->Sseg), lines_at_most(q->Br * q->Srow));
 	double scores = q->tq + q->tk + lines_at_most(q->qb) + lines_at_most(q->kb) + sblock;
@@ -608,13 +617,14 @@ naive_step_lines(const struct q *q, const struct attn_config *c)
 }
 
 void
-formula_naive(struct formula_result *r, const struct attn_config *c, const struct q *q)
+formula_naive(struct formula_result *r, const struct attn_config *c,
+	      const struct formula_geometry *q)
 {
 	double tile_lines[] = { q->tq, q->tk, q->tv, q->ts, q->to, q->trow };
 	static const char *const tile_names[] = { "Q_tile", "K_tile", "V_tile",
 						  "S_tile", "O_tile", "row_tile" };
 	static const char *const names[N_ARRAYS] = { "Q", "K", "V", "O", "S", "P" };
-	struct nv n = { .c = c, .q = q };
+	struct naive_geometry n = { .c = c, .q = q };
 	struct fate f[N_ARRAYS];
 
 	memset(f, 0, sizeof(f));
@@ -644,7 +654,7 @@ formula_naive(struct formula_result *r, const struct attn_config *c, const struc
 	s_lines(&n, &f[A_S], &f[A_P]);
 	for (int a = 0; a < N_ARRAYS; a++)
 		if (a != A_P || c->softmax_separate)
-			fate_to(arr(r, names[a]), &f[a], q->L);
+			fate_to(formula_array_named(r, names[a]), &f[a], q->L);
 	free(n.memo);
-	tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
+	formula_tiles(r, q, tile_names, tile_lines, 6, naive_step_lines(q, c));
 }

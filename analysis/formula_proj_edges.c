@@ -11,13 +11,13 @@
 
 /*
  * An edge line is touched by each of its segments; between two touches in a row comes a
- * window (window()). Most windows are decided by bounds that do not depend on the line: the
- * lines touched from the start of the first touch's pass (or phase) to the end of the second's
- * hold the window's lines and the line itself, and those touched strictly between the two
- * passes (phases) are among the window's. Only a window the bounds leave open is counted
- * exactly. The bounds are memoized: between passes of one product at most a block apart by
- * the blocks' geometry (block_key(): blocks alike touch the same lines up to a shift by whole
- * lines), else by the passes themselves.
+ * window (proj_window_lines()). Most windows are decided by bounds that do not depend on the line:
+ * the lines touched from the start of the first touch's pass (or phase) to the end of the second's
+ * hold the window's lines and the line itself, and those touched strictly between the two passes
+ * (phases) are among the window's. Only a window the bounds leave open is counted exactly. The
+ * bounds are memoized: between passes of one product at most a block apart by the blocks'
+ * geometry (proj_block_key(): blocks alike touch the same lines up to a shift by whole lines),
+ * else by the passes themselves.
  *
  * Edge lines are counted by ranges of bytes (a block's rows; in the head-major layouts, a
  * block's rows of one head) that each own the lines starting in them. Ranges alike (same
@@ -45,7 +45,7 @@ key_hash(const uint64_t *key, unsigned width)
 }
 
 static void
-table_grow(struct table *t)
+table_grow(struct proj_table *t)
 {
 	size_t nslots = t->nslots ? 2 * t->nslots : 1024;
 
@@ -63,7 +63,7 @@ table_grow(struct table *t)
 
 /* The index of key, adding it (*added) when new. */
 static size_t
-table_find(struct table *t, const uint64_t *key, bool *added)
+table_find(struct proj_table *t, const uint64_t *key, bool *added)
 {
 	size_t s;
 
@@ -86,35 +86,38 @@ table_find(struct table *t, const uint64_t *key, bool *added)
 }
 
 void
-table_finish(struct table *t)
+proj_table_finish(struct proj_table *t)
 {
 	free(t->key);
 	free(t->slot);
 }
 
 /* The first and last times of t's pass (phase: of its phase). */
-static struct pt
-grain_first(const struct pt *t, bool phase)
+static struct proj_time
+grain_first(const struct proj_time *t, bool phase)
 {
-	return (struct pt){ t->m, t->u, t->jb, phase ? t->ph : 0, 0 };
+	return (struct proj_time){ t->m, t->u, t->jb, phase ? t->ph : 0, 0 };
 }
 
-static struct pt
-grain_last(const struct pj *g, const struct pt *t, bool phase)
+static struct proj_time
+grain_last(const struct proj_geometry *g, const struct proj_time *t, bool phase)
 {
 	uint64_t ph = phase ? t->ph : 2 * g->Ks, n;
 
-	n = ph == 2 * g->Ks ? pj_npos(g, t->m, t->u, t->jb) : ph % 2 ? g->d : pj_nr(g, t->u);
-	return (struct pt){ t->m, t->u, t->jb, ph, n - 1 };
+	n = ph == 2 * g->Ks ? proj_positions(g, t->m, t->u, t->jb)
+	    : ph % 2        ? g->d
+			    : proj_block_rows(g, t->u);
+	return (struct proj_time){ t->m, t->u, t->jb, ph, n - 1 };
 }
 
 /* Lines touched from the start of t1's pass (phase) to the end of t2's (outer), or strictly
  * between the two (not outer); t1 is before t2. */
 static double
-bound(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase, bool outer)
+bound(const struct proj_geometry *g, const struct proj_time *t1, const struct proj_time *t2,
+      bool phase, bool outer)
 {
-	struct spans *sp = g->spans;
-	struct pt a, b;
+	struct proj_spans *sp = g->spans;
+	struct proj_time a, b;
 	uint64_t key[SPAN_KEY] = { 0 };
 	bool added;
 	size_t i;
@@ -130,9 +133,9 @@ bound(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase, 
 		key[4] = t2->jb;
 		key[5] = phase ? t2->ph : 0;
 		key[6] = t2->u - t1->u;
-		block_key(g, t1->m, t1->u, key + 7);
+		proj_block_key(g, t1->m, t1->u, key + 7);
 		if (t2->u != t1->u) {
-			block_key(g, t2->m, t2->u, key + 11);
+			proj_block_key(g, t2->m, t2->u, key + 11);
 			key[15] = t1->u / g->Tr == t2->u / g->Tr;
 		}
 	} else {
@@ -156,12 +159,12 @@ bound(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase, 
 	b = grain_first(t2, phase);
 	if (outer) {
 		b = grain_last(g, t2, phase);
-		sp->val[i] = span_between(g, &a, false, &b, false);
-	} else if (pt_cmp(&a, &b) == 0) {
+		sp->val[i] = proj_span_between(g, &a, false, &b, false);
+	} else if (proj_time_cmp(&a, &b) == 0) {
 		sp->val[i] = 0;
 	} else {
 		a = grain_last(g, t1, phase);
-		sp->val[i] = span_between(g, &a, true, &b, true);
+		sp->val[i] = proj_span_between(g, &a, true, &b, true);
 	}
 	return sp->val[i];
 }
@@ -169,7 +172,8 @@ bound(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase, 
 /* Does every window from t1 to t2 (of any line) miss (1), hit (0), or does it depend on the
  * line (-1)? */
 static int
-decide(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase)
+decide(const struct proj_geometry *g, const struct proj_time *t1, const struct proj_time *t2,
+       bool phase)
 {
 	/* the outer span holds the line itself */
 	if (bound(g, t1, t2, phase, true) - 1 + g->tl < g->C)
@@ -181,22 +185,23 @@ decide(const struct pj *g, const struct pt *t1, const struct pt *t2, bool phase)
 
 /* Does line l of array x miss at touch b, touched last at a? */
 static bool
-misses_at(const struct pj *g, int x, uint64_t l, const struct touch *a, const struct touch *b)
+misses_at(const struct proj_geometry *g, int x, uint64_t l, const struct proj_touch *a,
+	  const struct proj_touch *b)
 {
 	int o = decide(g, &a->t, &b->t, false);
 
 	if (o < 0)
 		o = decide(g, &a->t, &b->t, true);
 	if (o < 0)
-		o = window(g, x, l, a, b) >= g->C;
+		o = proj_window_lines(g, x, l, a, b) >= g->C;
 	return o;
 }
 
 /* Do segments of array x only meet at line boundaries (no edge lines)? */
 static bool
-aligned(const struct pj *g, int x)
+aligned(const struct proj_geometry *g, int x)
 {
-	const struct pprod *p = &g->p[g->m0[x]];
+	const struct proj_product *p = &g->p[g->m0[x]];
 
 	if (g->role[x] == ROLE_A)
 		return g->E % g->L == 0;
@@ -207,9 +212,10 @@ aligned(const struct pj *g, int x)
 
 /* Misses of edge line l of array x; adds them to *misses. */
 static void
-line_misses(const struct pj *g, int x, uint64_t l, struct touch **buf, size_t *cap, double *misses)
+line_misses(const struct proj_geometry *g, int x, uint64_t l, struct proj_touch **buf, size_t *cap,
+	    double *misses)
 {
-	size_t n = line_touches(g, x, l, buf, cap);
+	size_t n = proj_line_touches(g, x, l, buf, cap);
 
 	*misses += 1;
 	for (size_t i = 1; i < n; i++)
@@ -225,13 +231,13 @@ struct range {
 
 /* Heads of array x's layout [batch][heads][N][d]; 0 when it is [batch][N][columns]. */
 static uint64_t
-layout_heads(const struct pj *g, int x)
+layout_heads(const struct proj_geometry *g, int x)
 {
 	return x == PO ? g->H : g->role[x] == ROLE_C ? g->p[g->m0[x]].cnh : 0;
 }
 
 static uint64_t
-nranges(const struct pj *g, int x)
+nranges(const struct proj_geometry *g, int x)
 {
 	uint64_t nh = layout_heads(g, x);
 
@@ -240,7 +246,7 @@ nranges(const struct pj *g, int x)
 
 /* Range i in address order. */
 static void
-range_at(const struct pj *g, int x, uint64_t i, struct range *r)
+range_at(const struct proj_geometry *g, int x, uint64_t i, struct range *r)
 {
 	uint64_t nh = layout_heads(g, x), b, row;
 
@@ -248,15 +254,15 @@ range_at(const struct pj *g, int x, uint64_t i, struct range *r)
 		b = i / (nh * g->Tr);
 		r->h = i / g->Tr % nh;
 		r->u = b * g->Tr + i % g->Tr;
-		r->st = ((b * nh + r->h) * g->N + pj_r0(g, r->u)) * g->E;
-		r->en = r->st + pj_nr(g, r->u) * g->E;
+		r->st = ((b * nh + r->h) * g->N + proj_block_first_row(g, r->u)) * g->E;
+		r->en = r->st + proj_block_rows(g, r->u) * g->E;
 		return;
 	}
 	row = x == PX ? g->rowB : g->p[g->m0[x]].n * g->s;
 	r->h = 0;
 	r->u = i;
-	r->st = pj_grow(g, i) * row;
-	r->en = r->st + pj_nr(g, i) * row;
+	r->st = proj_block_global_row(g, i) * row;
+	r->en = r->st + proj_block_rows(g, i) * row;
 }
 
 #define RANGE_KEY 52
@@ -266,7 +272,7 @@ range_at(const struct pj *g, int x, uint64_t i, struct range *r)
  * around (two before, three after: as far as the lines of a line's segments reach), their
  * blocks and heads relative to range i's and their lengths. */
 static void
-range_key(const struct pj *g, int x, uint64_t i, const struct range *r, uint64_t *k)
+range_key(const struct proj_geometry *g, int x, uint64_t i, const struct range *r, uint64_t *k)
 {
 	unsigned n = 5;
 
@@ -277,9 +283,9 @@ range_key(const struct pj *g, int x, uint64_t i, const struct range *r, uint64_t
 	k[3] = r->u % g->Tr == g->Tr - 1;
 	k[4] = r->en == g->size[x];
 	for (uint64_t m = g->m0[x]; m <= g->m1[x]; m++, n += 9) {
-		block_key(g, m, r->u, k + n);
+		proj_block_key(g, m, r->u, k + n);
 		if (r->u + 1 < g->U) {
-			block_key(g, m, r->u + 1, k + n + 4);
+			proj_block_key(g, m, r->u + 1, k + n + 4);
 			k[n + 8] = r->u / g->Tr == (r->u + 1) / g->Tr;
 		} else {
 			k[n + 8] = 2;
@@ -300,16 +306,17 @@ range_key(const struct pj *g, int x, uint64_t i, const struct range *r, uint64_t
 /* Edge lines owned by [st, en) of array x (starting there): appended to *lines; returns how
  * many. */
 static size_t
-owned_edges(const struct pj *g, int x, uint64_t st, uint64_t en, uint64_t **lines, size_t *cap)
+owned_edges(const struct proj_geometry *g, int x, uint64_t st, uint64_t en, uint64_t **lines,
+	    size_t *cap)
 {
 	uint64_t at = st, L = g->L, first = (st + L - 1) / L, last = UINT64_MAX;
 	size_t n = 0;
 
 	while (at < g->size[x]) {
-		struct seg sg;
+		struct proj_segment sg;
 		uint64_t p;
 
-		seg_at(g, x, at, &sg);
+		proj_segment_at(g, x, at, &sg);
 		p = sg.en;
 		if (p >= g->size[x] || p / L * L >= en)
 			break;
@@ -329,21 +336,21 @@ owned_edges(const struct pj *g, int x, uint64_t st, uint64_t en, uint64_t **line
  * blocks and bytes relative to the range's. */
 struct far {
 	uint64_t off;
-	struct touch a, b;
+	struct proj_touch a, b;
 };
 
 /* Ranges alike: their edge lines, misses from first touches and windows within the block and
  * the next, and the windows kept, sorted by their passes: run i is far[run[i] .. run[i + 1]). */
-struct rclass {
+struct range_class {
 	double edges, misses;
 	struct far *far;
 	size_t nfar, *run, nrun;
 };
 
-static struct touch
-touch_moved(const struct touch *t, uint64_t du, uint64_t db)
+static struct proj_touch
+touch_moved(const struct proj_touch *t, uint64_t du, uint64_t db)
 {
-	struct touch o = *t;
+	struct proj_touch o = *t;
 
 	o.t.u += du;
 	o.st += db;
@@ -353,11 +360,11 @@ touch_moved(const struct touch *t, uint64_t du, uint64_t db)
 
 /* Orders times by their passes only. */
 static int
-pass_cmp(const struct pt *a, const struct pt *b)
+pass_cmp(const struct proj_time *a, const struct proj_time *b)
 {
-	struct pt x = grain_first(a, false), y = grain_first(b, false);
+	struct proj_time x = grain_first(a, false), y = grain_first(b, false);
 
-	return pt_cmp(&x, &y);
+	return proj_time_cmp(&x, &y);
 }
 
 static int
@@ -371,19 +378,19 @@ far_cmp(const void *a, const void *b)
 
 /* Counts the class of range r from r's edge lines. */
 static void
-rclass_count(const struct pj *g, int x, const struct range *r, struct rclass *c)
+rclass_count(const struct proj_geometry *g, int x, const struct range *r, struct range_class *c)
 {
 	uint64_t *lines = NULL;
-	struct touch *buf = NULL;
+	struct proj_touch *buf = NULL;
 	size_t cap = 0, lcap = 0, fcap = 0, nl = owned_edges(g, x, r->st, r->en, &lines, &lcap);
 
-	*c = (struct rclass){ .edges = (double)nl, .misses = (double)nl };
+	*c = (struct range_class){ .edges = (double)nl, .misses = (double)nl };
 	for (size_t i = 0; i < nl; i++) {
 		uint64_t l = lines[i];
-		size_t n = line_touches(g, x, l, &buf, &cap);
+		size_t n = proj_line_touches(g, x, l, &buf, &cap);
 
 		for (size_t k = 1; k < n; k++) {
-			const struct touch *a = &buf[k - 1], *b = &buf[k];
+			const struct proj_touch *a = &buf[k - 1], *b = &buf[k];
 
 			/* in one product, in blocks u and u + 1 (unsigned: earlier ones are far) */
 			if (a->t.m == b->t.m && a->t.u - r->u <= 1 && b->t.u - r->u <= 1) {
@@ -413,14 +420,14 @@ rclass_count(const struct pj *g, int x, const struct range *r, struct rclass *c)
 /* Misses of the windows kept by class c, for range r: decided once for each pair of passes
  * where the bounds allow. */
 static double
-far_misses(const struct pj *g, int x, const struct range *r, const struct rclass *c)
+far_misses(const struct proj_geometry *g, int x, const struct range *r, const struct range_class *c)
 {
 	double misses = 0;
 
 	for (size_t z = 0; z < c->nrun; z++) {
 		size_t i = c->run[z], j = c->run[z + 1];
-		struct touch a = touch_moved(&c->far[i].a, r->u, r->st);
-		struct touch b = touch_moved(&c->far[i].b, r->u, r->st);
+		struct proj_touch a = touch_moved(&c->far[i].a, r->u, r->st);
+		struct proj_touch b = touch_moved(&c->far[i].b, r->u, r->st);
 		int o = decide(g, &a.t, &b.t, false);
 
 		if (o >= 0) {
@@ -440,12 +447,12 @@ far_misses(const struct pj *g, int x, const struct range *r, const struct rclass
  * many edge lines there are. A range shorter than a line, or followed by one, owns lines that
  * may reach past the next range: counted one by one. */
 static double
-edges_ranges(const struct pj *g, int x, double *misses)
+edges_ranges(const struct proj_geometry *g, int x, double *misses)
 {
-	struct table t = { .width = RANGE_KEY };
-	struct rclass *cls = NULL;
+	struct proj_table t = { .width = RANGE_KEY };
+	struct range_class *cls = NULL;
 	uint64_t key[RANGE_KEY], n = nranges(g, x), *lines = NULL;
-	struct touch *buf = NULL;
+	struct proj_touch *buf = NULL;
 	size_t ccap = 0, lcap = 0, cap = 0;
 	double edges = 0;
 
@@ -484,7 +491,7 @@ edges_ranges(const struct pj *g, int x, double *misses)
 	free(cls);
 	free(buf);
 	free(lines);
-	table_finish(&t);
+	proj_table_finish(&t);
 	return edges;
 }
 
@@ -492,36 +499,36 @@ edges_ranges(const struct pj *g, int x, double *misses)
  * the windows within a block are counted once for blocks alike, those from a block to the
  * next once for pairs alike. Adds to *misses and returns how many edge lines there are. */
 static double
-edges_w(const struct pj *g, int x, double *misses)
+edges_w(const struct proj_geometry *g, int x, double *misses)
 {
 	uint64_t m = g->m0[x], at = 0, last = UINT64_MAX, L = g->L;
-	struct group *v1 = groups(g, m, g->U, false), *v2 = NULL;
+	struct proj_group *v1 = proj_groups(g, m, g->U, false), *v2 = NULL;
 	uint64_t *rep1 = xzalloc(g->U * sizeof(*rep1)), *rep2 = NULL;
 	double *cnt1 = xzalloc(g->U * sizeof(*cnt1)), *cnt2 = NULL, edges = 0;
-	struct touch *tc = NULL;
+	struct proj_touch *tc = NULL;
 	size_t n1 = 0, n2 = 0, cap = 0;
 
 	for (uint64_t i = 0, j; i < g->U; i = j, n1++) {
-		j = group_end(v1, i, g->U);
+		j = proj_group_end(v1, i, g->U);
 		rep1[n1] = v1[i].u;
 		cnt1[n1] = (double)(j - i);
 	}
 	if (g->U > 1) {
-		v2 = groups(g, m, g->U - 1, true);
+		v2 = proj_groups(g, m, g->U - 1, true);
 		rep2 = xzalloc(g->U * sizeof(*rep2));
 		cnt2 = xzalloc(g->U * sizeof(*cnt2));
 		for (uint64_t i = 0, j; i < g->U - 1; i = j, n2++) {
-			j = group_end(v2, i, g->U - 1);
+			j = proj_group_end(v2, i, g->U - 1);
 			rep2[n2] = v2[i].u;
 			cnt2[n2] = (double)(j - i);
 		}
 	}
 	while (at < g->size[x]) {
-		struct seg sg;
+		struct proj_segment sg;
 		uint64_t l, p;
 		size_t ns = 0;
 
-		seg_at(g, x, at, &sg);
+		proj_segment_at(g, x, at, &sg);
 		at = sg.en;
 		if (at >= g->size[x] || at % L == 0 || at / L == last)
 			continue;
@@ -530,24 +537,24 @@ edges_w(const struct pj *g, int x, double *misses)
 		*misses += 1;
 		/* the line's segments, touched at block 0; then sorted in time */
 		for (p = l * L; p < min_u64(l * L + L, g->size[x]); p = sg.en, ns++) {
-			seg_at(g, x, p, &sg);
+			proj_segment_at(g, x, p, &sg);
 			if (ns == cap) {
 				cap = cap ? 2 * cap : 16;
 				tc = xrealloc(tc, cap * sizeof(*tc));
 			}
-			tc[ns] = (struct touch){ sg.t, sg.st, sg.en };
+			tc[ns] = (struct proj_touch){ sg.t, sg.st, sg.en };
 		}
-		qsort(tc, ns, sizeof(*tc), cmp_touch);
+		qsort(tc, ns, sizeof(*tc), proj_touch_cmp);
 		for (size_t k = 0; k < n1; k++)
 			for (size_t z = 1; z < ns; z++) {
-				struct touch a = touch_moved(&tc[z - 1], rep1[k], 0);
-				struct touch b = touch_moved(&tc[z], rep1[k], 0);
+				struct proj_touch a = touch_moved(&tc[z - 1], rep1[k], 0);
+				struct proj_touch b = touch_moved(&tc[z], rep1[k], 0);
 
 				*misses += cnt1[k] * misses_at(g, x, l, &a, &b);
 			}
 		for (size_t k = 0; k < n2; k++) {
-			struct touch a = touch_moved(&tc[ns - 1], rep2[k], 0);
-			struct touch b = touch_moved(&tc[0], rep2[k] + 1, 0);
+			struct proj_touch a = touch_moved(&tc[ns - 1], rep2[k], 0);
+			struct proj_touch b = touch_moved(&tc[0], rep2[k] + 1, 0);
 
 			*misses += cnt2[k] * misses_at(g, x, l, &a, &b);
 		}
@@ -565,7 +572,7 @@ edges_w(const struct pj *g, int x, double *misses)
 /* Misses of every edge line of array x (lines that several segments reach); adds to *misses
  * and returns how many edge lines there are. */
 double
-edge_lines(const struct pj *g, int x, double *misses)
+proj_edge_lines(const struct proj_geometry *g, int x, double *misses)
 {
 	if (aligned(g, x))
 		return 0;

@@ -10,8 +10,8 @@
 /* Adds the lines of rows i < cnt of base + i P + [iv[j][0], iv[j][1]) (pieces sorted, apart,
  * within one period), all at or above the lines added so far. */
 static void
-band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const uint64_t (*iv)[2],
-     int niv)
+band(struct proj_line_count *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt,
+     const uint64_t (*iv)[2], int niv)
 {
 	int64_t n = 0;
 	uint64_t first;
@@ -19,8 +19,8 @@ band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const u
 	if (cnt == 0 || niv == 0)
 		return;
 	for (int j = 0; j < niv; j++)
-		n += (int64_t)(cnt + floor_sum(cnt, L, P, base + iv[j][1] - 1) -
-			       floor_sum(cnt, L, P, base + iv[j][0]));
+		n += (int64_t)(cnt + formula_floor_sum(cnt, L, P, base + iv[j][1] - 1) -
+			       formula_floor_sum(cnt, L, P, base + iv[j][0]));
 	/* Consecutive pieces that meet in a line: within a row, and from a row to the next. */
 	for (int j = 0; j < niv; j++) {
 		uint64_t e = base + iv[j][1] - 1;
@@ -28,7 +28,8 @@ band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const u
 		uint64_t rows = j + 1 < niv ? cnt : cnt - 1;
 
 		if (rows && nx - e < L)
-			n -= (int64_t)(rows - (floor_sum(rows, L, P, nx) - floor_sum(rows, L, P, e)));
+			n -= (int64_t)(rows - (formula_floor_sum(rows, L, P, nx) -
+					       formula_floor_sum(rows, L, P, e)));
 	}
 	first = (base + iv[0][0]) / L;
 	if (a->any && first == a->last)
@@ -40,7 +41,7 @@ band(struct acc *a, uint64_t L, uint64_t base, uint64_t P, uint64_t cnt, const u
 
 /* Adds the lines of [st, en). */
 void
-piece(struct acc *a, uint64_t L, uint64_t st, uint64_t en)
+proj_count_range(struct proj_line_count *a, uint64_t L, uint64_t st, uint64_t en)
 {
 	const uint64_t iv[1][2] = { { 0, en - st } };
 
@@ -51,7 +52,8 @@ piece(struct acc *a, uint64_t L, uint64_t st, uint64_t en)
 /* Lines wholly inside one of the cnt ranges base + i P + [0, len): a line only that range
  * reaches (the array's last line counts as whole). */
 double
-inner_lines(const struct pj *g, int x, uint64_t base, uint64_t P, uint64_t cnt, uint64_t len)
+proj_inner_lines(const struct proj_geometry *g, int x, uint64_t base, uint64_t P, uint64_t cnt,
+		 uint64_t len)
 {
 	uint64_t L = g->L, size = g->size[x], end = base + (cnt - 1) * P + len;
 	double n = 0;
@@ -59,7 +61,8 @@ inner_lines(const struct pj *g, int x, uint64_t base, uint64_t P, uint64_t cnt, 
 	if (cnt == 0)
 		return 0;
 	if (len >= L)
-		n = (double)(floor_sum(cnt, L, P, base + len) - floor_sum(cnt, L, P, base + L - 1));
+		n = (double)(formula_floor_sum(cnt, L, P, base + len) -
+			     formula_floor_sum(cnt, L, P, base + L - 1));
 	if (end == size && size % L && end - len <= size / L * L)
 		n += 1;
 	return n;
@@ -69,15 +72,16 @@ inner_lines(const struct pj *g, int x, uint64_t base, uint64_t P, uint64_t cnt, 
 
 /* The first A position of product m at or after (strict: after) t. */
 bool
-a_ge(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct acut *o)
+proj_a_first_from(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+		  struct proj_a_position *o)
 {
 	uint64_t u = t->u, jb = t->jb, nr, p;
 
 	if (t->m != m) {
-		*o = (struct acut){ 0, 0, 0 };
+		*o = (struct proj_a_position){ 0, 0, 0 };
 		return t->m < m;
 	}
-	nr = pj_nr(g, u);
+	nr = proj_block_rows(g, u);
 	if (t->ph < 2 * g->Ks && t->ph % 2 == 0)
 		p = t->ph / 2 * nr + t->pos + strict;
 	else
@@ -90,22 +94,24 @@ a_ge(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct acu
 		u++;
 		jb = 0;
 	}
-	*o = (struct acut){ u, jb, p };
+	*o = (struct proj_a_position){ u, jb, p };
 	return u < g->U;
 }
 
 /* The last A position of product m at or before (strict: before) t. */
 bool
-a_le(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct acut *o)
+proj_a_last_until(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+		  struct proj_a_position *o)
 {
 	uint64_t u = t->u, jb = t->jb, nr, Tn = g->p[m].Tn;
 	int64_t p;
 
 	if (t->m != m) {
-		*o = (struct acut){ g->U - 1, Tn - 1, g->Ks * pj_nr(g, g->U - 1) - 1 };
+		*o = (struct proj_a_position){ g->U - 1, Tn - 1,
+					       g->Ks * proj_block_rows(g, g->U - 1) - 1 };
 		return t->m > m;
 	}
-	nr = pj_nr(g, u);
+	nr = proj_block_rows(g, u);
 	if (t->ph < 2 * g->Ks && t->ph % 2 == 0)
 		p = (int64_t)(t->ph / 2 * nr + t->pos) - strict;
 	else
@@ -118,20 +124,21 @@ a_le(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct acu
 			jb = Tn;
 		}
 		jb--;
-		p = (int64_t)(g->Ks * pj_nr(g, u)) - 1;
+		p = (int64_t)(g->Ks * proj_block_rows(g, u)) - 1;
 	}
-	*o = (struct acut){ u, jb, (uint64_t)p };
+	*o = (struct proj_a_position){ u, jb, (uint64_t)p };
 	return true;
 }
 
 /* W's first position at or after t, and last at or before; W slice k follows A slice k. */
 static bool
-w_ge(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct wcut *o)
+w_first_from(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+	     struct proj_w_position *o)
 {
 	uint64_t q;
 
 	if (t->m != m) {
-		*o = (struct wcut){ 0, 0 };
+		*o = (struct proj_w_position){ 0, 0 };
 		return t->m < m;
 	}
 	if (t->ph >= 2 * g->Ks)
@@ -140,20 +147,21 @@ w_ge(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct wcu
 		q = t->jb * g->K + t->ph / 2 * g->d;
 	else
 		q = t->jb * g->K + t->ph / 2 * g->d + t->pos + strict;
-	*o = (struct wcut){ t->u, q };
+	*o = (struct proj_w_position){ t->u, q };
 	if (q >= g->p[m].Tn * g->K)
-		*o = (struct wcut){ t->u + 1, 0 };
+		*o = (struct proj_w_position){ t->u + 1, 0 };
 	return o->u < g->U;
 }
 
 static bool
-w_le(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct wcut *o)
+w_last_until(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+	     struct proj_w_position *o)
 {
 	uint64_t end = g->p[m].Tn * g->K;
 	int64_t q;
 
 	if (t->m != m) {
-		*o = (struct wcut){ g->U - 1, end - 1 };
+		*o = (struct proj_w_position){ g->U - 1, end - 1 };
 		return t->m > m;
 	}
 	if (t->ph >= 2 * g->Ks)
@@ -165,18 +173,19 @@ w_le(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct wcu
 	if (q < 0) {
 		if (t->u == 0)
 			return false;
-		*o = (struct wcut){ t->u - 1, end - 1 };
+		*o = (struct proj_w_position){ t->u - 1, end - 1 };
 		return true;
 	}
-	*o = (struct wcut){ t->u, (uint64_t)q };
+	*o = (struct proj_w_position){ t->u, (uint64_t)q };
 	return true;
 }
 
 /* C's first position at or after (u, jb, pos), moving on to the next pass when past it. */
 static bool
-c_up(const struct pj *g, uint64_t m, uint64_t u, uint64_t jb, uint64_t pos, struct ccut *o)
+c_up(const struct proj_geometry *g, uint64_t m, uint64_t u, uint64_t jb, uint64_t pos,
+     struct proj_c_position *o)
 {
-	if (jb < g->p[m].Tn && pos >= pj_npos(g, m, u, jb)) {
+	if (jb < g->p[m].Tn && pos >= proj_positions(g, m, u, jb)) {
 		jb++;
 		pos = 0;
 	}
@@ -185,13 +194,14 @@ c_up(const struct pj *g, uint64_t m, uint64_t u, uint64_t jb, uint64_t pos, stru
 		jb = 0;
 		pos = 0;
 	}
-	*o = (struct ccut){ u, jb, pos };
+	*o = (struct proj_c_position){ u, jb, pos };
 	return u < g->U;
 }
 
 /* The last position of the pass before (u, jb). */
 static bool
-c_before(const struct pj *g, uint64_t m, uint64_t u, uint64_t jb, struct ccut *o)
+c_before(const struct proj_geometry *g, uint64_t m, uint64_t u, uint64_t jb,
+	 struct proj_c_position *o)
 {
 	if (jb == 0) {
 		if (u == 0)
@@ -200,53 +210,56 @@ c_before(const struct pj *g, uint64_t m, uint64_t u, uint64_t jb, struct ccut *o
 		jb = g->p[m].Tn;
 	}
 	jb--;
-	*o = (struct ccut){ u, jb, pj_npos(g, m, u, jb) - 1 };
+	*o = (struct proj_c_position){ u, jb, proj_positions(g, m, u, jb) - 1 };
 	return true;
 }
 
 bool
-c_ge(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct ccut *o)
+proj_c_first_from(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+		  struct proj_c_position *o)
 {
 	if (t->m != m) {
-		*o = (struct ccut){ 0, 0, 0 };
+		*o = (struct proj_c_position){ 0, 0, 0 };
 		return t->m < m;
 	}
 	return c_up(g, m, t->u, t->jb, t->ph >= 2 * g->Ks ? t->pos + strict : 0, o);
 }
 
 bool
-c_le(const struct pj *g, uint64_t m, const struct pt *t, bool strict, struct ccut *o)
+proj_c_last_until(const struct proj_geometry *g, uint64_t m, const struct proj_time *t, bool strict,
+		  struct proj_c_position *o)
 {
 	if (t->m != m) {
 		uint64_t Tn = g->p[m].Tn;
 
-		*o = (struct ccut){ g->U - 1, Tn - 1, pj_npos(g, m, g->U - 1, Tn - 1) - 1 };
+		*o = (struct proj_c_position){ g->U - 1, Tn - 1,
+					       proj_positions(g, m, g->U - 1, Tn - 1) - 1 };
 		return t->m > m;
 	}
 	if (t->ph < 2 * g->Ks || (strict && t->pos == 0))
 		return c_before(g, m, t->u, t->jb, o);
-	*o = (struct ccut){ t->u, t->jb, t->pos - strict };
+	*o = (struct proj_c_position){ t->u, t->jb, t->pos - strict };
 	return true;
 }
 
 /* ---- A: positions to lines ---- */
 
 static void
-aset_full(struct aset *s, uint64_t a, uint64_t b)
+aset_full(struct proj_a_set *s, uint64_t a, uint64_t b)
 {
 	s->fa[s->nf] = a;
 	s->fb[s->nf++] = b;
 }
 
 static void
-aset_part(struct aset *s, uint64_t u, uint64_t a, uint64_t b)
+aset_part(struct proj_a_set *s, uint64_t u, uint64_t a, uint64_t b)
 {
 	int i = 0;
 
 	while (i < s->np && s->pt[i].u != u)
 		i++;
 	if (i == s->np)
-		s->pt[s->np++] = (struct apart){ .u = u };
+		s->pt[s->np++] = (struct proj_a_part){ .u = u };
 	s->pt[i].a[s->pt[i].n] = a;
 	s->pt[i].b[s->pt[i].n++] = b;
 }
@@ -254,10 +267,11 @@ aset_part(struct aset *s, uint64_t u, uint64_t a, uint64_t b)
 /* Adds the positions of product m from lo to hi: over passes of one block, every pass covers
  * the whole block. */
 void
-aset_add(const struct pj *g, uint64_t m, const struct acut *lo, const struct acut *hi,
-	 struct aset *s)
+proj_a_set_add(const struct proj_geometry *g, uint64_t m, const struct proj_a_position *lo,
+	       const struct proj_a_position *hi, struct proj_a_set *s)
 {
-	uint64_t e1 = g->Ks * pj_nr(g, lo->u) - 1, e2 = g->Ks * pj_nr(g, hi->u) - 1;
+	uint64_t e1 = g->Ks * proj_block_rows(g, lo->u) - 1,
+		 e2 = g->Ks * proj_block_rows(g, hi->u) - 1;
 
 	if (lo->u == hi->u) {
 		if (lo->jb == hi->jb) {
@@ -320,7 +334,7 @@ merge_ranges(uint64_t *a, uint64_t *b, int n)
 static int
 cmp_part(const void *a, const void *b)
 {
-	const struct apart *x = a, *y = b;
+	const struct proj_a_part *x = a, *y = b;
 
 	return (x->u > y->u) - (x->u < y->u);
 }
@@ -328,7 +342,7 @@ cmp_part(const void *a, const void *b)
 /* Whole blocks merged and sorted; parts of blocks not already whole, sorted, their ranges
  * merged. */
 static void
-aset_normalize(struct aset *s)
+aset_normalize(struct proj_a_set *s)
 {
 	int np = 0;
 
@@ -376,9 +390,9 @@ cuts(uint64_t *c, int n, uint64_t lo, uint64_t hi)
 
 /* x: block part pt, row by row (slices k of row i at (row i) K_s + k). */
 static void
-x_part(const struct pj *g, struct acc *a, const struct apart *pt)
+x_part(const struct proj_geometry *g, struct proj_line_count *a, const struct proj_a_part *pt)
 {
-	uint64_t nr = pj_nr(g, pt->u), c[2 * SET_MAX + 8];
+	uint64_t nr = proj_block_rows(g, pt->u), c[2 * SET_MAX + 8];
 	int nc = 0;
 
 	for (int r = 0; r < pt->n; r++) {
@@ -399,13 +413,15 @@ x_part(const struct pj *g, struct acc *a, const struct apart *pt)
 			iv[niv][0] = (uint64_t)klo * g->E;
 			iv[niv++][1] = (uint64_t)(khi + 1) * g->E;
 		}
-		band(a, g->L, (pj_grow(g, pt->u) + i0) * g->rowB, g->rowB, c[z + 1] - i0, iv, niv);
+		band(a, g->L, (proj_block_global_row(g, pt->u) + i0) * g->rowB, g->rowB,
+		     c[z + 1] - i0, iv, niv);
 	}
 }
 
 /* O: rows of head h of the set's blocks in batch b, in address order. */
 static void
-o_head(const struct pj *g, struct acc *a, const struct aset *s, uint64_t b, uint64_t h)
+o_head(const struct proj_geometry *g, struct proj_line_count *a, const struct proj_a_set *s,
+       uint64_t b, uint64_t h)
 {
 	uint64_t ua = b * g->Tr, ub = ua + g->Tr - 1, base = (b * g->H + h) * g->N * g->E;
 	int i = 0, j = 0;
@@ -415,22 +431,25 @@ o_head(const struct pj *g, struct acc *a, const struct aset *s, uint64_t b, uint
 			uint64_t fa = max_u64(s->fa[i], ua), fb = min_u64(s->fb[i], ub);
 
 			if (fa <= fb)
-				piece(a, g->L, base + pj_r0(g, fa) * g->E,
-				      base + (pj_r0(g, fb) + pj_nr(g, fb)) * g->E);
+				proj_count_range(a, g->L, base + proj_block_first_row(g, fa) * g->E,
+						 base + (proj_block_first_row(g, fb) +
+							 proj_block_rows(g, fb)) *
+								 g->E);
 			i++;
 			continue;
 		}
 		if (s->pt[j].u >= ua && s->pt[j].u <= ub) {
-			const struct apart *pt = &s->pt[j];
-			uint64_t nr = pj_nr(g, pt->u), r0 = pj_r0(g, pt->u);
+			const struct proj_a_part *pt = &s->pt[j];
+			uint64_t nr = proj_block_rows(g, pt->u),
+				 r0 = proj_block_first_row(g, pt->u);
 
 			for (int r = 0; r < pt->n; r++) {
 				uint64_t x0 = max_u64(pt->a[r], h * nr);
 				uint64_t x1 = min_u64(pt->b[r], h * nr + nr - 1);
 
 				if (x0 <= x1)
-					piece(a, g->L, base + (r0 + x0 - h * nr) * g->E,
-					      base + (r0 + x1 + 1 - h * nr) * g->E);
+					proj_count_range(a, g->L, base + (r0 + x0 - h * nr) * g->E,
+							 base + (r0 + x1 + 1 - h * nr) * g->E);
 			}
 		}
 		j++;
@@ -438,9 +457,9 @@ o_head(const struct pj *g, struct acc *a, const struct aset *s, uint64_t b, uint
 }
 
 double
-aset_lines(const struct pj *g, int x, struct aset *s)
+proj_a_set_lines(const struct proj_geometry *g, int x, struct proj_a_set *s)
 {
-	struct acc a = { 0 };
+	struct proj_line_count a = { 0 };
 
 	aset_normalize(s);
 	if (x == PX) {
@@ -448,8 +467,11 @@ aset_lines(const struct pj *g, int x, struct aset *s)
 
 		while (i < s->nf || j < s->np) {
 			if (j >= s->np || (i < s->nf && s->fa[i] < s->pt[j].u)) {
-				piece(&a, g->L, pj_grow(g, s->fa[i]) * g->rowB,
-				      (pj_grow(g, s->fb[i]) + pj_nr(g, s->fb[i])) * g->rowB);
+				proj_count_range(&a, g->L,
+						 proj_block_global_row(g, s->fa[i]) * g->rowB,
+						 (proj_block_global_row(g, s->fb[i]) +
+						  proj_block_rows(g, s->fb[i])) *
+							 g->rowB);
 				i++;
 			} else {
 				x_part(g, &a, &s->pt[j++]);
@@ -468,7 +490,8 @@ aset_lines(const struct pj *g, int x, struct aset *s)
 		for (int j = 0; j < s->np; j++)
 			any = any || (s->pt[j].u >= ua && s->pt[j].u <= ub);
 		if (whole)
-			piece(&a, g->L, b * g->H * g->N * g->E, (b + 1) * g->H * g->N * g->E);
+			proj_count_range(&a, g->L, b * g->H * g->N * g->E,
+					 (b + 1) * g->H * g->N * g->E);
 		else if (any)
 			for (uint64_t h = 0; h < g->H; h++)
 				o_head(g, &a, s, b, h);
@@ -479,12 +502,13 @@ aset_lines(const struct pj *g, int x, struct aset *s)
 /* ---- W: positions q = jb K + R to lines ---- */
 
 double
-w_lines(const struct pj *g, uint64_t m, const struct wcut *lo, const struct wcut *hi)
+proj_w_lines(const struct proj_geometry *g, uint64_t m, const struct proj_w_position *lo,
+	     const struct proj_w_position *hi)
 {
-	const struct pprod *p = &g->p[m];
+	const struct proj_product *p = &g->p[m];
 	uint64_t K = g->K, qe = p->Tn * K - 1, ra[2], rb[2], c[8];
 	int nr = 1, nc = 0;
-	struct acc a = { 0 };
+	struct proj_line_count a = { 0 };
 
 	if (lo->u > hi->u || (lo->u == hi->u && lo->q > hi->q))
 		return 0;
@@ -492,7 +516,7 @@ w_lines(const struct pj *g, uint64_t m, const struct wcut *lo, const struct wcut
 	rb[0] = hi->q;
 	if (lo->u != hi->u) {
 		if (hi->u > lo->u + 1 || hi->q + 1 >= lo->q) {
-			piece(&a, g->L, 0, g->size[p->w]);
+			proj_count_range(&a, g->L, 0, g->size[p->w]);
 			return a.n;
 		}
 		ra[0] = 0;
@@ -516,7 +540,7 @@ w_lines(const struct pj *g, uint64_t m, const struct wcut *lo, const struct wcut
 			if (jlo > jhi)
 				continue;
 			iv[niv][0] = (uint64_t)jlo * g->Bc * g->s;
-			iv[niv++][1] = pj_c1(g, m, (uint64_t)jhi) * g->s;
+			iv[niv++][1] = proj_column_end(g, m, (uint64_t)jhi) * g->s;
 		}
 		band(&a, g->L, R0 * p->n * g->s, p->n * g->s, c[z + 1] - R0, iv, niv);
 	}
@@ -526,7 +550,7 @@ w_lines(const struct pj *g, uint64_t m, const struct wcut *lo, const struct wcut
 /* ---- C: positions to lines ---- */
 
 /* Positions of one block from (ja, ia, ha) to (jz, iz, hz): pass, row, head of the run. */
-struct cpart {
+struct c_part {
 	uint64_t u;
 	int64_t ja, ia, ha, jz, iz, hz;
 	bool whole; /* blocks u .. uz whole */
@@ -534,9 +558,10 @@ struct cpart {
 };
 
 static void
-c_decode(const struct pj *g, uint64_t m, const struct ccut *c, int64_t *j, int64_t *i, int64_t *h)
+c_decode(const struct proj_geometry *g, uint64_t m, const struct proj_c_position *c, int64_t *j,
+	 int64_t *i, int64_t *h)
 {
-	uint64_t runs = pj_nruns(g, m, c->jb);
+	uint64_t runs = proj_store_runs(g, m, c->jb);
 
 	*j = (int64_t)c->jb;
 	*i = (int64_t)(c->pos / runs);
@@ -545,10 +570,11 @@ c_decode(const struct pj *g, uint64_t m, const struct ccut *c, int64_t *j, int64
 
 /* y: a block's part, row by row. */
 static void
-y_part(const struct pj *g, uint64_t m, struct acc *a, const struct cpart *cp)
+y_part(const struct proj_geometry *g, uint64_t m, struct proj_line_count *a,
+       const struct c_part *cp)
 {
-	uint64_t nr = pj_nr(g, cp->u), n = g->p[m].n, c[4] = { (uint64_t)cp->ia,
-							     (uint64_t)cp->iz + 1 };
+	uint64_t nr = proj_block_rows(g, cp->u), n = g->p[m].n,
+		 c[4] = { (uint64_t)cp->ia, (uint64_t)cp->iz + 1 };
 	int nc = cuts(c, 2, 0, nr);
 
 	for (int z = 0; z + 1 < nc; z++) {
@@ -559,21 +585,21 @@ y_part(const struct pj *g, uint64_t m, struct acc *a, const struct cpart *cp)
 		if (jlo > jhi)
 			continue;
 		iv[0][0] = (uint64_t)jlo * g->Bc * g->s;
-		iv[0][1] = pj_c1(g, m, (uint64_t)jhi) * g->s;
-		band(a, g->L, (pj_grow(g, cp->u) + (uint64_t)i0) * n * g->s, n * g->s,
+		iv[0][1] = proj_column_end(g, m, (uint64_t)jhi) * g->s;
+		band(a, g->L, (proj_block_global_row(g, cp->u) + (uint64_t)i0) * n * g->s, n * g->s,
 		     c[z + 1] - (uint64_t)i0, iv, 1);
 	}
 }
 
 /* Q, K, V: head h's rows of a block's part. */
 static void
-h_part(const struct pj *g, uint64_t m, struct acc *a, const struct cpart *cp, uint64_t base,
-       int64_t h)
+h_part(const struct proj_geometry *g, uint64_t m, struct proj_line_count *a,
+       const struct c_part *cp, uint64_t base, int64_t h)
 {
 	int64_t d = (int64_t)g->d, Bc = (int64_t)g->Bc;
 	int64_t jf = h * d / Bc, jl = ((h + 1) * d - 1) / Bc;
-	uint64_t nr = pj_nr(g, cp->u), c[6] = { (uint64_t)cp->ia, (uint64_t)cp->ia + 1,
-						(uint64_t)cp->iz, (uint64_t)cp->iz + 1 };
+	uint64_t nr = proj_block_rows(g, cp->u), c[6] = { (uint64_t)cp->ia, (uint64_t)cp->ia + 1,
+							  (uint64_t)cp->iz, (uint64_t)cp->iz + 1 };
 	int nc = cuts(c, 4, 0, nr);
 
 	for (int z = 0; z + 1 < nc; z++) {
@@ -588,21 +614,22 @@ h_part(const struct pj *g, uint64_t m, struct acc *a, const struct cpart *cp, ui
 		if (jlo > jhi)
 			continue;
 		iv[0][0] = (uint64_t)(jlo * Bc > h * d ? jlo * Bc - h * d : 0) * g->s;
-		iv[0][1] = (min_u64(pj_c1(g, m, (uint64_t)jhi), (uint64_t)((h + 1) * d)) -
+		iv[0][1] = (min_u64(proj_column_end(g, m, (uint64_t)jhi), (uint64_t)((h + 1) * d)) -
 			    (uint64_t)(h * d)) *
 			   g->s;
-		band(a, g->L, base + (pj_r0(g, cp->u) + (uint64_t)i0) * g->d * g->s, g->d * g->s,
-		     c[z + 1] - (uint64_t)i0, iv, 1);
+		band(a, g->L, base + (proj_block_first_row(g, cp->u) + (uint64_t)i0) * g->d * g->s,
+		     g->d * g->s, c[z + 1] - (uint64_t)i0, iv, 1);
 	}
 }
 
 double
-c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut *hi)
+proj_c_lines(const struct proj_geometry *g, uint64_t m, const struct proj_c_position *lo,
+	     const struct proj_c_position *hi)
 {
-	const struct pprod *p = &g->p[m];
-	struct cpart cp[3];
+	const struct proj_product *p = &g->p[m];
+	struct c_part cp[3];
 	int n = 0;
-	struct acc a = { 0 };
+	struct proj_line_count a = { 0 };
 	int64_t lj, li, lh, hj, hi_, hh;
 
 	if (lo->u > hi->u || (lo->u == hi->u && (lo->jb > hi->jb ||
@@ -613,19 +640,20 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 	{
 		/* the last position of a block: its last row's last run */
 		int64_t je = (int64_t)p->Tn - 1;
-		int64_t he = p->cnh ? (int64_t)((pj_c1(g, m, p->Tn - 1) - 1) / g->d) : 0;
+		int64_t he = p->cnh ? (int64_t)((proj_column_end(g, m, p->Tn - 1) - 1) / g->d) : 0;
 
 		if (lo->u == hi->u) {
-			cp[n++] = (struct cpart){ lo->u, lj, li, lh, hj, hi_, hh, false, 0 };
+			cp[n++] = (struct c_part){ lo->u, lj, li, lh, hj, hi_, hh, false, 0 };
 		} else {
-			cp[n++] = (struct cpart){ lo->u, lj,    li,
-						  lh,    je,    (int64_t)pj_nr(g, lo->u) - 1,
-						  he,    false, 0 };
+			cp[n++] = (struct c_part){
+				lo->u, lj,    li, lh, je, (int64_t)proj_block_rows(g, lo->u) - 1,
+				he,    false, 0
+			};
 			if (hi->u > lo->u + 1)
-				cp[n++] = (struct cpart){ .u = lo->u + 1,
-							  .whole = true,
-							  .uz = hi->u - 1 };
-			cp[n++] = (struct cpart){ hi->u, 0, 0, 0, hj, hi_, hh, false, 0 };
+				cp[n++] = (struct c_part){ .u = lo->u + 1,
+							   .whole = true,
+							   .uz = hi->u - 1 };
+			cp[n++] = (struct c_part){ hi->u, 0, 0, 0, hj, hi_, hh, false, 0 };
 		}
 	}
 	if (!p->cnh) {
@@ -633,8 +661,10 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 
 		for (int i = 0; i < n; i++) {
 			if (cp[i].whole)
-				piece(&a, g->L, pj_grow(g, cp[i].u) * rb,
-				      (pj_grow(g, cp[i].uz) + pj_nr(g, cp[i].uz)) * rb);
+				proj_count_range(&a, g->L, proj_block_global_row(g, cp[i].u) * rb,
+						 (proj_block_global_row(g, cp[i].uz) +
+						  proj_block_rows(g, cp[i].uz)) *
+							 rb);
 			else
 				y_part(g, m, &a, &cp[i]);
 		}
@@ -645,7 +675,7 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 
 		/* batches between whole: one range */
 		if (b > lo->u / g->Tr && b < hi->u / g->Tr) {
-			piece(&a, g->L, hb, hb + p->cnh * g->N * g->d * g->s);
+			proj_count_range(&a, g->L, hb, hb + p->cnh * g->N * g->d * g->s);
 			continue;
 		}
 		for (uint64_t h = 0; h < p->cnh; h++) {
@@ -656,9 +686,13 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 					uint64_t fa = max_u64(cp[i].u, ua), fb = min_u64(cp[i].uz, ub);
 
 					if (fa <= fb)
-						piece(&a, g->L, base + pj_r0(g, fa) * g->d * g->s,
-						      base + (pj_r0(g, fb) + pj_nr(g, fb)) * g->d *
-								     g->s);
+						proj_count_range(
+							&a, g->L,
+							base + proj_block_first_row(g, fa) * g->d *
+									g->s,
+							base + (proj_block_first_row(g, fb) +
+								proj_block_rows(g, fb)) *
+									g->d * g->s);
 				} else if (cp[i].u >= ua && cp[i].u <= ub) {
 					h_part(g, m, &a, &cp[i], base, (int64_t)h);
 				}
@@ -670,35 +704,37 @@ c_lines(const struct pj *g, uint64_t m, const struct ccut *lo, const struct ccut
 
 /* Distinct lines of the segments touched from t1 to t2 (strict: leaving out t1, t2 itself). */
 double
-span_between(const struct pj *g, const struct pt *t1, bool s1, const struct pt *t2, bool s2)
+proj_span_between(const struct proj_geometry *g, const struct proj_time *t1, bool s1,
+		  const struct proj_time *t2, bool s2)
 {
 	double n = 0;
 
 	for (int x = PX; x <= PO; x++) {
-		struct aset set = { .nf = 0 };
+		struct proj_a_set set = { .nf = 0 };
 		bool any = false;
 
 		for (uint64_t m = x == PX ? 0 : 3; m <= (x == PX ? 2 : 3); m++) {
-			struct acut lo, hi;
+			struct proj_a_position lo, hi;
 
-			if (a_ge(g, m, t1, s1, &lo) && a_le(g, m, t2, s2, &hi) &&
+			if (proj_a_first_from(g, m, t1, s1, &lo) &&
+			    proj_a_last_until(g, m, t2, s2, &hi) &&
 			    (lo.u < hi.u || (lo.u == hi.u && (lo.jb < hi.jb ||
-							       (lo.jb == hi.jb && lo.p <= hi.p))))) {
-				aset_add(g, m, &lo, &hi, &set);
+							      (lo.jb == hi.jb && lo.p <= hi.p))))) {
+				proj_a_set_add(g, m, &lo, &hi, &set);
 				any = true;
 			}
 		}
 		if (any)
-			n += aset_lines(g, x, &set);
+			n += proj_a_set_lines(g, x, &set);
 	}
 	for (uint64_t m = 0; m < 4; m++) {
-		struct wcut wl, wh;
-		struct ccut cl, ch;
+		struct proj_w_position wl, wh;
+		struct proj_c_position cl, ch;
 
-		if (w_ge(g, m, t1, s1, &wl) && w_le(g, m, t2, s2, &wh))
-			n += w_lines(g, m, &wl, &wh);
-		if (c_ge(g, m, t1, s1, &cl) && c_le(g, m, t2, s2, &ch))
-			n += c_lines(g, m, &cl, &ch);
+		if (w_first_from(g, m, t1, s1, &wl) && w_last_until(g, m, t2, s2, &wh))
+			n += proj_w_lines(g, m, &wl, &wh);
+		if (proj_c_first_from(g, m, t1, s1, &cl) && proj_c_last_until(g, m, t2, s2, &ch))
+			n += proj_c_lines(g, m, &cl, &ch);
 	}
 	return n;
 }

@@ -13,7 +13,8 @@
  *   - a miss on a line that was dirty is preceded by its write-back;
  *   - a line still dirty at the end is written by the final flush (or, when the run touches
  *     C other lines after its last access, by an eviction).
- * seq() below applies these rules; the kernels' sections list the sequences and distances.
+ * formula_line_sequence() below applies these rules; the kernels' sections list the sequences and
+ * distances.
  *
  * Notation (all in lines): rq = d s / L, one row of Q, K, V or O in the storage type;
  * qb = B_r rq and kb = B_c rq, a block of query or key rows; Srow = N s / L, one row of S;
@@ -34,7 +35,7 @@
 #include "sim/util.h"
 
 struct formula_array *
-arr(struct formula_result *r, const char *name)
+formula_array_named(struct formula_result *r, const char *name)
 {
 	for (unsigned i = 0; i < r->narrays; i++)
 		if (strcmp(r->arrays[i].name, name) == 0)
@@ -48,8 +49,8 @@ arr(struct formula_result *r, const char *name)
 /* Adds to a the traffic of n lines that each follow steps[0 .. ns), then see gap_end other
  * lines before the run ends. */
 void
-seq(struct formula_array *a, const struct q *q, double n, const struct step *steps, int ns,
-    double gap_end)
+formula_line_sequence(struct formula_array *a, const struct formula_geometry *q, double n,
+		      const struct formula_step *steps, int ns, double gap_end)
 {
 	/* A sequence that starts with a finite distance continues an earlier one: the line
 	 * was there, clean (earlier stores belong in the sequence). */
@@ -59,7 +60,7 @@ seq(struct formula_array *a, const struct q *q, double n, const struct step *ste
 	if (n <= 0)
 		return;
 	for (int i = 0; i < ns; i++) {
-		const struct step *st = &steps[i];
+		const struct formula_step *st = &steps[i];
 		/* The first repetition can differ (state from before); from the second on, each
 		 * one repeats the same increments: count it once and multiply. */
 		double last[3] = { 0, 0, 0 };
@@ -71,15 +72,15 @@ seq(struct formula_array *a, const struct q *q, double n, const struct step *ste
 			if (miss) {
 				if (present && dirty)
 					writes += 1;
-				if (st->op == LD || (st->op == ST && q->rfo)) {
+				if (st->op == FORMULA_LOAD || (st->op == FORMULA_STORE && q->rfo)) {
 					reads += 1;
-					if (st->op == ST)
+					if (st->op == FORMULA_STORE)
 						rfo += 1;
 				}
 				present = true;
-				dirty = st->op != LD;
+				dirty = st->op != FORMULA_LOAD;
 			} else {
-				dirty = dirty || st->op != LD;
+				dirty = dirty || st->op != FORMULA_LOAD;
 			}
 			last[0] = reads - r0;
 			last[1] = rfo - f0;
@@ -107,15 +108,16 @@ seq(struct formula_array *a, const struct q *q, double n, const struct step *ste
 
 /* One access kind to fresh lines: a read, or a partial store. */
 void
-once(struct formula_array *a, const struct q *q, double n, int op, double gap_end)
+formula_line_once(struct formula_array *a, const struct formula_geometry *q, double n, int op,
+		  double gap_end)
 {
-	struct step s = { op, INFINITY, 1 };
+	struct formula_step s = { op, INFINITY, 1 };
 
-	seq(a, q, n, &s, 1, gap_end);
+	formula_line_sequence(a, q, n, &s, 1, gap_end);
 }
 
 double
-tile_row_lines(uint64_t rows, uint64_t stride, uint64_t width, uint64_t L)
+formula_tile_row_lines(uint64_t rows, uint64_t stride, uint64_t width, uint64_t L)
 {
 	uint64_t last = UINT64_MAX;
 	double n = 0;
@@ -134,7 +136,7 @@ tile_row_lines(uint64_t rows, uint64_t stride, uint64_t width, uint64_t L)
 }
 
 static void
-setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
+setup(struct formula_geometry *q, const struct attn_config *c, const struct formula_machine *m)
 {
 	double L = m->line_bytes, tile = m->tiles_in_scratch ? 0 : 1;
 
@@ -163,7 +165,8 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
 	q->tk = tile * ceil(q->Bc * q->d * 4 / L);
 	q->tv = q->tk;
 	/* S tile rows sit B_c floats apart (B_c as given), each as wide as the key block */
-	q->ts = tile * tile_row_lines((uint64_t)q->Br, c->Bc * 4, (uint64_t)q->Bc * 4, (uint64_t)L);
+	q->ts = tile * formula_tile_row_lines((uint64_t)q->Br, c->Bc * 4, (uint64_t)q->Bc * 4,
+					      (uint64_t)L);
 	q->to = q->tq;
 	q->trow = tile * ceil(q->Nk * 4 / L);
 	q->tm = tile * ceil(q->Br * 4 / L);
@@ -183,12 +186,13 @@ setup(struct q *q, const struct attn_config *c, const struct formula_machine *m)
  * traffic is not modeled: the result says so. It is also the smallest cache the formulas claim
  * to be exact for (formula_scope.c). */
 void
-tiles(struct formula_result *r, const struct q *q, const char *const *names, const double *lines,
-      int n, double step_lines)
+formula_tiles(struct formula_result *r, const struct formula_geometry *q, const char *const *names,
+	      const double *lines, int n, double step_lines)
 {
 	for (int i = 0; i < n; i++)
 		if (lines[i] > 0)
-			once(arr(r, names[i]), q, lines[i], ST, 0);
+			formula_line_once(formula_array_named(r, names[i]), q, lines[i],
+					  FORMULA_STORE, 0);
 	r->step_lines = step_lines;
 	if (lines[0] > 0 && step_lines >= q->C)
 		r->tiles_approximate = true;
@@ -207,7 +211,7 @@ flash_kblocks(const struct attn_config *c, uint64_t ib)
 
 /* sum over i < n of floor((a i + b) / m) (the classic Euclid-like reduction). */
 u128
-floor_sum(u128 n, u128 m, u128 a, u128 b)
+formula_floor_sum(u128 n, u128 m, u128 a, u128 b)
 {
 	u128 ans = 0;
 
@@ -239,14 +243,14 @@ floor_sum(u128 n, u128 m, u128 a, u128 b)
 static void
 add(struct formula_result *r, const char *name, double rd, double wr)
 {
-	struct formula_array *a = arr(r, name);
+	struct formula_array *a = formula_array_named(r, name);
 
 	a->read_bytes += rd;
 	a->write_bytes += wr;
 }
 
 static void
-no_cache(struct formula_result *r, const struct attn_config *c, const struct q *q)
+no_cache(struct formula_result *r, const struct attn_config *c, const struct formula_geometry *q)
 {
 	double s = q->s, N = q->N, d = q->d, bh = q->B * q->H;
 	double head = N * d * s, S = N * N * s, vec = N * 4;
@@ -446,7 +450,7 @@ tiles_small(const struct formula_result *r, char *text, size_t n)
 
 /* "T_r = 8" and, where the lab's N / B_r differs, "(the lab's N/B_r = 7.81)". */
 static void
-blocks_text(char *buf, size_t n, const struct q *q)
+blocks_text(char *buf, size_t n, const struct formula_geometry *q)
 {
 	double lab = q->N / q->Br;
 
@@ -465,7 +469,7 @@ blocks_text(char *buf, size_t n, const struct q *q)
  */
 static void
 regime(struct formula_result *r, const struct attn_config *c, const struct formula_machine *m,
-       const struct q *q)
+       const struct formula_geometry *q)
 {
 	struct formula_regime *g = &r->regime;
 	double head = q->B * q->H * q->N * q->d * q->s;   /* one pass over Q of every head */
@@ -712,7 +716,7 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 {
 	/* the loops the kernel runs: flashdecode's packed rows (attn_decode_view()), else c */
 	const struct attn_config v = attn_decode_view(c);
-	struct q q;
+	struct formula_geometry q;
 
 	memset(out, 0, sizeof(*out));
 	setup(&q, &v, m);
