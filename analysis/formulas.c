@@ -467,19 +467,163 @@ blocks_text(char *buf, size_t n, const struct formula_geometry *q)
  * Q once, writes O once and reads K and V once per query block. The first assumption that
  * fails is named, with the numbers.
  */
+/* flash2 with one query block holding all N rows: K and V read once per head, not N/B_r
+ * times. */
+static void
+regime_one_block(struct formula_result *r, const struct attn_config *c,
+		 const struct formula_geometry *q, const char *C, double kv)
+{
+	struct formula_regime *g = &r->regime;
+
+	/* K and V of every KV head once: what "read once" means, judged on the bytes */
+	double once = 2 * q->B * q->Hkv * q->Nk * q->d * q->s;
+
+	if (kv <= 1.05 * once)
+		snprintf(g->text, sizeof(g->text),
+			 "B_r <= N fails: one query block (B_r = %llu) holds all N = %llu "
+			 "rows, so K and V are read once, not the lab's N/B_r = %.3g times",
+			 (unsigned long long)c->Br, (unsigned long long)c->N,
+			 (double)c->N / (double)c->Br);
+	else
+		snprintf(g->text, sizeof(g->text),
+			 "B_r <= N fails: one query block (B_r = %llu) holds all N = %llu "
+			 "rows, so each query head reads K and V once, not the lab's N/B_r "
+			 "= %.3g times; K and V are read %.3g times in all, as %s does not "
+			 "keep a KV head's K and V between the %llu query heads that share "
+			 "it",
+			 (unsigned long long)c->Br, (unsigned long long)c->N,
+			 (double)c->N / (double)c->Br, kv / once, C,
+			 (unsigned long long)(c->heads / c->kv_heads));
+}
+
+/* naive's terms, in the order the lab formula states its assumptions. */
+static void
+regime_naive(struct formula_result *r, const struct attn_config *c, const struct formula_machine *m,
+	     const struct formula_geometry *q, const char *C, double kv, double Q)
+{
+	struct formula_regime *g = &r->regime;
+	double head = q->B * q->H * q->N * q->d * q->s;
+	double khead = q->B * q->H * q->Nk * q->d * q->s;
+	char a[32], b[32];
+
+	double S = moved(r, "S", true, true) + moved(r, "P", true, true);
+	double S_lab = 4 * q->B * q->H * q->N * q->Nk * q->s;
+
+	mib(a, sizeof(a), S);
+	mib(b, sizeof(b), S_lab);
+	if (kv > 1.05 * 2 * khead)
+		snprintf(
+			g->text, sizeof(g->text),
+			m->no_cache
+				? "K/V fit in cache fails: no cache holds K and V between "
+				  "query blocks, so they are read %.3g times, not once"
+				: "K/V fit in cache fails: K and V are read %.3g times, not "
+				  "once: K, V and what is live between two uses of a K "
+				  "line (S rows, Q, O, tiles) do not fit in %s",
+			kv / (2 * khead), C);
+	else if (kv < 0.95 * 2 * khead)
+		snprintf(
+			g->text, sizeof(g->text),
+			"one K/V head per query head fails: %llu query heads share each K "
+			"and V head, which is read once for all of them (the lab counts it "
+			"per query head)",
+			(unsigned long long)(c->heads / c->kv_heads));
+	else if (!term_holds(Q, head))
+		snprintf(g->text, sizeof(g->text),
+			 "Q read once fails: Q is read %.3g times", Q / head);
+	else if (S <= 0.5 * S_lab)
+		snprintf(g->text, sizeof(g->text),
+			 "S spills to DRAM fails: S and P stay in %s between passes: they "
+			 "move %s, not the lab's 4 N^2 s = %s",
+			 C, a, b);
+	else if (S < 0.95 * S_lab)
+		snprintf(
+			g->text, sizeof(g->text),
+			"S spills to DRAM fails: S and P move %s, not the lab's 4 N^2 s = %s: "
+			"part of S stays in %s between passes",
+			a, b, C);
+	else if (S > 1.05 * S_lab)
+		snprintf(g->text, sizeof(g->text),
+			 "S moves 4 N^2 s fails: S and P move %s, more than the lab's %s",
+			 a, b);
+	else if (m->rfo && c->softmax_separate)
+		snprintf(g->text, sizeof(g->text),
+			 "no read-for-ownership fails: write-allocate reads S and P before "
+			 "writing them (+2 N^2 s)");
+	else if (tiles_small(r, g->text, sizeof(g->text))) {
+		g->within_assumptions = true;
+		mib(b, sizeof(b), kv);
+		snprintf(g->text, sizeof(g->text),
+			 "K/V read once (%s), S spills to DRAM (%s moved)%s", b, a,
+			 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)"
+				: "");
+	}
+}
+
+/* flash2's terms, in the order the lab formula states its assumptions. */
+static void
+regime_flash2(struct formula_result *r, const struct formula_machine *m,
+	      const struct formula_geometry *q, const char *C, double kv, double Q)
+{
+	struct formula_regime *g = &r->regime;
+	double head = q->B * q->H * q->N * q->d * q->s;
+	double khead = q->B * q->H * q->Nk * q->d * q->s;
+	char blocks[64];
+
+	blocks_text(blocks, sizeof(blocks), q);
+	double O = moved(r, "O", true, true);
+	double lse = moved(r, "lse", true, true) + formula_rfo(r, "lse");
+	double o_rfo = formula_rfo(r, "O");
+	double total = r->read_bytes + r->write_bytes;
+	double kv_lab = 2 * khead * q->N / q->Br;
+
+	if (kv < 0.95 * kv_lab)
+		snprintf(g->text, sizeof(g->text),
+			 "K/V re-read per query block fails: K and V are read %.3g times, "
+			 "not %s: they stay in %s",
+			 kv / (2 * khead), blocks, C);
+	else if (kv > 1.05 * kv_lab)
+		snprintf(
+			g->text, sizeof(g->text),
+			"N/B_r passes over K/V fails: K and V are read %.3g times, more than "
+			"the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
+			kv / (2 * khead), q->N / q->Br, q->Tr);
+	else if (!term_holds(Q, head))
+		snprintf(g->text, sizeof(g->text),
+			 "Q read once fails: Q is read %.3g times", Q / head);
+	else if (!term_holds(O, head))
+		snprintf(g->text, sizeof(g->text),
+			 "O written once fails: O moves %.3g times its size", O / head);
+	else if (o_rfo > 0.05 * total)
+		snprintf(
+			g->text, sizeof(g->text),
+			"no read-for-ownership fails: write-allocate reads O before writing "
+			"it (%.0f bytes, %.0f%% of the bytes)",
+			o_rfo, 100 * o_rfo / total);
+	else if (lse + o_rfo > 0.05 * total)
+		snprintf(g->text, sizeof(g->text),
+			 "logsumexp negligible fails: lse moves %.0f bytes (%.0f%% of the "
+			 "bytes; 4 per row in whole lines), which the lab leaves out",
+			 lse, 100 * lse / total);
+	else if (tiles_small(r, g->text, sizeof(g->text))) {
+		g->within_assumptions = true;
+		snprintf(g->text, sizeof(g->text),
+			 "K/V re-read from DRAM for each of the %s query blocks%s", blocks,
+			 m->no_cache ? " (no cache)"
+				     : ", since they do not fit in the cache");
+	}
+}
+
 static void
 regime(struct formula_result *r, const struct attn_config *c, const struct formula_machine *m,
        const struct formula_geometry *q)
 {
 	struct formula_regime *g = &r->regime;
-	double head = q->B * q->H * q->N * q->d * q->s;   /* one pass over Q of every head */
-	double khead = q->B * q->H * q->Nk * q->d * q->s; /* over K (of every query head) */
 	double kv = moved(r, "K", true, false) + moved(r, "V", true, false);
 	double Q = moved(r, "Q", true, false);
-	char C[32], a[32], b[32], blocks[64];
+	char C[32];
 
 	mib(C, sizeof(C), m->capacity_bytes);
-	blocks_text(blocks, sizeof(blocks), q);
 	g->within_assumptions = false;
 	if (c->kernel == ATTN_FLASHDECODE) {
 		snprintf(g->text, sizeof(g->text),
@@ -513,124 +657,12 @@ regime(struct formula_result *r, const struct attn_config *c, const struct formu
 			 C);
 		return;
 	}
-	if (c->kernel == ATTN_FLASH2 && c->Br > c->N) {
-		/* K and V of every KV head once: what "read once" means, judged on the bytes */
-		double once = 2 * q->B * q->Hkv * q->Nk * q->d * q->s;
-
-		if (kv <= 1.05 * once)
-			snprintf(g->text, sizeof(g->text),
-				 "B_r <= N fails: one query block (B_r = %llu) holds all N = %llu "
-				 "rows, so K and V are read once, not the lab's N/B_r = %.3g times",
-				 (unsigned long long)c->Br, (unsigned long long)c->N,
-				 (double)c->N / (double)c->Br);
-		else
-			snprintf(g->text, sizeof(g->text),
-				 "B_r <= N fails: one query block (B_r = %llu) holds all N = %llu "
-				 "rows, so each query head reads K and V once, not the lab's N/B_r "
-				 "= %.3g times; K and V are read %.3g times in all, as %s does not "
-				 "keep a KV head's K and V between the %llu query heads that share "
-				 "it",
-				 (unsigned long long)c->Br, (unsigned long long)c->N,
-				 (double)c->N / (double)c->Br, kv / once, C,
-				 (unsigned long long)(c->heads / c->kv_heads));
-		return;
-	}
-	if (c->kernel == ATTN_NAIVE) {
-		double S = moved(r, "S", true, true) + moved(r, "P", true, true);
-		double S_lab = 4 * q->B * q->H * q->N * q->Nk * q->s;
-
-		mib(a, sizeof(a), S);
-		mib(b, sizeof(b), S_lab);
-		if (kv > 1.05 * 2 * khead)
-			snprintf(
-				g->text, sizeof(g->text),
-				m->no_cache
-					? "K/V fit in cache fails: no cache holds K and V between "
-					  "query blocks, so they are read %.3g times, not once"
-					: "K/V fit in cache fails: K and V are read %.3g times, not "
-					  "once: K, V and what is live between two uses of a K "
-					  "line (S rows, Q, O, tiles) do not fit in %s",
-				kv / (2 * khead), C);
-		else if (kv < 0.95 * 2 * khead)
-			snprintf(
-				g->text, sizeof(g->text),
-				"one K/V head per query head fails: %llu query heads share each K "
-				"and V head, which is read once for all of them (the lab counts it "
-				"per query head)",
-				(unsigned long long)(c->heads / c->kv_heads));
-		else if (!term_holds(Q, head))
-			snprintf(g->text, sizeof(g->text),
-				 "Q read once fails: Q is read %.3g times", Q / head);
-		else if (S <= 0.5 * S_lab)
-			snprintf(g->text, sizeof(g->text),
-				 "S spills to DRAM fails: S and P stay in %s between passes: they "
-				 "move %s, not the lab's 4 N^2 s = %s",
-				 C, a, b);
-		else if (S < 0.95 * S_lab)
-			snprintf(
-				g->text, sizeof(g->text),
-				"S spills to DRAM fails: S and P move %s, not the lab's 4 N^2 s = %s: "
-				"part of S stays in %s between passes",
-				a, b, C);
-		else if (S > 1.05 * S_lab)
-			snprintf(g->text, sizeof(g->text),
-				 "S moves 4 N^2 s fails: S and P move %s, more than the lab's %s",
-				 a, b);
-		else if (m->rfo && c->softmax_separate)
-			snprintf(g->text, sizeof(g->text),
-				 "no read-for-ownership fails: write-allocate reads S and P before "
-				 "writing them (+2 N^2 s)");
-		else if (tiles_small(r, g->text, sizeof(g->text))) {
-			g->within_assumptions = true;
-			mib(b, sizeof(b), kv);
-			snprintf(g->text, sizeof(g->text),
-				 "K/V read once (%s), S spills to DRAM (%s moved)%s", b, a,
-				 m->rfo ? "; write-allocate adds S's read for ownership (N^2 s)"
-					: "");
-		}
-	} else {
-		double O = moved(r, "O", true, true);
-		double lse = moved(r, "lse", true, true) + formula_rfo(r, "lse");
-		double o_rfo = formula_rfo(r, "O");
-		double total = r->read_bytes + r->write_bytes;
-		double kv_lab = 2 * khead * q->N / q->Br;
-
-		if (kv < 0.95 * kv_lab)
-			snprintf(g->text, sizeof(g->text),
-				 "K/V re-read per query block fails: K and V are read %.3g times, "
-				 "not %s: they stay in %s",
-				 kv / (2 * khead), blocks, C);
-		else if (kv > 1.05 * kv_lab)
-			snprintf(
-				g->text, sizeof(g->text),
-				"N/B_r passes over K/V fails: K and V are read %.3g times, more than "
-				"the lab's N/B_r = %.3g (T_r = %.0f query blocks, the last one short)",
-				kv / (2 * khead), q->N / q->Br, q->Tr);
-		else if (!term_holds(Q, head))
-			snprintf(g->text, sizeof(g->text),
-				 "Q read once fails: Q is read %.3g times", Q / head);
-		else if (!term_holds(O, head))
-			snprintf(g->text, sizeof(g->text),
-				 "O written once fails: O moves %.3g times its size", O / head);
-		else if (o_rfo > 0.05 * total)
-			snprintf(
-				g->text, sizeof(g->text),
-				"no read-for-ownership fails: write-allocate reads O before writing "
-				"it (%.0f bytes, %.0f%% of the bytes)",
-				o_rfo, 100 * o_rfo / total);
-		else if (lse + o_rfo > 0.05 * total)
-			snprintf(g->text, sizeof(g->text),
-				 "logsumexp negligible fails: lse moves %.0f bytes (%.0f%% of the "
-				 "bytes; 4 per row in whole lines), which the lab leaves out",
-				 lse, 100 * lse / total);
-		else if (tiles_small(r, g->text, sizeof(g->text))) {
-			g->within_assumptions = true;
-			snprintf(g->text, sizeof(g->text),
-				 "K/V re-read from DRAM for each of the %s query blocks%s", blocks,
-				 m->no_cache ? " (no cache)"
-					     : ", since they do not fit in the cache");
-		}
-	}
+	if (c->kernel == ATTN_FLASH2 && c->Br > c->N)
+		regime_one_block(r, c, q, C, kv);
+	else if (c->kernel == ATTN_NAIVE)
+		regime_naive(r, c, m, q, C, kv, Q);
+	else
+		regime_flash2(r, m, q, C, kv, Q);
 }
 
 void
