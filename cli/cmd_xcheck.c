@@ -32,6 +32,7 @@
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
 #include "measure/vgout.h"
+#include "sim/progress.h"
 #include "sim/util.h"
 
 #define KERNEL_REGION "Client Request: memsim-kernel"
@@ -750,28 +751,41 @@ tool_rows(struct xcheck *x, struct run_ctx *r, const struct geometry *g, unsigne
 	  char *err, size_t errlen)
 {
 	struct xcheck_row *row;
+	/* The progress line counts the tools' runs (valgrind's: minutes each). */
+	const unsigned runs =
+		!!(with & WITH_CACHEGRIND) + 2 * !!(with & WITH_CALLGRIND) + !!(with & WITH_PAPI);
+	unsigned done = 0;
 
+	progress_begin("xcheck");
+	progress_report(0, 0, runs, "tool runs");
 	if (with & WITH_CACHEGRIND) {
 		tool_row(x, XCHECK_CACHEGRIND, XCHECK_MEMSIM_CG, "Cachegrind", "Cachegrind's");
 		if (run_cachegrind(r, g, &x->rows[XCHECK_CACHEGRIND], err, errlen))
-			return -1;
+			goto failed;
+		done++;
+		progress_report((double)done / runs, done, runs, "tool runs");
 	}
 	if (with & WITH_CALLGRIND) {
 		row = &x->rows[XCHECK_CALLGRIND];
 		tool_row(x, XCHECK_CALLGRIND, XCHECK_MEMSIM_CLG, "Callgrind", "Callgrind's");
 		if (run_callgrind(r, g, false, row, err, errlen))
-			return -1;
+			goto failed;
+		done++;
+		progress_report((double)done / runs, done, runs, "tool runs");
 		tool_row(x, XCHECK_CALLGRIND_PF, -1, "Callgrind + hw prefetch",
 			 "Callgrind's + prefetch");
 		if (run_callgrind(r, g, true, &x->rows[XCHECK_CALLGRIND_PF], err, errlen))
-			return -1;
+			goto failed;
 		callgrind_prefetch_note(&x->rows[XCHECK_CALLGRIND_PF], row);
+		done++;
+		progress_report((double)done / runs, done, runs, "tool runs");
 	}
 	if (with & WITH_PAPI) {
 		if (xp ? xcheck_plugin_papi(x, xp, o, papi, err, errlen)
 		       : papi_rows(x, o, papi, err, errlen))
-			return -1;
+			goto failed;
 	}
+	progress_end();
 	if (!xp && inner_tile_bytes(&o->cfg) + 2048 > g->d1.size_bytes)
 		add_note(
 			x,
@@ -782,6 +796,9 @@ tool_rows(struct xcheck *x, struct run_ctx *r, const struct geometry *g, unsigne
 			"tiles (--Bc 32) leave room",
 			inner_tile_bytes(&o->cfg) / 1024.0, g->d1.size_bytes / 1024.0);
 	return 0;
+failed:
+	progress_end(); /* the message goes on a line of its own */
+	return -1;
 }
 
 /* The JSON report of x. Returns 0, or EXIT_RUNTIME after one line. */

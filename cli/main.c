@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "sim/progress.h"
 #include "sim/sample.h"
 #include "sim/util.h"
 
@@ -73,6 +75,8 @@ usage_main(FILE *f)
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
+		   "On a terminal, run, replay, xcheck, profile and ceilings show one updating\n"
+		   "progress line on stderr; --quiet (with any command) leaves it out.\n"
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
@@ -265,10 +269,48 @@ finish(int rc)
 	return rc;
 }
 
+/* Takes every --quiet out of argv (before a "--", past which arguments are another
+ * program's) and says whether there was one. */
+static bool
+take_quiet(int *argc, char **argv)
+{
+	bool quiet = false;
+	int k = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[k++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--quiet") == 0)
+			quiet = true;
+		else
+			argv[k++] = argv[i];
+	}
+	*argc = k;
+	argv[k] = NULL;
+	return quiet;
+}
+
+/* Whether command c shows the progress line: those whose work runs for minutes in one piece
+ * (a sweep shows its own rows done; its workers none). */
+static bool
+shows_progress(const struct command *c)
+{
+	static const char *const names[] = { "run", "replay", "xcheck", "profile", "ceilings" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(c->name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct command *c;
+	bool quiet = take_quiet(&argc, argv);
 
 	if (argc < 2)
 		return usage_error(NULL, "no command given");
@@ -281,5 +323,6 @@ main(int argc, char **argv)
 	c = find_command(argv[1]);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	progress_enable(!quiet && shows_progress(c) && isatty(STDERR_FILENO));
 	return finish(c->run(argc - 1, argv + 1));
 }

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "kernels/pace.h"
+#include "sim/progress.h"
 #include "sim/util.h"
 
 static const char *kernel_names[] = { "naive", "flash1", "flash2", "proj", "flashdecode" };
@@ -647,11 +649,13 @@ attn_run_native(struct attn_data *d)
 void
 attn_run_traced(struct attn_data *d, struct trace_ctx *t)
 {
+	attn_pace(d, t);
 	if (d->trace_only)
 		attn_trace_only_dispatch(d, t);
 	else
 		attn_dispatch_traced(d, t);
 	trace_flush(t);
+	progress_end();
 }
 
 void attn_declare_traced(const struct attn_data *d, struct trace_ctx *t);

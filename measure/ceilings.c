@@ -32,8 +32,19 @@
 #endif
 
 #include "measure/ceilings.h"
+#include "sim/progress.h"
 #include "sim/spec.h"
 #include "sim/util.h"
+
+/* The progress line's steps: the triad's first touch, its runs on one core and on all, the
+ * FLOP loop's calibration, its runs on one core and on all. */
+#define STEPS 6
+
+static void
+step(unsigned done)
+{
+	progress_report((double)done / STEPS, done, STEPS, "steps");
+}
 
 #define MAX_THREADS 256
 #define QUICK_TOTAL_BYTES (UINT64_C(256) << 20)
@@ -276,12 +287,15 @@ ceilings_bandwidth(uint64_t array_bytes, unsigned reps, unsigned threads, double
 	j.touch = true;
 	if ((rc = team_run(threads, triad_work, &j)))
 		goto threads_failed;
+	step(1);
 	j.touch = false;
 	if ((rc = team_run(1, triad_work, &j)))
 		goto threads_failed;
+	step(2);
 	*one_core = 24.0 * (double)j.n / best(j.times, reps);
 	if ((rc = team_run(threads, triad_work, &j)))
 		goto threads_failed;
+	step(3);
 	*all_cores = 24.0 * (double)j.n / best(j.times, reps);
 	for (uint64_t i = 0; i < j.n; i += 4093) {
 		if (j.a[i] != 3.5) {
@@ -479,11 +493,14 @@ ceilings_peak_flops(double min_seconds, unsigned reps, unsigned threads, double 
 		j->iters *= 4;
 	}
 	j->reps = reps;
+	step(4);
 	if ((rc = team_run(1, flops_work, j)))
 		goto out;
+	step(5);
 	*one_core = j->k.flops_per_iter * (double)j->iters / best(j->times, reps);
 	if ((rc = team_run(threads, flops_work, j)))
 		goto out;
+	step(6);
 	*all_cores = j->k.flops_per_iter * (double)j->iters * threads / best(j->times, reps);
 out:
 	if (rc)
@@ -521,11 +538,14 @@ ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err
 		 (double)out->array_bytes / 1048576.0,
 		 (double)out->array_bytes / (double)(llc_bytes ? llc_bytes : 1),
 		 (double)llc_bytes / 1048576.0, out->bw_repetitions, out->bw_threads);
+	progress_begin("ceilings");
 	rc = ceilings_bandwidth(out->array_bytes, out->bw_repetitions, out->bw_threads,
 				&out->one_core_bytes_per_s, &out->all_cores_bytes_per_s, err,
 				errlen);
-	if (rc)
+	if (rc) {
+		progress_end();
 		return rc;
+	}
 	out->flops_repetitions = quick ? 3 : 5;
 	out->flops_threads = out->cores;
 	snprintf(out->isa, sizeof(out->isa), "%s", ceilings_isa());
@@ -545,9 +565,11 @@ ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err
 			ACCUMULATORS, strcmp(out->isa, "sse2") == 0 ? 4 : 8,
 			strcmp(out->isa, "sse2") == 0 ? "_mm_mul_ps, _mm_add_ps" : "plain C",
 			quick ? 0.02 : 0.2, out->flops_repetitions, out->flops_threads);
-	return ceilings_peak_flops(quick ? 0.02 : 0.2, out->flops_repetitions, out->flops_threads,
-				   &out->one_core_flops_per_s, &out->all_cores_flops_per_s, err,
-				   errlen);
+	rc = ceilings_peak_flops(quick ? 0.02 : 0.2, out->flops_repetitions, out->flops_threads,
+				 &out->one_core_flops_per_s, &out->all_cores_flops_per_s, err,
+				 errlen);
+	progress_end();
+	return rc;
 }
 
 cJSON *

@@ -15,6 +15,7 @@
 
 #include "kernels/simulate.h"
 #include "measure/ceilings.h"
+#include "sim/progress.h"
 #include "sim/util.h"
 
 void
@@ -325,17 +326,40 @@ out_proj:
 	return rc;
 }
 
+/* emit() as the caller gave it, counting the rows for the progress line. */
+struct counted {
+	int (*emit)(const struct profile_row *row, void *ctx);
+	void *ctx;
+	unsigned done, total;
+};
+
+static int
+emit_counted(const struct profile_row *row, void *arg)
+{
+	struct counted *k = arg;
+
+	k->done++;
+	progress_report((double)k->done / k->total, k->done, k->total, "rows");
+	return k->emit(row, k->ctx);
+}
+
 int
 profile_run(const struct profile_config *c, int (*emit)(const struct profile_row *row, void *ctx),
 	    void *ctx, char *err, size_t errlen)
 {
-	for (unsigned i = 0; i < c->nT; i++) {
-		int rc = profile_one_T(c, c->T[i], emit, ctx, err, errlen);
+	/* per T: qkv_proj and out_proj, each kernel's operations (naive's three) and its
+	 * layer */
+	struct counted k = { emit, ctx, 0, 2 };
+	int rc = 0;
 
-		if (rc)
-			return rc;
-	}
-	return 0;
+	for (unsigned i = 0; i < c->nkernels; i++)
+		k.total += c->kernels[i] == ATTN_NAIVE ? 4 : 2;
+	k.total *= c->nT;
+	progress_begin("profile");
+	for (unsigned i = 0; i < c->nT && !rc; i++)
+		rc = profile_one_T(c, c->T[i], emit_counted, &k, err, errlen);
+	progress_end();
+	return rc;
 }
 
 cJSON *

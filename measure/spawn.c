@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+
+#include "sim/progress.h"
 
 static volatile sig_atomic_t guard_signal; /* the first SIGINT or SIGTERM seen, or 0 */
 static volatile sig_atomic_t guard_child;  /* the pid spawn_wait() waits for, or 0 */
@@ -95,6 +98,28 @@ redirect(int fd, const char *path)
 	close(f);
 }
 
+/* waitpid() for pid; while a progress line shows, polled every tenth of a second to keep the
+ * line's time going (a signal still cuts the sleep short: -1 with EINTR as before). */
+static pid_t
+wait_child(pid_t pid, int *status)
+{
+	const struct timespec tenth = { 0, 100000000 };
+
+	if (!progress_enabled())
+		return waitpid(pid, status, 0);
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w != 0)
+			return w;
+		if (nanosleep(&tenth, NULL) < 0) {
+			errno = EINTR;
+			return -1;
+		}
+		progress_tick();
+	}
+}
+
 int
 spawn_wait(char *const argv[], const char *out_path, const char *err_path, char *err, size_t errlen)
 {
@@ -137,7 +162,7 @@ spawn_wait(char *const argv[], const char *out_path, const char *err_path, char 
 	/* A signal between fork() and the line above was not passed on. */
 	if (guard_on && guard_signal)
 		kill(pid, guard_signal);
-	while (waitpid(pid, &status, 0) < 0) {
+	while (wait_child(pid, &status) < 0) {
 		if (errno != EINTR) {
 			guard_child = 0;
 			snprintf(err, errlen, "waiting for %s: %s", argv[0], strerror(errno));

@@ -6,7 +6,12 @@
 #include <string.h>
 
 #include "sim/name_index.h"
+#include "sim/progress.h"
 #include "sim/util.h"
+
+/* Accesses to the pace array between two looks at the clock: a query block's new lines of Q
+ * for flash2 in fp16 with d = 128 and Br = 64. */
+#define PACE_TICK 256u
 
 struct phase_map {
 	char name[CACHE_NAME_MAX];
@@ -32,6 +37,13 @@ struct trace_state {
 	struct phase_map *phases;
 	unsigned nphases, phases_cap;
 	struct name_index phase_names;
+	/* trace_pace()'s plan and where the run stands in it */
+	struct trace_pace pace[TRACE_PACE_MAX];
+	unsigned npace, pace_phase;    /* pace_phase: phases started so far */
+	unsigned pace_pass;            /* walks of the current region done */
+	uint64_t pace_region, pace_in; /* the last access's region and offset in it */
+	uint64_t pace_best;            /* the most units reached */
+	double pace_before, pace_all;  /* weights of the phases done, and of all */
 };
 
 static const char *
@@ -153,6 +165,99 @@ trace_array(struct trace_ctx *t, const char *name, const void *p, size_t bytes,
 	return 0;
 }
 
+/* Units of phase p of the plan: per walk of a region, and in all. */
+static uint64_t
+pace_units(const struct trace_pace *p, uint64_t *per)
+{
+	uint64_t region = p->region_bytes ? p->region_bytes : p->bytes;
+
+	if (!p->p || !p->unit_bytes || !region) {
+		*per = 0;
+		return 0;
+	}
+	*per = (region + p->unit_bytes - 1) / p->unit_bytes;
+	return *per * ((p->bytes + region - 1) / region) * (p->passes ? p->passes : 1);
+}
+
+/* Reports `done` units of the current phase. */
+static void
+pace_report(const struct trace_state *s, uint64_t done)
+{
+	const struct trace_pace *p = &s->pace[s->pace_phase - 1];
+	uint64_t per, total = pace_units(p, &per);
+	double f = s->pace_before + (total ? p->weight * (double)done / (double)total : 0);
+
+	if (total)
+		progress_report(f / s->pace_all, (double)done, (double)total, p->unit);
+	else
+		progress_report(f / s->pace_all, s->pace_phase - 1, s->npace, "phases");
+}
+
+void
+trace_pace(struct trace_ctx *t, const struct trace_pace *pace, unsigned n)
+{
+	struct trace_state *s = t->state;
+
+	if (!progress_enabled() || n == 0)
+		return;
+	s->npace = n > TRACE_PACE_MAX ? TRACE_PACE_MAX : n;
+	memcpy(s->pace, pace, s->npace * sizeof(*pace));
+	s->pace_phase = 0;
+	s->pace_before = s->pace_all = 0;
+	for (unsigned k = 0; k < s->npace; k++)
+		s->pace_all += s->pace[k].weight;
+	if (s->pace_all <= 0)
+		s->npace = 0;
+}
+
+/* A phase starts: the plan's next entry, if any, is watched. */
+static void
+pace_next(struct trace_ctx *t)
+{
+	struct trace_state *s = t->state;
+	const struct trace_pace *p;
+
+	t->pace_len = 0;
+	if (s->pace_phase)
+		s->pace_before += s->pace[s->pace_phase - 1].weight;
+	if (s->pace_phase == s->npace)
+		return;
+	p = &s->pace[s->pace_phase++];
+	s->pace_pass = 0;
+	s->pace_region = s->pace_in = s->pace_best = 0;
+	if (p->p && p->unit_bytes) {
+		t->pace_lo = (uint64_t)(uintptr_t)p->p;
+		t->pace_len = p->bytes;
+		t->pace_tick = PACE_TICK;
+	}
+	pace_report(s, 0);
+}
+
+void
+trace_paced(struct trace_ctx *t, uint64_t addr)
+{
+	struct trace_state *s = t->state;
+	const struct trace_pace *p = &s->pace[s->pace_phase - 1];
+	uint64_t region = p->region_bytes ? p->region_bytes : p->bytes;
+	uint64_t off = addr - t->pace_lo, r = off / region, in = off % region, per, done;
+
+	pace_units(p, &per);
+	t->pace_tick = PACE_TICK;
+	/* A walk starts again from the region's low half; block loops inside a walk (proj's
+	 * column blocks) step back by less. */
+	if (r != s->pace_region) {
+		s->pace_region = r;
+		s->pace_pass = 0;
+	} else if (in + region / 2 < s->pace_in && s->pace_pass + 1 < p->passes) {
+		s->pace_pass++;
+	}
+	s->pace_in = in;
+	done = (r * (p->passes ? p->passes : 1) + s->pace_pass) * per + in / p->unit_bytes;
+	if (done > s->pace_best)
+		s->pace_best = done;
+	pace_report(s, s->pace_best);
+}
+
 int
 trace_phase(struct trace_ctx *t, const char *name)
 {
@@ -184,6 +289,8 @@ trace_phase(struct trace_ctx *t, const char *name)
 		cache_set_phase(s->cache, m->cache_idx);
 	if (s->recording && m->sink_idx >= 0)
 		s->sink.set_phase(s->sink.ctx, m->sink_idx);
+	if (s->npace)
+		pace_next(t);
 	return 0;
 }
 
@@ -267,6 +374,7 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 		return;
 	if (a - t->scratch_lo < t->scratch_len && trace_scratch(t, a, n, n * elem, op))
 		return;
+	trace_pace_check(t, a);
 	l1 = s->cache ? &cache_get_config(s->cache)->level[0] : NULL;
 	if (!s->recording && s->cache && cache_get_config(s->cache)->levels == 0) {
 		while (n) {
@@ -308,12 +416,21 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 	}
 }
 
+/* trace_access_older()'s miss. Progress looks at misses alone there, and out of line, so the
+ * hit stays the few instructions of a leaf. */
+static NOINLINE void
+older_miss(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op)
+{
+	trace_pace_check(t, addr);
+	cache_fast_miss(t->state->cache, addr, bytes, op);
+}
+
 void
 trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op, uint64_t *set,
 		   uint64_t line)
 {
 	if (!cache_fast_hit_older(&t->l1, set, line, op))
-		cache_fast_miss(t->state->cache, addr, bytes, op);
+		older_miss(t, addr, bytes, op);
 }
 
 /* The loop of trace_access_batch(), called with constant NULLs for sizes or writes so that
@@ -380,6 +497,7 @@ trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_o
 
 	if (bytes == 0)
 		return;
+	trace_pace_check(t, addr);
 	/* Very long spans go out in pieces the 32-bit access size can carry. */
 	while (bytes > (UINT32_C(1) << 30)) {
 		trace_access_slow(t, addr, UINT32_C(1) << 30, op);

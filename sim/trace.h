@@ -51,6 +51,10 @@ struct trace_ctx {
 	/* Scratch arrays are counted here, never sent to the model: [scratch_lo, +scratch_len)
 	 * spans them all (0 long while recording, when every access goes to the writer). */
 	uint64_t scratch_lo, scratch_len;
+	/* Progress (trace_pace()): accesses in [pace_lo, pace_lo + pace_len) that reach the
+	 * out-of-line paths count pace_tick down; 0 long when no progress is shown. */
+	uint64_t pace_lo, pace_len;
+	uint32_t pace_tick;
 	struct trace_state *state;
 };
 
@@ -73,6 +77,38 @@ struct trace_sink {
 struct trace_ctx *trace_ctx_create(struct cache *c, const struct trace_sink *sink,
 				   int tiles_in_scratch);
 void trace_ctx_destroy(struct trace_ctx *t);
+
+/*
+ * Where a run stands, read off the addresses it reaches, for the progress line (sim/progress.h):
+ * one entry per phase, in the order the kernel starts them, naming the array its accesses walk
+ * forward through (the first access to each new line of it reaches the tracing layer's
+ * out-of-line path, which compares the address with one range, so the cost is nil when off). A
+ * phase's fraction is the furthest unit of the array reached; changes no count.
+ */
+struct trace_pace {
+	const void *p; /* the array [p, p + bytes); NULL: the phase moves by phases alone */
+	uint64_t bytes;
+	uint64_t region_bytes; /* the part one head walks (0: all of it) ... */
+	unsigned passes;       /* ... this many times in a row (GQA's heads of one K; proj's x) */
+	uint64_t unit_bytes;   /* one unit of work in a walk: a query block's rows, a head's */
+	double weight;         /* the phase's share of the run, relative to the others' */
+	const char *unit;      /* static: "query blocks", "heads" */
+};
+
+#define TRACE_PACE_MAX 4
+
+/* Reports progress (progress_report()) as the phases of pace[0 .. n) run; n <= TRACE_PACE_MAX,
+ * and is a no-op unless progress is on (progress_enabled()). */
+void trace_pace(struct trace_ctx *t, const struct trace_pace *pace, unsigned n);
+/* The countdown's end: where the access at addr puts the run. */
+void trace_paced(struct trace_ctx *t, uint64_t addr);
+
+static ALWAYS_INLINE void
+trace_pace_check(struct trace_ctx *t, uint64_t addr)
+{
+	if (addr - t->pace_lo < t->pace_len && --t->pace_tick == 0)
+		trace_paced(t, addr);
+}
 
 /* Hands the pending merged access to the model; call before reading its counters. */
 void trace_flush(struct trace_ctx *t);

@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/progress.h"
 #include "sim/util.h"
 
 /* The fuzz harnesses build this file with a smaller buffer (tests/fuzz/meson.build): under
@@ -18,6 +20,8 @@
 int
 input_open(struct input *in, const char *path)
 {
+	struct stat st;
+
 	memset(in, 0, sizeof(*in));
 	if (strcmp(path, "-") == 0) {
 		in->fd = STDIN_FILENO;
@@ -29,6 +33,8 @@ input_open(struct input *in, const char *path)
 		in->owns_fd = true;
 		in->path = xstrdup(path);
 	}
+	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode))
+		in->size = (uint64_t)st.st_size;
 	in->cap = INPUT_BUF_BYTES;
 	in->buf = xzalloc(in->cap + 1);
 	return 0;
@@ -66,7 +72,11 @@ input_fill(struct input *in, size_t need)
 		} else if (n == 0) {
 			in->eof = true;
 		} else {
-			in->len += (size_t)n;
+			double got = (double)(in->consumed + (in->len += (size_t)n));
+
+			/* A read is a megabyte: reporting each costs nothing beside it. */
+			progress_report(in->size ? got / (double)in->size : -1, got / 1048576.0,
+					(double)in->size / 1048576.0, "MiB read");
 		}
 	}
 	return in->len - in->pos;

@@ -18,6 +18,7 @@ struct input {
 	size_t cap;
 	size_t pos, len;   /* unread bytes are buf[pos .. len) */
 	uint64_t consumed; /* bytes before buf[0] in the stream */
+	uint64_t size;     /* bytes of a regular file, for the progress line; 0: not known */
 	char *path;        /* for messages; "stdin" for "-" */
 };
 

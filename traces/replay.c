@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/progress.h"
 #include "sim/util.h"
 
 static int
@@ -91,13 +92,16 @@ replay_file(const char *path, enum trace_format format, const struct spec *spec,
 		return -1;
 	}
 	spec_format(spec, out->spec_text, sizeof(out->spec_text));
+	progress_begin("replay");
 	t0 = now_seconds();
 	if (replay_reader(r, out->cache, spec->tiles_in_scratch, &out->accesses, err, errlen)) {
+		progress_end();
 		trace_reader_close(r);
 		replay_result_finish(out);
 		return -1;
 	}
 	out->seconds = now_seconds() - t0;
+	progress_end();
 	if (flush)
 		cache_flush(out->cache);
 	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */
