@@ -309,16 +309,23 @@ traffic_add(struct cache_traffic *t, uint64_t bytes, bool write, unsigned flags)
 	}
 }
 
-static void
-dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
+/* dram_transfer() of an address in array a. */
+static inline void
+array_transfer(struct cache *c, unsigned a, uint64_t addr, uint64_t bytes, bool write,
+	       unsigned flags)
 {
-	unsigned a = find_array(c, addr);
 	struct phase *p = &c->phases[c->cur_phase];
 
 	/* Only the (phase, array) cell: the totals are summed from the cells when asked for. */
 	traffic_add(&p->per_array[a], bytes, write, flags);
 	if (c->sample_units.bytes)
 		sample_units_add(&c->sample_units, addr, bytes);
+}
+
+static void
+dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
+{
+	array_transfer(c, find_array(c, addr), addr, bytes, write, flags);
 }
 
 /* ---- set operations ---- */
@@ -1435,6 +1442,9 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	bool fetch = !write || size != bytes; /* a whole-line write needs no fetch */
 	unsigned z = stackdist_ref(c->stack, line, write, c->victims);
 	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
+	/* Every size's model has the arrays of this one, at the same indices: the line's array
+	 * is looked up once for all the fills. */
+	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
 
 	if (write)
 		c->stack_writes += count;
@@ -1453,7 +1463,8 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 		if (v->valid)
 			L->st.evictions++;
 		if (fetch) {
-			dram_transfer(s, addr & ~(bytes - 1), bytes, false, fill_flags);
+			array_transfer(s, fill_array, addr & ~(bytes - 1), bytes, false,
+				       fill_flags);
 			L->st.fills++;
 		}
 		if (v->valid && v->dirty) {
