@@ -124,6 +124,14 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 	return to_below(c, L, addr, L->cfg.line_bytes, req, 1, flags);
 }
 
+/* A dirty line of level L written back below by the final flush: line_below() for
+ * cache_flush.c, which inline stays here on the access path. */
+void
+flush_writeback(struct cache *c, const struct level *L, uint64_t line)
+{
+	line_below(c, L, line, REQ_WRITEBACK, F_FLUSH);
+}
+
 /* Removes the lines inside line `line` of level li from every level above li. Returns true if
  * any removed copy was dirty (its data joins li's write-back). */
 static NOINLINE bool
@@ -742,7 +750,7 @@ flush_levels(struct cache *c, unsigned first)
 				set[order[k]] = e & ~UINT64_C(1);
 				L->st.writebacks++;
 				L->st.flush_writebacks++;
-				line_below(c, L, e >> 1, REQ_WRITEBACK, F_FLUSH);
+				flush_writeback(c, L, e >> 1);
 			}
 		}
 		free(order);

@@ -131,6 +131,7 @@ unsigned chunk_shift(const struct cache_config *cfg);
 uint64_t level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
 struct cache *build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
 void stack_settle(struct cache *c);
+void flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
 void sync_phase(struct cache *c);
