@@ -714,9 +714,9 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	return i;
 }
 
-/* ---- one pass for many sizes: the access path and the flush ---- */
+/* ---- one pass for many sizes: the access path ---- */
 
-/* The rest of the one-pass model is in cache_onepass.c. */
+/* The rest of the one-pass model is in cache_onepass.c, its flush in cache_flush.c. */
 
 /* One request of level-above traffic inside one line of the swept level, for every size at
  * once: what level_ref() does at a write-back, write-allocate LRU level above DRAM, with the
