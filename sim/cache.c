@@ -51,6 +51,15 @@
 #include "sim/stackdist.h"
 #include "sim/util.h"
 
+/* array_transfer() of addr's array. Out of line and not static (cache_flush.c calls it), as
+ * it was out of line before cache_account.h: inlined at every miss, it grew the access
+ * path's functions past the size where line_below() is still inlined into them. */
+void
+dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
+{
+	array_transfer(c, find_array(c, addr), addr, bytes, write, flags);
+}
+
 /* ---- the hierarchy ---- */
 
 /* The functions below take the level itself (struct level *), not its index: a miss passes

@@ -2,8 +2,8 @@
 
 /*
  * The cache model's accounting: which array an address lies in, and DRAM traffic counted in
- * its (phase, array) cell. Static inline, for the model's files: every miss to DRAM passes
- * here (not an interface: sim/cache.h is).
+ * its (phase, array) cell (dram_transfer(), both at once, is in cache.c). Static inline, for
+ * the model's files: every miss to DRAM passes here (not an interface: sim/cache.h is).
  */
 
 #include <stdbool.h>
@@ -68,10 +68,4 @@ array_transfer(struct cache *c, unsigned a, uint64_t addr, uint64_t bytes, bool 
 	traffic_add(&p->per_array[a], bytes, write, flags);
 	if (c->sample_units.bytes)
 		sample_units_add(&c->sample_units, addr, bytes);
-}
-
-static inline void
-dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
-{
-	array_transfer(c, find_array(c, addr), addr, bytes, write, flags);
 }

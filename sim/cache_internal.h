@@ -134,6 +134,7 @@ struct cache *build(const struct cache_config *cfg, unsigned ndata, unsigned bar
 
 /* cache.c */
 void stack_settle(struct cache *c);
+void dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
 void flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
