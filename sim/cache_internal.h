@@ -2,9 +2,10 @@
 
 /*
  * The cache model's internals, shared by its files (not an interface: sim/cache.h is):
- * cache.c (construction, accounting, set operations, the hierarchy, access, flush),
- * cache_config.c (policy names, validation), cache_stats.c (phases, arrays, getters, set
- * sampling) and cache_onepass.c (one pass for many sizes).
+ * cache.c (the hierarchy, access, the one-pass access path), cache_create.c (construction),
+ * cache_sets.h (set operations, inline), cache_account.h (arrays' DRAM traffic, inline),
+ * cache_flush.c (the final flush), cache_config.c (policy names, validation), cache_stats.c
+ * (phases, arrays, getters, set sampling) and cache_onepass.c (one pass for many sizes).
  */
 
 #include "sim/cache.h"
@@ -127,10 +128,14 @@ struct cache {
 /* cache_config.c */
 unsigned chunk_shift(const struct cache_config *cfg);
 
-/* cache.c */
+/* cache_create.c */
 uint64_t level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
 struct cache *build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
+
+/* cache.c */
 void stack_settle(struct cache *c);
+void dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
+void flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
 void sync_phase(struct cache *c);

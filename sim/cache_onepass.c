@@ -1,7 +1,7 @@
 /*
  * One pass for many sizes of a level: which method a sweep can take, and a one-pass model's
- * construction and hand-out. Its access path and flush stay in cache.c beside the hierarchy
- * they call into (span_ref(), dram_transfer(): inlined there).
+ * construction and hand-out. Its access path stays in cache.c beside the hierarchy it calls
+ * into (span_ref(): inlined there), its flush is in cache_flush.c.
  */
 
 #include <errno.h>

@@ -41,6 +41,9 @@ struct node {
 	uint8_t dirty; /* largest zone reached since the last write: dirty in caches >= this */
 };
 
+_Static_assert((sizeof(struct node) & (sizeof(struct node) - 1)) == 0,
+	       "a node's size is a power of two, so aligned nodes stay inside cache lines");
+
 struct set {
 	uint32_t head, tail, n;
 };
@@ -48,7 +51,8 @@ struct set {
 struct stackdist {
 	unsigned n;
 	uint32_t ways[STACKDIST_MAX_CACHES];
-	struct node *node;
+	struct node *node;  /* node_mem aligned to a node: none straddles two cache lines */
+	void *node_mem;
 	uint64_t nodes, used; /* capacity; nodes handed out at least once */
 	uint32_t free_head;
 	uint64_t live;
@@ -95,10 +99,12 @@ alloc_common(unsigned n, uint64_t nodes)
 
 	s->n = n;
 	s->nodes = nodes;
-	s->node = calloc(nodes, sizeof(*s->node));
+	s->node_mem = calloc(nodes + 1, sizeof(*s->node));
+	s->node = (struct node *)(((uintptr_t)s->node_mem + sizeof(*s->node) - 1) &
+				  ~(uintptr_t)(sizeof(*s->node) - 1));
 	s->free_head = NIL;
 	s->hash_max = hash_max_for(nodes);
-	if (!s->node || !hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN)) {
+	if (!s->node_mem || !hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN)) {
 		stackdist_destroy(s);
 		return NULL;
 	}
@@ -114,7 +120,7 @@ stackdist_bytes(uint64_t sets, const uint32_t *ways, unsigned n)
 		return 0;
 	nodes = sets * ways[n - 1];
 	/* The table at its largest, and the one it doubled from while both are held. */
-	return sizeof(struct stackdist) + nodes * sizeof(struct node) +
+	return sizeof(struct stackdist) + (nodes + 1) * sizeof(struct node) +
 	       hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2 + sets * sizeof(struct set) +
 	       sets * n * sizeof(uint32_t);
 }
@@ -127,7 +133,7 @@ stackdist_bytes_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
 	if (n == 0 || n > STACKDIST_MAX_CACHES)
 		return 0;
 	nodes = sets[n - 1] * ways[n - 1] + 1;
-	bytes = sizeof(struct stackdist) + nodes * sizeof(struct node) +
+	bytes = sizeof(struct stackdist) + (nodes + 1) * sizeof(struct node) +
 		hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2;
 	for (unsigned k = 0; k < n; k++)
 		bytes += sets[k] * ways[k] * sizeof(uint32_t);
@@ -205,7 +211,7 @@ stackdist_destroy(struct stackdist *s)
 {
 	if (!s)
 		return;
-	free(s->node);
+	free(s->node_mem);
 	free(s->hash);
 	free(s->set);
 	free(s->marker);
@@ -420,24 +426,25 @@ sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim
 	for (unsigned k = 0; k < z; k++) {
 		uint32_t ways = s->ways[k];
 		uint32_t *set = s->slots[k] + (line & s->sets_mask[k]) * ways;
-		uint64_t oldest = UINT64_MAX;
 		uint32_t w = 0, v;
 		struct node *vn;
 
-		/* The set's valid slots are a prefix: the first empty one, or the LRU line. */
-		for (uint32_t i = 0; i < ways; i++) {
-			uint64_t t;
+		/* The set's valid slots are a prefix: the first empty one, or the LRU line. The
+		 * oldest is kept without a branch (conditional moves): which way is older is a coin
+		 * toss to the branch predictor, and its misses were a good part of the pass. */
+		if (set[ways - 1] != 0) {
+			uint64_t oldest = s->node[set[0] - 1].stamp;
 
-			if (set[i] == 0) {
-				w = i;
-				oldest = 0;
-				break;
+			for (uint32_t i = 1; i < ways; i++) {
+				uint64_t t = s->node[set[i] - 1].stamp;
+				bool older = t < oldest;
+
+				oldest = older ? t : oldest;
+				w = older ? i : w;
 			}
-			t = s->node[set[i] - 1].stamp;
-			if (t < oldest) {
-				oldest = t;
-				w = i;
-			}
+		} else {
+			while (set[w] != 0)
+				w++;
 		}
 		v = set[w];
 		set[w] = x + 1;
