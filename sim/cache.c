@@ -55,7 +55,7 @@
  * it was out of line before cache_account.h: inlined at every miss, it grew the access
  * path's functions past the size where line_below() is still inlined into them. */
 void
-dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
+cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
 {
 	array_transfer(c, find_array(c, addr), addr, bytes, write, flags);
 }
@@ -108,7 +108,7 @@ to_below(struct cache *c, const struct level *L, uint64_t addr, uint64_t size, e
 	if (!B) {
 		if (c->nfan)
 			return fan_ref(c, addr, size, req, count, flags);
-		dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
+		cache_dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
 			      flags);
 		return 0;
 	}
@@ -127,7 +127,7 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 	if (!L->lower) {
 		if (c->nfan)
 			return fan_ref(c, addr, L->cfg.line_bytes, req, 1, flags);
-		dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
+		cache_dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
 		return 0;
 	}
 	return to_below(c, L, addr, L->cfg.line_bytes, req, 1, flags);
@@ -136,7 +136,7 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 /* A dirty line of level L written back below by the final flush: line_below() for
  * cache_flush.c, which inline stays here on the access path. */
 void
-flush_writeback(struct cache *c, const struct level *L, uint64_t line)
+cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line)
 {
 	line_below(c, L, line, REQ_WRITEBACK, F_FLUSH);
 }
@@ -559,7 +559,7 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 		if (c->nfan)
 			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
 		else
-			dram_transfer(c, addr, bytes, write, 0);
+			cache_dram_transfer(c, addr, bytes, write, 0);
 		return;
 	}
 	access_lines(c, &c->lv[0], addr, size, write, count, 0);
@@ -770,7 +770,7 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 			L->st.writebacks++;
 			if (flags & F_FLUSH)
 				L->st.flush_writebacks++;
-			dram_transfer(s, v->line << shift, bytes, true, flags & F_FLUSH);
+			cache_dram_transfer(s, v->line << shift, bytes, true, flags & F_FLUSH);
 		}
 	}
 }
@@ -809,7 +809,7 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
  * model: before anything that changes how a model counts (its phase) and before its counters
  * are read. */
 void
-stack_settle(struct cache *c)
+cache_stack_settle(struct cache *c)
 {
 	if (c->stack_reads | c->stack_writes) {
 		for (unsigned k = 0; k < c->nfan; k++) {

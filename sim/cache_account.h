@@ -2,7 +2,7 @@
 
 /*
  * The cache model's accounting: which array an address lies in, and DRAM traffic counted in
- * its (phase, array) cell (dram_transfer(), both at once, is in cache.c). Static inline, for
+ * its (phase, array) cell (cache_dram_transfer(), both at once, is in cache.c). Static inline, for
  * the model's files: every miss to DRAM passes here (not an interface: sim/cache.h is).
  */
 
@@ -57,7 +57,7 @@ traffic_add(struct cache_traffic *t, uint64_t bytes, bool write, unsigned flags)
 	}
 }
 
-/* dram_transfer() of an address in array a. */
+/* cache_dram_transfer() of an address in array a. */
 static inline void
 array_transfer(struct cache *c, unsigned a, uint64_t addr, uint64_t bytes, bool write,
 	       unsigned flags)

@@ -93,7 +93,7 @@ check_geometry(const struct cache_level_config *l, char *err, size_t errlen)
 
 /* The largest line of the data levels and I1, as a shift (set sampling's chunk). */
 unsigned
-chunk_shift(const struct cache_config *cfg)
+cache_chunk_shift(const struct cache_config *cfg)
 {
 	unsigned s = 0;
 
@@ -141,7 +141,7 @@ check_sampling(const struct cache_config *cfg, char *err, size_t errlen)
 
 	if (k <= 1)
 		return 0;
-	chunk = chunk_shift(cfg); /* every line size checked by now */
+	chunk = cache_chunk_shift(cfg); /* every line size checked by now */
 	if (!is_pow2(k) || k > (UINT32_C(1) << 20)) {
 		snprintf(err, errlen, "--sample-sets %u: not a power of two from 2 to 2^20", k);
 		return -EINVAL;

@@ -17,7 +17,7 @@
 
 /* The bytes of level_init()'s arrays for cfg (valid), for index_ways. */
 uint64_t
-level_bytes(const struct cache_level_config *cfg, uint32_t index_ways)
+cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_ways)
 {
 	uint64_t lines = cfg->size_bytes / cfg->line_bytes;
 	uint64_t ways = cfg->fully_assoc ? lines : cfg->assoc, sets = lines / ways;
@@ -115,14 +115,14 @@ phase_name_at(const void *owner, uint32_t i)
  * one-pass model, the models of its fan. Level `bare` (CACHE_MAX_LEVELS: none) gets no arrays
  * (level_init()). NULL when memory is short. */
 struct cache *
-build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
+cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 {
 	struct cache *c = xzalloc(sizeof(*c));
 
 	c->cfg = *cfg;
 	c->ndata = ndata;
 	if (cfg->sample_sets > 1) {
-		c->sample_shift = chunk_shift(cfg);
+		c->sample_shift = cache_chunk_shift(cfg);
 		c->sample_mask = cfg->sample_sets - 1;
 		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
 		sample_units_init(&c->sample_units, c->sample_shift);
@@ -177,7 +177,7 @@ cache_create(const struct cache_config *cfg)
 
 	if (cache_config_validate(cfg, err, sizeof(err)))
 		return NULL;
-	return build(cfg, cfg->levels, CACHE_MAX_LEVELS);
+	return cache_build(cfg, cfg->levels, CACHE_MAX_LEVELS);
 }
 
 uint64_t
@@ -186,9 +186,9 @@ cache_model_bytes(const struct cache_config *cfg)
 	uint64_t bytes = sizeof(struct cache) + 8 * sizeof(struct phase);
 
 	for (unsigned i = 0; i < cfg->levels; i++)
-		bytes += level_bytes(&cfg->level[i], cfg->index_ways);
+		bytes += cache_level_bytes(&cfg->level[i], cfg->index_ways);
 	if (cfg->has_icache)
-		bytes += level_bytes(&cfg->icache, cfg->index_ways);
+		bytes += cache_level_bytes(&cfg->icache, cfg->index_ways);
 	return bytes;
 }
 

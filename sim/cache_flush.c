@@ -48,7 +48,7 @@ flush_levels(struct cache *c, unsigned first)
 				set[order[k]] = e & ~UINT64_C(1);
 				L->st.writebacks++;
 				L->st.flush_writebacks++;
-				flush_writeback(c, L, e >> 1);
+				cache_flush_writeback(c, L, e >> 1);
 			}
 		}
 		free(order);
@@ -62,7 +62,7 @@ cache_flush(struct cache *c)
 	flush_levels(c, 0);
 	if (c->nfan)
 		onepass_flush(c);
-	sync_phase(c);
+	cache_sync_phase(c);
 }
 
 struct flush_ctx {
@@ -80,7 +80,7 @@ stack_flush_line(void *ctx, uint64_t line, unsigned from)
 
 		L->st.writebacks++;
 		L->st.flush_writebacks++;
-		dram_transfer(s, line << L->line_shift, L->cfg.line_bytes, true, F_FLUSH);
+		cache_dram_transfer(s, line << L->line_shift, L->cfg.line_bytes, true, F_FLUSH);
 	}
 }
 
@@ -88,7 +88,7 @@ stack_flush_line(void *ctx, uint64_t line, unsigned from)
 static void
 onepass_flush(struct cache *c)
 {
-	stack_settle(c);
+	cache_stack_settle(c);
 	if (c->stack) {
 		struct flush_ctx fc = { c };
 
@@ -98,5 +98,5 @@ onepass_flush(struct cache *c)
 			flush_levels(c->fan[k], c->fan_level);
 	}
 	for (unsigned k = 0; k < c->nfan; k++)
-		sync_phase(c->fan[k]);
+		cache_sync_phase(c->fan[k]);
 }

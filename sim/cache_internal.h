@@ -126,16 +126,16 @@ struct cache {
 };
 
 /* cache_config.c */
-unsigned chunk_shift(const struct cache_config *cfg);
+unsigned cache_chunk_shift(const struct cache_config *cfg);
 
 /* cache_create.c */
-uint64_t level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
-struct cache *build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
+uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
+struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
 
 /* cache.c */
-void stack_settle(struct cache *c);
-void dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
-void flush_writeback(struct cache *c, const struct level *L, uint64_t line);
+void cache_stack_settle(struct cache *c);
+void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
+void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
-void sync_phase(struct cache *c);
+void cache_sync_phase(struct cache *c);

@@ -181,7 +181,7 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 
 	if (how == CACHE_ONEPASS_SEPARATE || how > can)
 		return NULL;
-	c = build(cfg, level, CACHE_MAX_LEVELS);
+	c = cache_build(cfg, level, CACHE_MAX_LEVELS);
 	if (!c)
 		return NULL;
 	c->fan_level = level;
@@ -194,7 +194,7 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 
 		cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err));
 		/* The stack holds the swept level's lines: its models only count. */
-		c->fan[k] = build(&one, one.levels,
+		c->fan[k] = cache_build(&one, one.levels,
 				  how == CACHE_ONEPASS_STACK ? level : CACHE_MAX_LEVELS);
 		if (!c->fan[k]) {
 			cache_destroy(c);
@@ -235,7 +235,7 @@ cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64
 			continue;
 		bytes += cache_model_bytes(&one);
 		if (how == CACHE_ONEPASS_STACK)
-			bytes -= level_bytes(&one.level[level], one.index_ways);
+			bytes -= cache_level_bytes(&one.level[level], one.index_ways);
 	}
 	if (how == CACHE_ONEPASS_STACK && n <= STACKDIST_MAX_CACHES) {
 		uint32_t ways[STACKDIST_MAX_CACHES];
@@ -259,8 +259,8 @@ cache_onepass_failed(const struct cache *c)
 static void
 copy_above(struct cache *c, struct cache *s)
 {
-	sync_phase(c);
-	sync_phase(s);
+	cache_sync_phase(c);
+	cache_sync_phase(s);
 	for (unsigned i = 0; i < c->nlv; i++) {
 		/* Data levels keep their index; I1 is the last level of each model. */
 		unsigned j = (int)i == c->icache ? (unsigned)s->icache : i;
@@ -284,7 +284,7 @@ cache_onepass_take(struct cache *c, unsigned k)
 
 	if (k >= c->nfan || c->taken[k])
 		return NULL;
-	stack_settle(c);
+	cache_stack_settle(c);
 	s = c->fan[k];
 	if (!c->forward)
 		copy_above(c, s);

@@ -23,7 +23,7 @@ stats_add_delta(struct cache_level_stats *dst, const struct cache_level_stats *n
 }
 
 void
-sync_phase(struct cache *c)
+cache_sync_phase(struct cache *c)
 {
 	for (unsigned i = 0; i < c->nlv; i++)
 		stats_add_delta(&c->phases[c->cur_phase].lvl[i], &c->lv[i].st, &c->snap[i]);
@@ -62,10 +62,10 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
-	stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
+	cache_stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_set_phase(c->fan[k], phase);
-	sync_phase(c);
+	cache_sync_phase(c);
 	c->cur_phase = (unsigned)phase;
 }
 
@@ -228,7 +228,7 @@ cache_phase_array_traffic(const struct cache *c, unsigned p, unsigned a)
 const struct cache_level_stats *
 cache_phase_level_stats(struct cache *c, unsigned p, unsigned i)
 {
-	sync_phase(c);
+	cache_sync_phase(c);
 	return &c->phases[p].lvl[i];
 }
 
@@ -260,7 +260,7 @@ cache_sample_scale(struct cache *c)
 
 	if (k <= 1 || c->sample_scaled)
 		return;
-	sync_phase(c);
+	cache_sync_phase(c);
 	for (unsigned i = 0; i < c->nlv; i++) {
 		stats_scale(&c->lv[i].st, k);
 		c->snap[i] = c->lv[i].st;
