@@ -13,14 +13,8 @@ M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum,l1tex__t_sectors_pipe_lsu_mem
 M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum
 date -u >"$OUT/run.log"
 # batch heads kv_heads N d causal dtype N_kv
-while read -r s; do
-	[ -n "$s" ] || continue
-	echo "shape $s" >>"$OUT/run.log"
-	# shellcheck disable=SC2086
-	ncu --csv --page raw --print-units base --clock-control none --cache-control all \
-		--kernel-name regex:flash --metrics "$M" python3 writes_shape.py $s >>"$OUT/ncu.csv" \
-		2>>"$OUT/run.log" || echo "ncu failed on $s" >>"$OUT/run.log"
-done <<SHAPES
+. ./ncu_shapes.sh
+ncu_shapes "$OUT" "$M" <<SHAPES
 8 16 16 16384 64 0 fp16 1024
 8 16 16 16384 64 0 fp16 2048
 8 16 16 16384 64 0 fp16 4096

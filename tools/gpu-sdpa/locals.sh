@@ -26,14 +26,8 @@ done
 M=${keep#,}
 { date -u; echo "metrics: $M"; } >"$OUT/run.log"
 # batch heads kv_heads N d causal dtype N_kv
-while read -r s; do
-	[ -n "$s" ] || continue
-	echo "shape $s" >>"$OUT/run.log"
-	# shellcheck disable=SC2086
-	ncu --csv --page raw --print-units base --clock-control none --cache-control all \
-		--kernel-name regex:flash --metrics "$M" python3 writes_shape.py $s >>"$OUT/ncu.csv" \
-		2>>"$OUT/run.log" || echo "ncu failed on $s" >>"$OUT/run.log"
-done <<SHAPES
+. ./ncu_shapes.sh
+ncu_shapes "$OUT" "$M" <<SHAPES
 8 16 4 4096 64 0 fp16 4096
 8 16 16 4096 64 0 fp16 4096
 8 16 4 4096 64 1 fp16 4096
