@@ -25,71 +25,12 @@
 #include "cli/bench_modes.h"
 #include "cli/commands.h"
 #include "kernels/attn.h"
+#include "measure/replay_bench.h"
 #include "measure/spawn.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
 #include "traces/replay.h"
-
-#define BENCH_N 4096u
-#define BENCH_D 64u
-#define Q_BASE UINT64_C(0x10000000)
-#define K_BASE UINT64_C(0x20000000)
-#define VT_BASE UINT64_C(0x30000000)
-#define S_BASE UINT64_C(0x40000000)
-
-struct sink {
-	struct cache *cache;
-	struct mtrace_writer *mt;
-	FILE *din;
-};
-
-static inline void
-emit(struct sink *s, enum trace_event_kind kind, uint64_t addr)
-{
-	if (s->cache)
-		cache_access(s->cache, addr, 4, (enum cache_op)kind, 1);
-	if (s->mt)
-		mtrace_writer_access(s->mt, kind, addr, 4, 1);
-	if (s->din)
-		fprintf(s->din, "%d %" PRIx64 "\n", kind == TRACE_EV_STORE ? 1 : 0, addr);
-}
-
-/* One (i, j) step: the dot product with its column reads, then the store of S[i][j]. */
-static uint64_t
-step(struct sink *s, uint64_t i, uint64_t j, uint64_t pad)
-{
-	uint64_t qrow = Q_BASE + i * BENCH_D * 4, krow = K_BASE + j * BENCH_D * 4;
-
-	for (uint64_t k = 0; k < BENCH_D; k++) {
-		emit(s, TRACE_EV_LOAD, qrow + k * 4);
-		emit(s, TRACE_EV_LOAD, krow + k * 4);
-		if (k % 8 == 0)
-			emit(s, TRACE_EV_LOAD, VT_BASE + (k * (BENCH_N + pad) + j) * 4);
-	}
-	emit(s, TRACE_EV_STORE, S_BASE + (i * BENCH_N + j) * 4);
-	return 2 * BENCH_D + BENCH_D / 8 + 1;
-}
-
-/* Generates at least `target` accesses, whole rows of j at a time; returns how many. Stops
- * early once interrupted (spawn_guard_signal()). */
-static uint64_t
-generate(struct sink *s, uint64_t target, uint64_t pad, bool blocked)
-{
-	uint64_t n = 0;
-
-	if (!blocked) {
-		for (uint64_t i = 0; n < target && !spawn_guard_signal(); i++)
-			for (uint64_t j = 0; j < BENCH_N; j++)
-				n += step(s, i % BENCH_N, j, pad);
-		return n;
-	}
-	for (uint64_t jb = 0; n < target && !spawn_guard_signal(); jb = (jb + 64) % BENCH_N)
-		for (uint64_t i = 0; i < BENCH_N && n < target && !spawn_guard_signal(); i++)
-			for (uint64_t j = jb; j < jb + 64; j++)
-				n += step(s, i, j, pad);
-	return n;
-}
 
 /* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
  * its wall time, or a negative value if it could not run, failed or was interrupted. */
@@ -555,62 +496,6 @@ usage_bench(FILE *f)
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
 }
 
-static bool
-same_counters(struct cache *a, struct cache *b)
-{
-	const struct cache_traffic *da = cache_dram(a), *db = cache_dram(b);
-
-	for (unsigned i = 0; i < cache_level_count(a); i++)
-		if (memcmp(cache_level_stats(a, i), cache_level_stats(b, i),
-			   sizeof(struct cache_level_stats)))
-			return false;
-	return memcmp(da, db, sizeof(*da)) == 0;
-}
-
-struct timing {
-	const char *name;
-	double best, worst;
-	uint64_t accesses;
-	uint64_t file_bytes;
-};
-
-static int
-time_replay(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
-	    struct timing *t, struct cache **keep, char *err, size_t errlen)
-{
-	for (int r = 0; r < repeat && !spawn_guard_signal(); r++) {
-		struct replay_result res;
-
-		if (replay_file(path, fmt, spec, true, &res, err, errlen))
-			return -1;
-		if (r == 0 || res.seconds < t->best)
-			t->best = res.seconds;
-		if (r == 0 || res.seconds > t->worst)
-			t->worst = res.seconds;
-		t->accesses = res.accesses;
-		if (r == repeat - 1) {
-			*keep = res.cache;
-			res.cache = NULL;
-		}
-		replay_result_finish(&res);
-	}
-	return 0;
-}
-
-static uint64_t
-file_size(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	long n;
-
-	if (!f)
-		return 0;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fclose(f);
-	return n > 0 ? (uint64_t)n : 0;
-}
-
 int
 cmd_bench(int argc, char **argv)
 {
@@ -644,8 +529,8 @@ cmd_bench(int argc, char **argv)
 	struct spec spec;
 	char err[512], work[4096], mt_path[4200], din_path[4200];
 	FILE *out;
-	struct sink direct = { 0 }, files = { 0 };
-	struct timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
+	struct replay_sink direct = { 0 }, files = { 0 };
+	struct replay_timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
 			       { "memsim binary trace", 0, 0, 0, 0 },
 			       { "din text trace", 0, 0, 0, 0 } };
 	struct cache *result[3] = { NULL, NULL, NULL };
@@ -760,7 +645,7 @@ cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	t0 = now_seconds();
-	t[0].accesses = generate(&direct, target, pad, blocked);
+	t[0].accesses = replay_bench_generate(&direct, target, pad, blocked);
 	t[0].best = t[0].worst = now_seconds() - t0;
 	cache_flush(direct.cache);
 	result[0] = direct.cache;
@@ -782,7 +667,7 @@ cmd_bench(int argc, char **argv)
 	}
 	print_error("bench: writing %" PRIu64 " accesses to %s and %s", t[0].accesses, mt_path,
 		    din_path);
-	generate(&files, target, pad, blocked);
+	replay_bench_generate(&files, target, pad, blocked);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		print_error("%s", err);
 		fclose(files.din);
@@ -794,20 +679,20 @@ cmd_bench(int argc, char **argv)
 	}
 	if (spawn_guard_signal())
 		goto out;
-	t[1].file_bytes = file_size(mt_path);
-	t[2].file_bytes = file_size(din_path);
+	t[1].file_bytes = replay_bench_file_size(mt_path);
+	t[2].file_bytes = replay_bench_file_size(din_path);
 
 	/* 3. Replays, best of `repeat`. */
-	if (time_replay(mt_path, TRACE_FORMAT_MEMSIM, &spec, (int)repeat, &t[1], &result[1], err,
+	if (replay_bench_time(mt_path, TRACE_FORMAT_MEMSIM, &spec, (int)repeat, &t[1], &result[1], err,
 			sizeof(err)) ||
-	    time_replay(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
+	    replay_bench_time(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
 			sizeof(err))) {
 		print_error("%s", err);
 		goto out;
 	}
 	if (spawn_guard_signal())
 		goto out;
-	if (!same_counters(result[0], result[1]) || !same_counters(result[0], result[2]) ||
+	if (!replay_bench_same_counters(result[0], result[1]) || !replay_bench_same_counters(result[0], result[2]) ||
 	    t[1].accesses != t[0].accesses || t[2].accesses != t[0].accesses) {
 		print_error("bench: the three replays disagree; this is a bug");
 		goto out;
