@@ -496,212 +496,220 @@ usage_bench(FILE *f)
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
 }
 
-int
-cmd_bench(int argc, char **argv)
+enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
+       OPT_KERNEL };
+
+static const struct option bench_opts[] = {
+	{ "accesses", required_argument, NULL, 'n' },
+	{ "cache", required_argument, NULL, 'c' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "repeat", required_argument, NULL, 'r' },
+	{ "pad", required_argument, NULL, 'p' },
+	{ "shape", required_argument, NULL, 's' },
+	{ "keep", no_argument, NULL, OPT_KEEP },
+	{ "kernels", no_argument, NULL, OPT_KERNELS },
+	{ "N", required_argument, NULL, OPT_KN },
+	{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+	{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
+	{ "modes", no_argument, NULL, OPT_MODES },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "json", required_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Everything the command line gives bench. */
+struct bench_args {
+	uint64_t target, repeat, pad;
+	const char *spec_text, *json_path, *dir;
+	bool keep, blocked, kernels, cache_given, trace_only, instructions, modes, help;
+	const char *mode_kernel;
+	uint64_t kn; /* --N */
+	bool kn_given;
+};
+
+/* One option with a value: the trace's and the kernels' numbers. -1 if opt is not one. */
+static int
+bench_value_option(struct bench_args *a, int opt, const char *arg)
 {
-	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
-	       OPT_KERNEL };
-	static const struct option opts[] = {
-		{ "accesses", required_argument, NULL, 'n' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "pad", required_argument, NULL, 'p' },
-		{ "shape", required_argument, NULL, 's' },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ "kernels", no_argument, NULL, OPT_KERNELS },
-		{ "N", required_argument, NULL, OPT_KN },
-		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
-		{ "modes", no_argument, NULL, OPT_MODES },
-		{ "kernel", required_argument, NULL, OPT_KERNEL },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t target = 50000000, repeat = 3, pad = 16;
-	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	bool keep = false, blocked = true, kernels = false, cache_given = false, trace_only = false;
-	bool instructions = false, modes = false, kn_given = false;
-	const char *mode_kernel = "flash2";
-	uint64_t kn = 2048;
-	struct spec spec;
-	char err[512], work[4096], mt_path[4200], din_path[4200];
-	FILE *out;
-	struct replay_sink direct = { 0 }, files = { 0 };
-	struct replay_timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
-			       { "memsim binary trace", 0, 0, 0, 0 },
-			       { "din text trace", 0, 0, 0, 0 } };
-	struct cache *result[3] = { NULL, NULL, NULL };
-	double t0;
-	int opt, rc = EXIT_RUNTIME;
+	switch (opt) {
+	case 'n':
+		if (!parse_u64(arg, &a->target) || a->target == 0)
+			return usage_error("bench", "--accesses: '%s' is not a positive number",
+					   arg);
+		return 0;
+	case 'r':
+		if (!parse_u64(arg, &a->repeat) || a->repeat == 0 || a->repeat > 100)
+			return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100",
+					   arg);
+		return 0;
+	case 'p':
+		if (!parse_u64(arg, &a->pad) || a->pad > 4096)
+			return usage_error("bench", "--pad: '%s' is not a number from 0 to 4096",
+					   arg);
+		return 0;
+	case 's':
+		if (strcmp(arg, "blocked") != 0 && strcmp(arg, "unblocked") != 0)
+			return usage_error("bench", "--shape: '%s' is not blocked or unblocked",
+					   arg);
+		a->blocked = strcmp(arg, "blocked") == 0;
+		return 0;
+	case OPT_KN:
+		if (!parse_u64(arg, &a->kn) || a->kn == 0)
+			return usage_error("bench", "--N: '%s' is not a positive number", arg);
+		a->kn_given = true;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Reads the options into a; stops at the first bad one (its message printed) or --help. */
+static int
+bench_parse(struct bench_args *a, int argc, char **argv)
+{
+	int opt, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", bench_opts, NULL)) != -1) {
+		rc = bench_value_option(a, opt, optarg);
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (opt) {
-		case 'n':
-			if (!parse_u64(optarg, &target) || target == 0)
-				return usage_error("bench",
-						   "--accesses: '%s' is not a positive number",
-						   optarg);
-			break;
 		case 'c':
-			spec_text = optarg;
-			cache_given = true;
+			a->spec_text = optarg;
+			a->cache_given = true;
 			break;
 		case 'd':
-			dir = optarg;
-			break;
-		case 'r':
-			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100)
-				return usage_error("bench",
-						   "--repeat: '%s' is not a number from 1 to 100",
-						   optarg);
-			break;
-		case 'p':
-			if (!parse_u64(optarg, &pad) || pad > 4096)
-				return usage_error("bench",
-						   "--pad: '%s' is not a number from 0 to 4096",
-						   optarg);
-			break;
-		case 's':
-			if (strcmp(optarg, "blocked") == 0)
-				blocked = true;
-			else if (strcmp(optarg, "unblocked") == 0)
-				blocked = false;
-			else
-				return usage_error("bench",
-						   "--shape: '%s' is not blocked or unblocked",
-						   optarg);
+			a->dir = optarg;
 			break;
 		case OPT_KEEP:
-			keep = true;
+			a->keep = true;
 			break;
 		case OPT_KERNELS:
-			kernels = true;
+			a->kernels = true;
 			break;
 		case OPT_TRACE_ONLY:
-			trace_only = true;
+			a->trace_only = true;
 			break;
 		case OPT_INSTRUCTIONS:
-			instructions = true;
+			a->instructions = true;
 			break;
 		case OPT_MODES:
-			modes = true;
+			a->modes = true;
 			break;
 		case OPT_KERNEL:
-			mode_kernel = optarg;
-			break;
-		case OPT_KN:
-			if (!parse_u64(optarg, &kn) || kn == 0)
-				return usage_error("bench", "--N: '%s' is not a positive number",
-						   optarg);
-			kn_given = true;
+			a->mode_kernel = optarg;
 			break;
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case 'h':
-			usage_bench(stdout);
-			return EXIT_OK;
+			a->help = true;
+			return 0;
 		default:
 			return option_error("bench", opt, argv);
 		}
 	}
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
-	if (trace_only && !kernels)
+	if (a->trace_only && !a->kernels)
 		return usage_error("bench", "--trace-only times the kernels: it needs --kernels");
-	if (instructions && !kernels)
+	if (a->instructions && !a->kernels)
 		return usage_error(
 			"bench", "--instructions counts in the kernels' runs: it needs --kernels");
-	if (modes && (kernels || cache_given))
+	if (a->modes && (a->kernels || a->cache_given))
 		return usage_error("bench", "--modes runs its own caches: no --kernels or --cache");
-	if (modes)
-		return bench_modes(mode_kernel, kn_given ? kn : 1024, json_path, argc, argv);
-	if (kernels)
-		return bench_kernels(kn, cache_given ? spec_text : "cachegrind", trace_only,
-				     instructions, json_path, argc, argv);
-	if (spec_parse(spec_text, &spec, err, sizeof(err)))
-		return usage_error("bench", "--cache: %s", err);
-	out = text_stream(json_path);
-	/* The trace files go to a directory of our own inside DIR: no name another user can
-	 * predict, no link to follow. An interrupt stops the work and removes it (not --keep). */
-	spawn_guard_begin();
-	if (make_private_dir(dir, "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		spawn_guard_end();
-		return print_error("bench: %s", err);
-	}
-	snprintf(mt_path, sizeof(mt_path), "%s/trace.mtr", work);
-	snprintf(din_path, sizeof(din_path), "%s/trace.din", work);
+	return 0;
+}
 
-	/* 1. The generator straight into the model: the ceiling for any trace format. */
-	direct.cache = cache_create(&spec.cache);
-	if (!direct.cache) {
-		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
-			(double)cache_model_bytes(&spec.cache) / 1048576.0);
-		goto out;
-	}
-	t0 = now_seconds();
-	t[0].accesses = replay_bench_generate(&direct, target, pad, blocked);
-	t[0].best = t[0].worst = now_seconds() - t0;
-	cache_flush(direct.cache);
-	result[0] = direct.cache;
-	if (spawn_guard_signal())
-		goto out;
+/* The replay benchmark's state: its files, the three timings and the models they left. */
+struct trace_bench {
+	struct spec spec;
+	char work[4096], mt_path[4200], din_path[4200];
+	struct replay_timing t[3];
+	struct cache *result[3];
+};
 
-	/* 2. The same accesses written once to both files. */
-	files.mt = mtrace_writer_open(mt_path, "memsim bench (synthetic attention trace)", err,
+/* 2. The same accesses as the direct run written once to both files. */
+static int
+bench_write_files(struct trace_bench *tb, const struct bench_args *a)
+{
+	struct replay_sink files = { 0 };
+	char err[512];
+
+	files.mt = mtrace_writer_open(tb->mt_path, "memsim bench (synthetic attention trace)", err,
 				      sizeof(err));
-	if (!files.mt) {
-		print_error("%s", err);
-		goto out;
-	}
-	files.din = fopen(din_path, "wx");
+	if (!files.mt)
+		return print_error("%s", err);
+	files.din = fopen(tb->din_path, "wx");
 	if (!files.din) {
-		print_error("cannot create %s: %s", din_path, strerror(errno));
+		print_error("cannot create %s: %s", tb->din_path, strerror(errno));
 		mtrace_writer_close(files.mt, err, sizeof(err));
-		goto out;
+		return EXIT_RUNTIME;
 	}
-	print_error("bench: writing %" PRIu64 " accesses to %s and %s", t[0].accesses, mt_path,
-		    din_path);
-	replay_bench_generate(&files, target, pad, blocked);
+	print_error("bench: writing %" PRIu64 " accesses to %s and %s", tb->t[0].accesses,
+		    tb->mt_path, tb->din_path);
+	replay_bench_generate(&files, a->target, a->pad, a->blocked);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		print_error("%s", err);
 		fclose(files.din);
-		goto out;
+		return EXIT_RUNTIME;
 	}
-	if (fclose(files.din)) {
-		print_error("writing %s: %s", din_path, strerror(errno));
-		goto out;
+	if (fclose(files.din))
+		return print_error("writing %s: %s", tb->din_path, strerror(errno));
+	return 0;
+}
+
+/* The three phases; EXIT_OK with every counter agreeing, else a message (none when
+ * interrupted: the caller says so). */
+static int
+bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
+{
+	char err[512];
+
+	if (replay_bench_direct(&tb->spec.cache, a->target, a->pad, a->blocked, &tb->t[0],
+				&tb->result[0])) {
+		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
+			(double)cache_model_bytes(&tb->spec.cache) / 1048576.0);
+		return EXIT_RUNTIME;
 	}
-	if (spawn_guard_signal())
-		goto out;
-	t[1].file_bytes = replay_bench_file_size(mt_path);
-	t[2].file_bytes = replay_bench_file_size(din_path);
+	if (spawn_guard_signal() || bench_write_files(tb, a) || spawn_guard_signal())
+		return EXIT_RUNTIME;
+	tb->t[1].file_bytes = replay_bench_file_size(tb->mt_path);
+	tb->t[2].file_bytes = replay_bench_file_size(tb->din_path);
 
 	/* 3. Replays, best of `repeat`. */
-	if (replay_bench_time(mt_path, TRACE_FORMAT_MEMSIM, &spec, (int)repeat, &t[1], &result[1], err,
-			sizeof(err)) ||
-	    replay_bench_time(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
-			sizeof(err))) {
-		print_error("%s", err);
-		goto out;
-	}
+	if (replay_bench_time(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
+			      &tb->t[1], &tb->result[1], err, sizeof(err)) ||
+	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat,
+			      &tb->t[2], &tb->result[2], err, sizeof(err)))
+		return print_error("%s", err);
 	if (spawn_guard_signal())
-		goto out;
-	if (!replay_bench_same_counters(result[0], result[1]) || !replay_bench_same_counters(result[0], result[2]) ||
-	    t[1].accesses != t[0].accesses || t[2].accesses != t[0].accesses) {
-		print_error("bench: the three replays disagree; this is a bug");
-		goto out;
-	}
+		return EXIT_RUNTIME;
+	if (!replay_bench_same_counters(tb->result[0], tb->result[1]) ||
+	    !replay_bench_same_counters(tb->result[0], tb->result[2]) ||
+	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses)
+		return print_error("bench: the three replays disagree; this is a bug");
+	return EXIT_OK;
+}
+
+static void
+bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_args *a)
+{
+	const struct replay_timing *t = tb->t;
+	const struct cache_level_stats *l1 = cache_level_stats(tb->result[1], 0);
+	const struct cache_traffic *dram = cache_dram(tb->result[1]);
 
 	fprintf(out,
 		"memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
 		", best of %" PRIu64 "\n\n",
-		t[0].accesses, blocked ? "blocked" : "unblocked", spec_text, pad, repeat);
+		t[0].accesses, a->blocked ? "blocked" : "unblocked", a->spec_text, a->pad,
+		a->repeat);
 	fprintf(out, "%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
 		"bytes/access");
 	for (int i = 0; i < 3; i++) {
@@ -712,53 +720,113 @@ cmd_bench(int argc, char **argv)
 	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
 	fprintf(out,
 		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
-		100.0 *
-			(double)(cache_level_stats(result[1], 0)->read_misses +
-				 cache_level_stats(result[1], 0)->write_misses) /
-			(double)t[0].accesses,
-		(double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
-			1048576.0);
-	if (json_path) {
-		cJSON *root = cJSON_CreateObject(), *runs;
+		100.0 * (double)(l1->read_misses + l1->write_misses) / (double)t[0].accesses,
+		(double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
+}
 
-		report_add_header(root, argc, argv);
-		cJSON_AddStringToObject(root, "cache", spec_text);
-		cJSON_AddStringToObject(root, "shape", blocked ? "blocked" : "unblocked");
-		cJSON_AddNumberToObject(root, "pad", (double)pad);
-		cJSON_AddNumberToObject(root, "accesses", (double)t[0].accesses);
-		runs = cJSON_AddArrayToObject(root, "runs");
-		for (int i = 0; i < 3; i++) {
-			cJSON *o = cJSON_CreateObject();
+static int
+bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int argc,
+		 char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *runs;
+	char err[512];
+	int rc = EXIT_OK;
 
-			cJSON_AddStringToObject(o, "source", t[i].name);
-			cJSON_AddNumberToObject(o, "best_seconds", t[i].best);
-			cJSON_AddNumberToObject(o, "worst_seconds", t[i].worst);
-			cJSON_AddNumberToObject(o, "accesses_per_second",
-						(double)t[i].accesses / t[i].best);
-			cJSON_AddNumberToObject(o, "file_bytes", (double)t[i].file_bytes);
-			cJSON_AddItemToArray(runs, o);
-		}
-		if (report_write_json(json_path, root, err, sizeof(err))) {
-			print_error("%s", err);
-			cJSON_Delete(root);
-			goto out;
-		}
-		cJSON_Delete(root);
+	report_add_header(root, argc, argv);
+	cJSON_AddStringToObject(root, "cache", a->spec_text);
+	cJSON_AddStringToObject(root, "shape", a->blocked ? "blocked" : "unblocked");
+	cJSON_AddNumberToObject(root, "pad", (double)a->pad);
+	cJSON_AddNumberToObject(root, "accesses", (double)tb->t[0].accesses);
+	runs = cJSON_AddArrayToObject(root, "runs");
+	for (int i = 0; i < 3; i++) {
+		const struct replay_timing *t = &tb->t[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "source", t->name);
+		cJSON_AddNumberToObject(o, "best_seconds", t->best);
+		cJSON_AddNumberToObject(o, "worst_seconds", t->worst);
+		cJSON_AddNumberToObject(o, "accesses_per_second", (double)t->accesses / t->best);
+		cJSON_AddNumberToObject(o, "file_bytes", (double)t->file_bytes);
+		cJSON_AddItemToArray(runs, o);
 	}
-	rc = EXIT_OK;
-out:
+	if (report_write_json(a->json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* The replay benchmark: the generator into the model, the trace files written, both replayed;
+ * the table, and the JSON with --json. */
+static int
+bench_trace(const struct bench_args *a, int argc, char **argv)
+{
+	struct trace_bench tb = { .t = { { "direct (generator -> model)", 0, 0, 0, 0 },
+					 { "memsim binary trace", 0, 0, 0, 0 },
+					 { "din text trace", 0, 0, 0, 0 } } };
+	char err[512];
+	FILE *out;
+	int rc;
+
+	if (spec_parse(a->spec_text, &tb.spec, err, sizeof(err)))
+		return usage_error("bench", "--cache: %s", err);
+	out = text_stream(a->json_path);
+	/* The trace files go to a directory of our own inside DIR: no name another user can
+	 * predict, no link to follow. An interrupt stops the work and removes it (not --keep). */
+	spawn_guard_begin();
+	if (make_private_dir(a->dir, "memsim-bench", tb.work, sizeof(tb.work), err,
+			     sizeof(err))) {
+		spawn_guard_end();
+		return print_error("bench: %s", err);
+	}
+	snprintf(tb.mt_path, sizeof(tb.mt_path), "%s/trace.mtr", tb.work);
+	snprintf(tb.din_path, sizeof(tb.din_path), "%s/trace.din", tb.work);
+	rc = bench_trace_measure(&tb, a);
+	if (!rc) {
+		bench_trace_print(out, &tb, a);
+		if (a->json_path)
+			rc = bench_trace_json(&tb, a, argc, argv);
+	}
 	for (int i = 0; i < 3; i++)
-		cache_destroy(result[i]);
-	if (!keep) {
-		unlink(mt_path);
-		unlink(din_path);
-		rmdir(work);
+		cache_destroy(tb.result[i]);
+	if (!a->keep) {
+		unlink(tb.mt_path);
+		unlink(tb.din_path);
+		rmdir(tb.work);
 	}
 	spawn_guard_end();
 	if (spawn_guard_signal())
 		print_error("bench: interrupted by signal %d: %s%s", spawn_guard_signal(),
-			    keep ? "the trace files so far are in " : "removed ", work);
-	else if (keep)
-		print_error("bench: the trace files are in %s", work);
+			    a->keep ? "the trace files so far are in " : "removed ", tb.work);
+	else if (a->keep)
+		print_error("bench: the trace files are in %s", tb.work);
 	return spawn_guard_signal() ? EXIT_RUNTIME : rc;
+}
+
+int
+cmd_bench(int argc, char **argv)
+{
+	struct bench_args a = {
+		.target = 50000000,
+		.repeat = 3,
+		.pad = 16,
+		.spec_text = "L1=32K:8:64,L2=1M:16:64",
+		.dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		.blocked = true,
+		.mode_kernel = "flash2",
+		.kn = 2048,
+	};
+	int rc = bench_parse(&a, argc, argv);
+
+	if (rc)
+		return rc;
+	if (a.help) {
+		usage_bench(stdout);
+		return EXIT_OK;
+	}
+	if (a.modes)
+		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
+	if (a.kernels)
+		return bench_kernels(a.kn, a.cache_given ? a.spec_text : "cachegrind", a.trace_only,
+				     a.instructions, a.json_path, argc, argv);
+	return bench_trace(&a, argc, argv);
 }

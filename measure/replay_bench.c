@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "measure/spawn.h"
+#include "sim/util.h"
 #include "traces/replay.h"
 
 #define BENCH_N 4096u
@@ -118,4 +119,22 @@ replay_bench_file_size(const char *path)
 	n = ftell(f);
 	fclose(f);
 	return n > 0 ? (uint64_t)n : 0;
+}
+
+int
+replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad,
+		    bool blocked, struct replay_timing *t, struct cache **model)
+{
+	struct replay_sink direct = { 0 };
+	double t0;
+
+	direct.cache = cache_create(cfg);
+	if (!direct.cache)
+		return -1;
+	t0 = now_seconds();
+	t->accesses = replay_bench_generate(&direct, target, pad, blocked);
+	t->best = t->worst = now_seconds() - t0;
+	cache_flush(direct.cache);
+	*model = direct.cache;
+	return 0;
 }

@@ -47,3 +47,9 @@ int replay_bench_time(const char *path, enum trace_format fmt, const struct spec
 
 /* The size of the file at path in bytes, 0 if it cannot be read. */
 uint64_t replay_bench_file_size(const char *path);
+
+/* 1. The generator straight into a model of cfg, timed: the ceiling for any trace format.
+ * t gets the time and the accesses, *model the model after its final flush (caller destroys).
+ * -1 if the model cannot be allocated. */
+int replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad,
+			bool blocked, struct replay_timing *t, struct cache **model);
