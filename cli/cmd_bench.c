@@ -268,129 +268,110 @@ print_row(FILE *out, const struct figure_def *d, const double *v, int nk)
 	fprintf(out, "\n");
 }
 
-/* The kernel part of the benchmark, in one run: for naive and flash2, the native run, the
- * computing traced run and the trace-only run through the model (cache `cache`), Cachegrind on
- * the native run, the ratios next to their targets, the model's accesses per second and, with
- * `instructions`, the instructions per L1 miss in cache_fast_miss() (callgrind on the
- * trace-only run). skip_traced (--trace-only) leaves the computing traced run out. */
-static int
-bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions,
-	      const char *json_path, int argc, char **argv)
-{
-	static const char *names[] = { "naive", "flash2" };
-	enum { NK = 2 };
-	struct kernel_bench kb[NK];
-	char self[4096], nstr[32], err[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	bool have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
-	cJSON *root, *rows;
-	FILE *out = text_stream(json_path);
+/* What every child run of bench --kernels shares: memsim's path, the files in its private
+ * directory, the options. */
+struct kernels_ctx {
+	uint64_t N;
+	const char *cache;
+	bool skip_traced, instructions, have_valgrind;
+	char self[4096], nstr[32];
 	char work[4200], json[4300], cgout[4300], cgarg[4400];
-	double fig[NK][FIG_COUNT];
-	int rc = EXIT_OK;
+};
 
-	if (n <= 0)
-		return print_error("cannot find the memsim executable (/proc/self/exe)");
-	self[n] = '\0';
-	/* The runs' reports and callgrind's output go to a directory of our own: no name another
-	 * user can predict, no link to follow. An interrupt stops the run under way and removes
-	 * the directory. */
-	spawn_guard_begin();
-	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-			     "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		spawn_guard_end();
-		return print_error("bench: %s", err);
+/* Cachegrind on kernel's native run and, with --instructions, callgrind's count inside
+ * cache_fast_miss() on its trace-only run, over that run's L1 misses. */
+static void
+bench_kernel_valgrind(struct kernels_ctx *c, const char *kernel, struct kernel_bench *b)
+{
+	char *cg[] = { "valgrind",
+		       "--tool=cachegrind",
+		       "--cache-sim=yes",
+		       "--I1=32768,8,64",
+		       "--D1=32768,8,64",
+		       "--LL=1048576,16,64",
+		       "--cachegrind-out-file=/dev/null",
+		       c->self,
+		       "native",
+		       "--kernel",
+		       (char *)kernel,
+		       "--N",
+		       c->nstr,
+		       NULL };
+	/* Callgrind counts only inside cache_fast_miss(), where a traced run's L1 misses go: the
+	 * trace-only run takes the same path at a fraction of the time. */
+	char *ir[] = { "valgrind",
+		       "--tool=callgrind",
+		       "--collect-atstart=no",
+		       "--toggle-collect=cache_fast_miss",
+		       c->cgarg,
+		       c->self,
+		       "run",
+		       "--kernel",
+		       (char *)kernel,
+		       "--N",
+		       c->nstr,
+		       "--cache",
+		       (char *)c->cache,
+		       "--json",
+		       c->json,
+		       "--trace-only",
+		       NULL };
+
+	if (!c->have_valgrind)
+		return;
+	b->cachegrind = timed_child(cg);
+	if (c->instructions && timed_child(ir) >= 0) {
+		struct run_figures f;
+		double ir_total = callgrind_totals(c->cgout);
+
+		read_run_report(c->json, &f);
+		/* Nothing collected: this cache's L1 misses take another path. */
+		if (ir_total > 0 && f.l1_misses > 0)
+			b->instructions_per_miss = ir_total / f.l1_misses;
 	}
-	snprintf(json, sizeof(json), "%s/run.json", work);
-	snprintf(cgout, sizeof(cgout), "%s/callgrind.out", work);
-	snprintf(cgarg, sizeof(cgarg), "--callgrind-out-file=%s", cgout);
-	snprintf(nstr, sizeof(nstr), "%llu", (unsigned long long)N);
-	fprintf(out,
-		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64; model runs on cache %s;\n"
-		"Cachegrind (--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64) on the native run\n",
-		nstr, cache);
-	if (!have_valgrind)
-		fprintf(out, "valgrind not found: Cachegrind and the instruction count are not "
-			     "measured\n");
-	for (int k = 0; k < NK; k++) {
-		struct kernel_bench *b = &kb[k];
-		char *nat[] = { self, "native", "--kernel", (char *)names[k], "--N", nstr, NULL };
-		char *tr[] = { self,     "run", "--kernel", (char *)names[k],
-			       "--N",    nstr,  "--cache",  (char *)cache,
-			       "--json", json,  NULL,       NULL };
-		char *cg[] = { "valgrind",
-			       "--tool=cachegrind",
-			       "--cache-sim=yes",
-			       "--I1=32768,8,64",
-			       "--D1=32768,8,64",
-			       "--LL=1048576,16,64",
-			       "--cachegrind-out-file=/dev/null",
-			       self,
-			       "native",
-			       "--kernel",
-			       (char *)names[k],
-			       "--N",
-			       nstr,
-			       NULL };
-		/* Callgrind counts only inside cache_fast_miss(), where a traced run's L1 misses
-		 * go: the trace-only run takes the same path at a fraction of the time. */
-		char *ir[] = { "valgrind",
-			       "--tool=callgrind",
-			       "--collect-atstart=no",
-			       "--toggle-collect=cache_fast_miss",
-			       cgarg,
-			       self,
-			       "run",
-			       "--kernel",
-			       (char *)names[k],
-			       "--N",
-			       nstr,
-			       "--cache",
-			       (char *)cache,
-			       "--json",
-			       json,
-			       "--trace-only",
-			       NULL };
-		struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
-					   64,         false, false, 0, 0, 0, 0,         0 };
+}
 
-		memset(b, 0, sizeof(*b));
-		b->kernel = names[k];
-		b->traced = (struct run_figures){ -1, -1, -1, -1, -1 };
-		b->cachegrind = b->instructions_per_miss = -1;
-		attn_kernel_parse(names[k], &cfg.kernel);
-		b->array_bytes = (double)attn_array_bytes(&cfg);
-		b->native = timed_child(nat);
-		if (!skip_traced) {
-			b->traced.seconds = timed_child(tr);
-			read_run_report(json, &b->traced);
-		}
-		tr[10] = "--trace-only";
-		b->trace_only.seconds = timed_child(tr);
-		read_run_report(json, &b->trace_only);
-		if (spawn_guard_signal())
-			goto out;
-		if (b->native < 0 || b->trace_only.seconds < 0 ||
-		    (!skip_traced && b->traced.seconds < 0)) {
-			print_error("bench: a %s run failed", names[k]);
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
-		if (have_valgrind)
-			b->cachegrind = timed_child(cg);
-		if (have_valgrind && instructions && timed_child(ir) >= 0) {
-			struct run_figures f;
-			double ir_total = callgrind_totals(cgout);
+/* One kernel's runs into b: native, traced (unless skipped), trace-only, then Valgrind's.
+ * EXIT_RUNTIME after a message when a run failed, or (no message) when interrupted. */
+static int
+bench_kernel(struct kernels_ctx *c, const char *kernel, struct kernel_bench *b)
+{
+	char *nat[] = { c->self, "native", "--kernel", (char *)kernel, "--N", c->nstr, NULL };
+	char *tr[] = { c->self,  "run",   "--kernel", (char *)kernel,
+		       "--N",    c->nstr, "--cache",  (char *)c->cache,
+		       "--json", c->json, NULL,       NULL };
+	struct attn_config cfg = { ATTN_NAIVE, c->N,  64,    1, 1, 1, ATTN_FP32, 64,
+				   64,         false, false, 0, 0, 0, 0,         0 };
 
-			read_run_report(json, &f);
-			/* Nothing collected: this cache's L1 misses take another path. */
-			if (ir_total > 0 && f.l1_misses > 0)
-				b->instructions_per_miss = ir_total / f.l1_misses;
-		}
-		if (spawn_guard_signal())
-			goto out;
+	memset(b, 0, sizeof(*b));
+	b->kernel = kernel;
+	b->traced = (struct run_figures){ -1, -1, -1, -1, -1 };
+	b->cachegrind = b->instructions_per_miss = -1;
+	attn_kernel_parse(kernel, &cfg.kernel);
+	b->array_bytes = (double)attn_array_bytes(&cfg);
+	b->native = timed_child(nat);
+	if (!c->skip_traced) {
+		b->traced.seconds = timed_child(tr);
+		read_run_report(c->json, &b->traced);
 	}
+	tr[10] = "--trace-only";
+	b->trace_only.seconds = timed_child(tr);
+	read_run_report(c->json, &b->trace_only);
+	if (spawn_guard_signal())
+		return EXIT_RUNTIME;
+	if (b->native < 0 || b->trace_only.seconds < 0 ||
+	    (!c->skip_traced && b->traced.seconds < 0))
+		return print_error("bench: a %s run failed", kernel);
+	bench_kernel_valgrind(c, kernel, b);
+	return spawn_guard_signal() ? EXIT_RUNTIME : EXIT_OK;
+}
 
+enum { NK = 2 }; /* the kernels bench --kernels measures: naive, flash2 */
+
+/* The table: a column per kernel, a row per figure with its target, then what it means. */
+static void
+bench_kernels_table(FILE *out, const struct kernel_bench kb[NK], double fig[NK][FIG_COUNT])
+{
 	fprintf(out, "\n%-32s", "");
 	for (int k = 0; k < NK; k++) {
 		fprintf(out, " %12s", kb[k].kernel);
@@ -412,17 +393,26 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 		"callgrind inside cache_fast_miss() on the trace-only run, over its L1 misses. The\n"
 		"traced run's memory is the arrays plus the fixed-size cache model: it does not grow\n"
 		"with the access count.\n");
+}
 
-	root = cJSON_CreateObject();
+/* The figures as JSON, written to json_path when given. */
+static int
+bench_kernels_json(const struct kernels_ctx *c, const struct kernel_bench kb[NK],
+		   double fig[NK][FIG_COUNT], const char *json_path, int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *rows;
+	char err[512];
+	int rc = EXIT_OK;
+
 	report_add_header(root, argc, argv);
 	rows = cJSON_AddArrayToObject(root, "kernels");
 	for (int k = 0; k < NK; k++) {
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "kernel", kb[k].kernel);
-		cJSON_AddNumberToObject(o, "N", (double)N);
-		cJSON_AddStringToObject(o, "cache", cache);
-		cJSON_AddBoolToObject(o, "trace_only", skip_traced);
+		cJSON_AddNumberToObject(o, "N", (double)c->N);
+		cJSON_AddStringToObject(o, "cache", c->cache);
+		cJSON_AddBoolToObject(o, "trace_only", c->skip_traced);
 		for (int f = 0; f < FIG_COUNT; f++) {
 			const struct figure_def *d = &figure_defs[f];
 			char key[96];
@@ -440,14 +430,69 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 	if (json_path && report_write_json(json_path, root, err, sizeof(err)))
 		rc = print_error("%s", err);
 	cJSON_Delete(root);
-out:
-	unlink(json);
-	unlink(cgout);
-	rmdir(work);
+	return rc;
+}
+
+/* The kernel part of the benchmark, in one run: for naive and flash2, the native run, the
+ * computing traced run and the trace-only run through the model (cache `cache`), Cachegrind on
+ * the native run, the ratios next to their targets, the model's accesses per second and, with
+ * `instructions`, the instructions per L1 miss in cache_fast_miss() (callgrind on the
+ * trace-only run). skip_traced (--trace-only) leaves the computing traced run out. */
+static int
+bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions,
+	      const char *json_path, int argc, char **argv)
+{
+	static const char *names[NK] = { "naive", "flash2" };
+	struct kernels_ctx c = { 0 };
+	struct kernel_bench kb[NK];
+	char err[512];
+	ssize_t n = readlink("/proc/self/exe", c.self, sizeof(c.self) - 1);
+	FILE *out;
+	double fig[NK][FIG_COUNT];
+	int rc = EXIT_OK;
+
+	c.N = N;
+	c.cache = cache;
+	c.skip_traced = skip_traced;
+	c.instructions = instructions;
+	c.have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
+	out = text_stream(json_path);
+	if (n <= 0)
+		return print_error("cannot find the memsim executable (/proc/self/exe)");
+	c.self[n] = '\0';
+	/* The runs' reports and callgrind's output go to a directory of our own: no name another
+	 * user can predict, no link to follow. An interrupt stops the run under way and removes
+	 * the directory. */
+	spawn_guard_begin();
+	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			     "memsim-bench", c.work, sizeof(c.work), err, sizeof(err))) {
+		spawn_guard_end();
+		return print_error("bench: %s", err);
+	}
+	snprintf(c.json, sizeof(c.json), "%s/run.json", c.work);
+	snprintf(c.cgout, sizeof(c.cgout), "%s/callgrind.out", c.work);
+	snprintf(c.cgarg, sizeof(c.cgarg), "--callgrind-out-file=%s", c.cgout);
+	snprintf(c.nstr, sizeof(c.nstr), "%llu", (unsigned long long)N);
+	fprintf(out,
+		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64; model runs on cache %s;\n"
+		"Cachegrind (--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64) on the native run\n",
+		c.nstr, cache);
+	if (!c.have_valgrind)
+		fprintf(out, "valgrind not found: Cachegrind and the instruction count are not "
+			     "measured\n");
+	for (int k = 0; k < NK && !rc; k++)
+		rc = bench_kernel(&c, names[k], &kb[k]);
+	if (!rc) {
+		bench_kernels_table(out, kb, fig);
+		rc = bench_kernels_json(&c, kb, fig, json_path, argc, argv);
+	}
+	unlink(c.json);
+	unlink(c.cgout);
+	rmdir(c.work);
 	spawn_guard_end();
 	if (spawn_guard_signal())
 		rc = print_error("bench: interrupted by signal %d: removed %s", spawn_guard_signal(),
-				 work);
+				 c.work);
 	return rc;
 }
 
