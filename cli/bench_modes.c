@@ -144,23 +144,34 @@ sample_row(const struct attn_config *cfg, const struct spec *spec, struct mode_r
 	return 0;
 }
 
-int
-bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, char **argv)
+enum {
+	R_COMPUTING,
+	R_TRACE_ONLY,
+	R_SEP_SET,
+	R_FANOUT,
+	R_STACK_SETS,
+	R_SEP_FULL,
+	R_STACK,
+	R_SAMPLED,
+	R_TRACE_MISS,
+	R_SAMPLED_MISS,
+	R_FORMULA,
+	R_COUNT
+};
+
+/* The comparison's inputs and results. */
+struct modes_bench {
+	struct attn_config cfg, miss_cfg;
+	struct spec spec, miss_spec;
+	char base[128];
+	struct mode_row rows[R_COUNT];
+	bool same_set[2], same_full;
+};
+
+/* Times every mode into m->rows; -1 with a message in err if a run fails. */
+static int
+modes_measure(struct modes_bench *m, char *err, size_t errlen)
 {
-	enum {
-		R_COMPUTING,
-		R_TRACE_ONLY,
-		R_SEP_SET,
-		R_FANOUT,
-		R_STACK_SETS,
-		R_SEP_FULL,
-		R_STACK,
-		R_SAMPLED,
-		R_TRACE_MISS,
-		R_SAMPLED_MISS,
-		R_FORMULA,
-		R_COUNT
-	};
 	static const char *names[R_COUNT] = {
 		"computing run (exact)",
 		"trace-only run (exact)",
@@ -179,53 +190,30 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 	};
 	static const enum cache_onepass set_hows[] = { CACHE_ONEPASS_FANOUT, CACHE_ONEPASS_STACK };
 	static const enum cache_onepass full_hows[] = { CACHE_ONEPASS_STACK };
-	struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
-				   64,         false, false, 0, 0, 0, 0,         0 };
-	struct mode_row rows[R_COUNT];
-	struct formula_machine m;
+	struct mode_row *rows = m->rows;
+	struct formula_machine fm;
 	struct formula_result fr;
 	struct sim_result r;
-	struct spec spec, miss_spec;
-	struct attn_config miss_cfg;
-	char base[128], err[512];
-	bool same_set[2] = { false, false }, same_full = false;
-	FILE *out = text_stream(json_path);
 	double t0, t_comp, t_fx;
-	int rc = EXIT_RUNTIME;
 
-	if (!attn_kernel_parse(kernel, &cfg.kernel))
-		return usage_error("bench", "--kernel: unknown kernel '%s'", kernel);
-	if (attn_config_check(&cfg, err, sizeof(err)))
-		return usage_error("bench", "%s", err);
-	snprintf(base, sizeof(base), "%s,L2=1M:16:64", l1_text);
-	spec_parse(base, &spec, err, sizeof(err));
-	/* Where sampling pays: 8 N, 4 heads, fp16 on one level with the tiles in scratch, so K
-	 * and V (2 MiB a head at N = 8192) miss on every query block and the model's miss path,
-	 * not the tracing, is the time. */
-	spec_parse(MISS_SPEC, &miss_spec, err, sizeof(err));
-	miss_cfg = cfg;
-	miss_cfg.N = 8 * N;
-	miss_cfg.heads = miss_cfg.kv_heads = 4;
-	miss_cfg.dtype = ATTN_FP16;
-	memset(rows, 0, sizeof(rows));
 	t0 = now_seconds();
-	if (sim_kernel(&cfg, &spec, true, 1, false, &r, err, sizeof(err)))
-		goto fail;
+	if (sim_kernel(&m->cfg, &m->spec, true, 1, false, &r, err, errlen))
+		return -1;
 	t_comp = now_seconds() - t0;
 	sim_result_finish(&r);
-	if (sample_row(&cfg, &spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err, sizeof(err)) ||
-	    sweep_rows(&cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], same_set, err,
-		       sizeof(err)) ||
-	    sweep_rows(&cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL], &same_full, err,
-		       sizeof(err)) ||
-	    sample_row(&miss_cfg, &miss_spec, &rows[R_TRACE_MISS], &rows[R_SAMPLED_MISS], err,
-		       sizeof(err)))
-		goto fail;
+	if (sample_row(&m->cfg, &m->spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err, errlen) ||
+	    sweep_rows(&m->cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], m->same_set, err,
+		       errlen) ||
+	    sweep_rows(&m->cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL], &m->same_full,
+		       err, errlen) ||
+	    sample_row(&m->miss_cfg, &m->miss_spec, &rows[R_TRACE_MISS], &rows[R_SAMPLED_MISS],
+		       err, errlen))
+		return -1;
 	rows[R_COMPUTING] =
 		(struct mode_row){ NULL, t_comp, t_comp / rows[R_TRACE_ONLY].seconds, -1, 0, "" };
-	formula_machine_from_spec(&spec, true, &m);
+	formula_machine_from_spec(&m->spec, true, &fm);
 	t0 = now_seconds();
-	formula_eval(&cfg, &m, &fr);
+	formula_eval(&m->cfg, &fm, &fr);
 	t_fx = now_seconds() - t0;
 	rows[R_FORMULA] =
 		(struct mode_row){ NULL, t_fx, t_fx / rows[R_TRACE_ONLY].seconds, -1, -1, "" };
@@ -233,10 +221,18 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 		rows[i].mode = names[i];
 		rows[i].target = targets[i];
 	}
+	return 0;
+}
+
+static void
+modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
+{
+	const struct mode_row *rows = m->rows;
+
 	fprintf(out,
 		"memsim bench --modes: %s N=%llu d=64 fp32, B_r = B_c = 64; cache %s; L2 sizes "
 		"64K to 128M (x2)\n\n",
-		kernel, (unsigned long long)N, base);
+		kernel, (unsigned long long)m->cfg.N, m->base);
 	fprintf(out, "%-40s %10s %10s %12s %12s   %s\n", "mode", "seconds", "x one run",
 		"x separate", "DRAM error", "target");
 	for (int i = 0; i < R_COUNT; i++) {
@@ -260,39 +256,74 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 		"full stack %s.\nMiss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
 		"for byte on a fully associative LRU cache, an interval on a\nset-associative one "
 		"(docs/formulas.md).\n",
-		same_set[0] ? "yes" : "NO", same_set[1] ? "yes" : "NO", same_full ? "yes" : "NO",
-		(unsigned long long)miss_cfg.N, MISS_SPEC);
-	rc = same_set[0] && same_set[1] && same_full ? EXIT_OK : EXIT_RUNTIME;
-	if (json_path) {
-		cJSON *root = cJSON_CreateObject(), *list;
+		m->same_set[0] ? "yes" : "NO", m->same_set[1] ? "yes" : "NO",
+		m->same_full ? "yes" : "NO", (unsigned long long)m->miss_cfg.N, MISS_SPEC);
+}
 
-		report_add_header(root, argc, argv);
-		cJSON_AddStringToObject(root, "kernel", kernel);
-		cJSON_AddNumberToObject(root, "N", (double)N);
-		cJSON_AddStringToObject(root, "cache", base);
-		cJSON_AddBoolToObject(root, "onepass_counters_equal",
-				      same_set[0] && same_set[1] && same_full);
-		list = cJSON_AddArrayToObject(root, "modes");
-		for (int i = 0; i < R_COUNT; i++) {
-			cJSON *o = cJSON_CreateObject();
+static int
+modes_json(const struct modes_bench *m, const char *kernel, const char *json_path, int argc,
+	   char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *list;
+	char err[512];
+	int rc = EXIT_OK;
 
-			cJSON_AddStringToObject(o, "mode", rows[i].mode);
-			cJSON_AddNumberToObject(o, "seconds", rows[i].seconds);
-			cJSON_AddNumberToObject(o, "x_one_run", rows[i].vs_one);
-			if (rows[i].vs_separate >= 0)
-				cJSON_AddNumberToObject(o, "x_separate", rows[i].vs_separate);
-			if (rows[i].error >= 0)
-				cJSON_AddNumberToObject(o, "dram_error", rows[i].error);
-			cJSON_AddItemToArray(list, o);
-		}
-		if (report_write_json(json_path, root, err, sizeof(err))) {
-			print_error("%s", err);
-			rc = EXIT_RUNTIME;
-		}
-		cJSON_Delete(root);
+	report_add_header(root, argc, argv);
+	cJSON_AddStringToObject(root, "kernel", kernel);
+	cJSON_AddNumberToObject(root, "N", (double)m->cfg.N);
+	cJSON_AddStringToObject(root, "cache", m->base);
+	cJSON_AddBoolToObject(root, "onepass_counters_equal",
+			      m->same_set[0] && m->same_set[1] && m->same_full);
+	list = cJSON_AddArrayToObject(root, "modes");
+	for (int i = 0; i < R_COUNT; i++) {
+		const struct mode_row *row = &m->rows[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "mode", row->mode);
+		cJSON_AddNumberToObject(o, "seconds", row->seconds);
+		cJSON_AddNumberToObject(o, "x_one_run", row->vs_one);
+		if (row->vs_separate >= 0)
+			cJSON_AddNumberToObject(o, "x_separate", row->vs_separate);
+		if (row->error >= 0)
+			cJSON_AddNumberToObject(o, "dram_error", row->error);
+		cJSON_AddItemToArray(list, o);
 	}
+	if (report_write_json(json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
 	return rc;
-fail:
-	print_error("bench: %s", err);
-	return EXIT_RUNTIME;
+}
+
+int
+bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, char **argv)
+{
+	struct modes_bench m;
+	char err[512];
+	FILE *out = text_stream(json_path);
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.cfg = (struct attn_config){ ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
+				      64,         false, false, 0, 0, 0, 0,         0 };
+	if (!attn_kernel_parse(kernel, &m.cfg.kernel))
+		return usage_error("bench", "--kernel: unknown kernel '%s'", kernel);
+	if (attn_config_check(&m.cfg, err, sizeof(err)))
+		return usage_error("bench", "%s", err);
+	snprintf(m.base, sizeof(m.base), "%s,L2=1M:16:64", l1_text);
+	spec_parse(m.base, &m.spec, err, sizeof(err));
+	/* Where sampling pays: 8 N, 4 heads, fp16 on one level with the tiles in scratch, so K
+	 * and V (2 MiB a head at N = 8192) miss on every query block and the model's miss path,
+	 * not the tracing, is the time. */
+	spec_parse(MISS_SPEC, &m.miss_spec, err, sizeof(err));
+	m.miss_cfg = m.cfg;
+	m.miss_cfg.N = 8 * N;
+	m.miss_cfg.heads = m.miss_cfg.kv_heads = 4;
+	m.miss_cfg.dtype = ATTN_FP16;
+	if (modes_measure(&m, err, sizeof(err)))
+		return print_error("bench: %s", err);
+	modes_print(out, &m, kernel);
+	rc = m.same_set[0] && m.same_set[1] && m.same_full ? EXIT_OK : EXIT_RUNTIME;
+	if (json_path && modes_json(&m, kernel, json_path, argc, argv))
+		rc = EXIT_RUNTIME;
+	return rc;
 }
