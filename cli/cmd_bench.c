@@ -25,6 +25,7 @@
 #include "cli/bench_modes.h"
 #include "cli/commands.h"
 #include "kernels/attn.h"
+#include "measure/child_run.h"
 #include "measure/replay_bench.h"
 #include "measure/spawn.h"
 #include "sim/spec.h"
@@ -32,128 +33,19 @@
 #include "traces/mtrace.h"
 #include "traces/replay.h"
 
-/* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
- * its wall time, or a negative value if it could not run, failed or was interrupted. */
-static double
-timed_child(char *const argv[])
-{
-	char path[4096], why[512], *args[32];
-	double t0;
-	int n = 0;
-
-	if (!spawn_find(argv[0], path, sizeof(path)))
-		return -1;
-	args[n++] = path;
-	while (argv[n] && n < 31) {
-		args[n] = argv[n];
-		n++;
-	}
-	args[n] = NULL;
-	t0 = now_seconds();
-	if (spawn_wait(args, NULL, NULL, why, sizeof(why)) != 0)
-		return -1;
-	return now_seconds() - t0;
-}
-
 /* Targets of the issue "Simulation at model scale", printed next to the ratios they bound. */
 #define TARGET_TRACED_OVER_NATIVE 10.0    /* computing traced run: at most 10x the native one */
 #define TARGET_TRACE_ONLY_OVER_NATIVE 1.0 /* trace-only run: faster than the native kernel */
 #define TARGET_CG_OVER_TRACED 5.0         /* Cachegrind on the native run: 5x the traced run */
 
-/* What bench takes from one child run: its wall time, and from its `memsim run --json` report
- * the figures below (-1 where the report lacks them). */
-struct run_figures {
-	double seconds;       /* the whole process: start, allocate, fill, run, report */
-	double model_seconds; /* the report's traced_seconds: the kernel through the model */
-	double peak_rss;      /* bytes */
-	double accesses;      /* loads, stores and instruction fetches */
-	double l1_misses;
-};
-
-/* Reads a whole small text file; NULL if it cannot. Caller frees. */
-static char *
-slurp_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 1 << 16, len = 0;
-	char *text;
-
-	if (!f)
-		return NULL;
-	text = xzalloc(cap);
-	for (;;) {
-		len += fread(text + len, 1, cap - 1 - len, f);
-		if (len < cap - 1)
-			break;
-		cap *= 2;
-		text = xrealloc(text, cap);
-	}
-	text[len] = '\0';
-	fclose(f);
-	return text;
-}
-
-static double
-json_number(const cJSON *obj, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
-/* Fills f's report figures from the run report at path and removes the file. */
-static void
-read_run_report(const char *path, struct run_figures *f)
-{
-	char *text = slurp_text(path);
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *lv;
-	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
-
-	f->model_seconds = json_number(j, "traced_seconds");
-	f->peak_rss = json_number(j, "peak_rss_bytes");
-	f->accesses = -1;
-	f->l1_misses = -1;
-	if (cpu)
-		f->accesses = json_number(cpu, "loads") + json_number(cpu, "stores") +
-			      json_number(cpu, "ifetches");
-	cJSON_ArrayForEach (lv, cJSON_GetObjectItemCaseSensitive(j, "levels")) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(lv, "name");
-
-		if (cJSON_IsString(name) && strcmp(name->valuestring, "L1") == 0)
-			f->l1_misses =
-				json_number(lv, "read_misses") + json_number(lv, "write_misses");
-	}
-	cJSON_Delete(j);
-	free(text);
-	unlink(path);
-}
-
-/* The instructions callgrind counted, from the "totals:" line of its output file at path
- * (removed after); -1 if there is none. */
-static double
-callgrind_totals(const char *path)
-{
-	char *text = slurp_text(path);
-	const char *t = text ? strstr(text, "\ntotals: ") : NULL;
-	uint64_t v;
-	char digits[32];
-	double r = -1;
-
-	if (t && sscanf(t + 9, "%31[0-9]", digits) == 1 && parse_u64(digits, &v))
-		r = (double)v;
-	free(text);
-	unlink(path);
-	return r;
-}
-
 /* One measurement of a kernel, all whole processes (allocation and fill included in each). */
 struct kernel_bench {
 	const char *kernel;
-	double native;                 /* seconds */
-	struct run_figures traced;     /* the computing traced run; seconds < 0: not run */
-	struct run_figures trace_only; /* memsim run --trace-only */
-	double cachegrind;             /* seconds, or -1 without valgrind */
-	double instructions_per_miss;  /* in cache_fast_miss(), or -1 when not measured */
+	double native;                       /* seconds */
+	struct child_run_figures traced;     /* the computing traced run; seconds < 0: not run */
+	struct child_run_figures trace_only; /* memsim run --trace-only */
+	double cachegrind;                   /* seconds, or -1 without valgrind */
+	double instructions_per_miss;        /* in cache_fast_miss(), or -1 when not measured */
 	double array_bytes;
 };
 
@@ -319,12 +211,12 @@ bench_kernel_valgrind(struct kernels_ctx *c, const char *kernel, struct kernel_b
 
 	if (!c->have_valgrind)
 		return;
-	b->cachegrind = timed_child(cg);
-	if (c->instructions && timed_child(ir) >= 0) {
-		struct run_figures f;
-		double ir_total = callgrind_totals(c->cgout);
+	b->cachegrind = child_run_time(cg);
+	if (c->instructions && child_run_time(ir) >= 0) {
+		struct child_run_figures f;
+		double ir_total = child_run_callgrind_totals(c->cgout);
 
-		read_run_report(c->json, &f);
+		child_run_report(c->json, &f);
 		/* Nothing collected: this cache's L1 misses take another path. */
 		if (ir_total > 0 && f.l1_misses > 0)
 			b->instructions_per_miss = ir_total / f.l1_misses;
@@ -345,18 +237,18 @@ bench_kernel(struct kernels_ctx *c, const char *kernel, struct kernel_bench *b)
 
 	memset(b, 0, sizeof(*b));
 	b->kernel = kernel;
-	b->traced = (struct run_figures){ -1, -1, -1, -1, -1 };
+	b->traced = (struct child_run_figures){ -1, -1, -1, -1, -1 };
 	b->cachegrind = b->instructions_per_miss = -1;
 	attn_kernel_parse(kernel, &cfg.kernel);
 	b->array_bytes = (double)attn_array_bytes(&cfg);
-	b->native = timed_child(nat);
+	b->native = child_run_time(nat);
 	if (!c->skip_traced) {
-		b->traced.seconds = timed_child(tr);
-		read_run_report(c->json, &b->traced);
+		b->traced.seconds = child_run_time(tr);
+		child_run_report(c->json, &b->traced);
 	}
 	tr[10] = "--trace-only";
-	b->trace_only.seconds = timed_child(tr);
-	read_run_report(c->json, &b->trace_only);
+	b->trace_only.seconds = child_run_time(tr);
+	child_run_report(c->json, &b->trace_only);
 	if (spawn_guard_signal())
 		return EXIT_RUNTIME;
 	if (b->native < 0 || b->trace_only.seconds < 0 ||
