@@ -73,13 +73,14 @@ modes_measure(struct modes_bench *m, char *err, size_t errlen)
 		return -1;
 	t_comp = now_seconds() - t0;
 	sim_result_finish(&r);
-	if (modes_bench_sample(&m->cfg, &m->spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err, errlen) ||
-	    modes_bench_sweep(&m->cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], m->same_set, err,
-		       errlen) ||
-	    modes_bench_sweep(&m->cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL], &m->same_full,
-		       err, errlen) ||
-	    modes_bench_sample(&m->miss_cfg, &m->miss_spec, &rows[R_TRACE_MISS], &rows[R_SAMPLED_MISS],
-		       err, errlen))
+	if (modes_bench_sample(&m->cfg, &m->spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err,
+			       errlen) ||
+	    modes_bench_sweep(&m->cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], m->same_set,
+			      err, errlen) ||
+	    modes_bench_sweep(&m->cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL],
+			      &m->same_full, err, errlen) ||
+	    modes_bench_sample(&m->miss_cfg, &m->miss_spec, &rows[R_TRACE_MISS],
+			       &rows[R_SAMPLED_MISS], err, errlen))
 		return -1;
 	rows[R_COMPUTING] =
 		(struct mode_row){ NULL, t_comp, t_comp / rows[R_TRACE_ONLY].seconds, -1, 0, "" };

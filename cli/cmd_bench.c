@@ -383,8 +383,8 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 	rmdir(c.work);
 	spawn_guard_end();
 	if (spawn_guard_signal())
-		rc = print_error("bench: interrupted by signal %d: removed %s", spawn_guard_signal(),
-				 c.work);
+		rc = print_error("bench: interrupted by signal %d: removed %s",
+				 spawn_guard_signal(), c.work);
 	return rc;
 }
 
@@ -623,8 +623,8 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 	/* 3. Replays, best of `repeat`. */
 	if (replay_bench_time(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
 			      &tb->t[1], &tb->result[1], err, sizeof(err)) ||
-	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat,
-			      &tb->t[2], &tb->result[2], err, sizeof(err)))
+	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat, &tb->t[2],
+			      &tb->result[2], err, sizeof(err)))
 		return print_error("%s", err);
 	if (spawn_guard_signal())
 		return EXIT_RUNTIME;
@@ -662,8 +662,7 @@ bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_ar
 }
 
 static int
-bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int argc,
-		 char **argv)
+bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int argc, char **argv)
 {
 	cJSON *root = cJSON_CreateObject(), *runs;
 	char err[512];

@@ -379,9 +379,9 @@ sweep_run_option(struct sweep_args *a, int opt, const char *arg)
 		return 0;
 	case OPT_SAMPLE_SETS:
 		if (!parse_u64(arg, &v) || v < 2 || v > (UINT64_C(1) << 20) || !is_pow2(v))
-			return usage_error("sweep",
-					   "--sample-sets: '%s' is not a power of two from 2 to 2^20",
-					   arg);
+			return usage_error(
+				"sweep", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
+				arg);
 		a->p.sample_sets = (uint32_t)v;
 		return 0;
 	case OPT_SLURM:

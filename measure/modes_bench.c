@@ -44,7 +44,7 @@ same_totals(struct cache *a, struct cache *b)
  * pass each); same[i] says whether every size's counters agree for hows[i]. */
 int
 modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cache_onepass *hows,
-	   unsigned nhow, struct mode_row *rows, bool *same, char *err, size_t errlen)
+		  unsigned nhow, struct mode_row *rows, bool *same, char *err, size_t errlen)
 {
 	struct sim_result sep[SWEEP_SIZES], pass[SWEEP_SIZES];
 	uint64_t sizes[SWEEP_SIZES];
@@ -101,7 +101,7 @@ out_sep:
 /* One exact trace-only run and one sampled run of cfg on spec: times and the error. */
 int
 modes_bench_sample(const struct attn_config *cfg, const struct spec *spec, struct mode_row *full,
-	   struct mode_row *est, char *err, size_t errlen)
+		   struct mode_row *est, char *err, size_t errlen)
 {
 	struct sim_result a, b;
 	struct spec s = *spec;

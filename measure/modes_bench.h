@@ -29,9 +29,8 @@ struct mode_row {
  * one pass with each method hows[0 .. nhow). Fills rows[0] (separate) and rows[1 ..] (one
  * pass each); same[i] says whether every size's counters agree for hows[i]. -1 with a message
  * in err if a run fails. */
-int modes_bench_sweep(const struct attn_config *cfg, const char *l2,
-		      const enum cache_onepass *hows, unsigned nhow, struct mode_row *rows,
-		      bool *same, char *err, size_t errlen);
+int modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cache_onepass *hows,
+		      unsigned nhow, struct mode_row *rows, bool *same, char *err, size_t errlen);
 
 /* One exact trace-only run and one sampled run (1 set in 8) of cfg on spec: times and the
  * error. */

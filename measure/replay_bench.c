@@ -83,10 +83,9 @@ replay_bench_same_counters(struct cache *a, struct cache *b)
 	return memcmp(da, db, sizeof(*da)) == 0;
 }
 
-
 int
 replay_bench_time(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
-	    struct replay_timing *t, struct cache **keep, char *err, size_t errlen)
+		  struct replay_timing *t, struct cache **keep, char *err, size_t errlen)
 {
 	for (int r = 0; r < repeat && !spawn_guard_signal(); r++) {
 		struct replay_result res;
@@ -122,8 +121,8 @@ replay_bench_file_size(const char *path)
 }
 
 int
-replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad,
-		    bool blocked, struct replay_timing *t, struct cache **model)
+replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad, bool blocked,
+		    struct replay_timing *t, struct cache **model)
 {
 	struct replay_sink direct = { 0 };
 	double t0;

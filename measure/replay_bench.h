@@ -25,8 +25,7 @@ struct replay_sink {
 /* Generates at least `target` accesses, whole rows of j at a time; returns how many. Stops
  * early once interrupted (spawn_guard_signal()). blocked: key rows in blocks of 64, as the
  * blocked kernels sweep them; pad: elements of padding per V^T row. */
-uint64_t replay_bench_generate(struct replay_sink *s, uint64_t target, uint64_t pad,
-			       bool blocked);
+uint64_t replay_bench_generate(struct replay_sink *s, uint64_t target, uint64_t pad, bool blocked);
 
 /* Whether a and b counted the same at every level and to DRAM. */
 bool replay_bench_same_counters(struct cache *a, struct cache *b);
@@ -41,9 +40,8 @@ struct replay_timing {
 
 /* Replays path `repeat` times through spec's cache into t (best, worst, accesses); the last
  * replay's cache goes to *keep (caller destroys). -1 with a message in err on failure. */
-int replay_bench_time(const char *path, enum trace_format fmt, const struct spec *spec,
-		      int repeat, struct replay_timing *t, struct cache **keep, char *err,
-		      size_t errlen);
+int replay_bench_time(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
+		      struct replay_timing *t, struct cache **keep, char *err, size_t errlen);
 
 /* The size of the file at path in bytes, 0 if it cannot be read. */
 uint64_t replay_bench_file_size(const char *path);
@@ -51,5 +49,5 @@ uint64_t replay_bench_file_size(const char *path);
 /* 1. The generator straight into a model of cfg, timed: the ceiling for any trace format.
  * t gets the time and the accesses, *model the model after its final flush (caller destroys).
  * -1 if the model cannot be allocated. */
-int replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad,
-			bool blocked, struct replay_timing *t, struct cache **model);
+int replay_bench_direct(const struct cache_config *cfg, uint64_t target, uint64_t pad, bool blocked,
+			struct replay_timing *t, struct cache **model);
