@@ -1,7 +1,6 @@
 #include "cli/bench_modes.h"
 
 #include <cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

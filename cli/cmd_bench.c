@@ -31,7 +31,6 @@
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
-#include "traces/replay.h"
 
 /* Targets of the issue "Simulation at model scale", printed next to the ratios they bound. */
 #define TARGET_TRACED_OVER_NATIVE 10.0    /* computing traced run: at most 10x the native one */
