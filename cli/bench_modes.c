@@ -1,7 +1,6 @@
 #include "cli/bench_modes.h"
 
 #include <cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,157 +9,40 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "kernels/simulate.h"
+#include "measure/modes_bench.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 
-#define SWEEP_SIZES 12
-#define SAMPLE_SETS 8
 #define MISS_SPEC "L1=1M:16:128:wv,tiles=scratch"
 
-/* The L1 above the swept L2, and the L2's smallest size: sizes double from there. */
-static const char l1_text[] = "L1=32K:8:64";
-static const uint64_t l2_first = 64 * 1024;
-
-struct mode_row {
-	const char *mode;
-	double seconds;
-	double vs_one;      /* seconds over one exact trace-only run, or -1 */
-	double vs_separate; /* seconds over the runs it replaces, or -1 */
-	double error;       /* largest relative error of DRAM bytes against exact, or -1 */
-	const char *target;
+enum {
+	R_COMPUTING,
+	R_TRACE_ONLY,
+	R_SEP_SET,
+	R_FANOUT,
+	R_STACK_SETS,
+	R_SEP_FULL,
+	R_STACK,
+	R_SAMPLED,
+	R_TRACE_MISS,
+	R_SAMPLED_MISS,
+	R_FORMULA,
+	R_COUNT
 };
 
-static double
-dram_bytes(struct cache *c)
-{
-	const struct cache_traffic *t = cache_dram(c);
+/* The comparison's inputs and results. */
+struct modes_bench {
+	struct attn_config cfg, miss_cfg;
+	struct spec spec, miss_spec;
+	char base[128];
+	struct mode_row rows[R_COUNT];
+	bool same_set[2], same_full;
+};
 
-	return (double)t->read_bytes + (double)t->write_bytes;
-}
-
-/* Level counters and DRAM traffic, word for word. */
-static bool
-same_totals(struct cache *a, struct cache *b)
-{
-	if (cache_level_count(a) != cache_level_count(b) ||
-	    memcmp(cache_dram(a), cache_dram(b), sizeof(struct cache_traffic)))
-		return false;
-	for (unsigned i = 0; i < cache_level_count(a); i++)
-		if (memcmp(cache_level_stats(a, i), cache_level_stats(b, i),
-			   sizeof(struct cache_level_stats)))
-			return false;
-	return true;
-}
-
-/* 12 sizes of L2 in spec l2 (a spec's L2 with its size left to each run): separately, then in
- * one pass with each method hows[0 .. nhow). Fills rows[0] (separate) and rows[1 ..] (one
- * pass each); same[i] says whether every size's counters agree for hows[i]. */
+/* Times every mode into m->rows; -1 with a message in err if a run fails. */
 static int
-sweep_rows(const struct attn_config *cfg, const char *l2, const enum cache_onepass *hows,
-	   unsigned nhow, struct mode_row *rows, bool *same, char *err, size_t errlen)
+modes_measure(struct modes_bench *m, char *err, size_t errlen)
 {
-	struct sim_result sep[SWEEP_SIZES], pass[SWEEP_SIZES];
-	uint64_t sizes[SWEEP_SIZES];
-	struct spec spec;
-	char text[256];
-	double t0, t_sep, t_pass;
-	int rc = -1;
-
-	snprintf(text, sizeof(text), "%s,%s", l1_text, l2);
-	if (spec_parse(text, &spec, err, errlen))
-		return -1;
-	for (unsigned k = 0; k < SWEEP_SIZES; k++)
-		sizes[k] = l2_first << k;
-	for (unsigned h = 0; h < nhow; h++)
-		if (cache_onepass_method(&spec.cache, 1, sizes, SWEEP_SIZES, NULL) < hows[h]) {
-			snprintf(err, errlen, "one pass (%s) does not apply to %s",
-				 cache_onepass_str(hows[h]), text);
-			return -1;
-		}
-	t0 = now_seconds();
-	for (unsigned k = 0; k < SWEEP_SIZES; k++) {
-		struct spec one = spec;
-
-		if (cache_config_resize(&spec.cache, 1, sizes[k], &one.cache, err, errlen) ||
-		    sim_kernel_trace_only(cfg, &one, true, &sep[k], err, errlen))
-			return -1; /* a bench of a valid config: never reached */
-	}
-	t_sep = now_seconds() - t0;
-	/* "one run": the mean of the twelve separate runs. */
-	rows[0] = (struct mode_row){ NULL, t_sep, SWEEP_SIZES, -1, 0, "" };
-	for (unsigned h = 0; h < nhow; h++) {
-		t0 = now_seconds();
-		if (sim_kernel_onepass(cfg, &spec, 1, sizes, SWEEP_SIZES, hows[h], true, 1, true,
-				       pass, err, errlen))
-			goto out_sep;
-		t_pass = now_seconds() - t0;
-		same[h] = true;
-		for (unsigned k = 0; k < SWEEP_SIZES; k++) {
-			if (!same_totals(sep[k].cache, pass[k].cache))
-				same[h] = false;
-			sim_result_finish(&pass[k]);
-		}
-		rows[1 + h] =
-			(struct mode_row){ NULL,           t_pass, t_pass / (t_sep / SWEEP_SIZES),
-					   t_pass / t_sep, 0,      "" };
-	}
-	rc = 0;
-out_sep:
-	for (unsigned k = 0; k < SWEEP_SIZES; k++)
-		sim_result_finish(&sep[k]);
-	return rc;
-}
-
-/* One exact trace-only run and one sampled run of cfg on spec: times and the error. */
-static int
-sample_row(const struct attn_config *cfg, const struct spec *spec, struct mode_row *full,
-	   struct mode_row *est, char *err, size_t errlen)
-{
-	struct sim_result a, b;
-	struct spec s = *spec;
-	double t0 = now_seconds(), ta, tb;
-
-	if (sim_kernel_trace_only(cfg, spec, true, &a, err, errlen))
-		return -1;
-	ta = now_seconds() - t0;
-	s.cache.sample_sets = SAMPLE_SETS;
-	t0 = now_seconds();
-	if (sim_kernel_trace_only(cfg, &s, true, &b, err, errlen)) {
-		sim_result_finish(&a);
-		return -1;
-	}
-	tb = now_seconds() - t0;
-	*full = (struct mode_row){ NULL, ta, 1, -1, 0, "" };
-	*est = (struct mode_row){
-		NULL,
-		tb,
-		tb / ta,
-		-1,
-		fabs(dram_bytes(b.cache) - dram_bytes(a.cache)) / dram_bytes(a.cache),
-		""
-	};
-	sim_result_finish(&a);
-	sim_result_finish(&b);
-	return 0;
-}
-
-int
-bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, char **argv)
-{
-	enum {
-		R_COMPUTING,
-		R_TRACE_ONLY,
-		R_SEP_SET,
-		R_FANOUT,
-		R_STACK_SETS,
-		R_SEP_FULL,
-		R_STACK,
-		R_SAMPLED,
-		R_TRACE_MISS,
-		R_SAMPLED_MISS,
-		R_FORMULA,
-		R_COUNT
-	};
 	static const char *names[R_COUNT] = {
 		"computing run (exact)",
 		"trace-only run (exact)",
@@ -179,53 +61,31 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 	};
 	static const enum cache_onepass set_hows[] = { CACHE_ONEPASS_FANOUT, CACHE_ONEPASS_STACK };
 	static const enum cache_onepass full_hows[] = { CACHE_ONEPASS_STACK };
-	struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
-				   64,         false, false, 0, 0, 0, 0,         0 };
-	struct mode_row rows[R_COUNT];
-	struct formula_machine m;
+	struct mode_row *rows = m->rows;
+	struct formula_machine fm;
 	struct formula_result fr;
 	struct sim_result r;
-	struct spec spec, miss_spec;
-	struct attn_config miss_cfg;
-	char base[128], err[512];
-	bool same_set[2] = { false, false }, same_full = false;
-	FILE *out = text_stream(json_path);
 	double t0, t_comp, t_fx;
-	int rc = EXIT_RUNTIME;
 
-	if (!attn_kernel_parse(kernel, &cfg.kernel))
-		return usage_error("bench", "--kernel: unknown kernel '%s'", kernel);
-	if (attn_config_check(&cfg, err, sizeof(err)))
-		return usage_error("bench", "%s", err);
-	snprintf(base, sizeof(base), "%s,L2=1M:16:64", l1_text);
-	spec_parse(base, &spec, err, sizeof(err));
-	/* Where sampling pays: 8 N, 4 heads, fp16 on one level with the tiles in scratch, so K
-	 * and V (2 MiB a head at N = 8192) miss on every query block and the model's miss path,
-	 * not the tracing, is the time. */
-	spec_parse(MISS_SPEC, &miss_spec, err, sizeof(err));
-	miss_cfg = cfg;
-	miss_cfg.N = 8 * N;
-	miss_cfg.heads = miss_cfg.kv_heads = 4;
-	miss_cfg.dtype = ATTN_FP16;
-	memset(rows, 0, sizeof(rows));
 	t0 = now_seconds();
-	if (sim_kernel(&cfg, &spec, true, 1, false, &r, err, sizeof(err)))
-		goto fail;
+	if (sim_kernel(&m->cfg, &m->spec, true, 1, false, &r, err, errlen))
+		return -1;
 	t_comp = now_seconds() - t0;
 	sim_result_finish(&r);
-	if (sample_row(&cfg, &spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err, sizeof(err)) ||
-	    sweep_rows(&cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], same_set, err,
-		       sizeof(err)) ||
-	    sweep_rows(&cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL], &same_full, err,
-		       sizeof(err)) ||
-	    sample_row(&miss_cfg, &miss_spec, &rows[R_TRACE_MISS], &rows[R_SAMPLED_MISS], err,
-		       sizeof(err)))
-		goto fail;
+	if (modes_bench_sample(&m->cfg, &m->spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err,
+			       errlen) ||
+	    modes_bench_sweep(&m->cfg, "L2=1M:8:64", set_hows, 2, &rows[R_SEP_SET], m->same_set,
+			      err, errlen) ||
+	    modes_bench_sweep(&m->cfg, "L2=1M:full:64", full_hows, 1, &rows[R_SEP_FULL],
+			      &m->same_full, err, errlen) ||
+	    modes_bench_sample(&m->miss_cfg, &m->miss_spec, &rows[R_TRACE_MISS],
+			       &rows[R_SAMPLED_MISS], err, errlen))
+		return -1;
 	rows[R_COMPUTING] =
 		(struct mode_row){ NULL, t_comp, t_comp / rows[R_TRACE_ONLY].seconds, -1, 0, "" };
-	formula_machine_from_spec(&spec, true, &m);
+	formula_machine_from_spec(&m->spec, true, &fm);
 	t0 = now_seconds();
-	formula_eval(&cfg, &m, &fr);
+	formula_eval(&m->cfg, &fm, &fr);
 	t_fx = now_seconds() - t0;
 	rows[R_FORMULA] =
 		(struct mode_row){ NULL, t_fx, t_fx / rows[R_TRACE_ONLY].seconds, -1, -1, "" };
@@ -233,10 +93,18 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 		rows[i].mode = names[i];
 		rows[i].target = targets[i];
 	}
+	return 0;
+}
+
+static void
+modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
+{
+	const struct mode_row *rows = m->rows;
+
 	fprintf(out,
 		"memsim bench --modes: %s N=%llu d=64 fp32, B_r = B_c = 64; cache %s; L2 sizes "
 		"64K to 128M (x2)\n\n",
-		kernel, (unsigned long long)N, base);
+		kernel, (unsigned long long)m->cfg.N, m->base);
 	fprintf(out, "%-40s %10s %10s %12s %12s   %s\n", "mode", "seconds", "x one run",
 		"x separate", "DRAM error", "target");
 	for (int i = 0; i < R_COUNT; i++) {
@@ -260,39 +128,74 @@ bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, cha
 		"full stack %s.\nMiss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
 		"for byte on a fully associative LRU cache, an interval on a\nset-associative one "
 		"(docs/formulas.md).\n",
-		same_set[0] ? "yes" : "NO", same_set[1] ? "yes" : "NO", same_full ? "yes" : "NO",
-		(unsigned long long)miss_cfg.N, MISS_SPEC);
-	rc = same_set[0] && same_set[1] && same_full ? EXIT_OK : EXIT_RUNTIME;
-	if (json_path) {
-		cJSON *root = cJSON_CreateObject(), *list;
+		m->same_set[0] ? "yes" : "NO", m->same_set[1] ? "yes" : "NO",
+		m->same_full ? "yes" : "NO", (unsigned long long)m->miss_cfg.N, MISS_SPEC);
+}
 
-		report_add_header(root, argc, argv);
-		cJSON_AddStringToObject(root, "kernel", kernel);
-		cJSON_AddNumberToObject(root, "N", (double)N);
-		cJSON_AddStringToObject(root, "cache", base);
-		cJSON_AddBoolToObject(root, "onepass_counters_equal",
-				      same_set[0] && same_set[1] && same_full);
-		list = cJSON_AddArrayToObject(root, "modes");
-		for (int i = 0; i < R_COUNT; i++) {
-			cJSON *o = cJSON_CreateObject();
+static int
+modes_json(const struct modes_bench *m, const char *kernel, const char *json_path, int argc,
+	   char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *list;
+	char err[512];
+	int rc = EXIT_OK;
 
-			cJSON_AddStringToObject(o, "mode", rows[i].mode);
-			cJSON_AddNumberToObject(o, "seconds", rows[i].seconds);
-			cJSON_AddNumberToObject(o, "x_one_run", rows[i].vs_one);
-			if (rows[i].vs_separate >= 0)
-				cJSON_AddNumberToObject(o, "x_separate", rows[i].vs_separate);
-			if (rows[i].error >= 0)
-				cJSON_AddNumberToObject(o, "dram_error", rows[i].error);
-			cJSON_AddItemToArray(list, o);
-		}
-		if (report_write_json(json_path, root, err, sizeof(err))) {
-			print_error("%s", err);
-			rc = EXIT_RUNTIME;
-		}
-		cJSON_Delete(root);
+	report_add_header(root, argc, argv);
+	cJSON_AddStringToObject(root, "kernel", kernel);
+	cJSON_AddNumberToObject(root, "N", (double)m->cfg.N);
+	cJSON_AddStringToObject(root, "cache", m->base);
+	cJSON_AddBoolToObject(root, "onepass_counters_equal",
+			      m->same_set[0] && m->same_set[1] && m->same_full);
+	list = cJSON_AddArrayToObject(root, "modes");
+	for (int i = 0; i < R_COUNT; i++) {
+		const struct mode_row *row = &m->rows[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "mode", row->mode);
+		cJSON_AddNumberToObject(o, "seconds", row->seconds);
+		cJSON_AddNumberToObject(o, "x_one_run", row->vs_one);
+		if (row->vs_separate >= 0)
+			cJSON_AddNumberToObject(o, "x_separate", row->vs_separate);
+		if (row->error >= 0)
+			cJSON_AddNumberToObject(o, "dram_error", row->error);
+		cJSON_AddItemToArray(list, o);
 	}
+	if (report_write_json(json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
 	return rc;
-fail:
-	print_error("bench: %s", err);
-	return EXIT_RUNTIME;
+}
+
+int
+bench_modes(const char *kernel, uint64_t N, const char *json_path, int argc, char **argv)
+{
+	struct modes_bench m;
+	char err[512];
+	FILE *out = text_stream(json_path);
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.cfg = (struct attn_config){ ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
+				      64,         false, false, 0, 0, 0, 0,         0 };
+	if (!attn_kernel_parse(kernel, &m.cfg.kernel))
+		return usage_error("bench", "--kernel: unknown kernel '%s'", kernel);
+	if (attn_config_check(&m.cfg, err, sizeof(err)))
+		return usage_error("bench", "%s", err);
+	snprintf(m.base, sizeof(m.base), "%s,L2=1M:16:64", MODES_BENCH_L1);
+	spec_parse(m.base, &m.spec, err, sizeof(err));
+	/* Where sampling pays: 8 N, 4 heads, fp16 on one level with the tiles in scratch, so K
+	 * and V (2 MiB a head at N = 8192) miss on every query block and the model's miss path,
+	 * not the tracing, is the time. */
+	spec_parse(MISS_SPEC, &m.miss_spec, err, sizeof(err));
+	m.miss_cfg = m.cfg;
+	m.miss_cfg.N = 8 * N;
+	m.miss_cfg.heads = m.miss_cfg.kv_heads = 4;
+	m.miss_cfg.dtype = ATTN_FP16;
+	if (modes_measure(&m, err, sizeof(err)))
+		return print_error("bench: %s", err);
+	modes_print(out, &m, kernel);
+	rc = m.same_set[0] && m.same_set[1] && m.same_full ? EXIT_OK : EXIT_RUNTIME;
+	if (json_path && modes_json(&m, kernel, json_path, argc, argv))
+		rc = EXIT_RUNTIME;
+	return rc;
 }

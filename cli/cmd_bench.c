@@ -25,194 +25,26 @@
 #include "cli/bench_modes.h"
 #include "cli/commands.h"
 #include "kernels/attn.h"
+#include "measure/child_run.h"
+#include "measure/replay_bench.h"
 #include "measure/spawn.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
-#include "traces/replay.h"
-
-#define BENCH_N 4096u
-#define BENCH_D 64u
-#define Q_BASE UINT64_C(0x10000000)
-#define K_BASE UINT64_C(0x20000000)
-#define VT_BASE UINT64_C(0x30000000)
-#define S_BASE UINT64_C(0x40000000)
-
-struct sink {
-	struct cache *cache;
-	struct mtrace_writer *mt;
-	FILE *din;
-};
-
-static inline void
-emit(struct sink *s, enum trace_event_kind kind, uint64_t addr)
-{
-	if (s->cache)
-		cache_access(s->cache, addr, 4, (enum cache_op)kind, 1);
-	if (s->mt)
-		mtrace_writer_access(s->mt, kind, addr, 4, 1);
-	if (s->din)
-		fprintf(s->din, "%d %" PRIx64 "\n", kind == TRACE_EV_STORE ? 1 : 0, addr);
-}
-
-/* One (i, j) step: the dot product with its column reads, then the store of S[i][j]. */
-static uint64_t
-step(struct sink *s, uint64_t i, uint64_t j, uint64_t pad)
-{
-	uint64_t qrow = Q_BASE + i * BENCH_D * 4, krow = K_BASE + j * BENCH_D * 4;
-
-	for (uint64_t k = 0; k < BENCH_D; k++) {
-		emit(s, TRACE_EV_LOAD, qrow + k * 4);
-		emit(s, TRACE_EV_LOAD, krow + k * 4);
-		if (k % 8 == 0)
-			emit(s, TRACE_EV_LOAD, VT_BASE + (k * (BENCH_N + pad) + j) * 4);
-	}
-	emit(s, TRACE_EV_STORE, S_BASE + (i * BENCH_N + j) * 4);
-	return 2 * BENCH_D + BENCH_D / 8 + 1;
-}
-
-/* Generates at least `target` accesses, whole rows of j at a time; returns how many. Stops
- * early once interrupted (spawn_guard_signal()). */
-static uint64_t
-generate(struct sink *s, uint64_t target, uint64_t pad, bool blocked)
-{
-	uint64_t n = 0;
-
-	if (!blocked) {
-		for (uint64_t i = 0; n < target && !spawn_guard_signal(); i++)
-			for (uint64_t j = 0; j < BENCH_N; j++)
-				n += step(s, i % BENCH_N, j, pad);
-		return n;
-	}
-	for (uint64_t jb = 0; n < target && !spawn_guard_signal(); jb = (jb + 64) % BENCH_N)
-		for (uint64_t i = 0; i < BENCH_N && n < target && !spawn_guard_signal(); i++)
-			for (uint64_t j = jb; j < jb + 64; j++)
-				n += step(s, i, j, pad);
-	return n;
-}
-
-/* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
- * its wall time, or a negative value if it could not run, failed or was interrupted. */
-static double
-timed_child(char *const argv[])
-{
-	char path[4096], why[512], *args[32];
-	double t0;
-	int n = 0;
-
-	if (!spawn_find(argv[0], path, sizeof(path)))
-		return -1;
-	args[n++] = path;
-	while (argv[n] && n < 31) {
-		args[n] = argv[n];
-		n++;
-	}
-	args[n] = NULL;
-	t0 = now_seconds();
-	if (spawn_wait(args, NULL, NULL, why, sizeof(why)) != 0)
-		return -1;
-	return now_seconds() - t0;
-}
 
 /* Targets of the issue "Simulation at model scale", printed next to the ratios they bound. */
 #define TARGET_TRACED_OVER_NATIVE 10.0    /* computing traced run: at most 10x the native one */
 #define TARGET_TRACE_ONLY_OVER_NATIVE 1.0 /* trace-only run: faster than the native kernel */
 #define TARGET_CG_OVER_TRACED 5.0         /* Cachegrind on the native run: 5x the traced run */
 
-/* What bench takes from one child run: its wall time, and from its `memsim run --json` report
- * the figures below (-1 where the report lacks them). */
-struct run_figures {
-	double seconds;       /* the whole process: start, allocate, fill, run, report */
-	double model_seconds; /* the report's traced_seconds: the kernel through the model */
-	double peak_rss;      /* bytes */
-	double accesses;      /* loads, stores and instruction fetches */
-	double l1_misses;
-};
-
-/* Reads a whole small text file; NULL if it cannot. Caller frees. */
-static char *
-slurp_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 1 << 16, len = 0;
-	char *text;
-
-	if (!f)
-		return NULL;
-	text = xzalloc(cap);
-	for (;;) {
-		len += fread(text + len, 1, cap - 1 - len, f);
-		if (len < cap - 1)
-			break;
-		cap *= 2;
-		text = xrealloc(text, cap);
-	}
-	text[len] = '\0';
-	fclose(f);
-	return text;
-}
-
-static double
-json_number(const cJSON *obj, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
-/* Fills f's report figures from the run report at path and removes the file. */
-static void
-read_run_report(const char *path, struct run_figures *f)
-{
-	char *text = slurp_text(path);
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *lv;
-	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
-
-	f->model_seconds = json_number(j, "traced_seconds");
-	f->peak_rss = json_number(j, "peak_rss_bytes");
-	f->accesses = -1;
-	f->l1_misses = -1;
-	if (cpu)
-		f->accesses = json_number(cpu, "loads") + json_number(cpu, "stores") +
-			      json_number(cpu, "ifetches");
-	cJSON_ArrayForEach (lv, cJSON_GetObjectItemCaseSensitive(j, "levels")) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(lv, "name");
-
-		if (cJSON_IsString(name) && strcmp(name->valuestring, "L1") == 0)
-			f->l1_misses =
-				json_number(lv, "read_misses") + json_number(lv, "write_misses");
-	}
-	cJSON_Delete(j);
-	free(text);
-	unlink(path);
-}
-
-/* The instructions callgrind counted, from the "totals:" line of its output file at path
- * (removed after); -1 if there is none. */
-static double
-callgrind_totals(const char *path)
-{
-	char *text = slurp_text(path);
-	const char *t = text ? strstr(text, "\ntotals: ") : NULL;
-	uint64_t v;
-	char digits[32];
-	double r = -1;
-
-	if (t && sscanf(t + 9, "%31[0-9]", digits) == 1 && parse_u64(digits, &v))
-		r = (double)v;
-	free(text);
-	unlink(path);
-	return r;
-}
-
 /* One measurement of a kernel, all whole processes (allocation and fill included in each). */
 struct kernel_bench {
 	const char *kernel;
-	double native;                 /* seconds */
-	struct run_figures traced;     /* the computing traced run; seconds < 0: not run */
-	struct run_figures trace_only; /* memsim run --trace-only */
-	double cachegrind;             /* seconds, or -1 without valgrind */
-	double instructions_per_miss;  /* in cache_fast_miss(), or -1 when not measured */
+	double native;                       /* seconds */
+	struct child_run_figures traced;     /* the computing traced run; seconds < 0: not run */
+	struct child_run_figures trace_only; /* memsim run --trace-only */
+	double cachegrind;                   /* seconds, or -1 without valgrind */
+	double instructions_per_miss;        /* in cache_fast_miss(), or -1 when not measured */
 	double array_bytes;
 };
 
@@ -327,129 +159,110 @@ print_row(FILE *out, const struct figure_def *d, const double *v, int nk)
 	fprintf(out, "\n");
 }
 
-/* The kernel part of the benchmark, in one run: for naive and flash2, the native run, the
- * computing traced run and the trace-only run through the model (cache `cache`), Cachegrind on
- * the native run, the ratios next to their targets, the model's accesses per second and, with
- * `instructions`, the instructions per L1 miss in cache_fast_miss() (callgrind on the
- * trace-only run). skip_traced (--trace-only) leaves the computing traced run out. */
-static int
-bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions,
-	      const char *json_path, int argc, char **argv)
-{
-	static const char *names[] = { "naive", "flash2" };
-	enum { NK = 2 };
-	struct kernel_bench kb[NK];
-	char self[4096], nstr[32], err[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	bool have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
-	cJSON *root, *rows;
-	FILE *out = text_stream(json_path);
+/* What every child run of bench --kernels shares: memsim's path, the files in its private
+ * directory, the options. */
+struct kernels_ctx {
+	uint64_t N;
+	const char *cache;
+	bool skip_traced, instructions, have_valgrind;
+	char self[4096], nstr[32];
 	char work[4200], json[4300], cgout[4300], cgarg[4400];
-	double fig[NK][FIG_COUNT];
-	int rc = EXIT_OK;
+};
 
-	if (n <= 0)
-		return print_error("cannot find the memsim executable (/proc/self/exe)");
-	self[n] = '\0';
-	/* The runs' reports and callgrind's output go to a directory of our own: no name another
-	 * user can predict, no link to follow. An interrupt stops the run under way and removes
-	 * the directory. */
-	spawn_guard_begin();
-	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-			     "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		spawn_guard_end();
-		return print_error("bench: %s", err);
+/* Cachegrind on kernel's native run and, with --instructions, callgrind's count inside
+ * cache_fast_miss() on its trace-only run, over that run's L1 misses. */
+static void
+bench_kernel_valgrind(struct kernels_ctx *c, const char *kernel, struct kernel_bench *b)
+{
+	char *cg[] = { "valgrind",
+		       "--tool=cachegrind",
+		       "--cache-sim=yes",
+		       "--I1=32768,8,64",
+		       "--D1=32768,8,64",
+		       "--LL=1048576,16,64",
+		       "--cachegrind-out-file=/dev/null",
+		       c->self,
+		       "native",
+		       "--kernel",
+		       (char *)kernel,
+		       "--N",
+		       c->nstr,
+		       NULL };
+	/* Callgrind counts only inside cache_fast_miss(), where a traced run's L1 misses go: the
+	 * trace-only run takes the same path at a fraction of the time. */
+	char *ir[] = { "valgrind",
+		       "--tool=callgrind",
+		       "--collect-atstart=no",
+		       "--toggle-collect=cache_fast_miss",
+		       c->cgarg,
+		       c->self,
+		       "run",
+		       "--kernel",
+		       (char *)kernel,
+		       "--N",
+		       c->nstr,
+		       "--cache",
+		       (char *)c->cache,
+		       "--json",
+		       c->json,
+		       "--trace-only",
+		       NULL };
+
+	if (!c->have_valgrind)
+		return;
+	b->cachegrind = child_run_time(cg);
+	if (c->instructions && child_run_time(ir) >= 0) {
+		struct child_run_figures f;
+		double ir_total = child_run_callgrind_totals(c->cgout);
+
+		child_run_report(c->json, &f);
+		/* Nothing collected: this cache's L1 misses take another path. */
+		if (ir_total > 0 && f.l1_misses > 0)
+			b->instructions_per_miss = ir_total / f.l1_misses;
 	}
-	snprintf(json, sizeof(json), "%s/run.json", work);
-	snprintf(cgout, sizeof(cgout), "%s/callgrind.out", work);
-	snprintf(cgarg, sizeof(cgarg), "--callgrind-out-file=%s", cgout);
-	snprintf(nstr, sizeof(nstr), "%llu", (unsigned long long)N);
-	fprintf(out,
-		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64; model runs on cache %s;\n"
-		"Cachegrind (--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64) on the native run\n",
-		nstr, cache);
-	if (!have_valgrind)
-		fprintf(out, "valgrind not found: Cachegrind and the instruction count are not "
-			     "measured\n");
-	for (int k = 0; k < NK; k++) {
-		struct kernel_bench *b = &kb[k];
-		char *nat[] = { self, "native", "--kernel", (char *)names[k], "--N", nstr, NULL };
-		char *tr[] = { self,     "run", "--kernel", (char *)names[k],
-			       "--N",    nstr,  "--cache",  (char *)cache,
-			       "--json", json,  NULL,       NULL };
-		char *cg[] = { "valgrind",
-			       "--tool=cachegrind",
-			       "--cache-sim=yes",
-			       "--I1=32768,8,64",
-			       "--D1=32768,8,64",
-			       "--LL=1048576,16,64",
-			       "--cachegrind-out-file=/dev/null",
-			       self,
-			       "native",
-			       "--kernel",
-			       (char *)names[k],
-			       "--N",
-			       nstr,
-			       NULL };
-		/* Callgrind counts only inside cache_fast_miss(), where a traced run's L1 misses
-		 * go: the trace-only run takes the same path at a fraction of the time. */
-		char *ir[] = { "valgrind",
-			       "--tool=callgrind",
-			       "--collect-atstart=no",
-			       "--toggle-collect=cache_fast_miss",
-			       cgarg,
-			       self,
-			       "run",
-			       "--kernel",
-			       (char *)names[k],
-			       "--N",
-			       nstr,
-			       "--cache",
-			       (char *)cache,
-			       "--json",
-			       json,
-			       "--trace-only",
-			       NULL };
-		struct attn_config cfg = { ATTN_NAIVE, N,     64,    1, 1, 1, ATTN_FP32, 64,
-					   64,         false, false, 0, 0, 0, 0,         0 };
+}
 
-		memset(b, 0, sizeof(*b));
-		b->kernel = names[k];
-		b->traced = (struct run_figures){ -1, -1, -1, -1, -1 };
-		b->cachegrind = b->instructions_per_miss = -1;
-		attn_kernel_parse(names[k], &cfg.kernel);
-		b->array_bytes = (double)attn_array_bytes(&cfg);
-		b->native = timed_child(nat);
-		if (!skip_traced) {
-			b->traced.seconds = timed_child(tr);
-			read_run_report(json, &b->traced);
-		}
-		tr[10] = "--trace-only";
-		b->trace_only.seconds = timed_child(tr);
-		read_run_report(json, &b->trace_only);
-		if (spawn_guard_signal())
-			goto out;
-		if (b->native < 0 || b->trace_only.seconds < 0 ||
-		    (!skip_traced && b->traced.seconds < 0)) {
-			print_error("bench: a %s run failed", names[k]);
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
-		if (have_valgrind)
-			b->cachegrind = timed_child(cg);
-		if (have_valgrind && instructions && timed_child(ir) >= 0) {
-			struct run_figures f;
-			double ir_total = callgrind_totals(cgout);
+/* One kernel's runs into b: native, traced (unless skipped), trace-only, then Valgrind's.
+ * EXIT_RUNTIME after a message when a run failed, or (no message) when interrupted. */
+static int
+bench_kernel(struct kernels_ctx *c, const char *kernel, struct kernel_bench *b)
+{
+	char *nat[] = { c->self, "native", "--kernel", (char *)kernel, "--N", c->nstr, NULL };
+	char *tr[] = { c->self,  "run",   "--kernel", (char *)kernel,
+		       "--N",    c->nstr, "--cache",  (char *)c->cache,
+		       "--json", c->json, NULL,       NULL };
+	struct attn_config cfg = { ATTN_NAIVE, c->N,  64,    1, 1, 1, ATTN_FP32, 64,
+				   64,         false, false, 0, 0, 0, 0,         0 };
 
-			read_run_report(json, &f);
-			/* Nothing collected: this cache's L1 misses take another path. */
-			if (ir_total > 0 && f.l1_misses > 0)
-				b->instructions_per_miss = ir_total / f.l1_misses;
-		}
-		if (spawn_guard_signal())
-			goto out;
+	memset(b, 0, sizeof(*b));
+	b->kernel = kernel;
+	b->traced = (struct child_run_figures){ -1, -1, -1, -1, -1 };
+	b->cachegrind = b->instructions_per_miss = -1;
+	attn_kernel_parse(kernel, &cfg.kernel);
+	b->array_bytes = (double)attn_array_bytes(&cfg);
+	b->native = child_run_time(nat);
+	if (!c->skip_traced) {
+		b->traced.seconds = child_run_time(tr);
+		child_run_report(c->json, &b->traced);
 	}
+	tr[10] = "--trace-only";
+	b->trace_only.seconds = child_run_time(tr);
+	child_run_report(c->json, &b->trace_only);
+	if (spawn_guard_signal())
+		return EXIT_RUNTIME;
+	if (b->native < 0 || b->trace_only.seconds < 0 ||
+	    (!c->skip_traced && b->traced.seconds < 0))
+		return print_error("bench: a %s run failed", kernel);
+	bench_kernel_valgrind(c, kernel, b);
+	return spawn_guard_signal() ? EXIT_RUNTIME : EXIT_OK;
+}
 
+enum { NK = 2 }; /* the kernels bench --kernels measures: naive, flash2 */
+
+/* The table: a column per kernel, a row per figure with its target, then what it means. */
+static void
+bench_kernels_table(FILE *out, const struct kernel_bench kb[NK], double fig[NK][FIG_COUNT])
+{
 	fprintf(out, "\n%-32s", "");
 	for (int k = 0; k < NK; k++) {
 		fprintf(out, " %12s", kb[k].kernel);
@@ -471,17 +284,26 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 		"callgrind inside cache_fast_miss() on the trace-only run, over its L1 misses. The\n"
 		"traced run's memory is the arrays plus the fixed-size cache model: it does not grow\n"
 		"with the access count.\n");
+}
 
-	root = cJSON_CreateObject();
+/* The figures as JSON, written to json_path when given. */
+static int
+bench_kernels_json(const struct kernels_ctx *c, const struct kernel_bench kb[NK],
+		   double fig[NK][FIG_COUNT], const char *json_path, int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *rows;
+	char err[512];
+	int rc = EXIT_OK;
+
 	report_add_header(root, argc, argv);
 	rows = cJSON_AddArrayToObject(root, "kernels");
 	for (int k = 0; k < NK; k++) {
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "kernel", kb[k].kernel);
-		cJSON_AddNumberToObject(o, "N", (double)N);
-		cJSON_AddStringToObject(o, "cache", cache);
-		cJSON_AddBoolToObject(o, "trace_only", skip_traced);
+		cJSON_AddNumberToObject(o, "N", (double)c->N);
+		cJSON_AddStringToObject(o, "cache", c->cache);
+		cJSON_AddBoolToObject(o, "trace_only", c->skip_traced);
 		for (int f = 0; f < FIG_COUNT; f++) {
 			const struct figure_def *d = &figure_defs[f];
 			char key[96];
@@ -499,14 +321,69 @@ bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions
 	if (json_path && report_write_json(json_path, root, err, sizeof(err)))
 		rc = print_error("%s", err);
 	cJSON_Delete(root);
-out:
-	unlink(json);
-	unlink(cgout);
-	rmdir(work);
+	return rc;
+}
+
+/* The kernel part of the benchmark, in one run: for naive and flash2, the native run, the
+ * computing traced run and the trace-only run through the model (cache `cache`), Cachegrind on
+ * the native run, the ratios next to their targets, the model's accesses per second and, with
+ * `instructions`, the instructions per L1 miss in cache_fast_miss() (callgrind on the
+ * trace-only run). skip_traced (--trace-only) leaves the computing traced run out. */
+static int
+bench_kernels(uint64_t N, const char *cache, bool skip_traced, bool instructions,
+	      const char *json_path, int argc, char **argv)
+{
+	static const char *names[NK] = { "naive", "flash2" };
+	struct kernels_ctx c = { 0 };
+	struct kernel_bench kb[NK];
+	char err[512];
+	ssize_t n = readlink("/proc/self/exe", c.self, sizeof(c.self) - 1);
+	FILE *out;
+	double fig[NK][FIG_COUNT];
+	int rc = EXIT_OK;
+
+	c.N = N;
+	c.cache = cache;
+	c.skip_traced = skip_traced;
+	c.instructions = instructions;
+	c.have_valgrind = system("valgrind --version >/dev/null 2>&1") == 0;
+	out = text_stream(json_path);
+	if (n <= 0)
+		return print_error("cannot find the memsim executable (/proc/self/exe)");
+	c.self[n] = '\0';
+	/* The runs' reports and callgrind's output go to a directory of our own: no name another
+	 * user can predict, no link to follow. An interrupt stops the run under way and removes
+	 * the directory. */
+	spawn_guard_begin();
+	if (make_private_dir(getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			     "memsim-bench", c.work, sizeof(c.work), err, sizeof(err))) {
+		spawn_guard_end();
+		return print_error("bench: %s", err);
+	}
+	snprintf(c.json, sizeof(c.json), "%s/run.json", c.work);
+	snprintf(c.cgout, sizeof(c.cgout), "%s/callgrind.out", c.work);
+	snprintf(c.cgarg, sizeof(c.cgarg), "--callgrind-out-file=%s", c.cgout);
+	snprintf(c.nstr, sizeof(c.nstr), "%llu", (unsigned long long)N);
+	fprintf(out,
+		"memsim bench --kernels: N=%s d=64 fp32, B_r = B_c = 64; model runs on cache %s;\n"
+		"Cachegrind (--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64) on the native run\n",
+		c.nstr, cache);
+	if (!c.have_valgrind)
+		fprintf(out, "valgrind not found: Cachegrind and the instruction count are not "
+			     "measured\n");
+	for (int k = 0; k < NK && !rc; k++)
+		rc = bench_kernel(&c, names[k], &kb[k]);
+	if (!rc) {
+		bench_kernels_table(out, kb, fig);
+		rc = bench_kernels_json(&c, kb, fig, json_path, argc, argv);
+	}
+	unlink(c.json);
+	unlink(c.cgout);
+	rmdir(c.work);
 	spawn_guard_end();
 	if (spawn_guard_signal())
-		rc = print_error("bench: interrupted by signal %d: removed %s", spawn_guard_signal(),
-				 work);
+		rc = print_error("bench: interrupted by signal %d: removed %s",
+				 spawn_guard_signal(), c.work);
 	return rc;
 }
 
@@ -555,268 +432,220 @@ usage_bench(FILE *f)
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
 }
 
-static bool
-same_counters(struct cache *a, struct cache *b)
-{
-	const struct cache_traffic *da = cache_dram(a), *db = cache_dram(b);
+enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
+       OPT_KERNEL };
 
-	for (unsigned i = 0; i < cache_level_count(a); i++)
-		if (memcmp(cache_level_stats(a, i), cache_level_stats(b, i),
-			   sizeof(struct cache_level_stats)))
-			return false;
-	return memcmp(da, db, sizeof(*da)) == 0;
-}
-
-struct timing {
-	const char *name;
-	double best, worst;
-	uint64_t accesses;
-	uint64_t file_bytes;
+static const struct option bench_opts[] = {
+	{ "accesses", required_argument, NULL, 'n' },
+	{ "cache", required_argument, NULL, 'c' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "repeat", required_argument, NULL, 'r' },
+	{ "pad", required_argument, NULL, 'p' },
+	{ "shape", required_argument, NULL, 's' },
+	{ "keep", no_argument, NULL, OPT_KEEP },
+	{ "kernels", no_argument, NULL, OPT_KERNELS },
+	{ "N", required_argument, NULL, OPT_KN },
+	{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+	{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
+	{ "modes", no_argument, NULL, OPT_MODES },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "json", required_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
 };
 
+/* Everything the command line gives bench. */
+struct bench_args {
+	uint64_t target, repeat, pad;
+	const char *spec_text, *json_path, *dir;
+	bool keep, blocked, kernels, cache_given, trace_only, instructions, modes, help;
+	const char *mode_kernel;
+	uint64_t kn; /* --N */
+	bool kn_given;
+};
+
+/* One option with a value: the trace's and the kernels' numbers. -1 if opt is not one. */
 static int
-time_replay(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
-	    struct timing *t, struct cache **keep, char *err, size_t errlen)
+bench_value_option(struct bench_args *a, int opt, const char *arg)
 {
-	for (int r = 0; r < repeat && !spawn_guard_signal(); r++) {
-		struct replay_result res;
-
-		if (replay_file(path, fmt, spec, true, &res, err, errlen))
-			return -1;
-		if (r == 0 || res.seconds < t->best)
-			t->best = res.seconds;
-		if (r == 0 || res.seconds > t->worst)
-			t->worst = res.seconds;
-		t->accesses = res.accesses;
-		if (r == repeat - 1) {
-			*keep = res.cache;
-			res.cache = NULL;
-		}
-		replay_result_finish(&res);
-	}
-	return 0;
-}
-
-static uint64_t
-file_size(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	long n;
-
-	if (!f)
+	switch (opt) {
+	case 'n':
+		if (!parse_u64(arg, &a->target) || a->target == 0)
+			return usage_error("bench", "--accesses: '%s' is not a positive number",
+					   arg);
 		return 0;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fclose(f);
-	return n > 0 ? (uint64_t)n : 0;
+	case 'r':
+		if (!parse_u64(arg, &a->repeat) || a->repeat == 0 || a->repeat > 100)
+			return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100",
+					   arg);
+		return 0;
+	case 'p':
+		if (!parse_u64(arg, &a->pad) || a->pad > 4096)
+			return usage_error("bench", "--pad: '%s' is not a number from 0 to 4096",
+					   arg);
+		return 0;
+	case 's':
+		if (strcmp(arg, "blocked") != 0 && strcmp(arg, "unblocked") != 0)
+			return usage_error("bench", "--shape: '%s' is not blocked or unblocked",
+					   arg);
+		a->blocked = strcmp(arg, "blocked") == 0;
+		return 0;
+	case OPT_KN:
+		if (!parse_u64(arg, &a->kn) || a->kn == 0)
+			return usage_error("bench", "--N: '%s' is not a positive number", arg);
+		a->kn_given = true;
+		return 0;
+	default:
+		return -1;
+	}
 }
 
-int
-cmd_bench(int argc, char **argv)
+/* Reads the options into a; stops at the first bad one (its message printed) or --help. */
+static int
+bench_parse(struct bench_args *a, int argc, char **argv)
 {
-	enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
-	       OPT_KERNEL };
-	static const struct option opts[] = {
-		{ "accesses", required_argument, NULL, 'n' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "pad", required_argument, NULL, 'p' },
-		{ "shape", required_argument, NULL, 's' },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ "kernels", no_argument, NULL, OPT_KERNELS },
-		{ "N", required_argument, NULL, OPT_KN },
-		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
-		{ "modes", no_argument, NULL, OPT_MODES },
-		{ "kernel", required_argument, NULL, OPT_KERNEL },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t target = 50000000, repeat = 3, pad = 16;
-	const char *spec_text = "L1=32K:8:64,L2=1M:16:64", *json_path = NULL;
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	bool keep = false, blocked = true, kernels = false, cache_given = false, trace_only = false;
-	bool instructions = false, modes = false, kn_given = false;
-	const char *mode_kernel = "flash2";
-	uint64_t kn = 2048;
-	struct spec spec;
-	char err[512], work[4096], mt_path[4200], din_path[4200];
-	FILE *out;
-	struct sink direct = { 0 }, files = { 0 };
-	struct timing t[3] = { { "direct (generator -> model)", 0, 0, 0, 0 },
-			       { "memsim binary trace", 0, 0, 0, 0 },
-			       { "din text trace", 0, 0, 0, 0 } };
-	struct cache *result[3] = { NULL, NULL, NULL };
-	double t0;
-	int opt, rc = EXIT_RUNTIME;
+	int opt, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", bench_opts, NULL)) != -1) {
+		rc = bench_value_option(a, opt, optarg);
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (opt) {
-		case 'n':
-			if (!parse_u64(optarg, &target) || target == 0)
-				return usage_error("bench",
-						   "--accesses: '%s' is not a positive number",
-						   optarg);
-			break;
 		case 'c':
-			spec_text = optarg;
-			cache_given = true;
+			a->spec_text = optarg;
+			a->cache_given = true;
 			break;
 		case 'd':
-			dir = optarg;
-			break;
-		case 'r':
-			if (!parse_u64(optarg, &repeat) || repeat == 0 || repeat > 100)
-				return usage_error("bench",
-						   "--repeat: '%s' is not a number from 1 to 100",
-						   optarg);
-			break;
-		case 'p':
-			if (!parse_u64(optarg, &pad) || pad > 4096)
-				return usage_error("bench",
-						   "--pad: '%s' is not a number from 0 to 4096",
-						   optarg);
-			break;
-		case 's':
-			if (strcmp(optarg, "blocked") == 0)
-				blocked = true;
-			else if (strcmp(optarg, "unblocked") == 0)
-				blocked = false;
-			else
-				return usage_error("bench",
-						   "--shape: '%s' is not blocked or unblocked",
-						   optarg);
+			a->dir = optarg;
 			break;
 		case OPT_KEEP:
-			keep = true;
+			a->keep = true;
 			break;
 		case OPT_KERNELS:
-			kernels = true;
+			a->kernels = true;
 			break;
 		case OPT_TRACE_ONLY:
-			trace_only = true;
+			a->trace_only = true;
 			break;
 		case OPT_INSTRUCTIONS:
-			instructions = true;
+			a->instructions = true;
 			break;
 		case OPT_MODES:
-			modes = true;
+			a->modes = true;
 			break;
 		case OPT_KERNEL:
-			mode_kernel = optarg;
-			break;
-		case OPT_KN:
-			if (!parse_u64(optarg, &kn) || kn == 0)
-				return usage_error("bench", "--N: '%s' is not a positive number",
-						   optarg);
-			kn_given = true;
+			a->mode_kernel = optarg;
 			break;
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case 'h':
-			usage_bench(stdout);
-			return EXIT_OK;
+			a->help = true;
+			return 0;
 		default:
 			return option_error("bench", opt, argv);
 		}
 	}
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
-	if (trace_only && !kernels)
+	if (a->trace_only && !a->kernels)
 		return usage_error("bench", "--trace-only times the kernels: it needs --kernels");
-	if (instructions && !kernels)
+	if (a->instructions && !a->kernels)
 		return usage_error(
 			"bench", "--instructions counts in the kernels' runs: it needs --kernels");
-	if (modes && (kernels || cache_given))
+	if (a->modes && (a->kernels || a->cache_given))
 		return usage_error("bench", "--modes runs its own caches: no --kernels or --cache");
-	if (modes)
-		return bench_modes(mode_kernel, kn_given ? kn : 1024, json_path, argc, argv);
-	if (kernels)
-		return bench_kernels(kn, cache_given ? spec_text : "cachegrind", trace_only,
-				     instructions, json_path, argc, argv);
-	if (spec_parse(spec_text, &spec, err, sizeof(err)))
-		return usage_error("bench", "--cache: %s", err);
-	out = text_stream(json_path);
-	/* The trace files go to a directory of our own inside DIR: no name another user can
-	 * predict, no link to follow. An interrupt stops the work and removes it (not --keep). */
-	spawn_guard_begin();
-	if (make_private_dir(dir, "memsim-bench", work, sizeof(work), err, sizeof(err))) {
-		spawn_guard_end();
-		return print_error("bench: %s", err);
-	}
-	snprintf(mt_path, sizeof(mt_path), "%s/trace.mtr", work);
-	snprintf(din_path, sizeof(din_path), "%s/trace.din", work);
+	return 0;
+}
 
-	/* 1. The generator straight into the model: the ceiling for any trace format. */
-	direct.cache = cache_create(&spec.cache);
-	if (!direct.cache) {
-		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
-			(double)cache_model_bytes(&spec.cache) / 1048576.0);
-		goto out;
-	}
-	t0 = now_seconds();
-	t[0].accesses = generate(&direct, target, pad, blocked);
-	t[0].best = t[0].worst = now_seconds() - t0;
-	cache_flush(direct.cache);
-	result[0] = direct.cache;
-	if (spawn_guard_signal())
-		goto out;
+/* The replay benchmark's state: its files, the three timings and the models they left. */
+struct trace_bench {
+	struct spec spec;
+	char work[4096], mt_path[4200], din_path[4200];
+	struct replay_timing t[3];
+	struct cache *result[3];
+};
 
-	/* 2. The same accesses written once to both files. */
-	files.mt = mtrace_writer_open(mt_path, "memsim bench (synthetic attention trace)", err,
+/* 2. The same accesses as the direct run written once to both files. */
+static int
+bench_write_files(struct trace_bench *tb, const struct bench_args *a)
+{
+	struct replay_sink files = { 0 };
+	char err[512];
+
+	files.mt = mtrace_writer_open(tb->mt_path, "memsim bench (synthetic attention trace)", err,
 				      sizeof(err));
-	if (!files.mt) {
-		print_error("%s", err);
-		goto out;
-	}
-	files.din = fopen(din_path, "wx");
+	if (!files.mt)
+		return print_error("%s", err);
+	files.din = fopen(tb->din_path, "wx");
 	if (!files.din) {
-		print_error("cannot create %s: %s", din_path, strerror(errno));
+		print_error("cannot create %s: %s", tb->din_path, strerror(errno));
 		mtrace_writer_close(files.mt, err, sizeof(err));
-		goto out;
+		return EXIT_RUNTIME;
 	}
-	print_error("bench: writing %" PRIu64 " accesses to %s and %s", t[0].accesses, mt_path,
-		    din_path);
-	generate(&files, target, pad, blocked);
+	print_error("bench: writing %" PRIu64 " accesses to %s and %s", tb->t[0].accesses,
+		    tb->mt_path, tb->din_path);
+	replay_bench_generate(&files, a->target, a->pad, a->blocked);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		print_error("%s", err);
 		fclose(files.din);
-		goto out;
+		return EXIT_RUNTIME;
 	}
-	if (fclose(files.din)) {
-		print_error("writing %s: %s", din_path, strerror(errno));
-		goto out;
+	if (fclose(files.din))
+		return print_error("writing %s: %s", tb->din_path, strerror(errno));
+	return 0;
+}
+
+/* The three phases; EXIT_OK with every counter agreeing, else a message (none when
+ * interrupted: the caller says so). */
+static int
+bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
+{
+	char err[512];
+
+	if (replay_bench_direct(&tb->spec.cache, a->target, a->pad, a->blocked, &tb->t[0],
+				&tb->result[0])) {
+		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
+			(double)cache_model_bytes(&tb->spec.cache) / 1048576.0);
+		return EXIT_RUNTIME;
 	}
-	if (spawn_guard_signal())
-		goto out;
-	t[1].file_bytes = file_size(mt_path);
-	t[2].file_bytes = file_size(din_path);
+	if (spawn_guard_signal() || bench_write_files(tb, a) || spawn_guard_signal())
+		return EXIT_RUNTIME;
+	tb->t[1].file_bytes = replay_bench_file_size(tb->mt_path);
+	tb->t[2].file_bytes = replay_bench_file_size(tb->din_path);
 
 	/* 3. Replays, best of `repeat`. */
-	if (time_replay(mt_path, TRACE_FORMAT_MEMSIM, &spec, (int)repeat, &t[1], &result[1], err,
-			sizeof(err)) ||
-	    time_replay(din_path, TRACE_FORMAT_DIN, &spec, (int)repeat, &t[2], &result[2], err,
-			sizeof(err))) {
-		print_error("%s", err);
-		goto out;
-	}
+	if (replay_bench_time(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
+			      &tb->t[1], &tb->result[1], err, sizeof(err)) ||
+	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat, &tb->t[2],
+			      &tb->result[2], err, sizeof(err)))
+		return print_error("%s", err);
 	if (spawn_guard_signal())
-		goto out;
-	if (!same_counters(result[0], result[1]) || !same_counters(result[0], result[2]) ||
-	    t[1].accesses != t[0].accesses || t[2].accesses != t[0].accesses) {
-		print_error("bench: the three replays disagree; this is a bug");
-		goto out;
-	}
+		return EXIT_RUNTIME;
+	if (!replay_bench_same_counters(tb->result[0], tb->result[1]) ||
+	    !replay_bench_same_counters(tb->result[0], tb->result[2]) ||
+	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses)
+		return print_error("bench: the three replays disagree; this is a bug");
+	return EXIT_OK;
+}
+
+static void
+bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_args *a)
+{
+	const struct replay_timing *t = tb->t;
+	const struct cache_level_stats *l1 = cache_level_stats(tb->result[1], 0);
+	const struct cache_traffic *dram = cache_dram(tb->result[1]);
 
 	fprintf(out,
 		"memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
 		", best of %" PRIu64 "\n\n",
-		t[0].accesses, blocked ? "blocked" : "unblocked", spec_text, pad, repeat);
+		t[0].accesses, a->blocked ? "blocked" : "unblocked", a->spec_text, a->pad,
+		a->repeat);
 	fprintf(out, "%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
 		"bytes/access");
 	for (int i = 0; i < 3; i++) {
@@ -827,53 +656,112 @@ cmd_bench(int argc, char **argv)
 	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
 	fprintf(out,
 		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
-		100.0 *
-			(double)(cache_level_stats(result[1], 0)->read_misses +
-				 cache_level_stats(result[1], 0)->write_misses) /
-			(double)t[0].accesses,
-		(double)(cache_dram(result[1])->read_bytes + cache_dram(result[1])->write_bytes) /
-			1048576.0);
-	if (json_path) {
-		cJSON *root = cJSON_CreateObject(), *runs;
+		100.0 * (double)(l1->read_misses + l1->write_misses) / (double)t[0].accesses,
+		(double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
+}
 
-		report_add_header(root, argc, argv);
-		cJSON_AddStringToObject(root, "cache", spec_text);
-		cJSON_AddStringToObject(root, "shape", blocked ? "blocked" : "unblocked");
-		cJSON_AddNumberToObject(root, "pad", (double)pad);
-		cJSON_AddNumberToObject(root, "accesses", (double)t[0].accesses);
-		runs = cJSON_AddArrayToObject(root, "runs");
-		for (int i = 0; i < 3; i++) {
-			cJSON *o = cJSON_CreateObject();
+static int
+bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *runs;
+	char err[512];
+	int rc = EXIT_OK;
 
-			cJSON_AddStringToObject(o, "source", t[i].name);
-			cJSON_AddNumberToObject(o, "best_seconds", t[i].best);
-			cJSON_AddNumberToObject(o, "worst_seconds", t[i].worst);
-			cJSON_AddNumberToObject(o, "accesses_per_second",
-						(double)t[i].accesses / t[i].best);
-			cJSON_AddNumberToObject(o, "file_bytes", (double)t[i].file_bytes);
-			cJSON_AddItemToArray(runs, o);
-		}
-		if (report_write_json(json_path, root, err, sizeof(err))) {
-			print_error("%s", err);
-			cJSON_Delete(root);
-			goto out;
-		}
-		cJSON_Delete(root);
+	report_add_header(root, argc, argv);
+	cJSON_AddStringToObject(root, "cache", a->spec_text);
+	cJSON_AddStringToObject(root, "shape", a->blocked ? "blocked" : "unblocked");
+	cJSON_AddNumberToObject(root, "pad", (double)a->pad);
+	cJSON_AddNumberToObject(root, "accesses", (double)tb->t[0].accesses);
+	runs = cJSON_AddArrayToObject(root, "runs");
+	for (int i = 0; i < 3; i++) {
+		const struct replay_timing *t = &tb->t[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "source", t->name);
+		cJSON_AddNumberToObject(o, "best_seconds", t->best);
+		cJSON_AddNumberToObject(o, "worst_seconds", t->worst);
+		cJSON_AddNumberToObject(o, "accesses_per_second", (double)t->accesses / t->best);
+		cJSON_AddNumberToObject(o, "file_bytes", (double)t->file_bytes);
+		cJSON_AddItemToArray(runs, o);
 	}
-	rc = EXIT_OK;
-out:
+	if (report_write_json(a->json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* The replay benchmark: the generator into the model, the trace files written, both replayed;
+ * the table, and the JSON with --json. */
+static int
+bench_trace(const struct bench_args *a, int argc, char **argv)
+{
+	struct trace_bench tb = { .t = { { "direct (generator -> model)", 0, 0, 0, 0 },
+					 { "memsim binary trace", 0, 0, 0, 0 },
+					 { "din text trace", 0, 0, 0, 0 } } };
+	char err[512];
+	FILE *out;
+	int rc;
+
+	if (spec_parse(a->spec_text, &tb.spec, err, sizeof(err)))
+		return usage_error("bench", "--cache: %s", err);
+	out = text_stream(a->json_path);
+	/* The trace files go to a directory of our own inside DIR: no name another user can
+	 * predict, no link to follow. An interrupt stops the work and removes it (not --keep). */
+	spawn_guard_begin();
+	if (make_private_dir(a->dir, "memsim-bench", tb.work, sizeof(tb.work), err,
+			     sizeof(err))) {
+		spawn_guard_end();
+		return print_error("bench: %s", err);
+	}
+	snprintf(tb.mt_path, sizeof(tb.mt_path), "%s/trace.mtr", tb.work);
+	snprintf(tb.din_path, sizeof(tb.din_path), "%s/trace.din", tb.work);
+	rc = bench_trace_measure(&tb, a);
+	if (!rc) {
+		bench_trace_print(out, &tb, a);
+		if (a->json_path)
+			rc = bench_trace_json(&tb, a, argc, argv);
+	}
 	for (int i = 0; i < 3; i++)
-		cache_destroy(result[i]);
-	if (!keep) {
-		unlink(mt_path);
-		unlink(din_path);
-		rmdir(work);
+		cache_destroy(tb.result[i]);
+	if (!a->keep) {
+		unlink(tb.mt_path);
+		unlink(tb.din_path);
+		rmdir(tb.work);
 	}
 	spawn_guard_end();
 	if (spawn_guard_signal())
 		print_error("bench: interrupted by signal %d: %s%s", spawn_guard_signal(),
-			    keep ? "the trace files so far are in " : "removed ", work);
-	else if (keep)
-		print_error("bench: the trace files are in %s", work);
+			    a->keep ? "the trace files so far are in " : "removed ", tb.work);
+	else if (a->keep)
+		print_error("bench: the trace files are in %s", tb.work);
 	return spawn_guard_signal() ? EXIT_RUNTIME : rc;
+}
+
+int
+cmd_bench(int argc, char **argv)
+{
+	struct bench_args a = {
+		.target = 50000000,
+		.repeat = 3,
+		.pad = 16,
+		.spec_text = "L1=32K:8:64,L2=1M:16:64",
+		.dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		.blocked = true,
+		.mode_kernel = "flash2",
+		.kn = 2048,
+	};
+	int rc = bench_parse(&a, argc, argv);
+
+	if (rc)
+		return rc;
+	if (a.help) {
+		usage_bench(stdout);
+		return EXIT_OK;
+	}
+	if (a.modes)
+		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
+	if (a.kernels)
+		return bench_kernels(a.kn, a.cache_given ? a.spec_text : "cachegrind", a.trace_only,
+				     a.instructions, a.json_path, argc, argv);
+	return bench_trace(&a, argc, argv);
 }

@@ -288,15 +288,91 @@ check_own_results(int dirfd, const char *out, char *err, size_t errlen)
 	return -1;
 }
 
+/* The manifest ("complete": false) and an empty results.json in out (dirfd): s->results
+ * open on it, *manifest the manifest to complete. */
+static int
+profile_start(int dirfd, const char *out, const char *path, const struct profile_config *c,
+	      struct sink *s, cJSON **manifest, int argc, char **argv)
+{
+	char err[4600];
+	int fd;
+
+	/* The manifest first: whoever finds rows here knows they are a profile's. */
+	*manifest = report_manifest_create("memsim profile", argc, argv);
+	profile_add_manifest(*manifest, c);
+	/* true only once every row is written: `study --resume` redoes a profile cut short. */
+	cJSON_AddBoolToObject(*manifest, "complete", false);
+	if (report_write_json_at(dirfd, out, "manifest.json", *manifest, err, sizeof(err)))
+		return print_error("%s", err);
+	fd = outdir_file_open(dirfd, out, "results.json", O_WRONLY | O_CREAT | O_TRUNC, err,
+			      sizeof(err));
+	s->results = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!s->results) {
+		if (fd >= 0) {
+			snprintf(err, sizeof(err), "cannot write %s: %s", path, strerror(errno));
+			close(fd);
+		}
+		return print_error("profile: %s", err);
+	}
+	return EXIT_OK;
+}
+
+/* The lines above the table: the layer, the cache of the traced runs, the columns. */
+static void
+profile_header(FILE *text, const struct profile_config *c)
+{
+	char buf[1024];
+
+	fprintf(text,
+		"memsim profile: d_model=%llu heads=%llu d_head=%llu %s Br=%llu Bc=%llu, %g s x %u "
+		"repetitions per op\n",
+		(unsigned long long)c->d_model, (unsigned long long)c->heads,
+		(unsigned long long)(c->d_model / c->heads), attn_dtype_name(c->dtype),
+		(unsigned long long)c->Br, (unsigned long long)c->Bc, c->min_time, c->reps);
+	fprintf(text, "DRAM bytes: one traced run from cold under %s%s%s\n",
+		c->spec.preset[0] ? c->spec.preset : "the spec", c->spec.preset[0] ? " = " : " ",
+		spec_format(&c->spec, buf, sizeof(buf)));
+	if (c->spec.note[0])
+		fprintf(text, "note: %s\n", c->spec.note);
+	fprintf(text, "\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op",
+		"p50 ms", "p95 ms", "calls", "GFLOP/s", "DRAM KiB", "FLOP/B", "tokens/s");
+	fflush(text);
+}
+
+/* Every row written: the manifest says complete, and with json the manifest and the rows go
+ * there too (taken from *manifest and s->rows). */
+static int
+profile_finish(int dirfd, const char *out, const char *json, struct sink *s, cJSON **manifest)
+{
+	char err[4600];
+	int rc = EXIT_OK;
+
+	cJSON_ReplaceItemInObject(*manifest, "complete", cJSON_CreateBool(true));
+	if (report_write_json_at(dirfd, out, "manifest.json", *manifest, err, sizeof(err)))
+		return print_error("%s", err);
+	if (json) {
+		cJSON *doc = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(doc, "manifest", *manifest);
+		cJSON_AddItemToObject(doc, "rows", s->rows);
+		*manifest = NULL;
+		s->rows = NULL;
+		if (report_write_json(json, doc, err, sizeof(err)))
+			rc = print_error("%s", err);
+		cJSON_Delete(doc);
+	}
+	return rc;
+}
+
 int
 profile_into(const struct profile_config *cp, const char *out, const char *json, int argc,
 	     char **argv)
 {
 	const struct profile_config c = *cp;
 	struct sink s = { 0 };
-	char path[4096], mpath[4096], err[4600], buf[1024];
+	char path[4096], mpath[4096], err[4600];
 	cJSON *manifest = NULL;
-	int rc = EXIT_RUNTIME, dirfd, lock = -1, fd;
+	int rc = EXIT_RUNTIME, dirfd, lock = -1;
 
 	snprintf(path, sizeof(path), "%s/results.json", out);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", out);
@@ -314,44 +390,11 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 	s.cfg = &c;
 	s.text = text_stream(json);
 	s.results_path = path;
-	/* The manifest first: whoever finds rows here knows they are a profile's. */
-	manifest = report_manifest_create("memsim profile", argc, argv);
-	profile_add_manifest(manifest, &c);
-	/* true only once every row is written: `study --resume` redoes a profile cut short. */
-	cJSON_AddBoolToObject(manifest, "complete", false);
-	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
-		print_error("%s", err);
+	if (profile_start(dirfd, out, path, &c, &s, &manifest, argc, argv))
 		goto out;
-	}
-	fd = outdir_file_open(dirfd, out, "results.json", O_WRONLY | O_CREAT | O_TRUNC, err,
-			      sizeof(err));
-	s.results = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!s.results) {
-		if (fd >= 0) {
-			snprintf(err, sizeof(err), "cannot write %s: %s", path, strerror(errno));
-			close(fd);
-		}
-		print_error("profile: %s", err);
-		goto out;
-	}
-	rc = EXIT_OK;
 	if (json)
 		s.rows = cJSON_CreateArray();
-
-	fprintf(s.text,
-		"memsim profile: d_model=%llu heads=%llu d_head=%llu %s Br=%llu Bc=%llu, %g s x %u "
-		"repetitions per op\n",
-		(unsigned long long)c.d_model, (unsigned long long)c.heads,
-		(unsigned long long)(c.d_model / c.heads), attn_dtype_name(c.dtype),
-		(unsigned long long)c.Br, (unsigned long long)c.Bc, c.min_time, c.reps);
-	fprintf(s.text, "DRAM bytes: one traced run from cold under %s%s%s\n",
-		c.spec.preset[0] ? c.spec.preset : "the spec", c.spec.preset[0] ? " = " : " ",
-		spec_format(&c.spec, buf, sizeof(buf)));
-	if (c.spec.note[0])
-		fprintf(s.text, "note: %s\n", c.spec.note);
-	fprintf(s.text, "\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op",
-		"p50 ms", "p95 ms", "calls", "GFLOP/s", "DRAM KiB", "FLOP/B", "tokens/s");
-	fflush(s.text);
+	profile_header(s.text, &c);
 	rc = profile_run(&c, emit_row, &s, err, sizeof(err));
 	if (rc) {
 		print_error("profile: %s", rc == -EIO ? s.err : err);
@@ -363,28 +406,9 @@ profile_into(const struct profile_config *cp, const char *out, const char *json,
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	cJSON_ReplaceItemInObject(manifest, "complete", cJSON_CreateBool(true));
-	if (report_write_json_at(dirfd, out, "manifest.json", manifest, err, sizeof(err))) {
-		print_error("%s", err);
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	if (json) {
-		cJSON *doc = cJSON_CreateObject();
-
-		cJSON_AddItemToObject(doc, "manifest", manifest);
-		cJSON_AddItemToObject(doc, "rows", s.rows);
-		manifest = NULL;
-		s.rows = NULL;
-		if (report_write_json(json, doc, err, sizeof(err))) {
-			print_error("%s", err);
-			rc = EXIT_RUNTIME;
-		}
-		cJSON_Delete(doc);
-		if (rc)
-			goto out;
-	}
-	fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
+	rc = profile_finish(dirfd, out, json, &s, &manifest);
+	if (!rc)
+		fprintf(s.text, "\nwrote %u rows to %s; %s\n", s.written, path, mpath);
 out:
 	if (s.results && fclose(s.results) != 0 && rc == 0) {
 		print_error("cannot write %s: %s", path, strerror(errno));

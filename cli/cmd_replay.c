@@ -63,8 +63,18 @@ usage_replay(FILE *f)
 		"Exit status: 0 ok, 1 unreadable, garbled or truncated trace, 2 bad options.\n");
 }
 
-int
-cmd_replay(int argc, char **argv)
+/* Everything the command line gives replay. */
+struct replay_args {
+	enum trace_format format;
+	const char *spec_text, *json_path, *path;
+	bool flush, help;
+	uint64_t seed, sample_sets;
+};
+
+/* Reads the options and the trace FILE into a; stops at the first bad one (its message
+ * printed) or --help. */
+static int
+replay_parse(struct replay_args *a, int argc, char **argv)
 {
 	enum { OPT_NO_FLUSH = 256, OPT_SEED, OPT_SAMPLE_SETS };
 	static const struct option opts[] = {
@@ -77,51 +87,44 @@ cmd_replay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	enum trace_format format = TRACE_FORMAT_AUTO;
-	const char *spec_text = NULL, *json_path = NULL, *path;
-	bool flush = true;
-	uint64_t seed = 1, sample_sets = 0;
-	struct spec spec;
-	struct replay_result res;
-	char err[512];
-	int opt, rc;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":f:c:j:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (!trace_format_parse(optarg, &format))
+			if (!trace_format_parse(optarg, &a->format))
 				return usage_error(
 					"replay",
 					"--format: unknown format '%s' (din, lackey, memsim)",
 					optarg);
 			break;
 		case 'c':
-			spec_text = optarg;
+			a->spec_text = optarg;
 			break;
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case OPT_NO_FLUSH:
-			flush = false;
+			a->flush = false;
 			break;
 		case OPT_SEED:
-			if (!parse_u64(optarg, &seed))
+			if (!parse_u64(optarg, &a->seed))
 				return usage_error("replay", "--seed: '%s' is not a number",
 						   optarg);
 			break;
 		case OPT_SAMPLE_SETS:
-			if (!parse_u64(optarg, &sample_sets) || sample_sets < 2 ||
-			    sample_sets > (UINT64_C(1) << 20) || !is_pow2(sample_sets))
+			if (!parse_u64(optarg, &a->sample_sets) || a->sample_sets < 2 ||
+			    a->sample_sets > (UINT64_C(1) << 20) || !is_pow2(a->sample_sets))
 				return usage_error(
 					"replay",
 					"--sample-sets: '%s' is not a power of two from 2 to 2^20",
 					optarg);
 			break;
 		case 'h':
-			usage_replay(stdout);
-			return EXIT_OK;
+			a->help = true;
+			return 0;
 		default:
 			return option_error("replay", opt, argv);
 		}
@@ -130,20 +133,70 @@ cmd_replay(int argc, char **argv)
 		return usage_error("replay", optind == argc
 						     ? "replay needs a trace FILE (or - for stdin)"
 						     : "replay takes one trace FILE");
-	path = argv[optind];
-	if (!spec_text)
+	a->path = argv[optind];
+	return 0;
+}
+
+/* The report as JSON into a->json_path. */
+static int
+replay_json(const struct replay_args *a, const struct spec *spec, const struct replay_result *res,
+	    int argc, char **argv)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *cfg, *tr;
+	char err[512];
+	int rc;
+
+	report_add_header(root, argc, argv);
+	cfg = cJSON_AddObjectToObject(root, "config");
+	cJSON_AddStringToObject(cfg, "cache", res->spec_text);
+	cJSON_AddStringToObject(cfg, "preset", spec->preset);
+	cJSON_AddStringToObject(cfg, "cache_note", spec->note);
+	cJSON_AddBoolToObject(cfg, "flush", a->flush);
+	cJSON_AddNumberToObject(cfg, "seed", (double)a->seed);
+	if (a->sample_sets > 1)
+		cJSON_AddNumberToObject(cfg, "sample_sets", (double)a->sample_sets);
+	tr = cJSON_AddObjectToObject(root, "trace");
+	cJSON_AddStringToObject(tr, "path", a->path);
+	cJSON_AddStringToObject(tr, "format", trace_format_name(res->format));
+	cJSON_AddNumberToObject(tr, "records", (double)res->records);
+	cJSON_AddNumberToObject(tr, "accesses", (double)res->accesses);
+	cJSON_AddNumberToObject(tr, "skipped_lines", (double)res->skipped);
+	cJSON_AddStringToObject(tr, "recorded_by", res->tool_version);
+	cJSON_AddStringToObject(tr, "recorded_command", res->recorded_command);
+	report_add_cache(root, res->cache);
+	rc = report_write_json(a->json_path, root, err, sizeof(err));
+	cJSON_Delete(root);
+	return rc ? print_error("%s", err) : EXIT_OK;
+}
+
+int
+cmd_replay(int argc, char **argv)
+{
+	struct replay_args a = { .format = TRACE_FORMAT_AUTO, .flush = true, .seed = 1 };
+	struct spec spec;
+	struct replay_result res;
+	char err[512];
+	int rc = replay_parse(&a, argc, argv);
+
+	if (rc)
+		return rc;
+	if (a.help) {
+		usage_replay(stdout);
+		return EXIT_OK;
+	}
+	if (!a.spec_text)
 		return usage_error("replay", "replay needs --cache SPEC|PRESET");
-	if (spec_parse(spec_text, &spec, err, sizeof(err)))
+	if (spec_parse(a.spec_text, &spec, err, sizeof(err)))
 		return usage_error("replay", "--cache: %s", err);
-	spec.cache.seed = seed;
-	spec.cache.sample_sets = (uint32_t)sample_sets;
+	spec.cache.seed = a.seed;
+	spec.cache.sample_sets = (uint32_t)a.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("replay", "%s", err);
 	if (spec.note[0])
 		print_error("note: %s", spec.note);
 
-	rc = replay_file(path, format, &spec, flush, &res, err, sizeof(err));
-	if (rc) {
+	if (replay_file(a.path, a.format, &spec, a.flush, &res, err, sizeof(err))) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
@@ -151,42 +204,14 @@ cmd_replay(int argc, char **argv)
 		replay_result_finish(&res);
 		return rc;
 	}
-	fprintf(text_stream(json_path),
-		"trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", path,
+	fprintf(text_stream(a.json_path),
+		"trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", a.path,
 		trace_format_name(res.format), (unsigned long long)res.records,
 		(unsigned long long)res.accesses, res.spec_text,
-		sample_sets > 1 ? " (an estimate: set sampling)" : "");
-	report_print_cache(text_stream(json_path), res.cache);
-	if (json_path) {
-		cJSON *root = cJSON_CreateObject();
-		cJSON *cfg, *tr;
-
-		report_add_header(root, argc, argv);
-		cfg = cJSON_AddObjectToObject(root, "config");
-		cJSON_AddStringToObject(cfg, "cache", res.spec_text);
-		cJSON_AddStringToObject(cfg, "preset", spec.preset);
-		cJSON_AddStringToObject(cfg, "cache_note", spec.note);
-		cJSON_AddBoolToObject(cfg, "flush", flush);
-		cJSON_AddNumberToObject(cfg, "seed", (double)seed);
-		if (sample_sets > 1)
-			cJSON_AddNumberToObject(cfg, "sample_sets", (double)sample_sets);
-		tr = cJSON_AddObjectToObject(root, "trace");
-		cJSON_AddStringToObject(tr, "path", path);
-		cJSON_AddStringToObject(tr, "format", trace_format_name(res.format));
-		cJSON_AddNumberToObject(tr, "records", (double)res.records);
-		cJSON_AddNumberToObject(tr, "accesses", (double)res.accesses);
-		cJSON_AddNumberToObject(tr, "skipped_lines", (double)res.skipped);
-		cJSON_AddStringToObject(tr, "recorded_by", res.tool_version);
-		cJSON_AddStringToObject(tr, "recorded_command", res.recorded_command);
-		report_add_cache(root, res.cache);
-		rc = report_write_json(json_path, root, err, sizeof(err));
-		cJSON_Delete(root);
-		if (rc) {
-			print_error("%s", err);
-			replay_result_finish(&res);
-			return EXIT_RUNTIME;
-		}
-	}
+		a.sample_sets > 1 ? " (an estimate: set sampling)" : "");
+	report_print_cache(text_stream(a.json_path), res.cache);
+	if (a.json_path)
+		rc = replay_json(&a, &spec, &res, argc, argv);
 	replay_result_finish(&res);
-	return EXIT_OK;
+	return rc;
 }

@@ -259,102 +259,138 @@ print_tables(const char *out)
 	return rc;
 }
 
-int
-cmd_study(int argc, char **argv)
+/* Everything the command line gives study. */
+struct study_args {
+	const char *out;
+	uint64_t maxn;
+	bool resume, small, help;
+};
+
+/* Reads the options into a; stops at the first bad one (its message printed) or --help. */
+static int
+study_parse(struct study_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, 'o' }, { "max-N", required_argument, NULL, 'n' },
 		{ "resume", no_argument, NULL, 'r' },    { "small", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 }
 	};
-	const char *out = "out/study";
-	uint64_t maxn = 8192;
-	bool resume = false, small = false, maxn_given = false;
-	char nrange[64];
-	int opt, rc;
+	bool maxn_given = false;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:n:rsh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case 'n':
-			if (!parse_u64(optarg, &maxn) || maxn < 256)
+			if (!parse_u64(optarg, &a->maxn) || a->maxn < 256)
 				return usage_error("study", "--max-N: '%s' is not a number >= 256",
 						   optarg);
 			maxn_given = true;
 			break;
 		case 'r':
-			resume = true;
+			a->resume = true;
 			break;
 		case 's':
-			small = true;
+			a->small = true;
 			break;
 		case 'h':
-			usage_study(stdout);
-			return EXIT_OK;
+			a->help = true;
+			return 0;
 		default:
 			return option_error("study", opt, argv);
 		}
 	}
 	if (optind != argc)
 		return usage_error("study", "unexpected argument '%s'", argv[optind]);
-	if (strlen(out) > 3000)
+	if (strlen(a->out) > 3000)
 		return usage_error("study", "--out: the path is too long");
-	if (small && !maxn_given)
-		maxn = 512;
+	if (a->small && !maxn_given)
+		a->maxn = 512;
+	return 0;
+}
+
+/* The study's sweeps, one after the other: lab/, exact/, formulas/, decode/. */
+static int
+study_sweeps(const struct study_args *a, int argc, char **argv)
+{
+	char nrange[64];
+	bool small = a->small;
+	int rc;
+	/* nrange is filled below: the plan holds its address */
+	const struct study_sweep sweeps[] = {
+		{ .title = "the bytes-moved lab's sweep -> lab/",
+		  .dir = "lab",
+		  .kernels = "naive,flash2",
+		  .N = nrange,
+		  .d = "64",
+		  .Br = "64",
+		  .Bc = "64",
+		  .dtypes = "fp32,fp16",
+		  .caches = { "lab", "i5-8250u" } },
+		{ .title = "the exactness sweep -> exact/",
+		  .dir = "exact",
+		  .kernels = "naive,flash1,flash2,proj",
+		  .N = small ? "256" : "256:2048:x2",
+		  .caches = { "L1=32K:full:64,tiles=scratch" },
+		  .cache_sweep = small ? "L1=32K:2M:x4" : "L1=32K:64M:x2" },
+		{ .title = "the formulas at the labs' sizes -> formulas/",
+		  .dir = "formulas",
+		  .kernels = "naive,flash1,flash2",
+		  .N = "64,256,1024,2048,4096,8192,16384,32768",
+		  .d = "64,128",
+		  .dtypes = "fp32,fp16",
+		  .caches = { "lab", "i5-8250u" },
+		  .formula_only = true },
+		/* One decode step as FlashAttention runs it (split-KV, S from its
+		 * heuristic on the h100 preset, grouped heads packed): the accesses alone
+		 * (trace-only), about a second for 24 runs up to 2 GiB of K and V. */
+		{ .title = "decode: one query token over a KV cache -> decode/",
+		  .dir = "decode",
+		  .kernels = "flashdecode",
+		  .N = "1",
+		  .N_kv = small ? "1024:8192:x2" : "1024:131072:x2",
+		  .d = "128",
+		  .heads = "32",
+		  .kv_heads = "32,8,1",
+		  .dtypes = "fp16",
+		  .caches = { "h100" },
+		  .trace_only = true },
+	};
+
+	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)a->maxn);
+	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
+		if ((rc = run_sweep(&sweeps[i], a->out, a->resume, argc, argv)) != EXIT_OK)
+			return rc;
+	return EXIT_OK;
+}
+
+int
+cmd_study(int argc, char **argv)
+{
+	struct study_args a = { .out = "out/study", .maxn = 8192 };
+	const char *out;
+	bool small, resume;
+	int rc = study_parse(&a, argc, argv);
+
+	if (rc)
+		return rc;
+	if (a.help) {
+		usage_study(stdout);
+		return EXIT_OK;
+	}
+	out = a.out;
+	small = a.small;
+	resume = a.resume;
 	if ((rc = mkdir_p(out))) {
 		print_error("study: cannot create %s: %s", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)maxn);
-	{
-		const struct study_sweep sweeps[] = {
-			{ .title = "the bytes-moved lab's sweep -> lab/",
-			  .dir = "lab",
-			  .kernels = "naive,flash2",
-			  .N = nrange,
-			  .d = "64",
-			  .Br = "64",
-			  .Bc = "64",
-			  .dtypes = "fp32,fp16",
-			  .caches = { "lab", "i5-8250u" } },
-			{ .title = "the exactness sweep -> exact/",
-			  .dir = "exact",
-			  .kernels = "naive,flash1,flash2,proj",
-			  .N = small ? "256" : "256:2048:x2",
-			  .caches = { "L1=32K:full:64,tiles=scratch" },
-			  .cache_sweep = small ? "L1=32K:2M:x4" : "L1=32K:64M:x2" },
-			{ .title = "the formulas at the labs' sizes -> formulas/",
-			  .dir = "formulas",
-			  .kernels = "naive,flash1,flash2",
-			  .N = "64,256,1024,2048,4096,8192,16384,32768",
-			  .d = "64,128",
-			  .dtypes = "fp32,fp16",
-			  .caches = { "lab", "i5-8250u" },
-			  .formula_only = true },
-			/* One decode step as FlashAttention runs it (split-KV, S from its
-			 * heuristic on the h100 preset, grouped heads packed): the accesses alone
-			 * (trace-only), about a second for 24 runs up to 2 GiB of K and V. */
-			{ .title = "decode: one query token over a KV cache -> decode/",
-			  .dir = "decode",
-			  .kernels = "flashdecode",
-			  .N = "1",
-			  .N_kv = small ? "1024:8192:x2" : "1024:131072:x2",
-			  .d = "128",
-			  .heads = "32",
-			  .kv_heads = "32,8,1",
-			  .dtypes = "fp16",
-			  .caches = { "h100" },
-			  .trace_only = true },
-		};
-
-		for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
-			if ((rc = run_sweep(&sweeps[i], out, resume, argc, argv)) != EXIT_OK)
-				return rc;
-	}
+	if ((rc = study_sweeps(&a, argc, argv)) != EXIT_OK)
+		return rc;
 	step("the machine's ceilings -> ceilings.json");
 	if ((rc = ceilings_into(out, small, false, NULL)) != EXIT_OK)
 		return rc;

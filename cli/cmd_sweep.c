@@ -173,287 +173,330 @@ slurm_check(const struct sweep_slurm *sl, struct sweep_run_options *ro, bool job
 	return 0;
 }
 
+enum {
+	OPT_OUT = OPT_FIRST_FREE,
+	OPT_CACHE_SWEEP,
+	OPT_JOBS,
+	OPT_RESUME,
+	OPT_SHARD,
+	OPT_FORMULA_ONLY,
+	OPT_TRACE_ONLY,
+	OPT_SEPARATE_RUNS,
+	OPT_SAMPLE_SETS,
+	OPT_SLURM,
+	OPT_SLURM_ARGS,
+	OPT_DRY_RUN,
+	OPT_STATUS,
+};
+
+/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
+static const struct option sweep_opts[] = {
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "N", required_argument, NULL, OPT_N },
+	{ "N-kv", required_argument, NULL, OPT_N_KV },
+	{ "splits", required_argument, NULL, OPT_SPLITS },
+	{ "kv-page", required_argument, NULL, OPT_KV_PAGE },
+	{ "d", required_argument, NULL, OPT_D },
+	{ "heads", required_argument, NULL, OPT_HEADS },
+	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "dtype", required_argument, NULL, OPT_DTYPE },
+	{ "Br", required_argument, NULL, OPT_BR },
+	{ "Bc", required_argument, NULL, OPT_BC },
+	{ "causal", optional_argument, NULL, OPT_CAUSAL },
+	{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "param", required_argument, NULL, OPT_PARAM },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "shard", required_argument, NULL, OPT_SHARD },
+	{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
+	{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
+	{ "separate-runs", no_argument, NULL, OPT_SEPARATE_RUNS },
+	{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
+	{ "slurm", required_argument, NULL, OPT_SLURM },
+	{ "slurm-args", required_argument, NULL, OPT_SLURM_ARGS },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "status", required_argument, NULL, OPT_STATUS },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What an option function returns for an option it does not take (no exit status). */
+#define NOT_MINE (-1)
+
+/* Everything the command line gives a sweep. */
+struct sweep_args {
+	struct sweep_plan p;
+	struct sweep_run_options ro;
+	struct sweep_slurm sl;
+	const char *cache_sweep, *caches[SWEEP_CACHES_MAX];
+	unsigned ncache_args;
+	const char *status;
+	bool jobs_given, help;
+	int others; /* options other than --status */
+};
+
+/* The plan's options, as each --slurm task gets them: all but the run's own. */
+static void
+sweep_forward(struct sweep_slurm *sl, int opt, int longindex, const char *arg)
+{
+	switch (opt) {
+	case OPT_HELP:
+	case OPT_JSON:
+	case OPT_OUT:
+	case OPT_JOBS:
+	case OPT_RESUME:
+	case OPT_SHARD:
+	case OPT_SLURM:
+	case OPT_SLURM_ARGS:
+	case OPT_DRY_RUN:
+	case OPT_STATUS:
+	case '?':
+	case ':':
+		break;
+	default:
+		sweep_slurm_forward(sl, sweep_opts[longindex].name, arg);
+		break;
+	}
+}
+
+/* A list whose values are counts (0 in a config means "the default": a 0 given must not read
+ * as that). */
+static int
+sweep_counts(const char *name, const char *arg, struct u64_list *list, bool *given)
+{
+	int rc = sweep_list_parse(name, arg, list, false);
+
+	*given = true;
+	for (unsigned i = 0; !rc && i < list->n; i++)
+		if (list->v[i] == 0)
+			rc = usage_error("sweep", "%s must be at least 1", name);
+	return rc;
+}
+
+/* One option of the plan: what runs. NOT_MINE if opt is not one of them. */
+static int
+sweep_plan_option(struct sweep_args *a, int opt, const char *arg)
+{
+	struct sweep_plan *p = &a->p;
+	char err[1024];
+
+	switch (opt) {
+	case OPT_KERNEL:
+		return sweep_kernel(p, arg);
+	case OPT_PARAM:
+		return plugin_params_add(&p->params, arg, err, sizeof(err))
+			       ? usage_error("sweep", "%s", err)
+			       : 0;
+	case OPT_DTYPE:
+		return sweep_plan_dtypes(p, arg);
+	case OPT_CAUSAL:
+		return sweep_plan_causal(p, arg);
+	case OPT_N:
+		return sweep_list_parse("--N", arg, &p->N, false);
+	case OPT_N_KV:
+		return sweep_counts("--N-kv", arg, &p->N_kv, &p->nkv_given);
+	case OPT_SPLITS:
+		return sweep_counts("--splits", arg, &p->splits, &p->splits_given);
+	case OPT_KV_PAGE:
+		return sweep_counts("--kv-page", arg, &p->kv_page, &p->kv_page_given);
+	case OPT_D:
+		return sweep_list_parse("--d", arg, &p->d, false);
+	case OPT_HEADS:
+		return sweep_list_parse("--heads", arg, &p->heads, false);
+	case OPT_KV_HEADS:
+		p->kv_given = true;
+		return sweep_list_parse("--kv-heads", arg, &p->kv_heads, false);
+	case OPT_BATCH:
+		return sweep_list_parse("--batch", arg, &p->batch, false);
+	case OPT_BR:
+		return sweep_list_parse("--Br", arg, &p->Br, false);
+	case OPT_BC:
+		return sweep_list_parse("--Bc", arg, &p->Bc, false);
+	case OPT_SEPARATE:
+		p->softmax_separate = true;
+		return 0;
+	case OPT_CACHE:
+		if (a->ncache_args == SWEEP_CACHES_MAX)
+			return usage_error("sweep", "more than %d --cache", SWEEP_CACHES_MAX);
+		a->caches[a->ncache_args++] = arg;
+		return 0;
+	case OPT_CACHE_SWEEP:
+		a->cache_sweep = arg;
+		return 0;
+	case OPT_NO_FLUSH:
+		p->flush = false;
+		return 0;
+	case OPT_SEED:
+		return parse_u64(arg, &p->seed)
+			       ? 0
+			       : usage_error("sweep", "--seed: '%s' is not a number", arg);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* One option of how the plan runs: modes, workers, shards, Slurm; NOT_MINE if not one. */
+static int
+sweep_run_option(struct sweep_args *a, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_OUT:
+		a->ro.out = arg;
+		return 0;
+	case OPT_JSON:
+		return usage_error("sweep", "sweep writes DIR/results.json; use --out DIR");
+	case OPT_JOBS:
+		a->jobs_given = true;
+		if (!parse_u64(arg, &v) || v == 0 || v > 256)
+			return usage_error("sweep", "--jobs: '%s' is not 1 to 256", arg);
+		a->ro.jobs = (unsigned)v;
+		return 0;
+	case OPT_RESUME:
+		a->ro.resume = true;
+		return 0;
+	case OPT_SHARD:
+		return parse_shard(arg, &a->ro.shard_i, &a->ro.shard_n)
+			       ? 0
+			       : usage_error("sweep", "--shard: '%s' is not i/n with 0 <= i < n",
+					     arg);
+	case OPT_FORMULA_ONLY:
+		a->p.simulate = false;
+		return 0;
+	case OPT_TRACE_ONLY:
+		a->p.trace_only = true;
+		return 0;
+	case OPT_SEPARATE_RUNS:
+		a->p.separate_runs = true;
+		return 0;
+	case OPT_SAMPLE_SETS:
+		if (!parse_u64(arg, &v) || v < 2 || v > (UINT64_C(1) << 20) || !is_pow2(v))
+			return usage_error(
+				"sweep", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
+				arg);
+		a->p.sample_sets = (uint32_t)v;
+		return 0;
+	case OPT_SLURM:
+		if (!parse_u64(arg, &a->sl.tasks) || a->sl.tasks < 1 ||
+		    a->sl.tasks > SWEEP_SLURM_MAX_TASKS)
+			return usage_error("sweep", "--slurm: '%s' is not 1 to %d", arg,
+					   SWEEP_SLURM_MAX_TASKS);
+		return 0;
+	case OPT_SLURM_ARGS:
+		a->sl.args = arg;
+		return 0;
+	case OPT_DRY_RUN:
+		a->sl.dry_run = true;
+		return 0;
+	case OPT_STATUS:
+		a->status = arg;
+		return 0;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Reads the options into a; stops at the first bad one (its message printed) or --help. */
+static int
+sweep_parse(struct sweep_args *a, int argc, char **argv)
+{
+	int opt, rc = 0, longindex;
+
+	optind = 1;
+	opterr = 0;
+	while (!rc && (opt = getopt_long(argc, argv, ":", sweep_opts, &longindex)) != -1) {
+		a->others += opt != OPT_STATUS;
+		sweep_forward(&a->sl, opt, longindex, optarg);
+		if (opt == OPT_HELP) {
+			a->help = true;
+			return 0;
+		}
+		rc = sweep_plan_option(a, opt, optarg);
+		if (rc == NOT_MINE)
+			rc = sweep_run_option(a, opt, optarg);
+		if (rc == NOT_MINE)
+			rc = option_error("sweep", opt, argv);
+	}
+	return rc;
+}
+
+/* Whether one of the plan's built-in kernels is a or b. */
+static bool
+plan_has_kernel(const struct sweep_plan *p, enum attn_kernel a, enum attn_kernel b)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < p->nkernels; i++)
+		any |= p->kernels[i] == a || p->kernels[i] == b;
+	return any;
+}
+
+/* The options together, after parsing: what a plan needs and what its options exclude. */
+static int
+sweep_check(struct sweep_args *a, int argc, char **argv)
+{
+	struct sweep_plan *p = &a->p;
+	int rc = slurm_check(&a->sl, &a->ro, a->jobs_given);
+
+	if (!rc && optind != argc)
+		rc = usage_error("sweep", "unexpected argument '%s'", argv[optind]);
+	if (!rc && !a->ro.out)
+		rc = usage_error("sweep", "sweep needs --out DIR");
+	if (!rc && p->nkernels == 0)
+		rc = usage_error("sweep", "sweep needs --kernel LIST");
+	if (!rc)
+		rc = sweep_plugin_check(p);
+	if (!rc && p->splits_given && !p->plugin.p &&
+	    !plan_has_kernel(p, ATTN_FLASHDECODE, ATTN_FLASHDECODE))
+		rc = usage_error("sweep", "--splits is for --kernel flashdecode");
+	if (!rc && p->kv_page_given && !p->plugin.p &&
+	    !plan_has_kernel(p, ATTN_FLASH2, ATTN_FLASHDECODE))
+		rc = usage_error("sweep", "--kv-page is for --kernel flash2 or flashdecode");
+	if (!rc && p->trace_only && !p->simulate)
+		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
+	if (!rc && p->sample_sets > 1 && !p->simulate)
+		rc = usage_error("sweep", "--sample-sets simulates; --formula-only does not");
+	return rc;
+}
+
 int
 cmd_sweep(int argc, char **argv)
 {
-	enum {
-		OPT_OUT = OPT_FIRST_FREE,
-		OPT_CACHE_SWEEP,
-		OPT_JOBS,
-		OPT_RESUME,
-		OPT_SHARD,
-		OPT_FORMULA_ONLY,
-		OPT_TRACE_ONLY,
-		OPT_SEPARATE_RUNS,
-		OPT_SAMPLE_SETS,
-		OPT_SLURM,
-		OPT_SLURM_ARGS,
-		OPT_DRY_RUN,
-		OPT_STATUS,
-	};
-	/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
-	static const struct option opts[] = {
-		{ "kernel", required_argument, NULL, OPT_KERNEL },
-		{ "N", required_argument, NULL, OPT_N },
-		{ "N-kv", required_argument, NULL, OPT_N_KV },
-		{ "splits", required_argument, NULL, OPT_SPLITS },
-		{ "kv-page", required_argument, NULL, OPT_KV_PAGE },
-		{ "d", required_argument, NULL, OPT_D },
-		{ "heads", required_argument, NULL, OPT_HEADS },
-		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
-		{ "batch", required_argument, NULL, OPT_BATCH },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "Br", required_argument, NULL, OPT_BR },
-		{ "Bc", required_argument, NULL, OPT_BC },
-		{ "causal", optional_argument, NULL, OPT_CAUSAL },
-		{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "resume", no_argument, NULL, OPT_RESUME },
-		{ "shard", required_argument, NULL, OPT_SHARD },
-		{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
-		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-		{ "separate-runs", no_argument, NULL, OPT_SEPARATE_RUNS },
-		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
-		{ "slurm", required_argument, NULL, OPT_SLURM },
-		{ "slurm-args", required_argument, NULL, OPT_SLURM_ARGS },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "status", required_argument, NULL, OPT_STATUS },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct sweep_plan p;
-	struct sweep_run_options ro;
-	const char *cache_sweep = NULL, *caches[SWEEP_CACHES_MAX];
-	unsigned ncache_args = 0;
-	struct sweep_slurm sl;
-	const char *status = NULL;
-	bool jobs_given = false;
-	uint64_t jobs;
-	char err[1024];
-	int opt, rc = 0, longindex, others = 0;
+	struct sweep_args a;
+	int rc;
 
-	sweep_plan_init(&p);
-	sweep_slurm_init(&sl);
-	sweep_run_options_init(&ro);
-	ro.argc = argc;
-	ro.argv = argv;
-	optind = 1;
-	opterr = 0;
-	while (!rc && (opt = getopt_long(argc, argv, ":", opts, &longindex)) != -1) {
-		others += opt != OPT_STATUS;
-		/* The plan's options, as each --slurm task gets them: all but these. */
-		switch (opt) {
-		case OPT_HELP:
-		case OPT_JSON:
-		case OPT_OUT:
-		case OPT_JOBS:
-		case OPT_RESUME:
-		case OPT_SHARD:
-		case OPT_SLURM:
-		case OPT_SLURM_ARGS:
-		case OPT_DRY_RUN:
-		case OPT_STATUS:
-		case '?':
-		case ':':
-			break;
-		default:
-			sweep_slurm_forward(&sl, opts[longindex].name, optarg);
-			break;
-		}
-		switch (opt) {
-		case OPT_HELP:
-			usage_sweep(stdout);
-			return EXIT_OK;
-		case OPT_OUT:
-			ro.out = optarg;
-			break;
-		case OPT_KERNEL:
-			rc = sweep_kernel(&p, optarg);
-			break;
-		case OPT_PARAM:
-			if (plugin_params_add(&p.params, optarg, err, sizeof(err)))
-				rc = usage_error("sweep", "%s", err);
-			break;
-		case OPT_DTYPE:
-			rc = sweep_plan_dtypes(&p, optarg);
-			break;
-		case OPT_CAUSAL:
-			rc = sweep_plan_causal(&p, optarg);
-			break;
-		case OPT_N:
-			rc = sweep_list_parse("--N", optarg, &p.N, false);
-			break;
-		case OPT_N_KV:
-			rc = sweep_list_parse("--N-kv", optarg, &p.N_kv, false);
-			p.nkv_given = true;
-			/* 0 in a config means N: a 0 given must not read as that */
-			for (unsigned i = 0; !rc && i < p.N_kv.n; i++)
-				if (p.N_kv.v[i] == 0)
-					rc = usage_error("sweep", "--N-kv must be at least 1");
-			break;
-		case OPT_SPLITS:
-			rc = sweep_list_parse("--splits", optarg, &p.splits, false);
-			p.splits_given = true;
-			for (unsigned i = 0; !rc && i < p.splits.n; i++)
-				if (p.splits.v[i] == 0)
-					rc = usage_error("sweep", "--splits must be at least 1");
-			break;
-		case OPT_KV_PAGE:
-			rc = sweep_list_parse("--kv-page", optarg, &p.kv_page, false);
-			p.kv_page_given = true;
-			for (unsigned i = 0; !rc && i < p.kv_page.n; i++)
-				if (p.kv_page.v[i] == 0)
-					rc = usage_error("sweep", "--kv-page must be at least 1");
-			break;
-		case OPT_D:
-			rc = sweep_list_parse("--d", optarg, &p.d, false);
-			break;
-		case OPT_HEADS:
-			rc = sweep_list_parse("--heads", optarg, &p.heads, false);
-			break;
-		case OPT_KV_HEADS:
-			rc = sweep_list_parse("--kv-heads", optarg, &p.kv_heads, false);
-			p.kv_given = true;
-			break;
-		case OPT_BATCH:
-			rc = sweep_list_parse("--batch", optarg, &p.batch, false);
-			break;
-		case OPT_BR:
-			rc = sweep_list_parse("--Br", optarg, &p.Br, false);
-			break;
-		case OPT_BC:
-			rc = sweep_list_parse("--Bc", optarg, &p.Bc, false);
-			break;
-		case OPT_SEPARATE:
-			p.softmax_separate = true;
-			break;
-		case OPT_CACHE:
-			if (ncache_args == SWEEP_CACHES_MAX)
-				rc = usage_error("sweep", "more than %d --cache", SWEEP_CACHES_MAX);
-			else
-				caches[ncache_args++] = optarg;
-			break;
-		case OPT_CACHE_SWEEP:
-			cache_sweep = optarg;
-			break;
-		case OPT_NO_FLUSH:
-			p.flush = false;
-			break;
-		case OPT_SEED:
-			if (!parse_u64(optarg, &p.seed))
-				rc = usage_error("sweep", "--seed: '%s' is not a number", optarg);
-			break;
-		case OPT_JSON:
-			rc = usage_error("sweep", "sweep writes DIR/results.json; use --out DIR");
-			break;
-		case OPT_JOBS:
-			if (!parse_u64(optarg, &jobs) || jobs == 0 || jobs > 256)
-				rc = usage_error("sweep", "--jobs: '%s' is not 1 to 256", optarg);
-			else
-				ro.jobs = (unsigned)jobs;
-			jobs_given = true;
-			break;
-		case OPT_RESUME:
-			ro.resume = true;
-			break;
-		case OPT_SHARD:
-			if (!parse_shard(optarg, &ro.shard_i, &ro.shard_n))
-				rc = usage_error("sweep",
-						 "--shard: '%s' is not i/n with 0 <= i < n",
-						 optarg);
-			break;
-		case OPT_FORMULA_ONLY:
-			p.simulate = false;
-			break;
-		case OPT_TRACE_ONLY:
-			p.trace_only = true;
-			break;
-		case OPT_SEPARATE_RUNS:
-			p.separate_runs = true;
-			break;
-		case OPT_SAMPLE_SETS:
-			if (!parse_u64(optarg, &jobs) || jobs < 2 || jobs > (UINT64_C(1) << 20) ||
-			    !is_pow2(jobs))
-				rc = usage_error("sweep",
-						 "--sample-sets: '%s' is not a power of two from 2 "
-						 "to 2^20",
-						 optarg);
-			else
-				p.sample_sets = (uint32_t)jobs;
-			break;
-		case OPT_SLURM:
-			if (!parse_u64(optarg, &sl.tasks) || sl.tasks < 1 ||
-			    sl.tasks > SWEEP_SLURM_MAX_TASKS)
-				rc = usage_error("sweep", "--slurm: '%s' is not 1 to %d", optarg,
-						 SWEEP_SLURM_MAX_TASKS);
-			break;
-		case OPT_SLURM_ARGS:
-			sl.args = optarg;
-			break;
-		case OPT_DRY_RUN:
-			sl.dry_run = true;
-			break;
-		case OPT_STATUS:
-			status = optarg;
-			break;
-		default:
-			rc = option_error("sweep", opt, argv);
-			break;
-		}
-	}
-	if (!rc && status) {
-		rc = others || optind != argc
+	memset(&a, 0, sizeof(a));
+	sweep_plan_init(&a.p);
+	sweep_slurm_init(&a.sl);
+	sweep_run_options_init(&a.ro);
+	a.ro.argc = argc;
+	a.ro.argv = argv;
+	rc = sweep_parse(&a, argc, argv);
+	if (!rc && a.help)
+		usage_sweep(stdout);
+	else if (!rc && a.status)
+		rc = a.others || optind != argc
 			     ? usage_error("sweep", "--status DIR takes no other options")
-			     : sweep_slurm_status(status);
-		sweep_slurm_finish(&sl);
-		sweep_plan_finish(&p);
-		return rc;
+			     : sweep_slurm_status(a.status);
+	else if (!rc) {
+		rc = sweep_check(&a, argc, argv);
+		if (!rc && a.ncache_args == 0)
+			a.caches[a.ncache_args++] = "lab";
+		for (unsigned i = 0; i < a.ncache_args && !rc; i++)
+			rc = sweep_plan_cache(&a.p, a.caches[i], a.cache_sweep);
+		if (!rc)
+			rc = a.sl.tasks ? sweep_slurm_submit(&a.sl, &a.p, &a.ro)
+					: sweep_run(&a.p, &a.ro);
 	}
-	if (!rc)
-		rc = slurm_check(&sl, &ro, jobs_given);
-	if (!rc && optind != argc)
-		rc = usage_error("sweep", "unexpected argument '%s'", argv[optind]);
-	if (!rc && !ro.out)
-		rc = usage_error("sweep", "sweep needs --out DIR");
-	if (!rc && p.nkernels == 0)
-		rc = usage_error("sweep", "sweep needs --kernel LIST");
-	if (!rc)
-		rc = sweep_plugin_check(&p);
-	if (!rc && p.splits_given && !p.plugin.p) {
-		bool decode = false;
-
-		for (unsigned i = 0; i < p.nkernels; i++)
-			decode |= p.kernels[i] == ATTN_FLASHDECODE;
-		if (!decode)
-			rc = usage_error("sweep", "--splits is for --kernel flashdecode");
-	}
-	if (!rc && p.kv_page_given && !p.plugin.p) {
-		bool paged = false;
-
-		for (unsigned i = 0; i < p.nkernels; i++)
-			paged |= p.kernels[i] == ATTN_FLASH2 || p.kernels[i] == ATTN_FLASHDECODE;
-		if (!paged)
-			rc = usage_error("sweep",
-					 "--kv-page is for --kernel flash2 or flashdecode");
-	}
-	if (!rc && p.trace_only && !p.simulate)
-		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
-	if (!rc && p.sample_sets > 1 && !p.simulate)
-		rc = usage_error("sweep", "--sample-sets simulates; --formula-only does not");
-	if (!rc && ncache_args == 0)
-		caches[ncache_args++] = "lab";
-	for (unsigned i = 0; i < ncache_args && !rc; i++)
-		rc = sweep_plan_cache(&p, caches[i], cache_sweep);
-	if (!rc)
-		rc = sl.tasks ? sweep_slurm_submit(&sl, &p, &ro) : sweep_run(&p, &ro);
-	sweep_slurm_finish(&sl);
-	sweep_plan_finish(&p);
+	sweep_slurm_finish(&a.sl);
+	sweep_plan_finish(&a.p);
 	return rc;
 }
