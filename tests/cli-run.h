@@ -111,6 +111,20 @@ result_free(struct result *r)
 }
 
 /* True when s is exactly one line holding what. */
+/* Text for the test log, every line a TAP comment ("# "), so meson reads no stray lines. */
+static inline void
+print_commented(const char *text)
+{
+	const char *s = text ? text : "";
+
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+
+		print_message("# %.*s\n", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+}
+
 static inline bool
 one_line_with(const char *s, const char *what)
 {

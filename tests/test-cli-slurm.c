@@ -120,7 +120,7 @@ test_dry_run_scripts(void **state)
 	assert_int_equal(sh("test ! -e dry/slurm/jobs.json"), 0);
 	sweep = text_of("dry/slurm/sweep.sbatch");
 	merge = text_of("dry/slurm/merge.sbatch");
-	print_message("# %s", sweep);
+	print_commented(sweep);
 	assert_non_null(strstr(sweep, "#SBATCH --cpus-per-task=1\n"));
 	assert_non_null(strstr(sweep, "#SBATCH --mem="));
 	assert_non_null(strstr(sweep, "#SBATCH --job-name=memsim-sweep\n"));
@@ -133,7 +133,7 @@ test_dry_run_scripts(void **state)
 	free(merge);
 	run_task("dry", 0);
 	run_task("dry", 1);
-	assert_int_equal(sh("sh dry/slurm/merge.sbatch 2>/dev/null"), 0);
+	assert_int_equal(sh("sh dry/slurm/merge.sbatch >/dev/null 2>&1"), 0);
 	assert_int_equal(lines_in("dry/results.json"), 4);
 }
 
@@ -155,7 +155,7 @@ test_submit(void **state)
 	assert_non_null(strstr(r.out, "submitted merge job 102 (afterok:101)"));
 	result_free(&r);
 	log = text_of("sbatch.log");
-	print_message("# %s", log);
+	print_commented(log);
 	assert_non_null(strstr(log, "[--parsable][--array=0-2][-p][debug][--time=10][--comment=a "
 				    "b][--mem=2G]["));
 	assert_non_null(strstr(log,
@@ -224,7 +224,7 @@ test_resubmit_unfinished(void **state)
 	assert_null(strstr(log, "--dependency"));
 	free(log);
 	/* Merged: nothing to submit. */
-	assert_int_equal(sh("sh re/slurm/merge.sbatch 2>/dev/null"), 0);
+	assert_int_equal(sh("sh re/slurm/merge.sbatch >/dev/null 2>&1"), 0);
 	sh("rm -f sbatch.log");
 	r = memsim("sweep --out re " PLAN " --slurm 3");
 	assert_int_equal(r.rc, 0);
@@ -263,7 +263,7 @@ test_status(void **state)
 	run_task("st", 0);
 	write_file("squeue.txt", "101_0 COMPLETED\n101_1 PENDING\n102 PENDING\n");
 	r = memsim("sweep --status st");
-	print_message("# %s", r.out);
+	print_commented(r.out);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "\n0      2/2         yes       101_0          COMPLETED\n"));
 	assert_non_null(strstr(r.out, "\n1      not started no        101_1          PENDING\n"));
@@ -406,7 +406,7 @@ test_split_words(void **state)
 	{
 		char *log = text_of("sbatch.log");
 
-		print_message("# %s", log);
+		print_commented(log);
 		assert_non_null(strstr(log, "[-A][my acct][--comment=x\"y][a b][$HOME]"));
 		free(log);
 	}
