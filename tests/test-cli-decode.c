@@ -78,13 +78,25 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* S > 1 on a cache smaller than its lines, rows of 160 bytes (not whole lines): an
-	 * estimate, said, never printed as exact */
+	/* S > 1 on a cache smaller than its lines, rows of 160 bytes (not whole lines): exact,
+	 * walked line by line; paged, an estimate, said, never printed as exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "an estimate"));
+	result_free(&r);
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 --heads 2 "
+		   "--kv-page 16 --cache L1=64K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1"));
-	assert_non_null(strstr(r.out, "1024 lines of 3227 touched"));
+	assert_non_null(strstr(r.out, "1024 lines of 6455 touched, paged with rows of 160 bytes"));
+	result_free(&r);
+	/* walked: too many line touches (a second or more): an estimate, at once */
+	r = memsim("formula --kernel flashdecode --N 100 --N-kv 131072 --heads 64 --d 40 "
+		   "--splits 16 --cache L1=1M:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "up to 1.53e+08 line touches of 42237840 lines are too "
+				      "many to follow line by line"));
 	result_free(&r);
 	/* rows of whole lines: exact line by line on the same cache */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
