@@ -12,9 +12,10 @@
  * line's dirty state and, under write-validate, the 4-byte values stored since it came in are
  * followed as formula_flashdecode_lru.c's touch() does.
  *
- * Paged K and V only with rows of whole lines: then each line holds one (page, token, kv
- * head) row, and a row's lines are named by its logical place (the pool's layout does not
- * change which lines are shared). Every array starts on its own page (kernels/attn.c).
+ * Paged, K and V rows are placed in the pool as the run's block table places them
+ * (attn_block_table_shuffle(), from kv_seed): [pages][P][kv_heads][d], so rows narrower than a
+ * line share lines across kv heads and pages as in the run. Every array starts on its own page
+ * (kernels/attn.c).
  */
 
 #include <stdlib.h>
@@ -44,6 +45,7 @@ struct walk {
 	uint32_t *bit, *owner; /* Fenwick tree over times; the line last touched at a time */
 	uint32_t size, now, live;
 	double rd[A_N], rfo_n[A_N], wr[A_N], fl[A_N];
+	int32_t *pages; /* paged: the block table */
 };
 
 static void
@@ -180,6 +182,26 @@ split_blocks(const struct attn_config *c, uint64_t s, uint64_t r0, uint64_t nr, 
 	*jb1 = (s + 1) * per < vis ? (s + 1) * per : vis;
 }
 
+/* Key rows [c0, c0 + nc) of K or V (a): unpaged one run from row r (of the [batch][kv_heads]
+ * layout); paged each row at its pool place, in order. */
+static void
+walk_kv(struct walk *w, const struct attn_config *c, int a, uint64_t b, uint64_t r, uint64_t c0,
+	uint64_t nc)
+{
+	const uint64_t qs = c->d * dtype_bytes(c->dtype);
+	const uint64_t kvh = r / attn_nkv(c) % c->kv_heads;
+
+	if (!c->kv_page) {
+		wrange(w, a, r * qs, (r + nc) * qs, false);
+		return;
+	}
+	for (uint64_t j = c0; j < c0 + nc; j++) {
+		uint64_t e = attn_kv_row(c, w->pages, b, kvh, j) * dtype_bytes(c->dtype);
+
+		wrange(w, a, e, e + qs, false);
+	}
+}
+
 /* The splits phase of head (b, h). */
 static void
 walk_head(struct walk *w, const struct attn_config *c, uint64_t b, uint64_t h)
@@ -204,8 +226,8 @@ walk_head(struct walk *w, const struct attn_config *c, uint64_t b, uint64_t h)
 				if (P)
 					wrange(w, A_BT, (b * np + c0 / P) * 4,
 					       (b * np + (c0 + nc - 1) / P + 1) * 4, false);
-				wrange(w, A_K, (kvrow0 + c0) * qs, (kvrow0 + c0 + nc) * qs, false);
-				wrange(w, A_V, (kvrow0 + c0) * qs, (kvrow0 + c0 + nc) * qs, false);
+				walk_kv(w, c, A_K, b, kvrow0 + c0, c0, nc);
+				walk_kv(w, c, A_V, b, kvrow0 + c0, c0, nc);
 			}
 			for (uint64_t i = r0; i < r0 + nr; i++) {
 				wrange(w, A_OACC, (rho0 + i) * ms, (rho0 + i + 1) * ms, true);
@@ -247,7 +269,8 @@ walk_lines(const struct attn_config *c, uint64_t L, uint64_t base[A_N + 1])
 	uint64_t bytes[A_N];
 
 	bytes[A_Q] = bytes[A_O] = bh * c->N * qs;
-	bytes[A_K] = bytes[A_V] = c->batch * c->kv_heads * attn_nkv(c) * qs;
+	/* paged: the pool, every kv head of every page */
+	bytes[A_K] = bytes[A_V] = c->batch * c->kv_heads * attn_kv_rows(c) * qs;
 	bytes[A_LSE] = bh * c->N * 4;
 	bytes[A_OACC] = bh * S * c->N * ms;
 	bytes[A_LACC] = bh * S * c->N * 4;
@@ -261,9 +284,9 @@ walk_lines(const struct attn_config *c, uint64_t L, uint64_t base[A_N + 1])
 bool
 formula_flashdecode_walk_shape(const struct attn_config *v, double line_bytes)
 {
-	uint64_t L = (uint64_t)line_bytes, rb = v->d * dtype_bytes(v->dtype);
+	uint64_t L = (uint64_t)line_bytes;
 
-	return attn_splits(v) > 1 && L >= 4 && L <= 256 && (!v->kv_page || rb % L == 0);
+	return attn_splits(v) > 1 && L >= 4 && L <= 256;
 }
 
 /* A bound on the lines the walk touches: each row range at most its bytes over L plus 2. */
@@ -327,6 +350,10 @@ formula_flashdecode_walk(struct formula_result *r, const struct attn_config *c,
 			w.ln[id].arr = (uint8_t)a;
 			w.ln[id].last = WALK_NONE;
 		}
+	if (c->kv_page) {
+		w.pages = xzalloc(c->batch * attn_pages(c) * sizeof(*w.pages));
+		attn_block_table_shuffle(c, w.pages);
+	}
 	w.size = (uint32_t)(2 * lines + 16);
 	w.bit = xzalloc(w.size * sizeof(*w.bit));
 	w.owner = xzalloc(w.size * sizeof(*w.owner));
@@ -352,4 +379,5 @@ formula_flashdecode_walk(struct formula_result *r, const struct attn_config *c,
 	free(w.ln);
 	free(w.bit);
 	free(w.owner);
+	free(w.pages);
 }

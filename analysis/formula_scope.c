@@ -132,8 +132,11 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	double lines = m->capacity_bytes / m->line_bytes;
 	double fp = formula_flashdecode_footprint(c, m->line_bytes);
 	bool walk = formula_flashdecode_walk_shape(&v, m->line_bytes);
+	/* paged rows that share lines: only the walk places them (the footprint counts K and V
+	 * unpaged) */
+	bool shared = c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0;
 
-	if (lines >= fp || formula_flashdecode_lru_fits(&v, m->line_bytes) ||
+	if ((lines >= fp && !shared) || formula_flashdecode_lru_fits(&v, m->line_bytes) ||
 	    formula_flashdecode_walk_fits(&v, m->line_bytes))
 		return flashdecode_cache_outside(m);
 	if (walk && formula_flashdecode_lru_shape(&v, m->line_bytes)) {
@@ -141,6 +144,15 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
 			 "S^2) are too many to follow line by line (exact from %.0f lines up)",
 			 lines, fp, formula_flashdecode_lru_steps(&v), fp);
+		return buf;
+	}
+	if (walk && shared) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, paged with rows of %llu bytes, not whole %.0f-byte "
+			 "lines: up to %.3g line touches are too many to follow line by line (over "
+			 "3e7, or the pool's lines over 4e6)",
+			 (unsigned long long)(c->d * dtype_bytes(c->dtype)), m->line_bytes,
+			 formula_flashdecode_walk_steps(&v, m->line_bytes));
 		return buf;
 	}
 	if (walk) {
@@ -151,15 +163,9 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 			 lines, fp, formula_flashdecode_walk_steps(&v, m->line_bytes), fp, fp);
 		return buf;
 	}
-	if (c->kv_page) {
-		snprintf(buf, n,
-			 "flashdecode with S > 1, %.0f lines of %.0f touched, paged with rows of "
-			 "%llu bytes, not whole %.0f-byte lines: which pages and kv heads share a "
-			 "line is not modeled",
-			 lines, fp, (unsigned long long)(c->d * dtype_bytes(c->dtype)),
-			 m->line_bytes);
-		return buf;
-	}
+	if (shared)
+		return "flashdecode with S > 1, paged with rows that share lines: its line-by-line "
+		       "walk, which places them, wants lines of 4 to 256 bytes";
 	snprintf(buf, n,
 		 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line formula "
 		 "wants lines of 4 to 256 bytes (else exact from %.0f lines up)",
@@ -191,6 +197,7 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		why = flashdecode_outside(c, m, buf, n);
 	/* paging relabels lines only where each holds one (page, token, kv head) row */
 	if (!why && !m->no_cache && c->kv_page &&
+	    !(c->kernel == ATTN_FLASHDECODE && attn_splits(c) > 1) &&
 	    (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0) {
 		snprintf(buf, n,
 			 "a paged KV cache with rows of %llu bytes, not whole %.0f-byte lines: a "
