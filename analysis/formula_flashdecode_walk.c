@@ -25,7 +25,7 @@
 
 enum { A_Q, A_O, A_K, A_V, A_LSE, A_OACC, A_LACC, A_BT, A_N };
 
-static const char *const walk_names[A_N] = { "Q",	"O",	     "K",	  "V",
+static const char *const walk_names[A_N] = { "Q",   "O",       "K",         "V",
 					     "lse", "O_accum", "lse_accum", "block_table" };
 
 struct wline {

@@ -148,9 +148,9 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	}
 	if (walk && shared) {
 		snprintf(buf, n,
-			 "flashdecode with S > 1, paged with rows of %llu bytes, not whole %.0f-byte "
-			 "lines: up to %.3g line touches are too many to follow line by line (over "
-			 "3e7, or the pool's lines over 4e6)",
+			 "flashdecode with S > 1, paged with rows of %llu bytes, not whole "
+			 "%.0f-byte lines: up to %.3g line touches are too many to follow line by "
+			 "line (over 3e7, or the pool over 4e6 lines)",
 			 (unsigned long long)(c->d * dtype_bytes(c->dtype)), m->line_bytes,
 			 formula_flashdecode_walk_steps(&v, m->line_bytes));
 		return buf;

@@ -104,6 +104,12 @@ test_splits(void **state)
 	assert_non_null(strstr(r.out, "up to 1.53e+08 line touches of 42237840 lines are too "
 				      "many to follow line by line"));
 	result_free(&r);
+	r = memsim("formula --kernel flashdecode --N 100 --N-kv 131072 --heads 64 --d 40 "
+		   "--splits 16 --kv-page 16 --cache L1=1M:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "paged with rows of 160 bytes, not whole 64-byte lines: up "
+				      "to 1.53e+08 line touches are too many"));
+	result_free(&r);
 	/* rows of whole lines: exact line by line on the same cache */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
