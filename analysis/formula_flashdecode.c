@@ -11,6 +11,9 @@
  * - on a fully associative LRU cache of any size, where each head's rows are one query block,
  *   and every row is whole lines (paged or not):
  *   line by line (analysis/formula_flashdecode_lru.c), exact;
+ * - on a fully associative LRU cache of any size, with several query blocks a head or rows
+ *   that are not whole lines (paged too: the pool's lines as the block table places them): the
+ *   kernel's loops walked line by line (analysis/formula_flashdecode_walk.c), exact;
  * - elsewhere on a smaller cache the access count stands in, and formula_scope() calls it an
  *   estimate.
  */
@@ -169,6 +172,14 @@ formula_flashdecode(struct formula_result *r, const struct attn_config *c,
 	if (formula_flashdecode_lru_fits(c, q->L) &&
 	    q->tq + q->tk + q->tv + q->ts + q->to + q->tm == 0) {
 		formula_flashdecode_lru(r, c, q);
+		return;
+	}
+	/* paged rows that share lines: the pool's lines, walked on a cache of any size */
+	if ((q->C < formula_flashdecode_footprint(c, q->L) ||
+	     (c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)q->L != 0)) &&
+	    formula_flashdecode_walk_fits(c, q->L) &&
+	    q->tq + q->tk + q->tv + q->ts + q->to + q->tm == 0) {
+		formula_flashdecode_walk(r, c, q);
 		return;
 	}
 	if (q->C >= formula_flashdecode_footprint(c, q->L)) {

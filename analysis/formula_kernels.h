@@ -220,5 +220,15 @@ bool formula_flashdecode_lru_fits(const struct attn_config *v, double line_bytes
  * cache of any size. */
 void formula_flashdecode_lru(struct formula_result *r, const struct attn_config *c,
 			     const struct formula_geometry *q);
+/* Is v (attn_decode_view()'s) of formula_flashdecode_walk()'s shape on lines of line_bytes: S >
+ * 1, lines of 4 to 256 bytes, paged K and V only with rows of whole lines? Its bound on the
+ * line touches (_steps), and both that and its lines few enough to walk (_fits)? */
+bool formula_flashdecode_walk_shape(const struct attn_config *v, double line_bytes);
+double formula_flashdecode_walk_steps(const struct attn_config *v, double line_bytes);
+bool formula_flashdecode_walk_fits(const struct attn_config *v, double line_bytes);
+/* flashdecode at S > 1 in that shape, tiles in scratch, walked line by line in the kernel's
+ * order: exact on a fully associative LRU cache of any size. */
+void formula_flashdecode_walk(struct formula_result *r, const struct attn_config *c,
+			      const struct formula_geometry *q);
 
 #endif

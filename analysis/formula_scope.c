@@ -105,34 +105,11 @@ interval_not_bound(const struct attn_config *c, const struct formula_machine *m,
 	return NULL;
 }
 
-/* Why flashdecode's formula at S > 1 is not exact on m's cache, or NULL: it is in
- * formula_flashdecode_lru()'s regime on a fully associative cache, or where the cache evicts
- * nothing (a fully associative one of at least the lines the run touches, and under
- * write-validate granules of at most 4 bytes, which the fp32 partial stores fill). */
+/* Why flashdecode's formula at S > 1, in one of its exact regimes, is not exact on m's cache,
+ * or NULL. */
 static const char *
-flashdecode_outside(const struct attn_config *c, const struct formula_machine *m, char *buf,
-		    size_t n)
+flashdecode_cache_outside(const struct formula_machine *m)
 {
-	const struct attn_config v = attn_decode_view(c);
-	double lines = m->capacity_bytes / m->line_bytes;
-	double fp = formula_flashdecode_footprint(c, m->line_bytes);
-
-	if (lines < fp && formula_flashdecode_lru_shape(&v, m->line_bytes) &&
-	    !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
-		snprintf(buf, n,
-			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
-			 "S^2) are too many to follow line by line (exact from %.0f lines up)",
-			 lines, fp, formula_flashdecode_lru_steps(&v), fp);
-		return buf;
-	}
-	if (lines < fp && !formula_flashdecode_lru_fits(&v, m->line_bytes)) {
-		snprintf(buf, n,
-			 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line "
-			 "formula wants one query block a head and rows of whole lines (else "
-			 "exact from %.0f lines up)",
-			 lines, fp, fp);
-		return buf;
-	}
 	if (!m->fully_assoc && m->sets >= 2)
 		return "flashdecode with S > 1 on a set-associative cache: its exact formula holds "
 		       "on fully associative LRU caches, which conflicts may break (no interval)";
@@ -140,6 +117,60 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 		return "flashdecode with S > 1 on a write-validate cache of lines over 256 bytes: "
 		       "granules wider than its 4-byte stores are not modeled";
 	return NULL;
+}
+
+/* Why flashdecode's formula at S > 1 is not exact on m's cache, or NULL: it is in
+ * formula_flashdecode_lru()'s regime or formula_flashdecode_walk()'s on a fully associative
+ * cache, or where the cache evicts nothing (a fully associative one of at least the lines the
+ * run touches, and under write-validate granules of at most 4 bytes, which the fp32 partial
+ * stores fill). */
+static const char *
+flashdecode_outside(const struct attn_config *c, const struct formula_machine *m, char *buf,
+		    size_t n)
+{
+	const struct attn_config v = attn_decode_view(c);
+	double lines = m->capacity_bytes / m->line_bytes;
+	double fp = formula_flashdecode_footprint(c, m->line_bytes);
+	bool walk = formula_flashdecode_walk_shape(&v, m->line_bytes);
+	/* paged rows that share lines: only the walk places them (the footprint counts K and V
+	 * unpaged) */
+	bool shared = c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0;
+
+	if ((lines >= fp && !shared) || formula_flashdecode_lru_fits(&v, m->line_bytes) ||
+	    formula_flashdecode_walk_fits(&v, m->line_bytes))
+		return flashdecode_cache_outside(m);
+	if (walk && formula_flashdecode_lru_shape(&v, m->line_bytes)) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
+			 "S^2) are too many to follow line by line (exact from %.0f lines up)",
+			 lines, fp, formula_flashdecode_lru_steps(&v), fp);
+		return buf;
+	}
+	if (walk && shared) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, paged with rows of %llu bytes, not whole "
+			 "%.0f-byte lines: up to %.3g line touches are too many to follow line by "
+			 "line (over 3e7, or the pool over 4e6 lines)",
+			 (unsigned long long)(c->d * dtype_bytes(c->dtype)), m->line_bytes,
+			 formula_flashdecode_walk_steps(&v, m->line_bytes));
+		return buf;
+	}
+	if (walk) {
+		snprintf(buf, n,
+			 "flashdecode with S > 1, %.0f lines of %.0f touched: up to %.3g line "
+			 "touches of %.0f lines are too many to follow line by line (over 3e7 or "
+			 "4e6; exact from %.0f lines up)",
+			 lines, fp, formula_flashdecode_walk_steps(&v, m->line_bytes), fp, fp);
+		return buf;
+	}
+	if (shared)
+		return "flashdecode with S > 1, paged with rows that share lines: its line-by-line "
+		       "walk, which places them, wants lines of 4 to 256 bytes";
+	snprintf(buf, n,
+		 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line formula "
+		 "wants lines of 4 to 256 bytes (else exact from %.0f lines up)",
+		 lines, fp, fp);
+	return buf;
 }
 
 /* The scope of one level in front of DRAM: exact, interval, or an estimate and why (in buf).
@@ -166,6 +197,7 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 		why = flashdecode_outside(c, m, buf, n);
 	/* paging relabels lines only where each holds one (page, token, kv head) row */
 	if (!why && !m->no_cache && c->kv_page &&
+	    !(c->kernel == ATTN_FLASHDECODE && attn_splits(c) > 1) &&
 	    (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0) {
 		snprintf(buf, n,
 			 "a paged KV cache with rows of %llu bytes, not whole %.0f-byte lines: a "

@@ -365,6 +365,24 @@ attn_data_bytes(const struct attn_config *c)
 
 static uint64_t splitmix(uint64_t *s);
 
+void
+attn_block_table_shuffle(const struct attn_config *c, int32_t *pages)
+{
+	const uint64_t n = c->batch * attn_pages(c);
+	/* a stream of its own: the inputs' values come from the same seed */
+	uint64_t rng = c->kv_seed ^ UINT64_C(0x6a09e667f3bcc909);
+
+	for (uint64_t i = 0; i < n; i++)
+		pages[i] = (int32_t)i;
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = splitmix(&rng) % i;
+		int32_t v = pages[i - 1];
+
+		pages[i - 1] = pages[j];
+		pages[j] = v;
+	}
+}
+
 /* The paged run's block table: a permutation of the pool's pages from kv_seed
  * (Fisher-Yates), on the heap (d->pages) and, with values, in the arena. Returns 0, or
  * -ENOMEM (the heap copy is needed even trace-only, where the arena holds no values). */
@@ -372,21 +390,11 @@ static int
 block_table_fill(struct attn_data *d)
 {
 	const uint64_t n = d->cfg.batch * attn_pages(&d->cfg);
-	/* a stream of its own: the inputs' values come from the same seed */
-	uint64_t rng = d->cfg.kv_seed ^ UINT64_C(0x6a09e667f3bcc909);
 
 	d->pages = n <= SIZE_MAX / sizeof(*d->pages) ? malloc(n * sizeof(*d->pages)) : NULL;
 	if (!d->pages)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < n; i++)
-		d->pages[i] = (int32_t)i;
-	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = splitmix(&rng) % i;
-		int32_t v = d->pages[i - 1];
-
-		d->pages[i - 1] = d->pages[j];
-		d->pages[j] = v;
-	}
+	attn_block_table_shuffle(&d->cfg, d->pages);
 	if (!d->trace_only)
 		memcpy(d->block_table, d->pages, n * sizeof(*d->pages));
 	return 0;

@@ -246,6 +246,11 @@ attn_kv_rows(const struct attn_config *c)
 	return c->kv_page ? attn_pages(c) * c->kv_page : attn_nkv(c);
 }
 
+/* The paged run's block table (c->kv_page): pages[b * attn_pages(c) + p] is batch b's page p's
+ * physical page, a permutation of the pool drawn from c->kv_seed (the run's own table; the
+ * exact formula walks the same). */
+void attn_block_table_shuffle(const struct attn_config *c, int32_t *pages);
+
 /* Element index in K (or V) of key row j of batch b, kv head kvh: [batch][kv_heads][N_kv][d],
  * or paged row j % P of physical page pages[b][j / P] in [pages][P][kv_heads][d]. */
 static inline uint64_t

@@ -15,7 +15,7 @@
  *
  * This loop order is written three times (docs/architecture.md, "Kernel twins"): here, compiled
  * native and traced; its trace-only twin kernels/trace_only_flashdecode.c; its exact formula
- * analysis/formula_flashdecode.c and formula_flashdecode_lru.c. tests/test-trace-only.c holds the
+ * analysis/formula_flashdecode.c, formula_flashdecode_lru.c and formula_flashdecode_walk.c. tests/test-trace-only.c holds the
  * twin to this kernel's counters bit for bit; tests/test-formulas.c (test_exact_flashdecode) the
  * formula to its bytes.
  */

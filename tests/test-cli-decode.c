@@ -78,13 +78,37 @@ test_splits(void **state)
 	assert_string_equal(r.err, "");
 	result_free(&r);
 	expect_splits("a.json", 3, "given");
-	/* S > 1 on a cache smaller than its lines, rows of 160 bytes (not whole lines): an
-	 * estimate, said, never printed as exact */
+	/* S > 1 on a cache smaller than its lines, rows of 160 bytes (not whole lines): exact,
+	 * walked line by line, paged too; on 512-byte lines an estimate, said, never printed as
+	 * exact */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 "
 		   "--cache L1=64K:full:64,tiles=scratch");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1"));
-	assert_non_null(strstr(r.out, "1024 lines of 3227 touched"));
+	assert_null(strstr(r.out, "an estimate"));
+	result_free(&r);
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 --heads 2 "
+		   "--kv-page 16 --cache L1=64K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "an estimate"));
+	result_free(&r);
+	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --d 40 --splits 3 --heads 2 "
+		   "--kv-page 16 --cache L1=64K:full:512,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "an estimate, not exact here: flashdecode with S > 1, paged "
+				      "with rows that share lines"));
+	result_free(&r);
+	/* walked: too many line touches (a second or more): an estimate, at once */
+	r = memsim("formula --kernel flashdecode --N 100 --N-kv 131072 --heads 64 --d 40 "
+		   "--splits 16 --cache L1=1M:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "up to 1.53e+08 line touches of 42237840 lines are too "
+				      "many to follow line by line"));
+	result_free(&r);
+	r = memsim("formula --kernel flashdecode --N 100 --N-kv 131072 --heads 64 --d 40 "
+		   "--splits 16 --kv-page 16 --cache L1=1M:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "paged with rows of 160 bytes, not whole 64-byte lines: up "
+				      "to 1.53e+08 line touches are too many"));
 	result_free(&r);
 	/* rows of whole lines: exact line by line on the same cache */
 	r = memsim("formula --kernel flashdecode --N 2 --N-kv 640 --splits 3 "

@@ -471,19 +471,25 @@ static const struct decode_case decode_cases[] = {
 	/* grouped-query heads not packed (N > 1): a kv head's K and V re-read by each head */
 	{ 4, 1000, 64, 8, 2, 2, 16, 48, 7, ATTN_FP16, true },
 	{ 16, 600, 32, 4, 1, 1, 16, 32, 3, ATTN_FP32, false },
+	/* formula_flashdecode_walk()'s: several query blocks a head (chunked prefill, causal;
+	 * packed g = 16 over B_r 8), rows narrower than a line or not a multiple of it (fp16 d 16:
+	 * 32 bytes, fp32 d 24: 96, bf16 d 8: 16; partial rows of 64, 96, 32 bytes), batch 2 */
+	{ 100, 700, 16, 2, 1, 1, 32, 64, 4, ATTN_FP16, true },
+	{ 1, 1000, 24, 32, 2, 1, 8, 48, 3, ATTN_FP32, false },
+	{ 40, 513, 8, 3, 1, 2, 16, 16, 5, ATTN_BF16, false },
+	{ 130, 300, 40, 1, 1, 1, 64, 48, 2, ATTN_FP32, true },
+	{ 3, 400, 24, 4, 4, 1, 16, 32, 6, ATTN_FP16, true },
 };
 
 /* flashdecode at S > 1 exact on every fully associative LRU cache (tiles in scratch, lines up
- * to 256 bytes): one query block a head (N, or g packed, at most B_r), rows of whole lines
- * (paged or not: check_paged()'s flashdecode rows). */
+ * to 256 bytes): line by line in formula_flashdecode_lru()'s closed windows (one query block a
+ * head, rows of whole lines) or walked (formula_flashdecode_walk(): any query blocks and rows,
+ * paged too: check_paged()'s flashdecode rows). */
 static bool
 lru_regime(const struct attn_config *c, const struct formula_machine *m)
 {
-	bool packed = c->N == 1 && c->heads > c->kv_heads;
-	uint64_t rows = packed ? c->heads / c->kv_heads : c->N;
-
-	return m->fully_assoc && m->levels == 1 && m->tiles_in_scratch && m->line_bytes <= 256 &&
-	       rows <= c->Br && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes == 0;
+	(void)c;
+	return m->fully_assoc && m->levels == 1 && m->tiles_in_scratch && m->line_bytes <= 256;
 }
 
 /* The bytes of every line flashdecode touches at S > 1, each array page-aligned. */
@@ -643,6 +649,12 @@ static const struct paged_case paged_cases[] = {
 	 * by blocks, splits and batches; 16K: windows of 255 and 256 lines); packed, P = 7 */
 	{ 4, 100, 64, 8, 2, 3, 16, 48, 1, ATTN_FP16, false, 3 },
 	{ 1, 2000, 128, 8, 2, 2, 16, 64, 7, ATTN_BF16, true, 5 },
+	/* walked: chunked prefill, 4 query blocks a head; rows of 64 bytes (shared by two kv
+	 * heads' rows of a page's token on 128-byte lines, the pool placed by the table); rows
+	 * of 32 bytes, batch 2, packed g = 4 */
+	{ 100, 700, 64, 2, 1, 2, 32, 48, 16, ATTN_BF16, true, 3 },
+	{ 20, 300, 16, 2, 2, 1, 8, 32, 7, ATTN_FP32, false, 4 },
+	{ 1, 900, 16, 8, 2, 2, 16, 64, 5, ATTN_FP16, true, 6 },
 };
 
 static void

@@ -66,6 +66,16 @@ survey flashdecode-split-lru-paged --kernel flashdecode --N 1,4 --splits 3,7 --h
 	--kv-heads 2 --batch 3 --kv-page 1,7,16 --dtype fp16
 survey flashdecode-split-lru-no-flush --kernel flashdecode --N 1 --splits 7 --heads 16 \
 	--kv-heads 4 --no-flush
+# S > 1 walked line by line (formula_flashdecode_walk.c): several query blocks a head (N = 40,
+# 100 over B_r 8, 64; packed g = 16 over B_r 8) and rows not whole lines (fp16 d = 8, 24, 40:
+# rows of 16, 48, 80 bytes, partial rows of 32, 96, 160), causal and not; paged (fp32 d = 16,
+# 64: rows of 64 bytes that share 128-byte lines, and 256), batch 2, no final flush.
+sizes="--N-kv 300,1000 --d 8,24,40 --Br 8,64 --Bc 48"
+survey flashdecode-split-walk --kernel flashdecode --N 1,40,100 --splits 3,7 --heads 16 \
+	--kv-heads 1,4 --causal=no,yes --dtype fp16
+sizes="--N-kv 300,1000 --d 16,64 --Br 8,64 --Bc 16,48"
+survey flashdecode-split-walk-paged --kernel flashdecode --N 40,100 --splits 3,7 --heads 4 \
+	--kv-heads 2 --batch 2 --kv-page 7,16 --causal=no,yes --no-flush
 caches="--cache L1=16K:full:64,tiles=scratch --cache L1=128K:full:64,tiles=scratch"
 caches="$caches --cache L1=1M:full:64,tiles=scratch --cache L1=8M:full:64,tiles=scratch"
 # Tiny and odd: single rows, one-element tiles, rows of 1 to 72 elements, 4 KiB caches, 32- and
