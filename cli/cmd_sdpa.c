@@ -351,6 +351,24 @@ kernel_name(const struct sdpa_plan *p)
 	return p->splits > 1 ? "flash_fwd_splitkv_kernel" : "flash_fwd_kernel";
 }
 
+/* The L2's read lookup misses, where the model counts them, as ncu names them. */
+static void
+print_lookup(FILE *out, const struct sdpa_result *r)
+{
+	double miss = (double)(r->main.read_lookup_miss_bytes + r->combine.read_lookup_miss_bytes);
+	double rd = (double)(r->main.read_bytes + r->combine.read_bytes);
+
+	if (!r->main.lookup_known)
+		return;
+	fprintf(out,
+		"L2 read lookup misses (ncu's lts__t_sectors_srcunit_tex_op_read_lookup_miss): "
+		"%.2f MB",
+		miss / 1e6);
+	if (r->model.backend == SDPA_BACKEND_HASHED && r->model.partitions == 2)
+		fprintf(out, ", %.2f MB of them served by the other partition", (miss - rd) / 1e6);
+	fprintf(out, "\n");
+}
+
 static void
 print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 	   const struct sdpa_gpu *g, const struct sdpa_result *r)
@@ -414,6 +432,7 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 	fprintf(out, "%-10s %16.0f %16.0f\n\n", "total", rd, wr);
 	fprintf(out, "DRAM: %.2f MB read, %.2f MB written, %.2f MB in all\n", rd / 1e6, wr / 1e6,
 		(rd + wr) / 1e6);
+	print_lookup(out, r);
 	fprintf(out, "time bound at %.2f TB/s (%s): %.3f us\n", g->hbm_bytes_per_s / 1e12,
 		"H100 SXM5 datasheet", t * 1e6);
 	fprintf(out, "tokens/s bound (batch x N = %.0f new tokens a call): %.4g\n", tokens,
@@ -436,6 +455,9 @@ traffic_json(const char *name, const struct sdpa_traffic *t)
 	cJSON_AddStringToObject(o, "name", name);
 	cJSON_AddNumberToObject(o, "read_bytes", (double)t->read_bytes);
 	cJSON_AddNumberToObject(o, "write_bytes", (double)t->write_bytes);
+	if (t->lookup_known)
+		cJSON_AddNumberToObject(o, "l2_read_lookup_miss_bytes",
+					(double)t->read_lookup_miss_bytes);
 	return o;
 }
 
@@ -489,6 +511,10 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	cJSON_AddNumberToObject(dram, "read_bytes", rd);
 	cJSON_AddNumberToObject(dram, "write_bytes", wr);
 	cJSON_AddNumberToObject(dram, "bytes", rd + wr);
+	if (r->main.lookup_known)
+		cJSON_AddNumberToObject(root, "l2_read_lookup_miss_bytes",
+					(double)(r->main.read_lookup_miss_bytes +
+						 r->combine.read_lookup_miss_bytes));
 	ks = cJSON_AddArrayToObject(root, "kernels");
 	cJSON_AddItemToArray(ks, traffic_json(kernel_name(p), &r->main));
 	if (p->splits > 1)

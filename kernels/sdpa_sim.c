@@ -117,6 +117,11 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 		t->read_bytes += t->read[a];
 		t->write_bytes += t->write[a];
 	}
+	t->lookup_known = !l->part[0];
+	t->read_lookup_miss_bytes = l->hashed
+					    ? l2sets_read_lookup_misses(l->hashed, TILELRU_CLASSES)
+				    : t->lookup_known ? t->read_bytes
+						      : 0;
 }
 
 static int
@@ -304,6 +309,7 @@ run_combine(const struct sdpa_plan *p, uint64_t l2_bytes, struct sdpa_traffic *t
 		t->read[a] = x.read_bytes, t->write[a] = x.write_bytes;
 		t->read_bytes += x.read_bytes, t->write_bytes += x.write_bytes;
 	}
+	t->read_lookup_miss_bytes = t->read_bytes, t->lookup_known = true;
 	tilelru_destroy(c);
 	return 0;
 }

@@ -55,6 +55,12 @@ struct sdpa_model {
 struct sdpa_traffic {
 	uint64_t read_bytes, write_bytes;
 	uint64_t read[SDPA_ARRAYS], write[SDPA_ARRAYS];
+	/* Load bytes the SM's own L2 partition lacked (ncu's
+	 * lts__t_sectors_srcunit_tex_op_read_lookup_miss): with the hashed L2 only, whose two
+	 * partitions serve some of them from the other one; the one-cache models' equal
+	 * read_bytes. lookup_known false: a tile model of two partitions, not counted. */
+	uint64_t read_lookup_miss_bytes;
+	bool lookup_known;
 };
 
 /* sdpa_model.sample's default: 1 set in 16 (test-sdpa checks it against all sets) */

@@ -30,6 +30,7 @@ struct l2sets {
 	struct way *ways;
 	uint64_t clock, rng;
 	uint64_t read[TILELRU_CLASSES], write[TILELRU_CLASSES]; /* sampled bytes */
+	uint64_t lookup_miss[TILELRU_CLASSES]; /* sampled load bytes the SM's partition lacked */
 };
 
 static const char *const names[] = { "lru", "srrip", "random" };
@@ -183,10 +184,11 @@ find(struct way *w, uint32_t n, uint64_t key)
 }
 
 /* Accesses key (already + 1) in set w: a hit renews it; a miss fills a victim's way (writing
- * the victim if dirty) and, for a load that counts (fetch), reads its bytes. */
+ * the victim if dirty) and, for a load that counts (fetch), reads its bytes, and for a load
+ * looked up first here (lookup), counts a lookup miss. */
 static struct way *
 set_access(struct l2sets *s, struct way *w, uint64_t key, uint8_t bytes, unsigned cls, bool write,
-	   bool fetch)
+	   bool fetch, bool lookup)
 {
 	uint32_t n = s->c.ways;
 	struct way *e = find(w, n, key);
@@ -200,6 +202,8 @@ set_access(struct l2sets *s, struct way *w, uint64_t key, uint8_t bytes, unsigne
 		*e = (struct way){ .key = key, .rrpv = RRPV_INSERT, .bytes = bytes };
 		if (!write && fetch)
 			s->read[cls] += bytes;
+		if (!write && lookup)
+			s->lookup_miss[cls] += bytes;
 	}
 	e->used = ++s->clock;
 	e->cls = (uint8_t)cls;
@@ -242,16 +246,17 @@ line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool wr
 
 	key++;
 	if (write || home == side || s->parts == 1) {
-		set_access(s, hw, key, bytes, cls, write, true);
+		set_access(s, hw, key, bytes, cls, write, true, true);
 		return;
 	}
 	nw = &s->ways[(size_t)(side * per + set % per) * s->c.ways];
 	if ((c = find(nw, s->c.ways, key))) {
-		set_access(s, nw, key, bytes, cls, false, false);
+		set_access(s, nw, key, bytes, cls, false, false, false);
 		return;
 	}
-	set_access(s, hw, key, bytes, cls, false, true);
-	set_access(s, nw, key, bytes, cls, false, false);
+	s->lookup_miss[cls] += bytes;
+	set_access(s, hw, key, bytes, cls, false, true, false);
+	set_access(s, nw, key, bytes, cls, false, false, false);
 }
 
 void
@@ -281,6 +286,17 @@ l2sets_dram(const struct l2sets *s, unsigned cls)
 		t.write_bytes += s->write[i] * s->c.sample;
 	}
 	return t;
+}
+
+uint64_t
+l2sets_read_lookup_misses(const struct l2sets *s, unsigned cls)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < TILELRU_CLASSES; i++)
+		if (cls >= TILELRU_CLASSES || i == cls)
+			n += s->lookup_miss[i];
+	return n * s->c.sample;
 }
 
 uint64_t

@@ -66,6 +66,12 @@ void l2sets_access(struct l2sets *s, uint64_t id, uint32_t bytes, unsigned cls, 
 /* DRAM traffic so far (scaled by the sample), of class cls, or of all with TILELRU_CLASSES. */
 struct tilelru_traffic l2sets_dram(const struct l2sets *s, unsigned cls);
 
+/* Load bytes so far (scaled by the sample), of class cls or of all with TILELRU_CLASSES, whose
+ * line the first partition looked in lacked: the SM's own (near) partition with two, the
+ * cache with one. What ncu counts as lts__t_sectors_srcunit_tex_op_read_lookup_miss: with
+ * two partitions a miss is served by the other partition (its home) or by DRAM. */
+uint64_t l2sets_read_lookup_misses(const struct l2sets *s, unsigned cls);
+
 /* Lines the sets hold now, dirty ones in *dirty (for tests; not scaled). */
 uint64_t l2sets_held_lines(const struct l2sets *s, uint64_t *dirty);
 

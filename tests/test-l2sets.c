@@ -138,7 +138,8 @@ test_dirty_cap(void **state)
 
 /* Two partitions: a load from the line's home side keeps it once; from the other side, it is
  * read from DRAM into the home and copied into the near half; a second load from there hits
- * the copy. A store goes to the home only. */
+ * the copy. A store goes to the home only. Read lookup misses: loads the half looked in first
+ * (the SM's own) lacked, whether the home or DRAM then served them. */
 static void
 test_partitions(void **state)
 {
@@ -154,14 +155,21 @@ test_partitions(void **state)
 	l2sets_access(s, 7, 128, 0, false, home);
 	assert_int_equal(l2sets_held_lines(s, NULL), 1);
 	assert_int_equal(reads(s), 128);
-	l2sets_access(s, 7, 128, 0, false, far);
+	assert_int_equal(l2sets_read_lookup_misses(s, TILELRU_CLASSES), 128);
+	l2sets_access(s, 7, 128, 0, false, home); /* a hit in the home: no lookup miss */
+	assert_int_equal(l2sets_read_lookup_misses(s, TILELRU_CLASSES), 128);
+	l2sets_access(s, 7, 128, 0, false, far); /* the near half lacks it: served by the home */
 	assert_int_equal(l2sets_held_lines(s, NULL), 2);
 	assert_int_equal(reads(s), 128);
+	assert_int_equal(l2sets_read_lookup_misses(s, 0), 256);
 	l2sets_access(s, 7, 128, 0, false, far);
 	assert_int_equal(reads(s), 128);
-	l2sets_access(s, 9, 128, 0, true, far);
+	assert_int_equal(l2sets_read_lookup_misses(s, TILELRU_CLASSES), 256);
+	l2sets_access(s, 9, 128, 0, true, far); /* stores are not read lookups */
 	assert_int_equal(l2sets_held_lines(s, NULL), 3);
 	assert_int_equal(reads(s), 128);
+	assert_int_equal(l2sets_read_lookup_misses(s, TILELRU_CLASSES), 256);
+	assert_int_equal(l2sets_read_lookup_misses(s, 1), 0);
 	l2sets_destroy(s);
 }
 

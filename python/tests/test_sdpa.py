@@ -33,6 +33,8 @@ def test_prefill_tiles_and_bounds():
     total = r["dram"]["read_bytes"] + r["dram"]["write_bytes"]
     assert r["time_bound_s"] == pytest.approx(total / 3.35e12)
     assert r["tokens_per_s_bound"] == pytest.approx(2 * 4096 / r["time_bound_s"])
+    # the loads the SM's own L2 partition lacked: DRAM's and the other partition's
+    assert r["l2_read_lookup_miss_bytes"] >= r["dram"]["read_bytes"] > 0
 
 
 def test_measured_decode_rows():
