@@ -1,0 +1,26 @@
+#!/bin/sh
+# Does where the heads lie change the SDPA kernel's DRAM reads? The same shapes with q, k and v
+# stored batch-major (PyTorch's default [b, h, N, d]) and head-major (SDPA_LAYOUT=hb: the same
+# tensors as strided views, grid neighbours next to each other in memory). Cold, one kernel
+# each. Writes to $OUT (or out/sdpa-layout): ncu.csv, run.log; read with locals_parse.py.
+set -eu
+OUT="${OUT:-out/sdpa-layout}"
+mkdir -p "$OUT"
+cd "$(dirname "$0")"
+M=dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,gpu__time_duration.sum
+M=$M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum
+M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum
+M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum
+{ date -u; echo "metrics: $M"; } >"$OUT/run.log"
+. ./ncu_shapes.sh
+for layout in bh hb; do
+	echo "layout $layout" >>"$OUT/run.log"
+	# batch heads kv_heads N d causal dtype N_kv
+	SDPA_LAYOUT=$layout ncu_shapes "$OUT" "$M" <<SHAPES
+8 16 16 16384 128 1 fp16 16384
+8 16 4 16384 128 1 fp16 16384
+8 16 16 4096 128 1 fp16 4096
+8 16 4 4096 64 0 fp16 4096
+SHAPES
+done
+grep -c flash "$OUT/ncu.csv" || true
