@@ -16,7 +16,8 @@ M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum
 for layout in bh hb; do
 	echo "layout $layout" >>"$OUT/run.log"
 	# batch heads kv_heads N d causal dtype N_kv
-	SDPA_LAYOUT=$layout ncu_shapes "$OUT" "$M" <<SHAPES
+	export SDPA_LAYOUT=$layout
+	ncu_shapes "$OUT" "$M" <<SHAPES
 8 16 16 16384 128 1 fp16 16384
 8 16 4 16384 128 1 fp16 16384
 8 16 16 4096 128 1 fp16 4096
