@@ -30,7 +30,7 @@ def main():
     ap.add_argument("--csv", default=CSV)
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
-    cols = ["batch", "heads", "kv heads", "N", "d", "causal", "ncu MB read",
+    cols = ["layout", "batch", "heads", "kv heads", "N", "d", "causal", "ncu MB read",
             "ncu lookup misses MB", "per head", "model MB read", "model lookup misses MB",
             "per head", "model / ncu, read", "model / ncu, lookup misses"]
     if a.markdown:
@@ -41,7 +41,7 @@ def main():
         heads = int(r["batch"]) * int(r["heads"])
         rd, miss = float(r["dram_read_bytes"]), float(r["l2_read_lookup_miss_bytes"])
         mrd, mmiss = j["dram"]["read_bytes"], j["l2_read_lookup_miss_bytes"]
-        vals = [r["batch"], r["heads"], r["kv_heads"], r["N"], r["d"],
+        vals = [r.get("layout", "bh"), r["batch"], r["heads"], r["kv_heads"], r["N"], r["d"],
                 "yes" if r["causal"] == "1" else "no", f"{rd / 1e6:.1f}", f"{miss / 1e6:.1f}",
                 f"{miss / 1e6 / heads:.1f}", f"{mrd / 1e6:.1f}", f"{mmiss / 1e6:.1f}",
                 f"{mmiss / 1e6 / heads:.1f}", f"{mrd / rd:.3f}", f"{mmiss / miss:.3f}"]
