@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Does the H100's L2 keep less of a buffer whose pieces lie far apart? For each case, three
+reductions (torch.sum) under `ncu --cache-control none`: a 256 MiB buffer (to empty the L2),
+then the same W MiB twice, stored as pieces of P KiB every S KiB (S = P: contiguous); the second
+pass's DRAM reads are what the L2 lost. Run by stride.sh; prints one "case W P S" line a case
+to stdout, in launch order."""
+
+import torch
+
+CASES = [(w, 512, s) for w in (16, 20, 24, 28, 32, 40) for s in (512, 2048, 8192)]
+
+
+def main():
+    flush = torch.ones(64 << 20, device="cuda")  # 256 MiB of float32
+    for w, p, s in CASES:
+        pieces = (w << 10) // p
+        buf = torch.ones(pieces * (s << 8), device="cuda")  # s KiB a piece = s * 256 floats
+        view = buf.view(pieces, s << 8)[:, : p << 8]
+        torch.cuda.synchronize()
+        print("case", w, p, s, flush=True)
+        flush.sum()
+        view.sum()
+        view.sum()
+        torch.cuda.synchronize()
+        del buf, view
+
+
+if __name__ == "__main__":
+    main()
