@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which L2 slices do the lines of a buffer go to on the H100? One reduction (torch.sum) per
-case, under ncu with per-instance metrics (run by slices.sh): the L2 read sectors of each
-LTS slice tell how evenly the case's lines spread over the slices. Cases: contiguous buffers,
+case, under ncu (run by slices.sh): the L2 read sectors of the busiest and idlest LTS slice against
+the mean tell how evenly the case's lines spread over the slices. Cases: contiguous buffers,
 512 KiB pieces 2 or 8 MiB apart (the stride probe's), and 256 lines 2^b bytes apart. Prints
 one "case KIND ..." line a case to stdout, in launch order."""
 
