@@ -174,9 +174,11 @@ formula_flashdecode(struct formula_result *r, const struct attn_config *c,
 		formula_flashdecode_lru(r, c, q);
 		return;
 	}
-	/* paged rows that share lines: the pool's lines, walked on a cache of any size */
+	/* paged rows that share lines, and write-validate granules wider than the kernel's 4-byte
+	 * stores: walked on a cache of any size */
 	if ((q->C < formula_flashdecode_footprint(c, q->L) ||
-	     (c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)q->L != 0)) &&
+	     (c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)q->L != 0) ||
+	     (!q->rfo && q->L > 256)) &&
 	    formula_flashdecode_walk_fits(c, q->L) &&
 	    q->tq + q->tk + q->tv + q->ts + q->to + q->tm == 0) {
 		formula_flashdecode_walk(r, c, q);

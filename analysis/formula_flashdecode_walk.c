@@ -9,8 +9,9 @@
  * the S partial rows, O. A line hits iff fewer than C other lines were touched since its last
  * touch: its window, the lines whose last touch is later than its own, counted in a Fenwick
  * tree over touch times (renumbered when the times run out, so it holds two per line). Each
- * line's dirty state and, under write-validate, the 4-byte values stored since it came in are
- * followed as formula_flashdecode_lru.c's touch() does.
+ * line's dirty state and, under write-validate, the granules stored since it came in (4-byte
+ * values up to 256-byte lines, a 64th of the line above, as sim/cache.c keeps them: wrange())
+ * are followed as formula_flashdecode_lru.c's touch() does.
  *
  * Paged, K and V rows are placed in the pool as the run's block table places them
  * (attn_block_table_shuffle(), from kv_seed): [pages][P][kv_heads][d], so rows narrower than a
@@ -29,7 +30,7 @@ static const char *const walk_names[A_N] = { "Q",   "O",       "K",         "V",
 					     "lse", "O_accum", "lse_accum", "block_table" };
 
 struct wline {
-	uint64_t mask; /* write-validate: the 4-byte values stored since it came in */
+	uint64_t mask; /* write-validate: the granules stored since it came in */
 	uint32_t last; /* touch time, WALK_NONE before the first */
 	uint8_t arr;
 	bool in, dirty;
@@ -134,15 +135,30 @@ wtouch(struct walk *w, uint64_t id, bool store, uint64_t bits)
 	w->live++;
 }
 
-/* Bytes [lo, hi) of array a, line by line in address order. */
+/* The granules [g0, g1) of a line as mask bits (at most 64 a line). */
+static uint64_t
+granule_bits(uint64_t g0, uint64_t g1)
+{
+	if (g1 <= g0)
+		return 0;
+	return (g1 - g0 >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (g1 - g0)) - 1)) << g0;
+}
+
+/* Bytes [lo, hi) of array a, line by line in address order. Write-validate keeps a valid bit
+ * per granule as sim/cache.c does: 4-byte values up to 256-byte lines (the simulator's
+ * granules, of 1 to 4 bytes, are filled whole by the kernel's 4-byte-aligned stores), a 64th
+ * of the line above. A load needs every granule it touches; a store validates those it covers
+ * whole, and the kernel stores one element (4 bytes at most) at a time (the simulator merges
+ * no write-validate stores: cache_merge_is_exact()), so a granule over 4 bytes never. */
 static void
 wrange(struct walk *w, int a, uint64_t lo, uint64_t hi, bool store)
 {
+	uint64_t G = w->L > 256 ? w->L / 64 : 4;
+
 	for (uint64_t b = lo; b < hi;) {
 		uint64_t ln = b / w->L, e = (ln + 1) * w->L < hi ? (ln + 1) * w->L : hi;
-		uint64_t g0 = b % w->L / 4, g1 = ((e - 1) % w->L) / 4 + 1;
-		uint64_t bits = (g1 - g0 >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (g1 - g0)) - 1))
-				<< g0;
+		uint64_t o0 = b - ln * w->L, o1 = e - ln * w->L;
+		uint64_t bits = store && G > 4 ? 0 : granule_bits(o0 / G, (o1 + G - 1) / G);
 
 		wtouch(w, w->base[a] + ln, store, bits);
 		b = e;
@@ -286,7 +302,7 @@ formula_flashdecode_walk_shape(const struct attn_config *v, double line_bytes)
 {
 	uint64_t L = (uint64_t)line_bytes;
 
-	return attn_splits(v) > 1 && L >= 4 && L <= 256;
+	return attn_splits(v) > 1 && L >= 4;
 }
 
 /* A bound on the lines the walk touches: each row range at most its bytes over L plus 2. */

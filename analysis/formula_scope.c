@@ -106,16 +106,18 @@ interval_not_bound(const struct attn_config *c, const struct formula_machine *m,
 }
 
 /* Why flashdecode's formula at S > 1, in one of its exact regimes, is not exact on m's cache,
- * or NULL. */
+ * or NULL. walked: the line-by-line walk, which follows write-validate granules of any width,
+ * counts it. */
 static const char *
-flashdecode_cache_outside(const struct formula_machine *m)
+flashdecode_cache_outside(const struct formula_machine *m, bool walked)
 {
 	if (!m->fully_assoc && m->sets >= 2)
 		return "flashdecode with S > 1 on a set-associative cache: its exact formula holds "
 		       "on fully associative LRU caches, which conflicts may break (no interval)";
-	if (!m->rfo && m->line_bytes > 256)
+	if (!m->rfo && m->line_bytes > 256 && !walked)
 		return "flashdecode with S > 1 on a write-validate cache of lines over 256 bytes: "
-		       "granules wider than its 4-byte stores are not modeled";
+		       "granules wider than its 4-byte stores are followed only line by line, and "
+		       "this run has too many line touches (over 3e7) or lines (4e6) for that";
 	return NULL;
 }
 
@@ -136,9 +138,10 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	 * unpaged) */
 	bool shared = c->kv_page && (c->d * dtype_bytes(c->dtype)) % (uint64_t)m->line_bytes != 0;
 
-	if ((lines >= fp && !shared) || formula_flashdecode_lru_fits(&v, m->line_bytes) ||
-	    formula_flashdecode_walk_fits(&v, m->line_bytes))
-		return flashdecode_cache_outside(m);
+	bool walks = formula_flashdecode_walk_fits(&v, m->line_bytes);
+
+	if ((lines >= fp && !shared) || formula_flashdecode_lru_fits(&v, m->line_bytes) || walks)
+		return flashdecode_cache_outside(m, walks);
 	if (walk && formula_flashdecode_lru_shape(&v, m->line_bytes)) {
 		snprintf(buf, n,
 			 "flashdecode with S > 1, %.0f lines of %.0f touched: %.3g steps (B H N "
@@ -165,10 +168,10 @@ flashdecode_outside(const struct attn_config *c, const struct formula_machine *m
 	}
 	if (shared)
 		return "flashdecode with S > 1, paged with rows that share lines: its line-by-line "
-		       "walk, which places them, wants lines of 4 to 256 bytes";
+		       "walk, which places them, wants lines of 4 bytes or more";
 	snprintf(buf, n,
 		 "flashdecode with S > 1, %.0f lines of %.0f touched: its line-by-line formula "
-		 "wants lines of 4 to 256 bytes (else exact from %.0f lines up)",
+		 "wants lines of 4 bytes or more (else exact from %.0f lines up)",
 		 lines, fp, fp);
 	return buf;
 }
