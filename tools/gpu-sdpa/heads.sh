@@ -8,13 +8,10 @@ set -eu
 OUT="${OUT:-out/sdpa-heads}"
 mkdir -p "$OUT"
 cd "$(dirname "$0")"
-M=dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,gpu__time_duration.sum
-M=$M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum
-M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum
-M=$M,l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum
+. ./ncu_shapes.sh
+M=$LOOKUP_METRICS
 { date -u; echo "metrics: $M"; } >"$OUT/run.log"
 # batch heads kv_heads N d causal dtype N_kv
-. ./ncu_shapes.sh
 ncu_shapes "$OUT" "$M" <<SHAPES
 1 16 16 16384 128 1 fp16 16384
 1 32 32 16384 128 1 fp16 16384
