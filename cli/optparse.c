@@ -107,7 +107,9 @@ optparse_value(const char *cmd, const struct optparse_option *o, const char *val
 	case OPTPARSE_SIZE:
 		if (!whole_value(o, value, &u))
 			return bad_value(cmd, o, value,
-					 o->kind == OPTPARSE_SIZE ? "a size" : "a whole number");
+					 o->kind == OPTPARSE_SIZE   ? "a size"
+					 : o->kind == OPTPARSE_POW2 ? "a power of two"
+								    : "a whole number");
 		*(uint64_t *)o->dest = u;
 		return 0;
 	case OPTPARSE_DOUBLE:
@@ -184,7 +186,9 @@ optparse_argv(const struct optparse_command *cmd, int argc, char **argv)
 	}
 	*s = '\0';
 	longs[n] = (struct option){ NULL, 0, NULL, 0 };
-	optind = 1;
+	/* 0, not 1: glibc and musl then start afresh, reading the '+' of this table's shorts
+	 * and not a previous parse's state */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		if (opt == '?' || opt == ':' || !(o = row_of(rows, n, opt)))

@@ -40,7 +40,8 @@ struct optparse_option {
 	/* OPTPARSE_U64, _POW2, _SIZE: the bounds; max 0 stands for no upper bound */
 	uint64_t min, max;
 	/* the end of the bad-value message "--NAME: 'VALUE' is not EXPECT"; NULL: the kind's
-	 * ("a whole number", "a size", "a number", "a positive number", "W1, W2 or W3") */
+	 * ("a whole number", "a power of two", "a size", "a number", "a positive number",
+	 * "W1, W2 or W3") */
 	const char *expect;
 	const char *const *words; /* OPTPARSE_CHOICE: the values, NULL-terminated */
 	/* OPTPARSE_CALL: 0, or EXIT_USAGE after a one-line usage_error(cmd, ...) */
