@@ -12,6 +12,7 @@
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/optparse.h"
 #include "sim/l2sets.h"
 #include "sim/util.h"
@@ -55,14 +56,6 @@ struct probe_args {
 	const char *json_path;
 };
 
-static int
-policy_value(const char *cmd, const struct optparse_option *opt, const char *arg)
-{
-	if (l2sets_policy_parse(arg, opt->dest))
-		return usage_error(cmd, "--policy: '%s' is not lru, srrip or random", arg);
-	return 0;
-}
-
 /* The options into a; the steps follow them from optind on. Returns 0, OPTPARSE_HELP_SHOWN
  * after --help, or EXIT_USAGE after a message. */
 static int
@@ -75,7 +68,7 @@ parse_probe(int argc, char **argv, struct probe_args *a)
 	const struct optparse_option opts[] = {
 		{ "l2", 0, OPTPARSE_SIZE, .dest = &a->c.capacity_bytes, .min = 1u << 20,
 		  .max = 1ull << 40, .expect = "a size from 1M to 1T" },
-		{ "policy", 0, OPTPARSE_CALL, .dest = &a->c.policy, .call = policy_value },
+		{ "policy", 0, OPTPARSE_CALL, .dest = &a->c.policy, .call = l2_policy_option },
 		{ "ways", 0, OPTPARSE_U64, .dest = &ways, .min = 1, .max = 64,
 		  .expect = "a number from 1 to 64" },
 		{ "dirty-ways", 0, OPTPARSE_U64, .dest = &dirty, .max = 64,

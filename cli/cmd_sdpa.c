@@ -11,6 +11,7 @@
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/optparse.h"
 #include "kernels/sdpa_sim.h"
 #include "sim/util.h"
@@ -149,14 +150,6 @@ l2_ways_value(const char *cmd, const struct optparse_option *opt, const char *ar
 	return 0;
 }
 
-static int
-policy_value(const char *cmd, const struct optparse_option *opt, const char *arg)
-{
-	if (l2sets_policy_parse(arg, opt->dest))
-		return usage_error(cmd, "--%s: '%s' is not lru, srrip or random", opt->name, arg);
-	return 0;
-}
-
 /* Each option given: those of one kind of L2 model remembered, to refuse them with another. */
 static int
 sdpa_each(void *ctx, const struct optparse_option *opt, const char *value)
@@ -172,9 +165,6 @@ sdpa_each(void *ctx, const struct optparse_option *opt, const char *value)
 		a->tile_opt = opt->name;
 	return 0;
 }
-
-#define STR(x) #x
-#define XSTR(x) STR(x)
 
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
@@ -197,10 +187,12 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		{ "l2-ways", 0, OPTPARSE_CALL, .dest = &a->ways, .call = l2_ways_value },
 		{ "l2-model", 0, OPTPARSE_CHOICE, .dest = &a->model, .words = l2_models },
 		{ "l2-line-ways", 0, OPTPARSE_U64, .dest = &a->line_ways, .min = 1,
-		  .max = L2SETS_WAYS_MAX, .expect = "a number from 1 to " XSTR(L2SETS_WAYS_MAX) },
+		  .max = L2SETS_WAYS_MAX,
+		  .expect = "a number from 1 to " OPTPARSE_STR(L2SETS_WAYS_MAX) },
 		{ "l2-dirty-ways", 0, OPTPARSE_U64, .dest = &a->dirty_ways, .max = L2SETS_WAYS_MAX,
-		  .expect = "a number from 0 to " XSTR(L2SETS_WAYS_MAX), .given = &dirty_given },
-		{ "l2-policy", 0, OPTPARSE_CALL, .dest = &a->policy, .call = policy_value },
+		  .expect = "a number from 0 to " OPTPARSE_STR(L2SETS_WAYS_MAX),
+		  .given = &dirty_given },
+		{ "l2-policy", 0, OPTPARSE_CALL, .dest = &a->policy, .call = l2_policy_option },
 		{ "l2-sample", 0, OPTPARSE_U64, .dest = &a->sample, .min = 1, .max = 1u << 20,
 		  .expect = "a number from 1 to 1048576" },
 		{ "l2-partitions", 0, OPTPARSE_CHOICE, .dest = &parts, .words = partitions,

@@ -262,9 +262,6 @@ shard_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 		       : usage_error(cmd, "--shard: '%s' is not i/n with 0 <= i < n", arg);
 }
 
-#define STR(x) #x
-#define XSTR(x) STR(x)
-
 /* Reads the options into a; stops at the first bad one (its message printed) or --help. */
 static int
 sweep_parse(struct sweep_args *a, int argc, char **argv)
@@ -309,7 +306,8 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &a->sample_sets, .min = 2,
 		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
 		{ "slurm", 0, OPTPARSE_U64, .dest = &a->sl.tasks, .min = 1,
-		  .max = SWEEP_SLURM_MAX_TASKS, .expect = "1 to " XSTR(SWEEP_SLURM_MAX_TASKS) },
+		  .max = SWEEP_SLURM_MAX_TASKS,
+		  .expect = "1 to " OPTPARSE_STR(SWEEP_SLURM_MAX_TASKS) },
 		{ "slurm-args", 0, OPTPARSE_STRING, .dest = &a->sl.args },
 		{ "dry-run", 0, OPTPARSE_FLAG, .dest = &a->sl.dry_run },
 		{ "status", 0, OPTPARSE_STRING, .dest = &a->status },

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "kernels/sdpa_plan.h"
+#include "sim/l2sets.h"
 #include "sim/util.h"
 
 void
@@ -53,6 +54,14 @@ dtype_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
 	if (!attn_dtype_parse(arg, opt->dest))
 		return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)", arg);
+	return 0;
+}
+
+int
+l2_policy_option(const char *cmd, const struct optparse_option *opt, const char *value)
+{
+	if (l2sets_policy_parse(value, opt->dest))
+		return usage_error(cmd, "--%s: '%s' is not lru, srrip or random", opt->name, value);
 	return 0;
 }
 

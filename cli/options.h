@@ -53,6 +53,10 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
  */
 int params_option(const char *cmd, const struct optparse_option *opt, const char *value);
 
+/* --policy, --l2-policy (l2probe, sdpa): lru, srrip or random, an OPTPARSE_CALL into the
+ * enum l2sets_policy at opt->dest. */
+int l2_policy_option(const char *cmd, const struct optparse_option *opt, const char *value);
+
 /* Defaults: N 1024, N_kv = N, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on.
  */
 void kernel_options_init(struct kernel_options *o);

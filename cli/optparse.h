@@ -65,6 +65,10 @@ struct optparse_command {
 
 #define OPTPARSE_HELP_SHOWN (-1)
 
+/* A macro's value as a string, for an expect text: "1 to " OPTPARSE_STR(MAX) */
+#define OPTPARSE_STR(x) OPTPARSE_STR_(x)
+#define OPTPARSE_STR_(x) #x
+
 /* Parses argv[1 .. argc) by cmd's table. Returns 0 with the operands in argv[optind .. argc),
  * OPTPARSE_HELP_SHOWN after printing the usage (OPTPARSE_HELP), or EXIT_USAGE after a one-line
  * message. */
