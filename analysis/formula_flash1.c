@@ -531,6 +531,64 @@ f1_resident(const struct flash_geometry *f, int a)
 	return res;
 }
 
+/* A step loads its O, m and l block, then stores it: where the block and the others' blocks
+ * between fill the cache, every store misses again (a read for ownership; the load missed
+ * too, so no extra write). Adds those lines to store_rfo[F1_O..F1_L]. */
+static void
+f1_store_misses(const struct flash_geometry *f, uint64_t Tc, double store_rfo[4])
+{
+	for (uint64_t hh = 0; hh < f->BH; hh++)
+		for (uint64_t jb = 0; jb < Tc; jb++)
+			for (uint64_t ib = f1_first(f, jb); ib < f->Tr; ib++) {
+				double o = f1_blk(f, F1_O, hh, ib), m = f1_blk(f, F1_M, hh, ib);
+
+				/* the blocks are alike: none further misses either */
+				if (o - 1 + 2 * m + f->tl < f->C && m - 1 + m + o + f->tl < f->C)
+					break;
+				if (o - 1 + 2 * m + f->tl >= f->C)
+					store_rfo[F1_O] += o;
+				if (m - 1 + m + o + f->tl >= f->C) {
+					store_rfo[F1_M] += m;
+					store_rfo[F1_L] += m;
+				}
+			}
+}
+
+/* Write-validate: a store that misses takes the line with only its own bytes valid, so the
+ * next step's load of a line blocks ib - 1 and ib share reads it even where it hits (where
+ * it misses, f1_step_edges() counted it): a read, no write. Adds those lines to
+ * fetch[F1_O..F1_L].
+ * The step (hh, ib) does not depend on the key block: count it once, times the key blocks jb
+ * whose first query block is before ib (f1_first() grows with jb). Blocks whose gap cannot
+ * reach the cache have none. */
+static void
+f1_validated_reads(const struct flash_geometry *f, uint64_t Tc, double fetch[4])
+{
+	if (2 * (double)(f->Br * f->RB / f->L + 2) + 2 * (double)(f->Br * 4 / f->L + 2) + f->tl <
+	    f->C)
+		return;
+	for (uint64_t hh = 0; hh < f->BH; hh++) {
+		uint64_t jbs = 0; /* key blocks with f1_first(jb) < ib */
+
+		for (uint64_t ib = 1; ib < f->Tr; ib++) {
+			double o = f1_blk(f, F1_O, hh, ib - 1), m = f1_blk(f, F1_M, hh, ib - 1);
+
+			while (jbs < Tc && f1_first(f, jbs) < ib)
+				jbs++;
+			for (int a = F1_O; a <= F1_L; a++) {
+				uint64_t at =
+					a == F1_O ? flash_qo_byte(f, hh, flash_first_row(f, ib))
+						  : flash_lse_byte(f, hh, flash_first_row(f, ib));
+				double gap = a == F1_O ? o - 1 + 2 * m : m - 1 + m + o;
+
+				if (shares_line(at, f->L) && gap + f->tl >= f->C &&
+				    f1_step_edge(f, a, hh, ib) + f->tl < f->C)
+					fetch[a] += (double)jbs;
+			}
+		}
+	}
+}
+
 void
 formula_flash1(struct formula_result *r, const struct attn_config *c,
 	       const struct formula_geometry *q)
@@ -567,55 +625,10 @@ formula_flash1(struct formula_result *r, const struct attn_config *c,
 	for (uint64_t kk = 0; kk < c->batch * c->kv_heads; kk++)
 		f1_kv_head(&f, kk, &k, &v);
 	formula_array_named(r, "Q")->read_bytes += loads[F1_Q] * q->L;
-	/* A step loads its O, m and l block, then stores it: where the block and the others'
-	 * blocks between fill the cache, every store misses again (a read for ownership; the
-	 * load missed too, so no extra write). */
-	for (uint64_t hh = 0; hh < f.BH && q->rfo; hh++)
-		for (uint64_t jb = 0; jb < Tc; jb++)
-			for (uint64_t ib = f1_first(&f, jb); ib < f.Tr; ib++) {
-				double o = f1_blk(&f, F1_O, hh, ib), m = f1_blk(&f, F1_M, hh, ib);
-
-				if (o - 1 + 2 * m + f.tl < f.C && m - 1 + m + o + f.tl < f.C)
-					break; /* the blocks are alike: none further misses either
-						*/
-				if (o - 1 + 2 * m + f.tl >= f.C)
-					store_rfo[F1_O] += o;
-				if (m - 1 + m + o + f.tl >= f.C) {
-					store_rfo[F1_M] += m;
-					store_rfo[F1_L] += m;
-				}
-			}
-	/* Write-validate: a store that misses takes the line with only its own bytes valid, so
-	 * the next step's load of a line blocks ib - 1 and ib share reads it even where it hits
-	 * (where it misses, f1_step_edges() counted it): a read, no write.
-	 * The step (hh, ib) does not depend on the key block: count it once, times the key blocks
-	 * jb whose first query block is before ib (f1_first() grows with jb). Blocks whose gap
-	 * cannot reach the cache have none. */
-	if (!q->rfo &&
-	    2 * (double)(f.Br * f.RB / f.L + 2) + 2 * (double)(f.Br * 4 / f.L + 2) + f.tl >= f.C)
-		for (uint64_t hh = 0; hh < f.BH; hh++) {
-			uint64_t jbs = 0; /* key blocks with f1_first(jb) < ib */
-
-			for (uint64_t ib = 1; ib < f.Tr; ib++) {
-				double o = f1_blk(&f, F1_O, hh, ib - 1),
-				       m = f1_blk(&f, F1_M, hh, ib - 1);
-
-				while (jbs < Tc && f1_first(&f, jbs) < ib)
-					jbs++;
-				for (int a = F1_O; a <= F1_L; a++) {
-					uint64_t at =
-						a == F1_O ? flash_qo_byte(&f, hh,
-									  flash_first_row(&f, ib))
-							  : flash_lse_byte(&f, hh,
-									   flash_first_row(&f, ib));
-					double gap = a == F1_O ? o - 1 + 2 * m : m - 1 + m + o;
-
-					if (shares_line(at, f.L) && gap + f.tl >= f.C &&
-					    f1_step_edge(&f, a, hh, ib) + f.tl < f.C)
-						fetch[a] += (double)jbs;
-				}
-			}
-		}
+	if (q->rfo)
+		f1_store_misses(&f, Tc, store_rfo);
+	else
+		f1_validated_reads(&f, Tc, fetch);
 	for (int a = F1_O; a <= F1_L; a++) {
 		struct formula_array *x = formula_array_named(r, names[a]);
 		double init = a == F1_O ? init_o : init_ml, rfo = q->rfo ? init + store_rfo[a] : 0;

@@ -86,14 +86,11 @@ cmp_piece(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Distinct lines of the set: ranges merged, pieces cut around them, then every part's lines
- * less the lines two neighbouring parts share. */
-double
-naive_set_lines(struct naive_set *s, uint64_t L)
+/* The set's ranges sorted and merged where they meet or overlap. */
+static void
+merge_ranges(struct naive_set *s)
 {
-	struct naive_piece all[SET_PIECES * 3 + SET_RANGES];
-	int n = 0, nm = 0;
-	double lines = 0;
+	int nm = 0;
 
 	qsort(s->ranges, (size_t)s->nranges, sizeof(s->ranges[0]), cmp_range);
 	for (int i = 0; i < s->nranges; i++) {
@@ -107,6 +104,55 @@ naive_set_lines(struct naive_set *s, uint64_t L)
 		}
 	}
 	s->nranges = nm;
+}
+
+/* The parts of piece p outside range [lo, hi) that p meets, appended to next[nn..]; returns
+ * the new count. Rows [0, xf) end by lo, rows (xl, rows) start from hi; rows [xf, xl] meet
+ * [lo, hi). A range in the gap between two rows splits the piece there, so parts never
+ * interleave. */
+static int
+cut_piece(struct naive_piece p, uint64_t lo, uint64_t hi, struct naive_piece *next, int nn)
+{
+	int64_t xf = lo >= p.base + p.end ? (int64_t)((lo - p.base - p.end) / p.stride) + 1 : 0;
+	int64_t xl = hi > p.base + p.start ? (int64_t)((hi - p.base - p.start - 1) / p.stride) : -1;
+
+	if (xl >= (int64_t)p.rows)
+		xl = (int64_t)p.rows - 1;
+	if (xf > 0)
+		next[nn++] = (struct naive_piece){ p.base, (uint64_t)xf, p.stride, p.start, p.end };
+	for (int64_t x = xf; x <= xl; x++) {
+		uint64_t s0 = p.base + (uint64_t)x * p.stride;
+
+		if (x > xf && x < xl)
+			continue; /* wholly under the range */
+		if (s0 + p.start < lo)
+			next[nn++] = (struct naive_piece){ s0, 1, p.stride, p.start, lo - s0 };
+		if (s0 + p.end > hi)
+			next[nn++] = (struct naive_piece){ s0, 1, p.stride,
+							   hi - s0 > p.start ? hi - s0 : p.start,
+							   p.end };
+	}
+	if (xl + 1 < (int64_t)p.rows && xl + 1 >= xf)
+		next[nn++] = (struct naive_piece){ p.base + (uint64_t)(xl + 1) * p.stride,
+						   p.rows - (uint64_t)(xl + 1), p.stride, p.start,
+						   p.end };
+	else if (xl + 1 < xf && xf < (int64_t)p.rows)
+		next[nn++] =
+			(struct naive_piece){ p.base + (uint64_t)xf * p.stride,
+					      p.rows - (uint64_t)xf, p.stride, p.start, p.end };
+	return nn;
+}
+
+/* Distinct lines of the set: ranges merged, pieces cut around them, then every part's lines
+ * less the lines two neighbouring parts share. */
+double
+naive_set_lines(struct naive_set *s, uint64_t L)
+{
+	struct naive_piece all[SET_PIECES * 3 + SET_RANGES];
+	int n = 0;
+	double lines = 0;
+
+	merge_ranges(s);
 	for (int k = 0; k < s->npieces; k++) {
 		/* rows of the piece not under any range, as parts */
 		struct naive_piece work[SET_PIECES * 3];
@@ -119,64 +165,10 @@ naive_set_lines(struct naive_set *s, uint64_t L)
 			int nn = 0;
 
 			for (int w = 0; w < nw; w++) {
-				struct naive_piece p = work[w];
-
-				if (piece_last(&p) < lo || piece_first(&p) >= hi) {
-					next[nn++] = p;
-					continue;
-				}
-				/* rows [0, xf) end by lo, rows (xl, rows) start from hi; rows
-				 * [xf, xl] meet [lo, hi). A range in the gap between two rows
-				 * splits the piece there, so parts never interleave. */
-				{
-					int64_t xf = lo >= p.base + p.end
-							     ? (int64_t)((lo - p.base - p.end) /
-									 p.stride) +
-								       1
-							     : 0;
-					int64_t xl =
-						hi > p.base + p.start
-							? (int64_t)((hi - p.base - p.start - 1) /
-								    p.stride)
-							: -1;
-
-					if (xl >= (int64_t)p.rows)
-						xl = (int64_t)p.rows - 1;
-					if (xf > 0)
-						next[nn++] =
-							(struct naive_piece){ p.base, (uint64_t)xf,
-									      p.stride, p.start,
-									      p.end };
-					for (int64_t x = xf; x <= xl; x++) {
-						uint64_t s0 = p.base + (uint64_t)x * p.stride;
-
-						if (x > xf && x < xl)
-							continue; /* wholly under the range */
-						if (s0 + p.start < lo)
-							next[nn++] = (struct naive_piece){
-								s0, 1, p.stride, p.start, lo - s0
-							};
-						if (s0 + p.end > hi)
-							next[nn++] = (struct naive_piece){
-								s0, 1, p.stride,
-								hi - s0 > p.start ? hi - s0
-										  : p.start,
-								p.end
-							};
-					}
-					if (xl + 1 < (int64_t)p.rows && xl + 1 >= xf)
-						next[nn++] = (struct naive_piece){
-							p.base + (uint64_t)(xl + 1) * p.stride,
-							p.rows - (uint64_t)(xl + 1), p.stride,
-							p.start, p.end
-						};
-					else if (xl + 1 < xf && xf < (int64_t)p.rows)
-						next[nn++] = (struct naive_piece){
-							p.base + (uint64_t)xf * p.stride,
-							p.rows - (uint64_t)xf, p.stride, p.start,
-							p.end
-						};
-				}
+				if (piece_last(&work[w]) < lo || piece_first(&work[w]) >= hi)
+					next[nn++] = work[w];
+				else
+					nn = cut_piece(work[w], lo, hi, next, nn);
 				if (nn > SET_PIECES * 3 - 4)
 					break;
 			}

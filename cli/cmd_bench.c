@@ -14,7 +14,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "analysis/report.h"
 #include "cli/bench_modes.h"
 #include "cli/commands.h"
+#include "cli/optparse.h"
 #include "kernels/attn.h"
 #include "measure/child_run.h"
 #include "measure/replay_bench.h"
@@ -432,125 +432,54 @@ usage_bench(FILE *f)
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
 }
 
-enum { OPT_KEEP = 256, OPT_KERNELS, OPT_KN, OPT_TRACE_ONLY, OPT_INSTRUCTIONS, OPT_MODES,
-       OPT_KERNEL };
-
-static const struct option bench_opts[] = {
-	{ "accesses", required_argument, NULL, 'n' },
-	{ "cache", required_argument, NULL, 'c' },
-	{ "dir", required_argument, NULL, 'd' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "pad", required_argument, NULL, 'p' },
-	{ "shape", required_argument, NULL, 's' },
-	{ "keep", no_argument, NULL, OPT_KEEP },
-	{ "kernels", no_argument, NULL, OPT_KERNELS },
-	{ "N", required_argument, NULL, OPT_KN },
-	{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-	{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
-	{ "modes", no_argument, NULL, OPT_MODES },
-	{ "kernel", required_argument, NULL, OPT_KERNEL },
-	{ "json", required_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* Everything the command line gives bench. */
 struct bench_args {
 	uint64_t target, repeat, pad;
 	const char *spec_text, *json_path, *dir;
-	bool keep, blocked, kernels, cache_given, trace_only, instructions, modes, help;
+	bool keep, blocked, kernels, cache_given, trace_only, instructions, modes;
 	const char *mode_kernel;
 	uint64_t kn; /* --N */
 	bool kn_given;
 };
 
-/* One option with a value: the trace's and the kernels' numbers. -1 if opt is not one. */
-static int
-bench_value_option(struct bench_args *a, int opt, const char *arg)
-{
-	switch (opt) {
-	case 'n':
-		if (!parse_u64(arg, &a->target) || a->target == 0)
-			return usage_error("bench", "--accesses: '%s' is not a positive number",
-					   arg);
-		return 0;
-	case 'r':
-		if (!parse_u64(arg, &a->repeat) || a->repeat == 0 || a->repeat > 100)
-			return usage_error("bench", "--repeat: '%s' is not a number from 1 to 100",
-					   arg);
-		return 0;
-	case 'p':
-		if (!parse_u64(arg, &a->pad) || a->pad > 4096)
-			return usage_error("bench", "--pad: '%s' is not a number from 0 to 4096",
-					   arg);
-		return 0;
-	case 's':
-		if (strcmp(arg, "blocked") != 0 && strcmp(arg, "unblocked") != 0)
-			return usage_error("bench", "--shape: '%s' is not blocked or unblocked",
-					   arg);
-		a->blocked = strcmp(arg, "blocked") == 0;
-		return 0;
-	case OPT_KN:
-		if (!parse_u64(arg, &a->kn) || a->kn == 0)
-			return usage_error("bench", "--N: '%s' is not a positive number", arg);
-		a->kn_given = true;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-/* Reads the options into a; stops at the first bad one (its message printed) or --help. */
+/* Reads the options into a; stops at the first bad one (its message printed) or --help
+ * (OPTPARSE_HELP_SHOWN). */
 static int
 bench_parse(struct bench_args *a, int argc, char **argv)
 {
-	int opt, rc;
+	static const char *const shapes[] = { "unblocked", "blocked", NULL };
+	unsigned shape = a->blocked;
+	const struct optparse_option opts[] = {
+		{ "accesses", 'n', OPTPARSE_U64, .dest = &a->target, .min = 1,
+		  .expect = "a positive number" },
+		{ "cache", 'c', OPTPARSE_STRING, .dest = &a->spec_text, .given = &a->cache_given },
+		{ "dir", 'd', OPTPARSE_STRING, .dest = &a->dir },
+		{ "repeat", 'r', OPTPARSE_U64, .dest = &a->repeat, .min = 1, .max = 100,
+		  .expect = "a number from 1 to 100" },
+		{ "pad", 'p', OPTPARSE_U64, .dest = &a->pad, .max = 4096,
+		  .expect = "a number from 0 to 4096" },
+		{ "shape", 's', OPTPARSE_CHOICE, .dest = &shape, .words = shapes,
+		  .expect = "blocked or unblocked" },
+		{ "keep", 0, OPTPARSE_FLAG, .dest = &a->keep },
+		{ "kernels", 0, OPTPARSE_FLAG, .dest = &a->kernels },
+		{ "N", 0, OPTPARSE_U64, .dest = &a->kn, .min = 1, .expect = "a positive number",
+		  .given = &a->kn_given },
+		{ "trace-only", 0, OPTPARSE_FLAG, .dest = &a->trace_only },
+		{ "instructions", 0, OPTPARSE_FLAG, .dest = &a->instructions },
+		{ "modes", 0, OPTPARSE_FLAG, .dest = &a->modes },
+		{ "kernel", 0, OPTPARSE_STRING, .dest = &a->mode_kernel },
+		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "bench",
+					      .usage = usage_bench,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":n:c:d:r:p:s:j:h", bench_opts, NULL)) != -1) {
-		rc = bench_value_option(a, opt, optarg);
-		if (rc >= 0) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (opt) {
-		case 'c':
-			a->spec_text = optarg;
-			a->cache_given = true;
-			break;
-		case 'd':
-			a->dir = optarg;
-			break;
-		case OPT_KEEP:
-			a->keep = true;
-			break;
-		case OPT_KERNELS:
-			a->kernels = true;
-			break;
-		case OPT_TRACE_ONLY:
-			a->trace_only = true;
-			break;
-		case OPT_INSTRUCTIONS:
-			a->instructions = true;
-			break;
-		case OPT_MODES:
-			a->modes = true;
-			break;
-		case OPT_KERNEL:
-			a->mode_kernel = optarg;
-			break;
-		case 'j':
-			a->json_path = optarg;
-			break;
-		case 'h':
-			a->help = true;
-			return 0;
-		default:
-			return option_error("bench", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
+	a->blocked = shape == 1;
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
 	if (a->trace_only && !a->kernels)
@@ -753,11 +682,7 @@ cmd_bench(int argc, char **argv)
 	int rc = bench_parse(&a, argc, argv);
 
 	if (rc)
-		return rc;
-	if (a.help) {
-		usage_bench(stdout);
-		return EXIT_OK;
-	}
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (a.modes)
 		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
 	if (a.kernels)

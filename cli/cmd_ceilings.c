@@ -7,7 +7,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 
 #include "analysis/report.h"
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "cli/optparse.h"
 #include "cli/steps.h"
 #include "measure/ceilings.h"
 #include "sim/spec.h"
@@ -119,40 +118,23 @@ reusable(FILE *f, const char *path, bool quick, struct ceilings *c)
 int
 cmd_ceilings(int argc, char **argv)
 {
-	enum { OPT_OUT = OPT_FIRST_FREE, OPT_REFRESH, OPT_QUICK };
-	static const struct option opts[] = { { "out", required_argument, NULL, OPT_OUT },
-					      { "refresh", no_argument, NULL, OPT_REFRESH },
-					      { "quick", no_argument, NULL, OPT_QUICK },
-					      { "json", required_argument, NULL, OPT_JSON },
-					      { "help", no_argument, NULL, OPT_HELP },
-					      { NULL, 0, NULL, 0 } };
 	const char *out = CEILINGS_DIR, *json = NULL;
 	bool refresh = false, quick = false;
-	int opt;
+	const struct optparse_option opts[] = {
+		{ "out", 0, OPTPARSE_STRING, .dest = &out },
+		{ "refresh", 0, OPTPARSE_FLAG, .dest = &refresh },
+		{ "quick", 0, OPTPARSE_FLAG, .dest = &quick },
+		{ "json", 0, OPTPARSE_STRING, .dest = &json },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "ceilings",
+					      .usage = usage_ceilings,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_HELP:
-			usage_ceilings(stdout);
-			return EXIT_OK;
-		case OPT_OUT:
-			out = optarg;
-			break;
-		case OPT_REFRESH:
-			refresh = true;
-			break;
-		case OPT_QUICK:
-			quick = true;
-			break;
-		case OPT_JSON:
-			json = optarg;
-			break;
-		default:
-			return option_error("ceilings", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (optind != argc)
 		return usage_error("ceilings", "unexpected argument '%s'", argv[optind]);
 	if (!out[0])
@@ -232,22 +214,25 @@ ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 }
 
 int
-bandwidth_option(const char *cmd, const char *arg, double *gbps, char *source, size_t len)
+bandwidth_option(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
+	struct bandwidth *b = opt->dest;
+	const struct optparse_option gbps = { "bandwidth", 0, OPTPARSE_POSITIVE, .dest = &b->gbps,
+					      .expect = "a positive number of GB/s" };
 	struct ceilings c;
 	int rc;
 
 	if (strcmp(arg, "measured") != 0) {
-		snprintf(source, len, "--bandwidth");
-		return bandwidth_value(cmd, arg, gbps);
+		snprintf(b->source, sizeof(b->source), "--bandwidth");
+		return optparse_value(cmd, &gbps, arg);
 	}
 	/* What ceilings says goes to stderr: stdout holds the command's report. A quick
 	 * measurement there will do; a new one is a full one. */
 	if (!reusable(stderr, CEILINGS_DIR "/ceilings.json", true, &c) &&
 	    (rc = ceilings_get(stderr, CEILINGS_DIR, false, true, &c)))
 		return rc;
-	*gbps = c.all_cores_bytes_per_s / 1e9;
-	snprintf(source, len,
+	b->gbps = c.all_cores_bytes_per_s / 1e9;
+	snprintf(b->source, sizeof(b->source),
 		 "--bandwidth measured: this machine's triad on %u threads, %s/ceilings.json of "
 		 "%s%s",
 		 c.bw_threads, CEILINGS_DIR, c.date, c.quick ? " (quick)" : "");

@@ -4,7 +4,6 @@
  */
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 
 #include "analysis/formulas.h"
@@ -29,34 +28,15 @@ usage_formula(FILE *f)
 		CEILINGS_DIR "/ceilings.json (memsim ceilings), measuring it first where needed.\n");
 }
 
-enum { OPT_FORMULA_BANDWIDTH = OPT_FIRST_FREE };
-
-/* --bandwidth: GB/s and where they come from */
-struct formula_bandwidth {
-	double gbps;
-	char source[320];
-};
-
-static int
-formula_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
-{
-	struct formula_bandwidth *b = ctx;
-
-	(void)o;
-	(void)opt;
-	return bandwidth_option("formula", arg, &b->gbps, b->source, sizeof(b->source));
-}
-
 int
 cmd_formula(int argc, char **argv)
 {
-	static const struct option extra[] = {
-		{ "bandwidth", required_argument, NULL, OPT_FORMULA_BANDWIDTH },
-		{ NULL, 0, NULL, 0 },
+	struct bandwidth bw = { 0 };
+	const struct optparse_option extra[] = {
+		{ "bandwidth", 0, OPTPARSE_CALL, .dest = &bw, .call = bandwidth_option },
+		{ .name = NULL },
 	};
-	static struct formula_bandwidth bw;
-	static const struct kernel_command cmd = { "formula", usage_formula, extra, formula_option,
-						   &bw };
+	const struct kernel_command cmd = { "formula", usage_formula, extra };
 	struct per_token pt;
 	struct kernel_options o;
 	FILE *out;
@@ -68,10 +48,9 @@ cmd_formula(int argc, char **argv)
 	double total;
 
 	kernel_options_init(&o);
-	memset(&bw, 0, sizeof(bw));
 	o.need_memory = false;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
-		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	out = text_stream(o.json_path);
 	formula_machine_from_spec(&spec, o.flush, &m);
 	formula_eval(&o.cfg, &m, &f);

@@ -17,7 +17,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -612,52 +611,56 @@ print_table(const struct gpucheck *g)
 	}
 }
 
-enum { OPT_NO_GPU = OPT_FIRST_FREE, OPT_FROM, OPT_NO_IDLE, OPT_MODEL, OPT_L2_MODEL };
-
 struct gpucheck_options {
 	bool no_gpu, idle, blocks, hashed;
 	const char *from;
+	struct kernel_options *o;
 };
 
+/* --memsim-from: memsim's side is read, not simulated: the arrays need no memory. */
 static int
-gpucheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+from_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	struct gpucheck_options *g = ctx;
+	struct gpucheck_options *g = opt->dest;
 
-	if (opt == OPT_NO_GPU) {
-		g->no_gpu = true;
-	} else if (opt == OPT_MODEL) {
-		if (strcmp(arg, "blocks") && strcmp(arg, "sequential"))
-			return usage_error("gpucheck", "--model: blocks or sequential, not '%s'",
-					   arg);
-		g->blocks = strcmp(arg, "blocks") == 0;
-	} else if (opt == OPT_L2_MODEL) {
-		if (strcmp(arg, "lru") && strcmp(arg, "hashed"))
-			return usage_error("gpucheck", "--l2-model: lru or hashed, not '%s'", arg);
-		g->hashed = strcmp(arg, "hashed") == 0;
-	} else if (opt == OPT_NO_IDLE) {
-		g->idle = false;
-	} else {
-		/* memsim's side is read, not simulated: the arrays need no memory. */
-		g->from = arg;
-		o->need_memory = false;
-	}
+	(void)cmd;
+	g->from = arg;
+	g->o->need_memory = false;
+	return 0;
+}
+
+static int
+model_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	if (strcmp(arg, "blocks") && strcmp(arg, "sequential"))
+		return usage_error(cmd, "--model: blocks or sequential, not '%s'", arg);
+	*(bool *)opt->dest = strcmp(arg, "blocks") == 0;
+	return 0;
+}
+
+static int
+l2_model_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	if (strcmp(arg, "lru") && strcmp(arg, "hashed"))
+		return usage_error(cmd, "--l2-model: lru or hashed, not '%s'", arg);
+	*(bool *)opt->dest = strcmp(arg, "hashed") == 0;
 	return 0;
 }
 
 int
 cmd_gpucheck(int argc, char **argv)
 {
-	static const struct option extra[] = { { "no-gpu", no_argument, NULL, OPT_NO_GPU },
-					       { "no-idle", no_argument, NULL, OPT_NO_IDLE },
-					       { "model", required_argument, NULL, OPT_MODEL },
-					       { "l2-model", required_argument, NULL, OPT_L2_MODEL },
-					       { "memsim-from", required_argument, NULL, OPT_FROM },
-					       { NULL, 0, NULL, 0 } };
-	struct gpucheck_options go = { false, true, true, false, NULL };
-	const struct kernel_command cmd = { "gpucheck", usage_gpucheck, extra, gpucheck_option,
-					    &go };
 	struct kernel_options o;
+	struct gpucheck_options go = { false, true, true, false, NULL, &o };
+	const struct optparse_option extra[] = {
+		{ "no-gpu", 0, OPTPARSE_FLAG, .dest = &go.no_gpu },
+		{ "no-idle", 0, OPTPARSE_CLEAR, .dest = &go.idle },
+		{ "model", 0, OPTPARSE_CALL, .dest = &go.blocks, .call = model_value },
+		{ "l2-model", 0, OPTPARSE_CALL, .dest = &go.hashed, .call = l2_model_value },
+		{ "memsim-from", 0, OPTPARSE_CALL, .dest = &go, .call = from_value },
+		{ .name = NULL },
+	};
+	const struct kernel_command cmd = { "gpucheck", usage_gpucheck, extra };
 	struct spec spec;
 	struct gpucheck g;
 	bool no_gpu, idle;
@@ -670,7 +673,7 @@ cmd_gpucheck(int argc, char **argv)
 	o.cfg.dtype = ATTN_FP16;
 	o.trace_only = true; /* memsim's side (model()) */
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
-		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	no_gpu = go.no_gpu;
 	idle = go.idle;
 	from = go.from;

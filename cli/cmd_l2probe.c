@@ -6,12 +6,14 @@
  */
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/optparse.h"
 #include "sim/l2sets.h"
 #include "sim/util.h"
 
@@ -54,74 +56,45 @@ struct probe_args {
 	const char *json_path;
 };
 
+/* The options into a; the steps follow them from optind on. Returns 0, OPTPARSE_HELP_SHOWN
+ * after --help, or EXIT_USAGE after a message. */
 static int
 parse_probe(int argc, char **argv, struct probe_args *a)
 {
-	enum { OPT_L2 = 256, OPT_POLICY, OPT_WAYS, OPT_DIRTY, OPT_SAMPLE, OPT_PARTS };
-	static const struct option opts[] = {
-		{ "l2", required_argument, NULL, OPT_L2 },
-		{ "policy", required_argument, NULL, OPT_POLICY },
-		{ "ways", required_argument, NULL, OPT_WAYS },
-		{ "dirty-ways", required_argument, NULL, OPT_DIRTY },
-		{ "sample", required_argument, NULL, OPT_SAMPLE },
-		{ "partitions", required_argument, NULL, OPT_PARTS },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const char *const partitions[] = { "1", "2", NULL };
+	uint64_t ways = 16, dirty = 0, sample = 1;
+	unsigned parts = 0;
+	bool parts_given = false;
+	const struct optparse_option opts[] = {
+		{ "l2", 0, OPTPARSE_SIZE, .dest = &a->c.capacity_bytes, .min = 1u << 20,
+		  .max = 1ull << 40, .expect = "a size from 1M to 1T" },
+		{ "policy", 0, OPTPARSE_CALL, .dest = &a->c.policy, .call = l2_policy_option },
+		{ "ways", 0, OPTPARSE_U64, .dest = &ways, .min = 1, .max = 64,
+		  .expect = "a number from 1 to 64" },
+		{ "dirty-ways", 0, OPTPARSE_U64, .dest = &dirty, .max = 64,
+		  .expect = "a number from 0 to 64" },
+		/* 0 is taken as 1 (sim/l2sets.h) */
+		{ "sample", 0, OPTPARSE_U64, .dest = &sample, .max = 1u << 20,
+		  .expect = "a number from 1 to 1048576" },
+		{ "partitions", 0, OPTPARSE_CHOICE, .dest = &parts, .words = partitions,
+		  .given = &parts_given },
+		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
 	};
-	uint64_t v;
-	int opt;
+	const struct optparse_command cmd = {
+		.name = "l2probe", .usage = usage_l2probe, .options = opts, .operands_last = true
+	};
+	int rc;
 
-	*a = (struct probe_args){ .c = { .capacity_bytes = 50ull << 20, .ways = 16, .sample = 1 } };
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:j:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_L2:
-			if (parse_size_bytes(optarg, &a->c.capacity_bytes) ||
-			    a->c.capacity_bytes < (1u << 20) || a->c.capacity_bytes > (1ull << 40))
-				return usage_error("l2probe",
-						   "--l2: '%s' is not a size from 1M to 1T",
-						   optarg);
-			break;
-		case OPT_POLICY:
-			if (l2sets_policy_parse(optarg, &a->c.policy))
-				return usage_error("l2probe",
-						   "--policy: '%s' is not lru, srrip or random",
-						   optarg);
-			break;
-		case OPT_WAYS:
-		case OPT_DIRTY:
-		case OPT_SAMPLE:
-			if (!parse_u64(optarg, &v) || v > (opt == OPT_SAMPLE ? 1u << 20 : 64) ||
-			    (opt == OPT_WAYS && v == 0))
-				return usage_error("l2probe",
-						   "--%s: '%s' is not a number from %d to %u",
-						   opt == OPT_WAYS    ? "ways"
-						   : opt == OPT_DIRTY ? "dirty-ways"
-								      : "sample",
-						   optarg, opt == OPT_DIRTY ? 0 : 1,
-						   opt == OPT_SAMPLE ? 1u << 20 : 64);
-			*(opt == OPT_WAYS    ? &a->c.ways
-			  : opt == OPT_DIRTY ? &a->c.dirty_ways
-					     : &a->c.sample) = (uint32_t)v;
-			break;
-		case OPT_PARTS:
-			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
-				return usage_error("l2probe", "--partitions: '%s' is not 1 or 2",
-						   optarg);
-			a->c.partitions = optarg[0] == '2' ? 2 : 1;
-			break;
-		case 'j':
-			a->json_path = optarg;
-			break;
-		case 'h':
-			usage_l2probe(stdout);
-			return -1;
-		default:
-			return option_error("l2probe", opt, argv);
-		}
-	}
+	*a = (struct probe_args){ .c = { .capacity_bytes = 50ull << 20 } };
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
+	a->c.ways = (uint32_t)ways;
+	a->c.dirty_ways = (uint32_t)dirty;
+	a->c.sample = (uint32_t)sample;
+	if (parts_given)
+		a->c.partitions = parts + 1;
 	return 0;
 }
 

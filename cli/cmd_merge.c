@@ -5,7 +5,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +18,7 @@
 #include "analysis/report.h"
 #include "analysis/results.h"
 #include "cli/commands.h"
+#include "cli/optparse.h"
 #include "measure/ceilings.h"
 #include "sim/name_index.h"
 #include "sim/util.h"
@@ -486,32 +486,23 @@ temp_stream(int dirfd, const char *out, const char *name, char *tmp, size_t tmpl
 }
 
 /* merge's options: --out DIR, --allow-partial and the shard directories from optind on.
- * Returns 0, -1 after --help, or usage_error()'s code. */
+ * Returns 0, OPTPARSE_HELP_SHOWN after --help, or usage_error()'s code. */
 static int
 merge_args(int argc, char **argv, const char **out, bool *allow_partial)
 {
-	enum { OPT_ALLOW_PARTIAL = 256 };
-	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
-					      { "allow-partial", no_argument, NULL,
-						OPT_ALLOW_PARTIAL },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
-	int opt;
+	const struct optparse_option opts[] = {
+		{ "out", 'o', OPTPARSE_STRING, .dest = out },
+		{ "allow-partial", 0, OPTPARSE_FLAG, .dest = allow_partial },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "merge",
+					      .usage = usage_merge,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage_merge(stdout);
-			return -1;
-		}
-		if (opt == 'o')
-			*out = optarg;
-		else if (opt == OPT_ALLOW_PARTIAL)
-			*allow_partial = true;
-		else
-			return option_error("merge", opt, argv);
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
 	if (!*out)
 		return usage_error("merge", "merge needs --out DIR");
 	if (optind == argc)

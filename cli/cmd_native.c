@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,46 +184,25 @@ native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, b
 	return rc;
 }
 
-enum { OPT_REPEAT = OPT_FIRST_FREE, OPT_CHECK, OPT_EVICT, OPT_PAPI };
-
 struct native_options {
 	uint64_t repeat, evict;
 	bool check, papi;
 };
 
-static int
-native_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
-{
-	struct native_options *n = ctx;
-
-	switch (opt) {
-	case OPT_REPEAT:
-		if (!parse_u64(arg, &n->repeat) || n->repeat == 0 || n->repeat > 1000)
-			return usage_error("native", "--repeat: '%s' is not 1 to 1000", arg);
-		return 0;
-	case OPT_EVICT:
-		if (parse_size_bytes(arg, &n->evict) || n->evict > (1ull << 40))
-			return usage_error("native", "--evict: '%s' is not a size up to 1T", arg);
-		return 0;
-	case OPT_CHECK:
-		n->check = true;
-		return 0;
-	default:
-		n->papi = true;
-		return 0;
-	}
-}
-
 int
 cmd_native(int argc, char **argv)
 {
-	static const struct option extra[] = { { "repeat", required_argument, NULL, OPT_REPEAT },
-					       { "check", no_argument, NULL, OPT_CHECK },
-					       { "evict", required_argument, NULL, OPT_EVICT },
-					       { "papi", no_argument, NULL, OPT_PAPI },
-					       { NULL, 0, NULL, 0 } };
 	struct native_options n = { .repeat = 1 };
-	const struct kernel_command cmd = { "native", usage_native, extra, native_option, &n };
+	const struct optparse_option extra[] = {
+		{ "repeat", 0, OPTPARSE_U64, .dest = &n.repeat, .min = 1, .max = 1000,
+		  .expect = "1 to 1000" },
+		{ "check", 0, OPTPARSE_FLAG, .dest = &n.check },
+		{ "evict", 0, OPTPARSE_SIZE, .dest = &n.evict, .max = UINT64_C(1) << 40,
+		  .expect = "a size up to 1T" },
+		{ "papi", 0, OPTPARSE_FLAG, .dest = &n.papi },
+		{ .name = NULL },
+	};
+	const struct kernel_command cmd = { "native", usage_native, extra };
 	struct kernel_options o;
 	struct spec spec;
 	struct attn_data *d;
@@ -237,7 +215,7 @@ cmd_native(int argc, char **argv)
 	kernel_options_init(&o);
 	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
-		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	repeat = n.repeat;
 	evict = n.evict;
 	check = n.check;

@@ -6,7 +6,6 @@
  */
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,31 +99,30 @@ draw_all(struct plot_set *set, const char *gnuplot)
 	return true;
 }
 
+static int
+formats_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	const char *msg = plot_parse_formats(arg, opt->dest);
+
+	return msg ? usage_error(cmd, "%s", msg) : 0;
+}
+
 int
 cmd_plot(int argc, char **argv)
 {
-	static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
 	unsigned formats = PLOT_FORMAT_PNG | PLOT_FORMAT_SVG;
-	const char *msg;
-	int opt;
+	const struct optparse_option opts[] = {
+		{ "format", 'f', OPTPARSE_CALL, .dest = &formats, .call = formats_value },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "plot",
+					      .usage = usage_plot,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if ((msg = plot_parse_formats(optarg, &formats)))
-				return usage_error("plot", "%s", msg);
-			break;
-		case 'h':
-			usage_plot(stdout);
-			return EXIT_OK;
-		default:
-			return option_error("plot", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (optind == argc)
 		return usage_error("plot", "plot needs a study directory DIR");
 	if (argc - optind > 1)

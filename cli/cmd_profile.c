@@ -9,7 +9,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,31 +56,34 @@ usage_profile(FILE *f)
 		"  --json FILE        also {\"manifest\": ..., \"rows\": [...]} to FILE ('-': stdout)\n");
 }
 
-/* "64,128" into c->T; returns 0 or EXIT_USAGE after a message. */
+/* --T "64,128" into the profile_config at dest; returns 0 or EXIT_USAGE after a message. */
 static int
-parse_T(const char *text, struct profile_config *c)
+T_value(const char *cmd, const struct optparse_option *opt, const char *text)
 {
+	struct profile_config *c = opt->dest;
 	char *copy = xstrdup(text), *save = NULL;
 	int rc = 0;
 
 	c->nT = 0;
 	if (!text[0] || text[strlen(text) - 1] == ',')
-		rc = usage_error("profile", "--T: '%s' is not a list of whole numbers", text);
+		rc = usage_error(cmd, "--T: '%s' is not a list of whole numbers", text);
 	for (char *item = strtok_r(copy, ",", &save); item && !rc;
 	     item = strtok_r(NULL, ",", &save)) {
 		if (c->nT == PROFILE_MAX_T)
-			rc = usage_error("profile", "--T: more than %d values", PROFILE_MAX_T);
+			rc = usage_error(cmd, "--T: more than %d values", PROFILE_MAX_T);
 		else if (!parse_u64(item, &c->T[c->nT++]))
-			rc = usage_error("profile", "--T: '%s' is not a whole number", item);
+			rc = usage_error(cmd, "--T: '%s' is not a whole number", item);
 	}
 	free(copy);
 	return rc;
 }
 
-/* "naive,flash2" into c->kernels, without repeats; returns 0 or EXIT_USAGE. */
+/* --kernel "naive,flash2" into the profile_config at dest, without repeats; returns 0 or
+ * EXIT_USAGE. */
 static int
-parse_kernels(const char *text, struct profile_config *c)
+kernels_value(const char *cmd, const struct optparse_option *opt, const char *text)
 {
+	struct profile_config *c = opt->dest;
 	char *copy = xstrdup(text), *save = NULL;
 	int rc = 0;
 
@@ -92,9 +94,8 @@ parse_kernels(const char *text, struct profile_config *c)
 		bool seen = false;
 
 		if (!attn_kernel_parse(item, &k)) {
-			rc = usage_error("profile",
-					 "--kernel: unknown kernel '%s' (naive, flash1, flash2)",
-					 item);
+			rc = usage_error(
+				cmd, "--kernel: unknown kernel '%s' (naive, flash1, flash2)", item);
 			break;
 		}
 		for (unsigned i = 0; i < c->nkernels; i++)
@@ -104,19 +105,6 @@ parse_kernels(const char *text, struct profile_config *c)
 	}
 	free(copy);
 	return rc;
-}
-
-/* A strict decimal number of seconds. */
-static bool
-parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	if (!s[0])
-		return false;
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno == 0 && *end == '\0' && isfinite(*out);
 }
 
 struct sink {
@@ -161,81 +149,36 @@ emit_row(const struct profile_row *r, void *ctx)
 int
 cmd_profile(int argc, char **argv)
 {
-	enum { OPT_T = OPT_FIRST_FREE, OPT_D_MODEL, OPT_MIN_TIME, OPT_REPS, OPT_OUT };
-	static const struct option opts[] = { { "T", required_argument, NULL, OPT_T },
-					      { "d-model", required_argument, NULL, OPT_D_MODEL },
-					      { "heads", required_argument, NULL, OPT_HEADS },
-					      { "kernel", required_argument, NULL, OPT_KERNEL },
-					      { "cache", required_argument, NULL, OPT_CACHE },
-					      { "min-time", required_argument, NULL, OPT_MIN_TIME },
-					      { "reps", required_argument, NULL, OPT_REPS },
-					      { "seed", required_argument, NULL, OPT_SEED },
-					      { "out", required_argument, NULL, OPT_OUT },
-					      { "json", required_argument, NULL, OPT_JSON },
-					      { "help", no_argument, NULL, OPT_HELP },
-					      { NULL, 0, NULL, 0 } };
 	struct profile_config c;
 	const char *out = "out/profile", *json = NULL, *cache = "host";
+	uint64_t reps;
+	const struct optparse_option opts[] = {
+		{ "T", 0, OPTPARSE_CALL, .dest = &c, .call = T_value },
+		{ "d-model", 0, OPTPARSE_U64, .dest = &c.d_model },
+		{ "heads", 0, OPTPARSE_U64, .dest = &c.heads },
+		{ "kernel", 0, OPTPARSE_CALL, .dest = &c, .call = kernels_value },
+		{ "cache", 0, OPTPARSE_STRING, .dest = &cache },
+		{ "min-time", 0, OPTPARSE_DOUBLE, .dest = &c.min_time,
+		  .expect = "a number of seconds" },
+		{ "reps", 0, OPTPARSE_U64, .dest = &reps, .min = 1, .max = 100000,
+		  .expect = "1 to 100000" },
+		{ "seed", 0, OPTPARSE_U64, .dest = &c.seed },
+		{ "out", 0, OPTPARSE_STRING, .dest = &out },
+		{ "json", 0, OPTPARSE_STRING, .dest = &json },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "profile",
+					      .usage = usage_profile,
+					      .options = opts };
 	char err[512];
-	uint64_t v;
-	int opt, rc;
+	int rc;
 
 	profile_config_init(&c);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_HELP:
-			usage_profile(stdout);
-			return EXIT_OK;
-		case OPT_T:
-			if ((rc = parse_T(optarg, &c)))
-				return rc;
-			break;
-		case OPT_D_MODEL:
-			if (!parse_u64(optarg, &c.d_model))
-				return usage_error("profile",
-						   "--d-model: '%s' is not a whole number", optarg);
-			break;
-		case OPT_HEADS:
-			if (!parse_u64(optarg, &c.heads))
-				return usage_error("profile", "--heads: '%s' is not a whole number",
-						   optarg);
-			break;
-		case OPT_KERNEL:
-			if ((rc = parse_kernels(optarg, &c)))
-				return rc;
-			break;
-		case OPT_CACHE:
-			cache = optarg;
-			break;
-		case OPT_MIN_TIME:
-			if (!parse_seconds(optarg, &c.min_time))
-				return usage_error("profile",
-						   "--min-time: '%s' is not a number of seconds",
-						   optarg);
-			break;
-		case OPT_REPS:
-			if (!parse_u64(optarg, &v) || v == 0 || v > 100000)
-				return usage_error("profile", "--reps: '%s' is not 1 to 100000",
-						   optarg);
-			c.reps = (unsigned)v;
-			break;
-		case OPT_SEED:
-			if (!parse_u64(optarg, &c.seed))
-				return usage_error("profile", "--seed: '%s' is not a whole number",
-						   optarg);
-			break;
-		case OPT_OUT:
-			out = optarg;
-			break;
-		case OPT_JSON:
-			json = optarg;
-			break;
-		default:
-			return option_error("profile", opt, argv);
-		}
-	}
+	reps = c.reps;
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
+	c.reps = (unsigned)reps;
 	if (optind != argc)
 		return usage_error("profile", "unexpected argument '%s'", argv[optind]);
 	if (!out[0])

@@ -2,13 +2,14 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/optparse.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
 #include "sim/util.h"
@@ -67,68 +68,41 @@ usage_replay(FILE *f)
 struct replay_args {
 	enum trace_format format;
 	const char *spec_text, *json_path, *path;
-	bool flush, help;
+	bool flush;
 	uint64_t seed, sample_sets;
 };
 
+static int
+format_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	if (!trace_format_parse(arg, opt->dest))
+		return usage_error(cmd, "--format: unknown format '%s' (din, lackey, memsim)", arg);
+	return 0;
+}
+
 /* Reads the options and the trace FILE into a; stops at the first bad one (its message
- * printed) or --help. */
+ * printed) or --help (OPTPARSE_HELP_SHOWN). */
 static int
 replay_parse(struct replay_args *a, int argc, char **argv)
 {
-	enum { OPT_NO_FLUSH = 256, OPT_SEED, OPT_SAMPLE_SETS };
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct optparse_option opts[] = {
+		{ "format", 'f', OPTPARSE_CALL, .dest = &a->format, .call = format_value },
+		{ "cache", 'c', OPTPARSE_STRING, .dest = &a->spec_text },
+		{ "no-flush", 0, OPTPARSE_CLEAR, .dest = &a->flush },
+		{ "seed", 0, OPTPARSE_U64, .dest = &a->seed, .expect = "a number" },
+		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &a->sample_sets, .min = 2,
+		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
+		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
 	};
-	int opt;
+	const struct optparse_command cmd = { .name = "replay",
+					      .usage = usage_replay,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:c:j:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if (!trace_format_parse(optarg, &a->format))
-				return usage_error(
-					"replay",
-					"--format: unknown format '%s' (din, lackey, memsim)",
-					optarg);
-			break;
-		case 'c':
-			a->spec_text = optarg;
-			break;
-		case 'j':
-			a->json_path = optarg;
-			break;
-		case OPT_NO_FLUSH:
-			a->flush = false;
-			break;
-		case OPT_SEED:
-			if (!parse_u64(optarg, &a->seed))
-				return usage_error("replay", "--seed: '%s' is not a number",
-						   optarg);
-			break;
-		case OPT_SAMPLE_SETS:
-			if (!parse_u64(optarg, &a->sample_sets) || a->sample_sets < 2 ||
-			    a->sample_sets > (UINT64_C(1) << 20) || !is_pow2(a->sample_sets))
-				return usage_error(
-					"replay",
-					"--sample-sets: '%s' is not a power of two from 2 to 2^20",
-					optarg);
-			break;
-		case 'h':
-			a->help = true;
-			return 0;
-		default:
-			return option_error("replay", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
 	if (optind != argc - 1)
 		return usage_error("replay", optind == argc
 						     ? "replay needs a trace FILE (or - for stdin)"
@@ -180,11 +154,7 @@ cmd_replay(int argc, char **argv)
 	int rc = replay_parse(&a, argc, argv);
 
 	if (rc)
-		return rc;
-	if (a.help) {
-		usage_replay(stdout);
-		return EXIT_OK;
-	}
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (!a.spec_text)
 		return usage_error("replay", "replay needs --cache SPEC|PRESET");
 	if (spec_parse(a.spec_text, &spec, err, sizeof(err)))

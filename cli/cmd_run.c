@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <cJSON.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,14 +89,11 @@ usage_run(FILE *f)
 		"removed), 2 bad options.\n");
 }
 
-enum { OPT_TRACE_ONLY = OPT_FIRST_FREE, OPT_SAMPLE_SETS, OPT_RECORD, OPT_RUN_BANDWIDTH };
-
 /* run's own options. */
 struct run_extra {
 	uint64_t sample_sets;
 	const char *record; /* NULL: no recording */
-	double gbps;        /* --bandwidth, 0 if not given */
-	char gbps_source[320];
+	struct bandwidth bw; /* --bandwidth */
 };
 
 /* run --kernel PATH: a plugin's traced build through the model. */
@@ -147,28 +143,11 @@ done:
 }
 
 static int
-run_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+record_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	struct run_extra *x = ctx;
-	uint64_t k;
-
-	if (opt == OPT_TRACE_ONLY) {
-		o->trace_only = true;
-		return 0;
-	}
-	if (opt == OPT_RUN_BANDWIDTH)
-		return bandwidth_option("run", arg, &x->gbps, x->gbps_source,
-					sizeof(x->gbps_source));
-	if (opt == OPT_RECORD) {
-		if (!arg[0])
-			return usage_error("run", "--record: the file name is empty");
-		x->record = arg;
-		return 0;
-	}
-	if (!parse_u64(arg, &k) || k < 2 || k > (UINT64_C(1) << 20) || !is_pow2(k))
-		return usage_error("run", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
-				   arg);
-	x->sample_sets = k;
+	if (!arg[0])
+		return usage_error(cmd, "--record: the file name is empty");
+	*(const char **)opt->dest = arg;
 	return 0;
 }
 
@@ -187,17 +166,18 @@ command_line(int argc, char **argv)
 int
 cmd_run(int argc, char **argv)
 {
-	static const struct option extra[] = {
-		{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-		{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "bandwidth", required_argument, NULL, OPT_RUN_BANDWIDTH },
-		{ NULL, 0, NULL, 0 },
-	};
-	static struct run_extra x;
-	static const struct kernel_command cmd = { "run", usage_run, extra, run_option, &x };
 	enum evaluation_mode mode;
 	struct kernel_options o;
+	struct run_extra x = { 0 };
+	const struct optparse_option extra[] = {
+		{ "trace-only", 0, OPTPARSE_FLAG, .dest = &o.trace_only },
+		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &x.sample_sets, .min = 2,
+		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
+		{ "record", 0, OPTPARSE_CALL, .dest = &x.record, .call = record_value },
+		{ "bandwidth", 0, OPTPARSE_CALL, .dest = &x.bw, .call = bandwidth_option },
+		{ .name = NULL },
+	};
+	const struct kernel_command cmd = { "run", usage_run, extra };
 	struct sim_record rec;
 	FILE *out;
 	struct spec spec;
@@ -208,10 +188,9 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	kernel_options_init(&o);
-	memset(&x, 0, sizeof(x));
 	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
-		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	spec.cache.sample_sets = (uint32_t)x.sample_sets;
 	if (cache_config_validate(&spec.cache, err, sizeof(err)))
 		return usage_error("run", "%s", err);
@@ -249,9 +228,9 @@ cmd_run(int argc, char **argv)
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);
 	/* the same bytes as the JSON's (evaluation_json()) */
-	st.bandwidth_gbps = x.gbps;
-	st.bandwidth_source = x.gbps_source;
-	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.gbps, x.gbps_source);
+	st.bandwidth_gbps = x.bw.gbps;
+	st.bandwidth_source = x.bw.source;
+	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.bw.gbps, x.bw.source);
 	report_print_per_token(out, &pt);
 	rc = EXIT_OK;
 	if (o.json_path) {

@@ -5,12 +5,14 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/optparse.h"
 #include "kernels/sdpa_sim.h"
 #include "sim/util.h"
 
@@ -96,222 +98,131 @@ struct sdpa_args {
 	bool have_q, have_k, have_v, causal, bf16;
 	const char *gpu, *json_path;
 	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
-	bool random, no_spill;
-	const char *hashed_opt; /* the last option only --l2-model hashed takes */
-	const char *tile_opt;   /* the option only the tile models take */
+	bool no_spill;
+	const char *hashed_opt; /* the last option only --l2-model hashed takes (its name) */
+	const char *tile_opt;   /* the option only the tile models take (its name) */
+	unsigned model;         /* --l2-model: an index into l2_models */
 	enum sdpa_backend backend;
 	enum l2sets_policy policy;
 };
 
-enum {
-	OPT_Q = 256,
-	OPT_K,
-	OPT_V,
-	OPT_CAUSAL,
-	OPT_DTYPE,
-	OPT_GPU,
-	OPT_L2,
-	OPT_SLOTS,
-	OPT_WAYS,
-	OPT_REPL,
-	OPT_LINE_WAYS,
-	OPT_DIRTY_WAYS,
-	OPT_POLICY,
-	OPT_SAMPLE,
-	OPT_PARTS,
-	OPT_NO_SPILL
-};
+/* --l2-model's values; the last (hashed) is the default. */
+static const char *const l2_models[] = { "lru", "random", "partitions", "hashed", NULL };
 
-/* The shape's options (--q, --k, --v, --causal, --dtype, --gpu): 0, or usage_error()'s code. */
+/* --q, --k, --v: B,H,N,D into the four numbers at opt->dest */
 static int
-shape_option(int opt, const char *value, struct sdpa_args *a)
+shape_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	switch (opt) {
-	case OPT_Q:
-	case OPT_K:
-	case OPT_V: {
-		uint64_t *dst = opt == OPT_Q ? a->q : opt == OPT_K ? a->k : a->v;
-
-		if (!parse_shape(value, dst))
-			return usage_error("sdpa",
-					   "--%s: '%s' is not B,H,N,D (four numbers)",
-					   opt == OPT_Q   ? "q"
-					   : opt == OPT_K ? "k"
-							  : "v",
-					   value);
-		*(opt == OPT_Q   ? &a->have_q
-		  : opt == OPT_K ? &a->have_k
-				 : &a->have_v) = true;
-		break;
-	}
-	case OPT_CAUSAL:
-		a->causal = true;
-		break;
-	case OPT_DTYPE:
-		if (strcmp(value, "fp32") == 0)
-			return usage_error("sdpa",
-					   "--dtype fp32: PyTorch's flash backend takes "
-					   "only fp16 and bf16 (fp32 runs on another "
-					   "backend, not modelled)");
-		if (strcmp(value, "fp16") && strcmp(value, "bf16"))
-			return usage_error("sdpa", "--dtype: '%s' is not fp16 or bf16",
-					   value);
-		a->bf16 = strcmp(value, "bf16") == 0;
-		break;
-	case OPT_GPU:
-		a->gpu = value;
-		break;
-	}
+	if (!parse_shape(arg, opt->dest))
+		return usage_error(cmd, "--%s: '%s' is not B,H,N,D (four numbers)", opt->name, arg);
 	return 0;
 }
 
-/* The model's options every L2 model takes, and --l2-ways. */
+/* --dtype: fp16 or bf16 (bf16: true into the bool at opt->dest) */
 static int
-model_option(int opt, const char *value, struct sdpa_args *a)
+dtype_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	switch (opt) {
-	case OPT_L2:
-		/* at least 1M: every tile (64 KiB at most) fits many times */
-		if (parse_size_bytes(value, &a->l2) || a->l2 < (1u << 20) ||
-		    a->l2 > (1ull << 40))
-			return usage_error("sdpa", "--l2: '%s' is not a size from 1M to 1T",
-					   value);
-		break;
-	case OPT_SLOTS:
-		if (!parse_u64(value, &a->slots) || !a->slots || a->slots > 1000000)
-			return usage_error("sdpa",
-					   "--slots: '%s' is not a number from 1 to "
-					   "1000000",
-					   value);
-		break;
-	case OPT_WAYS:
-		a->tile_opt = "--l2-ways";
-		/* 0 (fully associative), or enough K/V tiles a set for any tile */
-		if (!parse_u64(value, &a->ways) || (a->ways > 0 && a->ways < 4) ||
-		    a->ways > 1000000)
-			return usage_error("sdpa",
-					   "--l2-ways: '%s' is not 0 or a number from 4 to "
-					   "1000000",
-					   value);
-		break;
-	case OPT_REPL:
-		if (strcmp(value, "lru") && strcmp(value, "random") &&
-		    strcmp(value, "partitions") && strcmp(value, "hashed"))
-			return usage_error(
-				"sdpa",
-				"--l2-model: '%s' is not lru, random, partitions or hashed",
-				value);
-		a->random = strcmp(value, "random") == 0;
-		a->backend = strcmp(value, "partitions") == 0 ? SDPA_BACKEND_PARTITIONS
-			     : strcmp(value, "hashed") == 0   ? SDPA_BACKEND_HASHED
-							       : SDPA_BACKEND_TILES;
-		break;
-	case OPT_NO_SPILL:
-		a->no_spill = true;
-		break;
-	}
+	if (strcmp(arg, "fp32") == 0)
+		return usage_error(cmd, "--dtype fp32: PyTorch's flash backend takes only fp16 and "
+					"bf16 (fp32 runs on another backend, not modelled)");
+	if (strcmp(arg, "fp16") && strcmp(arg, "bf16"))
+		return usage_error(cmd, "--dtype: '%s' is not fp16 or bf16", arg);
+	*(bool *)opt->dest = strcmp(arg, "bf16") == 0;
 	return 0;
 }
 
-/* The hashed L2's options (--l2-partitions, --l2-policy, --l2-line-ways, --l2-dirty-ways,
- * --l2-sample), each remembered to refuse it with another model. */
+/* --l2-ways: 0 (fully associative), or enough K/V tiles a set for any tile */
 static int
-hashed_option(int opt, const char *value, struct sdpa_args *a)
+l2_ways_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	switch (opt) {
-	case OPT_PARTS:
-		a->hashed_opt = "--l2-partitions";
-		if (strcmp(value, "1") && strcmp(value, "2"))
-			return usage_error("sdpa", "--l2-partitions: '%s' is not 1 or 2",
-					   value);
-		a->partitions = value[0] == '2' ? 2 : 1;
-		break;
-	case OPT_POLICY:
-		a->hashed_opt = "--l2-policy";
-		if (l2sets_policy_parse(value, &a->policy))
-			return usage_error("sdpa",
-					   "--l2-policy: '%s' is not lru, srrip or random",
-					   value);
-		break;
-	case OPT_LINE_WAYS:
-	case OPT_DIRTY_WAYS:
-	case OPT_SAMPLE: {
-		uint64_t *dst = opt == OPT_LINE_WAYS    ? &a->line_ways
-				: opt == OPT_DIRTY_WAYS ? &a->dirty_ways
-							: &a->sample;
-		uint64_t lo = opt == OPT_DIRTY_WAYS ? 0 : 1;
-		uint64_t hi = opt == OPT_SAMPLE ? 1u << 20 : L2SETS_WAYS_MAX;
+	static const char expect[] = "0 or a number from 4 to 1000000";
+	const struct optparse_option ways = { .name = opt->name,
+					      .kind = OPTPARSE_U64,
+					      .dest = opt->dest,
+					      .max = 1000000,
+					      .expect = expect };
+	uint64_t *v = opt->dest;
 
-		a->hashed_opt = opt == OPT_LINE_WAYS    ? "--l2-line-ways"
-				: opt == OPT_DIRTY_WAYS ? "--l2-dirty-ways"
-							: "--l2-sample";
-		if (!parse_u64(value, dst) || *dst < lo || *dst > hi)
-			return usage_error(
-				"sdpa", "--%s: '%s' is not a number from %llu to %llu",
-				opt == OPT_LINE_WAYS    ? "l2-line-ways"
-				: opt == OPT_DIRTY_WAYS ? "l2-dirty-ways"
-							: "l2-sample",
-				value, (unsigned long long)lo, (unsigned long long)hi);
-		if (opt == OPT_DIRTY_WAYS && *dst == 0)
-			*dst = UINT32_MAX; /* none */
-		break;
-	}
-	}
+	if (optparse_value(cmd, &ways, arg))
+		return EXIT_USAGE;
+	if (*v > 0 && *v < 4)
+		return usage_error(cmd, "--%s: '%s' is not %s", opt->name, arg, expect);
+	return 0;
+}
+
+/* Each option given: those of one kind of L2 model remembered, to refuse them with another. */
+static int
+sdpa_each(void *ctx, const struct optparse_option *opt, const char *value)
+{
+	static const char *const hashed[] = { "l2-partitions", "l2-policy", "l2-line-ways",
+					      "l2-dirty-ways", "l2-sample" };
+	struct sdpa_args *a = ctx;
+
+	for (size_t i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++)
+		if (strcmp(opt->name, hashed[i]) == 0)
+			a->hashed_opt = opt->name;
+	if (strcmp(opt->name, "l2-ways") == 0)
+		a->tile_opt = opt->name;
 	return 0;
 }
 
 static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
-	static const struct option opts[] = {
-		{ "q", required_argument, NULL, OPT_Q },
-		{ "k", required_argument, NULL, OPT_K },
-		{ "v", required_argument, NULL, OPT_V },
-		{ "causal", no_argument, NULL, OPT_CAUSAL },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "gpu", required_argument, NULL, OPT_GPU },
-		{ "l2", required_argument, NULL, OPT_L2 },
-		{ "slots", required_argument, NULL, OPT_SLOTS },
-		{ "l2-ways", required_argument, NULL, OPT_WAYS },
-		{ "l2-model", required_argument, NULL, OPT_REPL },
-		{ "l2-line-ways", required_argument, NULL, OPT_LINE_WAYS },
-		{ "l2-dirty-ways", required_argument, NULL, OPT_DIRTY_WAYS },
-		{ "l2-policy", required_argument, NULL, OPT_POLICY },
-		{ "l2-sample", required_argument, NULL, OPT_SAMPLE },
-		{ "l2-partitions", required_argument, NULL, OPT_PARTS },
-		{ "no-spill", no_argument, NULL, OPT_NO_SPILL },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const char *const partitions[] = { "1", "2", NULL };
+	unsigned parts = 0;
+	bool dirty_given = false, parts_given = false;
+	const struct optparse_option opts[] = {
+		{ "q", 0, OPTPARSE_CALL, .dest = a->q, .call = shape_value, .given = &a->have_q },
+		{ "k", 0, OPTPARSE_CALL, .dest = a->k, .call = shape_value, .given = &a->have_k },
+		{ "v", 0, OPTPARSE_CALL, .dest = a->v, .call = shape_value, .given = &a->have_v },
+		{ "causal", 0, OPTPARSE_FLAG, .dest = &a->causal },
+		{ "dtype", 0, OPTPARSE_CALL, .dest = &a->bf16, .call = dtype_value },
+		{ "gpu", 0, OPTPARSE_STRING, .dest = &a->gpu },
+		/* at least 1M: every tile (64 KiB at most) fits many times */
+		{ "l2", 0, OPTPARSE_SIZE, .dest = &a->l2, .min = 1u << 20, .max = 1ull << 40,
+		  .expect = "a size from 1M to 1T" },
+		{ "slots", 0, OPTPARSE_U64, .dest = &a->slots, .min = 1, .max = 1000000,
+		  .expect = "a number from 1 to 1000000" },
+		{ "l2-ways", 0, OPTPARSE_CALL, .dest = &a->ways, .call = l2_ways_value },
+		{ "l2-model", 0, OPTPARSE_CHOICE, .dest = &a->model, .words = l2_models },
+		{ "l2-line-ways", 0, OPTPARSE_U64, .dest = &a->line_ways, .min = 1,
+		  .max = L2SETS_WAYS_MAX,
+		  .expect = "a number from 1 to " OPTPARSE_STR(L2SETS_WAYS_MAX) },
+		{ "l2-dirty-ways", 0, OPTPARSE_U64, .dest = &a->dirty_ways, .max = L2SETS_WAYS_MAX,
+		  .expect = "a number from 0 to " OPTPARSE_STR(L2SETS_WAYS_MAX),
+		  .given = &dirty_given },
+		{ "l2-policy", 0, OPTPARSE_CALL, .dest = &a->policy, .call = l2_policy_option },
+		{ "l2-sample", 0, OPTPARSE_U64, .dest = &a->sample, .min = 1, .max = 1u << 20,
+		  .expect = "a number from 1 to 1048576" },
+		{ "l2-partitions", 0, OPTPARSE_CHOICE, .dest = &parts, .words = partitions,
+		  .given = &parts_given },
+		{ "no-spill", 0, OPTPARSE_FLAG, .dest = &a->no_spill },
+		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
 	};
-	int opt, rc;
+	const struct optparse_command cmd = {
+		.name = "sdpa", .usage = usage_sdpa, .options = opts, .each = sdpa_each, .ctx = a
+	};
+	int rc;
 
-	*a = (struct sdpa_args){ .gpu = "h100", .backend = SDPA_BACKEND_HASHED };
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
-		if (opt >= OPT_Q && opt <= OPT_GPU)
-			rc = shape_option(opt, optarg, a);
-		else if ((opt >= OPT_L2 && opt <= OPT_REPL) || opt == OPT_NO_SPILL)
-			rc = model_option(opt, optarg, a);
-		else if (opt >= OPT_LINE_WAYS && opt <= OPT_PARTS)
-			rc = hashed_option(opt, optarg, a);
-		else if (opt == 'j')
-			a->json_path = optarg, rc = 0;
-		else if (opt == 'h') {
-			usage_sdpa(stdout);
-			return -1;
-		} else
-			return option_error("sdpa", opt, argv);
-		if (rc)
-			return rc;
-	}
+	*a = (struct sdpa_args){ .gpu = "h100", .model = 3 };
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
 	if (optind != argc)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
+	a->backend = a->model == 2   ? SDPA_BACKEND_PARTITIONS
+		     : a->model == 3 ? SDPA_BACKEND_HASHED
+				     : SDPA_BACKEND_TILES;
+	if (dirty_given && a->dirty_ways == 0)
+		a->dirty_ways = UINT32_MAX; /* none */
+	if (parts_given)
+		a->partitions = parts + 1;
 	if (a->hashed_opt && a->backend != SDPA_BACKEND_HASHED)
-		return usage_error("sdpa", "%s: only with --l2-model hashed", a->hashed_opt);
+		return usage_error("sdpa", "--%s: only with --l2-model hashed", a->hashed_opt);
 	if (a->tile_opt && a->backend == SDPA_BACKEND_HASHED)
-		return usage_error("sdpa", "%s: only with --l2-model lru, random or partitions",
+		return usage_error("sdpa", "--%s: only with --l2-model lru, random or partitions",
 				   a->tile_opt);
 	return 0;
 }
@@ -563,7 +474,7 @@ cmd_sdpa(int argc, char **argv)
 	m.l2_bytes = a.l2;
 	m.slots = (uint32_t)a.slots;
 	m.ways = (uint32_t)a.ways;
-	m.random_seed = a.random ? 1 : 0;
+	m.random_seed = a.model == 1 ? 1 : 0; /* random */
 	m.no_spill = a.no_spill;
 	m.backend = a.backend;
 	m.line_ways = (uint32_t)a.line_ways;

@@ -9,7 +9,6 @@
  * the layer profile; the Valgrind cross-checks; the plots and the report.
  */
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,47 +262,30 @@ print_tables(const char *out)
 struct study_args {
 	const char *out;
 	uint64_t maxn;
-	bool resume, small, help;
+	bool resume, small;
 };
 
 /* Reads the options into a; stops at the first bad one (its message printed) or --help. */
 static int
 study_parse(struct study_args *a, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' }, { "max-N", required_argument, NULL, 'n' },
-		{ "resume", no_argument, NULL, 'r' },    { "small", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 }
-	};
 	bool maxn_given = false;
-	int opt;
+	const struct optparse_option opts[] = {
+		{ "out", 'o', OPTPARSE_STRING, .dest = &a->out },
+		{ "max-N", 'n', OPTPARSE_U64, .dest = &a->maxn, .min = 256,
+		  .expect = "a number >= 256", .given = &maxn_given },
+		{ "resume", 'r', OPTPARSE_FLAG, .dest = &a->resume },
+		{ "small", 's', OPTPARSE_FLAG, .dest = &a->small },
+		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "study",
+					      .usage = usage_study,
+					      .options = opts };
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:n:rsh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'n':
-			if (!parse_u64(optarg, &a->maxn) || a->maxn < 256)
-				return usage_error("study", "--max-N: '%s' is not a number >= 256",
-						   optarg);
-			maxn_given = true;
-			break;
-		case 'r':
-			a->resume = true;
-			break;
-		case 's':
-			a->small = true;
-			break;
-		case 'h':
-			a->help = true;
-			return 0;
-		default:
-			return option_error("study", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
 	if (optind != argc)
 		return usage_error("study", "unexpected argument '%s'", argv[optind]);
 	if (strlen(a->out) > 3000)
@@ -377,11 +359,7 @@ cmd_study(int argc, char **argv)
 	int rc = study_parse(&a, argc, argv);
 
 	if (rc)
-		return rc;
-	if (a.help) {
-		usage_study(stdout);
-		return EXIT_OK;
-	}
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	out = a.out;
 	small = a.small;
 	resume = a.resume;

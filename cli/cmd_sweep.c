@@ -2,10 +2,10 @@
  * `memsim sweep`: the options; the work is cli/sweep.h's.
  */
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -109,21 +109,23 @@ parse_shard(const char *text, uint64_t *i, uint64_t *n)
 /* --kernel: a list of built-in kernels, or one plugin's path (loaded now: a file that is not
  * a plugin is a usage error before any run, and the workers inherit it). */
 static int
-sweep_kernel(struct sweep_plan *p, const char *arg)
+kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
+	struct sweep_plan *p = opt->dest;
 	char err[1024];
 
 	if (!plugin_path_like(arg)) {
 		if (p->plugin.p)
-			return usage_error("sweep", "--kernel: a plugin or built-in kernels, not both");
+			return usage_error(cmd, "--kernel: a plugin or built-in kernels, not both");
 		return sweep_plan_kernels(p, arg);
 	}
 	if (p->plugin.p || p->nkernels)
-		return usage_error("sweep", "--kernel %s: one plugin a sweep, without built-in "
-					    "kernels",
+		return usage_error(cmd,
+				   "--kernel %s: one plugin a sweep, without built-in "
+				   "kernels",
 				   arg);
 	if (plugin_load(&p->plugin, arg, false, err, sizeof(err)))
-		return usage_error("sweep", "%s", err);
+		return usage_error(cmd, "%s", err);
 	p->kernels[0] = ATTN_FLASH2; /* unused: the plugin runs */
 	p->nkernels = 1;
 	return 0;
@@ -173,63 +175,6 @@ slurm_check(const struct sweep_slurm *sl, struct sweep_run_options *ro, bool job
 	return 0;
 }
 
-enum {
-	OPT_OUT = OPT_FIRST_FREE,
-	OPT_CACHE_SWEEP,
-	OPT_JOBS,
-	OPT_RESUME,
-	OPT_SHARD,
-	OPT_FORMULA_ONLY,
-	OPT_TRACE_ONLY,
-	OPT_SEPARATE_RUNS,
-	OPT_SAMPLE_SETS,
-	OPT_SLURM,
-	OPT_SLURM_ARGS,
-	OPT_DRY_RUN,
-	OPT_STATUS,
-};
-
-/* The shared options as lists, but --causal takes an optional list (--causal=no,yes). */
-static const struct option sweep_opts[] = {
-	{ "kernel", required_argument, NULL, OPT_KERNEL },
-	{ "N", required_argument, NULL, OPT_N },
-	{ "N-kv", required_argument, NULL, OPT_N_KV },
-	{ "splits", required_argument, NULL, OPT_SPLITS },
-	{ "kv-page", required_argument, NULL, OPT_KV_PAGE },
-	{ "d", required_argument, NULL, OPT_D },
-	{ "heads", required_argument, NULL, OPT_HEADS },
-	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "dtype", required_argument, NULL, OPT_DTYPE },
-	{ "Br", required_argument, NULL, OPT_BR },
-	{ "Bc", required_argument, NULL, OPT_BC },
-	{ "causal", optional_argument, NULL, OPT_CAUSAL },
-	{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },
-	{ "cache", required_argument, NULL, OPT_CACHE },
-	{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "json", required_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "param", required_argument, NULL, OPT_PARAM },
-	{ "out", required_argument, NULL, OPT_OUT },
-	{ "cache-sweep", required_argument, NULL, OPT_CACHE_SWEEP },
-	{ "jobs", required_argument, NULL, OPT_JOBS },
-	{ "resume", no_argument, NULL, OPT_RESUME },
-	{ "shard", required_argument, NULL, OPT_SHARD },
-	{ "formula-only", no_argument, NULL, OPT_FORMULA_ONLY },
-	{ "trace-only", no_argument, NULL, OPT_TRACE_ONLY },
-	{ "separate-runs", no_argument, NULL, OPT_SEPARATE_RUNS },
-	{ "sample-sets", required_argument, NULL, OPT_SAMPLE_SETS },
-	{ "slurm", required_argument, NULL, OPT_SLURM },
-	{ "slurm-args", required_argument, NULL, OPT_SLURM_ARGS },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	{ "status", required_argument, NULL, OPT_STATUS },
-	{ NULL, 0, NULL, 0 }
-};
-
-/* What an option function returns for an option it does not take (no exit status). */
-#define NOT_MINE (-1)
-
 /* Everything the command line gives a sweep. */
 struct sweep_args {
 	struct sweep_plan p;
@@ -238,194 +183,148 @@ struct sweep_args {
 	const char *cache_sweep, *caches[SWEEP_CACHES_MAX];
 	unsigned ncache_args;
 	const char *status;
-	bool jobs_given, help;
+	uint64_t jobs, sample_sets;
+	bool jobs_given;
 	int others; /* options other than --status */
 };
 
-/* The plan's options, as each --slurm task gets them: all but the run's own. */
-static void
-sweep_forward(struct sweep_slurm *sl, int opt, int longindex, const char *arg)
+/* Each option given: counted for --status, and the plan's handed on to each --slurm task
+ * (all but the run's own). */
+static int
+sweep_each(void *ctx, const struct optparse_option *opt, const char *value)
 {
-	switch (opt) {
-	case OPT_HELP:
-	case OPT_JSON:
-	case OPT_OUT:
-	case OPT_JOBS:
-	case OPT_RESUME:
-	case OPT_SHARD:
-	case OPT_SLURM:
-	case OPT_SLURM_ARGS:
-	case OPT_DRY_RUN:
-	case OPT_STATUS:
-	case '?':
-	case ':':
-		break;
-	default:
-		sweep_slurm_forward(sl, sweep_opts[longindex].name, arg);
-		break;
-	}
+	static const char *const own[] = { "json",  "out",        "jobs",    "resume", "shard",
+					   "slurm", "slurm-args", "dry-run", "status" };
+	struct sweep_args *a = ctx;
+	bool forward = true;
+
+	a->others += strcmp(opt->name, "status") != 0;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		forward &= strcmp(opt->name, own[i]) != 0;
+	if (forward)
+		sweep_slurm_forward(&a->sl, opt->name, value);
+	return 0;
 }
 
-/* A list whose values are counts (0 in a config means "the default": a 0 given must not read
- * as that). */
+/* A LIST option into the u64_list at opt->dest; counts (opt->min 1) are at least 1, as 0 in
+ * a config means "the default". */
 static int
-sweep_counts(const char *name, const char *arg, struct u64_list *list, bool *given)
+list_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	int rc = sweep_list_parse(name, arg, list, false);
+	struct u64_list *list = opt->dest;
+	char name[32];
+	int rc;
 
-	*given = true;
-	for (unsigned i = 0; !rc && i < list->n; i++)
+	snprintf(name, sizeof(name), "--%s", opt->name);
+	rc = sweep_list_parse(name, arg, list, false);
+	for (unsigned i = 0; !rc && opt->min && i < list->n; i++)
 		if (list->v[i] == 0)
-			rc = usage_error("sweep", "%s must be at least 1", name);
+			rc = usage_error(cmd, "%s must be at least 1", name);
 	return rc;
 }
 
-/* One option of the plan: what runs. NOT_MINE if opt is not one of them. */
 static int
-sweep_plan_option(struct sweep_args *a, int opt, const char *arg)
+dtypes_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	struct sweep_plan *p = &a->p;
-	char err[1024];
-
-	switch (opt) {
-	case OPT_KERNEL:
-		return sweep_kernel(p, arg);
-	case OPT_PARAM:
-		return plugin_params_add(&p->params, arg, err, sizeof(err))
-			       ? usage_error("sweep", "%s", err)
-			       : 0;
-	case OPT_DTYPE:
-		return sweep_plan_dtypes(p, arg);
-	case OPT_CAUSAL:
-		return sweep_plan_causal(p, arg);
-	case OPT_N:
-		return sweep_list_parse("--N", arg, &p->N, false);
-	case OPT_N_KV:
-		return sweep_counts("--N-kv", arg, &p->N_kv, &p->nkv_given);
-	case OPT_SPLITS:
-		return sweep_counts("--splits", arg, &p->splits, &p->splits_given);
-	case OPT_KV_PAGE:
-		return sweep_counts("--kv-page", arg, &p->kv_page, &p->kv_page_given);
-	case OPT_D:
-		return sweep_list_parse("--d", arg, &p->d, false);
-	case OPT_HEADS:
-		return sweep_list_parse("--heads", arg, &p->heads, false);
-	case OPT_KV_HEADS:
-		p->kv_given = true;
-		return sweep_list_parse("--kv-heads", arg, &p->kv_heads, false);
-	case OPT_BATCH:
-		return sweep_list_parse("--batch", arg, &p->batch, false);
-	case OPT_BR:
-		return sweep_list_parse("--Br", arg, &p->Br, false);
-	case OPT_BC:
-		return sweep_list_parse("--Bc", arg, &p->Bc, false);
-	case OPT_SEPARATE:
-		p->softmax_separate = true;
-		return 0;
-	case OPT_CACHE:
-		if (a->ncache_args == SWEEP_CACHES_MAX)
-			return usage_error("sweep", "more than %d --cache", SWEEP_CACHES_MAX);
-		a->caches[a->ncache_args++] = arg;
-		return 0;
-	case OPT_CACHE_SWEEP:
-		a->cache_sweep = arg;
-		return 0;
-	case OPT_NO_FLUSH:
-		p->flush = false;
-		return 0;
-	case OPT_SEED:
-		return parse_u64(arg, &p->seed)
-			       ? 0
-			       : usage_error("sweep", "--seed: '%s' is not a number", arg);
-	default:
-		return NOT_MINE;
-	}
+	return sweep_plan_dtypes(opt->dest, arg);
 }
 
-/* One option of how the plan runs: modes, workers, shards, Slurm; NOT_MINE if not one. */
 static int
-sweep_run_option(struct sweep_args *a, int opt, const char *arg)
+causal_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	uint64_t v;
+	return sweep_plan_causal(opt->dest, arg);
+}
 
-	switch (opt) {
-	case OPT_OUT:
-		a->ro.out = arg;
-		return 0;
-	case OPT_JSON:
-		return usage_error("sweep", "sweep writes DIR/results.json; use --out DIR");
-	case OPT_JOBS:
-		a->jobs_given = true;
-		if (!parse_u64(arg, &v) || v == 0 || v > 256)
-			return usage_error("sweep", "--jobs: '%s' is not 1 to 256", arg);
-		a->ro.jobs = (unsigned)v;
-		return 0;
-	case OPT_RESUME:
-		a->ro.resume = true;
-		return 0;
-	case OPT_SHARD:
-		return parse_shard(arg, &a->ro.shard_i, &a->ro.shard_n)
-			       ? 0
-			       : usage_error("sweep", "--shard: '%s' is not i/n with 0 <= i < n",
-					     arg);
-	case OPT_FORMULA_ONLY:
-		a->p.simulate = false;
-		return 0;
-	case OPT_TRACE_ONLY:
-		a->p.trace_only = true;
-		return 0;
-	case OPT_SEPARATE_RUNS:
-		a->p.separate_runs = true;
-		return 0;
-	case OPT_SAMPLE_SETS:
-		if (!parse_u64(arg, &v) || v < 2 || v > (UINT64_C(1) << 20) || !is_pow2(v))
-			return usage_error(
-				"sweep", "--sample-sets: '%s' is not a power of two from 2 to 2^20",
-				arg);
-		a->p.sample_sets = (uint32_t)v;
-		return 0;
-	case OPT_SLURM:
-		if (!parse_u64(arg, &a->sl.tasks) || a->sl.tasks < 1 ||
-		    a->sl.tasks > SWEEP_SLURM_MAX_TASKS)
-			return usage_error("sweep", "--slurm: '%s' is not 1 to %d", arg,
-					   SWEEP_SLURM_MAX_TASKS);
-		return 0;
-	case OPT_SLURM_ARGS:
-		a->sl.args = arg;
-		return 0;
-	case OPT_DRY_RUN:
-		a->sl.dry_run = true;
-		return 0;
-	case OPT_STATUS:
-		a->status = arg;
-		return 0;
-	default:
-		return NOT_MINE;
-	}
+static int
+cache_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	struct sweep_args *a = opt->dest;
+
+	if (a->ncache_args == SWEEP_CACHES_MAX)
+		return usage_error(cmd, "more than %d --cache", SWEEP_CACHES_MAX);
+	a->caches[a->ncache_args++] = arg;
+	return 0;
+}
+
+static int
+json_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	return usage_error(cmd, "sweep writes DIR/results.json; use --out DIR");
+}
+
+static int
+shard_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	struct sweep_run_options *ro = opt->dest;
+
+	return parse_shard(arg, &ro->shard_i, &ro->shard_n)
+		       ? 0
+		       : usage_error(cmd, "--shard: '%s' is not i/n with 0 <= i < n", arg);
 }
 
 /* Reads the options into a; stops at the first bad one (its message printed) or --help. */
 static int
 sweep_parse(struct sweep_args *a, int argc, char **argv)
 {
-	int opt, rc = 0, longindex;
+	struct sweep_plan *p = &a->p;
+	/* the shared options as lists, but --causal takes an optional list (--causal=no,yes) */
+	const struct optparse_option opts[] = {
+		{ "kernel", 0, OPTPARSE_CALL, .dest = p, .call = kernel_value },
+		{ "N", 0, OPTPARSE_CALL, .dest = &p->N, .call = list_value },
+		{ "N-kv", 0, OPTPARSE_CALL, .dest = &p->N_kv, .call = list_value, .min = 1,
+		  .given = &p->nkv_given },
+		{ "splits", 0, OPTPARSE_CALL, .dest = &p->splits, .call = list_value, .min = 1,
+		  .given = &p->splits_given },
+		{ "kv-page", 0, OPTPARSE_CALL, .dest = &p->kv_page, .call = list_value, .min = 1,
+		  .given = &p->kv_page_given },
+		{ "d", 0, OPTPARSE_CALL, .dest = &p->d, .call = list_value },
+		{ "heads", 0, OPTPARSE_CALL, .dest = &p->heads, .call = list_value },
+		{ "kv-heads", 0, OPTPARSE_CALL, .dest = &p->kv_heads, .call = list_value,
+		  .given = &p->kv_given },
+		{ "batch", 0, OPTPARSE_CALL, .dest = &p->batch, .call = list_value },
+		{ "dtype", 0, OPTPARSE_CALL, .dest = p, .call = dtypes_value },
+		{ "Br", 0, OPTPARSE_CALL, .dest = &p->Br, .call = list_value },
+		{ "Bc", 0, OPTPARSE_CALL, .dest = &p->Bc, .call = list_value },
+		{ "causal", 0, OPTPARSE_CALL, .dest = p, .call = causal_value,
+		  .value_optional = true },
+		{ "softmax-separate", 0, OPTPARSE_FLAG, .dest = &p->softmax_separate },
+		{ "cache", 0, OPTPARSE_CALL, .dest = a, .call = cache_value },
+		{ "no-flush", 0, OPTPARSE_CLEAR, .dest = &p->flush },
+		{ "seed", 0, OPTPARSE_U64, .dest = &p->seed, .expect = "a number" },
+		{ "json", 0, OPTPARSE_CALL, .call = json_value },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ "param", 0, OPTPARSE_CALL, .dest = &p->params, .call = params_option },
+		{ "out", 0, OPTPARSE_STRING, .dest = &a->ro.out },
+		{ "cache-sweep", 0, OPTPARSE_STRING, .dest = &a->cache_sweep },
+		{ "jobs", 0, OPTPARSE_U64, .dest = &a->jobs, .min = 1, .max = 256,
+		  .expect = "1 to 256", .given = &a->jobs_given },
+		{ "resume", 0, OPTPARSE_FLAG, .dest = &a->ro.resume },
+		{ "shard", 0, OPTPARSE_CALL, .dest = &a->ro, .call = shard_value },
+		{ "formula-only", 0, OPTPARSE_CLEAR, .dest = &p->simulate },
+		{ "trace-only", 0, OPTPARSE_FLAG, .dest = &p->trace_only },
+		{ "separate-runs", 0, OPTPARSE_FLAG, .dest = &p->separate_runs },
+		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &a->sample_sets, .min = 2,
+		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
+		{ "slurm", 0, OPTPARSE_U64, .dest = &a->sl.tasks, .min = 1,
+		  .max = SWEEP_SLURM_MAX_TASKS,
+		  .expect = "1 to " OPTPARSE_STR(SWEEP_SLURM_MAX_TASKS) },
+		{ "slurm-args", 0, OPTPARSE_STRING, .dest = &a->sl.args },
+		{ "dry-run", 0, OPTPARSE_FLAG, .dest = &a->sl.dry_run },
+		{ "status", 0, OPTPARSE_STRING, .dest = &a->status },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = {
+		.name = "sweep", .usage = usage_sweep, .options = opts, .each = sweep_each, .ctx = a
+	};
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while (!rc && (opt = getopt_long(argc, argv, ":", sweep_opts, &longindex)) != -1) {
-		a->others += opt != OPT_STATUS;
-		sweep_forward(&a->sl, opt, longindex, optarg);
-		if (opt == OPT_HELP) {
-			a->help = true;
-			return 0;
-		}
-		rc = sweep_plan_option(a, opt, optarg);
-		if (rc == NOT_MINE)
-			rc = sweep_run_option(a, opt, optarg);
-		if (rc == NOT_MINE)
-			rc = option_error("sweep", opt, argv);
-	}
-	return rc;
+	a->sample_sets = p->sample_sets;
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc;
+	if (a->jobs_given)
+		a->ro.jobs = (unsigned)a->jobs;
+	p->sample_sets = (uint32_t)a->sample_sets;
+	return 0;
 }
 
 /* Whether one of the plan's built-in kernels is a or b. */
@@ -480,8 +379,8 @@ cmd_sweep(int argc, char **argv)
 	a.ro.argc = argc;
 	a.ro.argv = argv;
 	rc = sweep_parse(&a, argc, argv);
-	if (!rc && a.help)
-		usage_sweep(stdout);
+	if (rc == OPTPARSE_HELP_SHOWN)
+		rc = EXIT_OK;
 	else if (!rc && a.status)
 		rc = a.others || optind != argc
 			     ? usage_error("sweep", "--status DIR takes no other options")

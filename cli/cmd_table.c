@@ -2,13 +2,14 @@
  * `memsim table DIR`: a sweep directory's comparison tables (analysis/tables.h).
  */
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/tables.h"
 #include "cli/commands.h"
+#include "cli/optparse.h"
 
 void
 usage_table(FILE *f)
@@ -26,29 +27,22 @@ usage_table(FILE *f)
 int
 cmd_table(int argc, char **argv)
 {
-	static const struct option opts[] = { { "exact", no_argument, NULL, 'e' },
-					      { "xcheck", no_argument, NULL, 'x' },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
 	bool exact = false, xcheck = false;
+	const struct optparse_option opts[] = {
+		{ "exact", 0, OPTPARSE_FLAG, .dest = &exact },
+		{ "xcheck", 0, OPTPARSE_FLAG, .dest = &xcheck },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "table",
+					      .usage = usage_table,
+					      .options = opts };
 	struct table_rows t;
 	char err[700];
-	int opt;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage_table(stdout);
-			return EXIT_OK;
-		} else if (opt == 'e') {
-			exact = true;
-		} else if (opt == 'x') {
-			xcheck = true;
-		} else {
-			return option_error("table", opt, argv);
-		}
-	}
+	if ((rc = optparse_argv(&cmd, argc, argv)))
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (optind + 1 != argc || (exact && xcheck))
 		return usage_error("table",
 				   "table takes a sweep directory (and --exact or --xcheck)");

@@ -15,7 +15,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +76,11 @@ usage_xcheck(FILE *f)
 		WITH_PAPI_BUILT ? ",papi" : "");
 }
 
+/* --with LIST into the unsigned at dest. */
 static int
-parse_with(const char *arg, unsigned *with)
+with_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
+	unsigned *with = opt->dest;
 	char buf[256], *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", arg);
@@ -93,11 +94,11 @@ parse_with(const char *arg, unsigned *with)
 			*with |= WITH_PAPI;
 		else
 			return usage_error(
-				"xcheck", "--with: unknown tool '%s' (cachegrind, callgrind, papi)",
+				cmd, "--with: unknown tool '%s' (cachegrind, callgrind, papi)",
 				tok);
 	}
 	if (!*with)
-		return usage_error("xcheck", "--with: no tool named");
+		return usage_error(cmd, "--with: no tool named");
 	return 0;
 }
 
@@ -894,36 +895,26 @@ out:
 	return rc;
 }
 
-enum { OPT_WITH = OPT_FIRST_FREE, OPT_KEEP };
-
-struct xcheck_options {
-	unsigned with;
-	const char *keep;
-};
-
 static int
-xcheck_option(void *ctx, struct kernel_options *o, int opt, const char *arg)
+keep_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	struct xcheck_options *x = ctx;
-
-	if (opt == OPT_WITH)
-		return parse_with(arg, &x->with);
 	if (strlen(arg) > 900)
-		return usage_error("xcheck", "--keep: the path is longer than 900 bytes");
-	x->keep = arg;
+		return usage_error(cmd, "--keep: the path is longer than 900 bytes");
+	*(const char **)opt->dest = arg;
 	return 0;
 }
 
 int
 cmd_xcheck(int argc, char **argv)
 {
-	static const struct option extra[] = { { "with", required_argument, NULL, OPT_WITH },
-					       { "keep", required_argument, NULL, OPT_KEEP },
-					       { NULL, 0, NULL, 0 } };
-	struct xcheck_options x = {
-		WITH_CACHEGRIND | WITH_CALLGRIND | (WITH_PAPI_BUILT ? WITH_PAPI : 0), NULL
+	unsigned with = WITH_CACHEGRIND | WITH_CALLGRIND | (WITH_PAPI_BUILT ? WITH_PAPI : 0);
+	const char *keep = NULL;
+	const struct optparse_option extra[] = {
+		{ "with", 0, OPTPARSE_CALL, .dest = &with, .call = with_value },
+		{ "keep", 0, OPTPARSE_CALL, .dest = &keep, .call = keep_value },
+		{ .name = NULL },
 	};
-	const struct kernel_command cmd = { "xcheck", usage_xcheck, extra, xcheck_option, &x };
+	const struct kernel_command cmd = { "xcheck", usage_xcheck, extra };
 	struct kernel_options o;
 	struct spec spec;
 	const char *bad;
@@ -933,8 +924,8 @@ cmd_xcheck(int argc, char **argv)
 	o.cache_text = "cachegrind";
 	o.plugins_ok = true;
 	if ((rc = kernel_options_parse(&o, &spec, &cmd, argc, argv)))
-		return rc == KERNEL_OPTIONS_HELP ? EXIT_OK : rc;
+		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if ((bad = geometry_check(&spec)))
 		return usage_error("xcheck", "--cache %s: %s", o.cache_text, bad);
-	return xcheck_into(&o, &spec, x.with, x.keep, text_stream(o.json_path), argc, argv);
+	return xcheck_into(&o, &spec, with, keep, text_stream(o.json_path), argc, argv);
 }

@@ -64,10 +64,6 @@ void usage_ceilings(FILE *f);
 int cmd_profile(int argc, char **argv);
 void usage_profile(FILE *f);
 
-/* After getopt_long() returned '?' or ':' (optstring starting with ':', opterr 0): names the
- * unknown option or the one missing its value. Returns EXIT_USAGE. */
-int option_error(const char *cmd, int opt, char **argv);
-
 /* Where a command's readable output goes: standard error when its JSON goes to standard output
  * (--json -), so that stdout holds one JSON document and nothing else; stdout otherwise. */
 FILE *text_stream(const char *json_path);

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,18 +177,6 @@ print_error(const char *fmt, ...)
 	fprintf(stderr, "\n");
 	free(msg);
 	return EXIT_RUNTIME;
-}
-
-int
-option_error(const char *cmd, int opt, char **argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':')
-		return usage_error(cmd, "option '%s' needs a value", arg);
-	if (optopt && strncmp(arg, "--", 2) != 0)
-		return usage_error(cmd, "unknown option '-%c'", optopt);
-	return usage_error(cmd, "unknown option '%s'", arg);
 }
 
 FILE *

@@ -1,13 +1,14 @@
 #include "cli/options.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "kernels/sdpa_plan.h"
+#include "sim/l2sets.h"
 #include "sim/util.h"
 
 void
@@ -29,92 +30,49 @@ kernel_options_init(struct kernel_options *o)
 	o->need_memory = true;
 }
 
+/* --kernel NAME or PATH into the kernel_options at opt->dest. */
 static int
-size_value(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	if (!parse_u64(arg, out))
-		return usage_error(cmd, "%s: '%s' is not a whole number", opt, arg);
+	struct kernel_options *o = opt->dest;
+
+	if (plugin_path_like(arg)) {
+		o->plugin_path = arg;
+		return 0;
+	}
+	o->plugin_path = NULL;
+	if (!attn_kernel_parse(arg, &o->cfg.kernel))
+		return usage_error(cmd,
+				   "--kernel: unknown kernel '%s' (naive, flash1, flash2, "
+				   "flashdecode, proj)",
+				   arg);
 	return 0;
 }
 
-/* Applies shared option opt with value arg. Returns 1 if it was one, 0 if not, or EXIT_USAGE
- * after a one-line message for a bad value. */
 static int
-kernel_option(struct kernel_options *o, int opt, const char *arg, const char *cmd)
+dtype_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	struct attn_config *c = &o->cfg;
+	if (!attn_dtype_parse(arg, opt->dest))
+		return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)", arg);
+	return 0;
+}
 
-	switch (opt) {
-	case OPT_KERNEL:
-		if (plugin_path_like(arg)) {
-			o->plugin_path = arg;
-			o->kernel_given = true;
-			return 1;
-		}
-		o->plugin_path = NULL;
-		if (!attn_kernel_parse(arg, &c->kernel))
-			return usage_error(cmd,
-					   "--kernel: unknown kernel '%s' (naive, flash1, flash2, "
-					   "flashdecode, proj)",
-					   arg);
-		o->kernel_given = true;
-		return 1;
-	case OPT_N:
-		return size_value(cmd, "--N", arg, &c->N) ? EXIT_USAGE : 1;
-	case OPT_N_KV:
-		o->n_kv_given = true;
-		return size_value(cmd, "--N-kv", arg, &c->N_kv) ? EXIT_USAGE : 1;
-	case OPT_D:
-		return size_value(cmd, "--d", arg, &c->d) ? EXIT_USAGE : 1;
-	case OPT_SPLITS:
-		o->splits_given = true;
-		return size_value(cmd, "--splits", arg, &c->splits) ? EXIT_USAGE : 1;
-	case OPT_KV_PAGE:
-		o->kv_page_given = true;
-		return size_value(cmd, "--kv-page", arg, &c->kv_page) ? EXIT_USAGE : 1;
-	case OPT_HEADS:
-		return size_value(cmd, "--heads", arg, &c->heads) ? EXIT_USAGE : 1;
-	case OPT_KV_HEADS:
-		o->kv_heads_given = true;
-		return size_value(cmd, "--kv-heads", arg, &c->kv_heads) ? EXIT_USAGE : 1;
-	case OPT_BATCH:
-		return size_value(cmd, "--batch", arg, &c->batch) ? EXIT_USAGE : 1;
-	case OPT_BR:
-		return size_value(cmd, "--Br", arg, &c->Br) ? EXIT_USAGE : 1;
-	case OPT_BC:
-		return size_value(cmd, "--Bc", arg, &c->Bc) ? EXIT_USAGE : 1;
-	case OPT_DTYPE:
-		if (!attn_dtype_parse(arg, &c->dtype))
-			return usage_error(cmd, "--dtype: unknown dtype '%s' (fp32, fp16, bf16)",
-					   arg);
-		return 1;
-	case OPT_CAUSAL:
-		c->causal = true;
-		return 1;
-	case OPT_SEPARATE:
-		c->softmax_separate = true;
-		return 1;
-	case OPT_CACHE:
-		o->cache_text = arg;
-		return 1;
-	case OPT_NO_FLUSH:
-		o->flush = false;
-		return 1;
-	case OPT_SEED:
-		return size_value(cmd, "--seed", arg, &o->seed) ? EXIT_USAGE : 1;
-	case OPT_JSON:
-		o->json_path = arg;
-		return 1;
-	case OPT_PARAM: {
-		char err[256];
+int
+l2_policy_option(const char *cmd, const struct optparse_option *opt, const char *value)
+{
+	if (l2sets_policy_parse(value, opt->dest))
+		return usage_error(cmd, "--%s: '%s' is not lru, srrip or random", opt->name, value);
+	return 0;
+}
 
-		if (plugin_params_add(&o->params, arg, err, sizeof(err)))
-			return usage_error(cmd, "%s", err);
-		return 1;
-	}
-	default:
-		return 0;
-	}
+int
+params_option(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	char err[256];
+
+	if (plugin_params_add(opt->dest, arg, err, sizeof(err)))
+		return usage_error(cmd, "%s", err);
+	return 0;
 }
 
 uint64_t
@@ -228,51 +186,44 @@ int
 kernel_options_parse(struct kernel_options *o, struct spec *spec, const struct kernel_command *cmd,
 		     int argc, char **argv)
 {
-	static const struct option shared[] = { KERNEL_LONG_OPTIONS };
-	enum { NSHARED = sizeof(shared) / sizeof(shared[0]), MAX_EXTRA = 32 };
-	struct option opts[NSHARED + MAX_EXTRA + 1];
-	size_t n = NSHARED;
-	int opt, rc;
+	struct attn_config *c = &o->cfg;
+	const struct optparse_option shared[] = {
+		{ "kernel", 0, OPTPARSE_CALL, .dest = o, .call = kernel_value,
+		  .given = &o->kernel_given },
+		{ "N", 0, OPTPARSE_U64, .dest = &c->N },
+		{ "d", 0, OPTPARSE_U64, .dest = &c->d },
+		{ "N-kv", 0, OPTPARSE_U64, .dest = &c->N_kv, .given = &o->n_kv_given },
+		{ "heads", 0, OPTPARSE_U64, .dest = &c->heads },
+		{ "kv-heads", 0, OPTPARSE_U64, .dest = &c->kv_heads, .given = &o->kv_heads_given },
+		{ "batch", 0, OPTPARSE_U64, .dest = &c->batch },
+		{ "dtype", 0, OPTPARSE_CALL, .dest = &c->dtype, .call = dtype_value },
+		{ "Br", 0, OPTPARSE_U64, .dest = &c->Br },
+		{ "Bc", 0, OPTPARSE_U64, .dest = &c->Bc },
+		{ "causal", 0, OPTPARSE_FLAG, .dest = &c->causal },
+		{ "softmax-separate", 0, OPTPARSE_FLAG, .dest = &c->softmax_separate },
+		{ "cache", 0, OPTPARSE_STRING, .dest = &o->cache_text },
+		{ "no-flush", 0, OPTPARSE_CLEAR, .dest = &o->flush },
+		{ "seed", 0, OPTPARSE_U64, .dest = &o->seed },
+		{ "json", 0, OPTPARSE_STRING, .dest = &o->json_path },
+		{ "param", 0, OPTPARSE_CALL, .dest = &o->params, .call = params_option },
+		{ "splits", 0, OPTPARSE_U64, .dest = &c->splits, .given = &o->splits_given },
+		{ "kv-page", 0, OPTPARSE_U64, .dest = &c->kv_page, .given = &o->kv_page_given },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command oc = {
+		.name = cmd->name, .usage = cmd->usage, .options = shared, .extra = cmd->extra
+	};
+	int rc;
 
-	memcpy(opts, shared, sizeof(shared));
-	for (const struct option *e = cmd->extra; e && e->name && n < NSHARED + MAX_EXTRA; e++)
-		opts[n++] = *e;
-	memset(&opts[n], 0, sizeof(opts[n]));
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (opt == OPT_HELP) {
-			cmd->usage(stdout);
-			return KERNEL_OPTIONS_HELP;
-		}
-		rc = kernel_option(o, opt, optarg, cmd->name);
-		if (rc == 0 && opt >= OPT_FIRST_FREE && cmd->on_option)
-			rc = cmd->on_option(cmd->ctx, o, opt, optarg) ? EXIT_USAGE : 1;
-		if (rc == 0)
-			return option_error(cmd->name, opt, argv);
-		if (rc != 1)
-			return rc;
-	}
+	if ((rc = optparse_argv(&oc, argc, argv)))
+		return rc;
 	if (optind != argc)
 		return usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
 	if (o->plugin_path && !o->plugins_ok)
 		return usage_error(cmd->name, "--kernel %s: %s does not take plugins",
 				   o->plugin_path, cmd->name);
 	return kernel_options_finish(o, spec, cmd->name);
-}
-
-int
-bandwidth_value(const char *cmd, const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (!arg[0] || *end || errno || !(v > 0) || !isfinite(v))
-		return usage_error(cmd, "--bandwidth: '%s' is not a positive number of GB/s", arg);
-	*out = v;
-	return 0;
 }
 
 char *

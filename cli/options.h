@@ -8,62 +8,14 @@
  * usage error.
  */
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/optparse.h"
 #include "cli/plugin.h"
 #include "kernels/attn.h"
 #include "sim/spec.h"
-
-enum {
-	OPT_KERNEL = 300,
-	OPT_N,
-	OPT_N_KV,
-	OPT_D,
-	OPT_HEADS,
-	OPT_KV_HEADS,
-	OPT_BATCH,
-	OPT_DTYPE,
-	OPT_BR,
-	OPT_BC,
-	OPT_CAUSAL,
-	OPT_SEPARATE,
-	OPT_CACHE,
-	OPT_NO_FLUSH,
-	OPT_SEED,
-	OPT_JSON,
-	OPT_HELP,
-	OPT_PARAM,
-	OPT_SPLITS,
-	OPT_KV_PAGE,
-	OPT_FIRST_FREE, /* commands number their own options from here */
-};
-
-/* The shared long options, for copying into a command's table. */
-#define KERNEL_LONG_OPTIONS                                                                        \
-	{ "kernel", required_argument, NULL, OPT_KERNEL },                                         \
-		{ "N", required_argument, NULL, OPT_N }, { "d", required_argument, NULL, OPT_D },  \
-		{ "N-kv", required_argument, NULL, OPT_N_KV },                                     \
-		{ "heads", required_argument, NULL, OPT_HEADS },                                   \
-		{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },                             \
-		{ "batch", required_argument, NULL, OPT_BATCH },                                   \
-		{ "dtype", required_argument, NULL, OPT_DTYPE },                                   \
-		{ "Br", required_argument, NULL, OPT_BR },                                         \
-		{ "Bc", required_argument, NULL, OPT_BC },                                         \
-		{ "causal", no_argument, NULL, OPT_CAUSAL },                                       \
-		{ "softmax-separate", no_argument, NULL, OPT_SEPARATE },                           \
-		{ "cache", required_argument, NULL, OPT_CACHE },                                   \
-		{ "no-flush", no_argument, NULL, OPT_NO_FLUSH },                                   \
-		{ "seed", required_argument, NULL, OPT_SEED },                                     \
-		{ "json", required_argument, NULL, OPT_JSON },                                     \
-		{ "param", required_argument, NULL, OPT_PARAM },                                   \
-		{ "splits", required_argument, NULL, OPT_SPLITS },                                 \
-		{ "kv-page", required_argument, NULL, OPT_KV_PAGE },                               \
-	{                                                                                          \
-		"help", no_argument, NULL, OPT_HELP                                                \
-	}
 
 struct kernel_options {
 	struct attn_config cfg;
@@ -87,21 +39,23 @@ struct kernel_options {
 struct kernel_command {
 	const char *name; /* "run" */
 	void (*usage)(FILE *f);
-	/* The command's own options (a zero row ends them; NULL for none), handed to on_option
-	 * with their value; it returns 0, or EXIT_USAGE after a one-line message. */
-	const struct option *extra;
-	int (*on_option)(void *ctx, struct kernel_options *o, int opt, const char *arg);
-	void *ctx;
+	const struct optparse_option *extra; /* the command's own options, or NULL */
 };
-
-#define KERNEL_OPTIONS_HELP (-1)
 
 /* Parses a command's argv (argv[0] its name) into o, then kernel_options_finish() into spec.
  * Returns 0 to go on, EXIT_USAGE after a one-line message (unknown option, bad value,
- * operand), or KERNEL_OPTIONS_HELP after printing the usage for --help. o starts from
+ * operand), or OPTPARSE_HELP_SHOWN after printing the usage for --help. o starts from
  * kernel_options_init() and whatever the caller changed since. */
 int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 			 const struct kernel_command *cmd, int argc, char **argv);
+
+/* --param KEY=VALUE, an OPTPARSE_CALL into the struct plugin_params at opt->dest (repeatable).
+ */
+int params_option(const char *cmd, const struct optparse_option *opt, const char *value);
+
+/* --policy, --l2-policy (l2probe, sdpa): lru, srrip or random, an OPTPARSE_CALL into the
+ * enum l2sets_policy at opt->dest. */
+int l2_policy_option(const char *cmd, const struct optparse_option *opt, const char *value);
 
 /* Defaults: N 1024, N_kv = N, d 64, 1 head, batch 1, fp32, B_r = B_c = 64, cache "lab", flush on.
  */
@@ -122,10 +76,6 @@ int kernel_options_finish(struct kernel_options *o, struct spec *spec, const cha
  * rows, attn_decode_view()); 1 on a CPU preset, lab or an explicit spec. */
 uint64_t kernel_default_splits(const struct attn_config *c, const char *preset,
 			       enum attn_splits_source *source);
-
-/* --bandwidth GB/s for `run` and `formula`: a positive finite number into *out. Returns 0, or
- * EXIT_USAGE after a one-line message. */
-int bandwidth_value(const char *cmd, const char *arg, double *out);
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);

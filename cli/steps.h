@@ -18,12 +18,17 @@
 /* memsim ceilings: measure (or reuse out/ceilings.json) and write it; also json if given. */
 int ceilings_into(const char *out, bool quick, bool refresh, const char *json);
 
-/* --bandwidth for `run` and `formula`: GB/s (bandwidth_value()), or "measured": this machine's
- * all-core triad bandwidth from CEILINGS_DIR/ceilings.json, measured there first (about 20 s,
- * saying so on stderr) unless it stands for this machine. Sets *gbps and source (what the
- * report names as the bandwidth's source). Returns 0, EXIT_USAGE or EXIT_RUNTIME after a
- * one-line message. */
-int bandwidth_option(const char *cmd, const char *arg, double *gbps, char *source, size_t len);
+/* --bandwidth for `run` and `formula`: GB/s and where they come from. */
+struct bandwidth {
+	double gbps;      /* 0 where not given */
+	char source[320]; /* what the report names as the bandwidth's source */
+};
+
+/* An OPTPARSE_CALL (cli/optparse.h) for --bandwidth into the struct bandwidth at dest: GB/s
+ * (a positive number), or "measured": this machine's all-core triad bandwidth from
+ * CEILINGS_DIR/ceilings.json, measured there first (about 20 s, saying so on stderr) unless it
+ * stands for this machine. Returns 0, EXIT_USAGE or EXIT_RUNTIME after a one-line message. */
+int bandwidth_option(const char *cmd, const struct optparse_option *opt, const char *arg);
 
 /* memsim profile: c (validated, spec set) into out/results.json and out/manifest.json, and
  * json if given; argv is the command recorded in the manifest. */

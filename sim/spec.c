@@ -270,6 +270,52 @@ spec_parse(const char *text, struct spec *out, char *err, size_t errlen)
 	return 0;
 }
 
+/* The level an item names ("L2", "i1"): its slot in c, named ("L2") and counted; NULL
+ * after a message for a name not a level, a second I1, a level past the last, one given
+ * twice or before the one above it. */
+static struct cache_level_config *
+level_slot(const char *item, struct cache_config *c, char *err, size_t errlen)
+{
+	struct cache_level_config *l;
+	char name[8];
+
+	if (strlen(item) != 2 || !strchr("LlIi", item[0]) || item[1] < '1' || item[1] > '9') {
+		snprintf(err, errlen, "unknown cache level '%s' (expected L1..L4 or I1)", item);
+		return NULL;
+	}
+	name[0] = (char)toupper((unsigned char)item[0]);
+	name[1] = item[1];
+	name[2] = '\0';
+	if (name[0] == 'I') {
+		if (name[1] != '1' || c->has_icache) {
+			snprintf(err, errlen, "%s: only one instruction cache, I1, is modelled",
+				 name);
+			return NULL;
+		}
+		l = &c->icache;
+		c->has_icache = true;
+	} else {
+		unsigned idx = (unsigned)(name[1] - '1');
+
+		if (idx >= CACHE_MAX_LEVELS) {
+			snprintf(err, errlen, "%s: at most %d data levels (L1..L4)", name,
+				 CACHE_MAX_LEVELS);
+			return NULL;
+		}
+		if (idx != c->levels) {
+			if (idx < c->levels)
+				snprintf(err, errlen, "%s given twice", name);
+			else
+				snprintf(err, errlen, "%s given before L%u", name, c->levels + 1);
+			return NULL;
+		}
+		l = &c->level[idx];
+		c->levels++;
+	}
+	memcpy(l->name, name, 3);
+	return l;
+}
+
 static int
 parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 {
@@ -280,7 +326,6 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 	for (char *rest = copy; rest;) {
 		char *item = next_field(&rest, ',');
 		char *eq = strchr(item, '=');
-		char name[8];
 		struct cache_level_config *l;
 
 		if (!*item) {
@@ -319,43 +364,8 @@ parse_items(const char *text, struct spec *out, char *err, size_t errlen)
 			}
 			continue;
 		}
-		if (strlen(item) != 2 || !strchr("LlIi", item[0]) || item[1] < '1' ||
-		    item[1] > '9') {
-			snprintf(err, errlen, "unknown cache level '%s' (expected L1..L4 or I1)",
-				 item);
+		if (!(l = level_slot(item, &out->cache, err, errlen)))
 			goto out;
-		}
-		name[0] = (char)toupper((unsigned char)item[0]);
-		name[1] = item[1];
-		name[2] = '\0';
-		if (name[0] == 'I') {
-			if (name[1] != '1' || out->cache.has_icache) {
-				snprintf(err, errlen,
-					 "%s: only one instruction cache, I1, is modelled", name);
-				goto out;
-			}
-			l = &out->cache.icache;
-			out->cache.has_icache = true;
-		} else {
-			unsigned idx = (unsigned)(name[1] - '1');
-
-			if (idx >= CACHE_MAX_LEVELS) {
-				snprintf(err, errlen, "%s: at most %d data levels (L1..L4)", name,
-					 CACHE_MAX_LEVELS);
-				goto out;
-			}
-			if (idx != out->cache.levels) {
-				if (idx < out->cache.levels)
-					snprintf(err, errlen, "%s given twice", name);
-				else
-					snprintf(err, errlen, "%s given before L%u", name,
-						 out->cache.levels + 1);
-				goto out;
-			}
-			l = &out->cache.level[idx];
-			out->cache.levels++;
-		}
-		memcpy(l->name, name, 3);
 		if (parse_level(eq + 1, l, err, errlen))
 			goto out;
 	}
