@@ -20,12 +20,15 @@
  */
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analysis/formulas.h"
+#include "cli/commands.h"
+#include "cli/optparse.h"
 #include "kernels/attn.h"
 #include "kernels/cuda/attn_gpu.h"
 #include "kernels/cuda/idle_gpu.h"
@@ -40,38 +43,112 @@ struct opts {
 	int reps;
 };
 
+static void
+usage_text(FILE *f)
+{
+	fprintf(f,
+		"memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread [--tile KIB] "
+		"[--region KIB] [--steps S] [--local] [--out-tile KIB] [--total MIB] [--stream "
+		"MIB] [--buffer MIB] [--lag K] [--same-half]|check|run|time [--kernel "
+		"naive|flash2] [--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch "
+		"B] [--dtype fp32|fp16|bf16] [--causal] [--seed S] [--reps R]");
+}
+
+/* The option layer's one-line usage error (cli/optparse.c calls it), memsim-gpu's way: the
+ * message, then the synopsis. */
+int
+usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)cmd;
+	fprintf(stderr, "memsim-gpu: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (");
+	usage_text(stderr);
+	fprintf(stderr, ")\n");
+	return EXIT_USAGE;
+}
+
 static int
 usage(const char *msg)
 {
-	fprintf(stderr,
-		"memsim-gpu: %s (memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread "
-		"[--tile KIB] [--region KIB] [--steps S] [--local] [--out-tile KIB] [--total MIB] [--stream MIB] "
-		"[--buffer MIB] "
-		"[--lag K] [--same-half]|check|run|time [--kernel naive|flash2] "
-		"[--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] [--dtype "
-		"fp32|fp16|bf16] [--causal] [--seed S] [--reps R])\n",
-		msg);
-	return 2;
+	return usage_error(NULL, "%s", msg);
+}
+
+static void
+usage_out(FILE *f)
+{
+	usage_text(f);
+	fprintf(f, "\n");
+}
+
+static struct opts *parsing; /* the config --N and --kernel fill */
+
+/* --N LIST: up to 32 positive numbers, comma-separated. */
+static int
+n_list(const char *cmd, const struct optparse_option *opt, const char *value)
+{
+	char buf[256], *save = NULL;
+	uint64_t v;
+
+	(void)opt;
+	snprintf(buf, sizeof(buf), "%s", value);
+	parsing->nN = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!parse_u64(t, &v) || v == 0 || parsing->nN == 32)
+			return usage_error(
+				cmd, "--N: '%s' is not a list of up to 32 positive numbers", value);
+		parsing->Ns[parsing->nN++] = v;
+	}
+	if (!parsing->nN)
+		return usage_error(cmd, "--N: '%s' is not a list of up to 32 positive numbers",
+				   value);
+	return 0;
+}
+
+static int
+dtype_value(const char *cmd, const struct optparse_option *opt, const char *value)
+{
+	(void)opt;
+	if (!attn_dtype_parse(value, &parsing->cfg.dtype))
+		return usage_error(cmd, "--dtype: '%s' is not fp32, fp16 or bf16", value);
+	return 0;
 }
 
 static int
 parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = { { "kernel", required_argument, NULL, 'k' },
-					    { "N", required_argument, NULL, 'n' },
-					    { "N-kv", required_argument, NULL, 'K' },
-					    { "d", required_argument, NULL, 'd' },
-					    { "heads", required_argument, NULL, 'h' },
-					    { "kv-heads", required_argument, NULL, 'v' },
-					    { "batch", required_argument, NULL, 'b' },
-					    { "dtype", required_argument, NULL, 't' },
-					    { "causal", no_argument, NULL, 'c' },
-					    { "seed", required_argument, NULL, 's' },
-					    { "reps", required_argument, NULL, 'r' },
-					    { NULL, 0, NULL, 0 } };
+	static const char *const kernels[] = { "naive", "flash2", NULL };
+	unsigned kernel = 1;
+	uint64_t d = 64, heads = 1, kv_heads = 1, batch = 1, reps = 20, n_kv = 0;
 	bool kv = false;
-	int opt;
-	uint64_t v;
+	const struct optparse_option opts[] = {
+		{ "kernel", 0, OPTPARSE_CHOICE, .dest = &kernel, .words = kernels },
+		{ "N", 0, OPTPARSE_CALL, .call = n_list },
+		{ "N-kv", 0, OPTPARSE_U64, .dest = &n_kv, .min = 1,
+		  .expect = "a positive whole number" },
+		{ "d", 0, OPTPARSE_U64, .dest = &d, .min = 1, .expect = "a positive whole number" },
+		{ "heads", 0, OPTPARSE_U64, .dest = &heads, .min = 1,
+		  .expect = "a positive whole number" },
+		{ "kv-heads", 0, OPTPARSE_U64, .dest = &kv_heads, .min = 1,
+		  .expect = "a positive whole number", .given = &kv },
+		{ "batch", 0, OPTPARSE_U64, .dest = &batch, .min = 1,
+		  .expect = "a positive whole number" },
+		{ "dtype", 0, OPTPARSE_CALL, .call = dtype_value },
+		{ "causal", 0, OPTPARSE_FLAG, .dest = &o->cfg.causal },
+		{ "seed", 0, OPTPARSE_U64, .dest = &o->seed },
+		{ "reps", 0, OPTPARSE_U64, .dest = &reps, .min = 1, .max = 10000,
+		  .expect = "a whole number from 1 to 10000" },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = argv[1],
+					      .usage = usage_out,
+					      .options = opts };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->cfg = (struct attn_config){ ATTN_FLASH2, 1024,  64,    1, 1, 1, ATTN_FP16, 64,
@@ -79,73 +156,18 @@ parse(int argc, char **argv, struct opts *o)
 	o->Ns[0] = 1024;
 	o->nN = 1;
 	o->seed = 1;
-	o->reps = 20;
-	optind = 2;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'k':
-			if (!attn_kernel_parse(optarg, &o->cfg.kernel) ||
-			    (o->cfg.kernel != ATTN_NAIVE && o->cfg.kernel != ATTN_FLASH2))
-				return usage("--kernel: naive or flash2");
-			break;
-		case 'n': {
-			char buf[256], *save = NULL;
-
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			o->nN = 0;
-			for (char *t = strtok_r(buf, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				if (!parse_u64(t, &v) || v == 0 || o->nN == 32)
-					return usage("--N: a list of positive numbers");
-				o->Ns[o->nN++] = v;
-			}
-			if (!o->nN)
-				return usage("--N: a list of positive numbers");
-			break;
-		}
-		case 'K':
-			if (!parse_u64(optarg, &v) || v == 0)
-				return usage("--N-kv: a positive whole number");
-			o->cfg.N_kv = v;
-			break;
-		case 'd':
-		case 'h':
-		case 'v':
-		case 'b':
-		case 's':
-		case 'r':
-			if (!parse_u64(optarg, &v) || (v == 0 && opt != 's'))
-				return usage("a size option takes a positive whole number");
-			if (opt == 'd')
-				o->cfg.d = v;
-			else if (opt == 'h')
-				o->cfg.heads = v;
-			else if (opt == 'v') {
-				o->cfg.kv_heads = v;
-				kv = true;
-			} else if (opt == 'b')
-				o->cfg.batch = v;
-			else if (opt == 's')
-				o->seed = v;
-			else
-				o->reps = (int)(v > 10000 ? 10000 : v);
-			break;
-		case 't':
-			if (!attn_dtype_parse(optarg, &o->cfg.dtype))
-				return usage("--dtype: fp32, fp16 or bf16");
-			break;
-		case 'c':
-			o->cfg.causal = true;
-			break;
-		default:
-			return usage("unknown option");
-		}
-	}
-	if (optind != argc)
+	parsing = o;
+	if ((rc = optparse_argv(&cmd, argc - 1, argv + 1)))
+		return rc == OPTPARSE_HELP_SHOWN ? -1 : rc;
+	if (optind != argc - 1)
 		return usage("unexpected argument");
-	if (!kv)
-		o->cfg.kv_heads = o->cfg.heads;
+	o->cfg.kernel = kernel == 0 ? ATTN_NAIVE : ATTN_FLASH2;
+	o->cfg.N_kv = n_kv;
+	o->cfg.d = d;
+	o->cfg.heads = heads;
+	o->cfg.kv_heads = kv ? kv_heads : heads;
+	o->cfg.batch = batch;
+	o->reps = (int)reps;
 	return 0;
 }
 
@@ -256,14 +278,24 @@ out:
 static int
 idle(int argc, char **argv)
 {
-	char err[512], *end;
-	double ms;
+	char err[512];
+	double ms = 0;
+	bool given = false;
+	const struct optparse_option opts[] = {
+		{ "ms", 0, OPTPARSE_POSITIVE, .dest = &ms, .given = &given,
+		  .expect = "a positive number of milliseconds" },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "idle", .usage = usage_out, .options = opts };
+	int rc;
 
-	if (argc != 4 || strcmp(argv[2], "--ms"))
+	if ((rc = optparse_argv(&cmd, argc - 1, argv + 1)))
+		return rc == OPTPARSE_HELP_SHOWN ? 0 : rc;
+	if (optind != argc - 1)
+		return usage("idle: unexpected argument");
+	if (!given)
 		return usage("idle takes --ms T");
-	ms = strtod(argv[3], &end);
-	if (end == argv[3] || *end || !(ms > 0))
-		return usage("--ms must be a positive number of milliseconds");
 	if (idle_gpu_run(ms, err, sizeof(err))) {
 		fprintf(stderr, "memsim-gpu: %s\n", err);
 		return 1;
@@ -272,89 +304,89 @@ idle(int argc, char **argv)
 	return 0;
 }
 
+enum {
+	P_TILE,
+	P_REGION,
+	P_STEPS,
+	P_TOTAL,
+	P_STREAM,
+	P_BUFFER,
+	P_LAG,
+	P_SAME_HALF,
+	P_LOCAL,
+	P_OUT_TILE,
+	P_N
+};
+
 /* memsim-gpu l2probe: an option of another kind is refused rather than ignored. */
 static int
 l2probe_parse(int argc, char **argv, struct l2probe_config *c)
 {
-	static const struct option lo[] = { { "kind", required_argument, NULL, 'k' },
-					    { "tile", required_argument, NULL, 't' },
-					    { "region", required_argument, NULL, 'r' },
-					    { "steps", required_argument, NULL, 's' },
-					    { "total", required_argument, NULL, 'T' },
-					    { "stream", required_argument, NULL, 'S' },
-					    { "buffer", required_argument, NULL, 'b' },
-					    { "lag", required_argument, NULL, 'l' },
-					    { "same-half", no_argument, NULL, 'h' },
-					    { "local", no_argument, NULL, 'L' },
-					    { "out-tile", required_argument, NULL, 'o' },
-					    { NULL, 0, NULL, 0 } };
-	/* the options each kind takes, by their short letter */
-	static const char *const takes[] = { "trsLo", "tTS", "tblh" };
-	char seen[16] = "", err[256];
-	bool kind = false;
-	int opt, idx, n = 0;
-	uint64_t v;
+	static const char *const kinds[] = { "rewrite", "tiles", "crossread", NULL };
+	static const char *const names[P_N] = {
+		"tile",   "region", "steps",     "total", "stream",
+		"buffer", "lag",    "same-half", "local", "out-tile"
+	};
+	/* the options each kind takes */
+	static const char *const takes[] = { "\x00\x01\x02\x08\x09", "\x00\x03\x04",
+					     "\x00\x05\x06\x07" };
+	static const unsigned ntakes[] = { 5, 3, 4 };
+	unsigned kind = 0;
+	uint64_t v[P_N] = { 32, 4, 124, 64, 0, 40, 8, 0, 0, 0 };
+	bool given[P_N] = { false }, kind_given = false, same_half = false, local = false;
+	const uint64_t most = 1u << 30;
+	const struct optparse_option opts[] = {
+		{ "kind", 0, OPTPARSE_CHOICE, .dest = &kind, .words = kinds, .given = &kind_given },
+		{ "tile", 0, OPTPARSE_U64, .dest = &v[P_TILE], .min = 1, .max = most,
+		  .expect = "a whole number from 1 to 2^30", .given = &given[P_TILE] },
+		{ "region", 0, OPTPARSE_U64, .dest = &v[P_REGION], .max = most,
+		  .expect = "a whole number from 0 to 2^30", .given = &given[P_REGION] },
+		{ "steps", 0, OPTPARSE_U64, .dest = &v[P_STEPS], .min = 1, .max = most,
+		  .expect = "a whole number from 1 to 2^30", .given = &given[P_STEPS] },
+		{ "total", 0, OPTPARSE_U64, .dest = &v[P_TOTAL], .min = 1, .max = most,
+		  .expect = "a whole number from 1 to 2^30", .given = &given[P_TOTAL] },
+		{ "stream", 0, OPTPARSE_U64, .dest = &v[P_STREAM], .max = most,
+		  .expect = "a whole number from 0 to 2^30", .given = &given[P_STREAM] },
+		{ "buffer", 0, OPTPARSE_U64, .dest = &v[P_BUFFER], .min = 1, .max = most,
+		  .expect = "a whole number from 1 to 2^30", .given = &given[P_BUFFER] },
+		{ "lag", 0, OPTPARSE_U64, .dest = &v[P_LAG], .min = 1, .max = most,
+		  .expect = "a whole number from 1 to 2^30", .given = &given[P_LAG] },
+		{ "same-half", 0, OPTPARSE_FLAG, .dest = &same_half, .given = &given[P_SAME_HALF] },
+		{ "local", 0, OPTPARSE_FLAG, .dest = &local, .given = &given[P_LOCAL] },
+		{ "out-tile", 0, OPTPARSE_U64, .dest = &v[P_OUT_TILE], .max = most,
+		  .expect = "a whole number from 0 to 2^30", .given = &given[P_OUT_TILE] },
+		{ .name = "help", .kind = OPTPARSE_HELP },
+		{ .name = NULL },
+	};
+	const struct optparse_command cmd = { .name = "l2probe",
+					      .usage = usage_out,
+					      .options = opts };
+	char err[256];
+	int rc;
 
-	*c = (struct l2probe_config){ L2PROBE_REWRITE, 32 << 10, 4 << 10, 124, 64 << 20, 0,
-				      40 << 20, 8, true, false, 0 };
-	optind = 2;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", lo, &idx)) != -1) {
-		if (opt == 'k') {
-			if (!strcmp(optarg, "rewrite"))
-				c->kind = L2PROBE_REWRITE;
-			else if (!strcmp(optarg, "tiles"))
-				c->kind = L2PROBE_TILES;
-			else if (!strcmp(optarg, "crossread"))
-				c->kind = L2PROBE_CROSSREAD;
-			else
-				return usage("--kind: rewrite, tiles or crossread");
-			kind = true;
-			continue;
-		}
-		if (opt == '?' || opt == ':')
-			return usage("l2probe: unknown option or missing value");
-		if (opt == 'h') {
-			c->cross = false;
-		} else if (opt == 'L') {
-			c->local = true;
-		} else if (!parse_u64(optarg, &v) || v > (1u << 30) ||
-			   (v == 0 && opt != 'r' && opt != 'S' && opt != 'o')) {
-			snprintf(err, sizeof(err), "--%s: a %s whole number", lo[idx].name,
-				 opt == 'r' || opt == 'S' || opt == 'o' ? "non-negative" : "positive");
-			return usage(err);
-		} else if (opt == 't') {
-			c->tile = v << 10;
-		} else if (opt == 'r') {
-			c->region = v << 10;
-		} else if (opt == 'o') {
-			c->out_tile = v << 10;
-		} else if (opt == 's') {
-			c->steps = v;
-		} else if (opt == 'T') {
-			c->total = v << 20;
-		} else if (opt == 'S') {
-			c->stream = v << 20;
-		} else if (opt == 'b') {
-			c->buffer = v << 20;
-		} else {
-			c->lag = v;
-		}
-		if (n < (int)sizeof(seen) - 1)
-			seen[n++] = (char)opt;
-	}
-	if (optind != argc)
+	if ((rc = optparse_argv(&cmd, argc - 1, argv + 1)))
+		return rc == OPTPARSE_HELP_SHOWN ? -1 : rc;
+	if (optind != argc - 1)
 		return usage("l2probe: unexpected argument");
-	if (!kind)
+	if (!kind_given)
 		return usage("l2probe: --kind is needed");
-	for (const char *o = seen; *o; o++)
-		if (!strchr(takes[c->kind], *o)) {
-			for (idx = 0; lo[idx].val != *o; idx++)
-				;
-			snprintf(err, sizeof(err), "--%s: not an option of --kind %s",
-				 lo[idx].name, l2probe_kind_name(c->kind));
+	for (unsigned i = 0; i < P_N; i++)
+		if (given[i] && !memchr(takes[kind], (int)i, ntakes[kind])) {
+			snprintf(err, sizeof(err), "--%s: not an option of --kind %s", names[i],
+				 kinds[kind]);
 			return usage(err);
 		}
+	*c = (struct l2probe_config){ (enum l2probe_kind)kind,
+				      v[P_TILE] << 10,
+				      v[P_REGION] << 10,
+				      v[P_STEPS],
+				      v[P_TOTAL] << 20,
+				      v[P_STREAM] << 20,
+				      v[P_BUFFER] << 20,
+				      v[P_LAG],
+				      !same_half,
+				      local,
+				      v[P_OUT_TILE] << 10 };
 	if (l2probe_config_check(c, err, sizeof(err)))
 		return usage(err);
 	return 0;
@@ -370,7 +402,7 @@ l2probe(int argc, char **argv)
 	int rc;
 
 	if ((rc = l2probe_parse(argc, argv, &c)))
-		return rc;
+		return rc < 0 ? 0 : rc;
 	if (l2probe_gpu_run(&c, &r, err, sizeof(err))) {
 		fprintf(stderr, "memsim-gpu: %s\n", err);
 		return 1;
@@ -419,7 +451,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "check") && strcmp(argv[1], "run") && strcmp(argv[1], "time"))
 		return usage("unknown command");
 	if ((rc = parse(argc, argv, &o)))
-		return rc;
+		return rc < 0 ? 0 : rc;
 	for (unsigned i = 0; i < o.nN; i++)
 		if ((rc = one(argv[1], &o, o.Ns[i], i == 0)))
 			return rc;

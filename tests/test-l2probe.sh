@@ -27,7 +27,7 @@ refuse() {
 }
 
 if [ "$gpu" != none ]; then
-	refuse "--kind bogus" "--kind: rewrite, tiles or crossread"
+	refuse "--kind bogus" "--kind: 'bogus' is not rewrite, tiles or crossread"
 	refuse "--tile 32" "l2probe: --kind is needed"
 	refuse "--kind rewrite --total 8" "--total: not an option of --kind rewrite"
 	refuse "--kind rewrite --same-half" "--same-half: not an option of --kind rewrite"
@@ -37,23 +37,45 @@ if [ "$gpu" != none ]; then
 	refuse "--kind rewrite --out-tile 2048" "--out-tile: a multiple of 0.5 KiB up to 1 MiB"
 	refuse "--kind rewrite --tile 6" "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB"
 	refuse "--kind rewrite --tile 8192" "--tile: a multiple of 4 KiB from 4 KiB to 4 MiB"
-	refuse "--kind rewrite --steps 0" "--steps: a positive whole number"
+	refuse "--kind rewrite --steps 0" "--steps: '0' is not a whole number from 1 to 2^30"
 	refuse "--kind rewrite --steps 100001" "--steps: 1 to 100000"
-	refuse "--kind rewrite --region -1" "--region: a non-negative whole number"
+	refuse "--kind rewrite --region -1" "--region: '-1' is not a whole number from 0 to 2^30"
 	refuse "--kind rewrite --region 5000" "--region: a multiple of 0.5 KiB up to 4 MiB"
 	refuse "--kind tiles --total 1 --tile 3072" "--total: a multiple of the tile up to 16 GiB"
 	refuse "--kind tiles --total 8 --stream 12" "--stream: 0 or 1 to 16 times --total"
 	refuse "--kind tiles --total 8 --stream 136" "--stream: 0 or 1 to 16 times --total"
-	refuse "--kind crossread --buffer 0" "--buffer: a positive whole number"
+	refuse "--kind crossread --buffer 0" "--buffer: '0' is not a whole number from 1 to 2^30"
 	refuse "--kind crossread --buffer 40 --tile 3072" "--buffer: a multiple of the tile"
-	refuse "--kind crossread --lag 0" "--lag: a positive whole number"
-	refuse "--kind crossread --lag x" "--lag: a positive whole number"
+	refuse "--kind crossread --lag 0" "--lag: '0' is not a whole number from 1 to 2^30"
+	refuse "--kind crossread --lag x" "--lag: 'x' is not a whole number from 1 to 2^30"
 	refuse "--kind rewrite --local --region 3" "--local: --region 1, 2, 4, 8, 16, 32, 64 or 128 (KiB)"
 	refuse "--kind rewrite --local --region 0" "--local: --region 1, 2, 4, 8, 16, 32, 64 or 128 (KiB)"
 	refuse "--kind tiles --local" "--local: not an option of --kind tiles"
-	refuse "--kind rewrite --nope 1" "l2probe: unknown option or missing value"
-	refuse "--kind rewrite --steps" "l2probe: unknown option or missing value"
+	refuse "--kind rewrite --nope 1" "unknown option '--nope'"
+	refuse "--kind rewrite --steps" "option '--steps' needs a value"
 	refuse "--kind rewrite extra" "l2probe: unexpected argument"
+	refuse "--kind rewrite --steps 2000000000" "--steps: '2000000000' is not a whole number from 1 to 2^30"
+
+	# memsim-gpu's other commands, on the same option layer: refused before any GPU is asked
+	for c in "run --N 0|--N: '0' is not a list of up to 32 positive numbers" \
+		"check --kernel x|--kernel: 'x' is not naive or flash2" \
+		"time --dtype fp8|--dtype: 'fp8' is not fp32, fp16 or bf16" \
+		"run --reps 0|--reps: '0' is not a whole number from 1 to 10000" \
+		"run --heads 0|--heads: '0' is not a positive whole number" \
+		"run extra|unexpected argument" \
+		"idle --ms -1|--ms: '-1' is not a positive number of milliseconds" \
+		"idle|idle takes --ms T"; do
+		args=${c%%|*} want=${c#*|}
+		# shellcheck disable=SC2086
+		"$gpu" $args >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		if [ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+			grep -qF -- "$want" "$tmp/err"; then
+			ok "memsim-gpu $args: exit 2, $want"
+		else
+			not_ok "memsim-gpu $args" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+		fi
+	done
 
 	# the grid: through a stand-in that runs memsim-gpu and records its exit status (2 would
 	# be a case the parser refuses; here, without a GPU, the others fail with 1 or run)
