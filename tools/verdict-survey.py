@@ -3,6 +3,7 @@
 
 Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [--jobs J]
                                [--max-seconds T] [--show K] [--focus F] [--decode]
+                               [--lines L1,L2,...]
 
 Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
@@ -36,6 +37,8 @@ KERNELS = ["naive", "flash1", "flash2", "proj"]
 HEADS = [(1, 1), (12, 3), (4, 2), (2, 1), (3, 3), (8, 1)]
 TILES = [1, 2, 3, 5, 7, 16, 40, 50, 64, 100, 128, 200]
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+LINES = [32, 64, 64, 128]  # the line sizes drawn; --lines replaces them (and FIT_LINES)
+FIT_LINES = [32, 64, 128]  # --decode's caches past the footprint
 
 
 def draw_n(rng):
@@ -119,7 +122,7 @@ def draw_cache(rng, cfg, focus):
     tiles = rng.choice(["scratch", "scratch", "dram"] if not plain else ["scratch"] * 4 + ["dram"])
     if levels == 0:
         return "none,tiles=%s" % tiles
-    line = rng.choice([32, 64, 64, 128])
+    line = rng.choice(LINES)
     top = max(2, int(1.5 * footprint(cfg) / line) + 1)
     specs, lines = [], 1
     for i in range(levels):
@@ -192,7 +195,7 @@ def draw_decode(rng, focus, page_rng):
         cfg["kv_page"] = page
     cfg["cache"] = draw_cache(rng, cfg, focus)
     if rng.random() < 0.35:
-        line = rng.choice([32, 64, 128])
+        line = rng.choice(FIT_LINES)
         lines = int(footprint(cfg) / line) + rng.randint(8, 400)
         cfg["cache"] = "L1=%d:full:%d:lru:wb:%s,tiles=scratch" % (
             lines * line, line, rng.choice(["wa", "wv"]))
@@ -281,7 +284,11 @@ def main():
     ap.add_argument("--decode", action="store_true",
                     help="draw flashdecode decode steps (N 1 to 16 over N_kv keys, S splits,"
                          " grouped-query heads packed at N = 1) instead")
+    ap.add_argument("--lines", help="the line sizes to draw, comma-separated bytes (powers"
+                    " of two) [32,64,64,128]")
     args = ap.parse_args()
+    if args.lines:
+        LINES[:] = FIT_LINES[:] = [int(x) for x in args.lines.split(",")]
 
     if args.tap:
         print("1..1", flush=True)
