@@ -744,29 +744,42 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	/* Every size's model has the arrays of this one, at the same indices: the line's array
 	 * is looked up once for all the fills. */
 	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
+	struct stack_zone *sz;
 
 	if (write)
 		c->stack_writes += count;
 	else
 		c->stack_reads += count;
-	/* Sizes smallest first: the ones that missed are 0 .. z-1. */
+	if (z == 0)
+		return;
+	/* The misses and fills of sizes 0 .. z-1 are alike but for the size: counted once, by
+	 * zone, and added to the sizes' models when they settle. */
+	sz = &c->stack_zone[z];
+	if (write) {
+		sz->write_misses++;
+	} else {
+		sz->read_misses++;
+		sz->rfo_misses += (flags & F_RFO) != 0;
+		sz->ifetch_misses += (flags & F_IFETCH) != 0;
+	}
+	if (fetch) {
+		unsigned cell = fill_array * (c->nfan + 1) + z;
+
+		if (c->stack_fill[cell].read_bytes == 0)
+			c->stack_fill_used[c->stack_fill_nused++] = cell;
+		traffic_add(&c->stack_fill[cell], bytes, false, fill_flags);
+		sz->fills++;
+	}
+	c->stack_unsettled = true;
+	/* The victims differ: sizes smallest first, the ones that missed are 0 .. z-1. */
 	for (unsigned k = 0; k < z; k++) {
-		struct cache *s = c->fan[c->stack_order[k]];
-		struct level *L = &s->lv[c->fan_level];
 		const struct stackdist_victim *v = &c->victims[k];
 
-		if (write)
-			L->st.write_misses++;
-		else
-			count_read_miss(L, flags);
-		if (v->valid)
-			L->st.evictions++;
-		if (fetch) {
-			array_transfer(s, fill_array, addr & ~(bytes - 1), bytes, false,
-				       fill_flags);
-			L->st.fills++;
-		}
+		c->stack_evictions[k] += v->valid;
 		if (v->valid && v->dirty) {
+			struct cache *s = c->fan[c->stack_order[k]];
+			struct level *L = &s->lv[c->fan_level];
+
 			L->st.writebacks++;
 			if (flags & F_FLUSH)
 				L->st.flush_writebacks++;
@@ -805,12 +818,58 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 	return res;
 }
 
-/* Adds the stack pass's reads and writes, which every size counts alike, to each size's
- * model: before anything that changes how a model counts (its phase) and before its counters
- * are read. */
+/* Adds what stack_ref() counted by zone to the model of stack cache k: the references of zones
+ * above k missed in it. */
+static void
+settle_size(struct cache *c, unsigned k)
+{
+	struct cache *s = c->fan[c->stack_order[k]];
+	struct level *L = &s->lv[c->fan_level];
+	struct phase *p = &s->phases[s->cur_phase];
+	unsigned zones = c->nfan + 1;
+
+	for (unsigned z = k + 1; z < zones; z++) {
+		const struct stack_zone *sz = &c->stack_zone[z];
+
+		L->st.read_misses += sz->read_misses;
+		L->st.write_misses += sz->write_misses;
+		L->st.rfo_misses += sz->rfo_misses;
+		L->st.ifetch_misses += sz->ifetch_misses;
+		L->st.fills += sz->fills;
+	}
+	L->st.evictions += c->stack_evictions[k];
+	/* Only the cells in use: a trace may change phase every few accesses. */
+	for (unsigned i = 0; i < c->stack_fill_nused; i++) {
+		unsigned cell = c->stack_fill_used[i];
+		const struct cache_traffic *f = &c->stack_fill[cell];
+		struct cache_traffic *t = &p->per_array[cell / zones];
+
+		if (cell % zones > k) {
+			t->read_bytes += f->read_bytes;
+			t->rfo_bytes += f->rfo_bytes;
+			t->flush_read_bytes += f->flush_read_bytes;
+		}
+	}
+}
+
+/* Adds what the stack pass counted for all sizes at once (the reads and writes, which every
+ * size counts alike; the misses, fills and evictions, by zone) to each size's model: before
+ * anything that changes how a model counts (its phase) and before its counters are read. */
 void
 cache_stack_settle(struct cache *c)
 {
+	if (c->stack_unsettled) {
+		unsigned zones = c->nfan + 1;
+
+		for (unsigned k = 0; k < c->nfan; k++)
+			settle_size(c, k);
+		memset(c->stack_zone, 0, zones * sizeof(*c->stack_zone));
+		for (unsigned i = 0; i < c->stack_fill_nused; i++)
+			memset(&c->stack_fill[c->stack_fill_used[i]], 0, sizeof(*c->stack_fill));
+		c->stack_fill_nused = 0;
+		memset(c->stack_evictions, 0, c->nfan * sizeof(*c->stack_evictions));
+		c->stack_unsettled = false;
+	}
 	if (c->stack_reads | c->stack_writes) {
 		for (unsigned k = 0; k < c->nfan; k++) {
 			struct level *L = &c->fan[k]->lv[c->fan_level];

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "sim/cache_internal.h"
 #include "sim/util.h"
@@ -210,7 +211,13 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 		c->victims = xzalloc(n * sizeof(*c->victims));
 		stack_geometry(&cfg->level[level], sizes, n, c->stack_order, sets, ways);
 		c->stack = stack_create(sets, ways, n);
-		if (!c->stack) {
+		c->stack_zone = calloc(n + 1, sizeof(*c->stack_zone));
+		c->stack_fill = calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill));
+		c->stack_fill_used =
+			calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill_used));
+		c->stack_evictions = calloc(n, sizeof(*c->stack_evictions));
+		if (!c->stack || !c->stack_zone || !c->stack_fill || !c->stack_fill_used ||
+		    !c->stack_evictions) {
 			cache_destroy(c);
 			return NULL;
 		}
@@ -243,7 +250,10 @@ cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64
 		unsigned order[STACKDIST_MAX_CACHES];
 
 		stack_geometry(&cfg->level[level], sizes, n, order, sets, ways);
-		bytes += stack_bytes(sets, ways, n);
+		bytes += stack_bytes(sets, ways, n) + (n + 1) * sizeof(struct stack_zone) +
+			 (CACHE_MAX_ARRAYS + 1) * (n + 1) *
+				 (sizeof(struct cache_traffic) + sizeof(unsigned)) +
+			 n * sizeof(uint64_t);
 	}
 	return bytes;
 }
