@@ -146,9 +146,11 @@ uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_
 struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
 
 /* cache.c */
-void cache_stack_settle(struct cache *c);
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
 void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);
+
+/* cache_onepass.c */
+void cache_stack_settle(struct cache *c);
