@@ -744,29 +744,42 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	/* Every size's model has the arrays of this one, at the same indices: the line's array
 	 * is looked up once for all the fills. */
 	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
+	struct stack_zone *sz;
 
 	if (write)
 		c->stack_writes += count;
 	else
 		c->stack_reads += count;
-	/* Sizes smallest first: the ones that missed are 0 .. z-1. */
+	if (z == 0)
+		return;
+	/* The misses and fills of sizes 0 .. z-1 are alike but for the size: counted once, by
+	 * zone, and added to the sizes' models when they settle. */
+	sz = &c->stack_zone[z];
+	if (write) {
+		sz->write_misses++;
+	} else {
+		sz->read_misses++;
+		sz->rfo_misses += (flags & F_RFO) != 0;
+		sz->ifetch_misses += (flags & F_IFETCH) != 0;
+	}
+	if (fetch) {
+		unsigned cell = fill_array * (c->nfan + 1) + z;
+
+		if (c->stack_fill[cell].read_bytes == 0)
+			c->stack_fill_used[c->stack_fill_nused++] = cell;
+		traffic_add(&c->stack_fill[cell], bytes, false, fill_flags);
+		sz->fills++;
+	}
+	c->stack_unsettled = true;
+	/* The victims differ: sizes smallest first, the ones that missed are 0 .. z-1. */
 	for (unsigned k = 0; k < z; k++) {
-		struct cache *s = c->fan[c->stack_order[k]];
-		struct level *L = &s->lv[c->fan_level];
 		const struct stackdist_victim *v = &c->victims[k];
 
-		if (write)
-			L->st.write_misses++;
-		else
-			count_read_miss(L, flags);
-		if (v->valid)
-			L->st.evictions++;
-		if (fetch) {
-			array_transfer(s, fill_array, addr & ~(bytes - 1), bytes, false,
-				       fill_flags);
-			L->st.fills++;
-		}
+		c->stack_evictions[k] += v->valid;
 		if (v->valid && v->dirty) {
+			struct cache *s = c->fan[c->stack_order[k]];
+			struct level *L = &s->lv[c->fan_level];
+
 			L->st.writebacks++;
 			if (flags & F_FLUSH)
 				L->st.flush_writebacks++;
@@ -803,21 +816,4 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 		res |= span_ref(s, &s->lv[c->fan_level], addr, size, req, count, flags);
 	}
 	return res;
-}
-
-/* Adds the stack pass's reads and writes, which every size counts alike, to each size's
- * model: before anything that changes how a model counts (its phase) and before its counters
- * are read. */
-void
-cache_stack_settle(struct cache *c)
-{
-	if (c->stack_reads | c->stack_writes) {
-		for (unsigned k = 0; k < c->nfan; k++) {
-			struct level *L = &c->fan[k]->lv[c->fan_level];
-
-			L->st.reads += c->stack_reads;
-			L->st.writes += c->stack_writes;
-		}
-		c->stack_reads = c->stack_writes = 0;
-	}
 }

@@ -205,6 +205,10 @@ cache_destroy(struct cache *c)
 	stackdist_destroy(c->stack);
 	free(c->stack_order);
 	free(c->victims);
+	free(c->stack_zone);
+	free(c->stack_fill);
+	free(c->stack_fill_used);
+	free(c->stack_evictions);
 	for (unsigned i = 0; i < c->nlv; i++) {
 		free(c->lv[i].tags);
 		free(c->lv[i].mask);

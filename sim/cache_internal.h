@@ -86,6 +86,11 @@ struct phase {
 	struct cache_level_stats lvl[CACHE_MAX_LEVELS + 1];
 };
 
+/* Counts of a stack pass's references of one zone z, for each of the sizes 0 .. z-1. */
+struct stack_zone {
+	uint64_t read_misses, write_misses, rfo_misses, ifetch_misses, fills;
+};
+
 struct cache {
 	struct cache_config cfg;
 	struct level lv[CACHE_MAX_LEVELS + 1];
@@ -104,6 +109,14 @@ struct cache {
 	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
 	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
 	uint64_t stack_reads, stack_writes;
+	/* Stack pass: what the sizes that missed count, by the reference's zone z (sizes 0 ..
+	 * z-1 missed), not yet added to the models (cache_stack_settle()). */
+	struct stack_zone *stack_zone;    /* [z], z = 0 .. nfan */
+	struct cache_traffic *stack_fill; /* [array * (nfan + 1) + z]: the fills' bytes */
+	unsigned *stack_fill_used;        /* the cells of stack_fill in use, in no order */
+	unsigned stack_fill_nused;
+	uint64_t *stack_evictions; /* [stack cache k] */
+	bool stack_unsettled;
 	int icache; /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
@@ -133,9 +146,11 @@ uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_
 struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
 
 /* cache.c */
-void cache_stack_settle(struct cache *c);
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
 void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);
+
+/* cache_onepass.c */
+void cache_stack_settle(struct cache *c);

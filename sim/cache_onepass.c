@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/cache_internal.h"
 #include "sim/util.h"
@@ -210,7 +212,13 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 		c->victims = xzalloc(n * sizeof(*c->victims));
 		stack_geometry(&cfg->level[level], sizes, n, c->stack_order, sets, ways);
 		c->stack = stack_create(sets, ways, n);
-		if (!c->stack) {
+		c->stack_zone = calloc(n + 1, sizeof(*c->stack_zone));
+		c->stack_fill = calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill));
+		c->stack_fill_used =
+			calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill_used));
+		c->stack_evictions = calloc(n, sizeof(*c->stack_evictions));
+		if (!c->stack || !c->stack_zone || !c->stack_fill || !c->stack_fill_used ||
+		    !c->stack_evictions) {
 			cache_destroy(c);
 			return NULL;
 		}
@@ -243,9 +251,75 @@ cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64
 		unsigned order[STACKDIST_MAX_CACHES];
 
 		stack_geometry(&cfg->level[level], sizes, n, order, sets, ways);
-		bytes += stack_bytes(sets, ways, n);
+		bytes += stack_bytes(sets, ways, n) + (n + 1) * sizeof(struct stack_zone) +
+			 (CACHE_MAX_ARRAYS + 1) * (n + 1) *
+				 (sizeof(struct cache_traffic) + sizeof(unsigned)) +
+			 n * sizeof(uint64_t);
 	}
 	return bytes;
+}
+
+/* Adds what stack_ref() counted by zone to the model of stack cache k: the references of zones
+ * above k missed in it. */
+static void
+settle_size(struct cache *c, unsigned k)
+{
+	struct cache *s = c->fan[c->stack_order[k]];
+	struct level *L = &s->lv[c->fan_level];
+	struct phase *p = &s->phases[s->cur_phase];
+	unsigned zones = c->nfan + 1;
+
+	for (unsigned z = k + 1; z < zones; z++) {
+		const struct stack_zone *sz = &c->stack_zone[z];
+
+		L->st.read_misses += sz->read_misses;
+		L->st.write_misses += sz->write_misses;
+		L->st.rfo_misses += sz->rfo_misses;
+		L->st.ifetch_misses += sz->ifetch_misses;
+		L->st.fills += sz->fills;
+	}
+	L->st.evictions += c->stack_evictions[k];
+	/* Only the cells in use: a trace may change phase every few accesses. */
+	for (unsigned i = 0; i < c->stack_fill_nused; i++) {
+		unsigned cell = c->stack_fill_used[i];
+		const struct cache_traffic *f = &c->stack_fill[cell];
+		struct cache_traffic *t = &p->per_array[cell / zones];
+
+		if (cell % zones > k) {
+			t->read_bytes += f->read_bytes;
+			t->rfo_bytes += f->rfo_bytes;
+			t->flush_read_bytes += f->flush_read_bytes;
+		}
+	}
+}
+
+/* Adds what the stack pass counted for all sizes at once (the reads and writes, which every
+ * size counts alike; the misses, fills and evictions, by zone) to each size's model: before
+ * anything that changes how a model counts (its phase) and before its counters are read. */
+void
+cache_stack_settle(struct cache *c)
+{
+	if (c->stack_unsettled) {
+		unsigned zones = c->nfan + 1;
+
+		for (unsigned k = 0; k < c->nfan; k++)
+			settle_size(c, k);
+		memset(c->stack_zone, 0, zones * sizeof(*c->stack_zone));
+		for (unsigned i = 0; i < c->stack_fill_nused; i++)
+			memset(&c->stack_fill[c->stack_fill_used[i]], 0, sizeof(*c->stack_fill));
+		c->stack_fill_nused = 0;
+		memset(c->stack_evictions, 0, c->nfan * sizeof(*c->stack_evictions));
+		c->stack_unsettled = false;
+	}
+	if (c->stack_reads | c->stack_writes) {
+		for (unsigned k = 0; k < c->nfan; k++) {
+			struct level *L = &c->fan[k]->lv[c->fan_level];
+
+			L->st.reads += c->stack_reads;
+			L->st.writes += c->stack_writes;
+		}
+		c->stack_reads = c->stack_writes = 0;
+	}
 }
 
 bool

@@ -14,7 +14,10 @@
  *    sees every reference. A hit changes only the line's time, in one place for all caches.
  *  - A hash table (linear probing, backward-shift removal) finds a line's node. It starts
  *    small and doubles at half full: a sweep's largest cache may hold millions of lines that
- *    the kernel never fills, and a small table stays in the processor's caches. Nodes are
+ *    the kernel never fills, and a small table stays in the processor's caches. Sixteen
+ *    neighbouring lines hash to one 64-byte block of the table (their order in it rotated by
+ *    the hash, so strided lines do not pile up on one slot): kernels walk arrays, and the
+ *    lookup of the next line then finds its slot already in the processor's cache. Nodes are
  *    handed out in order (the allocation's untouched pages cost nothing) and reused through a
  *    free list.
  *  - Memory: what stackdist_create*() allocate is refused with NULL, not an abort, when it is
@@ -222,10 +225,15 @@ stackdist_destroy(struct stackdist *s)
 
 /* ---- the line index ---- */
 
+/* A line's first slot: its group of 16 lines picks a block of 16 slots by the hash's top bits,
+ * and its place in the group, rotated by other bits of the hash, its slot in the block (a
+ * table of fewer than 16 slots masks it). */
 static inline uint64_t
 home(const struct stackdist *s, uint64_t line)
 {
-	return (line * UINT64_C(0x9e3779b97f4a7c15)) >> s->hash_shift;
+	uint64_t h = (line >> 4) * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (((h >> s->hash_shift) & ~(uint64_t)15) | ((line + (h >> 20)) & 15)) & s->hash_mask;
 }
 
 static inline uint32_t

@@ -6,8 +6,10 @@
 # straddle=once, I1, 1 to 4 levels, hash-indexed levels, 32/64/128-byte lines, the presets) x
 # inputs (the three bench trace shapes in memsim's binary format and in din, the Dinero test
 # traces, a lackey trace with straddling accesses and instruction fetches, traced kernel runs
-# with arrays, phases and scratch tiles) x flush and --no-flush, and every pair of reports must
-# be byte-identical but for the timing fields. Exits 0 when all are, 1 otherwise.
+# with arrays, phases and scratch tiles) x flush and --no-flush, and the one-pass sweeps (a
+# --cache-sweep of L1, L2 or L3: the stack pass over one set count and several, and fan-out),
+# and every pair of reports (a sweep's: its results.json rows) must be byte-identical but for
+# the timing fields. Exits 0 when all are, 1 otherwise.
 #
 # DIR (default: a new directory under $TMPDIR or /tmp) keeps the traces and the baseline's
 # reports; a rerun with the same DIR and the same baseline binary reuses both, so checking a
@@ -140,6 +142,29 @@ echo "$specs" | while IFS= read -r spec; do
 		done
 	done
 done
+# One-pass sweeps, a spec and its --cache-sweep a line: the stack pass (several set counts, one
+# set count, direct mapped, 64 ways, a swept L1, an L3 below two levels, L1 lines of 32 B
+# above) and fan-out (plru; a FIFO L3 below the swept L2).
+sweeps="L1=32K:8:64,L2=1M:8:64 L2=64K:16M:x2
+L1=32K:8:64,L2=1M:full:64 L2=64K:16M:x2
+L1=4K:4:64,L2=64K:1:64 L2=8K:4M:x2
+L1=2K:4:64,L2=64K:64:64 L2=8K:8M:x2
+L1=8K:4:64 L1=1K:1M:x2
+L1=4K:2:64,L2=32K:4:64,L3=256K:16:64 L3=64K:8M:x2
+L1=4K:4:32,L2=64K:16:64 L2=16K:4M:x2
+L1=32K:8:64,L2=1M:8:64:plru L2=64K:16M:x2
+L1=4K:4:64,L2=32K:8:64,L3=1M:16:64:fifo L2=16K:1M:x2"
+j=0
+echo "$sweeps" | while read -r spec sweep; do
+	j=$((j + 1))
+	for flush in flush no-flush; do
+		fl=""
+		[ $flush = no-flush ] && fl=" --no-flush"
+		for k in naive flash2; do
+			echo "s$j-$k-$flush sweep --jobs 1 --kernel $k --N 300 --d 40 --Br 48 --Bc 80 --heads 2 --kv-heads 1 --causal --trace-only --cache $spec --cache-sweep $sweep$fl" >>"$cases"
+		done
+	done
+done
 
 # Runs every case with binary $1 into directory $2; each case leaves NAME.json and NAME.rc.
 run_all() {
@@ -148,8 +173,19 @@ run_all() {
 	(cd "$2" && xargs -L 1 -P "$jobs" sh -c '
 		bin=$1 name=$2
 		shift 2
-		"$bin" "$@" --json "$name.json" >/dev/null 2>"$name.err"
-		echo $? >"$name.rc"' sh "$1" <"$cases")
+		if [ "$1" = sweep ]; then
+			# results.json holds a row a line: without its timing fields, rows compare
+			# as lines.
+			"$bin" "$@" --out "$name.d" >/dev/null 2>"$name.err"
+			rc=$?
+			sed -E "s/\"(traced_seconds|peak_rss_bytes)\":[^,}]*,?//g" \
+				"$name.d/results.json" >"$name.json" 2>>"$name.err" || rc=1
+			rm -rf "$name.d"
+			echo $rc >"$name.rc"
+		else
+			"$bin" "$@" --json "$name.json" >/dev/null 2>"$name.err"
+			echo $? >"$name.rc"
+		fi' sh "$1" <"$cases")
 }
 
 stamp="$(cksum <"$base") $(cksum <"$cases")"
@@ -182,7 +218,7 @@ while read -r name _; do
 		bad="$bad $name"
 	fi
 done <"$cases"
-echo "same-counters: $same of $total reports identical ($(echo "$specs" | wc -l) hierarchies; reports in $dir)"
+echo "same-counters: $same of $total reports identical ($(echo "$specs" | wc -l) hierarchies, $(echo "$sweeps" | wc -l) sweeps; reports in $dir)"
 if [ -n "$bad" ]; then
 	echo "differ:$bad" | tr ' ' '\n' | head -40
 	exit 1
