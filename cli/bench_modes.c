@@ -67,10 +67,10 @@ modes_measure(struct modes_bench *m, char *err, size_t errlen)
 	struct sim_result r;
 	double t0, t_comp, t_fx;
 
-	t0 = now_seconds();
+	t0 = cpu_seconds();
 	if (sim_kernel(&m->cfg, &m->spec, true, 1, false, &r, err, errlen))
 		return -1;
-	t_comp = now_seconds() - t0;
+	t_comp = cpu_seconds() - t0;
 	sim_result_finish(&r);
 	if (modes_bench_sample(&m->cfg, &m->spec, &rows[R_TRACE_ONLY], &rows[R_SAMPLED], err,
 			       errlen) ||
@@ -84,9 +84,9 @@ modes_measure(struct modes_bench *m, char *err, size_t errlen)
 	rows[R_COMPUTING] =
 		(struct mode_row){ NULL, t_comp, t_comp / rows[R_TRACE_ONLY].seconds, -1, 0, "" };
 	formula_machine_from_spec(&m->spec, true, &fm);
-	t0 = now_seconds();
+	t0 = cpu_seconds();
 	formula_eval(&m->cfg, &fm, &fr);
-	t_fx = now_seconds() - t0;
+	t_fx = cpu_seconds() - t0;
 	rows[R_FORMULA] =
 		(struct mode_row){ NULL, t_fx, t_fx / rows[R_TRACE_ONLY].seconds, -1, -1, "" };
 	for (int i = 0; i < R_COUNT; i++) {
@@ -105,7 +105,7 @@ modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
 		"memsim bench --modes: %s N=%llu d=64 fp32, B_r = B_c = 64; cache %s; L2 sizes "
 		"64K to 128M (x2)\n\n",
 		kernel, (unsigned long long)m->cfg.N, m->base);
-	fprintf(out, "%-40s %10s %10s %12s %12s   %s\n", "mode", "seconds", "x one run",
+	fprintf(out, "%-40s %10s %10s %12s %12s   %s\n", "mode", "CPU s", "x one run",
 		"x separate", "DRAM error", "target");
 	for (int i = 0; i < R_COUNT; i++) {
 		char vs[16] = "", err_s[16] = "exact";
@@ -122,7 +122,9 @@ modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
 			rows[i].vs_one, vs, err_s, rows[i].target);
 	}
 	fprintf(out,
-		"\n\"x one run\": over one exact trace-only run of the same cache (for the sweeps, "
+		"\nTimes are this process's processor time (one thread), which other programs on the\n"
+		"machine do not move as they move wall time.\n"
+		"\"x one run\": over one exact trace-only run of the same cache (for the sweeps, "
 		"the mean\nof their twelve separate runs; for the computing run, over trace-only). "
 		"One-pass\ncounters equal to the separate runs': 8-way fanout %s, 8-way stack %s, "
 		"full stack %s.\nMiss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
@@ -153,6 +155,7 @@ modes_json(const struct modes_bench *m, const char *kernel, const char *json_pat
 
 		cJSON_AddStringToObject(o, "mode", row->mode);
 		cJSON_AddNumberToObject(o, "seconds", row->seconds);
+		cJSON_AddStringToObject(o, "clock", "process cpu");
 		cJSON_AddNumberToObject(o, "x_one_run", row->vs_one);
 		if (row->vs_separate >= 0)
 			cJSON_AddNumberToObject(o, "x_separate", row->vs_separate);

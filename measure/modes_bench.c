@@ -64,7 +64,7 @@ modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cach
 				 cache_onepass_str(hows[h]), text);
 			return -1;
 		}
-	t0 = now_seconds();
+	t0 = cpu_seconds();
 	for (unsigned k = 0; k < SWEEP_SIZES; k++) {
 		struct spec one = spec;
 
@@ -72,15 +72,15 @@ modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cach
 		    sim_kernel_trace_only(cfg, &one, true, &sep[k], err, errlen))
 			return -1; /* a bench of a valid config: never reached */
 	}
-	t_sep = now_seconds() - t0;
+	t_sep = cpu_seconds() - t0;
 	/* "one run": the mean of the twelve separate runs. */
 	rows[0] = (struct mode_row){ NULL, t_sep, SWEEP_SIZES, -1, 0, "" };
 	for (unsigned h = 0; h < nhow; h++) {
-		t0 = now_seconds();
+		t0 = cpu_seconds();
 		if (sim_kernel_onepass(cfg, &spec, 1, sizes, SWEEP_SIZES, hows[h], true, 1, true,
 				       pass, err, errlen))
 			goto out_sep;
-		t_pass = now_seconds() - t0;
+		t_pass = cpu_seconds() - t0;
 		same[h] = true;
 		for (unsigned k = 0; k < SWEEP_SIZES; k++) {
 			if (!same_totals(sep[k].cache, pass[k].cache))
@@ -105,18 +105,18 @@ modes_bench_sample(const struct attn_config *cfg, const struct spec *spec, struc
 {
 	struct sim_result a, b;
 	struct spec s = *spec;
-	double t0 = now_seconds(), ta, tb;
+	double t0 = cpu_seconds(), ta, tb;
 
 	if (sim_kernel_trace_only(cfg, spec, true, &a, err, errlen))
 		return -1;
-	ta = now_seconds() - t0;
+	ta = cpu_seconds() - t0;
 	s.cache.sample_sets = SAMPLE_SETS;
-	t0 = now_seconds();
+	t0 = cpu_seconds();
 	if (sim_kernel_trace_only(cfg, &s, true, &b, err, errlen)) {
 		sim_result_finish(&a);
 		return -1;
 	}
-	tb = now_seconds() - t0;
+	tb = cpu_seconds() - t0;
 	*full = (struct mode_row){ NULL, ta, 1, -1, 0, "" };
 	*est = (struct mode_row){
 		NULL,

@@ -68,6 +68,10 @@ int mkdir_p(const char *path);
 /* Monotonic clock in seconds. */
 double now_seconds(void);
 
+/* Processor time this process has used (all its threads), in seconds: for timings that
+ * other programs on a shared machine should not move. */
+double cpu_seconds(void);
+
 /* Memory this process may use: MemAvailable from /proc/meminfo, else the physical memory. */
 uint64_t mem_available_bytes(void);
 
