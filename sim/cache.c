@@ -70,6 +70,8 @@ static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint3
 static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
 			unsigned flags);
 
+#include "sim/cache_plain.h"
+
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
 static unsigned
 span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum req req,
@@ -614,7 +616,9 @@ cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 	uint64_t *set = L->tags + set_idx * L->ways;
 
 	/* level_ref() without the lookup the caller has made, and with the access counted. */
-	if (op)
+	if (L->plain)
+		plain_miss(c, L, set, line, size, op);
+	else if (op)
 		level_write(c, L, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
 	else
 		level_read(c, L, set, set_idx, line, -1, addr, size, 0);

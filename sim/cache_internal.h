@@ -68,6 +68,10 @@ struct level {
 	uint32_t *prev, *next; /* list links per slot; free slots are chained through next */
 	uint32_t *head, *tail, *free_head; /* per set */
 	bool fast_read, fast_write;
+	/* LRU in ordered slots, write-back, write-allocate, neither inclusive nor exclusive, no
+	 * write-validate or quiet write-backs, and plain levels of the same line size below if
+	 * any: its misses may take cache_plain.h's path. */
+	bool plain;
 	struct cache_level_stats st;
 };
 
