@@ -604,6 +604,15 @@ cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
 	v->ways = L->ways;
 	v->line_shift = L->line_shift;
 	v->lru = L->cfg.repl == CACHE_REPL_LRU;
+	v->l2_tags = NULL;
+	v->l2_set_mask = v->l2_ways = 0;
+	/* A plain L1 over a plain L2 (same lines): an L2 hit may settle inline. Not with a one-pass
+	 * model's fan right below L1, which is no L2 of this model. */
+	if (L->plain && L->lower) {
+		v->l2_tags = L->lower->tags;
+		v->l2_set_mask = L->lower->set_mask;
+		v->l2_ways = L->lower->ways;
+	}
 	return true;
 }
 
@@ -634,6 +643,21 @@ cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load
 	c->cpu.ops[CACHE_OP_STORE] += stores;
 	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;
 	c->cpu.bytes[CACHE_OP_STORE] += store_bytes;
+}
+
+void
+cache_count_fast_misses(struct cache *c, struct cache_fast_misses *m)
+{
+	struct level *L = &c->lv[0];
+
+	if (!(m->loads | m->stores))
+		return; /* and no L2 to count in where cache_fast_l1() gave no l2_tags */
+	L->st.read_misses += m->loads;
+	L->st.write_misses += m->stores;
+	L->st.fills += m->loads + m->stores;
+	L->st.evictions += m->evictions;
+	L->lower->st.reads += m->loads + m->stores;
+	m->loads = m->stores = m->evictions = 0;
 }
 
 bool

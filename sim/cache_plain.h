@@ -65,17 +65,26 @@ plain_allocate(struct cache *c, struct level *L, uint64_t *set, uint64_t line, b
 	}
 }
 
+/* touch() at a plain level: slot w's line moves to the front. */
+static ALWAYS_INLINE void
+plain_touch(uint64_t *set, uint32_t w)
+{
+	uint64_t e = set[w];
+
+	slots_up(set, w);
+	set[0] = e;
+}
+
 /* level_ref(REQ_READ) of a whole line at plain level L, from the level above. */
 static void
 plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 {
-	uint64_t set_idx = line & L->set_mask;
-	uint64_t *set = L->tags + set_idx * L->ways;
+	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
 	int w = scan_way(set, L->ways, line);
 
 	L->st.reads++;
 	if (w >= 0) {
-		touch(L, set, set_idx, (uint32_t)w);
+		plain_touch(set, (uint32_t)w);
 		return;
 	}
 	L->st.read_misses++;
@@ -91,13 +100,13 @@ plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 static void
 plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 {
-	uint64_t set_idx = line & L->set_mask;
-	uint64_t *set = L->tags + set_idx * L->ways;
+	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
 	int w = scan_way(set, L->ways, line);
 
 	L->st.writes++;
 	if (w >= 0) {
-		set[touch(L, set, set_idx, (uint32_t)w)] |= 1;
+		plain_touch(set, (uint32_t)w);
+		set[0] |= 1;
 		return;
 	}
 	L->st.write_misses++;
