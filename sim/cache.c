@@ -45,6 +45,7 @@
 
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
+#include "sim/cache_plain.h"
 #include "sim/cache_sets.h"
 #include "sim/name_index.h"
 #include "sim/sample.h"
@@ -69,8 +70,6 @@ static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint3
 			  enum req req, uint32_t count, unsigned flags);
 static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
 			unsigned flags);
-
-#include "sim/cache_plain.h"
 
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
 static unsigned
@@ -586,36 +585,6 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 		c->cpu.scratch_read_bytes += bytes;
 }
 
-bool
-cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
-{
-	return !c->nscratch && cache_fast_l1_without_scratch(c, v);
-}
-
-bool
-cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
-{
-	struct level *L = &c->lv[0];
-
-	if (c->ndata == 0 || !L->fast_write || c->sample_mask)
-		return false;
-	v->tags = L->tags;
-	v->set_mask = L->set_mask;
-	v->ways = L->ways;
-	v->line_shift = L->line_shift;
-	v->lru = L->cfg.repl == CACHE_REPL_LRU;
-	v->l2_tags = NULL;
-	v->l2_set_mask = v->l2_ways = 0;
-	/* A plain L1 over a plain L2 (same lines): an L2 hit may settle inline. Not with a one-pass
-	 * model's fan right below L1, which is no L2 of this model. */
-	if (L->plain && L->lower) {
-		v->l2_tags = L->lower->tags;
-		v->l2_set_mask = L->lower->set_mask;
-		v->l2_ways = L->lower->ways;
-	}
-	return true;
-}
-
 void
 cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 {
@@ -631,33 +600,6 @@ cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 		level_write(c, L, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
 	else
 		level_read(c, L, set, set_idx, line, -1, addr, size, 0);
-}
-
-void
-cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
-		 uint64_t store_bytes)
-{
-	c->lv[0].st.reads += loads;
-	c->lv[0].st.writes += stores;
-	c->cpu.ops[CACHE_OP_LOAD] += loads;
-	c->cpu.ops[CACHE_OP_STORE] += stores;
-	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;
-	c->cpu.bytes[CACHE_OP_STORE] += store_bytes;
-}
-
-void
-cache_count_fast_misses(struct cache *c, struct cache_fast_misses *m)
-{
-	struct level *L = &c->lv[0];
-
-	if (!(m->loads | m->stores))
-		return; /* and no L2 to count in where cache_fast_l1() gave no l2_tags */
-	L->st.read_misses += m->loads;
-	L->st.write_misses += m->stores;
-	L->st.fills += m->loads + m->stores;
-	L->st.evictions += m->evictions;
-	L->lower->st.reads += m->loads + m->stores;
-	m->loads = m->stores = m->evictions = 0;
 }
 
 bool
@@ -831,6 +773,13 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 		res |= span_ref(s, &s->lv[c->fan_level], addr, size, req, count, flags);
 	}
 	return res;
+}
+
+unsigned
+cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+	      unsigned flags)
+{
+	return fan_ref(c, addr, size, req, count, flags);
 }
 
 /* Adds the stack pass's reads and writes, which every size counts alike, to each size's

@@ -7,8 +7,8 @@
  * them, cache.c's level_ref()/level_read()/level_write()/allocate() reduce to what is here:
  * a whole line goes down at a time, nothing below hands a dirty line up, a victim keeps its
  * slot until the new line takes it. The same steps in the same order, so the same counters,
- * without the tests and arguments of the general path. Static inline, for cache.c alone,
- * after its declarations of fan_ref() (not an interface: sim/cache.h is).
+ * without the tests and arguments of the general path. Static inline, for cache.c alone
+ * (not an interface: sim/cache.h is).
  */
 
 #include <stdint.h>
@@ -16,8 +16,9 @@
 #include "sim/cache_internal.h"
 #include "sim/cache_sets.h"
 
-static void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
-static void plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags);
+static inline void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
+static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line,
+				   unsigned flags);
 
 /* A whole line of plain level L to what lies below it: line_below() for plain levels. Only a
  * one-pass model's levels below (fan_ref()) may answer RES_DIRTY. */
@@ -34,8 +35,8 @@ plain_below(struct cache *c, const struct level *L, uint64_t line, bool write, u
 		return 0;
 	}
 	if (c->nfan)
-		return fan_ref(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ, 1,
-			       flags);
+		return cache_fan_ref(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ,
+				     1, flags);
 	cache_dram_transfer(c, addr, L->cfg.line_bytes, write, flags);
 	return 0;
 }
@@ -76,7 +77,7 @@ plain_touch(uint64_t *set, uint32_t w)
 }
 
 /* level_ref(REQ_READ) of a whole line at plain level L, from the level above. */
-static void
+static inline void
 plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 {
 	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
@@ -97,7 +98,7 @@ plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 
 /* level_ref(REQ_WRITEBACK) of a whole line at plain level L: a hit marks it dirty and most
  * recent; a miss allocates it dirty without a fetch (the write covers the line). */
-static void
+static inline void
 plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 {
 	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
