@@ -494,8 +494,8 @@ bench_value_option(struct bench_args *a, int opt, const char *arg)
 		return 0;
 	case 's':
 		if (!replay_shape_parse(arg, &a->shape))
-			return usage_error(
-				"bench", "--shape: '%s' is not blocked, unblocked or naive", arg);
+			return usage_error("bench",
+					   "--shape: '%s' is not blocked, unblocked or naive", arg);
 		return 0;
 	case OPT_KN:
 		if (!parse_u64(arg, &a->kn) || a->kn == 0)

@@ -38,6 +38,8 @@
 
 #define NAIVE_N 512u
 #define NAIVE_D 64u
+#define NAIVE_ROWS_BYTES (NAIVE_N * NAIVE_D * 4u) /* Q, K, V or O of one head */
+#define NAIVE_S_BYTES (NAIVE_N * NAIVE_N * 4u)
 /* Accesses of one query row: scores, softmax, P V. */
 #define NAIVE_ROW (NAIVE_N * (2 * NAIVE_D + 1) + 5 * NAIVE_N + NAIVE_D * (2 * NAIVE_N + 1))
 
@@ -97,11 +99,13 @@ static const struct {
 	const char *name;
 	uint64_t base, head_bytes;
 } naive_arrays[] = {
-	{ "Q", UINT64_C(1) << 36, NAIVE_N * NAIVE_D * 4 },
-	{ "K", UINT64_C(2) << 36, NAIVE_N * NAIVE_D * 4 },
-	{ "V", UINT64_C(3) << 36, NAIVE_N * NAIVE_D * 4 },
-	{ "S", UINT64_C(4) << 36, (uint64_t)NAIVE_N * NAIVE_N * 4 },
-	{ "O", UINT64_C(5) << 36, NAIVE_N * NAIVE_D * 4 },
+	/* clang-format off */
+	{ "Q", UINT64_C(1) << 36, NAIVE_ROWS_BYTES },
+	{ "K", UINT64_C(2) << 36, NAIVE_ROWS_BYTES },
+	{ "V", UINT64_C(3) << 36, NAIVE_ROWS_BYTES },
+	{ "S", UINT64_C(4) << 36, NAIVE_S_BYTES },
+	{ "O", UINT64_C(5) << 36, NAIVE_ROWS_BYTES },
+	/* clang-format on */
 };
 
 static void
@@ -116,8 +120,8 @@ naive_declare(struct replay_sink *s, uint64_t heads, struct naive_decl *d)
 			cache_add_array(s->cache, naive_arrays[a].name, naive_arrays[a].base, bytes,
 					false);
 		if (s->mt)
-			mtrace_writer_array(s->mt, naive_arrays[a].name, naive_arrays[a].base, bytes,
-					    TRACE_SPACE_DRAM);
+			mtrace_writer_array(s->mt, naive_arrays[a].name, naive_arrays[a].base,
+					    bytes, TRACE_SPACE_DRAM);
 	}
 	for (unsigned p = 0; p < 3; p++) {
 		d->phase[p][0] = s->cache ? cache_add_phase(s->cache, phases[p]) : 0;
@@ -186,8 +190,7 @@ naive_generate(struct replay_sink *s, uint64_t target)
 }
 
 uint64_t
-replay_bench_generate(struct replay_sink *s, uint64_t target, uint64_t pad,
-		      enum replay_shape shape)
+replay_bench_generate(struct replay_sink *s, uint64_t target, uint64_t pad, enum replay_shape shape)
 {
 	uint64_t n = 0;
 

@@ -60,8 +60,8 @@ int replay_bench_time(const char *path, enum trace_format fmt, const struct spec
 
 /* The floor of a replay: path read and decoded `repeat` times, the events dropped, no model;
  * t gets the times and the accesses. -1 with a message in err on failure. */
-int replay_bench_floor(const char *path, enum trace_format fmt, int repeat,
-		       struct replay_timing *t, char *err, size_t errlen);
+int replay_bench_floor(const char *path, enum trace_format fmt, int repeat, struct replay_timing *t,
+		       char *err, size_t errlen);
 
 /* The size of the file at path in bytes, 0 if it cannot be read. */
 uint64_t replay_bench_file_size(const char *path);

@@ -141,8 +141,8 @@ void cache_stack_settle(struct cache *c);
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
 void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
 /* fan_ref() of cache.c, for cache_plain.h: a request to a one-pass model's fan. */
-unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req,
-		       uint32_t count, unsigned flags);
+unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+		       unsigned flags);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);

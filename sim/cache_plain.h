@@ -17,8 +17,7 @@
 #include "sim/cache_sets.h"
 
 static inline void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
-static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line,
-				   unsigned flags);
+static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags);
 
 /* A whole line of plain level L to what lies below it: line_below() for plain levels. Only a
  * one-pass model's levels below (fan_ref()) may answer RES_DIRTY. */

@@ -67,8 +67,9 @@ test_replays_match_direct(void **state)
 
 	(void)state;
 	assert_int_equal(spec_parse("L1=4K:4:64,L2=64K:8:64", &spec, err, sizeof(err)), 0);
-	assert_int_equal(replay_bench_direct(&spec.cache, 30000, 0, REPLAY_SHAPE_BLOCKED, &direct,
-					     &model), 0);
+	assert_int_equal(
+		replay_bench_direct(&spec.cache, 30000, 0, REPLAY_SHAPE_BLOCKED, &direct, &model),
+		0);
 	assert_int_equal(direct.accesses, 4 * 64 * STEP);
 	snprintf(mt_path, sizeof(mt_path), "%s/t.mtr", tmpdir);
 	snprintf(din_path, sizeof(din_path), "%s/t.din", tmpdir);
@@ -76,7 +77,8 @@ test_replays_match_direct(void **state)
 	assert_non_null(files.mt);
 	files.din = fopen(din_path, "w");
 	assert_non_null(files.din);
-	assert_int_equal(replay_bench_generate(&files, 30000, 0, REPLAY_SHAPE_BLOCKED), direct.accesses);
+	assert_int_equal(replay_bench_generate(&files, 30000, 0, REPLAY_SHAPE_BLOCKED),
+			 direct.accesses);
 	assert_int_equal(mtrace_writer_close(files.mt, err, sizeof(err)), 0);
 	assert_int_equal(fclose(files.din), 0);
 	assert_true(replay_bench_file_size(mt_path) > 0);

@@ -399,8 +399,8 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 	   const uint64_t ways)
 {
 	/* The geometry as constants, for cache_fast_hit_older() too. */
-	const struct cache_fast_l1 g = { v->tags,	  v->set_mask,	  ways,	      shift,
-					 v->lru,	  v->l2_tags, v->l2_set_mask, v->l2_ways };
+	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways,           shift,
+					 v->lru,  v->l2_tags,  v->l2_set_mask, v->l2_ways };
 	const uint64_t line_bytes = UINT64_C(1) << shift;
 	const uint8_t *const start = p;
 	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
