@@ -10,6 +10,9 @@
  *  - unblocked: j runs over all 4096 key rows for each i, so K streams through L1 with a miss
  *    per line (about 3% of accesses miss L1, half of those miss L2 too).
  * With pad = 0 the column's lines all fall in one L1 set (a 16 KiB stride) and thrash it.
+ *  - naive: a whole naive attention head, a query row at a time (measure/replay_bench.c), a
+ *    quarter of its accesses missing L1; bench also reads the binary file without the model,
+ *    the floor a replay cannot beat, and prints the replay's time over it.
  */
 
 #include <cJSON.h>
@@ -400,18 +403,22 @@ usage_bench(FILE *f)
 		"Builds a synthetic attention-shaped trace (two interleaved row streams and a strided\n"
 		"column stream, the S = QK^T loop of a naive kernel), writes it in memsim's binary\n"
 		"format and in din, replays both through the cache model and prints accesses per\n"
-		"second, with the rate of feeding the generator straight into the model for scale.\n"
-		"All three must give identical counters; bench fails if they do not.\n"
+		"second, with the rate of feeding the generator straight into the model for scale,\n"
+		"and the rate of reading the binary file without the model (the floor) and the\n"
+		"replay's time over the floor's, by wall and by user CPU time. All three must give\n"
+		"identical counters; bench fails if they do not.\n"
 		"\n"
 		"  -n, --accesses N   at least this many accesses [50000000]\n"
 		"  -c, --cache SPEC   cache spec or preset [L1=32K:8:64,L2=1M:16:64]\n"
 		"  -d, --dir DIR      where the trace files go [$TMPDIR or /tmp]\n"
 		"  -r, --repeat R     replays of each file; the best time is reported [3]\n"
 		"  -s, --shape S      blocked: key rows in blocks of 64 as blocked kernels sweep them;\n"
-		"                     unblocked: every key row per query row, K streaming through L1\n"
-		"                     [blocked]\n"
+		"                     unblocked: every key row per query row, K streaming through L1;\n"
+		"                     naive: whole naive attention (N 512, d 64, fp32, a query row at\n"
+		"                     a time, P V down V's columns), a quarter of accesses missing L1,\n"
+		"                     with arrays and phases [blocked]\n"
 		"  -p, --pad P        elements of padding per V^T row; 0 puts the column stream in\n"
-		"                     one L1 set, the conflict worst case [16]\n"
+		"                     one L1 set, the conflict worst case; not naive [16]\n"
 		"      --keep         keep the trace files (interrupted, bench removes them and\n"
 		"                     exits 1, or with --keep says where they are)\n"
 		"  -j, --json FILE    also write the figures as JSON\n"
@@ -436,7 +443,8 @@ usage_bench(FILE *f)
 struct bench_args {
 	uint64_t target, repeat, pad;
 	const char *spec_text, *json_path, *dir;
-	bool keep, blocked, kernels, cache_given, trace_only, instructions, modes;
+	enum replay_shape shape;
+	bool keep, kernels, cache_given, trace_only, instructions, modes;
 	const char *mode_kernel;
 	uint64_t kn; /* --N */
 	bool kn_given;
@@ -447,8 +455,9 @@ struct bench_args {
 static int
 bench_parse(struct bench_args *a, int argc, char **argv)
 {
-	static const char *const shapes[] = { "unblocked", "blocked", NULL };
-	unsigned shape = a->blocked;
+	/* in enum replay_shape's order */
+	static const char *const shapes[] = { "blocked", "unblocked", "naive", NULL };
+	unsigned shape = a->shape;
 	const struct optparse_option opts[] = {
 		{ "accesses", 'n', OPTPARSE_U64, .dest = &a->target, .min = 1,
 		  .expect = "a positive number" },
@@ -458,8 +467,7 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 		  .expect = "a number from 1 to 100" },
 		{ "pad", 'p', OPTPARSE_U64, .dest = &a->pad, .max = 4096,
 		  .expect = "a number from 0 to 4096" },
-		{ "shape", 's', OPTPARSE_CHOICE, .dest = &shape, .words = shapes,
-		  .expect = "blocked or unblocked" },
+		{ "shape", 's', OPTPARSE_CHOICE, .dest = &shape, .words = shapes },
 		{ "keep", 0, OPTPARSE_FLAG, .dest = &a->keep },
 		{ "kernels", 0, OPTPARSE_FLAG, .dest = &a->kernels },
 		{ "N", 0, OPTPARSE_U64, .dest = &a->kn, .min = 1, .expect = "a positive number",
@@ -479,7 +487,7 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 
 	if ((rc = optparse_argv(&cmd, argc, argv)))
 		return rc;
-	a->blocked = shape == 1;
+	a->shape = (enum replay_shape)shape;
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
 	if (a->trace_only && !a->kernels)
@@ -492,11 +500,12 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* The replay benchmark's state: its files, the three timings and the models they left. */
+/* The replay benchmark's state: its files, the four timings (the fourth, the binary file read
+ * without the model, is the floor) and the models the first three left. */
 struct trace_bench {
 	struct spec spec;
 	char work[4096], mt_path[4200], din_path[4200];
-	struct replay_timing t[3];
+	struct replay_timing t[4];
 	struct cache *result[3];
 };
 
@@ -519,7 +528,7 @@ bench_write_files(struct trace_bench *tb, const struct bench_args *a)
 	}
 	print_error("bench: writing %" PRIu64 " accesses to %s and %s", tb->t[0].accesses,
 		    tb->mt_path, tb->din_path);
-	replay_bench_generate(&files, a->target, a->pad, a->blocked);
+	replay_bench_generate(&files, a->target, a->pad, a->shape);
 	if (mtrace_writer_close(files.mt, err, sizeof(err))) {
 		print_error("%s", err);
 		fclose(files.din);
@@ -537,7 +546,7 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 {
 	char err[512];
 
-	if (replay_bench_direct(&tb->spec.cache, a->target, a->pad, a->blocked, &tb->t[0],
+	if (replay_bench_direct(&tb->spec.cache, a->target, a->pad, a->shape, &tb->t[0],
 				&tb->result[0])) {
 		fprintf(stderr, "memsim: bench: cannot allocate the cache model (%.1f MiB)\n",
 			(double)cache_model_bytes(&tb->spec.cache) / 1048576.0);
@@ -545,48 +554,61 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 	}
 	if (spawn_guard_signal() || bench_write_files(tb, a) || spawn_guard_signal())
 		return EXIT_RUNTIME;
-	tb->t[1].file_bytes = replay_bench_file_size(tb->mt_path);
+	tb->t[1].file_bytes = tb->t[3].file_bytes = replay_bench_file_size(tb->mt_path);
 	tb->t[2].file_bytes = replay_bench_file_size(tb->din_path);
 
 	/* 3. Replays, best of `repeat`. */
 	if (replay_bench_time(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
 			      &tb->t[1], &tb->result[1], err, sizeof(err)) ||
 	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat, &tb->t[2],
-			      &tb->result[2], err, sizeof(err)))
+			      &tb->result[2], err, sizeof(err)) ||
+	    replay_bench_floor(tb->mt_path, TRACE_FORMAT_MEMSIM, (int)a->repeat, &tb->t[3], err,
+			       sizeof(err)))
 		return print_error("%s", err);
 	if (spawn_guard_signal())
 		return EXIT_RUNTIME;
 	if (!replay_bench_same_counters(tb->result[0], tb->result[1]) ||
 	    !replay_bench_same_counters(tb->result[0], tb->result[2]) ||
-	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses)
+	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses ||
+	    tb->t[3].accesses != tb->t[0].accesses)
 		return print_error("bench: the three replays disagree; this is a bug");
 	return EXIT_OK;
+}
+
+/* L1's misses over the accesses, in percent. */
+static double
+l1_miss_percent(const struct trace_bench *tb)
+{
+	const struct cache_level_stats *l1 = cache_level_stats(tb->result[1], 0);
+
+	return 100.0 * (double)(l1->read_misses + l1->write_misses) / (double)tb->t[0].accesses;
 }
 
 static void
 bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_args *a)
 {
 	const struct replay_timing *t = tb->t;
-	const struct cache_level_stats *l1 = cache_level_stats(tb->result[1], 0);
 	const struct cache_traffic *dram = cache_dram(tb->result[1]);
 
-	fprintf(out,
-		"memsim bench: %" PRIu64 " accesses, %s trace, cache %s, V^T row pad %" PRIu64
-		", best of %" PRIu64 "\n\n",
-		t[0].accesses, a->blocked ? "blocked" : "unblocked", a->spec_text, a->pad,
-		a->repeat);
-	fprintf(out, "%-30s %10s %14s %12s %14s\n", "source", "seconds", "accesses/s", "file MiB",
-		"bytes/access");
-	for (int i = 0; i < 3; i++) {
-		fprintf(out, "%-30s %10.3f %14.3e %12.1f %14.2f\n", t[i].name, t[i].best,
-			(double)t[i].accesses / t[i].best, (double)t[i].file_bytes / 1048576.0,
+	fprintf(out, "memsim bench: %" PRIu64 " accesses, %s trace, cache %s", t[0].accesses,
+		replay_shape_name(a->shape), a->spec_text);
+	if (a->shape != REPLAY_SHAPE_NAIVE)
+		fprintf(out, ", V^T row pad %" PRIu64, a->pad);
+	fprintf(out, ", best of %" PRIu64 "\n\n", a->repeat);
+	fprintf(out, "%-38s %9s %9s %12s %12s %9s %8s\n", "source", "seconds", "user s",
+		"accesses/s", "by user s", "file MiB", "B/access");
+	for (int i = 0; i < 4; i++) {
+		fprintf(out, "%-38s %9.3f %9.3f %12.3e %12.3e %9.1f %8.2f\n", t[i].name, t[i].best,
+			t[i].best_user, (double)t[i].accesses / t[i].best,
+			(double)t[i].accesses / t[i].best_user, (double)t[i].file_bytes / 1048576.0,
 			(double)t[i].file_bytes / (double)t[i].accesses);
 	}
 	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
+	fprintf(out, "binary replay/floor: %.2f (by user time %.2f)\n", t[1].best / t[3].best,
+		t[1].best_user / t[3].best_user);
 	fprintf(out,
 		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
-		100.0 * (double)(l1->read_misses + l1->write_misses) / (double)t[0].accesses,
-		(double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
+		l1_miss_percent(tb), (double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
 }
 
 static int
@@ -598,17 +620,22 @@ bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int a
 
 	report_add_header(root, argc, argv);
 	cJSON_AddStringToObject(root, "cache", a->spec_text);
-	cJSON_AddStringToObject(root, "shape", a->blocked ? "blocked" : "unblocked");
+	cJSON_AddStringToObject(root, "shape", replay_shape_name(a->shape));
 	cJSON_AddNumberToObject(root, "pad", (double)a->pad);
 	cJSON_AddNumberToObject(root, "accesses", (double)tb->t[0].accesses);
+	cJSON_AddNumberToObject(root, "l1_miss_percent", l1_miss_percent(tb));
+	cJSON_AddNumberToObject(root, "replay_over_floor", tb->t[1].best / tb->t[3].best);
+	cJSON_AddNumberToObject(root, "replay_over_floor_user",
+				tb->t[1].best_user / tb->t[3].best_user);
 	runs = cJSON_AddArrayToObject(root, "runs");
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		const struct replay_timing *t = &tb->t[i];
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "source", t->name);
 		cJSON_AddNumberToObject(o, "best_seconds", t->best);
 		cJSON_AddNumberToObject(o, "worst_seconds", t->worst);
+		cJSON_AddNumberToObject(o, "best_user_seconds", t->best_user);
 		cJSON_AddNumberToObject(o, "accesses_per_second", (double)t->accesses / t->best);
 		cJSON_AddNumberToObject(o, "file_bytes", (double)t->file_bytes);
 		cJSON_AddItemToArray(runs, o);
@@ -624,9 +651,10 @@ bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int a
 static int
 bench_trace(const struct bench_args *a, int argc, char **argv)
 {
-	struct trace_bench tb = { .t = { { "direct (generator -> model)", 0, 0, 0, 0 },
-					 { "memsim binary trace", 0, 0, 0, 0 },
-					 { "din text trace", 0, 0, 0, 0 } } };
+	struct trace_bench tb = { .t = { { .name = "direct (generator -> model)" },
+					 { .name = "memsim binary trace" },
+					 { .name = "din text trace" },
+					 { .name = "memsim binary, read only (the floor)" } } };
 	char err[512];
 	FILE *out;
 	int rc;
@@ -675,7 +703,7 @@ cmd_bench(int argc, char **argv)
 		.pad = 16,
 		.spec_text = "L1=32K:8:64,L2=1M:16:64",
 		.dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-		.blocked = true,
+		.shape = REPLAY_SHAPE_BLOCKED,
 		.mode_kernel = "flash2",
 		.kn = 2048,
 	};

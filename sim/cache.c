@@ -45,6 +45,7 @@
 
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
+#include "sim/cache_plain.h"
 #include "sim/cache_sets.h"
 #include "sim/name_index.h"
 #include "sim/sample.h"
@@ -584,27 +585,6 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 		c->cpu.scratch_read_bytes += bytes;
 }
 
-bool
-cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
-{
-	return !c->nscratch && cache_fast_l1_without_scratch(c, v);
-}
-
-bool
-cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
-{
-	struct level *L = &c->lv[0];
-
-	if (c->ndata == 0 || !L->fast_write || c->sample_mask)
-		return false;
-	v->tags = L->tags;
-	v->set_mask = L->set_mask;
-	v->ways = L->ways;
-	v->line_shift = L->line_shift;
-	v->lru = L->cfg.repl == CACHE_REPL_LRU;
-	return true;
-}
-
 void
 cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 {
@@ -614,22 +594,12 @@ cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 	uint64_t *set = L->tags + set_idx * L->ways;
 
 	/* level_ref() without the lookup the caller has made, and with the access counted. */
-	if (op)
+	if (L->plain)
+		plain_miss(c, L, set, line, size, op);
+	else if (op)
 		level_write(c, L, set, set_idx, line, -1, addr, size, REQ_WRITE, 1, 0);
 	else
 		level_read(c, L, set, set_idx, line, -1, addr, size, 0);
-}
-
-void
-cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
-		 uint64_t store_bytes)
-{
-	c->lv[0].st.reads += loads;
-	c->lv[0].st.writes += stores;
-	c->cpu.ops[CACHE_OP_LOAD] += loads;
-	c->cpu.ops[CACHE_OP_STORE] += stores;
-	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;
-	c->cpu.bytes[CACHE_OP_STORE] += store_bytes;
 }
 
 bool
@@ -816,4 +786,11 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 		res |= span_ref(s, &s->lv[c->fan_level], addr, size, req, count, flags);
 	}
 	return res;
+}
+
+unsigned
+cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+	      unsigned flags)
+{
+	return fan_ref(c, addr, size, req, count, flags);
 }

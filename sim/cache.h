@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/slots.h"
+
 #define CACHE_MAX_LEVELS 4
 #define CACHE_MAX_ARRAYS 64
 #define CACHE_NAME_MAX 32
@@ -180,6 +182,11 @@ struct cache_fast_l1 {
 	uint64_t ways;
 	unsigned line_shift;
 	bool lru; /* a hit moves the line to slot 0; otherwise a hit changes only the dirty bit */
+	/* L2's tags and geometry where L1 and L2 are plain LRU levels of one line size
+	 * (cache_fast_l2_hit()); l2_tags NULL otherwise. */
+	uint64_t *l2_tags;
+	uint64_t l2_set_mask;
+	uint64_t l2_ways;
 };
 
 /* Fills *v and returns true when the inline test applies: a write-back L1 that is LRU, FIFO
@@ -213,31 +220,82 @@ cache_fast_hit_recent(uint64_t *set, uint64_t line, unsigned op)
 static inline bool
 cache_fast_hit_older(const struct cache_fast_l1 *v, uint64_t *set, uint64_t line, unsigned op)
 {
-	for (uint64_t w = 1; w < v->ways; w++) {
-		uint64_t e = set[w];
+	uint64_t w = 1, e;
 
-		if ((e >> 1) != line)
-			continue;
-		e |= op;
-		if (v->lru) {
-			/* set[1 .. w] = set[0 .. w-1], as a rotation that stays inline (a copy
-			 * loop may become a memmove call). */
-			uint64_t carry = set[0];
-
-			for (uint64_t j = 1; j <= w; j++) {
-				uint64_t t = set[j];
-
-				set[j] = carry;
-				carry = t;
-			}
-			set[0] = e;
-		} else {
-			set[w] = e;
+	/* Four slots a step, as scan_way() (sim/cache_sets.h): the loop's own test comes once
+	 * per four slots, and most calls scan them all and miss. */
+	for (; w + 4 <= v->ways; w += 4) {
+		if ((set[w] >> 1) == line)
+			goto found;
+		if ((set[w + 1] >> 1) == line) {
+			w += 1;
+			goto found;
 		}
-		return true;
+		if ((set[w + 2] >> 1) == line) {
+			w += 2;
+			goto found;
+		}
+		if ((set[w + 3] >> 1) == line) {
+			w += 3;
+			goto found;
+		}
 	}
+	for (; w < v->ways; w++)
+		if ((set[w] >> 1) == line)
+			goto found;
 	return false;
+found:
+	e = set[w] | op;
+	if (v->lru) {
+		slots_up(set, (uint32_t)w); /* set[1 .. w] = set[0 .. w-1] */
+		set[0] = e;
+	} else {
+		set[w] = e;
+	}
+	return true;
 }
+
+/* L1 misses settled by cache_fast_l2_hit(), not yet in the counters. */
+struct cache_fast_misses {
+	uint64_t loads, stores, evictions;
+};
+
+/* For a load (op 0) or store (op 1) of line, part of a line (not all of it), that L1's set
+ * does not hold (cache_fast_hit_older() said so), where v->l2_tags: when L1's victim (its last
+ * slot) is clean or empty and L2 holds the line, does what the model's miss path does then
+ * (L2's line moves to the front of its set, L1's victim leaves, the line enters L1 at the
+ * front, dirty for a store), counts the miss in m and returns true. Otherwise changes nothing
+ * and returns false: pass the access to cache_fast_miss(). Nothing below L2 takes part in an
+ * L2 hit, so the two levels are all there is to update. */
+static inline bool
+cache_fast_l2_hit(const struct cache_fast_l1 *v, uint64_t *set, uint64_t line, unsigned op,
+		  struct cache_fast_misses *m)
+{
+	uint64_t victim = set[v->ways - 1], *s2, e;
+	uint64_t w;
+
+	if (victim != UINT64_MAX && (victim & 1))
+		return false;
+	s2 = v->l2_tags + (line & v->l2_set_mask) * v->l2_ways;
+	for (w = 0; w < v->l2_ways && (s2[w] >> 1) != line; w++)
+		;
+	if (w == v->l2_ways)
+		return false;
+	/* s2[1 .. w] = s2[0 .. w-1], set[1 .. ways-1] = set[0 .. ways-2] */
+	e = s2[w];
+	slots_up(s2, (uint32_t)w);
+	s2[0] = e;
+	slots_up(set, (uint32_t)v->ways - 1);
+	set[0] = (line << 1) | op;
+	m->loads += !op;
+	m->stores += op;
+	m->evictions += victim != UINT64_MAX;
+	return true;
+}
+
+/* Adds what cache_fast_l2_hit() settled to the counters and clears m: at L1 a read or write
+ * miss, a fill and the eviction of any victim; at L2 a read that hit. */
+void cache_count_fast_misses(struct cache *c, struct cache_fast_misses *m);
 
 /* Simulates a load (op 0) or store (op 1) of [addr, addr + size) inside one line that L1 does
  * not hold (the caller has looked in every slot of its set). The caller counts the access with

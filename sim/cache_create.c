@@ -160,6 +160,17 @@ cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 			if (B->cfg.inclusion == CACHE_INCL_INCLUSIVE)
 				L->keep_victim = false;
 	}
+	/* From the last data level up, so each sees whether the one below is plain. */
+	for (unsigned i = ndata; i-- > 0;) {
+		struct level *L = &c->lv[i];
+		const struct cache_level_config *k = &L->cfg;
+
+		L->plain = L->lru_order && k->write == CACHE_WRITE_BACK &&
+			   k->alloc == CACHE_ALLOC_FETCH && k->inclusion == CACHE_INCL_NINE &&
+			   !k->quiet_writebacks && !L->below_exclusive && L->keep_victim &&
+			   (!L->lower ||
+			    (L->lower->plain && L->lower->cfg.line_bytes == k->line_bytes));
+	}
 	snprintf(c->arrays[0].name, sizeof(c->arrays[0].name), "other");
 	c->narrays = 1;
 	c->phases_cap = 8;

@@ -68,6 +68,10 @@ struct level {
 	uint32_t *prev, *next; /* list links per slot; free slots are chained through next */
 	uint32_t *head, *tail, *free_head; /* per set */
 	bool fast_read, fast_write;
+	/* LRU in ordered slots, write-back, write-allocate, neither inclusive nor exclusive, no
+	 * write-validate or quiet write-backs, and plain levels of the same line size below if
+	 * any: its misses may take cache_plain.h's path. */
+	bool plain;
 	struct cache_level_stats st;
 };
 
@@ -148,6 +152,9 @@ struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsign
 /* cache.c */
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
 void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
+/* fan_ref() of cache.c, for cache_plain.h: a request to a one-pass model's fan. */
+unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+		       unsigned flags);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);

@@ -60,6 +60,7 @@ test_usage_errors(void **state)
 	expect_error("replay " DIN " --cache", 2, "option '--cache' needs a value");
 	expect_error("help nosuch", 2, "unknown command 'nosuch'");
 	expect_error("bench --accesses 0", 2, "--accesses");
+	expect_error("bench --shape nave", 2, "--shape: 'nave' is not blocked, unblocked or naive");
 	expect_error("presets extra", 2, "presets takes no arguments");
 }
 
@@ -763,6 +764,45 @@ test_output_errors(void **state)
 		     "cannot create afile/sub: Not a directory");
 	expect_error("profile --out afile --T 64", 1, "afile: Not a directory");
 	expect_error("study --out afile --small", 1, "cannot create afile: Not a directory");
+}
+
+/* bench --shape naive: one query row of naive attention, a quarter of its accesses missing
+ * L1, and the floor (the binary file read without the model) beside the replay, in the table
+ * and the JSON. */
+static void
+test_bench_naive(void **state)
+{
+	struct result r;
+	char path[800], *json;
+	cJSON *root, *runs, *floor;
+	double miss;
+
+	(void)state;
+	r = memsim("bench --shape naive --accesses 1 --repeat 1 --dir . --json naive.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "memsim bench: 134208 accesses, naive trace, cache "));
+	assert_non_null(strstr(r.out, "memsim binary, read only (the floor)"));
+	assert_non_null(strstr(r.out, "binary replay/floor: "));
+	assert_non_null(strstr(r.out, "counters identical across the three: yes"));
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/naive.json", tmpdir);
+	json = slurp_text(path);
+	root = cJSON_Parse(json);
+	assert_non_null(root);
+	assert_string_equal(cJSON_GetObjectItem(root, "shape")->valuestring, "naive");
+	miss = cJSON_GetObjectItem(root, "l1_miss_percent")->valuedouble;
+	if (miss < 22 || miss > 30)
+		fail_msg("naive: L1 miss rate %.2f%%, not about a quarter", miss);
+	assert_true(cJSON_GetObjectItem(root, "replay_over_floor")->valuedouble > 0);
+	runs = cJSON_GetObjectItem(root, "runs");
+	assert_int_equal(cJSON_GetArraySize(runs), 4);
+	floor = cJSON_GetArrayItem(runs, 3);
+	assert_string_equal(cJSON_GetObjectItem(floor, "source")->valuestring,
+			    "memsim binary, read only (the floor)");
+	assert_true(cJSON_GetObjectItem(floor, "accesses_per_second")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(floor, "best_user_seconds")->valuedouble >= 0);
+	cJSON_Delete(root);
+	free(json);
 }
 
 /* memsim bench keeps its files in a fresh directory of its own (mode 0700, a name no one can
@@ -1680,6 +1720,7 @@ main(void)
 		cmocka_unit_test(test_json_targets),
 		cmocka_unit_test(test_output_errors),
 		cmocka_unit_test(test_bench_files),
+		cmocka_unit_test(test_bench_naive),
 		cmocka_unit_test(test_bench_kernels),
 		cmocka_unit_test(test_json_stdout),
 		cmocka_unit_test(test_xcheck_errors),

@@ -373,6 +373,7 @@ struct fused {
 	 * the loop adds a looked-up step instead of multiplying. */
 	int64_t step[MTRACE_SLOTS * 16];
 	uint64_t accesses, bytes, stores, store_bytes;
+	struct cache_fast_misses misses; /* settled by cache_fast_l2_hit() */
 };
 
 /* Fills the steps of slot s from its size. */
@@ -398,7 +399,9 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 	   const uint64_t ways)
 {
 	/* The geometry as constants, for cache_fast_hit_older() too. */
-	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways, shift, v->lru };
+	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways,           shift,
+					 v->lru,  v->l2_tags,  v->l2_set_mask, v->l2_ways };
+	const uint64_t line_bytes = UINT64_C(1) << shift;
 	const uint8_t *const start = p;
 	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
 
@@ -434,8 +437,12 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 			break;
 		}
 		set = cache_fast_set(&g, line);
+		/* A miss that L2 serves with a clean L1 victim settles inline; a store of a
+		 * whole line needs no fetch, so it takes the model's path. */
 		if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
-		    !cache_fast_hit_older(&g, set, line, (unsigned)op))
+		    !cache_fast_hit_older(&g, set, line, (unsigned)op) &&
+		    !(g.l2_tags && size != line_bytes &&
+		      cache_fast_l2_hit(&g, set, line, (unsigned)op, &f->misses)))
 			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
 		if (op) {
 			f->stores++;
@@ -474,6 +481,7 @@ count_fused(struct cache *c, struct fused *f)
 {
 	cache_count_fast(c, f->accesses - f->stores, f->stores, f->bytes - f->store_bytes,
 			 f->store_bytes);
+	cache_count_fast_misses(c, &f->misses);
 	f->accesses = f->bytes = f->stores = f->store_bytes = 0;
 }
 
