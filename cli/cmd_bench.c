@@ -621,7 +621,8 @@ bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int a
 	report_add_header(root, argc, argv);
 	cJSON_AddStringToObject(root, "cache", a->spec_text);
 	cJSON_AddStringToObject(root, "shape", replay_shape_name(a->shape));
-	cJSON_AddNumberToObject(root, "pad", (double)a->pad);
+	if (a->shape != REPLAY_SHAPE_NAIVE) /* the V^T rows' padding: no V^T in naive's trace */
+		cJSON_AddNumberToObject(root, "pad", (double)a->pad);
 	cJSON_AddNumberToObject(root, "accesses", (double)tb->t[0].accesses);
 	cJSON_AddNumberToObject(root, "l1_miss_percent", l1_miss_percent(tb));
 	cJSON_AddNumberToObject(root, "replay_over_floor", tb->t[1].best / tb->t[3].best);

@@ -73,8 +73,7 @@ parse_probe(int argc, char **argv, struct probe_args *a)
 		  .expect = "a number from 1 to 64" },
 		{ "dirty-ways", 0, OPTPARSE_U64, .dest = &dirty, .max = 64,
 		  .expect = "a number from 0 to 64" },
-		/* 0 is taken as 1 (sim/l2sets.h) */
-		{ "sample", 0, OPTPARSE_U64, .dest = &sample, .max = 1u << 20,
+		{ "sample", 0, OPTPARSE_U64, .dest = &sample, .min = 1, .max = 1u << 20,
 		  .expect = "a number from 1 to 1048576" },
 		{ "partitions", 0, OPTPARSE_CHOICE, .dest = &parts, .words = partitions,
 		  .given = &parts_given },

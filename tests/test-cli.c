@@ -790,6 +790,7 @@ test_bench_naive(void **state)
 	root = cJSON_Parse(json);
 	assert_non_null(root);
 	assert_string_equal(cJSON_GetObjectItem(root, "shape")->valuestring, "naive");
+	assert_null(cJSON_GetObjectItem(root, "pad")); /* no V^T rows to pad */
 	miss = cJSON_GetObjectItem(root, "l1_miss_percent")->valuedouble;
 	if (miss < 22 || miss > 30)
 		fail_msg("naive: L1 miss rate %.2f%%, not about a quarter", miss);

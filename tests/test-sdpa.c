@@ -643,6 +643,7 @@ test_cli_l2probe(void **state)
 	expect_error("l2probe --policy plru flush", 2, "--policy: 'plru'");
 	expect_error("l2probe --ways 0 flush", 2, "--ways: '0'");
 	expect_error("l2probe --sample 3 flush", 2, "power of two");
+	expect_error("l2probe --sample 0 flush", 2, "--sample: '0' is not a number from 1 to 1048576");
 	expect_error("l2probe --l2 1M --ways 64 --sample 1024 flush", 2, "at least the sample");
 	expect_error("l2probe --dirty-ways 20 flush", 2, "dirty ways above");
 	expect_error("l2probe --partitions 3 flush", 2, "--partitions: '3'");
