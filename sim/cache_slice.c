@@ -74,16 +74,18 @@ cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_
 			snprintf(why, whylen, "%s %s", l->name, no);
 			return 1;
 		}
+		if (most < k && (l->fully_assoc || l->size_bytes / l->line_bytes == l->assoc)) {
+			snprintf(why, whylen, "%s is fully associative (one set): no sets to split",
+				 l->name);
+			return 1;
+		}
 		if (most < k) {
 			k = most;
 			snprintf(why, whylen,
 				 "%s has %llu sets of %u-byte lines: split by %u-byte chunks, %u "
 				 "thread%s at most",
 				 l->name,
-				 (unsigned long long)(l->fully_assoc
-							      ? 1
-							      : l->size_bytes / l->line_bytes /
-									l->assoc),
+				 (unsigned long long)(l->size_bytes / l->line_bytes / l->assoc),
 				 l->line_bytes, 1u << chunk, k, k == 1 ? "" : "s");
 		}
 	}
