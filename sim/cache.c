@@ -527,27 +527,8 @@ level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 	}
 }
 
-/* access_lines() for a slice of a run split by set (cache_set_slice()): the pieces of the
- * access in this slice's chunks, in order. Lines never cross chunks, so each line of the
- * access is simulated by the one slice that holds its sets, as a whole run would. */
-static void
-slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
-	    uint32_t count, unsigned flags)
-{
-	unsigned shift = c->slice_shift;
-	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
-
-	for (uint64_t k = first;; k++) {
-		if ((k & c->slice_mask) == c->slice_residue) {
-			uint64_t lo = k == first ? addr : k << shift;
-			uint64_t hi = k == last ? addr + size : (k + 1) << shift;
-
-			access_lines(c, L, lo, (uint32_t)(hi - lo), write, count, flags);
-		}
-		if (k == last)
-			break;
-	}
-}
+static void slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+			uint32_t count, unsigned flags);
 
 void
 cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
@@ -823,4 +804,26 @@ cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint3
 	      unsigned flags)
 {
 	return fan_ref(c, addr, size, req, count, flags);
+}
+
+/* access_lines() for a slice of a run split by set (cache_set_slice()): the pieces of the
+ * access in this slice's chunks, in order. Lines never cross chunks, so each line of the
+ * access is simulated by the one slice that holds its sets, as a whole run would. */
+static void
+slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	    uint32_t count, unsigned flags)
+{
+	unsigned shift = c->slice_shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	for (uint64_t k = first;; k++) {
+		if ((k & c->slice_mask) == c->slice_residue) {
+			uint64_t lo = k == first ? addr : k << shift;
+			uint64_t hi = k == last ? addr + size : (k + 1) << shift;
+
+			access_lines(c, L, lo, (uint32_t)(hi - lo), write, count, flags);
+		}
+		if (k == last)
+			break;
+	}
 }

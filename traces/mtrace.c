@@ -373,9 +373,9 @@ struct fused {
 	 * the loop adds a looked-up step instead of multiplying. */
 	int64_t step[MTRACE_SLOTS * 16];
 	uint64_t accesses, bytes, stores, store_bytes;
-	/* Of those, a slice's accesses left to the other slices (v->slice_mask). */
-	uint64_t other, other_bytes, other_stores, other_store_bytes;
 	struct cache_fast_misses misses; /* settled by cache_fast_l2_hit() */
+	/* Of the accesses, a slice's left to the other slices (v->slice_mask). */
+	uint64_t other, other_bytes, other_stores, other_store_bytes;
 };
 
 /* Fills the steps of slot s from its size. */
@@ -473,14 +473,14 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 }
 
 /* fused_loop() for the usual L1 geometry, 64-byte lines and 8 ways, and for any other. */
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_run_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 	       const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
 	return fused_loop(f, c, v, p, limit, end, records, 6, 8, false);
 }
 
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 	      const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
@@ -488,14 +488,14 @@ fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, c
 }
 
 /* The two for a slice of a split run. */
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_slice_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 		 const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
 	return fused_loop(f, c, v, p, limit, end, records, 6, 8, true);
 }
 
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_slice_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 		const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
@@ -523,11 +523,6 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 		struct cache_ref *ctl)
 {
 	struct input *in = &r->in;
-	bool g64x8 = v->line_shift == 6 && v->ways == 8;
-	const uint8_t *(*run)(struct fused *, struct cache *, const struct cache_fast_l1 *,
-			      const uint8_t *, const uint8_t *, const uint8_t *, uint64_t *) =
-		v->slice_mask ? (g64x8 ? fused_slice_64x8 : fused_slice_any)
-			      : (g64x8 ? fused_run_64x8 : fused_run_any);
 
 	while (!r->done) {
 		const uint8_t *p, *end, *limit;
@@ -554,7 +549,14 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 			uint64_t before = records;
 			uint8_t h;
 
-			p = run(&f, c, v, p, limit, end, &records);
+			if (v->slice_mask)
+				p = (v->line_shift == 6 && v->ways == 8 ? fused_slice_64x8
+									: fused_slice_any)(
+					&f, c, v, p, limit, end, &records);
+			else
+				p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8
+									: fused_run_any)(
+					&f, c, v, p, limit, end, &records);
 			accesses += records - before;
 			if (p >= limit)
 				break;
