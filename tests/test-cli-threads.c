@@ -1,8 +1,9 @@
 /*
  * replay --threads N (issue 24 item 2): the sets split between N threads give the counts of
  * one thread, byte for byte, on random hierarchies (1 to 3 levels, 32- to 128-byte lines,
- * sets and ways, LRU, FIFO, tree-PLRU and random replacement, wb/wt, wa/nwa/wv, nine, incl
- * and excl, quietwb, an I1, flush and --no-flush) over random traces in the three formats
+ * sets and 1 to 128 ways (hash-indexed), LRU, FIFO, tree-PLRU and random replacement, wb/wt,
+ * wa/nwa/wv, nine, incl and excl, quietwb, an I1, flush and --no-flush) over random traces
+ * in the three formats
  * (memsim's binary one with arrays, phases and scratch, din, lackey with straddling accesses
  * and instruction fetches); configurations that do not split run one thread and say why.
  */
@@ -133,12 +134,14 @@ level_spec(uint64_t *s, char *buf, size_t len, const char *name, unsigned level,
 	static const char *write[] = { "wb", "wb", "wt" };
 	static const char *alloc[] = { "wa", "wa", "nwa", "wv" };
 	static const char *incl[] = { "nine", "nine", "incl", "excl" };
-	static const unsigned ways[] = { 1, 2, 4, 8, 16 };
+	static const unsigned ways[] = { 1, 2, 4, 8, 16, 128 };
 	unsigned kib = (1u << pick(s, 4)) << (2 * level); /* 1-8K, 4-32K, 16-128K */
 	unsigned line = 32u << pick(s, 3);
 
 	(void)last;
-	snprintf(buf, len, "%s=%uK:%u:%u:%s:%s:%s%s%s", name, kib, ways[pick(s, 5)], line,
+	/* 128 ways (a hash-indexed level) for L3 only, where it leaves sets to split. */
+	snprintf(buf, len, "%s=%uK:%u:%u:%s:%s:%s%s%s", name, kib,
+		 ways[pick(s, level == 2 ? 6 : 5)], line,
 		 repl[pick(s, 5)], write[pick(s, 3)], alloc[pick(s, 4)],
 		 level ? ":" : "", level ? incl[pick(s, 4)] : "");
 	if (level && pick(s, 8) == 0)
