@@ -316,6 +316,7 @@ test_why_not(void **state)
 	};
 	struct result r;
 	char why[256], path[600];
+	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/w.din", tmpdir);
@@ -344,6 +345,17 @@ test_why_not(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_null(strstr(r.err, "note:"));
 	assert_non_null(strstr(r.out, "\"used\":\t1"));
+	result_free(&r);
+	/* A garbled trace: every thread's reader fails; one line, exit 1, as one thread. */
+	snprintf(path, sizeof(path), "%s/bad.din", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0 100\ngarbage\n", f);
+	fclose(f);
+	r = memsim("replay bad.din --format din --cache L1=32K:8:64 --threads 2");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "bad.din:2: bad label"));
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
 	result_free(&r);
 	/* A bad N: one line, exit 2. */
 	for (int i = 0; i < 3; i++) {
