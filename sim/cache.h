@@ -317,8 +317,8 @@ void cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t
 		      uint64_t store_bytes);
 /* Adds accesses a slice left to the others (cache_fast_l1.slice_mask) to the processor's
  * counts alone. */
-void cache_count_fast_other(struct cache *c, uint64_t loads, uint64_t stores,
-			    uint64_t load_bytes, uint64_t store_bytes);
+void cache_count_fast_other(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
+			    uint64_t store_bytes);
 
 /* Writes every dirty line back, level by level from L1 down, as the final flush; lines stay
  * valid and clean. Traffic it causes is counted as flush traffic, in a phase named "flush". */
@@ -462,8 +462,7 @@ void cache_sample_get(struct cache *c, struct cache_sample *out);
 /* The most slices, up to want, that cfg splits into exactly: want rounded down to a power of
  * two, then lowered to what each level's sets allow; 1 for a config that does not split.
  * Where the result is below want, why says in one line what stops more (else ""). */
-unsigned cache_slices_max(const struct cache_config *cfg, unsigned want, char *why,
-			  size_t whylen);
+unsigned cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen);
 
 /* Makes c, new and not yet accessed, slice index of slices (slices <= cache_slices_max() for
  * its config; 1: the whole run, nothing changes). */

@@ -66,7 +66,8 @@ cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_
 	if (k < want)
 		snprintf(why, whylen, "threads split sets by a power of two: %u, not %u", k, want);
 	for (unsigned i = 0; i < n; i++) {
-		const struct cache_level_config *l = i < cfg->levels ? &cfg->level[i] : &cfg->icache;
+		const struct cache_level_config *l =
+			i < cfg->levels ? &cfg->level[i] : &cfg->icache;
 		const char *no = level_unsplit(l);
 		unsigned most = level_slices(l, chunk);
 

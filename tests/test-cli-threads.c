@@ -141,9 +141,8 @@ level_spec(uint64_t *s, char *buf, size_t len, const char *name, unsigned level,
 	(void)last;
 	/* 128 ways (a hash-indexed level) for L3 only, where it leaves sets to split. */
 	snprintf(buf, len, "%s=%uK:%u:%u:%s:%s:%s%s%s", name, kib,
-		 ways[pick(s, level == 2 ? 6 : 5)], line,
-		 repl[pick(s, 5)], write[pick(s, 3)], alloc[pick(s, 4)],
-		 level ? ":" : "", level ? incl[pick(s, 4)] : "");
+		 ways[pick(s, level == 2 ? 6 : 5)], line, repl[pick(s, 5)], write[pick(s, 3)],
+		 alloc[pick(s, 4)], level ? ":" : "", level ? incl[pick(s, 4)] : "");
 	if (level && pick(s, 8) == 0)
 		strcat(buf, ":quietwb");
 }

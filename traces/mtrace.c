@@ -402,9 +402,9 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 	   const uint64_t ways, const bool sliced)
 {
 	/* The geometry as constants, for cache_fast_hit_older() too. */
-	const struct cache_fast_l1 g = { v->tags,   v->set_mask,    ways,       shift,
-					 v->lru,    v->l2_tags,     v->l2_set_mask, v->l2_ways,
-					 0,         0,              0 };
+	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
+					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
+					 0 };
 	const unsigned slice_shift = v->slice_shift;
 	const uint64_t slice_mask = v->slice_mask, slice_residue = v->slice_residue;
 	const uint64_t line_bytes = UINT64_C(1) << shift;
@@ -452,9 +452,9 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 			f->other_stores += op;
 			f->other_store_bytes += op * size;
 		} else if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
-		    !cache_fast_hit_older(&g, set, line, (unsigned)op) &&
-		    !(g.l2_tags && size != line_bytes &&
-		      cache_fast_l2_hit(&g, set, line, (unsigned)op, &f->misses)))
+			   !cache_fast_hit_older(&g, set, line, (unsigned)op) &&
+			   !(g.l2_tags && size != line_bytes &&
+			     cache_fast_l2_hit(&g, set, line, (unsigned)op, &f->misses)))
 			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
 		if (op) {
 			f->stores++;
@@ -507,7 +507,8 @@ static void
 count_fused(struct cache *c, struct fused *f)
 {
 	uint64_t acc = f->accesses - f->other, st = f->stores - f->other_stores;
-	uint64_t bytes = f->bytes - f->other_bytes, st_bytes = f->store_bytes - f->other_store_bytes;
+	uint64_t bytes = f->bytes - f->other_bytes,
+		 st_bytes = f->store_bytes - f->other_store_bytes;
 
 	cache_count_fast(c, acc - st, st, bytes - st_bytes, st_bytes);
 	if (f->other)
@@ -550,13 +551,13 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 			uint8_t h;
 
 			if (v->slice_mask)
-				p = (v->line_shift == 6 && v->ways == 8 ? fused_slice_64x8
-									: fused_slice_any)(
-					&f, c, v, p, limit, end, &records);
+				p = (v->line_shift == 6 && v->ways == 8
+					     ? fused_slice_64x8
+					     : fused_slice_any)(&f, c, v, p, limit, end, &records);
 			else
-				p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8
-									: fused_run_any)(
-					&f, c, v, p, limit, end, &records);
+				p = (v->line_shift == 6 && v->ways == 8
+					     ? fused_run_64x8
+					     : fused_run_any)(&f, c, v, p, limit, end, &records);
 			accesses += records - before;
 			if (p >= limit)
 				break;

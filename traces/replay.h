@@ -23,7 +23,7 @@ struct replay_result {
 	char *recorded_command;
 	char spec_text[1024];
 	double seconds; /* wall time of the replay loop (reading and simulating) */
-	unsigned threads;    /* threads that replayed (replay_file_split()) */
+	unsigned threads;      /* threads that replayed (replay_file_split()) */
 	char threads_why[256]; /* why not more than asked, in one line; "" when as many */
 };
 

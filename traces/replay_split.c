@@ -129,9 +129,8 @@ plan_threads(const char *path, const struct spec *spec, unsigned want, char *why
 }
 
 int
-replay_file_split(const char *path, enum trace_format format, const struct spec *spec,
-		  bool flush, unsigned threads, struct replay_result *out, char *err,
-		  size_t errlen)
+replay_file_split(const char *path, enum trace_format format, const struct spec *spec, bool flush,
+		  unsigned threads, struct replay_result *out, char *err, size_t errlen)
 {
 	char why[sizeof(out->threads_why)];
 	unsigned k = plan_threads(path, spec, threads ? threads : 1, why, sizeof(why));
@@ -161,8 +160,8 @@ replay_file_split(const char *path, enum trace_format format, const struct spec 
 	}
 	for (unsigned i = 1; i < k; i++)
 		if (cache_add_slice(sl[0].cache, sl[i].cache)) {
-			snprintf(err, errlen, "internal: replay thread %u saw other arrays or phases",
-				 i + 1);
+			snprintf(err, errlen,
+				 "internal: replay thread %u saw other arrays or phases", i + 1);
 			progress_end();
 			free_slices(sl, k);
 			return -1;
