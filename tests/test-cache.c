@@ -528,9 +528,10 @@ slice_access(struct cache *c, uint64_t *x)
 	r = *x >> 16;
 	size = 1u << (r % 7);
 	addr = (r >> 3) % 200000 + (r % 9 == 0 ? UINT64_C(0) - 200000 - 64 : 0);
-	cache_access(c, addr, size, (r >> 40) % 20 == 0 ? CACHE_OP_IFETCH
-				   : (r >> 44) % 10 == 0 ? CACHE_OP_STORE
-							  : CACHE_OP_LOAD,
+	cache_access(c, addr, size,
+		     (r >> 40) % 20 == 0   ? CACHE_OP_IFETCH
+		     : (r >> 44) % 10 == 0 ? CACHE_OP_STORE
+					   : CACHE_OP_LOAD,
 		     1 + ((r >> 50) % 8 == 0));
 }
 
@@ -572,17 +573,20 @@ test_slices_sum(void **state)
 		for (unsigned i = 1; i < k; i++)
 			assert_int_equal(cache_add_slice(sl[0], sl[i]), 0);
 		for (unsigned l = 0; l < cache_level_count(whole); l++) {
-			assert_memory_equal(cache_level_stats(whole, l), cache_level_stats(sl[0], l),
+			assert_memory_equal(cache_level_stats(whole, l),
+					    cache_level_stats(sl[0], l),
 					    sizeof(struct cache_level_stats));
 			for (unsigned p = 0; p < cache_phase_count(whole); p++)
 				assert_memory_equal(cache_phase_level_stats(whole, p, l),
 						    cache_phase_level_stats(sl[0], p, l),
 						    sizeof(struct cache_level_stats));
 		}
-		assert_memory_equal(cache_dram(whole), cache_dram(sl[0]), sizeof(struct cache_traffic));
+		assert_memory_equal(cache_dram(whole), cache_dram(sl[0]),
+				    sizeof(struct cache_traffic));
 		assert_memory_equal(cache_array_traffic(whole, 1), cache_array_traffic(sl[0], 1),
 				    sizeof(struct cache_traffic));
-		assert_memory_equal(cache_cpu(whole), cache_cpu(sl[0]), sizeof(struct cache_cpu_stats));
+		assert_memory_equal(cache_cpu(whole), cache_cpu(sl[0]),
+				    sizeof(struct cache_cpu_stats));
 		assert_true(cache_dram(whole)->read_bytes > 0);
 		for (unsigned i = 0; i < k; i++)
 			cache_destroy(sl[i]);
