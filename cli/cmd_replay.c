@@ -21,7 +21,8 @@ usage_replay(FILE *f)
 {
 	fprintf(f,
 		"Usage: memsim replay [--format din|lackey|memsim] FILE|- --cache SPEC|PRESET\n"
-		"                     [--no-flush] [--seed N] [--sample-sets K] [--json FILE]\n"
+		"                     [--no-flush] [--seed N] [--sample-sets K] [--threads N]\n"
+		"                     [--json FILE]\n"
 		"\n"
 		"Replays a memory trace through a cache hierarchy and prints per-level counters and\n"
 		"the bytes moved to and from DRAM.\n"
@@ -38,6 +39,11 @@ usage_replay(FILE *f)
 		"                     estimate in the text and JSON [off: exact]; a warning\n"
 		"                     when the sample is too small for 10%% error, exit 2 when\n"
 		"                     no access reached it\n"
+		"      --threads N    split the sets between N threads (a power of two, up to\n"
+		"                     64), each reading the whole trace: the same counts as one\n"
+		"                     thread, exactly; fewer where the cache does not split (a\n"
+		"                     random policy, straddle=once, too few sets, set sampling)\n"
+		"                     or the trace is not a regular file, with a note why [1]\n"
 		"  -j, --json FILE    also write the report as JSON (- for stdout)\n"
 		"\n"
 		"Spec: LEVEL=SIZE:ASSOC:LINE[:WORD...] for LEVEL in L1..L4 and I1, sizes in B/K/M/G,\n"
@@ -68,8 +74,8 @@ usage_replay(FILE *f)
 struct replay_args {
 	enum trace_format format;
 	const char *spec_text, *json_path, *path;
-	bool flush;
-	uint64_t seed, sample_sets;
+	bool flush, threads_given;
+	uint64_t seed, sample_sets, threads;
 };
 
 static int
@@ -92,6 +98,8 @@ replay_parse(struct replay_args *a, int argc, char **argv)
 		{ "seed", 0, OPTPARSE_U64, .dest = &a->seed, .expect = "a number" },
 		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &a->sample_sets, .min = 2,
 		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
+		{ "threads", 0, OPTPARSE_U64, .dest = &a->threads, .max = CACHE_MAX_SLICES,
+		  .expect = "a number of threads from 0 to 64", .given = &a->threads_given },
 		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
 		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
 		{ .name = NULL },
@@ -138,6 +146,13 @@ replay_json(const struct replay_args *a, const struct spec *spec, const struct r
 	cJSON_AddNumberToObject(tr, "skipped_lines", (double)res->skipped);
 	cJSON_AddStringToObject(tr, "recorded_by", res->tool_version);
 	cJSON_AddStringToObject(tr, "recorded_command", res->recorded_command);
+	if (a->threads_given) {
+		cJSON *th = cJSON_AddObjectToObject(root, "threads");
+
+		cJSON_AddNumberToObject(th, "asked", (double)a->threads);
+		cJSON_AddNumberToObject(th, "used", res->threads);
+		cJSON_AddStringToObject(th, "why_not_more", res->threads_why);
+	}
 	report_add_cache(root, res->cache);
 	rc = report_write_json(a->json_path, root, err, sizeof(err));
 	cJSON_Delete(root);
@@ -166,10 +181,14 @@ cmd_replay(int argc, char **argv)
 	if (spec.note[0])
 		print_error("note: %s", spec.note);
 
-	if (replay_file(a.path, a.format, &spec, a.flush, &res, err, sizeof(err))) {
+	if (replay_file_split(a.path, a.format, &spec, a.flush, (unsigned)a.threads, &res, err,
+			      sizeof(err))) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
+	if (res.threads < a.threads)
+		print_error("note: --threads %llu: %u thread%s: %s", (unsigned long long)a.threads,
+			    res.threads, res.threads == 1 ? "" : "s", res.threads_why);
 	if ((rc = check_sample_estimate("replay", res.cache))) {
 		replay_result_finish(&res);
 		return rc;

@@ -527,6 +527,9 @@ level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 	}
 }
 
+static void slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+			uint32_t count, unsigned flags);
+
 void
 cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
 {
@@ -546,16 +549,24 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	}
 	c->cpu.ops[op] += count;
 	c->cpu.bytes[op] += bytes;
+	/* A slice of a split run (c->sliced) fails the sampling test always: its own test is
+	 * off the common path. */
 	if (op == CACHE_OP_IFETCH) {
-		if (c->icache >= 0 &&
-		    ((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
+		if (c->icache < 0)
+			return;
+		if (((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
+		else if (c->sliced)
+			slice_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		return;
 	}
 	if (c->nscratch && scratch_access(c, addr, op, bytes))
 		return;
-	if (((addr >> c->sample_shift) & c->sample_mask) != c->sample_residue)
-		return; /* in a set that sampling leaves out */
+	if (((addr >> c->sample_shift) & c->sample_mask) != c->sample_residue) {
+		if (c->sliced)
+			slice_lines(c, &c->lv[0], addr, size, write, count, 0);
+		return; /* in a set that sampling leaves out, or another thread's slice */
+	}
 	if (c->ndata == 0) {
 		if (c->nfan)
 			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
@@ -623,7 +634,7 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	unsigned shift;
 	size_t i, end;
 
-	if (c->ndata == 0 || c->nscratch || !L->fast_write || c->sample_mask) {
+	if (c->ndata == 0 || c->nscratch || !L->fast_write || c->sample_mask || c->sliced) {
 		for (i = 0; i < n && refs[i].kind <= CACHE_OP_STORE; i++)
 			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
 				     refs[i].count);
@@ -793,4 +804,26 @@ cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint3
 	      unsigned flags)
 {
 	return fan_ref(c, addr, size, req, count, flags);
+}
+
+/* access_lines() for a slice of a run split by set (cache_set_slice()): the pieces of the
+ * access in this slice's chunks, in order. Lines never cross chunks, so each line of the
+ * access is simulated by the one slice that holds its sets, as a whole run would. */
+static void
+slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	    uint32_t count, unsigned flags)
+{
+	unsigned shift = c->slice_shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	for (uint64_t k = first;; k++) {
+		if ((k & c->slice_mask) == c->slice_residue) {
+			uint64_t lo = k == first ? addr : k << shift;
+			uint64_t hi = k == last ? addr + size : (k + 1) << shift;
+
+			access_lines(c, L, lo, (uint32_t)(hi - lo), write, count, flags);
+		}
+		if (k == last)
+			break;
+	}
 }

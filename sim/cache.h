@@ -187,11 +187,21 @@ struct cache_fast_l1 {
 	uint64_t *l2_tags;
 	uint64_t l2_set_mask;
 	uint64_t l2_ways;
+	/* A slice of a split run (cache_fast_l1_slice()): an access inside one L1 line belongs
+	 * to it when ((addr >> slice_shift) & slice_mask) == slice_residue; the others change
+	 * nothing and count as the processor's alone (cache_count_fast_other()). slice_mask 0:
+	 * every access. */
+	unsigned slice_shift;
+	uint64_t slice_mask, slice_residue;
 };
 
 /* Fills *v and returns true when the inline test applies: a write-back L1 that is LRU, FIFO
  * or random, without write-validate, and no scratch ranges. */
 bool cache_fast_l1(struct cache *c, struct cache_fast_l1 *v);
+
+/* As cache_fast_l1(), also for a slice of a split run (cache_set_slice()), for a caller that
+ * tests v->slice_mask as that says. */
+bool cache_fast_l1_slice(struct cache *c, struct cache_fast_l1 *v);
 
 /* The L1 set of line, for the inline test below. */
 static inline uint64_t *
@@ -305,6 +315,10 @@ void cache_fast_miss(struct cache *c, uint64_t addr, uint32_t size, unsigned op)
 /* Adds accesses settled through cache_fast_l1 (hits and cache_fast_miss()) to the counters. */
 void cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
 		      uint64_t store_bytes);
+/* Adds accesses a slice left to the others (cache_fast_l1.slice_mask) to the processor's
+ * counts alone. */
+void cache_count_fast_other(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
+			    uint64_t store_bytes);
 
 /* Writes every dirty line back, level by level from L1 down, as the final flush; lines stay
  * valid and clean. Traffic it causes is counted as flush traffic, in a phase named "flush". */
@@ -435,6 +449,29 @@ struct cache_sample {
 
 /* Fills *out for model c, before or after cache_sample_scale(). */
 void cache_sample_get(struct cache *c, struct cache_sample *out);
+
+/*
+ * A run split by set over threads (replay --threads): slice i of k (k a power of two) is a
+ * model that simulates only the accesses, or their pieces, in chunks (the largest line of any
+ * level) whose index is i modulo k. The k slices run the whole trace each; the sum of their
+ * level and DRAM counts (cache_add_slice()) is the whole run's, exactly (sim/cache_slice.c
+ * says why). Each slice counts every access as the processor's, and scratch bytes, whole.
+ */
+#define CACHE_MAX_SLICES 64
+
+/* The most slices, up to want, that cfg splits into exactly: want rounded down to a power of
+ * two, then lowered to what each level's sets allow; 1 for a config that does not split.
+ * Where the result is below want, why says in one line what stops more (else ""). */
+unsigned cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen);
+
+/* Makes c, new and not yet accessed, slice index of slices (slices <= cache_slices_max() for
+ * its config; 1: the whole run, nothing changes). */
+void cache_set_slice(struct cache *c, unsigned slices, unsigned index);
+
+/* Adds the level, DRAM, per-array and per-phase counts of slice src to dst, both run over
+ * the same trace and flushed alike; the processor's counts and scratch bytes stay dst's.
+ * Returns 0, or -1 (nothing added) when their arrays or phases differ. */
+int cache_add_slice(struct cache *dst, struct cache *src);
 
 /* Names used in specs and reports. */
 const char *cache_repl_str(enum cache_repl r);

@@ -10,19 +10,17 @@
 
 #include "sim/cache_internal.h"
 
-bool
-cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
-{
-	return !c->nscratch && cache_fast_l1_without_scratch(c, v);
-}
-
-bool
-cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
+/* cache_fast_l1_without_scratch(), for a slice too where slice. */
+static bool
+fast_l1(struct cache *c, struct cache_fast_l1 *v, bool slice)
 {
 	struct level *L = &c->lv[0];
 
-	if (c->ndata == 0 || !L->fast_write || c->sample_mask)
+	if (c->ndata == 0 || !L->fast_write || c->sample_mask || (c->sliced && !slice))
 		return false;
+	v->slice_shift = c->slice_shift;
+	v->slice_mask = c->sliced ? c->slice_mask : 0;
+	v->slice_residue = c->slice_residue;
 	v->tags = L->tags;
 	v->set_mask = L->set_mask;
 	v->ways = L->ways;
@@ -40,12 +38,40 @@ cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
 	return true;
 }
 
+bool
+cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
+{
+	return !c->nscratch && fast_l1(c, v, false);
+}
+
+bool
+cache_fast_l1_slice(struct cache *c, struct cache_fast_l1 *v)
+{
+	return !c->nscratch && fast_l1(c, v, true);
+}
+
+bool
+cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
+{
+	return fast_l1(c, v, false);
+}
+
 void
 cache_count_fast(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
 		 uint64_t store_bytes)
 {
 	c->lv[0].st.reads += loads;
 	c->lv[0].st.writes += stores;
+	c->cpu.ops[CACHE_OP_LOAD] += loads;
+	c->cpu.ops[CACHE_OP_STORE] += stores;
+	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;
+	c->cpu.bytes[CACHE_OP_STORE] += store_bytes;
+}
+
+void
+cache_count_fast_other(struct cache *c, uint64_t loads, uint64_t stores, uint64_t load_bytes,
+		       uint64_t store_bytes)
+{
 	c->cpu.ops[CACHE_OP_LOAD] += loads;
 	c->cpu.ops[CACHE_OP_STORE] += stores;
 	c->cpu.bytes[CACHE_OP_LOAD] += load_bytes;

@@ -139,6 +139,13 @@ struct cache {
 	unsigned sample_shift;
 	uint64_t sample_mask, sample_residue;
 	bool sample_scaled;
+	/* A slice of a run split by set (cache_set_slice()): an access reaches the caches where
+	 * it lies in chunks (2^slice_shift bytes) whose index is slice_residue modulo
+	 * slice_mask + 1; sample_residue is then 1 with sample_mask 0, so the sampling test
+	 * always fails and sends the access to the slice's test. */
+	bool sliced;
+	unsigned slice_shift;
+	uint64_t slice_mask, slice_residue;
 	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
 };
 

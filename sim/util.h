@@ -40,6 +40,15 @@ char *format_size_bytes(uint64_t bytes, char *buf, size_t len);
 #define ALWAYS_INLINE inline
 #endif
 
+/* For a hot loop's function: starts on a 64-byte line, so that the loop's place in the
+ * instruction cache's lines does not move with unrelated code around it (a 3-4% swing in
+ * the fused replay loop, measured). */
+#if defined(__GNUC__)
+#define LINE_ALIGNED __attribute__((aligned(64)))
+#else
+#define LINE_ALIGNED
+#endif
+
 /* For a rare path of a hot function (back-invalidation on a cache miss): kept out of line, so
  * the hot function does not save the registers the rare path needs on every call. */
 #if defined(__GNUC__)

@@ -516,6 +516,106 @@ test_arrays_phases_scratch(void **state)
 	cache_destroy(c);
 }
 
+/* One access of test_slices_sum()'s stream: lines near one another, some straddling lines and
+ * chunks, some at the top of the address space, a tenth stores, a twentieth fetches. */
+static void
+slice_access(struct cache *c, uint64_t *x)
+{
+	uint64_t r, addr;
+	uint32_t size;
+
+	*x = *x * 6364136223846793005u + 1442695040888963407u;
+	r = *x >> 16;
+	size = 1u << (r % 7);
+	addr = (r >> 3) % 200000 + (r % 9 == 0 ? UINT64_C(0) - 200000 - 64 : 0);
+	cache_access(c, addr, size,
+		     (r >> 40) % 20 == 0   ? CACHE_OP_IFETCH
+		     : (r >> 44) % 10 == 0 ? CACHE_OP_STORE
+					   : CACHE_OP_LOAD,
+		     1 + ((r >> 50) % 8 == 0));
+}
+
+/* cache_set_slice(): the sum of k slices (cache_add_slice()) holds every count of the whole
+ * run, per level, per phase and per array; the processor's counts are each slice's own. */
+static void
+test_slices_sum(void **state)
+{
+	static const char *const specs[] = {
+		"L1=4K:4:64,L2=32K:8:64",
+		"I1=2K:2:32,L1=4K:2:32:fifo:wt:nwa,L2=32K:4:128:plru:incl",
+		"L1=2K:4:64:wv,L2=16K:8:64:excl,L3=256K:128:64",
+		"L1=4K:8:128:lru:wb:wa,L2=64K:4:64:quietwb",
+	};
+	char why[256];
+
+	(void)state;
+	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
+		struct cache *whole = make_cache(specs[s], 1), *sl[4];
+		unsigned k = cache_slices_max(cache_get_config(whole), 4, why, sizeof(why));
+
+		assert_int_equal(k, 4);
+		for (unsigned i = 0; i < k; i++) {
+			sl[i] = make_cache(specs[s], 1);
+			cache_set_slice(sl[i], k, i);
+		}
+		for (unsigned i = 0; i <= k; i++) {
+			struct cache *c = i < k ? sl[i] : whole;
+			uint64_t x = 7;
+
+			assert_int_equal(cache_add_array(c, "A", 0, 100000, false), 1);
+			for (int n = 0; n < 60000; n++) {
+				if (n % 20000 == 0)
+					cache_set_phase(c, cache_add_phase(c, n ? "p2" : "p1"));
+				slice_access(c, &x);
+			}
+			cache_flush(c);
+		}
+		for (unsigned i = 1; i < k; i++)
+			assert_int_equal(cache_add_slice(sl[0], sl[i]), 0);
+		for (unsigned l = 0; l < cache_level_count(whole); l++) {
+			assert_memory_equal(cache_level_stats(whole, l),
+					    cache_level_stats(sl[0], l),
+					    sizeof(struct cache_level_stats));
+			for (unsigned p = 0; p < cache_phase_count(whole); p++)
+				assert_memory_equal(cache_phase_level_stats(whole, p, l),
+						    cache_phase_level_stats(sl[0], p, l),
+						    sizeof(struct cache_level_stats));
+		}
+		assert_memory_equal(cache_dram(whole), cache_dram(sl[0]),
+				    sizeof(struct cache_traffic));
+		assert_memory_equal(cache_array_traffic(whole, 1), cache_array_traffic(sl[0], 1),
+				    sizeof(struct cache_traffic));
+		assert_memory_equal(cache_cpu(whole), cache_cpu(sl[0]),
+				    sizeof(struct cache_cpu_stats));
+		assert_true(cache_dram(whole)->read_bytes > 0);
+		for (unsigned i = 0; i < k; i++)
+			cache_destroy(sl[i]);
+		cache_destroy(whole);
+	}
+}
+
+/* Slices that saw other phases do not add; configs that do not split say why. */
+static void
+test_slices_refused(void **state)
+{
+	struct cache *a = make_cache("L1=4K:4:64", 1), *b = make_cache("L1=4K:4:64", 1);
+	char why[256];
+
+	(void)state;
+	cache_add_phase(a, "p1");
+	assert_int_equal(cache_add_slice(a, b), -1);
+	assert_int_equal(cache_slices_max(cache_get_config(a), 1, why, sizeof(why)), 1);
+	assert_string_equal(why, "");
+	assert_int_equal(cache_slices_max(cache_get_config(a), 64, why, sizeof(why)), 16);
+	assert_non_null(strstr(why, "L1 has 16 sets"));
+	cache_destroy(a);
+	cache_destroy(b);
+	a = make_cache("L1=4K:4:64,L2=64K:8:64:random", 1);
+	assert_int_equal(cache_slices_max(cache_get_config(a), 2, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "L2 uses random replacement"));
+	cache_destroy(a);
+}
+
 int
 main(void)
 {
@@ -528,6 +628,8 @@ main(void)
 		cmocka_unit_test(test_index_equals_scan),
 		cmocka_unit_test(test_arrays_phases_scratch),
 		cmocka_unit_test(test_top_of_address_space),
+		cmocka_unit_test(test_slices_sum),
+		cmocka_unit_test(test_slices_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

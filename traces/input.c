@@ -75,8 +75,10 @@ input_fill(struct input *in, size_t need)
 			double got = (double)(in->consumed + (in->len += (size_t)n));
 
 			/* A read is a megabyte: reporting each costs nothing beside it. */
-			progress_report(in->size ? got / (double)in->size : -1, got / 1048576.0,
-					(double)in->size / 1048576.0, "MiB read");
+			if (!in->quiet)
+				progress_report(in->size ? got / (double)in->size : -1,
+						got / 1048576.0, (double)in->size / 1048576.0,
+						"MiB read");
 		}
 	}
 	return in->len - in->pos;

@@ -20,6 +20,7 @@ struct input {
 	uint64_t consumed; /* bytes before buf[0] in the stream */
 	uint64_t size;     /* bytes of a regular file, for the progress line; 0: not known */
 	char *path;        /* for messages; "stdin" for "-" */
+	bool quiet;        /* no progress reports (a replay thread beside the one that reports) */
 };
 
 /* Opens path ("-" for stdin). Returns 0 or a negative errno. */

@@ -374,6 +374,8 @@ struct fused {
 	int64_t step[MTRACE_SLOTS * 16];
 	uint64_t accesses, bytes, stores, store_bytes;
 	struct cache_fast_misses misses; /* settled by cache_fast_l2_hit() */
+	/* Of the accesses, a slice's left to the other slices (v->slice_mask). */
+	uint64_t other, other_bytes, other_stores, other_store_bytes;
 };
 
 /* Fills the steps of slot s from its size. */
@@ -392,15 +394,19 @@ set_steps(struct fused *f, unsigned s)
  * Callers pass L1's line_shift and ways, as constants where they can: with a constant
  * geometry the compiler turns the set lookup into a few shifts and masks. The hot values
  * stay in registers and the slot addresses in a local array, which stores to the tags cannot
- * alias; stores, rare in traces, are counted in memory. */
+ * alias; stores, rare in traces, are counted in memory. A slice of a split run (sliced, a
+ * constant) simulates the accesses in its chunks and counts the others in f->other... */
 static ALWAYS_INLINE const uint8_t *
 fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 	   const uint8_t *limit, const uint8_t *end, uint64_t *records, const unsigned shift,
-	   const uint64_t ways)
+	   const uint64_t ways, const bool sliced)
 {
 	/* The geometry as constants, for cache_fast_hit_older() too. */
-	const struct cache_fast_l1 g = { v->tags, v->set_mask, ways,           shift,
-					 v->lru,  v->l2_tags,  v->l2_set_mask, v->l2_ways };
+	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
+					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
+					 0 };
+	const unsigned slice_shift = v->slice_shift;
+	const uint64_t slice_mask = v->slice_mask, slice_residue = v->slice_residue;
 	const uint64_t line_bytes = UINT64_C(1) << shift;
 	const uint8_t *const start = p;
 	uint64_t addr[MTRACE_SLOTS], bytes = 0, long_bytes = 0;
@@ -439,10 +445,16 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 		set = cache_fast_set(&g, line);
 		/* A miss that L2 serves with a clean L1 victim settles inline; a store of a
 		 * whole line needs no fetch, so it takes the model's path. */
-		if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
-		    !cache_fast_hit_older(&g, set, line, (unsigned)op) &&
-		    !(g.l2_tags && size != line_bytes &&
-		      cache_fast_l2_hit(&g, set, line, (unsigned)op, &f->misses)))
+		if (sliced && ((a >> slice_shift) & slice_mask) != slice_residue) {
+			/* Another slice's: the line lies inside one chunk. */
+			f->other++;
+			f->other_bytes += size;
+			f->other_stores += op;
+			f->other_store_bytes += op * size;
+		} else if (!cache_fast_hit_recent(set, line, (unsigned)op) &&
+			   !cache_fast_hit_older(&g, set, line, (unsigned)op) &&
+			   !(g.l2_tags && size != line_bytes &&
+			     cache_fast_l2_hit(&g, set, line, (unsigned)op, &f->misses)))
 			cache_fast_miss(c, a, (uint32_t)size, (unsigned)op);
 		if (op) {
 			f->stores++;
@@ -461,28 +473,50 @@ fused_loop(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, cons
 }
 
 /* fused_loop() for the usual L1 geometry, 64-byte lines and 8 ways, and for any other. */
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_run_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 	       const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
-	return fused_loop(f, c, v, p, limit, end, records, 6, 8);
+	return fused_loop(f, c, v, p, limit, end, records, 6, 8, false);
 }
 
-static const uint8_t *
+static LINE_ALIGNED const uint8_t *
 fused_run_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
 	      const uint8_t *limit, const uint8_t *end, uint64_t *records)
 {
-	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways);
+	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways, false);
+}
+
+/* The two for a slice of a split run. */
+static LINE_ALIGNED const uint8_t *
+fused_slice_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+		 const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, 6, 8, true);
+}
+
+static LINE_ALIGNED const uint8_t *
+fused_slice_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v, const uint8_t *p,
+		const uint8_t *limit, const uint8_t *end, uint64_t *records)
+{
+	return fused_loop(f, c, v, p, limit, end, records, v->line_shift, v->ways, true);
 }
 
 /* Adds the accesses the fused loop settled to the model's counters and clears them. */
 static void
 count_fused(struct cache *c, struct fused *f)
 {
-	cache_count_fast(c, f->accesses - f->stores, f->stores, f->bytes - f->store_bytes,
-			 f->store_bytes);
+	uint64_t acc = f->accesses - f->other, st = f->stores - f->other_stores;
+	uint64_t bytes = f->bytes - f->other_bytes,
+		 st_bytes = f->store_bytes - f->other_store_bytes;
+
+	cache_count_fast(c, acc - st, st, bytes - st_bytes, st_bytes);
+	if (f->other)
+		cache_count_fast_other(c, f->other - f->other_stores, f->other_stores,
+				       f->other_bytes - f->other_store_bytes, f->other_store_bytes);
 	cache_count_fast_misses(c, &f->misses);
 	f->accesses = f->bytes = f->stores = f->store_bytes = 0;
+	f->other = f->other_bytes = f->other_stores = f->other_store_bytes = 0;
 }
 
 long
@@ -516,8 +550,14 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 			uint64_t before = records;
 			uint8_t h;
 
-			p = (v->line_shift == 6 && v->ways == 8 ? fused_run_64x8 : fused_run_any)(
-				&f, c, v, p, limit, end, &records);
+			if (v->slice_mask)
+				p = (v->line_shift == 6 && v->ways == 8
+					     ? fused_slice_64x8
+					     : fused_slice_any)(&f, c, v, p, limit, end, &records);
+			else
+				p = (v->line_shift == 6 && v->ways == 8
+					     ? fused_run_64x8
+					     : fused_run_any)(&f, c, v, p, limit, end, &records);
 			accesses += records - before;
 			if (p >= limit)
 				break;

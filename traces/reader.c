@@ -157,7 +157,7 @@ trace_reader_simulate(struct trace_reader *r, struct cache *c, struct cache_ref 
 
 	if (r->failed)
 		return -1;
-	if (r->format == TRACE_FORMAT_MEMSIM && cache_fast_l1(c, &v)) {
+	if (r->format == TRACE_FORMAT_MEMSIM && cache_fast_l1_slice(c, &v)) {
 		long rc = r->done ? 0 : mtrace_simulate(r, c, &v, ctl);
 
 		if (rc >= 0 && r->in.error)
@@ -181,6 +181,12 @@ trace_reader_simulate(struct trace_reader *r, struct cache *c, struct cache_ref 
 			return 1;
 		}
 	}
+}
+
+void
+trace_reader_quiet(struct trace_reader *r)
+{
+	r->in.quiet = true;
 }
 
 const char *

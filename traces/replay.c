@@ -110,6 +110,7 @@ replay_file(const char *path, enum trace_format format, const struct spec *spec,
 	out->skipped = trace_reader_skipped(r);
 	out->tool_version = xstrdup(trace_reader_tool_version(r));
 	out->recorded_command = xstrdup(trace_reader_command(r));
+	out->threads = 1;
 	trace_reader_close(r);
 	return 0;
 }

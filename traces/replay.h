@@ -23,6 +23,8 @@ struct replay_result {
 	char *recorded_command;
 	char spec_text[1024];
 	double seconds; /* wall time of the replay loop (reading and simulating) */
+	unsigned threads;      /* threads that replayed (replay_file_split()) */
+	char threads_why[256]; /* why not more than asked, in one line; "" when as many */
 };
 
 /* Feeds every event of r into c; trace arrays of space TILE go to scratch when
@@ -36,5 +38,14 @@ int replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch
  * 0 or -1 with a one-line message in err (nothing is left allocated then). */
 int replay_file(const char *path, enum trace_format format, const struct spec *spec, bool flush,
 		struct replay_result *out, char *err, size_t errlen);
+
+/* replay_file() on up to `threads` threads (0: 1), the sets split between them
+ * (cache_set_slice()), each reading the whole file: the counts are replay_file()'s, exactly.
+ * Runs fewer where the config or the input does not split (cache_slices_max(); a trace
+ * that is not a regular file, as stdin, which only one reader can read), saying why in
+ * out->threads_why; with 1, it is replay_file(). */
+int replay_file_split(const char *path, enum trace_format format, const struct spec *spec,
+		      bool flush, unsigned threads, struct replay_result *out, char *err,
+		      size_t errlen);
 
 void replay_result_finish(struct replay_result *res);

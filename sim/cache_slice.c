@@ -1,0 +1,151 @@
+/*
+ * A run split by set over threads (sim/cache.h, cache_slices_max()): which configs split
+ * exactly, a slice's model, and the sum of the slices' counts.
+ *
+ * Notes:
+ *  - Slices are by chunk, the largest line of any level (as set sampling's classes): every
+ *    level's set index holds the chunk bits that pick the slice when it has slices x (chunk /
+ *    line) sets or more, so a line, its set at every level, the victims of that set, the
+ *    lines an inclusive level back-invalidates and those an exclusive one takes all lie in
+ *    one slice. Replacement state is per set (LRU, FIFO, tree-PLRU), so each slice's sets
+ *    change as in the whole run, and every level and DRAM count is a sum over lines.
+ *  - Not split: a random policy (one generator per level, drawn in the order of all sets'
+ *    misses), straddle=once (one count for an access over two lines, which may lie in two
+ *    slices), no cache (an access is its own DRAM transfer), set sampling.
+ */
+
+#include "sim/cache.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/cache_internal.h"
+#include "sim/util.h"
+
+/* The most slices level l allows (a power of two): sets / (chunk / line). */
+static unsigned
+level_slices(const struct cache_level_config *l, unsigned chunk_shift)
+{
+	uint64_t lines = l->size_bytes / l->line_bytes;
+	uint64_t sets = l->fully_assoc ? 1 : lines / l->assoc;
+	uint64_t k = sets >> (chunk_shift - log2_u64(l->line_bytes));
+
+	return k >= CACHE_MAX_SLICES ? CACHE_MAX_SLICES : (unsigned)(k ? k : 1);
+}
+
+/* Why level l cannot be split at all, or NULL. */
+static const char *
+level_unsplit(const struct cache_level_config *l)
+{
+	if (l->repl == CACHE_REPL_RANDOM)
+		return "uses random replacement, one generator for all its sets";
+	if (l->straddle_once)
+		return "counts an access over two lines once (straddle=once), and the lines may "
+		       "lie in two slices";
+	return NULL;
+}
+
+unsigned
+cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen)
+{
+	unsigned chunk = cache_chunk_shift(cfg), n = cfg->levels + cfg->has_icache, k = 1;
+
+	why[0] = 0;
+	if (want <= 1)
+		return 1;
+	if (cfg->sample_sets > 1) {
+		snprintf(why, whylen, "set sampling (--sample-sets) runs as one thread");
+		return 1;
+	}
+	if (cfg->levels == 0) {
+		snprintf(why, whylen, "no cache: no sets to split");
+		return 1;
+	}
+	while (k * 2 <= want && k * 2 <= CACHE_MAX_SLICES)
+		k *= 2;
+	if (k < want)
+		snprintf(why, whylen, "threads split sets by a power of two: %u, not %u", k, want);
+	for (unsigned i = 0; i < n; i++) {
+		const struct cache_level_config *l =
+			i < cfg->levels ? &cfg->level[i] : &cfg->icache;
+		const char *no = level_unsplit(l);
+		unsigned most = level_slices(l, chunk);
+
+		if (no) {
+			snprintf(why, whylen, "%s %s", l->name, no);
+			return 1;
+		}
+		if (most < k && (l->fully_assoc || l->size_bytes / l->line_bytes == l->assoc)) {
+			snprintf(why, whylen, "%s is fully associative (one set): no sets to split",
+				 l->name);
+			return 1;
+		}
+		if (most < k) {
+			k = most;
+			snprintf(why, whylen,
+				 "%s has %llu sets of %u-byte lines: split by %u-byte chunks, %u "
+				 "thread%s at most",
+				 l->name,
+				 (unsigned long long)(l->size_bytes / l->line_bytes / l->assoc),
+				 l->line_bytes, 1u << chunk, k, k == 1 ? "" : "s");
+		}
+	}
+	return k;
+}
+
+void
+cache_set_slice(struct cache *c, unsigned slices, unsigned index)
+{
+	if (slices <= 1)
+		return;
+	c->sliced = true;
+	c->slice_shift = cache_chunk_shift(&c->cfg);
+	c->slice_mask = slices - 1;
+	c->slice_residue = index;
+	c->sample_mask = 0;
+	c->sample_residue = 1; /* the sampling test fails always: see cache_access_merged() */
+}
+
+static void
+stats_add(struct cache_level_stats *dst, const struct cache_level_stats *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		d[i] += s[i];
+}
+
+static void
+traffic_add(struct cache_traffic *dst, const struct cache_traffic *t)
+{
+	dst->read_bytes += t->read_bytes;
+	dst->write_bytes += t->write_bytes;
+	dst->rfo_bytes += t->rfo_bytes;
+	dst->flush_write_bytes += t->flush_write_bytes;
+	dst->flush_read_bytes += t->flush_read_bytes;
+}
+
+int
+cache_add_slice(struct cache *dst, struct cache *src)
+{
+	if (dst->nlv != src->nlv || dst->narrays != src->narrays || dst->nphases != src->nphases)
+		return -1;
+	for (unsigned p = 0; p < dst->nphases; p++)
+		if (strcmp(dst->phases[p].name, src->phases[p].name))
+			return -1;
+	/* Each phase's level counts up to date, so that the snapshots equal the totals. */
+	cache_sync_phase(dst);
+	cache_sync_phase(src);
+	for (unsigned i = 0; i < dst->nlv; i++) {
+		stats_add(&dst->lv[i].st, &src->lv[i].st);
+		dst->snap[i] = dst->lv[i].st;
+		for (unsigned p = 0; p < dst->nphases; p++)
+			stats_add(&dst->phases[p].lvl[i], &src->phases[p].lvl[i]);
+	}
+	/* The DRAM, per-array and per-phase totals are sums of these cells (cache_dram()). */
+	for (unsigned p = 0; p < dst->nphases; p++)
+		for (unsigned a = 0; a < dst->narrays; a++)
+			traffic_add(&dst->phases[p].per_array[a], &src->phases[p].per_array[a]);
+	return 0;
+}

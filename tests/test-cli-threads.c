@@ -1,0 +1,380 @@
+/*
+ * replay --threads N (issue 24 item 2): the sets split between N threads give the counts of
+ * one thread, byte for byte, on random hierarchies (1 to 3 levels, 32- to 128-byte lines,
+ * sets and 1 to 128 ways (hash-indexed), LRU, FIFO, tree-PLRU and random replacement, wb/wt,
+ * wa/nwa/wv, nine, incl and excl, quietwb, an I1, flush and --no-flush) over random traces
+ * in the three formats
+ * (memsim's binary one with arrays, phases and scratch, din, lackey with straddling accesses
+ * and instruction fetches); configurations that do not split run one thread and say why.
+ */
+
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit.h"
+
+#define TMPDIR_NAME "cli-threads"
+#include "tests/tmpdir.h"
+
+#include "tests/cli-run.h"
+#include "traces/mtrace.h"
+
+/* xorshift64*: the same traces and hierarchies on every machine. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+static unsigned
+pick(uint64_t *s, unsigned n)
+{
+	return (unsigned)(rnd(s) % n);
+}
+
+/* One access of a random trace: streams, a strided column walk and random lines over a
+ * footprint of 768 KiB in three arrays, sizes 1 to 64 bytes at any alignment (some straddle
+ * lines and chunks), a tenth of them stores. */
+struct gen {
+	uint64_t seed, row, col, arr[3];
+};
+
+static void
+gen_next(struct gen *g, uint64_t *addr, uint32_t *size, int *kind)
+{
+	static const uint32_t sizes[] = { 1, 2, 4, 4, 8, 8, 8, 16, 32, 64 };
+	unsigned a = pick(&g->seed, 3), how = pick(&g->seed, 10);
+
+	*size = sizes[pick(&g->seed, 10)];
+	if (how < 4)
+		*addr = g->arr[a] + (g->row += *size) % 262144;
+	else if (how < 6)
+		*addr = g->arr[a] + (g->col += 1088) % 262144;
+	else
+		*addr = g->arr[a] + rnd(&g->seed) % 262144;
+	*kind = pick(&g->seed, 10) == 0;
+}
+
+/* Writes n accesses in memsim's format to path: two arrays (a third, scratch, when scratch),
+ * three phases, repeats, and instruction fetches. */
+static void
+write_mtrace(const char *path, uint64_t seed, unsigned n, bool scratch)
+{
+	struct gen g = { seed, 0, 0, { 0x100000, 0x200000, 0x300040 } };
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-cli-threads", err, sizeof(err));
+	int ph[3];
+
+	assert_non_null(w);
+	assert_true(mtrace_writer_array(w, "A", 0x100000, 262144, TRACE_SPACE_DRAM) >= 0);
+	assert_true(mtrace_writer_array(w, "B", 0x200000, 262144, TRACE_SPACE_DRAM) >= 0);
+	assert_true(mtrace_writer_array(w, "C", 0x300040, 262144,
+					scratch ? TRACE_SPACE_SCRATCH : TRACE_SPACE_DRAM) >= 0);
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "p%d", i);
+		ph[i] = mtrace_writer_phase(w, name);
+		assert_true(ph[i] >= 0);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t addr;
+		uint32_t size;
+		int kind;
+
+		if (i % (n / 5) == 0)
+			mtrace_writer_set_phase(w, ph[i / (n / 5) % 3]);
+		gen_next(&g, &addr, &size, &kind);
+		if (pick(&g.seed, 50) == 0)
+			mtrace_writer_access(w, TRACE_EV_IFETCH, 0x400000 + addr % 16384, 4, 1);
+		mtrace_writer_access(w, kind ? TRACE_EV_STORE : TRACE_EV_LOAD, addr, size,
+				     pick(&g.seed, 20) == 0 ? 3 : 1);
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+}
+
+/* din (4-byte references, labels 0 1 2) or lackey (sizes 1 to 64, I, L, S and M). */
+static void
+write_text(const char *path, uint64_t seed, unsigned n, bool lackey)
+{
+	struct gen g = { seed, 0, 0, { 0x100000, 0x200000, 0x300040 } };
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t addr;
+		uint32_t size;
+		int kind;
+
+		gen_next(&g, &addr, &size, &kind);
+		if (pick(&g.seed, 50) == 0)
+			fprintf(f, lackey ? "I  %llx,4\n" : "2 %llx\n",
+				(unsigned long long)(0x400000 + addr % 16384));
+		if (lackey)
+			fprintf(f, " %c %llx,%u\n", kind ? (pick(&g.seed, 2) ? 'S' : 'M') : 'L',
+				(unsigned long long)addr, size);
+		else
+			fprintf(f, "%d %llx\n", kind, (unsigned long long)addr);
+	}
+	fclose(f);
+}
+
+/* A random level spec of `bytes` bytes (0: a random size) into buf. */
+static void
+level_spec(uint64_t *s, char *buf, size_t len, const char *name, unsigned level, bool last)
+{
+	static const char *repl[] = { "lru", "lru", "fifo", "plru", "random" };
+	static const char *write[] = { "wb", "wb", "wt" };
+	static const char *alloc[] = { "wa", "wa", "nwa", "wv" };
+	static const char *incl[] = { "nine", "nine", "incl", "excl" };
+	static const unsigned ways[] = { 1, 2, 4, 8, 16, 128 };
+	unsigned kib = (1u << pick(s, 4)) << (2 * level); /* 1-8K, 4-32K, 16-128K */
+	unsigned line = 32u << pick(s, 3);
+
+	(void)last;
+	/* 128 ways (a hash-indexed level) for L3 only, where it leaves sets to split. */
+	snprintf(buf, len, "%s=%uK:%u:%u:%s:%s:%s%s%s", name, kib,
+		 ways[pick(s, level == 2 ? 6 : 5)], line, repl[pick(s, 5)], write[pick(s, 3)],
+		 alloc[pick(s, 4)], level ? ":" : "", level ? incl[pick(s, 4)] : "");
+	if (level && pick(s, 8) == 0)
+		strcat(buf, ":quietwb");
+}
+
+/* A random hierarchy of 1 to 3 levels, an I1 one time in five. */
+static void
+random_spec(uint64_t *s, char *buf, size_t len)
+{
+	unsigned levels = 1 + pick(s, 3);
+	char lv[128];
+
+	buf[0] = 0;
+	if (pick(s, 5) == 0) {
+		level_spec(s, lv, sizeof(lv), "I1", 0, false);
+		snprintf(buf, len, "%s,", lv);
+	}
+	for (unsigned i = 0; i < levels; i++) {
+		char name[4];
+
+		snprintf(name, sizeof(name), "L%u", i + 1);
+		level_spec(s, lv, sizeof(lv), name, i, i + 1 == levels);
+		strncat(buf, lv, len - strlen(buf) - 2);
+		if (i + 1 < levels)
+			strcat(buf, ",");
+	}
+}
+
+/* The report at path without what differs by thread count: the command line and threads. */
+static char *
+counts_of(const char *name)
+{
+	char path[600];
+	char *text, *out;
+	cJSON *o;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp_text(path);
+	assert_non_null(text);
+	o = cJSON_Parse(text);
+	assert_non_null(o);
+	cJSON_DeleteItemFromObject(o, "command");
+	cJSON_DeleteItemFromObject(o, "threads");
+	out = cJSON_Print(o);
+	cJSON_Delete(o);
+	free(text);
+	return out;
+}
+
+/* The threads a report used, and its why_not_more in why. */
+static int
+threads_used(const char *name, char *why, size_t len)
+{
+	char path[600];
+	char *text;
+	cJSON *o, *t;
+	int used;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	text = slurp_text(path);
+	o = cJSON_Parse(text);
+	t = cJSON_GetObjectItem(o, "threads");
+	assert_non_null(t);
+	used = cJSON_GetObjectItem(t, "used")->valueint;
+	snprintf(why, len, "%s", cJSON_GetObjectItem(t, "why_not_more")->valuestring);
+	cJSON_Delete(o);
+	free(text);
+	return used;
+}
+
+struct tally {
+	unsigned configs, split, random_policy;
+};
+
+/* One hierarchy on trace file: T = 1, 2, 4, 8 give the same report but for threads; a
+ * random policy runs one thread and says why. */
+static void
+check_spec(const char *trace, const char *fmt, const char *spec, bool flush, struct tally *t)
+{
+	static const unsigned ts[] = { 2, 4, 8 };
+	struct result r = memsim("replay %s %s --cache %s%s --threads 1 --json t1.json >t1.txt",
+				 fmt, trace, spec, flush ? "" : " --no-flush");
+	char *one, why[256];
+
+	if (r.rc == 2) { /* a combination the model refuses */
+		result_free(&r);
+		return;
+	}
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	t->configs++;
+	one = counts_of("t1.json");
+	for (unsigned i = 0; i < 3; i++) {
+		char *many;
+		int used;
+
+		r = memsim("replay %s %s --cache %s%s --threads %u --json tn.json >tn.txt", fmt,
+			   trace, spec, flush ? "" : " --no-flush", ts[i]);
+		assert_int_equal(r.rc, 0);
+		many = counts_of("tn.json");
+		if (strcmp(one, many) != 0)
+			fail_msg("--threads %u differs from 1 on %s, %s%s", ts[i], trace, spec,
+				 flush ? "" : ", --no-flush");
+		used = threads_used("tn.json", why, sizeof(why));
+		assert_true(used >= 1 && (unsigned)used <= ts[i]);
+		/* Fewer than asked: a reason on stderr and in the JSON. */
+		assert_int_equal((unsigned)used < ts[i], why[0] != 0);
+		assert_int_equal((unsigned)used < ts[i], strstr(r.err, "note: --threads") != NULL);
+		if (strstr(spec, "random"))
+			assert_int_equal(used, 1);
+		t->split += used > 1;
+		t->random_policy += used == 1 && strstr(why, "random") != NULL;
+		free(many);
+		result_free(&r);
+		r = shell("cmp t1.txt tn.txt");
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	free(one);
+}
+
+/* 30 hierarchies on each of four traces: the binary format with and without scratch, din and
+ * lackey. */
+static void
+test_random_hierarchies(void **state)
+{
+	static const char *const names[] = { "a.mtr", "s.mtr", "t.din", "t.lackey" };
+	static const char *const fmts[] = { "", "", "--format din", "--format lackey" };
+	struct tally t = { 0 };
+	uint64_t s = 0x9e3779b97f4a7c15;
+
+	(void)state;
+	for (unsigned f = 0; f < 4; f++) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[f]);
+		if (f < 2)
+			write_mtrace(path, 11 + f, 60000, f == 1);
+		else
+			write_text(path, 21 + f, 60000, f == 3);
+		for (unsigned i = 0; i < 30; i++) {
+			char spec[512];
+
+			random_spec(&s, spec, sizeof(spec));
+			check_spec(names[f], fmts[f], spec, pick(&s, 3) != 0, &t);
+		}
+	}
+	print_message("# %u hierarchies, %u runs split, %u refused for a random policy\n",
+		      t.configs, t.split, t.random_policy);
+	/* The test tests something: most hierarchies are valid and most runs split. */
+	assert_true(t.configs >= 60);
+	assert_true(t.split >= t.configs);
+	assert_true(t.random_policy > 0);
+}
+
+/* What does not split runs one thread and says why; a bad N is a usage error. */
+static void
+test_why_not(void **state)
+{
+	static const struct {
+		const char *args, *why;
+		int used;
+	} cases[] = {
+		{ "--cache L1=32K:8:64:random --threads 2", "random replacement", 1 },
+		{ "--cache cachegrind --threads 2", "straddle=once", 1 },
+		{ "--cache L1=32K:full:64 --threads 2", "fully associative", 1 },
+		{ "--cache L1=1K:8:64,L2=64K:8:64 --threads 4", "L1 has 2 sets", 2 },
+		{ "--cache L1=32K:8:64 --threads 3", "power of two: 2, not 3", 2 },
+		{ "--cache L1=32K:8:64 --sample-sets 4 --threads 2", "set sampling", 1 },
+		{ "--cache none --threads 2", "no cache", 1 },
+	};
+	struct result r;
+	char why[256], path[600];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/w.din", tmpdir);
+	write_text(path, 5, 20000, false);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = memsim("replay w.din %s --json w.json", cases[i].args);
+		assert_int_equal(r.rc, 0);
+		if (!strstr(r.err, cases[i].why))
+			fail_msg("%s: stderr lacks '%s': %s", cases[i].args, cases[i].why, r.err);
+		assert_int_equal(threads_used("w.json", why, sizeof(why)), cases[i].used);
+		assert_non_null(strstr(why, cases[i].why));
+		result_free(&r);
+	}
+	/* stdin: one reader only. */
+	r = memsim("replay - --cache L1=32K:8:64 --threads 2 --json w.json <w.din");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "not a regular file"));
+	assert_int_equal(threads_used("w.json", why, sizeof(why)), 1);
+	result_free(&r);
+	/* Without --threads, no threads field; with 1 or 0, no note. */
+	r = memsim("replay w.din --cache L1=32K:8:64 --json w.json");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "threads"));
+	result_free(&r);
+	r = memsim("replay w.din --cache L1=32K:8:64 --threads 0 --json -");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "note:"));
+	assert_non_null(strstr(r.out, "\"used\":\t1"));
+	result_free(&r);
+	/* A garbled trace: every thread's reader fails; one line, exit 1, as one thread. */
+	snprintf(path, sizeof(path), "%s/bad.din", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0 100\ngarbage\n", f);
+	fclose(f);
+	r = memsim("replay bad.din --format din --cache L1=32K:8:64 --threads 2");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "bad.din:2: bad label"));
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+	result_free(&r);
+	/* A bad N: one line, exit 2. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const bad[] = { "65", "x", "-1" };
+
+		r = memsim("replay w.din --cache L1=32K:8:64 --threads %s", bad[i]);
+		assert_int_equal(r.rc, 2);
+		assert_non_null(strstr(r.err, "--threads"));
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1); /* one line */
+		result_free(&r);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_hierarchies),
+		cmocka_unit_test(test_why_not),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
