@@ -13,18 +13,20 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 
-# refuse ARGS EXPECTED: exit 2, nothing on stdout, one line on stderr containing EXPECTED
-refuse() {
+# refuse_gpu ARGS EXPECTED: memsim-gpu ARGS exits 2, nothing on stdout, one line on stderr
+# containing EXPECTED; refuse ARGS EXPECTED: the same for `memsim-gpu l2probe ARGS`
+refuse_gpu() {
 	# shellcheck disable=SC2086
-	"$gpu" l2probe $1 >"$tmp/out" 2>"$tmp/err"
+	"$gpu" $1 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if [ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
 		grep -qF -- "$2" "$tmp/err"; then
-		ok "l2probe $1: exit 2, $2"
+		ok "$1: exit 2, $2"
 	else
-		not_ok "l2probe $1" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+		not_ok "$1" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
 	fi
 }
+refuse() { refuse_gpu "l2probe $1" "$2"; }
 
 if [ "$gpu" != none ]; then
 	refuse "--kind bogus" "--kind: 'bogus' is not rewrite, tiles or crossread"
@@ -65,16 +67,7 @@ if [ "$gpu" != none ]; then
 		"run extra|unexpected argument" \
 		"idle --ms -1|--ms: '-1' is not a positive number of milliseconds" \
 		"idle|idle takes --ms T"; do
-		args=${c%%|*} want=${c#*|}
-		# shellcheck disable=SC2086
-		"$gpu" $args >"$tmp/out" 2>"$tmp/err"
-		rc=$?
-		if [ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
-			grep -qF -- "$want" "$tmp/err"; then
-			ok "memsim-gpu $args: exit 2, $want"
-		else
-			not_ok "memsim-gpu $args" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
-		fi
+		refuse_gpu "${c%%|*}" "${c#*|}"
 	done
 
 	# the grid: through a stand-in that runs memsim-gpu and records its exit status (2 would
