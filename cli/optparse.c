@@ -133,15 +133,42 @@ optparse_value(const char *cmd, const struct optparse_option *o, const char *val
 	return 0;
 }
 
-/* After getopt_long() returned '?' or ':': names the unknown option or the one missing its
- * value. */
+/* The row without a value that "--NAME=..." names, by its whole name or a prefix of one
+ * (as getopt_long takes it), or NULL. */
+static const struct optparse_option *
+valueless_row(const struct optparse_option **rows, int n, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const struct optparse_option *found = NULL;
+	size_t len;
+
+	if (strncmp(arg, "--", 2) != 0 || !eq)
+		return NULL;
+	len = (size_t)(eq - arg - 2);
+	for (int i = 0; i < n; i++) {
+		if (strncmp(rows[i]->name, arg + 2, len) != 0)
+			continue;
+		if (rows[i]->name[len] == '\0')
+			return takes_value(rows[i]) ? NULL : rows[i];
+		if (found)
+			return NULL; /* ambiguous: getopt's "unknown" stands */
+		found = rows[i];
+	}
+	return found && !takes_value(found) ? found : NULL;
+}
+
+/* After getopt_long() returned '?' or ':': names the unknown option, the one missing its value,
+ * or the flag given one. */
 static int
-getopt_error(const char *cmd, int opt, char **argv)
+getopt_error(const char *cmd, int opt, char **argv, const struct optparse_option **rows, int n)
 {
 	const char *arg = argv[optind - 1];
+	const struct optparse_option *flag;
 
 	if (opt == ':')
 		return usage_error(cmd, "option '%s' needs a value", arg);
+	if ((flag = valueless_row(rows, n, arg)))
+		return usage_error(cmd, "option '--%s' takes no value: '%s'", flag->name, arg);
 	if (optopt && strncmp(arg, "--", 2) != 0)
 		return usage_error(cmd, "unknown option '-%c'", optopt);
 	return usage_error(cmd, "unknown option '%s'", arg);
@@ -192,7 +219,7 @@ optparse_argv(const struct optparse_command *cmd, int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		if (opt == '?' || opt == ':' || !(o = row_of(rows, n, opt)))
-			return getopt_error(cmd->name, opt, argv);
+			return getopt_error(cmd->name, opt, argv, rows, n);
 		if (o->kind == OPTPARSE_HELP) {
 			cmd->usage(stdout);
 			return OPTPARSE_HELP_SHOWN;

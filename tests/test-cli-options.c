@@ -159,7 +159,9 @@ test_flags(void **state)
 	assert_string_equal(v.text, "xyz");
 	/* a flag takes no value */
 	assert_int_equal(parse(&v, "--flag=yes"), EXIT_USAGE);
-	assert_string_equal(message, "unknown option '--flag=yes'");
+	assert_string_equal(message, "option '--flag' takes no value: '--flag=yes'");
+	assert_int_equal(parse(&v, "--fla=1"), EXIT_USAGE);
+	assert_string_equal(message, "option '--flag' takes no value: '--fla=1'");
 }
 
 static void
