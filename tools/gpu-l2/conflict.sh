@@ -9,5 +9,5 @@ cd "$(dirname "$0")"
 date -u >"$OUT/run.log"
 ncu --csv --page raw --print-units base --clock-control none --cache-control none \
 	--kernel-name regex:reduce --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum \
-	python3 conflict.py >"$OUT/ncu.csv" 2>>"$OUT/run.log"
+	python3 conflict.py "$@" >"$OUT/ncu.csv" 2>>"$OUT/run.log"
 grep "^case" "$OUT/ncu.csv" >>"$OUT/run.log" || true
