@@ -174,6 +174,10 @@ struct submit {
 	uint64_t *todo;  /* the shards not complete */
 	size_t ntodo;
 	char stale_merge[32]; /* the last merge job, still pending: superseded */
+	/* Shards with good rows of another model revision than this memsim's: how many, the
+	 * first, and its revision. */
+	uint64_t nother, other_first;
+	char other_rev[160];
 	struct slurm_tools tools;
 };
 
@@ -278,7 +282,30 @@ check_recorded(struct submit *u)
 	return 0;
 }
 
-/* Shard i's manifest, where one is: another sweep's is refused; *complete when it says so. */
+/* Notes shard i as one of another model revision where its manifest m records good rows of
+ * one: its model_revision, or none (a memsim before rows recorded it). */
+static void
+note_revision(struct submit *u, uint64_t i, const cJSON *m)
+{
+	double good = results_number(m, "results_summary.runs_done", 0) -
+		      results_number(m, "results_summary.runs_failed", 0);
+	const char *rev = results_string(m, "model_revision");
+
+	if (good <= 0 || strcmp(rev, report_model_revision()) == 0)
+		return;
+	if (!u->nother++) {
+		u->other_first = i;
+		if (rev[0])
+			snprintf(u->other_rev, sizeof(u->other_rev), "%s", rev);
+		else
+			snprintf(u->other_rev, sizeof(u->other_rev),
+				 "none recorded, memsim %s: made before rows recorded one",
+				 results_string(m, "memsim_version"));
+	}
+}
+
+/* Shard i's manifest, where one is: another sweep's is refused; *complete when it says so;
+ * a shard of another model revision noted. */
 static int
 check_shard(struct submit *u, uint64_t i, bool *complete)
 {
@@ -311,6 +338,7 @@ check_shard(struct submit *u, uint64_t i, bool *complete)
 		cJSON_Delete(m);
 		return EXIT_USAGE;
 	}
+	note_revision(u, i, m);
 	free(want);
 	free(full);
 	cJSON_Delete(m);
@@ -637,7 +665,8 @@ submit_jobs(struct submit *u)
 	return 0;
 }
 
-/* Which shards are not complete; another sweep's shard is refused. */
+/* Which shards are not complete; another sweep's shard is refused. With
+ * --rerun-other-revisions a complete shard of another model revision runs again too. */
 static int
 scan_shards(struct submit *u)
 {
@@ -645,13 +674,44 @@ scan_shards(struct submit *u)
 
 	u->todo = xzalloc((size_t)u->s->tasks * sizeof(*u->todo));
 	for (uint64_t i = 0; i < u->s->tasks && !rc; i++) {
+		uint64_t before = u->nother;
 		bool complete;
 
 		rc = check_shard(u, i, &complete);
-		if (!complete)
+		if (!complete || (u->nother > before && u->ro->rerun_other))
 			u->todo[u->ntodo++] = i;
 	}
 	return rc;
+}
+
+/* Shards of another model revision: refused up front (each task would refuse its shard), or
+ * with --rerun-other-revisions run again, unless DIR holds their merge already: a new merge
+ * cannot replace it. A sweep complete and merged is left as it is. */
+static int
+check_revisions(struct submit *u)
+{
+	bool done = merged(u);
+
+	if (!u->nother || (done && !u->ro->rerun_other))
+		return 0;
+	if (done)
+		return usage_error(
+			"sweep",
+			"%s holds the merged sweep, of model revision (%s), not this "
+			"memsim's (%s): to compute it again with this memsim, sweep into "
+			"another --out",
+			u->dir, u->other_rev, report_model_revision());
+	if (!u->ro->rerun_other)
+		return usage_error(
+			"sweep",
+			"%s/shards/%llu%s holds rows of another model revision (%s) than "
+			"this memsim's (%s): sweep into another --out, or pass "
+			"--rerun-other-revisions to run them again (the old rows kept in "
+			"each shard's superseded.json)",
+			u->dir, (unsigned long long)u->other_first,
+			u->nother > 1 ? " (and others)" : "", u->other_rev,
+			report_model_revision());
+	return 0;
 }
 
 /* The checks and the submission, once the plan's items are known. */
@@ -682,13 +742,17 @@ submit_checked(struct submit *u)
 	if ((rc = open_dirs(u)))
 		return rc;
 	u->plan = sweep_plan_command(u->p, u->dir);
-	if ((rc = check_recorded(u)) || (rc = scan_shards(u)))
+	if ((rc = check_recorded(u)) || (rc = scan_shards(u)) || (rc = check_revisions(u)))
 		return rc;
 	if (!u->s->dry_run && (rc = check_active(u)))
 		return rc;
 	if (!u->ntodo && merged(u)) {
 		printf("all %llu shards are complete and merged into %s: nothing to submit\n",
 		       (unsigned long long)u->s->tasks, u->dir);
+		if (u->nother)
+			print_error("sweep: note: its rows are of model revision (%s), not this "
+				    "memsim's (%s)",
+				    u->other_rev, report_model_revision());
 		return 0;
 	}
 	/* After the refusals, so that each of them is one line. */

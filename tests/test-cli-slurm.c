@@ -250,6 +250,74 @@ test_config_change(void **state)
 		     "holds another sweep's shard");
 }
 
+/* Makes the rows and the manifest of tmpdir/dir those of model revision "memsim 0.0.1 model 7",
+ * as an older memsim would have left them. */
+static void
+forge_revision(const char *dir)
+{
+	assert_int_equal(sh("sed -i 's/\"model_revision\":[[:space:]]*\"[^\"]*\"/"
+			    "\"model_revision\": \"memsim 0.0.1 model 7\"/' %s/results.json "
+			    "%s/manifest.json && grep -q 'memsim 0.0.1 model 7' %s/manifest.json",
+			    dir, dir, dir),
+			 0);
+}
+
+/* A shard of another model revision (an older memsim's rows): the command again refuses up
+ * front in one line naming the shard and both revisions, where each task would refuse its
+ * shard; with --rerun-other-revisions it submits that shard again, complete or not, and its
+ * task runs the rows again (the old ones to superseded.json). A sweep complete and merged of
+ * another revision is left as it is, saying so; --rerun-other-revisions does not replace its
+ * merge. */
+static void
+test_other_revision(void **state)
+{
+	struct result r;
+	char *log;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out rv " PLAN " --slurm 2");
+	run_task("rv", 0);
+	run_task("rv", 1);
+	forge_revision("rv/shards/1");
+	r = memsim("sweep --out rv " PLAN " --slurm 2");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "/rv/shards/1 holds rows of another model revision "
+					 "(memsim 0.0.1 model 7) than this memsim's (memsim "));
+	assert_non_null(strstr(r.err, "pass --rerun-other-revisions to run them again"));
+	result_free(&r);
+	sh("rm -f sbatch.log");
+	expect_ok("sweep --out rv " PLAN " --slurm 2 --rerun-other-revisions");
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	free(log);
+	log = text_of("rv/slurm/sweep.sbatch");
+	assert_non_null(strstr(log, " --rerun-other-revisions "));
+	free(log);
+	run_task("rv", 1);
+	assert_int_equal(lines_in("rv/shards/1/superseded.json"), 2);
+	assert_int_equal(sh("! grep -q 'memsim 0.0.1 model 7' rv/shards/1/results.json"), 0);
+	assert_int_equal(sh("sh rv/slurm/merge.sbatch >/dev/null 2>&1"), 0);
+	assert_int_equal(lines_in("rv/results.json"), 4);
+
+	/* Complete and merged, all of an older memsim. */
+	forge_revision("rv/shards/0");
+	forge_revision("rv/shards/1");
+	forge_revision("rv");
+	sh("rm -f sbatch.log");
+	r = memsim("sweep --out rv " PLAN " --slurm 2");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "complete and merged"));
+	assert_true(one_line_with(r.err, "note: its rows are of model revision (memsim 0.0.1 "
+					 "model 7), not this memsim's"));
+	result_free(&r);
+	expect_error("sweep --out rv " PLAN " --slurm 2 --rerun-other-revisions", 2,
+		     "/rv holds the merged sweep, of model revision (memsim 0.0.1 model 7), not "
+		     "this memsim's");
+	assert_int_equal(sh("test ! -e sbatch.log"), 0);
+}
+
 /* --status: each shard's rows done/total and its task's state, the merge's; where Slurm knows
  * nothing, the files alone, saying so. */
 static void
@@ -420,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_submit),
 		cmocka_unit_test(test_resubmit_unfinished),
 		cmocka_unit_test(test_config_change),
+		cmocka_unit_test(test_other_revision),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split_words),
