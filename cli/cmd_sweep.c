@@ -85,7 +85,11 @@ usage_sweep(FILE *f)
 		"                  in DIR/slurm/jobs.json. The same command again submits only the\n"
 		"                  shards whose manifest is not complete, and a new merge (the\n"
 		"                  merge alone once all are); another plan or N is refused. N is 1\n"
-		"                  to %d. Each task: --jobs workers [1 with --slurm],\n"
+		"                  to %d; past the cluster's MaxArraySize (scontrol show config)\n"
+		"                  the shards go as several arrays, the merge after all. A DIR\n"
+		"                  moved since is resubmitted from where it is, once the jobs\n"
+		"                  submitted from the old place have ended.\n"
+		"                  Each task: --jobs workers [1 with --slurm],\n"
 		"                  --cpus-per-task = --jobs, --mem from the largest configuration's\n"
 		"                  arrays and cache models. No --shard or --resume with it.\n"
 		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
@@ -93,8 +97,8 @@ usage_sweep(FILE *f)
 		"  --dry-run       write the scripts and print the sbatch commands; submit nothing\n"
 		"  --status DIR    each shard's rows done/total and its task's state (squeue, sacct,\n"
 		"                  else the files alone), and the merge job's\n"
-		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL name other programs\n"
-		"[sbatch, squeue, sacct, scancel on PATH].\n",
+		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL, MEMSIM_SCONTROL name\n"
+		"other programs [sbatch, squeue, sacct, scancel, scontrol on PATH].\n",
 		SWEEP_PLAN_MAX, SWEEP_SLURM_MAX_TASKS);
 }
 
