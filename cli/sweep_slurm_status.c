@@ -47,18 +47,32 @@ sweep_slurm_sub_arrays(const cJSON *sub, char *ids, size_t len)
 	return k;
 }
 
+/* The array of submission sub holding shard i: the one with the last first shard at or below
+ * it (arrays start at multiples of MaxArraySize). Its id, or NULL; *first its first shard. */
+static const char *
+holder(const cJSON *sub, uint64_t i, uint64_t *first)
+{
+	const char *id, *best = NULL;
+	uint64_t f;
+
+	*first = 0;
+	for (int k = 0; array_at(sub, k, &id, &f); k++)
+		if (f <= i && (!best || f >= *first)) {
+			best = id;
+			*first = f;
+		}
+	return best;
+}
+
 bool
 sweep_slurm_task_job(const cJSON *sub, uint64_t i, char *job, size_t joblen)
 {
-	const char *id, *best = NULL;
-	uint64_t first, best_first = 0;
+	uint64_t first;
+	const char *id = holder(sub, i, &first);
 
-	for (int k = 0; array_at(sub, k, &id, &first); k++)
-		if (first <= i && (!best || first >= best_first))
-			best = id, best_first = first;
-	if (best)
-		snprintf(job, joblen, "%s_%llu", best, (unsigned long long)(i - best_first));
-	return best != NULL;
+	if (id)
+		snprintf(job, joblen, "%s_%llu", id, (unsigned long long)(i - first));
+	return id != NULL;
 }
 
 void
@@ -67,16 +81,16 @@ sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
 {
 	char(*one)[SLURM_STATE_LEN] = xzalloc((n + 1) * sizeof(*one));
 	const char *id;
-	uint64_t first;
+	uint64_t first, of;
 
 	for (uint64_t i = 0; i <= n; i++)
 		states[i][0] = '\0';
 	from[0] = '\0';
 	for (int k = 0; array_at(sub, k, &id, &first); k++) {
 		slurm_job_states(t, id, n, one, from, fromlen);
-		/* Task j of this array is shard first + j. */
+		/* Task j of this array is shard first + j, where no later array holds it. */
 		for (uint64_t j = 0; first + j < n; j++)
-			if (!states[first + j][0] && sweep_slurm_task_job(sub, first + j, NULL, 0))
+			if (holder(sub, first + j, &of) && of == first)
 				snprintf(states[first + j], SLURM_STATE_LEN, "%s", one[j]);
 	}
 	free(one);
