@@ -267,6 +267,32 @@ report_add_header(cJSON *obj, int argc, char **argv)
 	free(args);
 }
 
+#define REVISION_TEXT(n) #n
+#define REVISION_STR(n) REVISION_TEXT(n)
+
+const char *
+report_model_revision(void)
+{
+	return "memsim " MEMSIM_VERSION " model " REVISION_STR(REPORT_MODEL_REVISION);
+}
+
+bool
+report_row_revision(const cJSON *r, char *buf, size_t len)
+{
+	const cJSON *rev = cJSON_GetObjectItemCaseSensitive(r, "model_revision");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(r, "memsim_version");
+
+	if (cJSON_IsString(rev)) {
+		snprintf(buf, len, "%s", rev->valuestring);
+		return true;
+	}
+	if (cJSON_IsString(version))
+		snprintf(buf, len, "none recorded, memsim %s", version->valuestring);
+	else
+		snprintf(buf, len, "none recorded");
+	return false;
+}
+
 cJSON *
 report_manifest_create(const char *experiment, int argc, char **argv)
 {

@@ -25,6 +25,23 @@ void report_add_config(cJSON *obj, const struct attn_config *c, const struct spe
 /* Adds "memsim_version" and "command": "memsim " and the subcommand's argv, shell-quoted. */
 void report_add_header(cJSON *obj, int argc, char **argv);
 
+/* The revision of memsim's model: what computes the numbers of a report. A sweep records it in
+ * every row and in its manifest ("model_revision"), and sweep --resume and merge never mix rows
+ * of two revisions (docs/results.md, "Model revisions"). The rule: bump it in the commit that
+ * makes a change that could change any number a row reports: the cache model (sim/), the
+ * accesses the kernels trace (traces/, kernels/), the formulas and comparisons (analysis/), a
+ * default a configuration's key leaves unsaid. A memsim release is a new revision by itself: the
+ * text holds the version too. */
+#define REPORT_MODEL_REVISION 1
+
+/* This memsim's model revision as rows record it: "memsim 0.3.0 model 1". Static. */
+const char *report_model_revision(void);
+
+/* What row r says of the revision that made it, into buf: its "model_revision", or where it
+ * records none (a row of a memsim before revisions were recorded) "none recorded, memsim V"
+ * with its memsim_version ("none recorded" without one). Returns whether r records one. */
+bool report_row_revision(const cJSON *r, char *buf, size_t len);
+
 /* A manifest's common part: "experiment", "date" (UTC, ISO 8601), "memsim_version",
  * "command" (as report_add_header()) and "versions" (memsim, compiler). Caller frees with
  * cJSON_Delete(). */

@@ -41,6 +41,10 @@ usage_merge(FILE *f)
 		"the manifest then says \"complete\": false and why (\"partial_reason\"), records\n"
 		"no sweep_command, and merge says so and exits 1.\n"
 		"\n"
+		"Rows of two model revisions (each row's model_revision: memsim's version and model,\n"
+		"whose numbers may differ) are not merged: exit 2, naming both. The manifest records\n"
+		"the rows' model_revision.\n"
+		"\n"
 		"  --allow-partial  exit 0 for a partial merge (labelled partial all the same)\n");
 }
 
@@ -94,6 +98,7 @@ struct shard {
 	uint64_t total;   /* the whole plan's configurations (config.configurations) */
 	bool has_total;   /* false when the manifest does not give it */
 	uint64_t ok_rows; /* configurations of this shard first seen here with a good row */
+	const char *dir;  /* as given */
 };
 
 /* Reads dir/manifest.json into sh. Returns 0 or -1 with the problem in err. */
@@ -191,6 +196,11 @@ struct merge {
 	long runs, dups, failed;
 	long estimates, sample_too_small; /* rows of --sample-sets, and those over its bound */
 	struct shard *shard;
+	/* The model revision of the good rows (report_row_revision()), and the first shard with
+	 * one; a row of another stops the merge, saying so in mixed. */
+	char revision[160];
+	const char *revision_dir;
+	char mixed[1200];
 };
 
 static const char *
@@ -227,15 +237,42 @@ index_of_shard(const cJSON *r, const struct shard *sh)
 	       (uint64_t)idx % sh->n == sh->i;
 }
 
+/* Whether good row r is of the revision of the good rows before it (the first sets it); where
+ * not, m->mixed says which shards hold which. */
+static bool
+same_revision(struct merge *m, const cJSON *r, unsigned long line)
+{
+	char rev[160];
+
+	report_row_revision(r, rev, sizeof(rev));
+	if (!m->revision_dir) {
+		snprintf(m->revision, sizeof(m->revision), "%s", rev);
+		m->revision_dir = m->shard->dir;
+		return true;
+	}
+	if (strcmp(rev, m->revision) == 0)
+		return true;
+	snprintf(m->mixed, sizeof(m->mixed),
+		 "%.300s holds rows of model revision (%s) and %.300s/results.json:%lu of another "
+		 "(%s): rows of two revisions of memsim's model are not merged; run the shards of "
+		 "one again with the other's memsim (memsim sweep ... --resume "
+		 "--rerun-other-revisions)",
+		 m->revision_dir, m->revision, m->shard->dir, line, rev);
+	return false;
+}
+
 static int
 merge_row(const cJSON *r, unsigned long line, void *ctx)
 {
 	struct merge *m = ctx;
 	const char *key = results_string(r, "key");
 	bool failed = cJSON_GetObjectItem(r, "error") != NULL;
-	int64_t k = name_index_find(&m->index, key);
+	int64_t k;
 
-	(void)line;
+	/* A failed row has no numbers to mix. */
+	if (!failed && !same_revision(m, r, line))
+		return 1;
+	k = name_index_find(&m->index, key);
 	if (k >= 0 && (m->state[k] == KEY_WRITTEN || failed)) {
 		m->dups++;
 		return 0;
@@ -375,7 +412,8 @@ partial_reason(const struct shard *sh, int nsh, long failed, char *why, size_t l
 			   failed, failed == 1 ? "" : "s");
 }
 
-/* Reads every shard's rows into the temporaries of m. Returns 0, or -1 after a message. */
+/* Reads every shard's rows into the temporaries of m. Returns 0, or -1 (EXIT_USAGE for rows of
+ * two model revisions) after a message. */
 static int
 read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names, const char *out)
 {
@@ -387,8 +425,11 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 
 		snprintf(path, sizeof(path), "%s/results.json", dirs[i]);
 		m->shard = &sh[i];
+		sh[i].dir = dirs[i];
 		err[0] = '\0';
 		r = results_read(path, merge_row, m, &info, err, sizeof(err));
+		if (r == 1)
+			return usage_error("merge", "%s", m->mixed);
 		if (r == -EIO && !err[0])
 			snprintf(err, sizeof(err), "cannot write in %s", out);
 		if (r == -EOVERFLOW)
@@ -419,6 +460,9 @@ merge_manifest(const struct merge *m, const struct shard *sh, const char *why, c
 	cJSON *man = report_manifest_create("memsim merge", argc, argv);
 
 	cJSON_AddItemToObject(man, "shards", names);
+	/* The revision the rows record, which may be an older memsim's than this merge's. */
+	if (m->revision_dir)
+		cJSON_AddStringToObject(man, "model_revision", m->revision);
 	cJSON_AddBoolToObject(man, "complete", !why[0]);
 	if (why[0]) {
 		cJSON_AddStringToObject(man, "partial_reason", why);
@@ -554,8 +598,11 @@ cmd_merge(int argc, char **argv)
 		goto out;
 	fputs(results_csv_header, m.csv);
 	names = cJSON_CreateArray();
-	if (read_shards(&m, argv + optind, nsh, sh, names, out))
+	if ((rc = read_shards(&m, argv + optind, nsh, sh, names, out))) {
+		rc = rc == EXIT_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
+	}
+	rc = EXIT_RUNTIME;
 	partial_reason(sh, nsh, m.failed, why, sizeof(why));
 	man = merge_manifest(&m, sh, why, names, out, argc, argv);
 	names = NULL;

@@ -31,7 +31,8 @@ void
 usage_study(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim study [--out DIR] [--max-N N] [--resume] [--small]\n"
+		"Usage: memsim study [--out DIR] [--max-N N] [--resume [--rerun-other-revisions]]\n"
+		"                    [--small]\n"
 		"\n"
 		"The default study, every step into DIR [out/study]:\n"
 		"  lab/       the bytes-moved lab's sweep: naive vs flash2, d = 64, B_r = B_c = 64,\n"
@@ -49,7 +50,9 @@ usage_study(FILE *f)
 		"  profile/   the attention layer timed natively per operation (memsim profile)\n"
 		"  xcheck/    memsim against Cachegrind and Callgrind (when valgrind is installed)\n"
 		"  plots/     every plot (memsim plot), then report.md and report.html (memsim report)\n"
-		"--resume continues an interrupted study; --small runs a reduced study (N up to 512,\n"
+		"--resume continues an interrupted study (its sweeps refuse rows another memsim's model\n"
+		"revision made; --rerun-other-revisions runs them again, as memsim sweep does);\n"
+		"--small runs a reduced study (N up to 512,\n"
 		"one exact size, N_kv up to 8192, quick ceilings, T = 64 and 128) for tests.\n");
 }
 
@@ -95,7 +98,8 @@ struct study_sweep {
 };
 
 static int
-run_sweep(const struct study_sweep *sw, const char *out, bool resume, int argc, char **argv)
+run_sweep(const struct study_sweep *sw, const char *out, bool resume, bool rerun_other, int argc,
+	  char **argv)
 {
 	struct sweep_plan p;
 	struct sweep_run_options ro;
@@ -108,6 +112,7 @@ run_sweep(const struct study_sweep *sw, const char *out, bool resume, int argc, 
 	sweep_run_options_init(&ro);
 	ro.out = dir;
 	ro.resume = resume;
+	ro.rerun_other = rerun_other;
 	ro.argc = argc;
 	ro.argv = argv;
 	p.simulate = !sw->formula_only;
@@ -263,6 +268,7 @@ struct study_args {
 	const char *out;
 	uint64_t maxn;
 	bool resume, small;
+	bool rerun_other; /* --rerun-other-revisions */
 };
 
 /* Reads the options into a; stops at the first bad one (its message printed) or --help. */
@@ -276,6 +282,7 @@ study_parse(struct study_args *a, int argc, char **argv)
 		  .expect = "a number >= 256", .given = &maxn_given },
 		{ "resume", 'r', OPTPARSE_FLAG, .dest = &a->resume },
 		{ "small", 's', OPTPARSE_FLAG, .dest = &a->small },
+		{ "rerun-other-revisions", 0, OPTPARSE_FLAG, .dest = &a->rerun_other },
 		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
 		{ .name = NULL },
 	};
@@ -290,6 +297,8 @@ study_parse(struct study_args *a, int argc, char **argv)
 		return usage_error("study", "unexpected argument '%s'", argv[optind]);
 	if (strlen(a->out) > 3000)
 		return usage_error("study", "--out: the path is too long");
+	if (a->rerun_other && !a->resume)
+		return usage_error("study", "--rerun-other-revisions goes with --resume");
 	if (a->small && !maxn_given)
 		a->maxn = 512;
 	return 0;
@@ -345,7 +354,8 @@ study_sweeps(const struct study_args *a, int argc, char **argv)
 
 	snprintf(nrange, sizeof(nrange), "256:%llu:x2", (unsigned long long)a->maxn);
 	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
-		if ((rc = run_sweep(&sweeps[i], a->out, a->resume, argc, argv)) != EXIT_OK)
+		if ((rc = run_sweep(&sweeps[i], a->out, a->resume, a->rerun_other, argc, argv)) !=
+		    EXIT_OK)
 			return rc;
 	return EXIT_OK;
 }

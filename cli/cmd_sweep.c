@@ -21,7 +21,8 @@ usage_sweep(FILE *f)
 		"                    [--splits LIST] [--kv-page LIST] [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
 		"                    [--Br LIST] [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
-		"                    [--seed N] [--jobs J] [--resume] [--shard i/n] [--formula-only]\n"
+		"                    [--seed N] [--jobs J] [--resume [--rerun-other-revisions]]\n"
+		"                    [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
 		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
 		"                    [--slurm N [--slurm-args \"...\"] [--dry-run]]\n"
@@ -60,7 +61,11 @@ usage_sweep(FILE *f)
 		"  --resume        skip configurations already in DIR/results.json; failed ones\n"
 		"                  run again; rows of another mode (--no-flush, --seed,\n"
 		"                  --trace-only, --formula-only, --sample-sets) are refused,\n"
-		"                  and so is a DIR whose manifest.json records another mode\n"
+		"                  and so is a DIR whose manifest.json records another mode;\n"
+		"                  rows of another model revision (each row's model_revision:\n"
+		"                  another memsim's, whose numbers may differ) are refused\n"
+		"  --rerun-other-revisions  with --resume or --slurm: run those rows again with\n"
+		"                  this memsim, the old ones moved to DIR/superseded.json\n"
 		"  --shard i/n     run only configurations i, i + n, i + 2n, ... (0 <= i < n)\n"
 		"  --formula-only  evaluate the formulas without simulating (instant, any size)\n"
 		"  --trace-only    simulate the kernels' accesses without computing values: the\n"
@@ -80,7 +85,11 @@ usage_sweep(FILE *f)
 		"                  in DIR/slurm/jobs.json. The same command again submits only the\n"
 		"                  shards whose manifest is not complete, and a new merge (the\n"
 		"                  merge alone once all are); another plan or N is refused. N is 1\n"
-		"                  to %d. Each task: --jobs workers [1 with --slurm],\n"
+		"                  to %d; past the cluster's MaxArraySize (scontrol show config)\n"
+		"                  the shards go as several arrays, the merge after all. A DIR\n"
+		"                  moved since is resubmitted from where it is, once the jobs\n"
+		"                  submitted from the old place have ended.\n"
+		"                  Each task: --jobs workers [1 with --slurm],\n"
 		"                  --cpus-per-task = --jobs, --mem from the largest configuration's\n"
 		"                  arrays and cache models. No --shard or --resume with it.\n"
 		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
@@ -88,8 +97,8 @@ usage_sweep(FILE *f)
 		"  --dry-run       write the scripts and print the sbatch commands; submit nothing\n"
 		"  --status DIR    each shard's rows done/total and its task's state (squeue, sacct,\n"
 		"                  else the files alone), and the merge job's\n"
-		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL name other programs\n"
-		"[sbatch, squeue, sacct, scancel on PATH].\n",
+		"MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL, MEMSIM_SCONTROL name\n"
+		"other programs [sbatch, squeue, sacct, scancel, scontrol on PATH].\n",
 		SWEEP_PLAN_MAX, SWEEP_SLURM_MAX_TASKS);
 }
 
@@ -162,6 +171,9 @@ sweep_plugin_check(const struct sweep_plan *p)
 static int
 slurm_check(const struct sweep_slurm *sl, struct sweep_run_options *ro, bool jobs_given)
 {
+	if (!sl->tasks && ro->rerun_other && !ro->resume)
+		return usage_error("sweep", "--rerun-other-revisions goes with --resume (or "
+					    "--slurm N): it reruns rows already in DIR");
 	if (!sl->tasks)
 		return sl->args || sl->dry_run
 			       ? usage_error("sweep",
@@ -299,6 +311,7 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 		{ "jobs", 0, OPTPARSE_U64, .dest = &a->jobs, .min = 1, .max = 256,
 		  .expect = "1 to 256", .given = &a->jobs_given },
 		{ "resume", 0, OPTPARSE_FLAG, .dest = &a->ro.resume },
+		{ "rerun-other-revisions", 0, OPTPARSE_FLAG, .dest = &a->ro.rerun_other },
 		{ "shard", 0, OPTPARSE_CALL, .dest = &a->ro, .call = shard_value },
 		{ "formula-only", 0, OPTPARSE_CLEAR, .dest = &p->simulate },
 		{ "trace-only", 0, OPTPARSE_FLAG, .dest = &p->trace_only },

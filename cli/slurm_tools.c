@@ -9,9 +9,11 @@
 #include "measure/spawn.h"
 #include "sim/util.h"
 
-static const char *const names[SLURM_TOOL_COUNT] = { "sbatch", "squeue", "sacct", "scancel" };
+static const char *const names[SLURM_TOOL_COUNT] = { "sbatch", "squeue", "sacct", "scancel",
+						     "scontrol" };
 static const char *const envs[SLURM_TOOL_COUNT] = { "MEMSIM_SBATCH", "MEMSIM_SQUEUE",
-						    "MEMSIM_SACCT", "MEMSIM_SCANCEL" };
+						    "MEMSIM_SACCT", "MEMSIM_SCANCEL",
+						    "MEMSIM_SCONTROL" };
 
 const char *
 slurm_tool_name(enum slurm_tool which)
@@ -213,4 +215,71 @@ slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*state
 			 a ? "sacct" : "");
 	else
 		snprintf(from, fromlen, "%s; %s", why_q, why_a);
+}
+
+/* The number after "name" and blanks and "=" in line ("MaxArraySize            = 1001"), or
+ * after "name=" inside it ("...,max_array_tasks=500,..."); false where line has none. */
+static bool
+config_value(const char *line, const char *name, bool inside, uint64_t *v)
+{
+	const char *at = inside ? strstr(line, name) : line;
+	size_t len = strlen(name);
+	char *end;
+
+	if (!at || strncmp(at, name, len) != 0)
+		return false;
+	at += len;
+	if (!inside && at[0] != ' ' && at[0] != '=')
+		return false;
+	at += strspn(at, " ");
+	if (*at++ != '=')
+		return false;
+	at += strspn(at, " ");
+	if (*at < '0' || *at > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(at, &end, 10);
+	return errno == 0;
+}
+
+uint64_t
+slurm_max_array(struct slurm_tools *t, char *what, size_t whatlen, char *why, size_t whylen)
+{
+	static const char *const args[] = { "show", "config", NULL };
+	char last[512], *out = NULL, *save = NULL;
+	uint64_t max = 0, tasks = 0, v;
+	bool found = false, limited = false;
+	int rc = slurm_tool_run(t, SLURM_SCONTROL, args, &out, last, sizeof(last));
+
+	why[0] = '\0';
+	for (char *l = rc == 0 ? strtok_r(out, "\n", &save) : NULL; l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (config_value(l, "MaxArraySize", false, &v)) {
+			found = true;
+			max = v;
+		} else if (strncmp(l, "SchedulerParameters", 19) == 0 &&
+			   config_value(l, "max_array_tasks", true, &v)) {
+			limited = true;
+			tasks = v;
+		}
+	}
+	free(out);
+	if (found) {
+		if (limited && tasks < max)
+			max = tasks;
+		snprintf(what, whatlen, "%s %llu",
+			 max == tasks && limited ? "max_array_tasks" : "MaxArraySize",
+			 (unsigned long long)max);
+		return max;
+	}
+	if (rc < 0)
+		snprintf(why, whylen, "%s", last);
+	else if (rc > 0)
+		snprintf(why, whylen, "%s show config: %s", slurm_tool_name(SLURM_SCONTROL),
+			 last[0] ? last : "failed");
+	else
+		snprintf(why, whylen, "%s show config gives no MaxArraySize",
+			 slurm_tool_name(SLURM_SCONTROL));
+	snprintf(what, whatlen, "MaxArraySize %d (Slurm's default)", SLURM_DEFAULT_MAX_ARRAY);
+	return SLURM_DEFAULT_MAX_ARRAY;
 }

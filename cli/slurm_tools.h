@@ -2,9 +2,9 @@
 
 /*
  * Slurm's programs as `memsim sweep --slurm` runs them: found on PATH or named by an
- * environment variable (MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL: stand-ins
- * in tests), run with their output caught in a private temporary directory, and what they
- * print about jobs read back.
+ * environment variable (MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL,
+ * MEMSIM_SCONTROL: stand-ins in tests), run with their output caught in a private temporary
+ * directory, and what they print about jobs read back.
  */
 
 #include <stdbool.h>
@@ -16,6 +16,7 @@ enum slurm_tool {
 	SLURM_SQUEUE,
 	SLURM_SACCT,
 	SLURM_SCANCEL,
+	SLURM_SCONTROL,
 	SLURM_TOOL_COUNT,
 };
 
@@ -48,6 +49,16 @@ int slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *con
  * answered ("squeue", "squeue, sacct"), or why none did. */
 void slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
 		      char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen);
+
+/* Slurm's default MaxArraySize: array indices 0 .. 1000. */
+#define SLURM_DEFAULT_MAX_ARRAY 1001
+
+/* The most tasks one job array may have here, each indexed below it: MaxArraySize of `scontrol
+ * show config`, or SchedulerParameters' max_array_tasks where smaller; what names which
+ * ("MaxArraySize 1001", "max_array_tasks 500"). Returns it (0: arrays are disabled), or
+ * SLURM_DEFAULT_MAX_ARRAY with why scontrol did not say in why ("" when it did). */
+uint64_t slurm_max_array(struct slurm_tools *t, char *what, size_t whatlen, char *why,
+			 size_t whylen);
 
 /* Whether a job in this state may still run (pending, running, suspended...), not ended. */
 bool slurm_state_active(const char *state);

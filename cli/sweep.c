@@ -130,7 +130,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	if (!items)
 		return EXIT_USAGE;
 	s.items = items;
-	orc = sweep_writer_open(&w, o->out, p, o->resume, err, sizeof(err));
+	orc = sweep_writer_open(&w, o->out, p, o->resume, o->rerun_other, err, sizeof(err));
 	if (orc) {
 		free(items);
 		if (orc == -2)
@@ -150,6 +150,10 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		print_error("sweep: %s", err);
 		goto out;
 	}
+	if (w.superseded)
+		print_error("sweep: %ld rows of another model revision moved to "
+			    "%s/superseded.json: they run again",
+			    w.superseded, o->out);
 	print_error("sweep: %zu configurations, %zu already done, %zu to run%s on %u workers -> %s",
 		    nitems, w.ndone, ntodo, w.retried ? " (failed runs again)" : "",
 		    o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);

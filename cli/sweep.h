@@ -14,6 +14,7 @@ struct sweep_run_options {
 	const char *out;
 	unsigned jobs;    /* worker processes */
 	bool resume;      /* run only the configurations not in out/results.json yet */
+	bool rerun_other; /* on resume, run again the rows of another model revision */
 	uint64_t shard_i; /* run configurations i, i + n, ...: shard i of n */
 	uint64_t shard_n;
 	int argc; /* the command that asked, for the manifest */

@@ -48,6 +48,7 @@ send_row(FILE *fout, const struct sweep_item *items, long idx, cJSON *r)
 
 	cJSON_AddNumberToObject(r, "index", (double)idx);
 	cJSON_AddStringToObject(r, "key", items[idx].key);
+	cJSON_AddStringToObject(r, "model_revision", report_model_revision());
 	text = cJSON_PrintUnformatted(r);
 	fprintf(fout, "%s\n", text);
 	fflush(fout);
@@ -523,6 +524,7 @@ worker_died(struct worker *all, unsigned n, unsigned j, struct work *wk, size_t 
 		r = error_report(wk->p, &wk->items[w->task], why);
 		cJSON_AddNumberToObject(r, "index", (double)w->task);
 		cJSON_AddStringToObject(r, "key", wk->items[w->task].key);
+		cJSON_AddStringToObject(r, "model_revision", report_model_revision());
 		text = cJSON_PrintUnformatted(r);
 		rc = wk->ops->row(wk->ctx, w->task, text);
 		cJSON_free(text);

@@ -16,6 +16,86 @@
 #include "cli/sweep_slurm.h"
 #include "sim/util.h"
 
+/* Array k of submission sub: its job id and first shard. A jobs.json from before
+ * "array_jobs" has one, its "array_job", at shard 0. Returns false past the last. */
+static bool
+array_at(const cJSON *sub, int k, const char **id, uint64_t *first)
+{
+	const cJSON *arrays = cJSON_GetObjectItem(sub, "array_jobs"), *a;
+
+	if (!arrays) {
+		*id = results_string(sub, "array_job");
+		*first = 0;
+		return k == 0 && (*id)[0];
+	}
+	a = cJSON_GetArrayItem(arrays, k);
+	*id = results_string(a, "job");
+	*first = (uint64_t)results_number(a, "first_shard", 0);
+	return a && (*id)[0];
+}
+
+int
+sweep_slurm_sub_arrays(const cJSON *sub, char *ids, size_t len)
+{
+	const char *id;
+	uint64_t first;
+	int k = 0;
+
+	ids[0] = '\0';
+	for (; array_at(sub, k, &id, &first); k++)
+		snprintf(ids + strlen(ids), len - strlen(ids), "%s%s", k ? " " : "", id);
+	return k;
+}
+
+/* The array of submission sub holding shard i: the one with the last first shard at or below
+ * it (arrays start at multiples of MaxArraySize). Its id, or NULL; *first its first shard. */
+static const char *
+holder(const cJSON *sub, uint64_t i, uint64_t *first)
+{
+	const char *id, *best = NULL;
+	uint64_t f;
+
+	*first = 0;
+	for (int k = 0; array_at(sub, k, &id, &f); k++)
+		if (f <= i && (!best || f >= *first)) {
+			best = id;
+			*first = f;
+		}
+	return best;
+}
+
+bool
+sweep_slurm_task_job(const cJSON *sub, uint64_t i, char *job, size_t joblen)
+{
+	uint64_t first;
+	const char *id = holder(sub, i, &first);
+
+	if (id)
+		snprintf(job, joblen, "%s_%llu", id, (unsigned long long)(i - first));
+	return id != NULL;
+}
+
+void
+sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
+		       char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen)
+{
+	char(*one)[SLURM_STATE_LEN] = xzalloc((n + 1) * sizeof(*one));
+	const char *id;
+	uint64_t first, of;
+
+	for (uint64_t i = 0; i <= n; i++)
+		states[i][0] = '\0';
+	from[0] = '\0';
+	for (int k = 0; array_at(sub, k, &id, &first); k++) {
+		slurm_job_states(t, id, n, one, from, fromlen);
+		/* Task j of this array is shard first + j, where no later array holds it. */
+		for (uint64_t j = 0; first + j < n; j++)
+			if (holder(sub, first + j, &of) && of == first)
+				snprintf(states[first + j], SLURM_STATE_LEN, "%s", one[j]);
+	}
+	free(one);
+}
+
 static int
 count_good(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -40,16 +120,15 @@ task_state(struct status *st, uint64_t i, char *job, size_t joblen)
 {
 	for (int k = cJSON_GetArraySize(st->subs) - 1; k >= 0; k--) {
 		const cJSON *sub = cJSON_GetArrayItem(st->subs, k), *t;
-		const char *id = results_string(sub, "array_job");
 
 		cJSON_ArrayForEach (t, cJSON_GetObjectItem(sub, "tasks_submitted")) {
-			if (!cJSON_IsNumber(t) || t->valuedouble != (double)i || !id[0])
+			if (!cJSON_IsNumber(t) || t->valuedouble != (double)i ||
+			    !sweep_slurm_task_job(sub, i, job, joblen))
 				continue;
-			snprintf(job, joblen, "%s_%llu", id, (unsigned long long)i);
 			if (!st->states[k]) {
 				st->states[k] = xzalloc((st->n + 1) * sizeof(*st->states[k]));
-				slurm_job_states(&st->tools, id, st->n, st->states[k], st->from,
-						 sizeof(st->from));
+				sweep_slurm_sub_states(&st->tools, sub, st->n, st->states[k],
+						       st->from, sizeof(st->from));
 			}
 			st->any |= st->states[k][i][0] != '\0';
 			return st->states[k][i];

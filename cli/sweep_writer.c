@@ -31,15 +31,21 @@ tally_row(struct sweep_tally *t, const cJSON *r)
 	}
 }
 
-/* What opening collects: the failed rows' line numbers, to drop them. */
+/* What opening collects: the line numbers of the rows to drop (failed ones, and with
+ * rerun_other those of another model revision), ascending, and which of them to keep aside. */
 struct opening {
 	struct sweep_writer *w;
 	const struct sweep_plan *plan;
 	const char *mode; /* every key must end in " " mode */
-	bool resume;	  /* rows already there are welcome */
+	bool resume;      /* rows already there are welcome */
+	bool rerun_other; /* good rows of another model revision run again */
 	char other[128];  /* the mode of a row that does not: another plan's */
-	unsigned long *failed;
-	size_t nfailed;
+	unsigned long *drop;
+	bool *superseded; /* drop[i] is a good row of another revision: to superseded.json */
+	size_t ndrop, nfailed;
+	long nother;         /* good rows of another model revision */
+	char other_rev[160]; /* the first one's revision */
+	bool other_revs;     /* and a third revision besides */
 };
 
 /* Does key end with " " mode? */
@@ -65,8 +71,34 @@ count_apart(struct sweep_writer *w, const cJSON *r)
 		snprintf(w->onepass_why[(int)g], sizeof(w->onepass_why[0]), "%s", why);
 }
 
+/* Marks line to be dropped from results.json; superseded: kept in superseded.json. */
+static void
+drop_line(struct opening *o, unsigned long line, bool superseded)
+{
+	o->drop = xrealloc(o->drop, (o->ndrop + 1) * sizeof(*o->drop));
+	o->superseded = xrealloc(o->superseded, (o->ndrop + 1) * sizeof(*o->superseded));
+	o->drop[o->ndrop] = line;
+	o->superseded[o->ndrop++] = superseded;
+}
+
+/* Whether good row r is of this memsim's model revision; counts it where not. */
+static bool
+same_revision(struct opening *o, const cJSON *r)
+{
+	char rev[160];
+
+	report_row_revision(r, rev, sizeof(rev));
+	if (strcmp(rev, report_model_revision()) == 0)
+		return true;
+	if (!o->nother++)
+		snprintf(o->other_rev, sizeof(o->other_rev), "%s", rev);
+	else if (strcmp(rev, o->other_rev) != 0)
+		o->other_revs = true;
+	return false;
+}
+
 /* Collects the keys of the runs already written, and their CSV rows; a failed run is left
- * out, to run again. */
+ * out, to run again, and so is a good row of another model revision with rerun_other. */
 static int
 take_run(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -79,8 +111,15 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 		return 1;
 	}
 	if (cJSON_GetObjectItem(r, "error")) {
-		o->failed = xrealloc(o->failed, (o->nfailed + 1) * sizeof(*o->failed));
-		o->failed[o->nfailed++] = line;
+		drop_line(o, line, false);
+		o->nfailed++;
+		return 0;
+	}
+	/* A good row of another model revision: its numbers may be what a bug since fixed
+	 * gave, and are not mixed with this memsim's. */
+	if (!same_revision(o, r)) {
+		if (o->rerun_other)
+			drop_line(o, line, true);
 		return 0;
 	}
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
@@ -96,12 +135,53 @@ key_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Rewrites results.json without the lines listed (ascending, from 1) and without a torn last
- * line: into a temporary in the directory put in place of it, so that a crash leaves one whole
- * file or the other; w->results is then the new file's. Returns 0 or -1 with err. */
+/* Appends the lines of results.json (in fin, from its start) that o marks superseded to
+ * DIR/superseded.json, made where missing, synced: rows of another model revision are kept
+ * there, never lost, before results.json is rewritten without them. Returns 0 or -1 with
+ * err; fin is rewound. */
 static int
-drop_lines(struct sweep_writer *w, const unsigned long *drop, size_t ndrop, char *err,
-	   size_t errlen)
+keep_superseded(struct sweep_writer *w, const struct opening *o, FILE *fin, char *err,
+		size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0, k = 0;
+	unsigned long at = 0;
+	ssize_t len;
+	bool any = false;
+	int fd, rc = 0;
+
+	for (size_t i = 0; i < o->ndrop; i++)
+		any |= o->superseded[i];
+	if (!any)
+		return 0;
+	fd = outdir_file_open(w->dirfd, w->dir, "superseded.json", O_WRONLY | O_APPEND | O_CREAT,
+			      err, errlen);
+	if (fd < 0)
+		return -1;
+	while (!rc && k < o->ndrop && (len = getline(&line, &cap, fin)) > 0) {
+		if (++at != o->drop[k])
+			continue;
+		if (o->superseded[k++] && line[len - 1] == '\n' &&
+		    write_fd_all(fd, line, (size_t)len))
+			rc = -1;
+	}
+	free(line);
+	if (rc || ferror(fin) || fsync(fd)) {
+		snprintf(err, errlen, "cannot write %s/superseded.json: %s", w->dir,
+			 strerror(errno));
+		rc = -1;
+	}
+	close(fd);
+	rewind(fin);
+	return rc;
+}
+
+/* Rewrites results.json without the lines o lists (ascending, from 1) and without a torn last
+ * line: into a temporary in the directory put in place of it, so that a crash leaves one whole
+ * file or the other; w->results is then the new file's. The rows of another model revision go
+ * to superseded.json first. Returns 0 or -1 with err. */
+static int
+drop_lines(struct sweep_writer *w, const struct opening *o, char *err, size_t errlen)
 {
 	char tmp[4200], *line = NULL;
 	int in = dup(w->results), out = -1, fd;
@@ -118,6 +198,10 @@ drop_lines(struct sweep_writer *w, const unsigned long *drop, size_t ndrop, char
 			close(in);
 		return -1;
 	}
+	if (keep_superseded(w, o, fin, err, errlen)) {
+		fclose(fin);
+		return -1;
+	}
 	out = outdir_temp_open(w->dirfd, w->dir, "results.json", tmp, sizeof(tmp), err, errlen);
 	if (out < 0 || !(fout = fdopen(out, "w"))) {
 		if (out >= 0) {
@@ -131,7 +215,7 @@ drop_lines(struct sweep_writer *w, const unsigned long *drop, size_t ndrop, char
 	}
 	while ((len = getline(&line, &cap, fin)) > 0) {
 		at++;
-		if (k < ndrop && drop[k] == at) {
+		if (k < o->ndrop && o->drop[k] == at) {
 			k++;
 			continue;
 		}
@@ -227,15 +311,38 @@ read_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 			 path, o->other, o->mode);
 		return -2;
 	}
+	if (!rc && o->nother && !o->rerun_other) {
+		char which[400];
+
+		/* A directory of a memsim before rows recorded their revision says so. */
+		if (strncmp(o->other_rev, "none recorded", 13) == 0)
+			snprintf(which, sizeof(which),
+				 "rows that record no model revision (%s%s: made before rows "
+				 "recorded one), not this memsim's (%s)",
+				 o->other_rev[13] ? o->other_rev + 15 : "an older memsim",
+				 o->other_revs ? ", and others" : "", report_model_revision());
+		else
+			snprintf(which, sizeof(which),
+				 "rows of another model revision (%s%s) than this memsim's (%s)",
+				 o->other_rev, o->other_revs ? ", and others" : "",
+				 report_model_revision());
+		snprintf(err, errlen,
+			 "%s holds %ld %s: sweep into another --out, or pass "
+			 "--rerun-other-revisions to run them again (the old rows kept in "
+			 "%s/superseded.json)",
+			 path, o->nother, which, w->dir);
+		return -2;
+	}
 	if (!rc && check_manifest(w, o, err, errlen))
 		return -2;
 	if (rc == -EIO && !err[0])
 		snprintf(err, errlen, "cannot write %s/results.csv", w->dir);
 	if (rc)
 		return -1;
-	/* Failed runs run again: their rows go, with a torn last line. */
-	if (o->nfailed)
-		return drop_lines(w, o->failed, o->nfailed, err, errlen);
+	/* Failed runs run again, and with rerun_other the rows of another revision: their rows
+	 * go, with a torn last line. */
+	if (o->ndrop)
+		return drop_lines(w, o, err, errlen);
 	if (info.torn && ftruncate(w->results, (off_t)info.good_bytes) != 0) {
 		snprintf(err, errlen, "cannot repair %s: %s", path, strerror(errno));
 		return -1;
@@ -299,17 +406,20 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 	}
 	w->results_bytes = (long long)st.st_size;
 	w->retried = (long)o->nfailed;
+	w->superseded = o->rerun_other ? o->nother : 0;
 	return 0;
 }
 
 int
 sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_plan *p, bool resume,
-		  char *err, size_t errlen)
+		  bool rerun_other, char *err, size_t errlen)
 {
 	char mode[128];
-	struct opening o = {
-		.w = w, .plan = p, .mode = sweep_plan_mode(p, mode, sizeof(mode)), .resume = resume
-	};
+	struct opening o = { .w = w,
+			     .plan = p,
+			     .mode = sweep_plan_mode(p, mode, sizeof(mode)),
+			     .resume = resume,
+			     .rerun_other = rerun_other };
 	int rc = -1;
 
 	memset(w, 0, sizeof(*w));
@@ -329,10 +439,12 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 		goto fail;
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
-	free(o.failed);
+	free(o.drop);
+	free(o.superseded);
 	return 0;
 fail:
-	free(o.failed);
+	free(o.drop);
+	free(o.superseded);
 	sweep_writer_close(w, NULL, 0);
 	return rc == -2 ? -2 : -1;
 }
@@ -456,6 +568,9 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
 	free(sweep_cmd);
 	cJSON_AddNumberToObject(m, "seed", (double)p->seed);
+	/* Every good row in the directory is of this revision: another's were refused or run
+	 * again on opening. */
+	cJSON_AddStringToObject(m, "model_revision", report_model_revision());
 	v = cJSON_GetObjectItem(m, "versions");
 	version_of("valgrind --version 2>/dev/null", vg, sizeof(vg));
 	cJSON_AddStringToObject(v, "valgrind", vg[0] ? vg : "not installed");

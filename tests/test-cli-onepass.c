@@ -77,7 +77,7 @@ stripped(const cJSON *r)
 {
 	static const char *const volatile_keys[] = { "traced_seconds", "peak_rss_bytes", "command",
 						     "onepass",        "index",          "key",
-						     "memsim_version" };
+						     "memsim_version", "model_revision" };
 	cJSON *c = cJSON_Duplicate(r, true);
 
 	for (size_t i = 0; i < sizeof(volatile_keys) / sizeof(volatile_keys[0]); i++)

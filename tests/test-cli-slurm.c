@@ -1,8 +1,9 @@
 /*
  * `memsim sweep --slurm N` with stand-ins for Slurm's programs (issue 21): shell scripts named
- * by MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT and MEMSIM_SCANCEL that record their arguments
- * and answer what a case sets. The scripts memsim writes are run here by hand as Slurm would
- * run them (SLURM_ARRAY_TASK_ID=i sh sweep.sbatch), so the shards and the merge are real.
+ * by MEMSIM_SBATCH, MEMSIM_SQUEUE, MEMSIM_SACCT, MEMSIM_SCANCEL and MEMSIM_SCONTROL that record
+ * their arguments and answer what a case sets. The scripts memsim writes are run here by hand
+ * as Slurm would run them (SLURM_ARRAY_TASK_ID=i sh sweep.sbatch), so the shards and the merge
+ * are real.
  * tests/test-slurm.sh runs the same against a real Slurm.
  */
 
@@ -58,16 +59,23 @@ stand_ins(void)
 			       "exit 1");
 	snprintf(body, sizeof(body), "echo \"$*\" >>%s/scancel.log", tmpdir);
 	stand_in("fake-scancel", body);
+	/* scontrol show config prints scontrol.txt, or fails as with no slurm.conf. */
+	snprintf(body, sizeof(body),
+		 "[ \"$*\" = 'show config' ] && cat %s/scontrol.txt 2>/dev/null && exit 0\n"
+		 "echo 'scontrol: error: failed to fetch config' >&2\nexit 1",
+		 tmpdir);
+	stand_in("fake-scontrol", body);
 	stand_in("fake-sbatch-noid", "echo 'Submitted batch job'");
 	stand_in("fake-sbatch-rejects",
 		 "echo 'sbatch: error: Batch job submission failed: Invalid partition name "
 		 "specified' >&2\nexit 1");
 	snprintf(env, sizeof(env),
 		 "MEMSIM_SBATCH=%s/fake-sbatch MEMSIM_SQUEUE=%s/fake-squeue "
-		 "MEMSIM_SACCT=%s/fake-sacct MEMSIM_SCANCEL=%s/fake-scancel",
-		 tmpdir, tmpdir, tmpdir, tmpdir);
+		 "MEMSIM_SACCT=%s/fake-sacct MEMSIM_SCANCEL=%s/fake-scancel "
+		 "MEMSIM_SCONTROL=%s/fake-scontrol",
+		 tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
 	memsim_env = env;
-	sh("rm -f sbatch.log sbatch.next squeue.log squeue.txt scancel.log");
+	sh("rm -f sbatch.log sbatch.next squeue.log squeue.txt scancel.log scontrol.txt");
 }
 
 /* The text of tmpdir/name ("" when missing); caller frees with free(). */
@@ -86,6 +94,16 @@ run_task(const char *dir, int i)
 {
 	assert_int_equal(sh("SLURM_ARRAY_TASK_ID=%d sh %s/slurm/sweep.sbatch 2>/dev/null", i, dir),
 			 0);
+}
+
+/* Runs task t of the array of dir's shards from first on, as Slurm would (sbatch gave the
+ * script first as its argument). */
+static void
+run_task_from(const char *dir, int t, int first)
+{
+	assert_int_equal(
+		sh("SLURM_ARRAY_TASK_ID=%d sh %s/slurm/sweep.sbatch %d 2>/dev/null", t, dir, first),
+		0);
 }
 
 static int
@@ -248,6 +266,249 @@ test_config_change(void **state)
 	run_task("cc2", 0);
 	expect_error("sweep --out cc2 " PLAN " --no-flush --slurm 2 --dry-run", 2,
 		     "holds another sweep's shard");
+}
+
+/* Makes the rows and the manifest of tmpdir/dir those of model revision "memsim 0.0.1 model 7",
+ * as an older memsim would have left them. */
+static void
+forge_revision(const char *dir)
+{
+	assert_int_equal(sh("sed -i 's/\"model_revision\":[[:space:]]*\"[^\"]*\"/"
+			    "\"model_revision\": \"memsim 0.0.1 model 7\"/' %s/results.json "
+			    "%s/manifest.json && grep -q 'memsim 0.0.1 model 7' %s/manifest.json",
+			    dir, dir, dir),
+			 0);
+}
+
+/* A shard of another model revision (an older memsim's rows): the command again refuses up
+ * front in one line naming the shard and both revisions, where each task would refuse its
+ * shard; with --rerun-other-revisions it submits that shard again, complete or not, and its
+ * task runs the rows again (the old ones to superseded.json). A sweep complete and merged of
+ * another revision is left as it is, saying so; --rerun-other-revisions does not replace its
+ * merge. */
+static void
+test_other_revision(void **state)
+{
+	struct result r;
+	char *log;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out rv " PLAN " --slurm 2");
+	run_task("rv", 0);
+	run_task("rv", 1);
+	forge_revision("rv/shards/1");
+	r = memsim("sweep --out rv " PLAN " --slurm 2");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "/rv/shards/1 holds rows of another model revision "
+					 "(memsim 0.0.1 model 7) than this memsim's (memsim "));
+	assert_non_null(strstr(r.err, "pass --rerun-other-revisions to run them again"));
+	result_free(&r);
+	sh("rm -f sbatch.log");
+	expect_ok("sweep --out rv " PLAN " --slurm 2 --rerun-other-revisions");
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	free(log);
+	log = text_of("rv/slurm/sweep.sbatch");
+	assert_non_null(strstr(log, " --rerun-other-revisions "));
+	free(log);
+	run_task("rv", 1);
+	assert_int_equal(lines_in("rv/shards/1/superseded.json"), 2);
+	assert_int_equal(sh("! grep -q 'memsim 0.0.1 model 7' rv/shards/1/results.json"), 0);
+	assert_int_equal(sh("sh rv/slurm/merge.sbatch >/dev/null 2>&1"), 0);
+	assert_int_equal(lines_in("rv/results.json"), 4);
+
+	/* Complete and merged, all of an older memsim. */
+	forge_revision("rv/shards/0");
+	forge_revision("rv/shards/1");
+	forge_revision("rv");
+	sh("rm -f sbatch.log");
+	r = memsim("sweep --out rv " PLAN " --slurm 2");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "complete and merged"));
+	assert_true(one_line_with(r.err, "note: its rows are of model revision (memsim 0.0.1 "
+					 "model 7), not this memsim's"));
+	result_free(&r);
+	expect_error("sweep --out rv " PLAN " --slurm 2 --rerun-other-revisions", 2,
+		     "/rv holds the merged sweep, of model revision (memsim 0.0.1 model 7), not "
+		     "this memsim's");
+	assert_int_equal(sh("test ! -e sbatch.log"), 0);
+}
+
+/* A sweep directory moved after submission: while tasks of its last array may still run (their
+ * scripts name the old paths, where they would write), the command refuses in one line saying
+ * so and what to do; once they ended it resubmits from the new place (a note says the move),
+ * the shards and the merge complete there, a shard finished before the move counts, and
+ * another plan is still refused. */
+static void
+test_moved_dir(void **state)
+{
+	struct result r;
+	char *log, want[900];
+	cJSON *j;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out mv1 " PLAN " --slurm 2");
+	run_task("mv1", 0);
+	assert_int_equal(sh("mv mv1 mv2"), 0);
+	write_file("squeue.txt", "101_0 COMPLETED\n101_1 PENDING\n102 PENDING\n");
+	r = memsim("sweep --out mv2 " PLAN " --slurm 2");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 1);
+	snprintf(want, sizeof(want),
+		 "/mv2 was moved from %s/mv1 since array job 101 was submitted, and 1 of its "
+		 "tasks are still queued or running, writing to %s/mv1: scancel 101 (or move the "
+		 "directory back and wait for them), then run this again",
+		 tmpdir, tmpdir);
+	assert_true(one_line_with(r.err, want));
+	result_free(&r);
+	assert_int_equal(lines_in("sbatch.log"), 2); /* nothing more submitted */
+	write_file("squeue.txt", "101_0 COMPLETED\n101_1 CANCELLED\n102 PENDING\n");
+	sh("rm -f sbatch.log");
+	r = memsim("sweep --out mv2 " PLAN " --slurm 2");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want), "/mv2 was at %s/mv1 when last submitted", tmpdir);
+	assert_non_null(strstr(r.err, want));
+	result_free(&r);
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	assert_non_null(strstr(log, "/mv2/slurm/sweep.sbatch]"));
+	free(log);
+	log = text_of("scancel.log");
+	assert_string_equal(log, "102\n");
+	free(log);
+	log = text_of("mv2/slurm/sweep.sbatch");
+	assert_non_null(strstr(log, "/mv2/shards/\"$i\" "));
+	assert_null(strstr(log, "/mv1/"));
+	free(log);
+	j = read_json("mv2/slurm/jobs.json");
+	assert_non_null(strstr(cJSON_GetObjectItem(j, "out")->valuestring, "/mv2"));
+	cJSON_Delete(j);
+	run_task("mv2", 1);
+	assert_int_equal(sh("sh mv2/slurm/merge.sbatch >/dev/null 2>&1"), 0);
+	assert_int_equal(lines_in("mv2/results.json"), 4);
+	assert_int_equal(sh("test ! -e mv1"), 0);
+	sh("rm -f squeue.txt");
+	r = memsim("sweep --out mv2 " PLAN " --slurm 2");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "complete and merged"));
+	result_free(&r);
+	expect_error("sweep --out mv2 --kernel naive,flash2 --N 64,256 --d 16 --slurm 2", 2,
+		     "records another sweep");
+}
+
+#define MAX3 "Configuration data as of 2026-11-26T19:00:00\nMaxArraySize            = 3\n"
+
+/* More shards than the cluster's MaxArraySize (3, from scontrol show config) go as several
+ * arrays, array k's task j running shard 3k + j (its script given 3k), the merge afterok on
+ * all: the sweep completes. jobs.json records each array and its first shard; --status names
+ * each shard's task; the command again splits the shards left the same way. */
+static void
+test_max_array(void **state)
+{
+	struct result r;
+	char *log;
+	cJSON *j, *arrays;
+
+	(void)state;
+	stand_ins();
+	write_file("scontrol.txt", MAX3 "SchedulerParameters     = (null)\n");
+	r = memsim("sweep --out ma " PLAN " --slurm 4");
+	print_commented(r.out);
+	print_commented(r.err);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "submitted array job 101 (--array=0-2, of 4 shards)"));
+	assert_non_null(strstr(
+		r.out, "submitted array job 102 (--array=0, shard = task + 3, of 4 shards)"));
+	assert_non_null(strstr(r.out, "submitted merge job 103 (afterok:101:102)"));
+	assert_non_null(strstr(r.err, "--slurm 4 passes"));
+	assert_true(
+		one_line_with(strstr(r.err, "--slurm 4 passes"),
+			      "--slurm 4 passes this cluster's MaxArraySize 3 tasks an array: the "
+			      "shards go as 2 arrays, the merge after all of them"));
+	result_free(&r);
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=0-2]["));
+	assert_non_null(strstr(log, "/ma/slurm/sweep.sbatch]\n[--parsable][--array=0]["));
+	assert_non_null(strstr(log, "/ma/slurm/sweep.sbatch][3]\n"));
+	assert_non_null(strstr(log, "[--parsable][--dependency=afterok:101:102]["));
+	free(log);
+	j = read_json("ma/slurm/jobs.json");
+	arrays = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "submissions"), 0),
+				     "array_jobs");
+	assert_int_equal(cJSON_GetArraySize(arrays), 2);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(arrays, 1), "job")->valuestring,
+			    "102");
+	assert_int_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(arrays, 1), "first_shard")->valueint, 3);
+	cJSON_Delete(j);
+	/* The tasks as Slurm runs them: shard 2's is cancelled. */
+	run_task_from("ma", 0, 0);
+	run_task_from("ma", 1, 0);
+	run_task_from("ma", 0, 3);
+	assert_int_equal(lines_in("ma/shards/3/results.json"), 1);
+	write_file("squeue.txt", "101_0 COMPLETED\n101_1 COMPLETED\n101_2 CANCELLED\n"
+				 "102_0 COMPLETED\n103 PENDING\n");
+	r = memsim("sweep --status ma");
+	print_commented(r.out);
+	assert_non_null(strstr(r.out, "\n2      not started no        101_2          CANCELLED\n"));
+	assert_non_null(strstr(r.out, "\n3      1/1         yes       102_0          COMPLETED\n"));
+	result_free(&r);
+	/* Shard 2 again, in the first block: one array; then every shard, merged. */
+	sh("rm -f sbatch.log");
+	expect_ok("sweep --out ma " PLAN " --slurm 4");
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=2]["));
+	assert_non_null(strstr(log, "[--parsable][--dependency=afterok:104]["));
+	assert_int_equal(lines_in("sbatch.log"), 2);
+	free(log);
+	run_task_from("ma", 2, 0);
+	assert_int_equal(sh("sh ma/slurm/merge.sbatch >/dev/null 2>&1"), 0);
+	assert_int_equal(lines_in("ma/results.json"), 4);
+}
+
+/* SchedulerParameters' max_array_tasks smaller than MaxArraySize bounds an array too; no
+ * answer from scontrol takes Slurm's default 1001, saying so where N passes it; past 64
+ * arrays, or with arrays disabled, the sweep is refused before anything is made. */
+static void
+test_max_array_limits(void **state)
+{
+	struct result r;
+
+	(void)state;
+	stand_ins();
+	write_file("scontrol.txt", MAX3 "SchedulerParameters     = "
+					"bf_continue,max_array_tasks=2,default_queue_depth=100\n");
+	r = memsim("sweep --out mt " PLAN " --slurm 4 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--parsable --array=0-1 "));
+	assert_non_null(strstr(r.out, "/mt/slurm/sweep.sbatch 2\n"));
+	assert_non_null(strstr(r.out, "--dependency=afterok:ARRAY_JOB_ID:ARRAY_JOB_ID_2 "));
+	assert_non_null(strstr(r.err, "passes this cluster's max_array_tasks 2 tasks an array"));
+	result_free(&r);
+	sh("rm -f scontrol.txt");
+	r = memsim("sweep --out md --kernel naive --N 1:251:+1 --d 16,32,64,128 --formula-only "
+		   "--slurm 1002 --dry-run");
+	assert_int_equal(r.rc, 0);
+	assert_true(
+		one_line_with(strstr(r.err, "cannot read MaxArraySize"),
+			      "fake-scontrol show config: scontrol: error: failed to fetch "
+			      "config): taking Slurm's default 1001, the 1002 shards in 2 arrays"));
+	assert_non_null(strstr(r.out, "--parsable --array=0-1000 "));
+	assert_non_null(strstr(r.out, "/md/slurm/sweep.sbatch 1001\n"));
+	result_free(&r);
+	write_file("scontrol.txt", "MaxArraySize = 1\n");
+	expect_error("sweep --out mx --kernel naive --N 1:65:+1 --d 16 --formula-only --slurm 65",
+		     2,
+		     "--slurm 65 needs 65 job arrays under this cluster's MaxArraySize 1 tasks an "
+		     "array, more than 64: --slurm 64 at most");
+	assert_int_equal(sh("test ! -e mx"), 0);
+	write_file("scontrol.txt", "MaxArraySize = 0\n");
+	expect_error("sweep --out mx " PLAN " --slurm 2", 1, "this cluster's MaxArraySize is 0 (");
+	assert_int_equal(sh("test ! -e mx && test ! -e sbatch.log"), 0);
 }
 
 /* --status: each shard's rows done/total and its task's state, the merge's; where Slurm knows
@@ -420,6 +681,10 @@ main(void)
 		cmocka_unit_test(test_submit),
 		cmocka_unit_test(test_resubmit_unfinished),
 		cmocka_unit_test(test_config_change),
+		cmocka_unit_test(test_other_revision),
+		cmocka_unit_test(test_moved_dir),
+		cmocka_unit_test(test_max_array),
+		cmocka_unit_test(test_max_array_limits),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split_words),

@@ -1,7 +1,8 @@
 /*
  * A sweep's rows as a user resumes them (issue 18): a worker that dies is replaced and its
  * configuration marked failed with the signal while the rest run; --resume runs failed rows
- * again; --resume with another plan's mode is refused and changes nothing; the manifest's
+ * again; --resume with another plan's mode is refused and changes nothing, and so are rows of
+ * another model revision, which --rerun-other-revisions runs again; the manifest's
  * summary counts every row in the directory; tables label estimates and the settings that
  * tell rows apart, and never count an estimate as byte-equal.
  */
@@ -328,6 +329,167 @@ test_resume_other_plan_no_rows(void **state)
 	free(before);
 }
 
+/* The model revision this memsim records: row 0's of tmpdir/dir/results.json, in buf. */
+static const char *
+revision_of(const char *dir, char *buf, size_t len)
+{
+	int n;
+	cJSON **rows = rows_of(dir, &n);
+	const cJSON *rev;
+
+	assert_true(n > 0);
+	rev = cJSON_GetObjectItem(rows[0], "model_revision");
+	assert_true(cJSON_IsString(rev));
+	snprintf(buf, len, "%s", rev->valuestring);
+	rows_free(rows, n);
+	return buf;
+}
+
+#define REV_PLAN "--kernel naive --N 64,128,256 --cache L1=4K:4:64,L2=64K:8:64 --jobs 1"
+
+/* Every row and the manifest record the model revision; --resume over a good row of another
+ * (an older memsim's, whose cache model may have had a bug since fixed) is refused in one line
+ * naming both, the files untouched; --rerun-other-revisions moves that row to
+ * superseded.json and runs it again, and the directory is then of one revision. */
+static void
+test_resume_other_revision(void **state)
+{
+	char path[700], rev[160], want[400], *before_json, *before_csv, *text;
+	cJSON **rows, *m;
+	struct result r;
+	int n;
+
+	(void)state;
+	expect_ok("sweep --out rev " REV_PLAN);
+	revision_of("rev", rev, sizeof(rev));
+	assert_non_null(strstr(rev, " model "));
+	m = read_json("rev/manifest.json");
+	assert_string_equal(cJSON_GetObjectItem(m, "model_revision")->valuestring, rev);
+	cJSON_Delete(m);
+	/* Row 2 becomes what an older memsim wrote. */
+	assert_int_equal(sh("sed -i '2s/\"model_revision\":\"[^\"]*\"/"
+			    "\"model_revision\":\"memsim 0.0.1 model 7\"/' rev/results.json"),
+			 0);
+	snprintf(path, sizeof(path), "%s/rev/results.json", tmpdir);
+	before_json = slurp_text(path);
+	assert_non_null(strstr(before_json, "memsim 0.0.1 model 7"));
+	snprintf(path, sizeof(path), "%s/rev/results.csv", tmpdir);
+	before_csv = slurp_text(path);
+	r = memsim("sweep --out rev " REV_PLAN " --resume");
+	print_message("# %s", r.err);
+	assert_int_equal(r.rc, 2);
+	snprintf(want, sizeof(want),
+		 "rev/results.json holds 1 rows of another model revision (memsim 0.0.1 model 7) "
+		 "than this memsim's (%s): sweep into another --out, or pass "
+		 "--rerun-other-revisions to run them again",
+		 rev);
+	assert_true(one_line_with(r.err, want));
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/rev/results.json", tmpdir);
+	text = slurp_text(path);
+	assert_string_equal(text, before_json);
+	free(text);
+	snprintf(path, sizeof(path), "%s/rev/results.csv", tmpdir);
+	text = slurp_text(path);
+	assert_string_equal(text, before_csv);
+	free(text);
+	assert_int_equal(sh("test ! -e rev/superseded.json"), 0);
+	expect_error("sweep --out rev " REV_PLAN " --rerun-other-revisions", 2,
+		     "--rerun-other-revisions goes with --resume");
+
+	r = memsim("sweep --out rev " REV_PLAN " --resume --rerun-other-revisions");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "1 rows of another model revision moved to "));
+	assert_non_null(strstr(r.err, "3 configurations, 2 already done, 1 to run"));
+	result_free(&r);
+	rows = rows_of("rev", &n);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		assert_string_equal(cJSON_GetObjectItem(rows[i], "model_revision")->valuestring,
+				    rev);
+	rows_free(rows, n);
+	assert_int_equal(lines_of("rev", "results.csv"), 4);
+	assert_int_equal(summary("rev", "runs_done"), 3);
+	assert_int_equal(summary("rev", "complete"), 1);
+	/* The old row is kept, not lost. */
+	assert_int_equal(lines_of("rev", "superseded.json"), 1);
+	assert_int_equal(sh("grep -q 'memsim 0.0.1 model 7' rev/superseded.json"), 0);
+	free(before_json);
+	free(before_csv);
+}
+
+/* A directory of a memsim from before rows recorded their revision: --resume says so in one
+ * line (not a crash, not a silent mix); --rerun-other-revisions runs every row again. */
+static void
+test_resume_unrecorded_revision(void **state)
+{
+	char rev[160];
+	struct result r;
+	cJSON **rows;
+	int n;
+
+	(void)state;
+	expect_ok("sweep --out old " REV_PLAN);
+	revision_of("old", rev, sizeof(rev));
+	/* As memsim 0.3.0 wrote them: no model_revision, in the rows or the manifest. */
+	assert_int_equal(sh("sed -i 's/,\"model_revision\":\"[^\"]*\"//' "
+			    "old/results.json && sed -i '/\"model_revision\"/d' "
+			    "old/manifest.json && ! grep -q model_revision old/results.json "
+			    "old/manifest.json"),
+			 0);
+	r = memsim("sweep --out old " REV_PLAN " --resume");
+	print_message("# %s", r.err);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "old/results.json holds 3 rows that record no model "
+					 "revision (memsim "));
+	assert_non_null(strstr(r.err, ": made before rows recorded one), not this memsim's ("));
+	assert_non_null(strstr(r.err, rev));
+	result_free(&r);
+	/* A row without even its memsim_version. */
+	assert_int_equal(sh("sed -i '1s/\"memsim_version\":\"[^\"]*\",//' "
+			    "old/results.json"),
+			 0);
+	expect_error("sweep --out old " REV_PLAN " --resume", 2,
+		     "rows that record no model revision (an older memsim");
+	r = memsim("sweep --out old " REV_PLAN " --resume --rerun-other-revisions");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "3 configurations, 0 already done, 3 to run"));
+	result_free(&r);
+	rows = rows_of("old", &n);
+	assert_int_equal(n, 3);
+	rows_free(rows, n);
+	assert_int_equal(lines_of("old", "superseded.json"), 3);
+}
+
+/* merge refuses shards whose rows are of two model revisions, exit 2 in one line naming both
+ * and leaving no results.json; shards of one revision merge, the manifest recording it. */
+static void
+test_merge_other_revision(void **state)
+{
+	char rev[160];
+	cJSON *m;
+
+	(void)state;
+	expect_ok("sweep --out mr0 " REV_PLAN " --shard 0/2");
+	expect_ok("sweep --out mr1 " REV_PLAN " --shard 1/2");
+	revision_of("mr0", rev, sizeof(rev));
+	expect_ok("merge --out mr-ok mr0 mr1");
+	m = read_json("mr-ok/manifest.json");
+	assert_string_equal(cJSON_GetObjectItem(m, "model_revision")->valuestring, rev);
+	cJSON_Delete(m);
+	assert_int_equal(sh("sed -i 's/\"model_revision\":\"[^\"]*\"/"
+			    "\"model_revision\":\"memsim 0.0.1 model 7\"/' mr1/results.json"),
+			 0);
+	expect_error("merge --out mr-mixed mr0 mr1", 2, "mr0 holds rows of model revision (");
+	expect_error("merge --out mr-mixed mr0 mr1", 2,
+		     "and mr1/results.json:1 of another (memsim 0.0.1 model 7): rows of two "
+		     "revisions of memsim's model are not merged");
+	assert_int_equal(sh("test ! -e mr-mixed/results.json"), 0);
+	/* Unrecorded rows (an older memsim's) do not mix with recorded ones either. */
+	assert_int_equal(sh("sed -i 's/,\"model_revision\":\"[^\"]*\"//' mr1/results.json"), 0);
+	expect_error("merge --out mr-mixed mr0 mr1", 2, "of another (none recorded, memsim ");
+}
+
 /* Rows that are estimates say so in `table` and `table --exact` (never byte-equal there), and
  * rows that differ in a setting the table has no column for are told apart by it. */
 static void
@@ -409,6 +571,9 @@ main(void)
 		cmocka_unit_test(test_failed_row_retried),
 		cmocka_unit_test(test_resume_other_plan),
 		cmocka_unit_test(test_resume_other_plan_no_rows),
+		cmocka_unit_test(test_resume_other_revision),
+		cmocka_unit_test(test_resume_unrecorded_revision),
+		cmocka_unit_test(test_merge_other_revision),
 		cmocka_unit_test(test_tables_label_rows),
 		cmocka_unit_test(test_map_failure_message),
 	};

@@ -3,7 +3,8 @@
 # on localhost from Debian's packages (slurm-wlm, munge), its munged, slurmctld and slurmd
 # started by hand with a slurm.conf in a temporary directory (SLURM_CONF), all stopped by pid
 # at the end, whatever failed. Checks: a 4-task sweep's merged rows equal a local sweep's (timing
-# fields aside); a task cancelled with scancel mid-run and the command rerun end with the same
+# fields aside), its shards going as two arrays under the cluster's MaxArraySize=3 (indices 0 to
+# 2; sbatch refuses --array=0-3 there); a task cancelled with scancel mid-run and the command rerun end with the same
 # rows as a local sweep (none lost, none twice); --status reports the states.
 #
 # test-slurm.sh MEMSIM   (TAP on stdout; skipped, saying why, where the daemons are not
@@ -87,6 +88,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 SchedulerParameters=sched_interval=1
+MaxArraySize=3
 NodeName=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -132,9 +134,16 @@ plan="--kernel naive,flash2 --N 64,128,256 --d 16 --cache lab --cache i5-8250u"
 "$memsim" sweep --out "$tmp/local" $plan --jobs 2 2>"$tmp/local.err" ||
 	not_ok "local sweep" "$(cat "$tmp/local.err")"
 if "$memsim" sweep --out "$tmp/four" $plan --slurm 4 >"$tmp/four.out" 2>"$tmp/four.err"; then
-	array=$(job_of array "$tmp/four.out") merge=$(job_of merge "$tmp/four.out")
-	ok "sweep --slurm 4 submits array job $array and merge job $merge"
-	sed 's/^/# /' "$tmp/four.out"
+	array=$(job_of array "$tmp/four.out" | tr '\n' ' ') merge=$(job_of merge "$tmp/four.out")
+	ok "sweep --slurm 4 submits array jobs ${array}and merge job $merge"
+	sed 's/^/# /' "$tmp/four.err" "$tmp/four.out"
+	if [ "$(job_of array "$tmp/four.out" | wc -l)" = 2 ] &&
+		grep -q "(--array=0, shard = task + 3, of 4 shards)" "$tmp/four.out" &&
+		grep -q "passes this cluster's MaxArraySize 3 tasks an array" "$tmp/four.err"; then
+		ok "past MaxArraySize=3 (scontrol show config): shards 0-2 in one array, shard 3 in another"
+	else
+		not_ok "past MaxArraySize=3: two arrays" "$(cat "$tmp/four.err" "$tmp/four.out")"
+	fi
 	state=$(wait_job "$merge" 120)
 	if [ "$state" = "COMPLETED " ] && rows "$tmp/local" >"$tmp/a" && rows "$tmp/four" >"$tmp/b" &&
 		[ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b"; then

@@ -2,8 +2,8 @@
 
 What two runs of one configuration may differ in is RUN_DEPENDENT: time and memory
 (traced_seconds, peak_rss_bytes), which pass made the counters (onepass), the command line
-(`memsim run` only), the row's key and index (sweep rows only; compared between sweeps) and
-config.trace_only. Every other field of a report is compared exactly.
+(`memsim run` only), the row's key, index and model_revision (sweep rows only; compared
+between sweeps) and config.trace_only. Every other field of a report is compared exactly.
 """
 
 import csv
@@ -13,7 +13,7 @@ import os
 import shlex
 
 RUN_DEPENDENT = {"traced_seconds", "peak_rss_bytes", "onepass", "command", "key", "index",
-                 "config.trace_only"}
+                 "model_revision", "config.trace_only"}
 SUMMARY = ["runs_done", "runs_failed", "exact_within_5pct", "lab_runs_in_regime",
            "lab_in_regime_within_30pct"]
 

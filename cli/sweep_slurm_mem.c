@@ -1,0 +1,61 @@
+/*
+ * `memsim sweep --slurm`: the memory a task asks for (#SBATCH --mem).
+ */
+
+#include "cli/sweep_slurm.h"
+#include "kernels/attn.h"
+#include "sim/cache.h"
+#include "sim/spec.h"
+
+/* The bytes the model of plan cache c takes in a run: with a --cache-sweep that runs in one
+ * pass, the pass's models of all the group's sizes (a worker splits it where memory is short,
+ * so this is the most it takes). */
+static uint64_t
+model_bytes(const struct sweep_plan *p, unsigned c)
+{
+	int g = sweep_plan_group_of(p, c);
+	const struct sweep_cache_group *gr = g >= 0 ? &p->groups[g] : NULL;
+	uint64_t sizes[SWEEP_CACHES_MAX];
+	struct spec spec, first;
+	char err[512];
+
+	if (spec_parse(p->caches[c], &spec, err, sizeof(err)))
+		return 0;
+	spec.cache.sample_sets = p->sample_sets > 1 ? p->sample_sets : 0;
+	if (!gr || gr->method == CACHE_ONEPASS_SEPARATE || p->separate_runs || p->sample_sets > 1 ||
+	    spec_parse(p->caches[gr->first], &first, err, sizeof(err)))
+		return cache_model_bytes(&spec.cache);
+	for (unsigned k = 0; k < gr->n; k++) {
+		struct spec one;
+
+		sizes[k] = spec_parse(p->caches[gr->first + k], &one, err, sizeof(err))
+				   ? 0
+				   : one.cache.level[gr->level].size_bytes;
+	}
+	return cache_onepass_bytes(&first.cache, gr->level, sizes, gr->n, gr->method);
+}
+
+uint64_t
+sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *items, size_t n,
+			 unsigned jobs)
+{
+	uint64_t model[SWEEP_CACHES_MAX] = { 0 }, most = 0, total;
+
+	if (p->simulate)
+		for (unsigned c = 0; c < p->ncaches; c++)
+			model[c] = model_bytes(p, c);
+	for (size_t i = 0; i < n && p->simulate; i++) {
+		uint64_t arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
+									&p->params, UINT64_MAX / 4)
+				  : p->trace_only ? 0 /* address space, not memory */
+						  : attn_data_bytes(&items[i].cfg);
+
+		if (arrays > UINT64_MAX / 8)
+			arrays = UINT64_MAX / 8;
+		if (arrays + model[items[i].cache] > most)
+			most = arrays + model[items[i].cache];
+	}
+	/* An eighth more, and 256 MiB for the executable and what a run keeps besides. */
+	total = (most + most / 8) / (1u << 20) * jobs + 256;
+	return total;
+}
