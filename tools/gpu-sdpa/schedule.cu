@@ -39,8 +39,8 @@ global_ns(void)
 }
 
 static __global__ void
-blocks(const uint4 *k, const uint4 *v, size_t rows16, int causal, unsigned steps,
-       long long cycles, unsigned gap, int head_major, struct rec *out, unsigned *sink)
+blocks(const uint4 *k, const uint4 *v, size_t rows16, int causal, unsigned steps, long long cycles,
+       unsigned gap, int head_major, struct rec *out, unsigned *sink)
 {
 	extern __shared__ uint4 smem[];
 	size_t id = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
@@ -107,7 +107,8 @@ main(int argc, char **argv)
 	int fit = 0;
 
 	if (!qb || !batch || !heads || (!causal && !steps) || !gap) {
-		fprintf(stderr, "schedule: QBLOCKS, BATCH, HEADS, STEPS and GAP must be positive\n");
+		fprintf(stderr,
+			"schedule: QBLOCKS, BATCH, HEADS, STEPS and GAP must be positive\n");
 		return 2;
 	}
 	check(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
@@ -130,7 +131,7 @@ main(int argc, char **argv)
 	check(cudaMemset(v, 2, bytes), "cudaMemset");
 	check(cudaDeviceSynchronize(), "cudaMemset");
 	blocks<<<dim3(qb, batch, heads), THREADS, smem>>>(k, v, rows16, causal, steps, cycles, gap,
-							 head_major, out, sink);
+							  head_major, out, sink);
 	check(cudaGetLastError(), "launch");
 	check(cudaDeviceSynchronize(), "kernel");
 	host = (struct rec *)malloc(nblocks * sizeof(*host));
