@@ -21,26 +21,32 @@ def kernels(path):
             yield dict(zip(header, row))
 
 
-def main():
-    d = sys.argv[1]
+NUM = lambda s: float(s.replace(",", ""))
+
+
+def rereads(d, who):
+    """DIR's cases (run.log's "case" lines, split) and each case's re-read: the kernels of its
+    second pass. Each case is the flush (a 256 MiB sum: 2^23 sectors read), then two passes,
+    each one kernel or several where the view passes 32-bit indexing and PyTorch splits it."""
     cases = [l.split()[1:] for l in open(f"{d}/run.log") if l.startswith("case ")]
-    ks = list(kernels(f"{d}/ncu.csv"))
-    num = lambda s: float(s.replace(",", ""))
-    # each case: the flush (256 MiB: 2^23 sectors read), then the two passes, each one kernel,
-    # or several where the view passes 32-bit indexing and PyTorch splits it
     groups = []
-    for k in ks:
-        if num(k["lts__t_sectors_srcunit_tex_op_read.sum"]) >= 1 << 23:
+    for k in kernels(f"{d}/ncu.csv"):
+        if NUM(k["lts__t_sectors_srcunit_tex_op_read.sum"]) >= 1 << 23:
             groups.append([])
         elif groups:
             groups[-1].append(k)
     if len(groups) != len(cases) or any(len(g) % 2 or not g for g in groups):
-        sys.exit(f"stride_parse.py: {len(cases)} cases but {len(groups)} flushes, or a case "
-                 "whose passes are not two halves")
+        sys.exit(f"{who}: {len(cases)} cases but {len(groups)} flushes, or a case whose passes "
+                 "are not two halves")
+    return cases, [g[len(g) // 2:] for g in groups]
+
+
+def main():
+    cases, seconds = rereads(sys.argv[1], "stride_parse.py")
+    num = NUM
     print("w_mib,piece_kib,stride_kib,reread_dram_read_bytes,reread_l2_read_bytes,"
           "reread_l2_lookup_miss_bytes,reread_dram_share,reread_kernels")
-    for (w, p, s), g in zip(cases, groups):
-        second = g[len(g) // 2:]
+    for (w, p, s), second in zip(cases, seconds):
         rd = sum(num(k["dram__bytes_read.sum"]) for k in second)
         l2 = sum(num(k["lts__t_sectors_srcunit_tex_op_read.sum"]) for k in second) * 32
         miss = sum(num(k["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"])

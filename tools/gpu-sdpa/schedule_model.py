@@ -18,22 +18,11 @@ import glob
 import gzip
 import os
 import sys
-from collections import OrderedDict
 
-MIB = 1 << 20
-LINE = 128
-WAYS = 32
-PER = 25 * MIB // LINE // WAYS
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu-l2"))
+from pieces_model import LINE, PER, access, mix  # noqa: E402
+
 TILE_LINES = 64 * 128 * 2 // LINE  # a K or V tile: 128 lines
-M64 = (1 << 64) - 1
-
-
-def mix(z):
-    """splitmix64's finalizer, as sim/l2sets.c hashes."""
-    z = (z + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 class L2:
@@ -41,14 +30,7 @@ class L2:
         self.sample, self.sets, self.read = sample, {}, 0
 
     def _touch(self, part, s, key):
-        d = self.sets.setdefault((part, s), OrderedDict())
-        if key in d:
-            d.move_to_end(key)
-            return True
-        if len(d) >= WAYS:
-            d.popitem(last=False)
-        d[key] = 1
-        return False
+        return access(self.sets, part, s, key)
 
     def load_tile(self, base, side):
         """A tile's 128 lines from base (a line number), those of the sampled sets."""
