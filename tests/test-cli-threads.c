@@ -263,24 +263,27 @@ check_spec(const char *trace, const char *fmt, const char *spec, bool flush, str
 	free(one);
 }
 
-/* 30 hierarchies on each of four traces: the binary format with and without scratch, din and
- * lackey. */
+/* 30 hierarchies on each of five inputs: the binary format with and without scratch, din,
+ * lackey, and the one with scratch through a pipe. */
 static void
 test_random_hierarchies(void **state)
 {
-	static const char *const names[] = { "a.mtr", "s.mtr", "t.din", "t.lackey" };
-	static const char *const fmts[] = { "", "", "--format din", "--format lackey" };
+	/* The binary format from a file is decoded on every thread; text, and a pipe, by one
+	 * reader that feeds the threads (traces/replay_split.c): "- <s.mtr" takes that path with
+	 * arrays, phases and scratch. */
+	static const char *const names[] = { "a.mtr", "s.mtr", "t.din", "t.lackey", "- <s.mtr" };
+	static const char *const fmts[] = { "", "", "--format din", "--format lackey", "" };
 	struct tally t = { 0 };
 	uint64_t s = 0x9e3779b97f4a7c15;
 
 	(void)state;
-	for (unsigned f = 0; f < 4; f++) {
+	for (unsigned f = 0; f < 5; f++) {
 		char path[600];
 
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[f]);
 		if (f < 2)
 			write_mtrace(path, 11 + f, 60000, f == 1);
-		else
+		else if (f < 4)
 			write_text(path, 21 + f, 60000, f == 3);
 		for (unsigned i = 0; i < 30; i++) {
 			char spec[512];
@@ -329,12 +332,22 @@ test_why_not(void **state)
 		assert_non_null(strstr(why, cases[i].why));
 		result_free(&r);
 	}
-	/* stdin: one reader only. */
-	r = memsim("replay - --cache L1=32K:8:64 --threads 2 --json w.json <w.din");
+	/* stdin: one reader feeds the threads, so a pipe splits too, with the same counts. */
+	r = memsim("replay - --format din --cache L1=32K:8:64 --threads 2 --json w.json <w.din");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.err, "not a regular file"));
-	assert_int_equal(threads_used("w.json", why, sizeof(why)), 1);
+	assert_null(strstr(r.err, "note:"));
+	assert_int_equal(threads_used("w.json", why, sizeof(why)), 2);
 	result_free(&r);
+	r = memsim("replay - --format din --cache L1=32K:8:64 --threads 1 --json w1.json <w.din");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	{
+		char *one = counts_of("w1.json"), *two = counts_of("w.json");
+
+		assert_string_equal(one, two);
+		free(one);
+		free(two);
+	}
 	/* Without --threads, no threads field; with 1 or 0, no note. */
 	r = memsim("replay w.din --cache L1=32K:8:64 --json w.json");
 	assert_int_equal(r.rc, 0);
