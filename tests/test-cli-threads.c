@@ -185,6 +185,8 @@ counts_of(const char *name)
 	assert_non_null(o);
 	cJSON_DeleteItemFromObject(o, "command");
 	cJSON_DeleteItemFromObject(o, "threads");
+	cJSON_DeleteItemFromObject(o, "traced_seconds"); /* run's, and its memory */
+	cJSON_DeleteItemFromObject(o, "peak_rss_bytes");
 	out = cJSON_Print(o);
 	cJSON_Delete(o);
 	free(text);
@@ -300,6 +302,103 @@ test_random_hierarchies(void **state)
 	assert_true(t.random_policy > 0);
 }
 
+/* One kernel run (args) on spec: --threads 2 and 4 give --threads 1's report, text and JSON,
+ * but for the time; a random policy runs one thread. Returns whether it split. */
+/* A run's text report without its "traced ... in X s" line. */
+static char *
+untimed(const char *text)
+{
+	char *out = strdup(text), *t = strstr(out, "\ntraced");
+
+	assert_non_null(t);
+	memmove(t, strchr(t + 1, '\n'), strlen(strchr(t + 1, '\n')) + 1);
+	return out;
+}
+
+static bool
+check_run(const char *args, const char *spec)
+{
+	static const unsigned ts[] = { 2, 4 };
+	struct result r = memsim("run %s --cache %s --threads 1 --json r1.json", args, spec);
+	bool split = false;
+	char *one, *text;
+
+	if (r.rc == 2) { /* a combination the model refuses */
+		result_free(&r);
+		return false;
+	}
+	if (r.rc != 0)
+		fail_msg("run %s --cache %s: %s", args, spec, r.err);
+	text = untimed(r.out);
+	result_free(&r);
+	one = counts_of("r1.json");
+	for (unsigned i = 0; i < 2; i++) {
+		char why[256], *many, *many_text;
+		int used;
+
+		r = memsim("run %s --cache %s --threads %u --json rn.json", args, spec, ts[i]);
+		assert_int_equal(r.rc, 0);
+		many_text = untimed(r.out);
+		if (strcmp(text, many_text) != 0)
+			fail_msg("run --threads %u: the text differs: run %s --cache %s", ts[i], args,
+				 spec);
+		free(many_text);
+		result_free(&r);
+		many = counts_of("rn.json");
+		if (strcmp(one, many) != 0)
+			fail_msg("run --threads %u differs from 1: run %s --cache %s", ts[i], args,
+				 spec);
+		used = threads_used("rn.json", why, sizeof(why));
+		assert_true(used >= 1 && (unsigned)used <= ts[i]);
+		assert_int_equal((unsigned)used < ts[i], why[0] != 0);
+		if (strstr(spec, "random"))
+			assert_int_equal(used, 1);
+		split |= used > 1;
+		free(many);
+	}
+	free(one);
+	free(text);
+	return split;
+}
+
+/* run and run --trace-only on threads (issue 24 item 2): every kernel, causal, grouped-query,
+ * fp16 and bf16, a paged KV cache, on random hierarchies and the h100 preset (tiles in
+ * scratch, write-validate). */
+static void
+test_run_kernels(void **state)
+{
+	static const char *const kernels[] = {
+		"--kernel naive --N 96 --d 32 --heads 2",
+		"--kernel naive --N 64 --d 16 --causal --softmax-separate",
+		"--kernel flash1 --N 128 --d 32 --Br 32 --Bc 16",
+		"--kernel flash2 --N 128 --d 32 --heads 4 --kv-heads 2 --Br 16 --Bc 32",
+		"--kernel flash2 --N 96 --d 64 --causal --dtype fp16",
+		"--kernel flash2 --N 64 --N-kv 200 --d 32 --kv-page 48 --dtype bf16",
+		"--kernel flashdecode --N 1 --N-kv 512 --d 64 --heads 4 --kv-heads 1 --splits 3",
+		"--kernel flashdecode --N 4 --N-kv 300 --d 32 --causal --dtype fp16",
+		"--kernel proj --N 64 --d 32",
+	};
+	uint64_t s = 0x243f6a8885a308d3;
+	unsigned runs = 0, split = 0;
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++)
+		for (unsigned i = 0; i < 5; i++) {
+			char spec[512], args[600];
+
+			if (i == 0)
+				snprintf(spec, sizeof(spec), "h100");
+			else
+				random_spec(&s, spec, sizeof(spec));
+			snprintf(args, sizeof(args), "%s%s%s", kernels[k],
+				 i % 2 ? " --trace-only" : "", pick(&s, 3) ? "" : " --no-flush");
+			runs++;
+			split += check_run(args, spec);
+		}
+	print_message("# %u kernel runs, %u split\n", runs, split);
+	assert_true(split >= runs / 2);
+}
+
 /* What does not split runs one thread and says why; a bad N is a usage error. */
 static void
 test_why_not(void **state)
@@ -387,6 +486,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_hierarchies),
 		cmocka_unit_test(test_why_not),
+		cmocka_unit_test(test_run_kernels),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
