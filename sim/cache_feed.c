@@ -35,6 +35,7 @@ enum {
 	EV_ARRAY,                   /* addr base; then addr bytes; then the name */
 	EV_PHASE,                   /* then the name */
 	EV_SET_PHASE,               /* addr the phase */
+	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
 };
 
 /* Events a name takes (CACHE_NAME_MAX bytes). */
@@ -68,7 +69,14 @@ struct cache_feed {
 	bool done, flush, producer_waits;
 	pthread_mutex_t mu;
 	pthread_cond_t room;
+	/* The hit filter (see Notes): per L1 set, (line << 1) | dirty of the line known to be in
+	 * its slot 0, or NONE; NULL where it does not apply. */
+	uint64_t *filt, filt_mask;
+	unsigned l1_shift;
+	uint64_t hits[2]; /* loads and stores it kept, not yet sent */
 };
+
+#define NONE UINT64_MAX
 
 /* ---- the slices' side ---- */
 
@@ -100,6 +108,9 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i)
 		name_at(&ev[i + 1], name);
 		cache_add_phase(c, name);
 		return i + NAME_EVS;
+	case EV_HITS: /* the processor's counts are the feed model's: only L1's matter */
+		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
+		return i + 1;
 	default: /* EV_SET_PHASE */
 		cache_set_phase(c, (int)e->addr);
 		return i;
@@ -276,6 +287,56 @@ route_one(struct cache_feed *f, struct slice *s, uint64_t addr, uint32_t size, e
 	e[1] = (struct cache_ref){ bytes, count, 0, 0 };
 }
 
+/* The filter knows nothing of the L1 sets of [addr, addr + size) any more: an access that
+ * takes the model's path. */
+static void
+forget(struct cache_feed *f, uint64_t addr, uint32_t size)
+{
+	uint64_t first = addr >> f->l1_shift, last = (addr + size - 1) >> f->l1_shift;
+
+	if (last - first > f->filt_mask) {
+		for (uint64_t s = 0; s <= f->filt_mask; s++)
+			f->filt[s] = NONE;
+		return;
+	}
+	for (uint64_t line = first;; line++) {
+		f->filt[line & f->filt_mask] = NONE;
+		if (line == last)
+			break;
+	}
+}
+
+/* Sends the hits the filter kept to slice 0 (any slice would do: level counts add up), before
+ * a phase changes and at the end. */
+static void
+send_hits(struct cache_feed *f)
+{
+	struct cache_ref *e;
+
+	if (!(f->hits[0] | f->hits[1]))
+		return;
+	e = slot(f, &f->sl[0], 2);
+	e[0] = (struct cache_ref){ f->hits[0], 0, EV_HITS, 0 };
+	e[1] = (struct cache_ref){ f->hits[1], 0, 0, 0 };
+	f->hits[0] = f->hits[1] = 0;
+}
+
+/* For a load or store (op 0 or 1, count 1) inside one L1 line: true when the filter knows it
+ * hits the line in slot 0 of its set and changes nothing there (a load, or a store to a line
+ * known dirty), and counts it; otherwise records that the line will be in slot 0 after it. */
+static inline bool
+kept(struct cache_feed *f, uint64_t addr, unsigned op)
+{
+	uint64_t line = addr >> f->l1_shift, *e = &f->filt[line & f->filt_mask];
+
+	if ((*e >> 1) == line && (op == 0 || (*e & 1))) {
+		f->hits[op]++;
+		return true;
+	}
+	*e = (line << 1) | op; /* after a load the dirty bit is not known: taken as clean */
+	return false;
+}
+
 void
 cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
 		 uint64_t bytes)
@@ -283,6 +344,8 @@ cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op
 	struct cache_feed *f = c->feed;
 	uint64_t first = addr >> f->shift, last = (addr + size - 1) >> f->shift;
 
+	if (f->filt && op != CACHE_OP_IFETCH)
+		forget(f, addr, size);
 	if (first == last) {
 		route_one(f, &f->sl[first & f->mask], addr, size, op, count, bytes);
 		return;
@@ -338,6 +401,16 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 		st_ops += k * cnt;
 		bytes += b;
 		st_bytes += k * b;
+		if (f->filt) {
+			uint64_t line = r.addr >> f->l1_shift;
+
+			if (((r.addr + r.size - 1) >> f->l1_shift) != line)
+				forget(f, r.addr, r.size);
+			else if (cnt == 1 ? kept(f, r.addr, (unsigned)k) : 0)
+				continue;
+			else
+				f->filt[line & f->filt_mask] = (line << 1) | k;
+		}
 		dst[j][used[j]++] = r;
 	}
 	for (unsigned q = 0; q <= mask; q++)
@@ -347,6 +420,37 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	c->cpu.bytes[CACHE_OP_LOAD] += bytes - st_bytes;
 	c->cpu.bytes[CACHE_OP_STORE] += st_bytes;
 	return i;
+}
+
+bool
+cache_is_feed(const struct cache *c)
+{
+	return c->feed != NULL;
+}
+
+void
+cache_feed_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op)
+{
+	struct cache_feed *f = c->feed;
+	uint64_t chunk = addr >> f->shift;
+	struct slice *s = &f->sl[chunk & f->mask];
+
+	if (op > CACHE_OP_STORE || addr - c->scratch_lo < c->scratch_len ||
+	    ((addr + size - 1) >> f->shift) != chunk) {
+		cache_access(c, addr, size, op, 1);
+		return;
+	}
+	c->cpu.ops[op]++;
+	c->cpu.bytes[op] += size;
+	if (f->filt) {
+		if (((addr + size - 1) >> f->l1_shift) != addr >> f->l1_shift)
+			forget(f, addr, size);
+		else if (kept(f, addr, op))
+			return;
+	}
+	if (s->cur->n == FEED_BATCH)
+		publish(f, s);
+	s->cur->ev[s->cur->n++] = (struct cache_ref){ addr, size, (uint16_t)op, 1 };
 }
 
 void
@@ -383,6 +487,7 @@ cache_feed_set_phase(struct cache *c, int phase)
 {
 	struct cache_feed *f = c->feed;
 
+	send_hits(f); /* counted to the phase that ends */
 	for (unsigned i = 0; i < f->k; i++)
 		*slot(f, &f->sl[i], 1) = (struct cache_ref){ (uint64_t)phase, 0, EV_SET_PHASE, 0 };
 }
@@ -399,6 +504,7 @@ feed_free(struct cache_feed *f)
 		pthread_cond_destroy(&f->sl[i].more);
 	}
 	cache_destroy(f->model);
+	free(f->filt);
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->room);
 	free(f->sl);
@@ -410,6 +516,8 @@ feed_free(struct cache_feed *f)
 static void
 feed_end(struct cache_feed *f, bool flush)
 {
+	if (f->started == f->k)
+		send_hits(f);
 	pthread_mutex_lock(&f->mu);
 	for (unsigned i = 0; i < f->k; i++) {
 		struct slice *s = &f->sl[i];
@@ -426,6 +534,29 @@ feed_end(struct cache_feed *f, bool flush)
 	for (unsigned i = 0; i < f->started; i++)
 		pthread_join(f->tid[i], NULL);
 	f->started = 0;
+}
+
+/* The hit filter where it is exact: an LRU L1 (slot 0 its most recent line) that is
+ * write-back and write-allocate (a store leaves its line in L1, dirty), and no level below
+ * that changes L1 but through its accesses (an inclusive one back-invalidates). */
+static void
+filter_init(struct cache_feed *f, const struct cache_config *cfg)
+{
+	const struct cache_level_config *l1 = &cfg->level[0];
+	uint64_t sets;
+
+	if (!f->sl[0].c->lv[0].lru_order || l1->write != CACHE_WRITE_BACK ||
+	    l1->alloc != CACHE_ALLOC_FETCH)
+		return;
+	for (unsigned i = 1; i < cfg->levels; i++)
+		if (cfg->level[i].inclusion != CACHE_INCL_NINE)
+			return;
+	sets = l1->size_bytes / l1->line_bytes / l1->assoc;
+	f->filt = xzalloc(sets * sizeof(*f->filt));
+	for (uint64_t s = 0; s < sets; s++)
+		f->filt[s] = NONE;
+	f->filt_mask = sets - 1;
+	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
 struct cache_feed *
@@ -463,6 +594,7 @@ cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, siz
 			return NULL;
 		}
 	}
+	filter_init(f, cfg);
 	for (; f->started < slices; f->started++) {
 		int e = pthread_create(&f->tid[f->started], NULL, slice_main, &f->sl[f->started]);
 

@@ -29,11 +29,12 @@ struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned sli
  * nothing else may be called on it. Borrowed; valid until the feed ends. */
 struct cache *cache_feed_model(struct cache_feed *f);
 
-/* For a producer that decodes accesses straight into the feed: room for *room (>= 1) events
- * at the pointer returned, of which cache_feed_commit() takes the first n, accesses alone
- * (kinds below CACHE_OP_COUNT), as cache_access_refs() would; model is cache_feed_model(). */
-struct cache_ref *cache_feed_reserve(struct cache *model, size_t *room);
-void cache_feed_commit(struct cache *model, size_t n);
+/* Whether c is a feed model. */
+bool cache_is_feed(const struct cache *c);
+
+/* cache_access(model, addr, size, op, 1), cheaper for a load or store inside one chunk: for the
+ * tracing layer, which hands a feed model its accesses unmerged. */
+void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
 
 /* Ends the input: each slice flushes (with flush) on its thread, then the slices are summed,
  * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or -1
