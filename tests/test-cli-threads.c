@@ -399,6 +399,67 @@ test_run_kernels(void **state)
 	assert_true(split >= runs / 2);
 }
 
+/* run --threads: what does not split runs one thread and says why, a bad N and a plugin are
+ * usage errors, and a recording is the same whatever the threads. */
+static void
+test_run_why_not(void **state)
+{
+	static const char *const bad[] = { "65", "x", "-1", "" };
+	const char *k = "--kernel naive --N 64 --d 16";
+	struct result r;
+	char why[256];
+	char *one, *two;
+
+	(void)state;
+	r = memsim("run %s --cache cachegrind --threads 2 --json w.json", k);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "note: --threads 2: 1 thread: "));
+	assert_non_null(strstr(r.err, "straddle=once"));
+	assert_int_equal(threads_used("w.json", why, sizeof(why)), 1);
+	result_free(&r);
+	r = memsim("run %s --cache L1=32K:8:64 --threads 0 --json -", k);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "note:"));
+	assert_non_null(strstr(r.out, "\"used\":\t1"));
+	result_free(&r);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = memsim("run %s --cache L1=32K:8:64 --threads '%s'", k, bad[i]);
+		assert_int_equal(r.rc, 2);
+		assert_non_null(strstr(r.err, "--threads"));
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1); /* one line */
+		result_free(&r);
+	}
+	r = memsim("run --kernel ./plugin.so --threads 2");
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "--threads is for built-in kernels"));
+	result_free(&r);
+	/* --record beside --threads: the same recording and counters as one thread. */
+	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t1.mtr --json r1.json", k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t2.mtr --threads 2 --json "
+		   "r2.json",
+		   k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	/* The recordings differ in their header's command line: compare what replays of them
+	 * report, but for the first line, which names the file. */
+	r = memsim("replay t1.mtr --cache L1=8K:2:64");
+	assert_int_equal(r.rc, 0);
+	one = strdup(strchr(r.out, '\n'));
+	result_free(&r);
+	r = memsim("replay t2.mtr --cache L1=8K:2:64");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(one, strchr(r.out, '\n'));
+	free(one);
+	result_free(&r);
+	one = counts_of("r1.json");
+	two = counts_of("r2.json");
+	assert_string_equal(one, two);
+	free(one);
+	free(two);
+}
+
 /* What does not split runs one thread and says why; a bad N is a usage error. */
 static void
 test_why_not(void **state)
@@ -487,6 +548,7 @@ main(void)
 		cmocka_unit_test(test_random_hierarchies),
 		cmocka_unit_test(test_why_not),
 		cmocka_unit_test(test_run_kernels),
+		cmocka_unit_test(test_run_why_not),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
