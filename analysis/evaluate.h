@@ -49,8 +49,8 @@ int evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const s
  * or the recording's). */
 int evaluation_run_recorded(struct evaluation *ev, const struct attn_config *cfg,
 			    const struct spec *spec, bool flush, uint64_t seed,
-			    enum evaluation_mode mode, const struct sim_record *rec, unsigned threads,
-			    char *err, size_t errlen);
+			    enum evaluation_mode mode, const struct sim_record *rec,
+			    unsigned threads, char *err, size_t errlen);
 /* As evaluation_run() for a run already simulated (one size of a one-pass run): the formulas
  * and the comparison for sim, which ev takes over (evaluation_finish() frees it). */
 void evaluation_of_sim(struct evaluation *ev, const struct attn_config *cfg,

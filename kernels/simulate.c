@@ -222,8 +222,8 @@ sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, bool fl
 		 bool trace_only, unsigned threads, struct sim_result *out, char *err,
 		 size_t errlen)
 {
-	return sim_kernel_record_split(cfg, spec, flush, seed, trace_only, NULL, threads, out,
-				       err, errlen);
+	return sim_kernel_record_split(cfg, spec, flush, seed, trace_only, NULL, threads, out, err,
+				       errlen);
 }
 
 int

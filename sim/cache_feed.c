@@ -63,10 +63,10 @@ struct slice {
 	struct cache_feed *f;
 	struct cache *c;
 	struct batch *ring;
-	struct batch *cur;      /* being filled: ring[head % FEED_RING] */
-	uint64_t head;          /* batches published */
-	pthread_cond_t more;    /* a batch published, or the end */
-	bool waits;             /* the slice waits for more */
+	struct batch *cur;   /* being filled: ring[head % FEED_RING] */
+	uint64_t head;       /* batches published */
+	pthread_cond_t more; /* a batch published, or the end */
+	bool waits;          /* the slice waits for more */
 };
 
 struct cache_feed {
@@ -172,8 +172,10 @@ consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cach
 		ops[op]++;
 		bytes[op] += e->size;
 		set = cache_fast_set(&g, line);
-		if (!cache_fast_hit_recent(set, line, op) && !cache_fast_hit_older(&g, set, line, op) &&
-		    !(g.l2_tags && e->size != line_bytes && cache_fast_l2_hit(&g, set, line, op, &m)))
+		if (!cache_fast_hit_recent(set, line, op) &&
+		    !cache_fast_hit_older(&g, set, line, op) &&
+		    !(g.l2_tags && e->size != line_bytes &&
+		      cache_fast_l2_hit(&g, set, line, op, &m)))
 			cache_fast_miss(c, a, e->size, op);
 	}
 	cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
@@ -181,8 +183,7 @@ consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cach
 }
 
 static NOINLINE void
-consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev,
-	     unsigned n)
+consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n)
 {
 	consume_inline(c, v, ev, n, 6, 8);
 }

@@ -340,8 +340,8 @@ check_run(const char *args, const char *spec)
 		assert_int_equal(r.rc, 0);
 		many_text = untimed(r.out);
 		if (strcmp(text, many_text) != 0)
-			fail_msg("run --threads %u: the text differs: run %s --cache %s", ts[i], args,
-				 spec);
+			fail_msg("run --threads %u: the text differs: run %s --cache %s", ts[i],
+				 args, spec);
 		free(many_text);
 		result_free(&r);
 		many = counts_of("rn.json");
