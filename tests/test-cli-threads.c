@@ -433,6 +433,20 @@ test_run_why_not(void **state)
 	assert_int_equal(r.rc, 2);
 	assert_non_null(strstr(r.err, "--threads is for built-in kernels"));
 	result_free(&r);
+	/* Models that do not fit as many times as threads (8 x 32 MiB of L2 tags in 150 MB of
+	 * address space, one fits): one line, exit 1, as one model that does not fit. Not with
+	 * a sanitizer, which reserves terabytes. */
+	if (!test_sanitized()) {
+		r = shell("printf '0 1000\\n1 2040\\n' >m.din");
+		result_free(&r);
+		memsim_env = "ulimit -v 150000 &&";
+		r = memsim("replay m.din --format din --cache L1=32K:8:64,L2=256M:16:64 --threads 8");
+		memsim_env = "";
+		assert_int_equal(r.rc, 1);
+		assert_non_null(strstr(r.err, "cannot allocate 8 cache models (32.0 MiB each)"));
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+		result_free(&r);
+	}
 	/* --record beside --threads: the same recording and counters as one thread. */
 	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t1.mtr --json r1.json", k);
 	assert_int_equal(r.rc, 0);
