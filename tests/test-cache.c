@@ -621,7 +621,8 @@ feed_input(struct cache *c)
 			refs[40].kind = CACHE_OP_COUNT; /* stops the run, as a trace control does */
 			assert_int_equal(cache_access_refs(c, refs, 64), 40);
 			assert_int_equal(cache_access_refs(c, refs + 41, 23), 23);
-			cache_access_merged(c, (uint64_t)n * 8, 8, CACHE_OP_STORE, 70000, 70000 * 4);
+			cache_access_merged(c, (uint64_t)n * 8, 8, CACHE_OP_STORE, 70000,
+					    70000 * 4);
 			cache_access_merged(c, (uint64_t)n * 8 + 128, 16, CACHE_OP_LOAD, 3, 40);
 			cache_access(c, 0x500000 + (uint64_t)n % 4000, 8, CACHE_OP_STORE, 1);
 			cache_scratch_add(c, (unsigned)s, CACHE_OP_LOAD, 10, 640);
@@ -649,7 +650,8 @@ test_feed_sum(void **state)
 	(void)state;
 	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
 		struct cache *whole = make_cache(specs[s], 1), *sum = NULL;
-		struct cache_feed *f = cache_feed_start(cache_get_config(whole), 4, err, sizeof(err));
+		struct cache_feed *f =
+			cache_feed_start(cache_get_config(whole), 4, err, sizeof(err));
 
 		assert_non_null(f);
 		feed_input(whole);
@@ -666,19 +668,23 @@ test_feed_sum(void **state)
 		}
 		assert_int_equal(cache_phase_count(whole), cache_phase_count(sum));
 		for (unsigned p = 0; p < cache_phase_count(whole); p++)
-			assert_memory_equal(cache_phase_traffic(whole, p), cache_phase_traffic(sum, p),
+			assert_memory_equal(cache_phase_traffic(whole, p),
+					    cache_phase_traffic(sum, p),
 					    sizeof(struct cache_traffic));
-		assert_memory_equal(cache_dram(whole), cache_dram(sum), sizeof(struct cache_traffic));
+		assert_memory_equal(cache_dram(whole), cache_dram(sum),
+				    sizeof(struct cache_traffic));
 		assert_int_equal(cache_array_count(whole), cache_array_count(sum));
 		for (unsigned a = 0; a < cache_array_count(whole); a++) {
-			assert_memory_equal(cache_array_traffic(whole, a), cache_array_traffic(sum, a),
+			assert_memory_equal(cache_array_traffic(whole, a),
+					    cache_array_traffic(sum, a),
 					    sizeof(struct cache_traffic));
-			assert_memory_equal(cache_array_scratch(whole, a), cache_array_scratch(sum, a),
-					    2 * sizeof(uint64_t));
+			assert_memory_equal(cache_array_scratch(whole, a),
+					    cache_array_scratch(sum, a), 2 * sizeof(uint64_t));
 			assert_int_equal(cache_array_is_scratch(whole, a),
 					 cache_array_is_scratch(sum, a));
 		}
-		assert_memory_equal(cache_cpu(whole), cache_cpu(sum), sizeof(struct cache_cpu_stats));
+		assert_memory_equal(cache_cpu(whole), cache_cpu(sum),
+				    sizeof(struct cache_cpu_stats));
 		assert_true(cache_cpu(whole)->scratch_read_bytes > 0);
 		assert_true(cache_dram(whole)->read_bytes > 0);
 		cache_destroy(sum);
