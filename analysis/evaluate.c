@@ -10,14 +10,14 @@ int
 evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
 	       bool flush, uint64_t seed, enum evaluation_mode mode, char *err, size_t errlen)
 {
-	return evaluation_run_recorded(ev, cfg, spec, flush, seed, mode, NULL, err, errlen);
+	return evaluation_run_recorded(ev, cfg, spec, flush, seed, mode, NULL, 1, err, errlen);
 }
 
 int
 evaluation_run_recorded(struct evaluation *ev, const struct attn_config *cfg,
 			const struct spec *spec, bool flush, uint64_t seed,
-			enum evaluation_mode mode, const struct sim_record *rec, char *err,
-			size_t errlen)
+			enum evaluation_mode mode, const struct sim_record *rec, unsigned threads,
+			char *err, size_t errlen)
 {
 	struct formula_machine m;
 	int rc;
@@ -33,7 +33,10 @@ evaluation_run_recorded(struct evaluation *ev, const struct attn_config *cfg,
 	formula_eval(cfg, &m, &ev->f);
 	if (!ev->simulated)
 		return 0;
-	if (rec)
+	if (threads > 1)
+		rc = sim_kernel_record_split(cfg, spec, flush, seed, ev->trace_only, rec, threads,
+					     &ev->sim, err, errlen);
+	else if (rec)
 		rc = sim_kernel_record(cfg, spec, flush, seed, ev->trace_only, rec, &ev->sim, err,
 				       errlen);
 	else

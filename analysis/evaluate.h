@@ -43,13 +43,14 @@ struct evaluation {
  * with evaluation_finish(). */
 int evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,
 		   bool flush, uint64_t seed, enum evaluation_mode mode, char *err, size_t errlen);
-/* As evaluation_run() (mode simulating) that also records the run's accesses into rec (see
- * sim_kernel_record()); the counters are the same. Returns 0, or -1 with a one-line message
- * (the run's or the recording's). */
+/* As evaluation_run() (mode simulating) that also records the run's accesses into rec when not
+ * NULL (see sim_kernel_record()) and simulates on up to `threads` threads (sim_kernel_split();
+ * 0 or 1: one); the counters are the same. Returns 0, or -1 with a one-line message (the run's
+ * or the recording's). */
 int evaluation_run_recorded(struct evaluation *ev, const struct attn_config *cfg,
 			    const struct spec *spec, bool flush, uint64_t seed,
-			    enum evaluation_mode mode, const struct sim_record *rec, char *err,
-			    size_t errlen);
+			    enum evaluation_mode mode, const struct sim_record *rec,
+			    unsigned threads, char *err, size_t errlen);
 /* As evaluation_run() for a run already simulated (one size of a one-pass run): the formulas
  * and the comparison for sim, which ev takes over (evaluation_finish() frees it). */
 void evaluation_of_sim(struct evaluation *ev, const struct attn_config *cfg,

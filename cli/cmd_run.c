@@ -25,6 +25,7 @@ usage_run(FILE *f)
 		"                  [--Br B] [--Bc B] [--causal] [--softmax-separate] [--splits S]\n"
 		"                  [--kv-page P] [--cache SPEC|PRESET]\n"
 		"                  [--no-flush] [--seed N] [--trace-only] [--sample-sets K]\n"
+		"                  [--threads N]\n"
 		"                  [--record FILE] [--bandwidth GB/s|measured] [--json FILE]\n"
 		"       memsim run --kernel PATH [size options] [--param KEY=VALUE]... [--cache ...]\n"
 		"                  [--record FILE] [--json FILE]\n"
@@ -66,6 +67,11 @@ usage_run(FILE *f)
 		"                      multiply the counts by K; labelled estimate everywhere;\n"
 		"                      a warning when the sample is too small for 10%% error,\n"
 		"                      exit 2 when no access reached it\n"
+		"  --threads N         split the sets between N threads (a power of two, up to\n"
+		"                      64) that the kernel's accesses are handed to: the same\n"
+		"                      counters as one thread, exactly; fewer where the cache does\n"
+		"                      not split (a random policy, straddle=once, too few sets,\n"
+		"                      set sampling), with a note why [1]\n"
 		"  --record FILE       also write the kernel's accesses as a memsim trace (- for\n"
 		"                      stdout; the text report then goes to stderr), for\n"
 		"                      `memsim replay FILE --cache ...` under any cache: the same\n"
@@ -92,6 +98,8 @@ usage_run(FILE *f)
 /* run's own options. */
 struct run_extra {
 	uint64_t sample_sets;
+	uint64_t threads;
+	bool threads_given;
 	const char *record; /* NULL: no recording */
 	struct bandwidth bw; /* --bandwidth */
 };
@@ -174,6 +182,8 @@ cmd_run(int argc, char **argv)
 		{ "sample-sets", 0, OPTPARSE_POW2, .dest = &x.sample_sets, .min = 2,
 		  .max = UINT64_C(1) << 20, .expect = "a power of two from 2 to 2^20" },
 		{ "record", 0, OPTPARSE_CALL, .dest = &x.record, .call = record_value },
+		{ "threads", 0, OPTPARSE_U64, .dest = &x.threads, .max = CACHE_MAX_SLICES,
+		  .expect = "a number of threads from 0 to 64", .given = &x.threads_given },
 		{ "bandwidth", 0, OPTPARSE_CALL, .dest = &x.bw, .call = bandwidth_option },
 		{ .name = NULL },
 	};
@@ -206,17 +216,24 @@ cmd_run(int argc, char **argv)
 	rec.path = x.record;
 	rec.command = command;
 	if (o.plugin_path) {
+		if (x.threads_given) {
+			free(command);
+			return usage_error("run", "--threads is for built-in kernels");
+		}
 		rc = run_plugin(&o, &spec, x.record ? &rec : NULL, argc, argv);
 		free(command);
 		return rc;
 	}
 	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
-				     x.record ? &rec : NULL, err, sizeof(err));
+				     x.record ? &rec : NULL, (unsigned)x.threads, err, sizeof(err));
 	free(command);
 	if (rc) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
+	if (st.sim.threads < x.threads)
+		print_error("note: --threads %llu: %u thread%s: %s", (unsigned long long)x.threads,
+			    st.sim.threads, st.sim.threads == 1 ? "" : "s", st.sim.threads_why);
 	if ((rc = check_sample_estimate("run", st.sim.cache))) {
 		evaluation_finish(&st);
 		return rc;
@@ -235,6 +252,14 @@ cmd_run(int argc, char **argv)
 	rc = EXIT_OK;
 	if (o.json_path) {
 		cJSON *root = evaluation_json(&st, argc, argv);
+
+		if (x.threads_given) {
+			cJSON *th = cJSON_AddObjectToObject(root, "threads");
+
+			cJSON_AddNumberToObject(th, "asked", (double)x.threads);
+			cJSON_AddNumberToObject(th, "used", st.sim.threads);
+			cJSON_AddStringToObject(th, "why_not_more", st.sim.threads_why);
+		}
 
 		if (report_write_json(o.json_path, root, err, sizeof(err))) {
 			print_error("%s", err);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/cache_feed.h"
 #include "sim/trace.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
@@ -90,14 +91,36 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 	return -EIO;
 }
 
+/* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
+ * model, the slices on theirs; out->cache is their sum. Returns 0, or -ENOMEM with err. */
+static int
+split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
+	   struct sim_result *out, char *err, size_t errlen)
+{
+	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
+	struct trace_ctx *t;
+	double t0;
+
+	if (!f)
+		return -ENOMEM;
+	t = trace_ctx_create(cache_feed_model(f), NULL, spec->tiles_in_scratch);
+	t0 = now_seconds();
+	attn_run_traced(d, t);
+	trace_ctx_destroy(t); /* hands over the pending merged access */
+	if (cache_feed_finish(f, flush, &out->cache, err, errlen))
+		return -ENOMEM;
+	out->seconds = now_seconds() - t0;
+	return 0;
+}
+
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
- * model, or with op on a one-pass model (out->cache is then it); with rec recorded first. The
- * arrays come first: the model takes what their mapping leaves (attn_data_create() reserves
- * more while it maps). */
+ * model, or with op on a one-pass model (out->cache is then it); with rec recorded first; on
+ * k slice threads where k > 1 (op is then NULL). The arrays come first: the model takes what
+ * their mapping leaves (attn_data_create() reserves more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	 bool check, bool trace_only, const struct onepass *op, const struct sim_record *rec,
-	 struct sim_result *out, char *err, size_t errlen)
+	 unsigned k, struct sim_result *out, char *err, size_t errlen)
 {
 	struct attn_data *d;
 	struct trace_ctx *t;
@@ -105,10 +128,27 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->threads = 1;
 	d = trace_only ? attn_data_create_trace_only(cfg, err, errlen)
 		       : attn_data_create(cfg, err, errlen);
 	if (!d)
 		return -EINVAL;
+	if (k > 1) {
+		if (rec) {
+			attn_data_fill(d, seed);
+			rc = record_pass(d, rec, err, errlen);
+		} else {
+			rc = 0;
+		}
+		if (!rc) {
+			attn_data_fill(d, seed);
+			rc = split_pass(d, spec, flush, k, out, err, errlen);
+		}
+		if (!rc)
+			out->threads = k;
+		attn_data_destroy(d);
+		return rc;
+	}
 	out->cache = model_create(spec, op, &rc, err, errlen);
 	if (!out->cache) {
 		attn_data_destroy(d);
@@ -147,14 +187,14 @@ int
 sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	   bool check, struct sim_result *out, char *err, size_t errlen)
 {
-	return simulate(cfg, spec, flush, seed, check, false, NULL, NULL, out, err, errlen);
+	return simulate(cfg, spec, flush, seed, check, false, NULL, NULL, 1, out, err, errlen);
 }
 
 int
 sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
 		      struct sim_result *out, char *err, size_t errlen)
 {
-	return simulate(cfg, spec, flush, 0, false, true, NULL, NULL, out, err, errlen);
+	return simulate(cfg, spec, flush, 0, false, true, NULL, NULL, 1, out, err, errlen);
 }
 
 int
@@ -162,8 +202,43 @@ sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool f
 		  bool trace_only, const struct sim_record *rec, struct sim_result *out, char *err,
 		  size_t errlen)
 {
-	return simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec, out,
-			err, errlen);
+	return simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec, 1,
+			out, err, errlen);
+}
+
+/* The threads a run can take, up to want, and why not more. */
+static unsigned
+plan_threads(const struct spec *spec, unsigned want, struct sim_result *out)
+{
+	char why[sizeof(out->threads_why)];
+	unsigned k = cache_slices_max(&spec->cache, want ? want : 1, why, sizeof(why));
+
+	snprintf(out->threads_why, sizeof(out->threads_why), "%s", why);
+	return k;
+}
+
+int
+sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
+		 bool trace_only, unsigned threads, struct sim_result *out, char *err,
+		 size_t errlen)
+{
+	return sim_kernel_record_split(cfg, spec, flush, seed, trace_only, NULL, threads, out, err,
+				       errlen);
+}
+
+int
+sim_kernel_record_split(const struct attn_config *cfg, const struct spec *spec, bool flush,
+			uint64_t seed, bool trace_only, const struct sim_record *rec,
+			unsigned threads, struct sim_result *out, char *err, size_t errlen)
+{
+	struct sim_result plan;
+	unsigned k = plan_threads(spec, threads, &plan);
+	int rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec, k,
+			  out, err, errlen);
+
+	if (!rc)
+		snprintf(out->threads_why, sizeof(out->threads_why), "%s", plan.threads_why);
+	return rc;
 }
 
 int
@@ -183,8 +258,8 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 			 cache_onepass_str(how), level + 1);
 		return -EINVAL;
 	}
-	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, NULL, &one,
-		      err, errlen);
+	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, NULL, 1,
+		      &one, err, errlen);
 	if (rc)
 		return rc;
 	if (cache_onepass_failed(one.cache)) {

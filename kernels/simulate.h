@@ -18,6 +18,8 @@ struct sim_result {
 	double seconds;      /* wall time of the traced run */
 	bool checked;
 	struct attn_error error; /* when checked */
+	unsigned threads;        /* threads that simulated (sim_kernel_split()); 1 otherwise */
+	char threads_why[256];   /* why not more than asked, in one line; "" when as many */
 };
 
 /* Simulates cfg on spec with inputs from seed; check also compares the outputs with the
@@ -32,6 +34,15 @@ int sim_kernel(const struct attn_config *cfg, const struct spec *spec, bool flus
  * and no inputs, so no seed (random replacement takes spec's). */
 int sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec, bool flush,
 			  struct sim_result *out, char *err, size_t errlen);
+
+/* sim_kernel() (or with trace_only sim_kernel_trace_only()) on up to `threads` threads (0: 1):
+ * the kernel runs on this thread into a feed model (sim/cache_feed.h) and the sets are split
+ * between slice threads, so the counters are those of one thread, exactly. Runs one thread
+ * where the config does not split (cache_slices_max()), saying why in out->threads_why; with
+ * 1, it is sim_kernel() itself. */
+int sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, bool flush,
+		     uint64_t seed, bool trace_only, unsigned threads, struct sim_result *out,
+		     char *err, size_t errlen);
 
 /* One run of cfg for every size sizes[0 .. n) of cache level `level` (0 for L1) of spec, with
  * one-pass method how (sim/cache.h cache_create_onepass()); outs[k] is what sim_kernel() (or,
@@ -59,6 +70,10 @@ struct sim_record {
 int sim_kernel_record(const struct attn_config *cfg, const struct spec *spec, bool flush,
 		      uint64_t seed, bool trace_only, const struct sim_record *rec,
 		      struct sim_result *out, char *err, size_t errlen);
+/* sim_kernel_record() whose live pass is sim_kernel_split()'s on up to `threads` threads. */
+int sim_kernel_record_split(const struct attn_config *cfg, const struct spec *spec, bool flush,
+			    uint64_t seed, bool trace_only, const struct sim_record *rec,
+			    unsigned threads, struct sim_result *out, char *err, size_t errlen);
 
 void sim_result_finish(struct sim_result *r);
 

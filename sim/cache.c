@@ -554,7 +554,9 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	if (op == CACHE_OP_IFETCH) {
 		if (c->icache < 0)
 			return;
-		if (((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
+		if (c->feed)
+			cache_feed_route(c, addr, size, op, count, bytes);
+		else if (((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		else if (c->sliced)
 			slice_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
@@ -568,7 +570,10 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 		return; /* in a set that sampling leaves out, or another thread's slice */
 	}
 	if (c->ndata == 0) {
-		if (c->nfan)
+		/* A feed model's (sim/cache_feed.h): counted and kept off scratch as here */
+		if (c->feed)
+			cache_feed_route(c, addr, size, op, count, bytes);
+		else if (c->nfan)
 			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
 		else
 			cache_dram_transfer(c, addr, bytes, write, 0);
@@ -694,6 +699,8 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 {
 	size_t i = 0;
 
+	if (c->feed)
+		return cache_feed_refs(c, refs, n);
 	while (i < n) {
 		i += data_refs(c, refs + i, n - i);
 		for (; i < n && refs[i].kind == CACHE_OP_IFETCH; i++)

@@ -147,6 +147,8 @@ struct cache {
 	unsigned slice_shift;
 	uint64_t slice_mask, slice_residue;
 	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
+	/* A feed model (sim/cache_feed.h): what it gets goes to the slices' ring, not to levels. */
+	struct cache_feed *feed;
 };
 
 /* cache_config.c */
@@ -162,6 +164,15 @@ void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line
 /* fan_ref() of cache.c, for cache_plain.h: a request to a one-pass model's fan. */
 unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
 		       unsigned flags);
+
+/* cache_feed.c: what a feed model gets, passed to the slices (its own counts kept here) */
+void cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+		      uint32_t count, uint64_t bytes);
+/* cache_access_refs() on a feed model */
+size_t cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n);
+void cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes);
+void cache_feed_phase(struct cache *c, const char *name);
+void cache_feed_set_phase(struct cache *c, int phase);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);

@@ -54,6 +54,8 @@ cache_add_phase(struct cache *c, const char *name)
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", cut);
 	name_index_add(&c->phase_names, p->name, c->nphases);
+	if (c->feed)
+		cache_feed_phase(c, cut);
 	return (int)c->nphases++;
 }
 
@@ -62,6 +64,8 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
+	if (c->feed)
+		cache_feed_set_phase(c, phase);
 	cache_stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_set_phase(c->fan[k], phase);
@@ -87,6 +91,8 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_add_array(c->fan[k], name, base, bytes, scratch);
+	if (c->feed)
+		cache_feed_array(c, name, base, bytes);
 	if (scratch && bytes) {
 		/* The span's last byte, not its end, which may lie at 2^64. */
 		uint64_t lo = base, last = base + (bytes - 1);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cache_feed.h"
 #include "sim/name_index.h"
 #include "sim/progress.h"
 #include "sim/util.h"
@@ -31,6 +32,7 @@ struct trace_state {
 	struct cache *cache;
 	struct trace_sink sink;
 	bool recording;
+	bool feed; /* cache is a feed model (sim/cache_feed.h): accesses go to it unmerged */
 	int tiles_in_scratch;
 	struct trace_range *ranges;
 	unsigned nranges, last;
@@ -72,7 +74,10 @@ trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_sc
 		t->line_shift = log2_u64(cache_get_config(c)->level[0].line_bytes);
 	else
 		t->line_shift = 6;
-	t->merge = c && !w && cache_merge_is_exact(c);
+	/* A feed model takes accesses one by one, cheaper than merging them: its slices settle
+	 * them inline, as the fast path below does (and merging is exact, so not merging is). */
+	t->state->feed = c && !w && cache_is_feed(c);
+	t->merge = c && !w && cache_merge_is_exact(c) && !t->state->feed;
 	t->fast = c && !w && cache_fast_l1_without_scratch(c, &t->l1);
 	if (c && !w) {
 		const struct cache_config *cfg = cache_get_config(c);
@@ -508,6 +513,10 @@ trace_access_slow(struct trace_ctx *t, uint64_t addr, size_t bytes, enum cache_o
 		s->sink.access(s->sink.ctx, (enum trace_event_kind)op, addr, (uint32_t)bytes, 1);
 	if (!s->cache)
 		return;
+	if (s->feed) {
+		cache_feed_access(s->cache, addr, (uint32_t)bytes, op);
+		return;
+	}
 	if (t->pend_line != UINT64_MAX) {
 		uint64_t line = addr >> t->line_shift;
 

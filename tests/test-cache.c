@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/cache.h"
+#include "sim/cache_feed.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 
@@ -594,6 +595,103 @@ test_slices_sum(void **state)
 	}
 }
 
+/* test_feed_sum()'s input, to a whole model or a feed model: arrays (one scratch), phases,
+ * slice_access()'s stream, runs through cache_access_refs(), merged accesses (one with more
+ * repeats than an event's count holds), scratch tallies, and an access from outside a scratch
+ * array into it over a chunk boundary (cached whole: scratch goes by an access's first byte). */
+static void
+feed_input(struct cache *c)
+{
+	struct cache_ref refs[64];
+	uint64_t x = 11;
+	int s;
+
+	assert_int_equal(cache_add_array(c, "A", 0, 100000, false), 1);
+	s = cache_add_array(c, "S", 0x500000, 4096, true);
+	assert_int_equal(s, 2);
+	for (int n = 0; n < 60000; n++) {
+		if (n % 20000 == 0)
+			cache_set_phase(c, cache_add_phase(c, n ? "p2" : "p1"));
+		if (n % 5000 == 0) {
+			for (unsigned i = 0; i < 64; i++)
+				refs[i] = (struct cache_ref){ (uint64_t)n * 64 + i * 72, 8,
+							      i % 7 == 0 ? CACHE_OP_STORE
+									 : CACHE_OP_LOAD,
+							      (uint16_t)(1 + i % 3) };
+			refs[40].kind = CACHE_OP_COUNT; /* stops the run, as a trace control does */
+			assert_int_equal(cache_access_refs(c, refs, 64), 40);
+			assert_int_equal(cache_access_refs(c, refs + 41, 23), 23);
+			cache_access_merged(c, (uint64_t)n * 8, 8, CACHE_OP_STORE, 70000,
+					    70000 * 4);
+			cache_access_merged(c, (uint64_t)n * 8 + 128, 16, CACHE_OP_LOAD, 3, 40);
+			cache_access(c, 0x500000 + (uint64_t)n % 4000, 8, CACHE_OP_STORE, 1);
+			cache_scratch_add(c, (unsigned)s, CACHE_OP_LOAD, 10, 640);
+			cache_access(c, 0x500000 - 8, 16, CACHE_OP_LOAD, 1);
+		}
+		slice_access(c, &x);
+	}
+}
+
+/* A feed model and its slice threads (sim/cache_feed.h) count what one model counts, every
+ * counter: levels, phases, DRAM, arrays, the processor and scratch; with and without the L1
+ * hit filter (an LRU write-back write-allocate L1 over no inclusive level takes it). */
+static void
+test_feed_sum(void **state)
+{
+	static const char *const specs[] = {
+		"L1=4K:4:64,L2=32K:8:64",
+		"I1=2K:2:32,L1=4K:2:32:fifo:wt:nwa,L2=32K:4:128:plru:incl",
+		"L1=2K:4:64:wv,L2=16K:8:64:excl,L3=256K:128:64",
+		"L1=4K:8:128:lru:wb:wa,L2=64K:4:64:quietwb",
+		"I1=2K:2:64,L1=2K:2:64,L2=64K:8:64",
+	};
+	char err[256];
+
+	(void)state;
+	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
+		struct cache *whole = make_cache(specs[s], 1), *sum = NULL;
+		struct cache_feed *f =
+			cache_feed_start(cache_get_config(whole), 4, err, sizeof(err));
+
+		assert_non_null(f);
+		feed_input(whole);
+		cache_flush(whole);
+		feed_input(cache_feed_model(f));
+		assert_int_equal(cache_feed_finish(f, true, &sum, err, sizeof(err)), 0);
+		for (unsigned l = 0; l < cache_level_count(whole); l++) {
+			assert_memory_equal(cache_level_stats(whole, l), cache_level_stats(sum, l),
+					    sizeof(struct cache_level_stats));
+			for (unsigned p = 0; p < cache_phase_count(whole); p++)
+				assert_memory_equal(cache_phase_level_stats(whole, p, l),
+						    cache_phase_level_stats(sum, p, l),
+						    sizeof(struct cache_level_stats));
+		}
+		assert_int_equal(cache_phase_count(whole), cache_phase_count(sum));
+		for (unsigned p = 0; p < cache_phase_count(whole); p++)
+			assert_memory_equal(cache_phase_traffic(whole, p),
+					    cache_phase_traffic(sum, p),
+					    sizeof(struct cache_traffic));
+		assert_memory_equal(cache_dram(whole), cache_dram(sum),
+				    sizeof(struct cache_traffic));
+		assert_int_equal(cache_array_count(whole), cache_array_count(sum));
+		for (unsigned a = 0; a < cache_array_count(whole); a++) {
+			assert_memory_equal(cache_array_traffic(whole, a),
+					    cache_array_traffic(sum, a),
+					    sizeof(struct cache_traffic));
+			assert_memory_equal(cache_array_scratch(whole, a),
+					    cache_array_scratch(sum, a), 2 * sizeof(uint64_t));
+			assert_int_equal(cache_array_is_scratch(whole, a),
+					 cache_array_is_scratch(sum, a));
+		}
+		assert_memory_equal(cache_cpu(whole), cache_cpu(sum),
+				    sizeof(struct cache_cpu_stats));
+		assert_true(cache_cpu(whole)->scratch_read_bytes > 0);
+		assert_true(cache_dram(whole)->read_bytes > 0);
+		cache_destroy(sum);
+		cache_destroy(whole);
+	}
+}
+
 /* Slices that saw other phases do not add; configs that do not split say why. */
 static void
 test_slices_refused(void **state)
@@ -630,6 +728,7 @@ main(void)
 		cmocka_unit_test(test_top_of_address_space),
 		cmocka_unit_test(test_slices_sum),
 		cmocka_unit_test(test_slices_refused),
+		cmocka_unit_test(test_feed_sum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

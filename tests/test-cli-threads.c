@@ -185,6 +185,8 @@ counts_of(const char *name)
 	assert_non_null(o);
 	cJSON_DeleteItemFromObject(o, "command");
 	cJSON_DeleteItemFromObject(o, "threads");
+	cJSON_DeleteItemFromObject(o, "traced_seconds"); /* run's, and its memory */
+	cJSON_DeleteItemFromObject(o, "peak_rss_bytes");
 	out = cJSON_Print(o);
 	cJSON_Delete(o);
 	free(text);
@@ -263,24 +265,27 @@ check_spec(const char *trace, const char *fmt, const char *spec, bool flush, str
 	free(one);
 }
 
-/* 30 hierarchies on each of four traces: the binary format with and without scratch, din and
- * lackey. */
+/* 30 hierarchies on each of five inputs: the binary format with and without scratch, din,
+ * lackey, and the one with scratch through a pipe. */
 static void
 test_random_hierarchies(void **state)
 {
-	static const char *const names[] = { "a.mtr", "s.mtr", "t.din", "t.lackey" };
-	static const char *const fmts[] = { "", "", "--format din", "--format lackey" };
+	/* The binary format from a file is decoded on every thread; text, and a pipe, by one
+	 * reader that feeds the threads (traces/replay_split.c): "- <s.mtr" takes that path with
+	 * arrays, phases and scratch. */
+	static const char *const names[] = { "a.mtr", "s.mtr", "t.din", "t.lackey", "- <s.mtr" };
+	static const char *const fmts[] = { "", "", "--format din", "--format lackey", "" };
 	struct tally t = { 0 };
 	uint64_t s = 0x9e3779b97f4a7c15;
 
 	(void)state;
-	for (unsigned f = 0; f < 4; f++) {
+	for (unsigned f = 0; f < 5; f++) {
 		char path[600];
 
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, names[f]);
 		if (f < 2)
 			write_mtrace(path, 11 + f, 60000, f == 1);
-		else
+		else if (f < 4)
 			write_text(path, 21 + f, 60000, f == 3);
 		for (unsigned i = 0; i < 30; i++) {
 			char spec[512];
@@ -295,6 +300,178 @@ test_random_hierarchies(void **state)
 	assert_true(t.configs >= 60);
 	assert_true(t.split >= t.configs);
 	assert_true(t.random_policy > 0);
+}
+
+/* One kernel run (args) on spec: --threads 2 and 4 give --threads 1's report, text and JSON,
+ * but for the time; a random policy runs one thread. Returns whether it split. */
+/* A run's text report without its "traced ... in X s" line. */
+static char *
+untimed(const char *text)
+{
+	char *out = strdup(text), *t = strstr(out, "\ntraced");
+
+	assert_non_null(t);
+	memmove(t, strchr(t + 1, '\n'), strlen(strchr(t + 1, '\n')) + 1);
+	return out;
+}
+
+static bool
+check_run(const char *args, const char *spec)
+{
+	static const unsigned ts[] = { 2, 4 };
+	struct result r = memsim("run %s --cache %s --threads 1 --json r1.json", args, spec);
+	bool split = false;
+	char *one, *text;
+
+	if (r.rc == 2) { /* a combination the model refuses */
+		result_free(&r);
+		return false;
+	}
+	if (r.rc != 0)
+		fail_msg("run %s --cache %s: %s", args, spec, r.err);
+	text = untimed(r.out);
+	result_free(&r);
+	one = counts_of("r1.json");
+	for (unsigned i = 0; i < 2; i++) {
+		char why[256], *many, *many_text;
+		int used;
+
+		r = memsim("run %s --cache %s --threads %u --json rn.json", args, spec, ts[i]);
+		assert_int_equal(r.rc, 0);
+		many_text = untimed(r.out);
+		if (strcmp(text, many_text) != 0)
+			fail_msg("run --threads %u: the text differs: run %s --cache %s", ts[i],
+				 args, spec);
+		free(many_text);
+		result_free(&r);
+		many = counts_of("rn.json");
+		if (strcmp(one, many) != 0)
+			fail_msg("run --threads %u differs from 1: run %s --cache %s", ts[i], args,
+				 spec);
+		used = threads_used("rn.json", why, sizeof(why));
+		assert_true(used >= 1 && (unsigned)used <= ts[i]);
+		assert_int_equal((unsigned)used < ts[i], why[0] != 0);
+		if (strstr(spec, "random"))
+			assert_int_equal(used, 1);
+		split |= used > 1;
+		free(many);
+	}
+	free(one);
+	free(text);
+	return split;
+}
+
+/* run and run --trace-only on threads (issue 24 item 2): every kernel, causal, grouped-query,
+ * fp16 and bf16, a paged KV cache, on random hierarchies and the h100 preset (tiles in
+ * scratch, write-validate). */
+static void
+test_run_kernels(void **state)
+{
+	static const char *const kernels[] = {
+		"--kernel naive --N 96 --d 32 --heads 2",
+		"--kernel naive --N 64 --d 16 --causal --softmax-separate",
+		"--kernel flash1 --N 128 --d 32 --Br 32 --Bc 16",
+		"--kernel flash2 --N 128 --d 32 --heads 4 --kv-heads 2 --Br 16 --Bc 32",
+		"--kernel flash2 --N 96 --d 64 --causal --dtype fp16",
+		"--kernel flash2 --N 64 --N-kv 200 --d 32 --kv-page 48 --dtype bf16",
+		"--kernel flashdecode --N 1 --N-kv 512 --d 64 --heads 4 --kv-heads 1 --splits 3",
+		"--kernel flashdecode --N 4 --N-kv 300 --d 32 --causal --dtype fp16",
+		"--kernel proj --N 64 --d 32",
+	};
+	uint64_t s = 0x243f6a8885a308d3;
+	unsigned runs = 0, split = 0;
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++)
+		for (unsigned i = 0; i < 5; i++) {
+			char spec[512], args[600];
+
+			if (i == 0)
+				snprintf(spec, sizeof(spec), "h100");
+			else
+				random_spec(&s, spec, sizeof(spec));
+			snprintf(args, sizeof(args), "%s%s%s", kernels[k],
+				 i % 2 ? " --trace-only" : "", pick(&s, 3) ? "" : " --no-flush");
+			runs++;
+			split += check_run(args, spec);
+		}
+	print_message("# %u kernel runs, %u split\n", runs, split);
+	assert_true(split >= runs / 2);
+}
+
+/* run --threads: what does not split runs one thread and says why, a bad N and a plugin are
+ * usage errors, and a recording is the same whatever the threads. */
+static void
+test_run_why_not(void **state)
+{
+	static const char *const bad[] = { "65", "x", "-1", "" };
+	const char *k = "--kernel naive --N 64 --d 16";
+	struct result r;
+	char why[256];
+	char *one, *two;
+
+	(void)state;
+	r = memsim("run %s --cache cachegrind --threads 2 --json w.json", k);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "note: --threads 2: 1 thread: "));
+	assert_non_null(strstr(r.err, "straddle=once"));
+	assert_int_equal(threads_used("w.json", why, sizeof(why)), 1);
+	result_free(&r);
+	r = memsim("run %s --cache L1=32K:8:64 --threads 0 --json -", k);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "note:"));
+	assert_non_null(strstr(r.out, "\"used\":\t1"));
+	result_free(&r);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = memsim("run %s --cache L1=32K:8:64 --threads '%s'", k, bad[i]);
+		assert_int_equal(r.rc, 2);
+		assert_non_null(strstr(r.err, "--threads"));
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1); /* one line */
+		result_free(&r);
+	}
+	r = memsim("run --kernel ./plugin.so --threads 2");
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "--threads is for built-in kernels"));
+	result_free(&r);
+	/* Models that do not fit as many times as threads (8 x 32 MiB of L2 tags in 150 MB of
+	 * address space, one fits): one line, exit 1, as one model that does not fit. Not with
+	 * a sanitizer, which reserves terabytes. */
+	if (!test_sanitized()) {
+		r = shell("printf '0 1000\\n1 2040\\n' >m.din");
+		result_free(&r);
+		memsim_env = "ulimit -v 150000 &&";
+		r = memsim("replay m.din --format din --cache L1=32K:8:64,L2=256M:16:64 --threads 8");
+		memsim_env = "";
+		assert_int_equal(r.rc, 1);
+		assert_non_null(strstr(r.err, "cannot allocate 8 cache models (32.0 MiB each)"));
+		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+		result_free(&r);
+	}
+	/* --record beside --threads: the same recording and counters as one thread. */
+	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t1.mtr --json r1.json", k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t2.mtr --threads 2 --json "
+		   "r2.json",
+		   k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	/* The recordings differ in their header's command line: compare what replays of them
+	 * report, but for the first line, which names the file. */
+	r = memsim("replay t1.mtr --cache L1=8K:2:64");
+	assert_int_equal(r.rc, 0);
+	one = strdup(strchr(r.out, '\n'));
+	result_free(&r);
+	r = memsim("replay t2.mtr --cache L1=8K:2:64");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(one, strchr(r.out, '\n'));
+	free(one);
+	result_free(&r);
+	one = counts_of("r1.json");
+	two = counts_of("r2.json");
+	assert_string_equal(one, two);
+	free(one);
+	free(two);
 }
 
 /* What does not split runs one thread and says why; a bad N is a usage error. */
@@ -329,12 +506,22 @@ test_why_not(void **state)
 		assert_non_null(strstr(why, cases[i].why));
 		result_free(&r);
 	}
-	/* stdin: one reader only. */
-	r = memsim("replay - --cache L1=32K:8:64 --threads 2 --json w.json <w.din");
+	/* stdin: one reader feeds the threads, so a pipe splits too, with the same counts. */
+	r = memsim("replay - --format din --cache L1=32K:8:64 --threads 2 --json w.json <w.din");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.err, "not a regular file"));
-	assert_int_equal(threads_used("w.json", why, sizeof(why)), 1);
+	assert_null(strstr(r.err, "note:"));
+	assert_int_equal(threads_used("w.json", why, sizeof(why)), 2);
 	result_free(&r);
+	r = memsim("replay - --format din --cache L1=32K:8:64 --threads 1 --json w1.json <w.din");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	{
+		char *one = counts_of("w1.json"), *two = counts_of("w.json");
+
+		assert_string_equal(one, two);
+		free(one);
+		free(two);
+	}
 	/* Without --threads, no threads field; with 1 or 0, no note. */
 	r = memsim("replay w.din --cache L1=32K:8:64 --json w.json");
 	assert_int_equal(r.rc, 0);
@@ -374,6 +561,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_hierarchies),
 		cmocka_unit_test(test_why_not),
+		cmocka_unit_test(test_run_kernels),
+		cmocka_unit_test(test_run_why_not),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

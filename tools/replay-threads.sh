@@ -3,7 +3,8 @@
 # `memsim bench --shape naive` (a quarter of its accesses miss L1), replayed through three
 # hierarchies with 1, 2, 4, 8 and 16 threads; best of 3 wall and CPU seconds each, and that
 # every report's counters equal one thread's. Usage: MEMSIM=path sh tools/replay-threads.sh
-# [ACCESSES]; writes $OUT/threads.csv (or out/replay-threads).
+# [ACCESSES]; writes $OUT/threads.csv (or out/replay-threads). tools/run-threads.sh measures run,
+# run --trace-only and din replays (one reader feeding the threads) the same way.
 set -eu
 MEMSIM=${MEMSIM:-build/memsim}
 N=${1:-200000000}

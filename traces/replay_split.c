@@ -1,15 +1,15 @@
 /*
- * Replay on several threads, split by set (traces/replay.h, replay_file_split()).
- *
- * Notes:
- *  - Each thread reads and decodes the whole file with its own reader and simulates its
- *    slice of every level (cache_set_slice()): what is split is the simulation, not the
- *    decoding, so it pays where the model's misses cost more than reading the trace.
- *  - The readers are opened and the models built here, before any thread starts: opening
- *    reads the file's header, and progress reports (one line per process) come from the
- *    first reader alone.
- *  - Each slice is flushed on its own thread; the sum is taken after all have ended, slice 0
- *    first, so the counts do not depend on which thread ends first.
+ * Replay on several threads, split by set (traces/replay.h, replay_file_split()), two ways,
+ * whichever measured faster (docs/speed-notes.md, "replay --threads"):
+ *  - memsim's binary format from a regular file: each thread reads and decodes the whole file
+ *    with its own reader and simulates its slice of every level (cache_set_slice()). Its
+ *    fused loop decodes and simulates in one pass, and decoding is most of a replay's time,
+ *    so one reader handing out the accesses was slower (it does all the decoding alone).
+ *  - text formats and pipes: one reader decodes once into a feed (sim/cache_feed.h) and each
+ *    slice thread simulates its chunks' accesses. Parsing text costs more than simulating,
+ *    so parsing it on every thread costs more than handing it out.
+ *  - Either way each slice is flushed on its own thread and the sum is taken after all have
+ *    ended, slice 0 first, so the counts do not depend on which thread ends first.
  */
 
 #include <pthread.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/cache_feed.h"
 #include "sim/progress.h"
 #include "sim/util.h"
 #include "traces/replay.h"
@@ -44,8 +45,8 @@ run_slice(void *arg)
 	return NULL;
 }
 
-/* Opens k readers of path and builds k slices of spec's model; returns 0, or -1 with err
- * (what was opened is left for free_slices()). */
+/* Opens k - 1 more readers of path (sl[0].r is open) and builds k slices of spec's model;
+ * returns 0, or -1 with err (what was opened is left for free_slices()). */
 static int
 open_slices(struct slice *sl, unsigned k, const char *path, enum trace_format format,
 	    const struct spec *spec, bool flush, char *err, size_t errlen)
@@ -53,7 +54,8 @@ open_slices(struct slice *sl, unsigned k, const char *path, enum trace_format fo
 	for (unsigned i = 0; i < k; i++) {
 		sl[i].tiles_in_scratch = spec->tiles_in_scratch;
 		sl[i].flush = flush;
-		sl[i].r = trace_reader_open(path, format, err, errlen);
+		if (i)
+			sl[i].r = trace_reader_open(path, format, err, errlen);
 		if (!sl[i].r)
 			return -1;
 		if (i)
@@ -73,7 +75,7 @@ static void
 free_slices(struct slice *sl, unsigned k)
 {
 	for (unsigned i = 0; i < k; i++) {
-		if (sl[i].r)
+		if (sl[i].r && i) /* reader 0 is replay_file_split()'s */
 			trace_reader_close(sl[i].r);
 		cache_destroy(sl[i].cache);
 	}
@@ -112,45 +114,20 @@ run_slices(struct slice *sl, unsigned k, char *err, size_t errlen)
 	return rc;
 }
 
-/* The threads path can use, up to want: cache_slices_max(), and 1 for input that only one
- * reader can read. */
-static unsigned
-plan_threads(const char *path, const struct spec *spec, unsigned want, char *why, size_t whylen)
+/* The rest of replay_file_split() for decoding on every thread, r open on path. */
+static int
+split_each(struct trace_reader *r, const char *path, enum trace_format format,
+	   const struct spec *spec, bool flush, unsigned k, struct replay_result *out, char *err,
+	   size_t errlen)
 {
-	struct stat st;
-	unsigned k = cache_slices_max(&spec->cache, want, why, whylen);
-
-	if (k > 1 && (strcmp(path, "-") == 0 || stat(path, &st) || !S_ISREG(st.st_mode))) {
-		snprintf(why, whylen,
-			 "the trace is not a regular file (each thread reads it): one thread");
-		return 1;
-	}
-	return k;
-}
-
-int
-replay_file_split(const char *path, enum trace_format format, const struct spec *spec, bool flush,
-		  unsigned threads, struct replay_result *out, char *err, size_t errlen)
-{
-	char why[sizeof(out->threads_why)];
-	unsigned k = plan_threads(path, spec, threads ? threads : 1, why, sizeof(why));
-	struct slice *sl;
+	struct slice *sl = xzalloc(k * sizeof(*sl));
 	double t0;
 
-	if (k == 1) {
-		int rc = replay_file(path, format, spec, flush, out, err, errlen);
-
-		if (!rc)
-			snprintf(out->threads_why, sizeof(out->threads_why), "%s", why);
-		return rc;
-	}
-	memset(out, 0, sizeof(*out));
-	sl = xzalloc(k * sizeof(*sl));
+	sl[0].r = r;
 	if (open_slices(sl, k, path, format, spec, flush, err, errlen)) {
 		free_slices(sl, k);
 		return -1;
 	}
-	spec_format(spec, out->spec_text, sizeof(out->spec_text));
 	progress_begin("replay");
 	t0 = now_seconds();
 	if (run_slices(sl, k, err, errlen)) {
@@ -171,13 +148,74 @@ replay_file_split(const char *path, enum trace_format format, const struct spec 
 	out->cache = sl[0].cache;
 	sl[0].cache = NULL;
 	out->accesses = sl[0].accesses;
-	out->format = trace_reader_format(sl[0].r);
-	out->records = trace_reader_records(sl[0].r);
-	out->skipped = trace_reader_skipped(sl[0].r);
-	out->tool_version = xstrdup(trace_reader_tool_version(sl[0].r));
-	out->recorded_command = xstrdup(trace_reader_command(sl[0].r));
+	free_slices(sl, k);
+	return 0;
+}
+
+/* The rest of replay_file_split() for one reader feeding the threads. */
+static int
+split_feed(struct trace_reader *r, const struct spec *spec, bool flush, unsigned k,
+	   struct replay_result *out, char *err, size_t errlen)
+{
+	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
+	double t0;
+
+	if (!f)
+		return -1;
+	progress_begin("replay");
+	t0 = now_seconds();
+	if (replay_reader(r, cache_feed_model(f), spec->tiles_in_scratch, &out->accesses, err,
+			  errlen)) {
+		progress_end();
+		cache_feed_abort(f);
+		return -1;
+	}
+	if (cache_feed_finish(f, flush, &out->cache, err, errlen)) {
+		progress_end();
+		return -1;
+	}
+	out->seconds = now_seconds() - t0;
+	progress_end();
+	return 0;
+}
+
+int
+replay_file_split(const char *path, enum trace_format format, const struct spec *spec, bool flush,
+		  unsigned threads, struct replay_result *out, char *err, size_t errlen)
+{
+	char why[sizeof(out->threads_why)];
+	unsigned k = cache_slices_max(&spec->cache, threads ? threads : 1, why, sizeof(why));
+	struct trace_reader *r;
+	struct stat st;
+	int rc;
+
+	if (k == 1) {
+		rc = replay_file(path, format, spec, flush, out, err, errlen);
+		if (!rc)
+			snprintf(out->threads_why, sizeof(out->threads_why), "%s", why);
+		return rc;
+	}
+	memset(out, 0, sizeof(*out));
+	r = trace_reader_open(path, format, err, errlen);
+	if (!r)
+		return -1;
+	spec_format(spec, out->spec_text, sizeof(out->spec_text));
+	if (trace_reader_format(r) == TRACE_FORMAT_MEMSIM && strcmp(path, "-") != 0 &&
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		rc = split_each(r, path, trace_reader_format(r), spec, flush, k, out, err, errlen);
+	else
+		rc = split_feed(r, spec, flush, k, out, err, errlen);
+	if (rc) {
+		trace_reader_close(r);
+		return -1;
+	}
+	out->format = trace_reader_format(r);
+	out->records = trace_reader_records(r);
+	out->skipped = trace_reader_skipped(r);
+	out->tool_version = xstrdup(trace_reader_tool_version(r));
+	out->recorded_command = xstrdup(trace_reader_command(r));
 	out->threads = k;
 	snprintf(out->threads_why, sizeof(out->threads_why), "%s", why);
-	free_slices(sl, k);
+	trace_reader_close(r);
 	return 0;
 }

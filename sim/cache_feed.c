@@ -1,0 +1,673 @@
+/*
+ * One producer feeding the slices of a run split by set (sim/cache_feed.h).
+ *
+ * Notes:
+ *  - The feed model does what a whole model does before its levels: it counts the processor's
+ *    accesses and the scratch bytes (scratch accesses stop there), in the same code
+ *    (cache_access_merged()). What would reach its levels goes, as struct cache_ref events,
+ *    to the ring of the slice that owns its chunk (the largest line of any level); an access
+ *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
+ *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
+ *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
+ *    its chunks, and they change as in the one-thread run (sim/cache_slice.c says why), so the
+ *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch
+ *    bytes are the feed model's; the slices get every array as not scratch, so that no piece
+ *    of an access that was not scratch is taken for one.
+ *  - Rings of fixed-size batches, one per slice; threads wait on condition variables, never
+ *    spin, so a machine with fewer cores than threads (the producer is one more) runs them
+ *    in turns. A slice settles loads and stores inside one L1 line inline, as the fused loop
+ *    of traces/mtrace.c does.
+ *  - The hit filter: with an LRU L1 (slot 0 holds the last line accessed in its set) that is
+ *    write-back and write-allocate (a store leaves its line there, dirty), and no inclusive
+ *    level below (nothing but an access changes L1), the producer knows, per L1 set, the line
+ *    in slot 0 while every access to that set went through it one line at a time. An access
+ *    that hits it and changes nothing there (a load, or a store to a line known dirty) is
+ *    counted, not sent: the slice would change nothing but L1's reads or writes, which go to
+ *    slice 0 before each phase switch (level counts belong to the phase current when added).
+ *    Any other way to L1 forgets the sets it touches.
+ */
+
+#include "sim/cache_feed.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cache_internal.h"
+#include "sim/util.h"
+
+/* Events are struct cache_ref: an access (CACHE_OP_LOAD .. CACHE_OP_IFETCH) of size x count
+ * bytes, or a header below and the events after it that carry its fields. */
+enum {
+	EV_MERGED = CACHE_OP_COUNT, /* addr, size, count the op; then addr bytes, size count */
+	EV_ARRAY,                   /* addr base; then addr bytes; then the name */
+	EV_PHASE,                   /* then the name */
+	EV_SET_PHASE,               /* addr the phase */
+	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
+};
+
+/* Events a name takes (CACHE_NAME_MAX bytes). */
+#define NAME_EVS (CACHE_NAME_MAX / sizeof(struct cache_ref))
+
+#define FEED_BATCH 4096 /* events a batch: 64 KiB (larger and smaller measured slower) */
+#define FEED_RING 8
+
+struct batch {
+	struct cache_ref ev[FEED_BATCH];
+	unsigned n;
+	bool full; /* published, not yet consumed */
+};
+
+struct slice {
+	struct cache_feed *f;
+	struct cache *c;
+	struct batch *ring;
+	struct batch *cur;   /* being filled: ring[head % FEED_RING] */
+	uint64_t head;       /* batches published */
+	pthread_cond_t more; /* a batch published, or the end */
+	bool waits;          /* the slice waits for more */
+};
+
+struct cache_feed {
+	struct cache *model;
+	unsigned k, started, shift;
+	uint64_t mask;
+	struct slice *sl;
+	pthread_t *tid;
+	bool done, flush, producer_waits;
+	pthread_mutex_t mu;
+	pthread_cond_t room;
+	/* The hit filter (see Notes): per L1 set, (line << 1) | dirty of the line known to be in
+	 * its slot 0, or NONE; NULL where it does not apply. */
+	uint64_t *filt, filt_mask;
+	unsigned l1_shift;
+	uint64_t hits[2]; /* loads and stores it kept, not yet sent */
+};
+
+#define NONE UINT64_MAX
+
+/* ---- the slices' side ---- */
+
+/* The name in the events from e. */
+static void
+name_at(const struct cache_ref *e, char *name)
+{
+	memcpy(name, e, CACHE_NAME_MAX);
+	name[CACHE_NAME_MAX - 1] = 0;
+}
+
+/* The header ev[i] and its fields; returns the index of its last event. */
+static unsigned
+apply(struct cache *c, const struct cache_ref *ev, unsigned i)
+{
+	const struct cache_ref *e = &ev[i];
+	char name[CACHE_NAME_MAX];
+
+	switch (e->kind) {
+	case EV_MERGED:
+		cache_access_merged(c, e->addr, e->size, (enum cache_op)e->count, ev[i + 1].size,
+				    ev[i + 1].addr);
+		return i + 1;
+	case EV_ARRAY:
+		name_at(&ev[i + 2], name);
+		cache_add_array(c, name, e->addr, ev[i + 1].addr, false);
+		return i + 1 + NAME_EVS;
+	case EV_PHASE:
+		name_at(&ev[i + 1], name);
+		cache_add_phase(c, name);
+		return i + NAME_EVS;
+	case EV_HITS: /* the processor's counts are the feed model's: only L1's matter */
+		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
+		return i + 1;
+	default: /* EV_SET_PHASE */
+		cache_set_phase(c, (int)e->addr);
+		return i;
+	}
+}
+
+/* A batch through the model's calls alone. */
+static void
+consume_model(struct cache *c, const struct cache_ref *ev, unsigned n)
+{
+	unsigned i = 0;
+
+	while (i < n) {
+		i += (unsigned)cache_access_refs(c, ev + i, n - i);
+		if (i < n)
+			i = apply(c, ev, i) + 1;
+	}
+}
+
+/* A batch where the inline L1 path applies (v): loads and stores inside one line settle as in
+ * traces/mtrace.c's fused loop, the rest through the model; shift and ways are constants where
+ * the caller can make them. */
+static ALWAYS_INLINE void
+consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev,
+	       unsigned n, const unsigned shift, const uint64_t ways)
+{
+	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
+					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
+					 0 };
+	const uint64_t line_bytes = UINT64_C(1) << shift;
+	uint64_t ops[2] = { 0, 0 }, bytes[2] = { 0, 0 };
+	struct cache_fast_misses m = { 0, 0, 0 };
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct cache_ref *e = &ev[i];
+		uint64_t a = e->addr, line = a >> shift, *set;
+		unsigned op = e->kind;
+
+		if (op > CACHE_OP_STORE || e->count != 1 || ((a + e->size - 1) >> shift) != line) {
+			/* Counts first: level counts go to the phase current when added. */
+			cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
+			cache_count_fast_misses(c, &m);
+			ops[0] = ops[1] = bytes[0] = bytes[1] = 0;
+			if (op < CACHE_OP_COUNT)
+				cache_access(c, a, e->size, (enum cache_op)op, e->count);
+			else
+				i = apply(c, ev, i);
+			continue;
+		}
+		ops[op]++;
+		bytes[op] += e->size;
+		set = cache_fast_set(&g, line);
+		if (!cache_fast_hit_recent(set, line, op) &&
+		    !cache_fast_hit_older(&g, set, line, op) &&
+		    !(g.l2_tags && e->size != line_bytes &&
+		      cache_fast_l2_hit(&g, set, line, op, &m)))
+			cache_fast_miss(c, a, e->size, op);
+	}
+	cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
+	cache_count_fast_misses(c, &m);
+}
+
+static NOINLINE void
+consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n)
+{
+	consume_inline(c, v, ev, n, 6, 8);
+}
+
+static NOINLINE void
+consume_any(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n)
+{
+	consume_inline(c, v, ev, n, v->line_shift, v->ways);
+}
+
+/* A batch: the slices' arrays are never scratch, so whether the inline path applies depends
+ * on the config alone. */
+static void
+consume(struct cache *c, const struct cache_fast_l1 *v, bool fast, const struct cache_ref *ev,
+	unsigned n)
+{
+	if (!fast)
+		consume_model(c, ev, n);
+	else if (v->line_shift == 6 && v->ways == 8)
+		consume_64x8(c, v, ev, n);
+	else
+		consume_any(c, v, ev, n);
+}
+
+static void *
+slice_main(void *arg)
+{
+	struct slice *s = arg;
+	struct cache_feed *f = s->f;
+	struct cache_fast_l1 v;
+	bool fast = cache_fast_l1(s->c, &v);
+	uint64_t t = 0;
+
+	for (;;) {
+		struct batch *b = &s->ring[t % FEED_RING];
+
+		pthread_mutex_lock(&f->mu);
+		while (t == s->head && !f->done) {
+			s->waits = true;
+			pthread_cond_wait(&s->more, &f->mu);
+			s->waits = false;
+		}
+		if (t == s->head) {
+			pthread_mutex_unlock(&f->mu);
+			break;
+		}
+		pthread_mutex_unlock(&f->mu);
+		consume(s->c, &v, fast, b->ev, b->n);
+		pthread_mutex_lock(&f->mu);
+		b->full = false;
+		if (f->producer_waits)
+			pthread_cond_signal(&f->room);
+		pthread_mutex_unlock(&f->mu);
+		t++;
+	}
+	if (f->flush)
+		cache_flush(s->c);
+	return NULL;
+}
+
+/* ---- the producer's side ---- */
+
+/* Publishes slice s's batch being filled and waits for its next one to be free. */
+static NOINLINE void
+publish(struct cache_feed *f, struct slice *s)
+{
+	pthread_mutex_lock(&f->mu);
+	if (s->cur->n) {
+		s->cur->full = true;
+		s->head++;
+		if (s->waits)
+			pthread_cond_signal(&s->more);
+	}
+	s->cur = &s->ring[s->head % FEED_RING];
+	while (s->cur->full) {
+		f->producer_waits = true;
+		pthread_cond_wait(&f->room, &f->mu);
+		f->producer_waits = false;
+	}
+	s->cur->n = 0;
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* The next `need` events of slice s, in one batch. */
+static inline struct cache_ref *
+slot(struct cache_feed *f, struct slice *s, unsigned need)
+{
+	struct cache_ref *e;
+
+	if (s->cur->n + need > FEED_BATCH)
+		publish(f, s);
+	e = &s->cur->ev[s->cur->n];
+	s->cur->n += need;
+	return e;
+}
+
+/* One access in one chunk, to slice s. */
+static inline void
+route_one(struct cache_feed *f, struct slice *s, uint64_t addr, uint32_t size, enum cache_op op,
+	  uint32_t count, uint64_t bytes)
+{
+	struct cache_ref *e;
+
+	if (count <= UINT16_MAX && bytes == (uint64_t)size * count) {
+		e = slot(f, s, 1);
+		*e = (struct cache_ref){ addr, size, (uint16_t)op, (uint16_t)count };
+		return;
+	}
+	e = slot(f, s, 2);
+	e[0] = (struct cache_ref){ addr, size, EV_MERGED, (uint16_t)op };
+	e[1] = (struct cache_ref){ bytes, count, 0, 0 };
+}
+
+/* The filter knows nothing of the L1 sets of [addr, addr + size) any more: an access that
+ * takes the model's path. */
+static void
+forget(struct cache_feed *f, uint64_t addr, uint32_t size)
+{
+	uint64_t first = addr >> f->l1_shift, last = (addr + size - 1) >> f->l1_shift;
+
+	if (last - first > f->filt_mask) {
+		for (uint64_t s = 0; s <= f->filt_mask; s++)
+			f->filt[s] = NONE;
+		return;
+	}
+	for (uint64_t line = first;; line++) {
+		f->filt[line & f->filt_mask] = NONE;
+		if (line == last)
+			break;
+	}
+}
+
+/* Sends the hits the filter kept to slice 0 (any slice would do: level counts add up), before
+ * a phase changes and at the end. */
+static void
+send_hits(struct cache_feed *f)
+{
+	struct cache_ref *e;
+
+	if (!(f->hits[0] | f->hits[1]))
+		return;
+	e = slot(f, &f->sl[0], 2);
+	e[0] = (struct cache_ref){ f->hits[0], 0, EV_HITS, 0 };
+	e[1] = (struct cache_ref){ f->hits[1], 0, 0, 0 };
+	f->hits[0] = f->hits[1] = 0;
+}
+
+/* For a load or store (op 0 or 1, count 1) inside one L1 line: true when the filter knows it
+ * hits the line in slot 0 of its set and changes nothing there (a load, or a store to a line
+ * known dirty), and counts it; otherwise records that the line will be in slot 0 after it. */
+static inline bool
+kept(struct cache_feed *f, uint64_t addr, unsigned op)
+{
+	uint64_t line = addr >> f->l1_shift, *e = &f->filt[line & f->filt_mask];
+
+	if ((*e >> 1) == line && (op == 0 || (*e & 1))) {
+		f->hits[op]++;
+		return true;
+	}
+	*e = (line << 1) | op; /* after a load the dirty bit is not known: taken as clean */
+	return false;
+}
+
+void
+cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+		 uint64_t bytes)
+{
+	struct cache_feed *f = c->feed;
+	uint64_t first = addr >> f->shift, last = (addr + size - 1) >> f->shift;
+
+	if (f->filt && op != CACHE_OP_IFETCH)
+		forget(f, addr, size);
+	if (first == last) {
+		route_one(f, &f->sl[first & f->mask], addr, size, op, count, bytes);
+		return;
+	}
+	/* Over chunks: a piece each (a merged access, bytes other than size x count, lies in
+	 * one line, so in one chunk). */
+	for (uint64_t k = first;; k++) {
+		uint64_t lo = k == first ? addr : k << f->shift;
+		uint64_t hi = k == last ? addr + size : (k + 1) << f->shift;
+
+		route_one(f, &f->sl[k & f->mask], lo, (uint32_t)(hi - lo), op, count,
+			  (hi - lo) * count);
+		if (k == last)
+			break;
+	}
+}
+
+size_t
+cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+{
+	struct cache_feed *f = c->feed;
+	const unsigned shift = f->shift;
+	const uint64_t mask = f->mask, lo = c->scratch_lo, len = c->scratch_len;
+	uint64_t ops = 0, st_ops = 0, bytes = 0, st_bytes = 0;
+	/* The batches' fill in locals: stores of events could alias their counts. */
+	struct cache_ref *dst[CACHE_MAX_SLICES];
+	unsigned used[CACHE_MAX_SLICES];
+	size_t i;
+
+	for (unsigned j = 0; j <= mask; j++) {
+		dst[j] = f->sl[j].cur->ev;
+		used[j] = f->sl[j].cur->n;
+	}
+	for (i = 0; i < n && refs[i].kind < CACHE_OP_COUNT; i++) {
+		const struct cache_ref r = refs[i];
+		uint64_t chunk = r.addr >> shift, k = r.kind, cnt = r.count, j = chunk & mask;
+		uint64_t b = (uint64_t)r.size * cnt;
+
+		/* Instruction fetches, scratch and pieces: the model's path (it routes them). */
+		if (k == CACHE_OP_IFETCH || r.addr - lo < len ||
+		    ((r.addr + r.size - 1) >> shift) != chunk || used[j] == FEED_BATCH) {
+			for (unsigned q = 0; q <= mask; q++)
+				f->sl[q].cur->n = used[q];
+			cache_access(c, r.addr, r.size, (enum cache_op)k, r.count);
+			for (unsigned q = 0; q <= mask; q++) {
+				dst[q] = f->sl[q].cur->ev;
+				used[q] = f->sl[q].cur->n;
+			}
+			continue;
+		}
+		/* Scalars with k in {0, 1} as a multiplier, as data_refs() in sim/cache.c. */
+		ops += cnt;
+		st_ops += k * cnt;
+		bytes += b;
+		st_bytes += k * b;
+		if (f->filt) {
+			uint64_t line = r.addr >> f->l1_shift;
+
+			if (((r.addr + r.size - 1) >> f->l1_shift) != line)
+				forget(f, r.addr, r.size);
+			else if (cnt == 1 ? kept(f, r.addr, (unsigned)k) : 0)
+				continue;
+			else
+				f->filt[line & f->filt_mask] = (line << 1) | k;
+		}
+		dst[j][used[j]++] = r;
+	}
+	for (unsigned q = 0; q <= mask; q++)
+		f->sl[q].cur->n = used[q];
+	c->cpu.ops[CACHE_OP_LOAD] += ops - st_ops;
+	c->cpu.ops[CACHE_OP_STORE] += st_ops;
+	c->cpu.bytes[CACHE_OP_LOAD] += bytes - st_bytes;
+	c->cpu.bytes[CACHE_OP_STORE] += st_bytes;
+	return i;
+}
+
+bool
+cache_is_feed(const struct cache *c)
+{
+	return c->feed != NULL;
+}
+
+void
+cache_feed_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op)
+{
+	struct cache_feed *f = c->feed;
+	uint64_t chunk = addr >> f->shift;
+	struct slice *s = &f->sl[chunk & f->mask];
+
+	if (op > CACHE_OP_STORE || addr - c->scratch_lo < c->scratch_len ||
+	    ((addr + size - 1) >> f->shift) != chunk) {
+		cache_access(c, addr, size, op, 1);
+		return;
+	}
+	c->cpu.ops[op]++;
+	c->cpu.bytes[op] += size;
+	if (f->filt) {
+		if (((addr + size - 1) >> f->l1_shift) != addr >> f->l1_shift)
+			forget(f, addr, size);
+		else if (kept(f, addr, op))
+			return;
+	}
+	if (s->cur->n == FEED_BATCH)
+		publish(f, s);
+	s->cur->ev[s->cur->n++] = (struct cache_ref){ addr, size, (uint16_t)op, 1 };
+}
+
+void
+cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes)
+{
+	struct cache_feed *f = c->feed;
+
+	for (unsigned i = 0; i < f->k; i++) {
+		struct cache_ref *e = slot(f, &f->sl[i], 2 + NAME_EVS);
+
+		memset(e, 0, (2 + NAME_EVS) * sizeof(*e));
+		e[0] = (struct cache_ref){ base, 0, EV_ARRAY, 0 };
+		e[1].addr = bytes;
+		snprintf((char *)&e[2], CACHE_NAME_MAX, "%s", name);
+	}
+}
+
+void
+cache_feed_phase(struct cache *c, const char *name)
+{
+	struct cache_feed *f = c->feed;
+
+	for (unsigned i = 0; i < f->k; i++) {
+		struct cache_ref *e = slot(f, &f->sl[i], 1 + NAME_EVS);
+
+		memset(e, 0, (1 + NAME_EVS) * sizeof(*e));
+		e[0].kind = EV_PHASE;
+		snprintf((char *)&e[1], CACHE_NAME_MAX, "%s", name);
+	}
+}
+
+void
+cache_feed_set_phase(struct cache *c, int phase)
+{
+	struct cache_feed *f = c->feed;
+
+	send_hits(f); /* counted to the phase that ends */
+	for (unsigned i = 0; i < f->k; i++)
+		*slot(f, &f->sl[i], 1) = (struct cache_ref){ (uint64_t)phase, 0, EV_SET_PHASE, 0 };
+}
+
+/* ---- start and end ---- */
+
+/* Frees f and its models, the threads ended. */
+static void
+feed_free(struct cache_feed *f)
+{
+	for (unsigned i = 0; i < f->k; i++) {
+		cache_destroy(f->sl[i].c);
+		free(f->sl[i].ring);
+		pthread_cond_destroy(&f->sl[i].more);
+	}
+	cache_destroy(f->model);
+	free(f->filt);
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->room);
+	free(f->sl);
+	free(f->tid);
+	free(f);
+}
+
+/* Publishes what is left, ends the input and joins the threads. */
+static void
+feed_end(struct cache_feed *f, bool flush)
+{
+	if (f->started == f->k)
+		send_hits(f);
+	pthread_mutex_lock(&f->mu);
+	for (unsigned i = 0; i < f->k; i++) {
+		struct slice *s = &f->sl[i];
+
+		if (s->cur && s->cur->n) {
+			s->cur->full = true;
+			s->head++;
+		}
+		pthread_cond_signal(&s->more);
+	}
+	f->done = true;
+	f->flush = flush;
+	pthread_mutex_unlock(&f->mu);
+	for (unsigned i = 0; i < f->started; i++)
+		pthread_join(f->tid[i], NULL);
+	f->started = 0;
+}
+
+/* The hit filter where it is exact: an LRU L1 (slot 0 its most recent line) that is
+ * write-back and write-allocate (a store leaves its line in L1, dirty), and no level below
+ * that changes L1 but through its accesses (an inclusive one back-invalidates). */
+static void
+filter_init(struct cache_feed *f, const struct cache_config *cfg)
+{
+	const struct cache_level_config *l1 = &cfg->level[0];
+	uint64_t sets;
+
+	if (!f->sl[0].c->lv[0].lru_order || l1->write != CACHE_WRITE_BACK ||
+	    l1->alloc != CACHE_ALLOC_FETCH)
+		return;
+	for (unsigned i = 1; i < cfg->levels; i++)
+		if (cfg->level[i].inclusion != CACHE_INCL_NINE)
+			return;
+	sets = l1->size_bytes / l1->line_bytes / l1->assoc;
+	f->filt = xzalloc(sets * sizeof(*f->filt));
+	for (uint64_t s = 0; s < sets; s++)
+		f->filt[s] = NONE;
+	f->filt_mask = sets - 1;
+	f->l1_shift = log2_u64(l1->line_bytes);
+}
+
+struct cache_feed *
+cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, size_t errlen)
+{
+	struct cache_feed *f = xzalloc(sizeof(*f));
+
+	f->k = slices;
+	f->shift = cache_chunk_shift(cfg);
+	f->mask = slices - 1;
+	f->sl = xzalloc(slices * sizeof(*f->sl));
+	f->tid = xzalloc(slices * sizeof(*f->tid));
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->room, NULL);
+	for (unsigned i = 0; i < slices; i++)
+		pthread_cond_init(&f->sl[i].more, NULL);
+	f->model = cache_build(cfg, 0, CACHE_MAX_LEVELS);
+	if (!f->model) {
+		snprintf(err, errlen, "cannot allocate the threads' feed");
+		feed_free(f);
+		return NULL;
+	}
+	f->model->feed = f;
+	for (unsigned i = 0; i < slices; i++) {
+		struct slice *s = &f->sl[i];
+
+		s->f = f;
+		s->ring = calloc(FEED_RING, sizeof(*s->ring));
+		s->cur = s->ring;
+		s->c = cache_create(cfg);
+		if (!s->ring || !s->c) {
+			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)",
+				 slices, (double)cache_model_bytes(cfg) / 1048576.0);
+			feed_free(f);
+			return NULL;
+		}
+	}
+	filter_init(f, cfg);
+	for (; f->started < slices; f->started++) {
+		int e = pthread_create(&f->tid[f->started], NULL, slice_main, &f->sl[f->started]);
+
+		if (e) {
+			snprintf(err, errlen, "cannot start thread %u of %u: %s", f->started + 1,
+				 slices, strerror(e));
+			cache_feed_abort(f);
+			return NULL;
+		}
+	}
+	return f;
+}
+
+struct cache *
+cache_feed_model(struct cache_feed *f)
+{
+	return f->model;
+}
+
+/* The processor's counts and the scratch arrays, from the feed model m to the sum d. */
+static void
+take_cpu(struct cache *d, const struct cache *m)
+{
+	d->cpu = m->cpu;
+	for (unsigned a = 0; a < d->narrays && a < m->narrays; a++) {
+		d->arrays[a].scratch = m->arrays[a].scratch;
+		memcpy(d->arrays[a].scratch_bytes, m->arrays[a].scratch_bytes,
+		       sizeof(d->arrays[a].scratch_bytes));
+	}
+	d->nscratch = m->nscratch;
+	d->scratch_lo = m->scratch_lo;
+	d->scratch_len = m->scratch_len;
+}
+
+int
+cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err, size_t errlen)
+{
+	struct cache *sum;
+
+	feed_end(f, flush);
+	sum = f->sl[0].c;
+	for (unsigned i = 1; i < f->k; i++)
+		if (cache_add_slice(sum, f->sl[i].c)) {
+			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
+				 i + 1);
+			feed_free(f);
+			return -1;
+		}
+	if (sum->narrays != f->model->narrays) {
+		snprintf(err, errlen, "internal: the threads saw other arrays than the feed");
+		feed_free(f);
+		return -1;
+	}
+	take_cpu(sum, f->model);
+	*out = sum;
+	f->sl[0].c = NULL;
+	feed_free(f);
+	return 0;
+}
+
+void
+cache_feed_abort(struct cache_feed *f)
+{
+	feed_end(f, false);
+	feed_free(f);
+}

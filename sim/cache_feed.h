@@ -1,0 +1,46 @@
+#pragma once
+
+/*
+ * A run split by set over threads, fed by one producer (replay --threads, run --threads):
+ * the producer drives a feed model (cache_feed_model()) as it would a model of its own, once.
+ * The feed model counts the processor's accesses and scratch bytes itself; every access that
+ * would reach its levels goes, cut at chunk bounds (the largest line of any level), into a
+ * ring of fixed-size batches of the slice thread that owns the chunk (chunk index modulo the
+ * slices), and arrays and phases into every ring. The counts are the one-thread run's,
+ * exactly (sim/cache_feed.c, sim/cache_slice.c say why).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sim/cache.h"
+
+struct cache_feed;
+
+/* Builds `slices` slice models of cfg (2 .. cache_slices_max(cfg)) and the feed model, and
+ * starts one thread per slice. Returns NULL with a one-line message in err when memory is
+ * short or a thread cannot start. */
+struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err,
+				    size_t errlen);
+
+/* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
+ * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
+ * on a model of cfg, and its processor counts are kept (cache_cpu()). It holds no lines:
+ * nothing else may be called on it. Borrowed; valid until the feed ends. */
+struct cache *cache_feed_model(struct cache_feed *f);
+
+/* Whether c is a feed model. */
+bool cache_is_feed(const struct cache *c);
+
+/* cache_access(model, addr, size, op, 1), cheaper for a load or store inside one chunk: for the
+ * tracing layer, which hands a feed model its accesses unmerged. */
+void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
+
+/* Ends the input: each slice flushes (with flush) on its thread, then the slices are summed,
+ * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or -1
+ * with a message in err (nothing is left then). */
+int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err,
+		      size_t errlen);
+
+/* Stops the threads and frees f, for a producer that failed. */
+void cache_feed_abort(struct cache_feed *f);
