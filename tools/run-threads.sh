@@ -5,12 +5,13 @@
 # accesses; best of 3 wall and CPU seconds each, and that every report's counters equal one
 # thread's. tools/replay-threads.sh measures the binary trace format. Usage: MEMSIM=path
 # [THREADS="1 2 4 8 16"] [N=4096] [ACCESSES=50000000] sh tools/run-threads.sh; writes
-# $OUT/threads.csv (or out/run-threads).
+# $OUT/threads.csv (or out/run-threads). The h100 preset runs at N_H100 (8192) with 4 heads.
 set -eu
 MEMSIM=${MEMSIM:-build/memsim}
 THREADS=${THREADS:-1 2 4 8 16}
 N=${N:-4096}
 ACCESSES=${ACCESSES:-50000000}
+N_H100=${N_H100:-8192}
 OUT=${OUT:-out/run-threads}
 mkdir -p "$OUT"
 work=$(mktemp -d)
@@ -54,6 +55,15 @@ for cache in L1=32K:8:64,L2=1M:16:64 L1=48K:12:64,L2=2M:16:64,L3=32M:16:64; do
 				best "run $kernel $mode $cache" "$t" "$MEMSIM" run --kernel "$kernel" \
 					--N "$N" --heads 4 --cache "$cache" $mode
 			done
+		done
+	done
+done
+for kernel in naive flash2; do
+	for mode in "" --trace-only; do
+		for t in $THREADS; do
+			# shellcheck disable=SC2086
+			best "run $kernel $mode h100 N=$N_H100" "$t" "$MEMSIM" run --kernel "$kernel" \
+				--N "$N_H100" --heads 4 --cache h100 $mode
 		done
 	done
 done
