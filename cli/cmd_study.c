@@ -51,7 +51,8 @@ usage_study(FILE *f)
 		"  xcheck/    memsim against Cachegrind and Callgrind (when valgrind is installed)\n"
 		"  plots/     every plot (memsim plot), then report.md and report.html (memsim report)\n"
 		"--resume continues an interrupted study (its sweeps refuse rows another memsim's model\n"
-		"revision made; --rerun-other-revisions runs them again, as memsim sweep does);\n"
+		"revision made; --rerun-other-revisions runs them again, as memsim sweep does; its\n"
+		"cross-checks and profile of another revision are made again);\n"
 		"--small runs a reduced study (N up to 512,\n"
 		"one exact size, N_kv up to 8192, quick ceilings, T = 64 and 128) for tests.\n");
 }
@@ -74,7 +75,24 @@ have_file(const char *dir, const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* Whether dir holds a profile that wrote every row (its manifest says complete). */
+/* Whether JSON object j was made by this memsim's model revision; if not, says that what
+ * (a path) is made again. Older files record no revision: made again too. */
+static bool
+this_revision(const cJSON *j, const char *what)
+{
+	const cJSON *rev = cJSON_GetObjectItemCaseSensitive(j, "model_revision");
+	const char *mine = report_model_revision();
+
+	if (cJSON_IsString(rev) && strcmp(rev->valuestring, mine) == 0)
+		return true;
+	printf("memsim: study: %s was made by %s; made again with %s\n", what,
+	       cJSON_IsString(rev) ? rev->valuestring : "a memsim that recorded no model revision",
+	       mine);
+	return false;
+}
+
+/* Whether dir holds a profile that wrote every row (its manifest says complete) with this
+ * model revision (its DRAM bytes are the simulator's). */
 static bool
 profile_complete(const char *dir)
 {
@@ -84,9 +102,22 @@ profile_complete(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	m = have_file(dir, "results.json") ? report_read_json(path, err, sizeof(err)) : NULL;
-	done = cJSON_IsTrue(cJSON_GetObjectItem(m, "complete"));
+	done = cJSON_IsTrue(cJSON_GetObjectItem(m, "complete")) && this_revision(m, dir);
 	cJSON_Delete(m);
 	return done;
+}
+
+/* Whether the cross-check report at path can be kept: it exists, reads, and this model
+ * revision made it. */
+static bool
+xcheck_current(const char *path)
+{
+	char err[600];
+	cJSON *j = access(path, F_OK) == 0 ? report_read_json(path, err, sizeof(err)) : NULL;
+	bool keep = j && this_revision(j, path);
+
+	cJSON_Delete(j);
+	return keep;
 }
 
 /* The lists of one of the study's sweeps; NULL keeps the plan's default. */
@@ -181,7 +212,7 @@ study_xcheck(const char *out, bool small, bool resume, int argc, char **argv)
 			 attn_kernel_name(cfgs[i].kernel), (unsigned long long)cfgs[i].N,
 			 (unsigned long long)cfgs[i].Bc);
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		if (resume && have_file(dir, name))
+		if (resume && xcheck_current(path))
 			continue;
 		printf("== cross-check %s N=%llu B_c=%llu -> %s\n",
 		       attn_kernel_name(cfgs[i].kernel), (unsigned long long)cfgs[i].N,

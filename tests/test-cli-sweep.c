@@ -2,7 +2,8 @@
  * A sweep's rows as a user resumes them (issue 18): a worker that dies is replaced and its
  * configuration marked failed with the signal while the rest run; --resume runs failed rows
  * again; --resume with another plan's mode is refused and changes nothing, and so are rows of
- * another model revision, which --rerun-other-revisions runs again; the manifest's
+ * another model revision, which --rerun-other-revisions runs again (a study's cross-checks
+ * and profile of another revision are made again); the manifest's
  * summary counts every row in the directory; tables label estimates and the settings that
  * tell rows apart, and never count an estimate as byte-equal.
  */
@@ -492,6 +493,70 @@ test_merge_other_revision(void **state)
 
 /* Rows that are estimates say so in `table` and `table --exact` (never byte-equal there), and
  * rows that differ in a setting the table has no column for are told apart by it. */
+/* The model revision recorded in the JSON file tmpdir/rel, in buf ("" when none). */
+static const char *
+file_revision(const char *rel, char *buf, size_t len)
+{
+	cJSON *j = read_json(rel);
+	const cJSON *rev = cJSON_GetObjectItem(j, "model_revision");
+
+	snprintf(buf, len, "%s", cJSON_IsString(rev) ? rev->valuestring : "");
+	cJSON_Delete(j);
+	return buf;
+}
+
+/* study --resume keeps a cross-check report or a profile (whose DRAM bytes are the
+ * simulator's) only if this model revision made it: another revision's, or one that records
+ * none, is made again, saying so. */
+static void
+test_study_resume_other_revision(void **state)
+{
+	const char *xc = "st/xcheck/naive-N256-Bc64.json";
+	char rev[160], got[160], want[600];
+	struct result r;
+	bool vg;
+
+	(void)state;
+	expect_ok("study --small --out st");
+	file_revision("st/profile/manifest.json", rev, sizeof(rev));
+	assert_non_null(strstr(rev, " model "));
+	vg = sh("test -e %s", xc) == 0;
+	if (vg)
+		assert_string_equal(file_revision(xc, got, sizeof(got)), rev);
+	else
+		print_message("# valgrind not installed: no cross-checks to resume\n");
+	assert_int_equal(
+		sh("sed -i 's/\"model_revision\":[[:space:]]*\"[^\"]*\"/"
+		   "\"model_revision\": \"memsim 0.0.1 model 7\"/' st/profile/manifest.json"),
+		0);
+	if (vg)
+		assert_int_equal(sh("sed -i '/\"model_revision\"/d' %s", xc), 0);
+	assert_string_equal(file_revision("st/profile/manifest.json", got, sizeof(got)),
+			    "memsim 0.0.1 model 7");
+	r = memsim("study --small --out st --resume");
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want),
+		 "memsim: study: st/profile was made by memsim 0.0.1 model 7; made again with %s",
+		 rev);
+	assert_non_null(strstr(r.out, want));
+	if (vg) {
+		snprintf(want, sizeof(want),
+			 "memsim: study: %s was made by a memsim that recorded no model revision; "
+			 "made again with %s",
+			 xc, rev);
+		assert_non_null(strstr(r.out, want));
+	}
+	result_free(&r);
+	assert_string_equal(file_revision("st/profile/manifest.json", got, sizeof(got)), rev);
+	if (vg)
+		assert_string_equal(file_revision(xc, got, sizeof(got)), rev);
+	/* Of this revision, both are kept: nothing is said. */
+	r = memsim("study --small --out st --resume");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "made again"));
+	result_free(&r);
+}
+
 static void
 test_tables_label_rows(void **state)
 {
@@ -574,6 +639,7 @@ main(void)
 		cmocka_unit_test(test_resume_other_revision),
 		cmocka_unit_test(test_resume_unrecorded_revision),
 		cmocka_unit_test(test_merge_other_revision),
+		cmocka_unit_test(test_study_resume_other_revision),
 		cmocka_unit_test(test_tables_label_rows),
 		cmocka_unit_test(test_map_failure_message),
 	};
