@@ -9,30 +9,17 @@
 #include <unistd.h>
 
 #include "analysis/doc.h"
+#include "analysis/labreport_internal.h"
 #include "analysis/lookup.h"
 #include "analysis/report.h"
 #include "analysis/report_decode.h"
 #include "analysis/results.h"
 #include "sim/util.h"
 
-#define MIB (1.0 / (1024.0 * 1024.0))
-#define LAB "lab/results.json"
-#define EXACT "exact/results.json"
-#define FORMULAS "formulas/results.json"
-#define PROFILE "profile/results.json"
-#define CEILINGS "ceilings.json"
-
-struct rep {
-	const char *dir;
-	struct lookup *l;
-	struct doc *d;
-	cJSON *summary; /* the manifest's results_summary */
-};
-
 /* The text of one number at file/row/path, scaled and formatted; NULL when absent. */
-static const char *
-num(struct rep *r, const char *file, const char *row, const char *path, double scale,
-    const char *fmt)
+const char *
+rep_num(struct rep *r, const char *file, const char *row, const char *path, double scale,
+	const char *fmt)
 {
 	struct lookup_src s;
 
@@ -42,9 +29,9 @@ num(struct rep *r, const char *file, const char *row, const char *path, double s
 }
 
 /* Two sources combined by op; NULL when either is absent. */
-static const char *
-num2(struct rep *r, enum lookup_op op, const char *f1, const char *r1, const char *p1,
-     const char *f2, const char *r2, const char *p2, double scale, const char *fmt)
+const char *
+rep_num2(struct rep *r, enum lookup_op op, const char *f1, const char *r1, const char *p1,
+	 const char *f2, const char *r2, const char *p2, double scale, const char *fmt)
 {
 	struct lookup_src s[2];
 
@@ -54,16 +41,16 @@ num2(struct rep *r, enum lookup_op op, const char *f1, const char *r1, const cha
 }
 
 /* A raw value for decisions (not printed); NAN when absent. */
-static double
-val(struct rep *r, const char *file, const char *row, const char *path)
+double
+rep_val(struct rep *r, const char *file, const char *row, const char *path)
 {
 	struct lookup_src s;
 
 	return lookup_get(r->l, file, row, path, &s) ? s.value : NAN;
 }
 
-static bool
-exists(struct rep *r, const char *rel)
+bool
+rep_exists(struct rep *r, const char *rel)
 {
 	char path[1200];
 
@@ -71,13 +58,13 @@ exists(struct rep *r, const char *rel)
 	return access(path, R_OK) == 0;
 }
 
-static void
-image(struct rep *r, const char *name, const char *caption)
+void
+rep_image(struct rep *r, const char *name, const char *caption)
 {
 	char rel[256];
 
 	snprintf(rel, sizeof(rel), "plots/%s.png", name);
-	if (exists(r, rel))
+	if (rep_exists(r, rel))
 		doc_image(r->d, rel, name, caption);
 }
 
@@ -96,9 +83,9 @@ dcmp(const void *a, const void *b)
 }
 
 /* The distinct values of a number field over rows matching a selector, sorted. */
-static size_t
-distinct(struct rep *r, const char *file, const char *select, const char *path, double *out,
-	 size_t max)
+size_t
+rep_distinct(struct rep *r, const char *file, const char *select, const char *path, double *out,
+	     size_t max)
 {
 	size_t n = 0, rows, k = 0;
 	const cJSON *const *all = lookup_rows(r->l, file, &rows);
@@ -122,8 +109,8 @@ distinct(struct rep *r, const char *file, const char *select, const char *path, 
 }
 
 /* The distinct strings at path over every row of file, in first-seen order. */
-static size_t
-distinct_str(struct rep *r, const char *file, const char *path, char out[][32], size_t max)
+size_t
+rep_distinct_str(struct rep *r, const char *file, const char *path, char out[][32], size_t max)
 {
 	size_t n = 0, rows;
 	const cJSON *const *all = lookup_rows(r->l, file, &rows);
@@ -142,8 +129,8 @@ distinct_str(struct rep *r, const char *file, const char *path, char out[][32], 
 	return n;
 }
 
-static void
-summary_number(struct rep *r, const char *key, const char *text)
+void
+rep_summary_number(struct rep *r, const char *key, const char *text)
 {
 	if (text)
 		cJSON_AddNumberToObject(r->summary, key, strtod(text, NULL));
@@ -165,7 +152,7 @@ crossover_preset(struct rep *r, const char *preset)
 
 	snprintf(sel, sizeof(sel), "config.preset=%s,config.dtype=fp32,config.kernel=naive",
 		 preset);
-	nn = distinct(r, LAB, sel, "config.N", ns, 32);
+	nn = rep_distinct(r, LAB, sel, "config.N", ns, 32);
 	doc_heading(r->d, 3, "Cache preset `%s`", preset);
 	doc_table(r->d, "N|naive MiB|flash2 MiB|naive / flash2");
 	for (size_t i = 0; i < nn; i++) {
@@ -180,22 +167,22 @@ crossover_preset(struct rep *r, const char *preset)
 			row_f, sizeof(row_f),
 			"config.preset=%s,config.dtype=fp32,config.kernel=flash2,config.N=%.0f",
 			preset, ns[i]);
-		vn = val(r, LAB, row_n, "dram.total_bytes");
-		vf = val(r, LAB, row_f, "dram.total_bytes");
+		vn = rep_val(r, LAB, row_n, "dram.total_bytes");
+		vf = rep_val(r, LAB, row_f, "dram.total_bytes");
 		if (isnan(vn) || isnan(vf))
 			continue;
-		n_txt = num(r, LAB, row_n, "config.N", 1, "%.0f");
-		a = num(r, LAB, row_n, "dram.total_bytes", MIB, "%.3f");
-		b = num(r, LAB, row_f, "dram.total_bytes", MIB, "%.3f");
-		q = num2(r, LOOKUP_RATIO, LAB, row_n, "dram.total_bytes", LAB, row_f,
-			 "dram.total_bytes", 1, "%.2f");
+		n_txt = rep_num(r, LAB, row_n, "config.N", 1, "%.0f");
+		a = rep_num(r, LAB, row_n, "dram.total_bytes", MIB, "%.3f");
+		b = rep_num(r, LAB, row_f, "dram.total_bytes", MIB, "%.3f");
+		q = rep_num2(r, LOOKUP_RATIO, LAB, row_n, "dram.total_bytes", LAB, row_f,
+			     "dram.total_bytes", 1, "%.2f");
 		doc_row(r->d, "%s|%s|%s|%s", n_txt, a, b, q);
 		if (!win && vf < vn) {
-			win = num(r, LAB, row_n, "config.N", 1, "%.0f");
+			win = rep_num(r, LAB, row_n, "config.N", 1, "%.0f");
 			win_ratio = q;
 		}
 		if (!twice && vn >= 2 * vf)
-			twice = num(r, LAB, row_n, "config.N", 1, "%.0f");
+			twice = rep_num(r, LAB, row_n, "config.N", 1, "%.0f");
 	}
 	doc_table_end(r->d);
 	if (win)
@@ -210,14 +197,14 @@ crossover_preset(struct rep *r, const char *preset)
 	else
 		doc_para(r->d, "flash2 never moves fewer bytes than naive in this sweep.");
 	if (strcmp(preset, "lab") == 0)
-		summary_number(r, "flash_fewer_bytes_from_N_lab_fp32", win);
+		rep_summary_number(r, "flash_fewer_bytes_from_N_lab_fp32", win);
 	{
 		char name[64];
 
 		snprintf(name, sizeof(name), "bytes_vs_n_%s", preset);
-		image(r, name,
-		      "DRAM bytes vs N, simulated (points) with the lab and exact formulas "
-		      "(lines); the crossover is marked.");
+		rep_image(r, name,
+			  "DRAM bytes vs N, simulated (points) with the lab and exact formulas "
+			  "(lines); the crossover is marked.");
 	}
 }
 
@@ -235,38 +222,36 @@ crossover_short_sequence(struct rep *r)
 	const char *cpu_f =
 		"config.kernel=flash2,config.N=64,config.d=64,config.dtype=fp32,"
 		"config.preset=i5-8250u";
-	const char *bn = num(r, FORMULAS, sel_n, "formulas.lab.bytes", 1, "%.0f");
-	const char *bf = num(r, FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.0f");
-	const char *xn = num(r, FORMULAS, cpu_n, "formulas.exact.bytes", 1, "%.0f");
-	const char *xf = num(r, FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.0f");
+	const char *bn = rep_num(r, FORMULAS, sel_n, "formulas.lab.bytes", 1, "%.0f");
+	const char *bf = rep_num(r, FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.0f");
+	const char *xn = rep_num(r, FORMULAS, cpu_n, "formulas.exact.bytes", 1, "%.0f");
+	const char *xf = rep_num(r, FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.0f");
 
 	if (bn && bf)
-		doc_para(
-			r->d,
-			"At the lab's short sequence, N = %s and d = %s (`%s`), the lab "
-			"formulas, which assume no cache, give %s bytes for naive and %s for "
-			"flash (naive / flash = %s).",
-			num(r, FORMULAS, sel_n, "config.N", 1, "%.0f"),
-			num(r, FORMULAS, sel_n, "config.d", 1, "%.0f"), FORMULAS, bn, bf,
-			num2(r, LOOKUP_RATIO, FORMULAS, sel_n, "formulas.lab.bytes",
-			     FORMULAS, sel_f, "formulas.lab.bytes", 1, "%.2f"));
+		doc_para(r->d,
+			 "At the lab's short sequence, N = %s and d = %s (`%s`), the lab "
+			 "formulas, which assume no cache, give %s bytes for naive and %s for "
+			 "flash (naive / flash = %s).",
+			 rep_num(r, FORMULAS, sel_n, "config.N", 1, "%.0f"),
+			 rep_num(r, FORMULAS, sel_n, "config.d", 1, "%.0f"), FORMULAS, bn, bf,
+			 rep_num2(r, LOOKUP_RATIO, FORMULAS, sel_n, "formulas.lab.bytes", FORMULAS,
+				  sel_f, "formulas.lab.bytes", 1, "%.2f"));
 	if (xn && xf)
-		doc_para(
-			r->d,
-			"With the i5-8250u's caches the exact formulas give %s bytes for naive "
-			"and %s for flash2 (naive / flash2 = %s): the score matrix stays in the "
-			"caches between the passes, so only the compulsory traffic reaches DRAM "
-			"and flash has next to nothing left to win.",
-			xn, xf,
-			num2(r, LOOKUP_RATIO, FORMULAS, cpu_n, "formulas.exact.bytes",
-			     FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.2f"));
+		doc_para(r->d,
+			 "With the i5-8250u's caches the exact formulas give %s bytes for naive "
+			 "and %s for flash2 (naive / flash2 = %s): the score matrix stays in the "
+			 "caches between the passes, so only the compulsory traffic reaches DRAM "
+			 "and flash has next to nothing left to win.",
+			 xn, xf,
+			 rep_num2(r, LOOKUP_RATIO, FORMULAS, cpu_n, "formulas.exact.bytes",
+				  FORMULAS, cpu_f, "formulas.exact.bytes", 1, "%.2f"));
 }
 
 static void
 section_crossover(struct rep *r)
 {
 	char presets[8][32];
-	size_t np = distinct_str(r, LAB, "config.preset", presets, 8);
+	size_t np = rep_distinct_str(r, LAB, "config.preset", presets, 8);
 
 	doc_heading(r->d, 2, "Where FlashAttention starts to win in DRAM bytes");
 	if (np == 0) {
@@ -290,14 +275,14 @@ static void
 section_intensity(struct rep *r)
 {
 	char presets[8][32];
-	size_t np = distinct_str(r, FORMULAS, "config.preset", presets, 8);
+	size_t np = rep_distinct_str(r, FORMULAS, "config.preset", presets, 8);
 	const char *sn = "config.kernel=naive,config.N=8192,config.d=128,config.dtype=fp32,"
 			 "config.preset=lab";
 	const char *sf = "config.kernel=flash2,config.N=8192,config.d=128,config.dtype=fp32,"
 			 "config.preset=lab";
-	const char *flops = num(r, FORMULAS, sn, "flops", 1, "%.4g");
-	const char *bn = num(r, FORMULAS, sn, "formulas.lab.bytes", 1, "%.0f");
-	const char *bf = num(r, FORMULAS, sf, "formulas.lab.bytes", 1, "%.0f");
+	const char *flops = rep_num(r, FORMULAS, sn, "flops", 1, "%.4g");
+	const char *bn = rep_num(r, FORMULAS, sn, "formulas.lab.bytes", 1, "%.0f");
+	const char *bf = rep_num(r, FORMULAS, sf, "formulas.lab.bytes", 1, "%.0f");
 	const char *ratio;
 
 	if (!flops || !bn || !bf) {
@@ -308,24 +293,24 @@ section_intensity(struct rep *r)
 		return;
 	}
 	doc_heading(r->d, 2, "The intensity ratio flash / naive at N = %s, d = %s",
-		    num(r, FORMULAS, sf, "config.N", 1, "%.0f"),
-		    num(r, FORMULAS, sf, "config.d", 1, "%.0f"));
+		    rep_num(r, FORMULAS, sf, "config.N", 1, "%.0f"),
+		    rep_num(r, FORMULAS, sf, "config.d", 1, "%.0f"));
 	doc_para(r->d,
 		 "From `%s` (B_r = B_c = %s, fp32, so `s/4 = 1`). Both kernels do the same work, "
 		 "`FLOPs = 4 N^2 d` = %s, so the intensity ratio is the inverse ratio of bytes.",
-		 FORMULAS, num(r, FORMULAS, sf, "config.Br", 1, "%.0f"), flops);
+		 FORMULAS, rep_num(r, FORMULAS, sf, "config.Br", 1, "%.0f"), flops);
 	doc_bullet(r->d, "naive, lab formula `(12 N d + 16 N^2) s/4` = %s bytes: I = %s FLOP/byte",
 		   bn,
-		   num2(r, LOOKUP_RATIO, FORMULAS, sn, "flops", FORMULAS, sn, "formulas.lab.bytes",
-			1, "%.3f"));
+		   rep_num2(r, LOOKUP_RATIO, FORMULAS, sn, "flops", FORMULAS, sn,
+			    "formulas.lab.bytes", 1, "%.3f"));
 	doc_bullet(r->d,
 		   "flash, lab formula `8 N d (1 + N / B_r) s/4` = %s bytes: I = %s FLOP/byte", bf,
-		   num2(r, LOOKUP_RATIO, FORMULAS, sf, "flops", FORMULAS, sf, "formulas.lab.bytes",
-			1, "%.3f"));
-	ratio = num2(r, LOOKUP_RATIO, FORMULAS, sn, "formulas.lab.bytes", FORMULAS, sf,
-		     "formulas.lab.bytes", 1, "%.3f");
+		   rep_num2(r, LOOKUP_RATIO, FORMULAS, sf, "flops", FORMULAS, sf,
+			    "formulas.lab.bytes", 1, "%.3f"));
+	ratio = rep_num2(r, LOOKUP_RATIO, FORMULAS, sn, "formulas.lab.bytes", FORMULAS, sf,
+			 "formulas.lab.bytes", 1, "%.3f");
 	doc_bullet(r->d, "ratio I_flash / I_naive = naive bytes / flash bytes = **%s**", ratio);
-	summary_number(r, "intensity_ratio_flash_over_naive_N8192_d128_lab_formula", ratio);
+	rep_summary_number(r, "intensity_ratio_flash_over_naive_N8192_d128_lab_formula", ratio);
 	doc_para(
 		r->d,
 		"By the lab's formula the ratio is close to one here: flash re-reads K and V once per "
@@ -333,8 +318,8 @@ section_intensity(struct rep *r)
 		"`N^2` just as naive's score traffic `16 N^2` does. The formula charges flash for "
 		"K and V again at every one of the N / B_r query blocks, with no cache between the "
 		"tiles and memory.",
-		num(r, FORMULAS, sf, "config.d", 1, "%.0f"),
-		num(r, FORMULAS, sf, "config.Br", 1, "%.0f"));
+		rep_num(r, FORMULAS, sf, "config.d", 1, "%.0f"),
+		rep_num(r, FORMULAS, sf, "config.Br", 1, "%.0f"));
 	for (size_t p = 0; p < np; p++) {
 		char en[192], ef[192];
 		const char *xn, *xf;
@@ -347,8 +332,8 @@ section_intensity(struct rep *r)
 			 "config.kernel=flash2,config.N=8192,config.d=128,config.dtype=fp32,"
 			 "config.preset=%s",
 			 presets[p]);
-		xn = num(r, FORMULAS, en, "formulas.exact.bytes", 1, "%.0f");
-		xf = num(r, FORMULAS, ef, "formulas.exact.bytes", 1, "%.0f");
+		xn = rep_num(r, FORMULAS, en, "formulas.exact.bytes", 1, "%.0f");
+		xf = rep_num(r, FORMULAS, ef, "formulas.exact.bytes", 1, "%.0f");
 		if (!xn || !xf)
 			continue;
 		doc_bullet(
@@ -356,199 +341,17 @@ section_intensity(struct rep *r)
 			"exact formulas on `%s` (the kernels as written, counting O, the logsumexp, "
 			"the reads for ownership): naive %s bytes, flash2 %s bytes, ratio %s",
 			presets[p], xn, xf,
-			num2(r, LOOKUP_RATIO, FORMULAS, en, "formulas.exact.bytes", FORMULAS, ef,
-			     "formulas.exact.bytes", 1, "%.3f"));
+			rep_num2(r, LOOKUP_RATIO, FORMULAS, en, "formulas.exact.bytes", FORMULAS,
+				 ef, "formulas.exact.bytes", 1, "%.3f"));
 	}
-	image(r, "intensity_ratio",
-	      "flash2 / naive arithmetic intensity vs N, simulated on each preset and by the lab "
-	      "formula.");
-	image(r, "dram_vs_cache_size",
-	      "DRAM bytes vs last-level cache size at fixed N; the curves bend where the working "
-	      "sets (S, K + V) fit.");
-}
-
-/* ---- memory-bound operations and the roofline ---- */
-
-static const char *const layer_ops[] = { "qkv_proj", "scores", "softmax", "av", "out_proj" };
-
-static void
-profile_row_sel(char *buf, size_t len, double T, const char *op)
-{
-	snprintf(buf, len, "T=%.0f,op=%s,kernel=%s", T, op,
-		 strcmp(op, "qkv_proj") == 0 || strcmp(op, "out_proj") == 0 ? "proj" : "naive");
-}
-
-/* The roofline table: each operation of the naive layer at each T, its bound and its share of
- * the one-core roofline (b1 bytes/s, p1 FLOP/s). */
-static void
-roofline_table(struct rep *r, const double *Ts, size_t nT, double b1, double p1)
-{
-	doc_table(r->d, "T|operation|FLOP/byte|bound|GFLOP/s|roofline GFLOP/s|% of roofline|"
-			"p50 ms");
-	for (size_t t = 0; t < nT; t++) {
-		for (size_t o = 0; o < sizeof(layer_ops) / sizeof(layer_ops[0]); o++) {
-			char sel[128];
-			struct lookup_src s[3];
-			const char *roof, *pct;
-			double I;
-			bool memory;
-
-			profile_row_sel(sel, sizeof(sel), Ts[t], layer_ops[o]);
-			if (!lookup_get(r->l, PROFILE, sel, "intensity", &s[0]) ||
-			    !lookup_get(r->l, PROFILE, sel, "gflops", &s[1]))
-				continue;
-			I = s[0].value;
-			memory = I * b1 < p1;
-			if (memory) {
-				struct lookup_src q[3];
-
-				lookup_get(r->l, PROFILE, sel, "intensity", &q[0]);
-				lookup_get(r->l, CEILINGS, "", "bandwidth.one_core_bytes_per_s",
-					   &q[1]);
-				roof = lookup_num(r->l, LOOKUP_PRODUCT, q, 2, 1e-9, "%.2f");
-				lookup_get(r->l, PROFILE, sel, "gflops", &q[0]);
-				lookup_get(r->l, PROFILE, sel, "intensity", &q[1]);
-				lookup_get(r->l, CEILINGS, "", "bandwidth.one_core_bytes_per_s",
-					   &q[2]);
-				pct = lookup_num(r->l, LOOKUP_QUOTIENT, q, 3, 1e11, "%.1f");
-			} else {
-				roof = num(r, CEILINGS, "", "peak_flops.one_core_flops_per_s", 1e-9,
-					   "%.2f");
-				pct = num2(r, LOOKUP_RATIO, PROFILE, sel, "gflops", CEILINGS, "",
-					   "peak_flops.one_core_flops_per_s", 1e11, "%.1f");
-			}
-			doc_row(r->d, "%s|%s|%s|%s|%s|%s|%s|%s",
-				num(r, PROFILE, sel, "T", 1, "%.0f"), layer_ops[o],
-				num(r, PROFILE, sel, "intensity", 1, "%.3g"),
-				memory ? "memory" : "compute",
-				num(r, PROFILE, sel, "gflops", 1, "%.3f"), roof, pct,
-				num(r, PROFILE, sel, "seconds.p50", 1e3, "%.4f"));
-		}
-	}
-	doc_table_end(r->d);
-}
-
-/* In words: the memory-bound operations per T, the dominant one, its share. */
-static void
-roofline_words(struct rep *r, const double *Ts, size_t nT, double b1, double p1)
-{
-	for (size_t t = 0; t < nT; t++) {
-		char list[256] = "", sel[128], lay[128];
-		double best = -1;
-		const char *dominant = NULL;
-
-		for (size_t o = 0; o < sizeof(layer_ops) / sizeof(layer_ops[0]); o++) {
-			double I, p50;
-
-			profile_row_sel(sel, sizeof(sel), Ts[t], layer_ops[o]);
-			I = val(r, PROFILE, sel, "intensity");
-			p50 = val(r, PROFILE, sel, "seconds.p50");
-			if (!isnan(I) && I * b1 < p1)
-				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-					 list[0] ? ", " : "", layer_ops[o]);
-			if (!isnan(p50) && p50 > best) {
-				best = p50;
-				dominant = layer_ops[o];
-			}
-		}
-		snprintf(lay, sizeof(lay), "T=%.0f,op=layer,kernel=naive", Ts[t]);
-		profile_row_sel(sel, sizeof(sel), Ts[t], dominant ? dominant : "softmax");
-		doc_bullet(r->d,
-			   "T = %s: memory-bound: %s; the largest share of the layer's time is %s "
-			   "(%s%% of %s ms).",
-			   num(r, PROFILE, lay, "T", 1, "%.0f"), list[0] ? list : "none",
-			   dominant ? dominant : "none",
-			   num2(r, LOOKUP_RATIO, PROFILE, sel, "seconds.p50", PROFILE, lay,
-				"seconds.p50", 100, "%.1f"),
-			   num(r, PROFILE, lay, "seconds.p50", 1e3, "%.4f"));
-	}
-}
-
-/* The summary numbers at the largest T. */
-static void
-roofline_summary(struct rep *r, double Tmax)
-{
-	char ss[128], sc[128], lay[128];
-
-	profile_row_sel(ss, sizeof(ss), Tmax, "softmax");
-	profile_row_sel(sc, sizeof(sc), Tmax, "scores");
-	snprintf(lay, sizeof(lay), "T=%.0f,op=layer,kernel=naive", Tmax);
-	summary_number(r, "softmax_GFLOPS_at_T_max",
-		       num(r, PROFILE, ss, "gflops", 1, "%.4g"));
-	summary_number(r, "softmax_pct_of_total_at_T_max",
-		       num2(r, LOOKUP_RATIO, PROFILE, ss, "seconds.p50", PROFILE, lay,
-			    "seconds.p50", 100, "%.2f"));
-	summary_number(r, "scores_GFLOPS_at_T_max",
-		       num(r, PROFILE, sc, "gflops", 1, "%.4g"));
-	summary_number(r, "T_max", num(r, PROFILE, lay, "T", 1, "%.0f"));
-}
-
-/* The fused kernels against the naive attention ops. */
-static void
-roofline_fused(struct rep *r, const double *Ts, size_t nT)
-{
-	for (size_t t = 0; t < nT; t++) {
-		char fl[128], lay_n[128], lay_f[128];
-
-		snprintf(fl, sizeof(fl), "T=%.0f,op=attention,kernel=flash2", Ts[t]);
-		snprintf(lay_n, sizeof(lay_n), "T=%.0f,op=layer,kernel=naive", Ts[t]);
-		snprintf(lay_f, sizeof(lay_f), "T=%.0f,op=layer,kernel=flash2", Ts[t]);
-		if (!lookup_row(r->l, PROFILE, fl) || !lookup_row(r->l, PROFILE, lay_f))
-			continue;
-		doc_bullet(r->d,
-			   "T = %s with flash2: attention %s ms at %s FLOP/byte; the layer %s ms "
-			   "against %s ms with naive, %s tokens/s against %s.",
-			   num(r, PROFILE, fl, "T", 1, "%.0f"),
-			   num(r, PROFILE, fl, "seconds.p50", 1e3, "%.4f"),
-			   num(r, PROFILE, fl, "intensity", 1, "%.3g"),
-			   num(r, PROFILE, lay_f, "seconds.p50", 1e3, "%.4f"),
-			   num(r, PROFILE, lay_n, "seconds.p50", 1e3, "%.4f"),
-			   num(r, PROFILE, lay_f, "tokens_per_s", 1, "%.0f"),
-			   num(r, PROFILE, lay_n, "tokens_per_s", 1, "%.0f"));
-	}
-}
-
-static void
-section_roofline(struct rep *r)
-{
-	double Ts[16], b1 = val(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s");
-	double p1 = val(r, CEILINGS, "", "peak_flops.one_core_flops_per_s");
-	size_t nT = distinct(r, PROFILE, "op=layer", "T", Ts, 16);
-	const char *ridge;
-
-	doc_heading(r->d, 2, "Which operations are memory-bound, and the gap to the roofline");
-	if (nT == 0 || isnan(b1) || isnan(p1)) {
-		doc_para(r->d,
-			 "No profile (`%s`) or no ceilings (`%s`) in this directory: run "
-			 "`memsim study` (or `memsim profile` and `memsim ceilings`).",
-			 PROFILE, CEILINGS);
-		return;
-	}
-	ridge = num2(r, LOOKUP_RATIO, CEILINGS, "", "peak_flops.one_core_flops_per_s", CEILINGS, "",
-		     "bandwidth.one_core_bytes_per_s", 1, "%.2f");
-	doc_para(r->d,
-		 "Ceilings measured by `memsim ceilings` (`%s`): memory bandwidth %s GB/s and peak "
-		 "%s GFLOP/s on one core (%s GB/s and %s GFLOP/s on all cores). The profile runs "
-		 "on one core, so its roofline is `min(peak, I x bandwidth)` with the one-core "
-		 "ceilings: the ridge sits at %s FLOP/byte, and an operation of lower intensity is "
-		 "memory-bound. Bytes are the simulated DRAM bytes of each operation on the cache "
-		 "preset of `%s`; times are medians of the native build.",
-		 CEILINGS, num(r, CEILINGS, "", "bandwidth.one_core_bytes_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "peak_flops.one_core_flops_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "bandwidth.all_cores_bytes_per_s", 1e-9, "%.2f"),
-		 num(r, CEILINGS, "", "peak_flops.all_cores_flops_per_s", 1e-9, "%.2f"), ridge,
-		 PROFILE);
-	roofline_table(r, Ts, nT, b1, p1);
-	roofline_words(r, Ts, nT, b1, p1);
-	roofline_summary(r, Ts[nT - 1]);
-	roofline_fused(r, Ts, nT);
-	doc_para(r->d,
-		 "FlashAttention changes none of the FLOPs; it removes the score matrix's round "
-		 "trips through memory, which moves the `T^2` operations to the right on the "
-		 "roofline (higher intensity), towards the compute ceiling.");
-	image(r, "perf", "Time per operation for each T, stacked (median of the native build).");
-	image(r, "perf_bytes", "Simulated DRAM bytes per operation for each T, stacked.");
-	image(r, "roofline", "Each operation at each T on the measured roofline.");
+	rep_image(
+		r, "intensity_ratio",
+		"flash2 / naive arithmetic intensity vs N, simulated on each preset and by the lab "
+		"formula.");
+	rep_image(
+		r, "dram_vs_cache_size",
+		"DRAM bytes vs last-level cache size at fixed N; the curves bend where the working "
+		"sets (S, K + V) fit.");
 }
 
 /* ---- formulas against measured bytes ---- */
@@ -577,7 +380,7 @@ formulas_lab_table(struct rep *r, char presets[][32], size_t np)
 			snprintf(sel, sizeof(sel),
 				 "config.preset=%s,config.dtype=fp32,config.kernel=%s",
 				 presets[p], kernels[k]);
-			nn = distinct(r, LAB, sel, "config.N", ns, 32);
+			nn = rep_distinct(r, LAB, sel, "config.N", ns, 32);
 			for (size_t i = 0; i < nn; i++) {
 				char row[224];
 				const char *why, *reg;
@@ -596,16 +399,14 @@ formulas_lab_table(struct rep *r, char presets[][32], size_t np)
 							  "regime.within_lab_assumptions"))
 					      ? "in regime"
 					      : "out of regime";
-				doc_row(r->d, "%s|%s|%s|%s|%s|%s|%s%s%s", presets[p],
-					kernels[k], num(r, LAB, row, "config.N", 1, "%.0f"),
-					num(r, LAB, row,
-					    "compare[formula=lab].measured_bytes", MIB,
-					    "%.3f"),
-					num(r, LAB, row,
-					    "compare[formula=lab].predicted_bytes", MIB,
-					    "%.3f"),
-					num(r, LAB, row, "compare[formula=lab].ratio", 1,
-					    "%.3f"),
+				doc_row(r->d, "%s|%s|%s|%s|%s|%s|%s%s%s", presets[p], kernels[k],
+					rep_num(r, LAB, row, "config.N", 1, "%.0f"),
+					rep_num(r, LAB, row, "compare[formula=lab].measured_bytes",
+						MIB, "%.3f"),
+					rep_num(r, LAB, row, "compare[formula=lab].predicted_bytes",
+						MIB, "%.3f"),
+					rep_num(r, LAB, row, "compare[formula=lab].ratio", 1,
+						"%.3f"),
 					ok ? "within, " : "outside: ", ok ? reg : "",
 					ok ? "" : (why ? why : ""));
 			}
@@ -656,14 +457,14 @@ formulas_xcheck(struct rep *r)
 			results_get(lookup_row(r->l, names[i], ""), "config.kernel"));
 
 		for (int c = 0; c < 5; c++) {
-			cell[c] = num(r, names[i], "", cols[c], 1, "%.3f");
+			cell[c] = rep_num(r, names[i], "", cols[c], 1, "%.3f");
 			if (!cell[c])
 				cell[c] = "-";
 		}
-		doc_row(r->d, "`%s`|%s|%s|%s|%s|%s|%s|%s|%s", names[i] + 7,
-			kern ? kern : "?", num(r, names[i], "", "config.N", 1, "%.0f"),
-			num(r, names[i], "", "config.Bc", 1, "%.0f"), cell[0], cell[1],
-			cell[2], cell[3], cell[4]);
+		doc_row(r->d, "`%s`|%s|%s|%s|%s|%s|%s|%s|%s", names[i] + 7, kern ? kern : "?",
+			rep_num(r, names[i], "", "config.N", 1, "%.0f"),
+			rep_num(r, names[i], "", "config.Bc", 1, "%.0f"), cell[0], cell[1], cell[2],
+			cell[3], cell[4]);
 	}
 	doc_table_end(r->d);
 	for (size_t i = 0; i < n; i++) {
@@ -678,27 +479,27 @@ static void
 section_formulas(struct rep *r)
 {
 	char presets[8][32];
-	size_t np = distinct_str(r, LAB, "config.preset", presets, 8);
+	size_t np = rep_distinct_str(r, LAB, "config.preset", presets, 8);
 	const char *in_regime, *within, *exact_ok, *exact_runs;
 
 	doc_heading(r->d, 2, "How far each formula is from the simulated and cross-checked bytes");
 	if (np)
 		formulas_lab_table(r, presets, np);
-	in_regime =
-		num(r, "lab/manifest.json", "", "results_summary.lab_runs_in_regime", 1, "%.0f");
-	within = num(r, "lab/manifest.json", "", "results_summary.lab_in_regime_within_30pct", 1,
-		     "%.0f");
+	in_regime = rep_num(r, "lab/manifest.json", "", "results_summary.lab_runs_in_regime", 1,
+			    "%.0f");
+	within = rep_num(r, "lab/manifest.json", "", "results_summary.lab_in_regime_within_30pct",
+			 1, "%.0f");
 	if (in_regime && within) {
 		const char *tol =
-			num(r, LAB, "index=0", "compare[formula=lab].tolerance", 100, "%.0f");
+			rep_num(r, LAB, "index=0", "compare[formula=lab].tolerance", 100, "%.0f");
 		doc_para(r->d,
 			 "Over the whole sweep (fp16 too), %s runs are inside the lab formulas' "
 			 "assumptions and %s of them are within the tolerance%s%s%s.",
 			 in_regime, within, tol ? " of " : "", tol ? tol : "", tol ? "%" : "");
 	}
-	exact_ok =
-		num(r, "exact/manifest.json", "", "results_summary.exact_within_5pct", 1, "%.0f");
-	exact_runs = num(r, "exact/manifest.json", "", "results_summary.runs_done", 1, "%.0f");
+	exact_ok = rep_num(r, "exact/manifest.json", "", "results_summary.exact_within_5pct", 1,
+			   "%.0f");
+	exact_runs = rep_num(r, "exact/manifest.json", "", "results_summary.runs_done", 1, "%.0f");
 	if (exact_ok && exact_runs)
 		doc_para(
 			r->d,
@@ -706,7 +507,8 @@ section_formulas(struct rep *r)
 			"`docs/formulas.md`) agree with the simulator within %s%% in %s of the %s runs "
 			"of the exactness sweep (`%s`: every kernel, fully associative LRU caches "
 			"over the sweep's range of sizes).",
-			num(r, EXACT, "index=0", "compare[formula=exact].tolerance", 100, "%.0f"),
+			rep_num(r, EXACT, "index=0", "compare[formula=exact].tolerance", 100,
+				"%.0f"),
 			exact_ok, exact_runs, EXACT);
 	formulas_xcheck(r);
 }
@@ -820,7 +622,7 @@ lab_report(const char *dir, char *err, size_t errlen)
 	note_estimates(&r);
 	section_crossover(&r);
 	section_intensity(&r);
-	section_roofline(&r);
+	labreport_section_roofline(&r);
 	section_formulas(&r);
 	report_decode_section(dir, r.l, r.d, r.summary);
 	if (lookup_error(r.l)) {
