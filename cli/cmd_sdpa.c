@@ -99,6 +99,7 @@ struct sdpa_args {
 	const char *gpu, *json_path;
 	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
 	bool no_spill;
+	bool knob;              /* an option that changes the model (not its sample) */
 	const char *hashed_opt; /* the last option only --l2-model hashed takes (its name) */
 	const char *tile_opt;   /* the option only the tile models take (its name) */
 	unsigned model;         /* --l2-model: an index into l2_models */
@@ -156,7 +157,15 @@ sdpa_each(void *ctx, const struct optparse_option *opt, const char *value)
 {
 	static const char *const hashed[] = { "l2-partitions", "l2-policy", "l2-line-ways",
 					      "l2-dirty-ways", "l2-sample" };
+	static const char *const knobs[] = {
+		"l2",        "slots",         "l2-ways", "l2-line-ways", "l2-dirty-ways",
+		"l2-policy", "l2-partitions", "no-spill"
+	};
 	struct sdpa_args *a = ctx;
+
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (strcmp(opt->name, knobs[i]) == 0)
+			a->knob = true;
 
 	for (size_t i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++)
 		if (strcmp(opt->name, hashed[i]) == 0)
@@ -212,6 +221,7 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		return rc;
 	if (optind != argc)
 		return usage_error("sdpa", "unexpected argument '%s'", argv[optind]);
+	a->knob |= a->model != 3;
 	a->backend = a->model == 2   ? SDPA_BACKEND_PARTITIONS
 		     : a->model == 3 ? SDPA_BACKEND_HASHED
 				     : SDPA_BACKEND_TILES;
@@ -278,6 +288,28 @@ print_lookup(FILE *out, const struct sdpa_result *r)
 	if (r->model.backend == SDPA_BACKEND_HASHED && r->model.partitions == 2)
 		fprintf(out, ", %.2f MB of them served by the other partition", (miss - rd) / 1e6);
 	fprintf(out, "\n");
+}
+
+/* How the default model did on the measured shapes of this kind: a number is only as good as
+ * that, and the user should see it beside the number. NULL with another model's knobs. */
+static const struct sdpa_validation *
+validation(const struct sdpa_args *a, const struct sdpa_plan *p, const struct sdpa_gpu *g)
+{
+	return a->knob ? NULL : sdpa_validation_of(&p->shape, g);
+}
+
+static void
+print_validation(FILE *out, const struct sdpa_validation *v)
+{
+	if (!v) {
+		fprintf(out, "against Nsight Compute: not measured for this GPU or these model "
+			     "options (docs/gpu.md measures the default model on the h100)\n");
+		return;
+	}
+	fprintf(out,
+		"against Nsight Compute: on the %u measured shapes of this kind (%s) the model's "
+		"bytes were %.3f to %.3f of the H100's%s%s\n",
+		v->shapes, v->kind, v->lo, v->hi, v->note ? "; " : "", v->note ? v->note : "");
 }
 
 static void
@@ -348,6 +380,7 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 		"H100 SXM5 datasheet", t * 1e6);
 	fprintf(out, "tokens/s bound (batch x N = %.0f new tokens a call): %.4g\n", tokens,
 		t > 0 ? tokens / t : 0.0);
+	print_validation(out, validation(a, p, g));
 }
 
 static cJSON *
@@ -377,6 +410,7 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 	   const struct sdpa_gpu *g, const struct sdpa_result *r)
 {
 	cJSON *root = cJSON_CreateObject(), *c, *k, *ks, *arr, *dram;
+	const struct sdpa_validation *v;
 	double rd = (double)(r->main.read_bytes + r->combine.read_bytes);
 	double wr = (double)(r->main.write_bytes + r->combine.write_bytes);
 	double t = (rd + wr) / g->hbm_bytes_per_s, tokens = (double)p->shape.batch * p->shape.n_q;
@@ -426,6 +460,20 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 		cJSON_AddNumberToObject(root, "l2_read_lookup_miss_bytes",
 					(double)(r->main.read_lookup_miss_bytes +
 						 r->combine.read_lookup_miss_bytes));
+	if ((v = validation(a, p, g))) {
+		cJSON *o = cJSON_AddObjectToObject(root, "validation");
+
+		cJSON_AddStringToObject(o, "kind", v->kind);
+		cJSON_AddNumberToObject(o, "measured_shapes", v->shapes);
+		cJSON_AddNumberToObject(o, "model_over_ncu_min", v->lo);
+		cJSON_AddNumberToObject(o, "model_over_ncu_max", v->hi);
+		if (v->note)
+			cJSON_AddStringToObject(o, "note", v->note);
+		else
+			cJSON_AddNullToObject(o, "note");
+	} else {
+		cJSON_AddNullToObject(root, "validation");
+	}
 	ks = cJSON_AddArrayToObject(root, "kernels");
 	cJSON_AddItemToArray(ks, traffic_json(kernel_name(p), &r->main));
 	if (p->splits > 1)

@@ -56,6 +56,21 @@ struct sdpa_gpu {
 /* The GPU named name ("h100"), or NULL. */
 const struct sdpa_gpu *sdpa_gpu_find(const char *name);
 
+/* How the default model (memsim sdpa's) compared with Nsight Compute on the measured shapes of
+ * one kind (docs/gpu-run/sdpa/, docs/gpu.md "Against Nsight Compute"): the model's bytes read
+ * and written over ncu's, at their extremes. test-sdpa checks them against the measurements. */
+struct sdpa_validation {
+	const char
+		*kind;   /* "decode, one query row", "prefill, batch 1", "prefill, batch above 1" */
+	unsigned shapes; /* measured shapes of that kind */
+	double lo, hi;   /* the smallest and largest model / ncu */
+	const char *note; /* what the model misses on that kind, or NULL */
+};
+
+/* The validation of shape s's kind on gpu g, or NULL where g's SDPA was not measured. */
+const struct sdpa_validation *sdpa_validation_of(const struct sdpa_shape *s,
+						 const struct sdpa_gpu *g);
+
 struct sdpa_plan {
 	struct sdpa_shape shape; /* as asked */
 	/* What the kernel sees: with one query and grouped heads, FlashAttention packs the

@@ -19,9 +19,12 @@ def test_equals_command_line():
     p = subprocess.run([_cli.executable(), "sdpa", "--q", "1,32,1,128", "--k", "1,8,8192,128",
                         "--json", "-"], capture_output=True, text=True, check=True)
     cli = json.loads(p.stdout)
-    for key in ("kernel", "dram", "kernels", "arrays", "time_bound_s", "tokens_per_s_bound"):
+    for key in ("kernel", "dram", "kernels", "arrays", "time_bound_s", "tokens_per_s_bound",
+                "validation"):
         assert r[key] == cli[key], key
     assert r["kernel"]["kind"] == "split-kv" and r["kernel"]["splits"] == 32
+    assert r["validation"]["kind"] == "decode, one query row"
+    assert r["validation"]["model_over_ncu_min"] >= 0.99
     assert r["kernel"]["seqlenq_ngroups_swapped"]
 
 
