@@ -31,18 +31,9 @@ best() {
 		best_w=$(echo "$w $best_w" | awk '{print ($1 < $2) ? $1 : $2}')
 		best_c=$(echo "$c $best_c" | awk '{print ($1 < $2) ? $1 : $2}')
 	done
-	same=$(python3 - "$work/r1.json" "$work/r$t.json" <<'PY'
-import json, sys
-def strip(j):
-    for k in ("command", "threads", "traced_seconds", "replay_seconds", "peak_rss_bytes",
-              "seconds", "accesses_per_second", "elapsed_seconds"):
-        j.pop(k, None)
-    return j
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-print("yes" if a == b else "NO")
-PY
-)
-	used=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('threads', {}).get('used', 1))" "$work/r$t.json")
+	read -r same used <<E
+$(python3 "$(dirname "$0")/same-report.py" "$work/r1.json" "$work/r$t.json")
+E
 	echo "$what,$t,$used,$best_w,$best_c,$same" >>"$OUT/threads.csv"
 }
 
