@@ -262,6 +262,8 @@ report_add_header(cJSON *obj, int argc, char **argv)
 
 	sprintf(cmd, "memsim %s", args);
 	cJSON_AddStringToObject(obj, "memsim_version", MEMSIM_VERSION);
+	/* which model made the numbers: a report of another revision may count otherwise */
+	cJSON_AddStringToObject(obj, "model_revision", report_model_revision());
 	cJSON_AddStringToObject(obj, "command", cmd);
 	free(cmd);
 	free(args);

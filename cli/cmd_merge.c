@@ -460,9 +460,13 @@ merge_manifest(const struct merge *m, const struct shard *sh, const char *why, c
 	cJSON *man = report_manifest_create("memsim merge", argc, argv);
 
 	cJSON_AddItemToObject(man, "shards", names);
-	/* The revision the rows record, which may be an older memsim's than this merge's. */
+	/* The revision the rows record, which may be an older memsim's than this merge's (none
+	 * where the rows record none), in place of the header's. */
 	if (m->revision_dir)
-		cJSON_AddStringToObject(man, "model_revision", m->revision);
+		cJSON_ReplaceItemInObjectCaseSensitive(man, "model_revision",
+						       cJSON_CreateString(m->revision));
+	else
+		cJSON_DeleteItemFromObjectCaseSensitive(man, "model_revision");
 	cJSON_AddBoolToObject(man, "complete", !why[0]);
 	if (why[0]) {
 		cJSON_AddStringToObject(man, "partial_reason", why);

@@ -243,7 +243,6 @@ profile_start(int dirfd, const char *out, const char *path, const struct profile
 	/* The manifest first: whoever finds rows here knows they are a profile's. */
 	*manifest = report_manifest_create("memsim profile", argc, argv);
 	profile_add_manifest(*manifest, c);
-	cJSON_AddStringToObject(*manifest, "model_revision", report_model_revision());
 	/* true only once every row is written: `study --resume` redoes a profile cut short. */
 	cJSON_AddBoolToObject(*manifest, "complete", false);
 	if (report_write_json_at(dirfd, out, "manifest.json", *manifest, err, sizeof(err)))

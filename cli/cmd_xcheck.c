@@ -549,8 +549,6 @@ write_json(const struct xcheck *x, const struct kernel_options *o, const struct 
 	int rc = EXIT_OK;
 
 	report_add_header(root, argc, argv);
-	/* study --resume keeps a report only of its own model revision */
-	cJSON_AddStringToObject(root, "model_revision", report_model_revision());
 	report_add_config(root, &o->cfg, cg_spec, false, o->seed);
 	if (xp)
 		plugin_config_json(cJSON_GetObjectItemCaseSensitive(root, "config"), &xp->traced,

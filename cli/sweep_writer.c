@@ -568,9 +568,8 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
 	free(sweep_cmd);
 	cJSON_AddNumberToObject(m, "seed", (double)p->seed);
-	/* Every good row in the directory is of this revision: another's were refused or run
-	 * again on opening. */
-	cJSON_AddStringToObject(m, "model_revision", report_model_revision());
+	/* The header's model_revision is this memsim's: every good row in the directory is of
+	 * this revision (another's were refused or run again on opening). */
 	v = cJSON_GetObjectItem(m, "versions");
 	version_of("valgrind --version 2>/dev/null", vg, sizeof(vg));
 	cJSON_AddStringToObject(v, "valgrind", vg[0] ? vg : "not installed");

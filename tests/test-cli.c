@@ -120,6 +120,10 @@ test_replay_json(void **state)
 	root = cJSON_Parse(json);
 	assert_non_null(root);
 	assert_non_null(cJSON_GetObjectItem(root, "memsim_version"));
+	/* every JSON report says which revision of the model made its numbers */
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(root, "model_revision")));
+	assert_non_null(
+		strstr(cJSON_GetObjectItem(root, "model_revision")->valuestring, " model "));
 	assert_non_null(strstr(cJSON_GetObjectItem(root, "command")->valuestring, "memsim replay"));
 	cfg = cJSON_GetObjectItem(root, "config");
 	assert_string_equal(cJSON_GetObjectItem(cfg, "cache")->valuestring,

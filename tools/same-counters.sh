@@ -198,7 +198,7 @@ rm -rf "$dir/new"
 run_all "$new" "$dir/new"
 
 # ---- compare ----
-volatile='^[[:space:]]*"(seconds|traced_seconds|peak_rss_bytes)":'
+volatile='^[[:space:]]*"(seconds|traced_seconds|peak_rss_bytes|model_revision)":'
 total=0
 same=0
 bad=""
