@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "cli/sweep.h"
 #include "cli/sweep_slurm.h"
+#include "sim/cache.h"
 #include "sim/util.h"
 
 void
@@ -21,7 +22,8 @@ usage_sweep(FILE *f)
 		"                    [--splits LIST] [--kv-page LIST] [--heads LIST] [--kv-heads LIST] [--batch LIST] [--dtype LIST]\n"
 		"                    [--Br LIST] [--Bc LIST] [--causal[=no,yes]] [--softmax-separate]\n"
 		"                    [--cache SPEC]... [--cache-sweep LEVEL=lo:hi:xF] [--no-flush]\n"
-		"                    [--seed N] [--jobs J] [--resume [--rerun-other-revisions]]\n"
+		"                    [--seed N] [--jobs J] [--threads T]\n"
+		"                    [--resume [--rerun-other-revisions]]\n"
 		"                    [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
 		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
@@ -71,6 +73,11 @@ usage_sweep(FILE *f)
 		"  --trace-only    simulate the kernels' accesses without computing values: the\n"
 		"                  same counters, faster, arrays limited by address space only\n"
 		"  --separate-runs run every size of a --cache-sweep on its own (no one pass)\n"
+		"  --threads T     each simulation's sets split between T threads (a power of\n"
+		"                  two, up to 64), as memsim run --threads: the same counters;\n"
+		"                  a one-pass run keeps a model of its sets on each thread; rows\n"
+		"                  say in \"threads\" how many ran, and why not more (a swept\n"
+		"                  L1, too few sets). --jobs then defaults to cores / T\n"
 		"  --sample-sets K estimates: simulate 1 cache set in K (a power of two), counts\n"
 		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
 		"                  and sample_too_small where the sample is too small for 10%%\n"
@@ -90,7 +97,8 @@ usage_sweep(FILE *f)
 		"                  moved since is resubmitted from where it is, once the jobs\n"
 		"                  submitted from the old place have ended.\n"
 		"                  Each task: --jobs workers [1 with --slurm],\n"
-		"                  --cpus-per-task = --jobs, --mem from the largest configuration's\n"
+		"                  --cpus-per-task = --jobs (x --threads), --mem from the largest\n"
+		"                  configuration's\n"
 		"                  arrays and cache models. No --shard or --resume with it.\n"
 		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
 		"                  --mem=8G: these win), split as a shell splits words\n"
@@ -195,8 +203,8 @@ struct sweep_args {
 	const char *cache_sweep, *caches[SWEEP_CACHES_MAX];
 	unsigned ncache_args;
 	const char *status;
-	uint64_t jobs, sample_sets;
-	bool jobs_given;
+	uint64_t jobs, sample_sets, threads;
+	bool jobs_given, threads_given;
 	int others; /* options other than --status */
 };
 
@@ -310,6 +318,8 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 		{ "cache-sweep", 0, OPTPARSE_STRING, .dest = &a->cache_sweep },
 		{ "jobs", 0, OPTPARSE_U64, .dest = &a->jobs, .min = 1, .max = 256,
 		  .expect = "1 to 256", .given = &a->jobs_given },
+		{ "threads", 0, OPTPARSE_U64, .dest = &a->threads, .min = 1,
+		  .max = CACHE_MAX_SLICES, .expect = "1 to 64", .given = &a->threads_given },
 		{ "resume", 0, OPTPARSE_FLAG, .dest = &a->ro.resume },
 		{ "rerun-other-revisions", 0, OPTPARSE_FLAG, .dest = &a->ro.rerun_other },
 		{ "shard", 0, OPTPARSE_CALL, .dest = &a->ro, .call = shard_value },
@@ -334,8 +344,12 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 	a->sample_sets = p->sample_sets;
 	if ((rc = optparse_argv(&cmd, argc, argv)))
 		return rc;
+	if (a->threads_given)
+		p->threads = (unsigned)a->threads;
 	if (a->jobs_given)
 		a->ro.jobs = (unsigned)a->jobs;
+	else if (p->threads > 1) /* the cores are the workers' threads together */
+		a->ro.jobs = a->ro.jobs / p->threads ? a->ro.jobs / p->threads : 1;
 	p->sample_sets = (uint32_t)a->sample_sets;
 	return 0;
 }

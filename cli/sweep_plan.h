@@ -61,6 +61,7 @@ struct sweep_plan {
 	unsigned ngroups;
 	bool separate_runs; /* --separate-runs: one run per configuration, no one-pass */
 	uint32_t sample_sets; /* --sample-sets K: estimates by set sampling; 0: exact */
+	unsigned threads; /* --threads T: slice threads each simulation takes (the same counters) */
 	struct plugin plugin; /* --kernel PATH: loaded; plugin.p NULL for built-in kernels */
 	struct plugin_params params; /* --param key=value, for the plugin */
 };

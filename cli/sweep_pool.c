@@ -102,6 +102,20 @@ plugin_row(const struct sweep_plan *p, const struct sweep_item *it, const struct
 }
 
 /* One configuration on its own: its report, or its error. */
+/* With --threads, the threads a row's simulation took, as memsim run reports them. */
+static void
+add_threads(cJSON *r, const struct sweep_plan *p, const struct sim_result *sim)
+{
+	cJSON *th;
+
+	if (p->threads <= 1)
+		return;
+	th = cJSON_AddObjectToObject(r, "threads");
+	cJSON_AddNumberToObject(th, "asked", p->threads);
+	cJSON_AddNumberToObject(th, "used", sim->threads);
+	cJSON_AddStringToObject(th, "why_not_more", sim->threads_why);
+}
+
 static cJSON *
 one_row(const struct sweep_plan *p, const struct sweep_item *it)
 {
@@ -119,11 +133,13 @@ one_row(const struct sweep_plan *p, const struct sweep_item *it)
 	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
 	if (!rc && p->plugin.p)
 		return plugin_row(p, it, &spec);
-	if (rc ||
-	    evaluation_run(&ev, &it->cfg, &spec, p->flush, p->seed, mode, err, sizeof(err))) {
+	if (rc || evaluation_run_recorded(&ev, &it->cfg, &spec, p->flush, p->seed, mode, NULL,
+					  p->threads, err, sizeof(err))) {
 		r = error_report(p, it, err);
 	} else {
 		r = evaluation_json(&ev, 0, NULL);
+		if (ev.simulated)
+			add_threads(r, p, &ev.sim);
 		evaluation_finish(&ev);
 	}
 	return r;
@@ -237,8 +253,9 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 		sizes[j] = gr->sizes[list[j]];
 	/* The first size's spec is the base: it has the associativity every size keeps
 	 * (cache_config_resize()), and what L1 looks like to the tracing layer in this pass. */
-	rc = sim_kernel_onepass(cfg, &gr->specs[list[0]], gr->g->level, sizes, m, gr->g->method,
-				p->flush, p->seed, p->trace_only, outs, err, sizeof(err));
+	rc = sim_kernel_onepass_split(cfg, &gr->specs[list[0]], gr->g->level, sizes, m,
+				      gr->g->method, p->flush, p->seed, p->trace_only, p->threads,
+				      outs, err, sizeof(err));
 	free(sizes);
 	if (rc == -ENOMEM) {
 		free(outs);
@@ -257,6 +274,7 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 			evaluation_of_sim(&ev, cfg, &gr->specs[list[j]], p->flush, p->seed,
 					  p->trace_only, &outs[j]);
 			r = evaluation_json(&ev, 0, NULL);
+			add_threads(r, p, &ev.sim);
 			evaluation_finish(&ev);
 			/* Which pass made these counters: the same as a run of this size alone. */
 			add_onepass(r, gr, gr->g->method, m, why);
@@ -300,6 +318,10 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 				    : sim_memory_share(&items[idx[0]].cfg, p->trace_only, workers,
 						       &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
+		/* Each slice thread keeps a one-pass model of its own (sim_kernel_onepass_split()).
+		 */
+		if (p->threads > 1)
+			budget /= p->threads;
 		if (workers > 1 &&
 		    (strcmp(what, "MemAvailable") == 0 || strcmp(what, "MEMSIM_MEMORY") == 0)) {
 			snprintf(shared, sizeof(shared), "%s shared by %u workers", what, workers);

@@ -92,12 +92,15 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 }
 
 /* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
- * model, the slices on theirs; out->cache is their sum. Returns 0, or -ENOMEM with err. */
+ * model, the slices (with op one-pass models) on theirs; out->cache is their sum. Returns 0,
+ * or -ENOMEM with err. */
 static int
-split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
-	   struct sim_result *out, char *err, size_t errlen)
+split_pass(struct attn_data *d, const struct spec *spec, bool flush, const struct onepass *op,
+	   unsigned k, struct sim_result *out, char *err, size_t errlen)
 {
-	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
+	struct cache_feed *f = op ? cache_feed_start_onepass(&spec->cache, op->level, op->sizes,
+							     op->n, op->how, k, err, errlen)
+				  : cache_feed_start(&spec->cache, k, err, errlen);
 	struct trace_ctx *t;
 	double t0;
 
@@ -115,7 +118,7 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
  * model, or with op on a one-pass model (out->cache is then it); with rec recorded first; on
- * k slice threads where k > 1 (op is then NULL). The arrays come first: the model takes what
+ * k slice threads where k > 1. The arrays come first: the model takes what
  * their mapping leaves (attn_data_create() reserves more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
@@ -142,7 +145,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		}
 		if (!rc) {
 			attn_data_fill(d, seed);
-			rc = split_pass(d, spec, flush, k, out, err, errlen);
+			rc = split_pass(d, spec, flush, op, k, out, err, errlen);
 		}
 		if (!rc)
 			out->threads = k;
@@ -247,9 +250,20 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 		   uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		   size_t errlen)
 {
+	return sim_kernel_onepass_split(cfg, spec, level, sizes, n, how, flush, seed, trace_only, 1,
+					outs, err, errlen);
+}
+
+int
+sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec, unsigned level,
+			 const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
+			 uint64_t seed, bool trace_only, unsigned threads, struct sim_result *outs,
+			 char *err, size_t errlen)
+{
 	const struct onepass op = { level, sizes, n, how };
 	struct sim_result one;
-	char need[32];
+	char need[32], why[sizeof(one.threads_why)];
+	unsigned used;
 	int rc;
 
 	if (how == CACHE_ONEPASS_SEPARATE ||
@@ -258,7 +272,9 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 			 cache_onepass_str(how), level + 1);
 		return -EINVAL;
 	}
-	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, NULL, 1,
+	used = cache_onepass_slices_max(&spec->cache, level, sizes, n, threads ? threads : 1, why,
+					sizeof(why));
+	rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, &op, NULL, used,
 		      &one, err, errlen);
 	if (rc)
 		return rc;
@@ -273,6 +289,8 @@ sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, unsig
 		memset(&outs[k], 0, sizeof(outs[k]));
 		outs[k].cache = cache_onepass_take(one.cache, k);
 		outs[k].seconds = one.seconds;
+		outs[k].threads = one.threads;
+		snprintf(outs[k].threads_why, sizeof(outs[k].threads_why), "%s", why);
 	}
 	sim_result_finish(&one);
 	return 0;

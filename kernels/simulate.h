@@ -55,6 +55,15 @@ int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, u
 		       uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		       size_t errlen);
 
+/* sim_kernel_onepass() on up to `threads` threads (0: 1) as sim_kernel_split() splits a run:
+ * each slice thread keeps a one-pass model of its sets, and their sum holds every size's
+ * counters exactly. One thread where the sizes do not split (cache_onepass_slices_max()),
+ * saying why in each outs[k].threads_why. */
+int sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec, unsigned level,
+			     const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
+			     uint64_t seed, bool trace_only, unsigned threads,
+			     struct sim_result *outs, char *err, size_t errlen);
+
 /* Where a run also records its accesses (traces/mtrace.h): path ("-" for stdout) and the
  * command line its header names. */
 struct sim_record {

@@ -425,6 +425,14 @@ bool cache_onepass_failed(const struct cache *c);
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);
 
+/* The most slices of a run split by set (cache_slices_max()), up to want, that the one-pass
+ * model of these sizes splits into exactly: the fewest any size's config allows; 1 where the
+ * swept level is L1 (the producer filters L1 hits before the split, for one L1). why as in
+ * cache_slices_max(). */
+unsigned cache_onepass_slices_max(const struct cache_config *cfg, unsigned level,
+				  const uint64_t *sizes, unsigned n, unsigned want, char *why,
+				  size_t whylen);
+
 /* With set sampling (cfg.sample_sets > 1): multiplies every level count and every DRAM byte
  * count by the sampling factor, once (later calls do nothing); the processor's counts and
  * scratch bytes were counted whole. Call after the run and its flush, before reading. */

@@ -29,6 +29,7 @@
 
 #include "sim/cache_feed.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,8 +570,25 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
-struct cache_feed *
-cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, size_t errlen)
+/* The sizes of a one-pass run split by set, NULL for a plain one. */
+struct feed_onepass {
+	unsigned level;
+	const uint64_t *sizes;
+	unsigned n;
+	enum cache_onepass how;
+};
+
+/* A slice's model: cfg's, or the one-pass model of op's sizes. */
+static struct cache *
+slice_model(const struct cache_config *cfg, const struct feed_onepass *op)
+{
+	return op ? cache_create_onepass(cfg, op->level, op->sizes, op->n, op->how)
+		  : cache_create(cfg);
+}
+
+static struct cache_feed *
+feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_onepass *op,
+	   char *err, size_t errlen)
 {
 	struct cache_feed *f = xzalloc(sizeof(*f));
 
@@ -596,10 +614,14 @@ cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, siz
 		s->f = f;
 		s->ring = calloc(FEED_RING, sizeof(*s->ring));
 		s->cur = s->ring;
-		s->c = cache_create(cfg);
+		s->c = slice_model(cfg, op);
 		if (!s->ring || !s->c) {
+			uint64_t bytes =
+				op ? cache_onepass_bytes(cfg, op->level, op->sizes, op->n, op->how)
+				   : cache_model_bytes(cfg);
+
 			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)",
-				 slices, (double)cache_model_bytes(cfg) / 1048576.0);
+				 slices, (double)bytes / 1048576.0);
 			feed_free(f);
 			return NULL;
 		}
@@ -616,6 +638,22 @@ cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, siz
 		}
 	}
 	return f;
+}
+
+struct cache_feed *
+cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, size_t errlen)
+{
+	return feed_start(cfg, slices, NULL, err, errlen);
+}
+
+struct cache_feed *
+cache_feed_start_onepass(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+			 unsigned n, enum cache_onepass how, unsigned slices, char *err,
+			 size_t errlen)
+{
+	const struct feed_onepass op = { level, sizes, n, how };
+
+	return feed_start(cfg, slices, &op, err, errlen);
 }
 
 struct cache *
@@ -639,6 +677,21 @@ take_cpu(struct cache *d, const struct cache *m)
 	d->scratch_len = m->scratch_len;
 }
 
+/* A one-pass slice's models of each size (sim/cache_onepass.c) added to the sum's, what the
+ * stack pass counted settled first; nothing for plain models. */
+static int
+add_sizes(struct cache *dst, struct cache *src)
+{
+	if (dst->nfan != src->nfan)
+		return -1;
+	cache_stack_settle(dst);
+	cache_stack_settle(src);
+	for (unsigned k = 0; k < dst->nfan; k++)
+		if (cache_add_slice(dst->fan[k], src->fan[k]))
+			return -1;
+	return 0;
+}
+
 int
 cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err, size_t errlen)
 {
@@ -646,8 +699,15 @@ cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *er
 
 	feed_end(f, flush);
 	sum = f->sl[0].c;
+	for (unsigned i = 0; i < f->k; i++)
+		if (cache_onepass_failed(f->sl[i].c)) {
+			snprintf(err, errlen, "memory ran out during the one pass (thread %u)",
+				 i + 1);
+			feed_free(f);
+			return -ENOMEM;
+		}
 	for (unsigned i = 1; i < f->k; i++)
-		if (cache_add_slice(sum, f->sl[i].c)) {
+		if (cache_add_slice(sum, f->sl[i].c) || add_sizes(sum, f->sl[i].c)) {
 			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
 				 i + 1);
 			feed_free(f);

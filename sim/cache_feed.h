@@ -23,6 +23,14 @@ struct cache_feed;
 struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err,
 				    size_t errlen);
 
+/* cache_feed_start() whose slices are one-pass models of cfg for sizes[0 .. n) of level
+ * `level` with method how (cache_create_onepass(); 2 .. cache_onepass_slices_max() slices):
+ * the sum cache_feed_finish() gives is the one-thread one-pass model, each size's model
+ * (cache_onepass_take()) counter for counter. */
+struct cache_feed *cache_feed_start_onepass(const struct cache_config *cfg, unsigned level,
+					    const uint64_t *sizes, unsigned n,
+					    enum cache_onepass how, unsigned slices, char *err,
+					    size_t errlen);
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
  * on a model of cfg, and its processor counts are kept (cache_cpu()). It holds no lines:
@@ -37,8 +45,9 @@ bool cache_is_feed(const struct cache *c);
 void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
 
 /* Ends the input: each slice flushes (with flush) on its thread, then the slices are summed,
- * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or -1
- * with a message in err (nothing is left then). */
+ * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or with
+ * a message in err (nothing is left then) -ENOMEM when a one-pass slice ran out of memory,
+ * -1 otherwise. */
 int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err,
 		      size_t errlen);
 

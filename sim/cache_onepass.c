@@ -365,3 +365,30 @@ cache_onepass_take(struct cache *c, unsigned k)
 	c->taken[k] = true;
 	return s;
 }
+
+unsigned
+cache_onepass_slices_max(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
+			 unsigned n, unsigned want, char *why, size_t whylen)
+{
+	unsigned k = cache_slices_max(cfg, want, why, whylen);
+
+	if (k > 1 && level == 0) {
+		snprintf(why, whylen,
+			 "the swept level is L1: the threads split what leaves one L1");
+		return 1;
+	}
+	for (unsigned i = 0; i < n && k > 1; i++) {
+		struct cache_config one;
+		char err[256], w[256];
+		unsigned m;
+
+		if (cache_config_resize(cfg, level, sizes[i], &one, err, sizeof(err)))
+			return 1;
+		m = cache_slices_max(&one, k, w, sizeof(w));
+		if (m < k) {
+			k = m;
+			snprintf(why, whylen, "at %llu bytes, %s", (unsigned long long)sizes[i], w);
+		}
+	}
+	return k;
+}

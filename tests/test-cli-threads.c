@@ -399,6 +399,100 @@ test_run_kernels(void **state)
 	assert_true(split >= runs / 2);
 }
 
+/* DIR/results.json's rows without what may differ between runs of the same counters (the
+ * threads, timings, memory), one line each; *min_used the fewest threads a row ran on (1
+ * where rows say nothing). Caller frees. */
+static char *
+sweep_rows(const char *dir, unsigned *min_used)
+{
+	static const char *const skip[] = { "threads", "traced_seconds", "peak_rss_bytes",
+					    "seconds", "accesses_per_second" };
+	char path[600], *text, *line, *save = NULL, *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	*min_used = 64;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(line), *t;
+		char *flat;
+
+		assert_non_null(row);
+		t = cJSON_GetObjectItem(row, "threads");
+		if (!t)
+			*min_used = 1;
+		else if ((unsigned)cJSON_GetObjectItem(t, "used")->valueint < *min_used)
+			*min_used = (unsigned)cJSON_GetObjectItem(t, "used")->valueint;
+		for (unsigned i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+			cJSON_DeleteItemFromObject(row, skip[i]);
+		flat = cJSON_PrintUnformatted(row);
+		fprintf(f, "%s\n", flat);
+		free(flat);
+		cJSON_Delete(row);
+	}
+	fclose(f);
+	free(text);
+	return out;
+}
+
+/* sweep --threads: one-pass rows (the stack pass, fan-out) and plain rows hold one thread's
+ * counters on 2 and 4 threads, and say how many ran; a swept L1 runs one and says why. */
+static void
+test_sweep_threads(void **state)
+{
+	static const char *const sweeps[] = {
+		"--kernel naive,flash2 --N 96 --d 32 --heads 2 --cache L1=4K:4:64,L2=64K:8:64 "
+		"--cache-sweep L2=16K:256K:x2",
+		"--kernel flash2 --N 128 --d 32 --causal --cache L1=4K:4:64,L2=32K:8:64:fifo,"
+		"L3=256K:16:64 --cache-sweep L3=64K:1M:x4 --no-flush",
+		"--kernel naive --N 64 --d 16 --cache L1=4K:4:64,L2=64K:8:64 --cache L1=8K:2:32,"
+		"L2=128K:16:64:wt --trace-only",
+	};
+	unsigned used;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
+		struct result r = memsim("sweep --out s1 --jobs 1 %s", sweeps[i]);
+		char *one;
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		one = sweep_rows("s1", &used);
+		for (unsigned t = 2; t <= 4; t *= 2) {
+			char *more;
+
+			r = memsim("sweep --out s%u --jobs 1 --threads %u %s", t, t, sweeps[i]);
+			assert_int_equal(r.rc, 0);
+			result_free(&r);
+			more = sweep_rows(t == 2 ? "s2" : "s4", &used);
+			if (strcmp(one, more))
+				fail_msg("sweep %s --threads %u: rows differ from one thread's",
+					 sweeps[i], t);
+			assert_int_equal(used, t);
+			free(more);
+		}
+		free(one);
+		r = shell("rm -rf s1 s2 s4");
+		result_free(&r);
+	}
+	{
+		struct result r =
+			memsim("sweep --out l1 --jobs 1 --threads 2 --kernel naive --N 64 "
+			       "--d 16 --cache L1=4K:4:64 --cache-sweep L1=2K:8K:x2");
+		char *rows;
+
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		rows = sweep_rows("l1", &used);
+		free(rows);
+		assert_int_equal(used, 1);
+		r = shell("grep -c 'the swept level is L1' l1/results.json");
+		assert_int_equal(atoi(r.out), 3);
+		result_free(&r);
+	}
+}
+
 /* run --threads: what does not split runs one thread and says why, a bad N and a plugin are
  * usage errors, and a recording is the same whatever the threads. */
 static void
@@ -559,10 +653,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_hierarchies),
-		cmocka_unit_test(test_why_not),
-		cmocka_unit_test(test_run_kernels),
-		cmocka_unit_test(test_run_why_not),
+		cmocka_unit_test(test_random_hierarchies), cmocka_unit_test(test_why_not),
+		cmocka_unit_test(test_run_kernels),        cmocka_unit_test(test_run_why_not),
+		cmocka_unit_test(test_sweep_threads),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -77,10 +77,14 @@ static const struct attn_config kernels[] = {
 	  .causal = true },
 };
 
-/* Runs cfg once for every size with method how, and once per size on its own; compares. */
+/* One-pass runs on more than one thread so far (check_sizes() with threads > 1). */
+static unsigned split_runs;
+
+/* Runs cfg once for every size with method how on up to `threads` threads, and once per size
+ * on its own; compares. */
 static void
 check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool flush,
-	    enum cache_onepass how, bool trace_only)
+	    enum cache_onepass how, bool trace_only, unsigned threads)
 {
 	struct sim_result outs[6], alone;
 	struct spec spec;
@@ -90,9 +94,13 @@ check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool f
 	while (n < 6 && oc->sizes[n])
 		n++;
 	assert_int_equal(spec_parse(oc->spec, &spec, err, sizeof(err)), 0);
-	if (sim_kernel_onepass(cfg, &spec, oc->level, oc->sizes, n, how, flush, 5, trace_only, outs,
-			       err, sizeof(err)))
+	if (sim_kernel_onepass_split(cfg, &spec, oc->level, oc->sizes, n, how, flush, 5, trace_only,
+				     threads, outs, err, sizeof(err)))
 		fail_msg("%s: %s", oc->spec, err);
+	if (outs[0].threads > 1)
+		split_runs++;
+	else if (threads > 1 && !outs[0].threads_why[0])
+		fail_msg("%s: one thread of %u, and no reason given", oc->spec, threads);
 	for (unsigned k = 0; k < n; k++) {
 		struct spec one = spec;
 
@@ -105,11 +113,12 @@ check_sizes(const struct onepass_case *oc, const struct attn_config *cfg, bool f
 				: sim_kernel(cfg, &one, flush, 5, false, &alone, err, sizeof(err)),
 			0);
 		if (!same_counters(outs[k].cache, alone.cache))
-			fail_msg("%s, L%u = %llu B, %s, %s%s: one pass (%s) differs from its own "
-				 "run",
+			fail_msg("%s, L%u = %llu B, %s, %s%s: one pass (%s, %u threads) differs "
+				 "from its own run",
 				 oc->spec, oc->level + 1, (unsigned long long)oc->sizes[k],
 				 attn_kernel_name(cfg->kernel), flush ? "flush" : "no flush",
-				 trace_only ? ", trace-only" : "", cache_onepass_str(how));
+				 trace_only ? ", trace-only" : "", cache_onepass_str(how),
+				 outs[k].threads);
 		sim_result_finish(&alone);
 		sim_result_finish(&outs[k]);
 	}
@@ -132,14 +141,43 @@ test_case(void **state)
 	print_message("# %s L%u: %s%s%s\n", oc->spec, oc->level + 1, cache_onepass_str(oc->method),
 		      why ? ": " : "", why ? why : "");
 	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
-		check_sizes(oc, &kernels[i], true, oc->method, true);
-		check_sizes(oc, &kernels[i], false, oc->method, true);
+		check_sizes(oc, &kernels[i], true, oc->method, true, 1);
+		check_sizes(oc, &kernels[i], false, oc->method, true, 1);
 		/* The stack pass's sizes by fan-out too: both must agree with the plain runs. */
 		if (oc->method == CACHE_ONEPASS_STACK)
-			check_sizes(oc, &kernels[i], true, CACHE_ONEPASS_FANOUT, true);
+			check_sizes(oc, &kernels[i], true, CACHE_ONEPASS_FANOUT, true, 1);
+		/* Split by set over threads (sim_kernel_onepass_split()): the same counters. */
+		for (unsigned t = 2; t <= 4; t *= 2) {
+			check_sizes(oc, &kernels[i], true, oc->method, true, t);
+			check_sizes(oc, &kernels[i], false, oc->method, true, t);
+		}
 	}
 	/* The computing kernel once (the same counters as trace-only, seed and all). */
-	check_sizes(oc, &kernels[0], true, oc->method, false);
+	check_sizes(oc, &kernels[0], true, oc->method, false, 1);
+	check_sizes(oc, &kernels[0], true, oc->method, false, 2);
+}
+
+/* After the cases: most of them split, and a swept L1 says why it does not. */
+static void
+test_split_threads_ran(void **state)
+{
+	struct sim_result outs[3];
+	const uint64_t sizes[] = { 2048, 4096, 16384 };
+	struct spec spec;
+	char err[256];
+
+	(void)state;
+	print_message("# %u one-pass runs split over threads\n", split_runs);
+	assert_true(split_runs >= 20);
+	assert_int_equal(spec_parse("L1=8K:4:64", &spec, err, sizeof(err)), 0);
+	assert_int_equal(sim_kernel_onepass_split(&kernels[0], &spec, 0, sizes, 3,
+						  CACHE_ONEPASS_STACK, true, 1, true, 4, outs, err,
+						  sizeof(err)),
+			 0);
+	assert_int_equal(outs[0].threads, 1);
+	assert_non_null(strstr(outs[0].threads_why, "L1"));
+	for (unsigned k = 0; k < 3; k++)
+		sim_result_finish(&outs[k]);
 }
 
 /* Where the swept level's input depends on its size, or the stack pass's assumptions fail. */
@@ -496,17 +534,20 @@ test_out_of_memory(void **state)
 int
 main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 6 };
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 7 };
 	struct CMUnitTest tests[NCASES + NMORE];
 
+	/* First: its address-space limits count on a heap that earlier models have not grown
+	 * (what they freed would be handed out again under the limit). */
+	tests[0] = (struct CMUnitTest)cmocka_unit_test(test_out_of_memory);
 	for (size_t i = 0; i < NCASES; i++)
-		tests[i] = (struct CMUnitTest){ cases[i].spec, test_case, NULL, NULL,
-						(void *)&cases[i] };
-	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_not_applicable);
-	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_stack_random);
-	tests[NCASES + 2] = (struct CMUnitTest)cmocka_unit_test(test_stack_sets_refused);
-	tests[NCASES + 3] = (struct CMUnitTest)cmocka_unit_test(test_resize_keeps_ways);
-	tests[NCASES + 4] = (struct CMUnitTest)cmocka_unit_test(test_split);
-	tests[NCASES + 5] = (struct CMUnitTest)cmocka_unit_test(test_out_of_memory);
+		tests[1 + i] = (struct CMUnitTest){ cases[i].spec, test_case, NULL, NULL,
+						    (void *)&cases[i] };
+	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_not_applicable);
+	tests[NCASES + 2] = (struct CMUnitTest)cmocka_unit_test(test_stack_random);
+	tests[NCASES + 3] = (struct CMUnitTest)cmocka_unit_test(test_stack_sets_refused);
+	tests[NCASES + 4] = (struct CMUnitTest)cmocka_unit_test(test_resize_keeps_ways);
+	tests[NCASES + 5] = (struct CMUnitTest)cmocka_unit_test(test_split);
+	tests[NCASES + 6] = (struct CMUnitTest)cmocka_unit_test(test_split_threads_ran);
 	return _cmocka_run_group_tests("onepass", tests, NCASES + NMORE, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Whether two memsim JSON reports hold the same counters: prints "yes" or "NO", ignoring the
 command line, the threads asked and used, and every timing. Then the second report's threads
-used. Usage: python3 tools/same-report.py A.json B.json (replay-threads.sh, run-threads.sh)."""
+used (of a sweep's results.json, one row a line: every row compared, the fewest threads any
+row used). Usage: python3 tools/same-report.py A.json B.json (replay-threads.sh,
+run-threads.sh, onepass-threads.sh)."""
 
 import json
 import sys
@@ -10,10 +12,19 @@ SKIP = ("command", "threads", "traced_seconds", "replay_seconds", "peak_rss_byte
         "accesses_per_second", "elapsed_seconds")
 
 
-def counters(path):
+def rows(path):
     with open(path) as f:
-        j = json.load(f)
-    return {k: v for k, v in j.items() if k not in SKIP}, j.get("threads", {}).get("used", 1)
+        text = f.read()
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def counters(path):
+    rs = rows(path)
+    return ([{k: v for k, v in j.items() if k not in SKIP} for j in rs],
+            min(j.get("threads", {}).get("used", 1) for j in rs))
 
 
 def main():
