@@ -92,15 +92,12 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 }
 
 /* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
- * model, the slices (with op one-pass models) on theirs; out->cache is their sum. Returns 0,
- * or -ENOMEM with err. */
+ * model, the slices on theirs; out->cache is their sum. Returns 0, or -ENOMEM with err. */
 static int
-split_pass(struct attn_data *d, const struct spec *spec, bool flush, const struct onepass *op,
-	   unsigned k, struct sim_result *out, char *err, size_t errlen)
+split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
+	   struct sim_result *out, char *err, size_t errlen)
 {
-	struct cache_feed *f = op ? cache_feed_start_onepass(&spec->cache, op->level, op->sizes,
-							     op->n, op->how, k, err, errlen)
-				  : cache_feed_start(&spec->cache, k, err, errlen);
+	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
 	struct trace_ctx *t;
 	double t0;
 
@@ -118,7 +115,8 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, const struc
 
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
  * model, or with op on a one-pass model (out->cache is then it); with rec recorded first; on
- * k slice threads where k > 1. The arrays come first: the model takes what
+ * k slice threads where k > 1 (with op: the levels above the swept one on this thread, the
+ * sizes on the slices', cache_feed_attach_below()). The arrays come first: the model takes what
  * their mapping leaves (attn_data_create() reserves more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
@@ -136,7 +134,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		       : attn_data_create(cfg, err, errlen);
 	if (!d)
 		return -EINVAL;
-	if (k > 1) {
+	if (k > 1 && !op) {
 		if (rec) {
 			attn_data_fill(d, seed);
 			rc = record_pass(d, rec, err, errlen);
@@ -145,7 +143,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		}
 		if (!rc) {
 			attn_data_fill(d, seed);
-			rc = split_pass(d, spec, flush, op, k, out, err, errlen);
+			rc = split_pass(d, spec, flush, k, out, err, errlen);
 		}
 		if (!rc)
 			out->threads = k;
@@ -154,6 +152,12 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	}
 	out->cache = model_create(spec, op, &rc, err, errlen);
 	if (!out->cache) {
+		attn_data_destroy(d);
+		return rc;
+	}
+	if (k > 1 && (rc = cache_feed_attach_below(out->cache, &spec->cache, op->level, op->sizes,
+						   op->n, op->how, k, err, errlen))) {
+		sim_result_finish(out);
 		attn_data_destroy(d);
 		return rc;
 	}
@@ -177,6 +181,14 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	trace_ctx_destroy(t);
 	if (flush)
 		cache_flush(out->cache);
+	if (k > 1) {
+		if ((rc = cache_feed_detach_below(out->cache, flush, err, errlen))) {
+			sim_result_finish(out);
+			attn_data_destroy(d);
+			return rc == -ENOMEM ? rc : -EINVAL;
+		}
+		out->threads = k;
+	}
 	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */
 	if (check) {
 		out->checked = true;

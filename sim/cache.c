@@ -782,6 +782,12 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 	unsigned res = 0;
 
 	flags &= ~F_COUNTED;
+	if (c->below) {
+		/* The sizes run on slice threads; their answer is always 0 (a swept level is
+		 * never exclusive, and only an exclusive level hands a line up). */
+		cache_feed_below(c, addr, size, req, count, flags);
+		return 0;
+	}
 	if (c->stack) {
 		uint64_t line_bytes = c->fan[0]->lv[c->fan_level].cfg.line_bytes;
 		uint64_t last = addr + (size - 1);

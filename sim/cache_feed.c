@@ -46,6 +46,8 @@ enum {
 	EV_PHASE,                   /* then the name */
 	EV_SET_PHASE,               /* addr the phase */
 	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
+	EV_BELOW, /* addr, size a request below the levels above a one-pass model's swept one;
+		   * then addr count | req << 32 | flags << 40 (cache_feed_attach_below()) */
 };
 
 /* Events a name takes (CACHE_NAME_MAX bytes). */
@@ -120,6 +122,10 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i)
 		return i + NAME_EVS;
 	case EV_HITS: /* the processor's counts are the feed model's: only L1's matter */
 		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
+		return i + 1;
+	case EV_BELOW:
+		cache_fan_ref(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
+			      (uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
 		return i + 1;
 	default: /* EV_SET_PHASE */
 		cache_set_phase(c, (int)e->addr);
@@ -374,6 +380,18 @@ cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op
 	}
 }
 
+void
+cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+		 unsigned flags)
+{
+	struct cache_feed *f = c->below;
+	/* A request from a level above lies in one of its lines, so in one chunk. */
+	struct cache_ref *e = slot(f, &f->sl[(addr >> f->shift) & f->mask], 2);
+
+	e[0] = (struct cache_ref){ addr, (uint32_t)size, EV_BELOW, 0 };
+	e[1] = (struct cache_ref){ count | (uint64_t)req << 32 | (uint64_t)flags << 40, 0, 0, 0 };
+}
+
 size_t
 cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 {
@@ -467,7 +485,7 @@ cache_feed_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op o
 void
 cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e = slot(f, &f->sl[i], 2 + NAME_EVS);
@@ -482,7 +500,7 @@ cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t byte
 void
 cache_feed_phase(struct cache *c, const char *name)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e = slot(f, &f->sl[i], 1 + NAME_EVS);
@@ -496,7 +514,7 @@ cache_feed_phase(struct cache *c, const char *name)
 void
 cache_feed_set_phase(struct cache *c, int phase)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	send_hits(f); /* counted to the phase that ends */
 	for (unsigned i = 0; i < f->k; i++)
@@ -570,7 +588,7 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
-/* The sizes of a one-pass run split by set, NULL for a plain one. */
+/* The sizes of a one-pass model split by set (cache_feed_attach_below()), NULL for a plain run. */
 struct feed_onepass {
 	unsigned level;
 	const uint64_t *sizes;
@@ -578,14 +596,9 @@ struct feed_onepass {
 	enum cache_onepass how;
 };
 
-/* A slice's model: cfg's, or the one-pass model of op's sizes. */
-static struct cache *
-slice_model(const struct cache_config *cfg, const struct feed_onepass *op)
-{
-	return op ? cache_create_onepass(cfg, op->level, op->sizes, op->n, op->how)
-		  : cache_create(cfg);
-}
-
+/* The rings, the slices' models (cfg's, or with op the one-pass models of its sizes, which get
+ * only what leaves the levels above the swept one) and their threads; with op no feed model
+ * and no hit filter (the producer's model simulates those levels itself). */
 static struct cache_feed *
 feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_onepass *op,
 	   char *err, size_t errlen)
@@ -601,20 +614,23 @@ feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_on
 	pthread_cond_init(&f->room, NULL);
 	for (unsigned i = 0; i < slices; i++)
 		pthread_cond_init(&f->sl[i].more, NULL);
-	f->model = cache_build(cfg, 0, CACHE_MAX_LEVELS);
-	if (!f->model) {
-		snprintf(err, errlen, "cannot allocate the threads' feed");
-		feed_free(f);
-		return NULL;
+	if (!op) {
+		f->model = cache_build(cfg, 0, CACHE_MAX_LEVELS);
+		if (!f->model) {
+			snprintf(err, errlen, "cannot allocate the threads' feed");
+			feed_free(f);
+			return NULL;
+		}
+		f->model->feed = f;
 	}
-	f->model->feed = f;
 	for (unsigned i = 0; i < slices; i++) {
 		struct slice *s = &f->sl[i];
 
 		s->f = f;
 		s->ring = calloc(FEED_RING, sizeof(*s->ring));
 		s->cur = s->ring;
-		s->c = slice_model(cfg, op);
+		s->c = op ? cache_create_onepass(cfg, op->level, op->sizes, op->n, op->how)
+			  : cache_create(cfg);
 		if (!s->ring || !s->c) {
 			uint64_t bytes =
 				op ? cache_onepass_bytes(cfg, op->level, op->sizes, op->n, op->how)
@@ -626,7 +642,8 @@ feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_on
 			return NULL;
 		}
 	}
-	filter_init(f, cfg);
+	if (!op)
+		filter_init(f, cfg);
 	for (; f->started < slices; f->started++) {
 		int e = pthread_create(&f->tid[f->started], NULL, slice_main, &f->sl[f->started]);
 
@@ -646,14 +663,15 @@ cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, siz
 	return feed_start(cfg, slices, NULL, err, errlen);
 }
 
-struct cache_feed *
-cache_feed_start_onepass(const struct cache_config *cfg, unsigned level, const uint64_t *sizes,
-			 unsigned n, enum cache_onepass how, unsigned slices, char *err,
-			 size_t errlen)
+int
+cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
+			const uint64_t *sizes, unsigned n, enum cache_onepass how, unsigned slices,
+			char *err, size_t errlen)
 {
 	const struct feed_onepass op = { level, sizes, n, how };
 
-	return feed_start(cfg, slices, &op, err, errlen);
+	c->below = feed_start(cfg, slices, &op, err, errlen);
+	return c->below ? 0 : -ENOMEM;
 }
 
 struct cache *
@@ -677,21 +695,6 @@ take_cpu(struct cache *d, const struct cache *m)
 	d->scratch_len = m->scratch_len;
 }
 
-/* A one-pass slice's models of each size (sim/cache_onepass.c) added to the sum's, what the
- * stack pass counted settled first; nothing for plain models. */
-static int
-add_sizes(struct cache *dst, struct cache *src)
-{
-	if (dst->nfan != src->nfan)
-		return -1;
-	cache_stack_settle(dst);
-	cache_stack_settle(src);
-	for (unsigned k = 0; k < dst->nfan; k++)
-		if (cache_add_slice(dst->fan[k], src->fan[k]))
-			return -1;
-	return 0;
-}
-
 int
 cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err, size_t errlen)
 {
@@ -699,15 +702,8 @@ cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *er
 
 	feed_end(f, flush);
 	sum = f->sl[0].c;
-	for (unsigned i = 0; i < f->k; i++)
-		if (cache_onepass_failed(f->sl[i].c)) {
-			snprintf(err, errlen, "memory ran out during the one pass (thread %u)",
-				 i + 1);
-			feed_free(f);
-			return -ENOMEM;
-		}
 	for (unsigned i = 1; i < f->k; i++)
-		if (cache_add_slice(sum, f->sl[i].c) || add_sizes(sum, f->sl[i].c)) {
+		if (cache_add_slice(sum, f->sl[i].c)) {
 			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
 				 i + 1);
 			feed_free(f);
@@ -730,4 +726,38 @@ cache_feed_abort(struct cache_feed *f)
 {
 	feed_end(f, false);
 	feed_free(f);
+}
+
+int
+cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen)
+{
+	struct cache_feed *f = c->below;
+	int rc = 0;
+
+	c->below = NULL;
+	feed_end(f, flush);
+	cache_stack_settle(c);
+	for (unsigned i = 0; i < f->k && !rc; i++) {
+		struct cache *s = f->sl[i].c;
+
+		if (cache_onepass_failed(s)) {
+			snprintf(err, errlen,
+				 "memory ran out during the one pass (thread %u of %u)", i + 1,
+				 f->k);
+			rc = -ENOMEM;
+			break;
+		}
+		/* What the stack pass counted, settled; then each size's models added up. */
+		cache_stack_settle(s);
+		if (s->nfan != c->nfan)
+			rc = -1;
+		for (unsigned k = 0; k < c->nfan && !rc; k++)
+			if (cache_add_slice(c->fan[k], s->fan[k]))
+				rc = -1;
+		if (rc)
+			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
+				 i + 1);
+	}
+	feed_free(f);
+	return rc;
 }

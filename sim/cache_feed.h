@@ -23,14 +23,6 @@ struct cache_feed;
 struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err,
 				    size_t errlen);
 
-/* cache_feed_start() whose slices are one-pass models of cfg for sizes[0 .. n) of level
- * `level` with method how (cache_create_onepass(); 2 .. cache_onepass_slices_max() slices):
- * the sum cache_feed_finish() gives is the one-thread one-pass model, each size's model
- * (cache_onepass_take()) counter for counter. */
-struct cache_feed *cache_feed_start_onepass(const struct cache_config *cfg, unsigned level,
-					    const uint64_t *sizes, unsigned n,
-					    enum cache_onepass how, unsigned slices, char *err,
-					    size_t errlen);
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
  * on a model of cfg, and its processor counts are kept (cache_cpu()). It holds no lines:
@@ -51,5 +43,19 @@ void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum c
 int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err,
 		      size_t errlen);
 
+/* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
+ * with method how, not yet accessed) run its sizes on `slices` threads (2 ..
+ * cache_onepass_slices_max()): c simulates the levels above the swept one itself, on the
+ * caller's thread, and hands what leaves them, in order, to the thread that owns its chunk,
+ * whose one-pass model counts its sets for every size. Arrays and phases go to every thread.
+ * Returns 0, or -ENOMEM with a one-line message in err (c unchanged). */
+int cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
+			    const uint64_t *sizes, unsigned n, enum cache_onepass how,
+			    unsigned slices, char *err, size_t errlen);
+/* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
+ * models, and they are added into c's, which then holds what one thread's pass would, counter
+ * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a
+ * thread's stack pass ran out of memory, -1 otherwise. */
+int cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen);
 /* Stops the threads and frees f, for a producer that failed. */
 void cache_feed_abort(struct cache_feed *f);

@@ -149,6 +149,9 @@ struct cache {
 	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
 	/* A feed model (sim/cache_feed.h): what it gets goes to the slices' ring, not to levels. */
 	struct cache_feed *feed;
+	/* A one-pass model whose sizes run on slice threads (cache_feed_attach_below()): what
+	 * leaves its levels above the swept one goes to the slices' rings, not to its sizes. */
+	struct cache_feed *below;
 };
 
 /* cache_config.c */
@@ -173,6 +176,9 @@ size_t cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n);
 void cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes);
 void cache_feed_phase(struct cache *c, const char *name);
 void cache_feed_set_phase(struct cache *c, int phase);
+/* fan_ref() of a model with c->below: the request to the slice that owns its chunk */
+void cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+		      unsigned flags);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);

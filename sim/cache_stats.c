@@ -54,7 +54,7 @@ cache_add_phase(struct cache *c, const char *name)
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", cut);
 	name_index_add(&c->phase_names, p->name, c->nphases);
-	if (c->feed)
+	if (c->feed || c->below)
 		cache_feed_phase(c, cut);
 	return (int)c->nphases++;
 }
@@ -64,7 +64,7 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
-	if (c->feed)
+	if (c->feed || c->below)
 		cache_feed_set_phase(c, phase);
 	cache_stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
 	for (unsigned k = 0; k < c->nfan; k++)
@@ -91,7 +91,7 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
 	for (unsigned k = 0; k < c->nfan; k++)
 		cache_add_array(c->fan[k], name, base, bytes, scratch);
-	if (c->feed)
+	if (c->feed || c->below)
 		cache_feed_array(c, name, base, bytes);
 	if (scratch && bytes) {
 		/* The span's last byte, not its end, which may lie at 2^64. */
