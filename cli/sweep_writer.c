@@ -135,16 +135,43 @@ key_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The lines DIR/superseded.json holds already, sorted for bsearch() with key_cmp(), each
+ * with its newline; none where it does not exist yet. Returns their count; caller frees. */
+static size_t
+superseded_lines(struct sweep_writer *w, char ***lines)
+{
+	int fd = openat(w->dirfd, "superseded.json", O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+
+	*lines = NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		*lines = xrealloc(*lines, (n + 1) * sizeof(**lines));
+		(*lines)[n++] = xstrdup(line);
+	}
+	free(line);
+	fclose(f);
+	qsort(*lines, n, sizeof(**lines), key_cmp);
+	return n;
+}
+
 /* Appends the lines of results.json (in fin, from its start) that o marks superseded to
  * DIR/superseded.json, made where missing, synced: rows of another model revision are kept
- * there, never lost, before results.json is rewritten without them. Returns 0 or -1 with
- * err; fin is rewound. */
+ * there, never lost, before results.json is rewritten without them. A line it holds already
+ * is not added again: a run stopped between this and the rewrite leaves them in both, and the
+ * next run moves them once. Returns 0 or -1 with err; fin is rewound. */
 static int
 keep_superseded(struct sweep_writer *w, const struct opening *o, FILE *fin, char *err,
 		size_t errlen)
 {
-	char *line = NULL;
-	size_t cap = 0, k = 0;
+	char *line = NULL, **old;
+	size_t cap = 0, k = 0, nold;
 	unsigned long at = 0;
 	ssize_t len;
 	bool any = false;
@@ -154,17 +181,26 @@ keep_superseded(struct sweep_writer *w, const struct opening *o, FILE *fin, char
 		any |= o->superseded[i];
 	if (!any)
 		return 0;
+	nold = superseded_lines(w, &old);
 	fd = outdir_file_open(w->dirfd, w->dir, "superseded.json", O_WRONLY | O_APPEND | O_CREAT,
 			      err, errlen);
-	if (fd < 0)
+	if (fd < 0) {
+		for (size_t i = 0; i < nold; i++)
+			free(old[i]);
+		free(old);
 		return -1;
+	}
 	while (!rc && k < o->ndrop && (len = getline(&line, &cap, fin)) > 0) {
 		if (++at != o->drop[k])
 			continue;
 		if (o->superseded[k++] && line[len - 1] == '\n' &&
+		    !(nold && bsearch(&line, old, nold, sizeof(*old), key_cmp)) &&
 		    write_fd_all(fd, line, (size_t)len))
 			rc = -1;
 	}
+	for (size_t i = 0; i < nold; i++)
+		free(old[i]);
+	free(old);
 	free(line);
 	if (rc || ferror(fin) || fsync(fd)) {
 		snprintf(err, errlen, "cannot write %s/superseded.json: %s", w->dir,
