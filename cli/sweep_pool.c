@@ -318,10 +318,10 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 				    : sim_memory_share(&items[idx[0]].cfg, p->trace_only, workers,
 						       &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);
-		/* Each slice thread keeps a one-pass model of its own (sim_kernel_onepass_split()).
-		 */
+		/* Each slice thread keeps a one-pass model of its own, besides the caller's
+		 * (sim_kernel_onepass_split()). */
 		if (p->threads > 1)
-			budget /= p->threads;
+			budget /= p->threads + 1;
 		if (workers > 1 &&
 		    (strcmp(what, "MemAvailable") == 0 || strcmp(what, "MEMSIM_MEMORY") == 0)) {
 			snprintf(shared, sizeof(shared), "%s shared by %u workers", what, workers);

@@ -41,10 +41,10 @@ sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *it
 {
 	uint64_t model[SWEEP_CACHES_MAX] = { 0 }, most = 0, total;
 
-	/* With --threads, each slice thread holds a model of its own. */
+	/* With --threads, each slice thread holds a model of its own, besides the caller's. */
 	if (p->simulate)
 		for (unsigned c = 0; c < p->ncaches; c++)
-			model[c] = model_bytes(p, c) * (p->threads > 1 ? p->threads : 1);
+			model[c] = model_bytes(p, c) * (p->threads > 1 ? p->threads + 1 : 1);
 	for (size_t i = 0; i < n && p->simulate; i++) {
 		uint64_t arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
 									&p->params, UINT64_MAX / 4)
