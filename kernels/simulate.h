@@ -55,9 +55,10 @@ int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, u
 		       uint64_t seed, bool trace_only, struct sim_result *outs, char *err,
 		       size_t errlen);
 
-/* sim_kernel_onepass() on up to `threads` threads (0: 1) as sim_kernel_split() splits a run:
- * each slice thread keeps a one-pass model of its sets, and their sum holds every size's
- * counters exactly. One thread where the sizes do not split (cache_onepass_slices_max()),
+/* sim_kernel_onepass() on up to `threads` threads (0: 1), split by set: the levels above the
+ * swept one run on this thread, and each slice thread keeps a one-pass model of its sets of the
+ * swept level and below (sim/cache_feed.h cache_feed_attach_below()); their sum holds every
+ * size's counters exactly. One thread where the sizes do not split (cache_onepass_slices_max()),
  * saying why in each outs[k].threads_why. */
 int sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec, unsigned level,
 			     const uint64_t *sizes, unsigned n, enum cache_onepass how, bool flush,
