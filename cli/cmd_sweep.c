@@ -391,6 +391,10 @@ sweep_check(struct sweep_args *a, int argc, char **argv)
 		rc = usage_error("sweep", "--trace-only simulates; --formula-only does not");
 	if (!rc && p->sample_sets > 1 && !p->simulate)
 		rc = usage_error("sweep", "--sample-sets simulates; --formula-only does not");
+	if (!rc && p->threads > 1 && p->plugin.p)
+		rc = usage_error("sweep", "--threads is for built-in kernels");
+	if (!rc && p->threads > 1 && !p->simulate)
+		rc = usage_error("sweep", "--threads simulates; --formula-only does not");
 	return rc;
 }
 

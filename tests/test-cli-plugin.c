@@ -135,6 +135,8 @@ test_plugin_errors(void **state)
 		     "--N-kv: a kernel plugin takes N_kv = N only");
 	expect_error("sweep --out pk --kernel " COPY " --N-kv 64", 2,
 		     "--N-kv: a kernel plugin takes N_kv = N only");
+	expect_error("sweep --out pk --kernel " COPY " --N 64 --threads 2", 2,
+		     "--threads is for built-in kernels");
 	expect_error("run --kernel ./missing.so", 2, "cannot load ./missing.so");
 	/* A name without '/' is the file in this directory, not one on the library path. */
 	assert_int_equal(sh("cp " COPY " copy.so"), 0);

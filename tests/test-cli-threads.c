@@ -491,6 +491,25 @@ test_sweep_threads(void **state)
 		assert_int_equal(atoi(r.out), 3);
 		result_free(&r);
 	}
+	/* What --threads cannot apply to: a usage error in one line, exit 2. */
+	{
+		static const char *const bad[][2] = {
+			{ "--kernel naive --N 64 --formula-only",
+			  "--threads simulates; --formula-only does not" },
+			{ "--kernel naive --N 64", "--threads: '0' is not 1 to 64" },
+		};
+
+		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct result r = memsim("sweep --out bad %s --threads %s", bad[i][0],
+						 i == 1 ? "0" : "2");
+
+			assert_int_equal(r.rc, 2);
+			if (!strstr(r.err, bad[i][1]))
+				fail_msg("sweep %s: %s", bad[i][0], r.err);
+			assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+			result_free(&r);
+		}
+	}
 }
 
 /* run --threads: what does not split runs one thread and says why, a bad N and a plugin are
