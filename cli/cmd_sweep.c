@@ -78,7 +78,7 @@ usage_sweep(FILE *f)
 		"                  a one-pass run simulates the levels above the swept one on\n"
 		"                  its own thread and each size's sets on the T; rows say in\n"
 		"                  \"threads\" how many ran, and why not more (a swept L1, too\n"
-		"                  few sets). --jobs then defaults to cores / T\n"
+		"                  few sets). --jobs then defaults to cores / (T + 1)\n"
 		"  --sample-sets K estimates: simulate 1 cache set in K (a power of two), counts\n"
 		"                  multiplied by K; rows say \"estimate\" (JSON) and sampled 1/K (CSV),\n"
 		"                  and sample_too_small where the sample is too small for 10%%\n"
@@ -98,7 +98,8 @@ usage_sweep(FILE *f)
 		"                  moved since is resubmitted from where it is, once the jobs\n"
 		"                  submitted from the old place have ended.\n"
 		"                  Each task: --jobs workers [1 with --slurm],\n"
-		"                  --cpus-per-task = --jobs (x --threads), --mem from the largest\n"
+		"                  --cpus-per-task = --jobs (x (T + 1) with --threads T), --mem\n"
+		"                  from the largest\n"
 		"                  configuration's\n"
 		"                  arrays and cache models. No --shard or --resume with it.\n"
 		"  --slurm-args S  more sbatch options for both jobs (-p PART --time=1:00:00 -A ACCT\n"
@@ -349,8 +350,8 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 		p->threads = (unsigned)a->threads;
 	if (a->jobs_given)
 		a->ro.jobs = (unsigned)a->jobs;
-	else if (p->threads > 1) /* the cores are the workers' threads together */
-		a->ro.jobs = a->ro.jobs / p->threads ? a->ro.jobs / p->threads : 1;
+	else if (p->threads > 1) /* a worker runs T slice threads besides its own */
+		a->ro.jobs = a->ro.jobs / (p->threads + 1) ? a->ro.jobs / (p->threads + 1) : 1;
 	p->sample_sets = (uint32_t)a->sample_sets;
 	return 0;
 }

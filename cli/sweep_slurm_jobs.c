@@ -52,10 +52,9 @@ sweep_script(const struct submit *u)
 	FILE *f = open_memstream(&text, &len);
 
 	snprintf(jobs, sizeof(jobs), "%u", u->ro->jobs);
-	/* A worker's simulation takes --threads cores (the slice threads; the producer waits
-	 * on them as often as it runs). */
+	/* With --threads T a worker's simulation runs T slice threads besides its own. */
 	put_header(f, u, "array task t runs shard t + $1 (0 without) of the sweep", "memsim-sweep",
-		   u->ro->jobs * (u->p->threads > 1 ? u->p->threads : 1), u->mem_mib,
+		   u->ro->jobs * (u->p->threads > 1 ? u->p->threads + 1 : 1), u->mem_mib,
 		   "sweep-%A_%a.out");
 	fprintf(f, "t=${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}\n"
 		   "i=$((t + ${1:-0}))\nexec ");
