@@ -3,7 +3,13 @@
 (cycles) from every SM, how far the two 128-byte lines of each 256-byte chunk differ against
 two lines drawn at random (the same slice serves a whole chunk when they agree), and how alike
 two SMs of one pair (2k, 2k + 1) see the lines against two SMs at random.
-Usage: python3 tools/gpu-l2/slicelat_report.py FILE.bin.gz..."""
+
+--cluster also groups the 256-byte chunks by fingerprint (the mean of each chunk's two lines
+and each SM pair's two SMs: 66 latencies a chunk): a chunk joins the first group whose
+fingerprint lies within 2 cycles (RMS over the 66), else starts one; then 30 rounds of
+k-means from those groups. It prints the groups' sizes, how far apart they lie, and how many
+of each partition's chunks (docs/gpu-run/l2-reread's function, within 2 MiB) each holds.
+Usage: python3 tools/gpu-l2/slicelat_report.py [--cluster] FILE.bin.gz..."""
 
 import gzip
 import sys
@@ -24,9 +30,55 @@ def load(path):
     return np.array(rows).astype(float)
 
 
+def fingerprints(lat):
+    """[chunk, SM pair] mean latencies."""
+    chunk = (lat[:, 0::2] + lat[:, 1::2]) / 2
+    return ((chunk[0::2] + chunk[1::2]) / 2).T
+
+
+def groups(x, thr=2.0, rounds=30):
+    """Leader clustering within thr cycles RMS, refined by k-means: (centres, label a chunk)."""
+    lead, lab = [], np.empty(len(x), int)
+    for i, v in enumerate(x):
+        if lead:
+            d = np.sqrt(((np.array(lead) - v) ** 2).mean(1))
+            if d.min() < thr:
+                lab[i] = d.argmin()
+                continue
+        lead.append(v.copy())
+        lab[i] = len(lead) - 1
+    c = np.array(lead)
+    for _ in range(rounds):
+        lab = ((x[:, None] - c[None]) ** 2).mean(2).argmin(1)
+        c = np.array([x[lab == j].mean(0) for j in range(len(c)) if (lab == j).any()])
+    return c, ((x[:, None] - c[None]) ** 2).mean(2).argmin(1)
+
+
+def report_groups(path, lat):
+    x = fingerprints(lat)
+    c, lab = groups(x)
+    res = np.sqrt(((x - c[lab]) ** 2).mean(1))
+    sep = np.sqrt(((c[:, None] - c[None]) ** 2).mean(2))
+    np.fill_diagonal(sep, np.inf)
+    a = np.arange(len(x)) * 256
+    part = np.zeros(len(x), int)
+    for b in (12, 13, 16, 17, 19):
+        part ^= (a >> b) & 1
+    share = np.array([part[lab == j].mean() for j in range(len(c))])
+    sizes = np.bincount(lab, minlength=len(c))
+    print(f"  {len(c)} groups of chunks: a chunk {np.median(res):.2f} cycles RMS from its "
+          f"group's centre (95% under {np.percentile(res, 95):.2f}), groups at least "
+          f"{sep.min():.2f} apart; groups of one partition's chunks only: "
+          f"{int(((share == 0) | (share == 1)).sum())} of {len(c)}; "
+          f"{int((share < 0.5).sum())} and {int((share > 0.5).sum())} groups in the two")
+    for side in (0, 1):
+        print(f"  partition {side}: group sizes {sorted(sizes[(share > 0.5) == side].tolist())}")
+
+
 def main():
     rng = np.random.default_rng(1)
-    for path in sys.argv[1:]:
+    cluster = "--cluster" in sys.argv[1:]
+    for path in [a for a in sys.argv[1:] if a != "--cluster"]:
         lat = load(path)
         sms, n = lat.shape
         pair = np.abs(lat[:, 0::2] - lat[:, 1::2]).mean()
@@ -37,6 +89,8 @@ def main():
               f"cycles (median {np.median(lat):.0f}); the lines of a 256-byte chunk differ by "
               f"{pair:.1f} cycles on average, two lines at random by {other:.1f}; SMs 2k and "
               f"2k + 1 by {twins:.1f}, two SMs at random by {rand:.1f}")
+        if cluster:
+            report_groups(path, lat)
 
 
 if __name__ == "__main__":
