@@ -6,11 +6,11 @@
  * Across the Streaming Multiprocessors of an NVIDIA L40", 2026). Lines the same slice holds
  * then have the same latency from every SM: a fingerprint. For each SM in the list, one block
  * on it reads the lines twice (so that they are in its partition: its own lines at home, the
- * other partition's as copies) and then times every line's load, one at a time, REPS passes
+ * other partition's as copies) and then times every line's load, one at a time, four passes
  * over all lines, keeping each line's fastest.
  *
  *   nvcc -O2 -arch=sm_90 -o slicelat slicelat.cu
- *   ./slicelat OUTFILE OFFSET_KIB LINES SM...
+ *   ./slicelat OUTFILE OFFSET_KIB LINES SM...   (MEMSIM_SLICELAT_PASSES=N: N timed passes, 4)
  *
  * OUTFILE: a header line "lines N sms K base 0x..." then, per SM asked, a line "sm S" and N
  * latencies in cycles (uint16, binary, the lines in address order: OFFSET_KIB into a 1 GiB
@@ -22,7 +22,6 @@
 #include <stdlib.h>
 
 #define ARENA ((size_t)1 << 30)
-#define REPS 4
 
 /* The clock once v has arrived: read under a predicate computed from v, so that it cannot
  * issue before the load that gives v completes. */
@@ -50,7 +49,7 @@ load_cg(const unsigned *p)
 }
 
 static __global__ void
-fingerprint(const unsigned *lines, unsigned n, unsigned want_sm, unsigned short *lat,
+fingerprint(const unsigned *lines, unsigned n, unsigned want_sm, int passes, unsigned short *lat,
 	    unsigned *ran)
 {
 	__shared__ volatile unsigned seen[2];
@@ -67,7 +66,7 @@ fingerprint(const unsigned *lines, unsigned n, unsigned want_sm, unsigned short 
 	 * load to the compiler, whatever its qualifiers. */
 	for (unsigned i = 0; i < n; i++)
 		lat[i] = 65535;
-	for (int r = 0; r < REPS; r++)
+	for (int r = 0; r < passes; r++)
 		for (unsigned i = 0; i < n; i++) {
 			long long t0 = clock64();
 			unsigned v = load_cg(lines + (size_t)i * 32);
@@ -92,6 +91,8 @@ int
 main(int argc, char **argv)
 {
 	unsigned *arena, *ran;
+	const char *env = getenv("MEMSIM_SLICELAT_PASSES");
+	int passes = env ? atoi(env) : 4;
 	unsigned short *dlat, *lat;
 	int nsm;
 
@@ -123,7 +124,7 @@ main(int argc, char **argv)
 		check(cudaMemset(ran, 0, sizeof(*ran)), "flag");
 		check(cudaMemset(dlat, 0, n * sizeof(*dlat)), "latencies");
 		/* one block an SM, 32 threads: the block on `sm` does the work */
-		fingerprint<<<nsm, 32>>>(arena + off / 4, n, sm, dlat, ran);
+		fingerprint<<<nsm, 32>>>(arena + off / 4, n, sm, passes < 1 ? 1 : passes, dlat, ran);
 		check(cudaDeviceSynchronize(), "kernel");
 		check(cudaMemcpy(&did, ran, sizeof(did), cudaMemcpyDeviceToHost), "flag");
 		check(cudaMemcpy(lat, dlat, n * sizeof(*lat), cudaMemcpyDeviceToHost), "copy");
