@@ -9,6 +9,9 @@ and each SM pair's two SMs: 66 latencies a chunk): a chunk joins the first group
 fingerprint lies within 2 cycles (RMS over the 66), else starts one; then 30 rounds of
 k-means from those groups. It prints the groups' sizes, how far apart they lie, and how many
 of each partition's chunks (docs/gpu-run/l2-reread's function, within 2 MiB) each holds.
+With --cluster, also the XOR of the chunk numbers of every two chunks in one group: the most
+frequent ones, and the rank of those seen in 600 pairs or more (an XOR hash of the address
+bits to slices would make every such XOR a vector of its kernel).
 Usage: python3 tools/gpu-l2/slicelat_report.py [--cluster] FILE.bin.gz..."""
 
 import gzip
@@ -73,6 +76,35 @@ def report_groups(path, lat):
           f"{int((share < 0.5).sum())} and {int((share > 0.5).sum())} groups in the two")
     for side in (0, 1):
         print(f"  partition {side}: group sizes {sorted(sizes[(share > 0.5) == side].tolist())}")
+    top, rank, inspan = xor_kernel(lab)
+    print("  most frequent XORs of two chunk numbers in one group (address bits = chunk bits + 8): "
+          + ", ".join(f"{bin(v)} ({k})" for v, k in top)
+          + f"; those in 600 pairs or more span {rank} dimensions, holding {inspan:.0%} of the pairs")
+
+
+def xor_kernel(lab):
+    """The XORs of chunk numbers within groups: (the 6 most frequent, with their counts;
+    rank of those in 600 pairs or more; share of all pairs in their span)."""
+    count = {}
+    for g in np.unique(lab):
+        m = np.nonzero(lab == g)[0]
+        x = (m[:, None] ^ m[None, :])[np.triu_indices(len(m), 1)]
+        for v, k in zip(*np.unique(x, return_counts=True)):
+            count[int(v)] = count.get(int(v), 0) + int(k)
+    ranked = sorted(count.items(), key=lambda t: -t[1])
+    basis = []
+    for v, k in ranked:
+        if k < 600:
+            break
+        for b in basis:
+            v = min(v, v ^ b)
+        if v:
+            basis.append(v)
+    span = {0}
+    for b in basis:
+        span |= {s ^ b for s in span}
+    share = sum(k for v, k in count.items() if v in span) / max(1, sum(count.values()))
+    return ranked[:6], len(basis), share
 
 
 def main():
