@@ -25,6 +25,7 @@
 
 #include "analysis/report.h"
 #include "cli/bench_modes.h"
+#include "cli/bench_threads.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "kernels/attn.h"
@@ -399,6 +400,8 @@ usage_bench(FILE *f)
 		"       memsim bench --kernels [--N N] [--cache SPEC] [--trace-only]\n"
 		"                    [--instructions] [--json FILE]\n"
 		"       memsim bench --modes [--kernel K] [--N N] [--json FILE]\n"
+		"       memsim bench --threads T [--N N] [--heads H] [--cache SPEC] [--repeat R]\n"
+		"                    [--json FILE]\n"
 		"\n"
 		"Builds a synthetic attention-shaped trace (two interleaved row streams and a strided\n"
 		"column stream, the S = QK^T loop of a naive kernel), writes it in memsim's binary\n"
@@ -436,7 +439,13 @@ usage_bench(FILE *f)
 		"                     (computing, trace-only, 12 L2 sizes separately and in one pass\n"
 		"                     by fan-out and by the stack pass, sampling 1 set in 8,\n"
 		"                     formulas); fails if a one pass's counters differ\n"
-		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n");
+		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n"
+		"      --threads T    instead, in one process: naive and flash2, computing and\n"
+		"                     --trace-only, on one thread and on T (memsim run --threads):\n"
+		"                     wall and CPU time, speedup, speedup per core (over the T + 1\n"
+		"                     threads' cores) against its target (>= 0.7) and whether the\n"
+		"                     counters are one thread's (exit 1 if not); d = 64, fp32;\n"
+		"                     --N [2048], --heads H [16], --cache [h100], --repeat [1]\n");
 }
 
 /* Everything the command line gives bench. */
@@ -447,7 +456,8 @@ struct bench_args {
 	bool keep, kernels, cache_given, trace_only, instructions, modes;
 	const char *mode_kernel;
 	uint64_t kn; /* --N */
-	bool kn_given;
+	bool kn_given, repeat_given;
+	uint64_t threads, heads; /* --threads: 0 when not given */
 };
 
 /* Reads the options into a; stops at the first bad one (its message printed) or --help
@@ -464,7 +474,11 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 		{ "cache", 'c', OPTPARSE_STRING, .dest = &a->spec_text, .given = &a->cache_given },
 		{ "dir", 'd', OPTPARSE_STRING, .dest = &a->dir },
 		{ "repeat", 'r', OPTPARSE_U64, .dest = &a->repeat, .min = 1, .max = 100,
-		  .expect = "a number from 1 to 100" },
+		  .expect = "a number from 1 to 100", .given = &a->repeat_given },
+		{ "threads", 0, OPTPARSE_U64, .dest = &a->threads, .min = 2, .max = 64,
+		  .expect = "a number of threads from 2 to 64" },
+		{ "heads", 0, OPTPARSE_U64, .dest = &a->heads, .min = 1, .max = 4096,
+		  .expect = "a number from 1 to 4096" },
 		{ "pad", 'p', OPTPARSE_U64, .dest = &a->pad, .max = 4096,
 		  .expect = "a number from 0 to 4096" },
 		{ "shape", 's', OPTPARSE_CHOICE, .dest = &shape, .words = shapes },
@@ -495,6 +509,11 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 	if (a->instructions && !a->kernels)
 		return usage_error(
 			"bench", "--instructions counts in the kernels' runs: it needs --kernels");
+	if (a->threads && (a->kernels || a->modes))
+		return usage_error("bench", "--threads is a benchmark of its own: no --kernels or "
+					    "--modes");
+	if (a->heads && !a->threads)
+		return usage_error("bench", "--heads sizes the --threads runs: it needs --threads");
 	if (a->modes && (a->kernels || a->cache_given))
 		return usage_error("bench", "--modes runs its own caches: no --kernels or --cache");
 	return 0;
@@ -712,6 +731,18 @@ cmd_bench(int argc, char **argv)
 
 	if (rc)
 		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
+	if (a.threads) {
+		struct bench_threads_args t = {
+			.threads = (unsigned)a.threads,
+			.N = a.kn_given ? a.kn : 2048,
+			.heads = a.heads ? a.heads : 16,
+			.repeat = a.repeat_given ? a.repeat : 1,
+			.cache = a.cache_given ? a.spec_text : "h100",
+			.json_path = a.json_path,
+		};
+
+		return bench_threads(&t, argc, argv);
+	}
 	if (a.modes)
 		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
 	if (a.kernels)

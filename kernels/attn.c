@@ -363,6 +363,46 @@ attn_data_bytes(const struct attn_config *c)
 	return arena_bytes(slots, arena_slots(c, &d, &z, slots));
 }
 
+void *
+attn_tiles_alloc(const struct attn_data *d, struct attn_data *v)
+{
+	const struct attn_config *c = &d->cfg;
+	struct tile {
+		float **to;
+		const float *from;
+		uint64_t bytes;
+	} tiles[8];
+	struct sizes z;
+	uint64_t total = 0;
+	unsigned n = 0;
+	char *block;
+
+	if (!array_sizes(c, &z))
+		return NULL;
+#define TILE(field, size) (tiles[n++] = (struct tile){ &v->field, d->field, (size) })
+	TILE(Qt, z.tile_q);
+	TILE(Kt, z.tile_kv);
+	TILE(Vt, z.tile_kv);
+	TILE(St, z.tile_s);
+	TILE(Ot, z.tile_q);
+	TILE(mt, z.tile_vec);
+	TILE(lt, z.tile_vec);
+	TILE(row, c->kernel == ATTN_FLASHDECODE ? z.tile_lse : z.tile_row);
+#undef TILE
+	for (unsigned i = 0; i < n; i++)
+		total += (tiles[i].bytes + 63) / 64 * 64;
+	block = total && total <= SIZE_MAX ? aligned_alloc(64, (size_t)total) : NULL;
+	if (!block)
+		return NULL;
+	total = 0;
+	for (unsigned i = 0; i < n; i++) {
+		/* only the tiles d has: a kernel's unused ones stay NULL */
+		*tiles[i].to = tiles[i].from ? (float *)(block + total) : NULL;
+		total += (tiles[i].bytes + 63) / 64 * 64;
+	}
+	return block;
+}
+
 static uint64_t splitmix(uint64_t *s);
 
 void

@@ -132,6 +132,10 @@ struct attn_data *attn_data_create(const struct attn_config *c, char *err, size_
 struct attn_data *attn_data_create_trace_only(const struct attn_config *c, char *err,
 					      size_t errlen);
 void attn_data_destroy(struct attn_data *d);
+/* Tiles of d's sizes for v, a view of d's arrays that another thread runs natively
+ * (kernels/attn_split.h): v's tile pointers (those d has; the others NULL) point into one
+ * block, returned for free(); NULL when memory is short. */
+void *attn_tiles_alloc(const struct attn_data *d, struct attn_data *v);
 
 /* Fills the inputs with values uniform in [-1, 1) from seed (stored rounded to the dtype).
  * Nothing for trace-only data, which holds no values. */

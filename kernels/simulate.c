@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernels/attn_split.h"
 #include "sim/cache_feed.h"
 #include "sim/trace.h"
 #include "sim/util.h"
@@ -113,6 +114,46 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 	return 0;
 }
 
+/* The live pass of a computing run on k > 1 threads: the kernel's trace-only form on this
+ * thread into the model (the counters of the computing kernel, bit for bit: test-trace-only),
+ * while its native build computes the values on k threads (kernels/attn_split.h). Returns 0,
+ * or -ENOMEM with err. */
+static int
+values_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
+	    struct sim_result *out, char *err, size_t errlen)
+{
+	struct attn_data twin = *d; /* the same addresses; reads and writes none of them */
+	struct attn_native_split *sp;
+	struct trace_ctx *t;
+	double t0;
+	int rc;
+
+	out->cache = model_create(spec, NULL, &rc, err, errlen);
+	if (!out->cache)
+		return rc;
+	t0 = now_seconds();
+	if (!(sp = attn_native_split_start(d, k, err, errlen))) {
+		sim_result_finish(out);
+		return -ENOMEM;
+	}
+	out->threads = attn_native_split_threads(sp);
+	twin.trace_only = true;
+	t = trace_ctx_create(out->cache, NULL, spec->tiles_in_scratch);
+	attn_run_traced(&twin, t);
+	trace_ctx_destroy(t);
+	if (flush)
+		cache_flush(out->cache);
+	if (attn_native_split_join(sp)) {
+		snprintf(err, errlen,
+			 "cannot allocate the tiles of the threads computing the values");
+		sim_result_finish(out);
+		return -ENOMEM;
+	}
+	out->seconds = now_seconds() - t0;
+	cache_sample_scale(out->cache);
+	return 0;
+}
+
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
  * model, or with op on a one-pass model (out->cache is then it); with rec recorded first; on
  * k slice threads where k > 1 (with op: the levels above the swept one on this thread, the
@@ -143,9 +184,10 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		}
 		if (!rc) {
 			attn_data_fill(d, seed);
-			rc = split_pass(d, spec, flush, k, out, err, errlen);
+			rc = trace_only ? split_pass(d, spec, flush, k, out, err, errlen)
+					: values_pass(d, spec, flush, k, out, err, errlen);
 		}
-		if (!rc)
+		if (!rc && trace_only)
 			out->threads = k;
 		attn_data_destroy(d);
 		return rc;
@@ -232,6 +274,27 @@ plan_threads(const struct spec *spec, unsigned want, struct sim_result *out)
 	return k;
 }
 
+/* The threads a computing run's values can take, up to want, and why not more: its units
+ * (kernels/attn_split.h). The model runs on the caller's thread, whatever the cache. */
+static unsigned
+plan_values(const struct attn_config *cfg, unsigned want, struct sim_result *out)
+{
+	uint64_t units = attn_native_units(cfg);
+
+	out->threads_why[0] = 0;
+	if (want <= 1)
+		return 1;
+	if (units >= want)
+		return want;
+	snprintf(out->threads_why, sizeof(out->threads_why),
+		 "the values split into %llu unit%s (%s)", (unsigned long long)units,
+		 units == 1 ? "" : "s",
+		 cfg->kv_page || cfg->kernel == ATTN_PROJ
+			 ? "batch elements, with paged K/V or proj"
+			 : "each batch element's query heads of one KV head");
+	return units ? (unsigned)units : 1;
+}
+
 int
 sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 		 bool trace_only, unsigned threads, struct sim_result *out, char *err,
@@ -247,12 +310,16 @@ sim_kernel_record_split(const struct attn_config *cfg, const struct spec *spec, 
 			unsigned threads, struct sim_result *out, char *err, size_t errlen)
 {
 	struct sim_result plan;
-	unsigned k = plan_threads(spec, threads, &plan);
+	unsigned k =
+		trace_only ? plan_threads(spec, threads, &plan) : plan_values(cfg, threads, &plan);
 	int rc = simulate(cfg, spec, flush, trace_only ? 0 : seed, false, trace_only, NULL, rec, k,
 			  out, err, errlen);
 
-	if (!rc)
+	if (!rc && out->threads == k)
 		snprintf(out->threads_why, sizeof(out->threads_why), "%s", plan.threads_why);
+	else if (!rc)
+		snprintf(out->threads_why, sizeof(out->threads_why),
+			 "%u of %u threads could be started", out->threads, k);
 	return rc;
 }
 

@@ -1,0 +1,208 @@
+/*
+ * memsim bench --threads: see cli/bench_threads.h.
+ *
+ * A run on T threads keeps one more busy: the caller's, which simulates a computing run's
+ * trace-only form while T threads compute its values, or hands a trace-only run's accesses to
+ * the T that simulate its sets. The speedup per core divides by the cores those T + 1 threads
+ * can use (the cores online at most); one thread is one core.
+ */
+
+#include "cli/bench_threads.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "cli/commands.h"
+#include "kernels/simulate.h"
+#include "measure/replay_bench.h"
+#include "sim/spec.h"
+#include "sim/util.h"
+
+#define TARGET_PER_CORE 0.7 /* issue 24: naive and flash2 at H100 size */
+
+enum { ROWS = 4 };
+
+/* One run's figures on one thread and on T. */
+struct threads_row {
+	const char *kernel;
+	bool trace_only;
+	double wall1, cpu1, wall, cpu; /* best of the repeats, seconds */
+	unsigned used;                 /* threads the run on T took */
+	bool same;                     /* its counters are one thread's */
+};
+
+/* Best wall and processor seconds of `repeat` runs of cfg on `threads` threads; *keep the
+ * first run's result (the caller finishes it). -1 with a message in err when a run fails. */
+static int
+time_runs(const struct attn_config *cfg, const struct spec *spec, bool trace_only,
+	  unsigned threads, uint64_t repeat, double *wall, double *cpu, struct sim_result *keep,
+	  char *err, size_t errlen)
+{
+	*wall = *cpu = -1;
+	for (uint64_t r = 0; r < repeat; r++) {
+		struct sim_result res;
+		double w0 = now_seconds(), c0 = cpu_seconds(), w, c;
+
+		if (sim_kernel_split(cfg, spec, true, 1, trace_only, threads, &res, err, errlen))
+			return -1;
+		w = now_seconds() - w0;
+		c = cpu_seconds() - c0;
+		if (*wall < 0 || w < *wall)
+			*wall = w;
+		if (*cpu < 0 || c < *cpu)
+			*cpu = c;
+		if (r == 0)
+			*keep = res;
+		else
+			sim_result_finish(&res);
+	}
+	return 0;
+}
+
+/* The cores a run on `used` threads keeps busy: used + 1, at most those online. */
+static double
+cores_of(unsigned used)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	double n = used > 1 ? used + 1.0 : 1.0;
+
+	return online > 0 && n > (double)online ? (double)online : n;
+}
+
+static double
+per_core(const struct threads_row *r)
+{
+	return r->wall1 / r->wall / cores_of(r->used);
+}
+
+static int
+measure(const struct bench_threads_args *a, const struct spec *spec, struct threads_row *rows,
+	char *err, size_t errlen)
+{
+	static const char *const kernels[] = { "naive", "flash2" };
+
+	for (int i = 0; i < ROWS; i++) {
+		struct threads_row *r = &rows[i];
+		struct attn_config cfg = { ATTN_NAIVE, a->N,  64,    a->heads, a->heads, 1,
+					   ATTN_FP32,  64,    64,    false,    false,    0,
+					   0,          0,     0,     0 };
+		struct sim_result one, many;
+
+		r->kernel = kernels[i / 2];
+		r->trace_only = i % 2;
+		attn_kernel_parse(r->kernel, &cfg.kernel);
+		if (time_runs(&cfg, spec, r->trace_only, 1, a->repeat, &r->wall1, &r->cpu1, &one,
+			      err, errlen))
+			return -1;
+		if (time_runs(&cfg, spec, r->trace_only, a->threads, a->repeat, &r->wall, &r->cpu,
+			      &many, err, errlen)) {
+			sim_result_finish(&one);
+			return -1;
+		}
+		r->used = many.threads;
+		r->same = replay_bench_same_counters(one.cache, many.cache);
+		sim_result_finish(&one);
+		sim_result_finish(&many);
+	}
+	return 0;
+}
+
+static void
+print_table(FILE *out, const struct bench_threads_args *a, const struct threads_row *rows)
+{
+	fprintf(out,
+		"memsim bench --threads %u: N=%llu d=64 heads=%llu fp32, B_r = B_c = 64, cache %s; "
+		"best of %llu; %ld cores online\n\n",
+		a->threads, (unsigned long long)a->N, (unsigned long long)a->heads, a->cache,
+		(unsigned long long)a->repeat, sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(out, "%-22s %9s %9s %9s %9s %5s %8s %6s %9s %9s   target\n", "run", "1: wall s",
+		"CPU s", "T: wall s", "CPU s", "used", "speedup", "cores", "per core",
+		"counters");
+	for (int i = 0; i < ROWS; i++) {
+		const struct threads_row *r = &rows[i];
+		double pc = per_core(r);
+
+		fprintf(out, "%-22s %9.3f %9.3f %9.3f %9.3f %5u %8.2f %6.0f %9.2f %9s   >= %.1f: %s\n",
+			r->trace_only ? (i < 2 ? "naive --trace-only" : "flash2 --trace-only")
+				      : r->kernel,
+			r->wall1, r->cpu1, r->wall, r->cpu, r->used, r->wall1 / r->wall,
+			cores_of(r->used), pc, r->same ? "same" : "DIFFER", TARGET_PER_CORE,
+			pc >= TARGET_PER_CORE ? "met" : "MISSED");
+	}
+	fprintf(out,
+		"\nspeedup: one thread's wall time over T threads'. A run on T threads keeps T + 1\n"
+		"busy (a computing run: the values on T, the trace-only form's simulation on the\n"
+		"caller's; --trace-only: the accesses handed from the caller's to T that split the\n"
+		"sets), so per core divides by T + 1, or the cores online if fewer. counters: every\n"
+		"level's and DRAM's against one thread's.\n");
+}
+
+static int
+write_json(const struct bench_threads_args *a, const struct threads_row *rows, int argc,
+	   char **argv)
+{
+	cJSON *root = cJSON_CreateObject(), *list;
+	char err[512];
+	int rc = EXIT_OK;
+
+	report_add_header(root, argc, argv);
+	cJSON_AddNumberToObject(root, "threads", a->threads);
+	cJSON_AddNumberToObject(root, "N", (double)a->N);
+	cJSON_AddNumberToObject(root, "heads", (double)a->heads);
+	cJSON_AddStringToObject(root, "cache", a->cache);
+	cJSON_AddNumberToObject(root, "cores_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	list = cJSON_AddArrayToObject(root, "runs");
+	for (int i = 0; i < ROWS; i++) {
+		const struct threads_row *r = &rows[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "kernel", r->kernel);
+		cJSON_AddBoolToObject(o, "trace_only", r->trace_only);
+		cJSON_AddNumberToObject(o, "one_thread_wall_seconds", r->wall1);
+		cJSON_AddNumberToObject(o, "one_thread_cpu_seconds", r->cpu1);
+		cJSON_AddNumberToObject(o, "wall_seconds", r->wall);
+		cJSON_AddNumberToObject(o, "cpu_seconds", r->cpu);
+		cJSON_AddNumberToObject(o, "threads_used", r->used);
+		cJSON_AddNumberToObject(o, "speedup", r->wall1 / r->wall);
+		cJSON_AddNumberToObject(o, "cores", cores_of(r->used));
+		cJSON_AddNumberToObject(o, "speedup_per_core", per_core(r));
+		cJSON_AddNumberToObject(o, "speedup_per_core_target", TARGET_PER_CORE);
+		cJSON_AddBoolToObject(o, "counters_equal", r->same);
+		cJSON_AddItemToArray(list, o);
+	}
+	if (report_write_json(a->json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int
+bench_threads(const struct bench_threads_args *a, int argc, char **argv)
+{
+	struct threads_row rows[ROWS];
+	struct attn_config cfg = { ATTN_NAIVE, a->N,  64, a->heads, a->heads, 1, ATTN_FP32, 64,
+				   64,         false, false, 0,     0,     0, 0,        0 };
+	struct spec spec;
+	char err[512];
+	FILE *out = text_stream(a->json_path);
+	int rc;
+
+	if (spec_parse(a->cache, &spec, err, sizeof(err)))
+		return usage_error("bench", "--cache: %s", err);
+	if (attn_config_check(&cfg, err, sizeof(err)))
+		return usage_error("bench", "%s", err);
+	if (measure(a, &spec, rows, err, sizeof(err)))
+		return print_error("bench: %s", err);
+	print_table(out, a, rows);
+	rc = a->json_path ? write_json(a, rows, argc, argv) : EXIT_OK;
+	for (int i = 0; i < ROWS; i++)
+		if (!rows[i].same && !rc)
+			rc = print_error("bench: %s%s on %u threads: counters differ from one "
+					 "thread's",
+					 rows[i].kernel, rows[i].trace_only ? " --trace-only" : "",
+					 rows[i].used);
+	return rc;
+}
