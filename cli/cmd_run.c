@@ -197,8 +197,9 @@ cmd_run(int argc, char **argv)
 	struct spec spec;
 	struct evaluation st;
 	struct per_token pt;
-	char err[512], buf[512];
+	char err[512], buf[512], on[32];
 	char *command = NULL;
+	unsigned threads;
 	int rc;
 
 	kernel_options_init(&o);
@@ -228,23 +229,26 @@ cmd_run(int argc, char **argv)
 		free(command);
 		return rc;
 	}
+	/* Without --threads, a computing run long enough to pay takes every core. */
+	threads = x.threads_given ? (unsigned)x.threads : sim_default_threads(&o.cfg, o.trace_only);
 	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
-				     x.record ? &rec : NULL, (unsigned)x.threads, err, sizeof(err));
+				     x.record ? &rec : NULL, threads, err, sizeof(err));
 	free(command);
 	if (rc) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
-	if (st.sim.threads < x.threads)
+	if (x.threads_given && st.sim.threads < x.threads)
 		print_error("note: --threads %llu: %u thread%s: %s", (unsigned long long)x.threads,
 			    st.sim.threads, st.sim.threads == 1 ? "" : "s", st.sim.threads_why);
 	if ((rc = check_sample_estimate("run", st.sim.cache))) {
 		evaluation_finish(&st);
 		return rc;
 	}
-	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s\n\n",
+	snprintf(on, sizeof(on), " on %u threads", st.sim.threads);
+	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s%s\n\n",
 		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-		o.trace_only ? " (trace-only)" : "", st.sim.seconds,
+		o.trace_only ? " (trace-only)" : "", st.sim.seconds, st.sim.threads > 1 ? on : "",
 		x.sample_sets > 1 ? " (an estimate: set sampling)" : "");
 	report_print_cache(out, st.sim.cache);
 	compare_print(out, &st.f, &st.cmp);

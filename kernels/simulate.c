@@ -295,6 +295,16 @@ plan_values(const struct attn_config *cfg, unsigned want, struct sim_result *out
 	return units ? (unsigned)units : 1;
 }
 
+unsigned
+sim_default_threads(const struct attn_config *cfg, bool trace_only)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (trace_only || cores < 2 || attn_flops(cfg) < 1e8 || attn_native_units(cfg) < 2)
+		return 1;
+	return cores > CACHE_MAX_SLICES ? CACHE_MAX_SLICES : (unsigned)cores;
+}
+
 int
 sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 		 bool trace_only, unsigned threads, struct sim_result *out, char *err,

@@ -44,6 +44,12 @@ int sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, boo
 		     uint64_t seed, bool trace_only, unsigned threads, struct sim_result *out,
 		     char *err, size_t errlen);
 
+/* The threads a run of cfg takes when none are asked for: every core online (up to 64) for a
+ * computing run of 10^8 FLOPs or more (about 0.1 s of the traced kernel; threads start in well
+ * under a millisecond) that splits into units (kernels/attn_split.h); else 1. A trace-only
+ * run's split pays only on some caches (docs/speed-notes.md), so it stays on one. */
+unsigned sim_default_threads(const struct attn_config *cfg, bool trace_only);
+
 /* One run of cfg for every size sizes[0 .. n) of cache level `level` (0 for L1) of spec, with
  * one-pass method how (sim/cache.h cache_create_onepass()); outs[k] is what sim_kernel() (or,
  * with trace_only, sim_kernel_trace_only()) gives for spec with that size, counter for

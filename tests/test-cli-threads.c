@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/unit.h"
 
@@ -403,6 +404,84 @@ test_run_kernels(void **state)
 	assert_true(split >= runs / 2);
 }
 
+/* Without --threads, a computing run of 10^8 FLOPs or more takes every core (as many as
+ * its units), with one thread's counters; a shorter one, and a trace-only one, one thread. */
+static void
+test_run_default_threads(void **state)
+{
+	const char *k = "--kernel naive --N 512 --heads 4 --cache h100";
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned expect = cores < 2 ? 1 : cores < 4 ? (unsigned)cores : 4;
+	char on[32], *one, *all;
+	struct result r;
+
+	(void)state;
+	r = memsim("run %s --threads 1 --json r1.json", k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("run %s --json rd.json", k);
+	assert_int_equal(r.rc, 0);
+	snprintf(on, sizeof(on), " on %u threads\n", expect);
+	if (expect > 1 && !strstr(r.out, on))
+		fail_msg("run %s on %ld cores: no '%s' in %s", k, cores, on, r.out);
+	assert_null(strstr(r.err, "note:"));
+	result_free(&r);
+	one = counts_of("r1.json");
+	all = counts_of("rd.json");
+	assert_string_equal(one, all);
+	free(one);
+	free(all);
+	r = memsim("run --kernel naive --N 64 --heads 4 --cache h100");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, " threads\n"));
+	result_free(&r);
+	r = memsim("run %s --trace-only", k);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, " threads\n"));
+	result_free(&r);
+}
+
+/* bench --threads: naive and flash2, computing and trace-only, on 1 and T threads, their
+ * counters the same; bad uses exit 2 in one line. */
+static void
+test_bench_threads(void **state)
+{
+	struct result r;
+	cJSON *o, *runs, *run;
+	unsigned n = 0;
+
+	(void)state;
+	r = memsim("bench --threads 2 --N 128 --heads 2 --cache L1=32K:8:64 --json -");
+	if (r.rc != 0)
+		fail_msg("bench --threads: exit %d: %s", r.rc, r.err);
+	assert_non_null(strstr(r.err, "memsim bench --threads 2: N=128 d=64 heads=2"));
+	assert_non_null(strstr(r.err, "flash2 --trace-only"));
+	o = cJSON_Parse(r.out);
+	assert_non_null(o);
+	runs = cJSON_GetObjectItem(o, "runs");
+	cJSON_ArrayForEach (run, runs) {
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "counters_equal")));
+		assert_true(cJSON_GetObjectItem(run, "speedup_per_core")->valuedouble > 0);
+		assert_int_equal(cJSON_GetObjectItem(run, "threads_used")->valueint, 2);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	cJSON_Delete(o);
+	result_free(&r);
+	r = memsim("bench --threads 1");
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "--threads"));
+	result_free(&r);
+	r = memsim("bench --heads 4");
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "it needs --threads"));
+	result_free(&r);
+	r = memsim("bench --threads 2 --modes");
+	assert_int_equal(r.rc, 2);
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+	result_free(&r);
+}
+
 /* DIR/results.json's rows without what may differ between runs of the same counters (the
  * threads, timings, memory), one line each; *min_used the fewest threads a row ran on (1
  * where rows say nothing). Caller frees. */
@@ -687,9 +766,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_hierarchies), cmocka_unit_test(test_why_not),
-		cmocka_unit_test(test_run_kernels),        cmocka_unit_test(test_run_why_not),
+		cmocka_unit_test(test_random_hierarchies),
+		cmocka_unit_test(test_why_not),
+		cmocka_unit_test(test_run_kernels),
+		cmocka_unit_test(test_run_why_not),
 		cmocka_unit_test(test_sweep_threads),
+		cmocka_unit_test(test_run_default_threads),
+		cmocka_unit_test(test_bench_threads),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
