@@ -11,6 +11,7 @@
 
 #include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,12 +24,13 @@
 
 #define TARGET_PER_CORE 0.7 /* issue 24: naive and flash2 at H100 size */
 
-enum { ROWS = 4 };
+#define ROWS_MAX (4 * BENCH_THREADS_MAX)
 
 /* One run's figures on one thread and on T. */
 struct threads_row {
 	const char *kernel;
 	bool trace_only;
+	unsigned threads;              /* T */
 	double wall1, cpu1, wall, cpu; /* best of the repeats, seconds */
 	unsigned used;                 /* threads the run on T took */
 	bool same;                     /* its counters are one thread's */
@@ -78,59 +80,105 @@ per_core(const struct threads_row *r)
 	return r->wall1 / r->wall / cores_of(r->used);
 }
 
+int
+bench_threads_parse(const char *text, struct bench_threads_args *a, char *err, size_t errlen)
+{
+	const char *p = text;
+
+	a->nthreads = 0;
+	while (*p) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || v < 2 || v > 64 || (*end && *end != ',') ||
+		    (*end == ',' && !end[1]) || a->nthreads == BENCH_THREADS_MAX) {
+			snprintf(
+				err, errlen,
+				"--threads: '%s' is not a list of up to %d thread counts from 2 to 64 "
+				"(2,4,8)",
+				text, BENCH_THREADS_MAX);
+			return -1;
+		}
+		a->threads[a->nthreads++] = (unsigned)v;
+		p = *end ? end + 1 : end;
+	}
+	if (!a->nthreads) {
+		snprintf(err, errlen, "--threads: '' is not a list of thread counts (2,4,8)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every row: for naive and flash2, computing (unless a->trace_only) and trace-only, one thread
+ * once, then each T. Returns the rows, or -1 with a message in err. */
 static int
 measure(const struct bench_threads_args *a, const struct spec *spec, struct threads_row *rows,
 	char *err, size_t errlen)
 {
 	static const char *const kernels[] = { "naive", "flash2" };
+	int n = 0;
 
-	for (int i = 0; i < ROWS; i++) {
-		struct threads_row *r = &rows[i];
+	for (int i = 0; i < 4; i++) {
 		struct attn_config cfg = { ATTN_NAIVE, a->N,  64,    a->heads, a->heads, 1,
 					   ATTN_FP32,  64,    64,    false,    false,    0,
 					   0,          0,     0,     0 };
-		struct sim_result one, many;
+		bool trace_only = i % 2;
+		struct sim_result one;
+		double wall1, cpu1;
 
-		r->kernel = kernels[i / 2];
-		r->trace_only = i % 2;
-		attn_kernel_parse(r->kernel, &cfg.kernel);
-		if (time_runs(&cfg, spec, r->trace_only, 1, a->repeat, &r->wall1, &r->cpu1, &one,
-			      err, errlen))
+		if (a->trace_only && !trace_only)
+			continue;
+		attn_kernel_parse(kernels[i / 2], &cfg.kernel);
+		if (time_runs(&cfg, spec, trace_only, 1, a->repeat, &wall1, &cpu1, &one, err,
+			      errlen))
 			return -1;
-		if (time_runs(&cfg, spec, r->trace_only, a->threads, a->repeat, &r->wall, &r->cpu,
-			      &many, err, errlen)) {
-			sim_result_finish(&one);
-			return -1;
+		for (unsigned t = 0; t < a->nthreads; t++) {
+			struct threads_row *r = &rows[n++];
+			struct sim_result many;
+
+			memset(r, 0, sizeof(*r));
+			r->kernel = kernels[i / 2];
+			r->trace_only = trace_only;
+			r->threads = a->threads[t];
+			r->wall1 = wall1;
+			r->cpu1 = cpu1;
+			if (time_runs(&cfg, spec, trace_only, r->threads, a->repeat, &r->wall,
+				      &r->cpu, &many, err, errlen)) {
+				sim_result_finish(&one);
+				return -1;
+			}
+			r->used = many.threads;
+			r->same = replay_bench_same_counters(one.cache, many.cache);
+			sim_result_finish(&many);
 		}
-		r->used = many.threads;
-		r->same = replay_bench_same_counters(one.cache, many.cache);
 		sim_result_finish(&one);
-		sim_result_finish(&many);
 	}
-	return 0;
+	return n;
 }
 
 static void
-print_table(FILE *out, const struct bench_threads_args *a, const struct threads_row *rows)
+print_table(FILE *out, const struct bench_threads_args *a, const struct threads_row *rows, int n)
 {
 	fprintf(out,
-		"memsim bench --threads %u: N=%llu d=64 heads=%llu fp32, B_r = B_c = 64, cache %s; "
+		"memsim bench --threads: N=%llu d=64 heads=%llu fp32, B_r = B_c = 64, cache %s; "
 		"best of %llu; %ld cores online\n\n",
-		a->threads, (unsigned long long)a->N, (unsigned long long)a->heads, a->cache,
+		(unsigned long long)a->N, (unsigned long long)a->heads, a->cache,
 		(unsigned long long)a->repeat, sysconf(_SC_NPROCESSORS_ONLN));
-	fprintf(out, "%-22s %9s %9s %9s %9s %5s %8s %6s %9s %9s   target\n", "run", "1: wall s",
-		"CPU s", "T: wall s", "CPU s", "used", "speedup", "cores", "per core",
+	fprintf(out, "%-20s %9s %9s %3s %9s %9s %5s %8s %6s %9s %9s   target\n", "run", "1: wall s",
+		"CPU s", "T", "T: wall s", "CPU s", "used", "speedup", "cores", "per core",
 		"counters");
-	for (int i = 0; i < ROWS; i++) {
+	for (int i = 0; i < n; i++) {
 		const struct threads_row *r = &rows[i];
+		char name[32];
 		double pc = per_core(r);
 
-		fprintf(out, "%-22s %9.3f %9.3f %9.3f %9.3f %5u %8.2f %6.0f %9.2f %9s   >= %.1f: %s\n",
-			r->trace_only ? (i < 2 ? "naive --trace-only" : "flash2 --trace-only")
-				      : r->kernel,
-			r->wall1, r->cpu1, r->wall, r->cpu, r->used, r->wall1 / r->wall,
-			cores_of(r->used), pc, r->same ? "same" : "DIFFER", TARGET_PER_CORE,
-			pc >= TARGET_PER_CORE ? "met" : "MISSED");
+		snprintf(name, sizeof(name), "%s%s", r->kernel,
+			 r->trace_only ? " --trace-only" : "");
+		fprintf(out,
+			"%-20s %9.3f %9.3f %3u %9.3f %9.3f %5u %8.2f %6.0f %9.2f %9s   >= %.1f: %s\n",
+			name, r->wall1, r->cpu1, r->threads, r->wall, r->cpu, r->used,
+			r->wall1 / r->wall, cores_of(r->used), pc, r->same ? "same" : "DIFFER",
+			TARGET_PER_CORE, pc >= TARGET_PER_CORE ? "met" : "MISSED");
 	}
 	fprintf(out,
 		"\nspeedup: one thread's wall time over T threads'. A run on T threads keeps T + 1\n"
@@ -141,7 +189,7 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 }
 
 static int
-write_json(const struct bench_threads_args *a, const struct threads_row *rows, int argc,
+write_json(const struct bench_threads_args *a, const struct threads_row *rows, int n, int argc,
 	   char **argv)
 {
 	cJSON *root = cJSON_CreateObject(), *list;
@@ -149,18 +197,18 @@ write_json(const struct bench_threads_args *a, const struct threads_row *rows, i
 	int rc = EXIT_OK;
 
 	report_add_header(root, argc, argv);
-	cJSON_AddNumberToObject(root, "threads", a->threads);
 	cJSON_AddNumberToObject(root, "N", (double)a->N);
 	cJSON_AddNumberToObject(root, "heads", (double)a->heads);
 	cJSON_AddStringToObject(root, "cache", a->cache);
 	cJSON_AddNumberToObject(root, "cores_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
 	list = cJSON_AddArrayToObject(root, "runs");
-	for (int i = 0; i < ROWS; i++) {
+	for (int i = 0; i < n; i++) {
 		const struct threads_row *r = &rows[i];
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "kernel", r->kernel);
 		cJSON_AddBoolToObject(o, "trace_only", r->trace_only);
+		cJSON_AddNumberToObject(o, "threads", r->threads);
 		cJSON_AddNumberToObject(o, "one_thread_wall_seconds", r->wall1);
 		cJSON_AddNumberToObject(o, "one_thread_cpu_seconds", r->cpu1);
 		cJSON_AddNumberToObject(o, "wall_seconds", r->wall);
@@ -182,23 +230,23 @@ write_json(const struct bench_threads_args *a, const struct threads_row *rows, i
 int
 bench_threads(const struct bench_threads_args *a, int argc, char **argv)
 {
-	struct threads_row rows[ROWS];
+	struct threads_row rows[ROWS_MAX];
 	struct attn_config cfg = { ATTN_NAIVE, a->N,  64, a->heads, a->heads, 1, ATTN_FP32, 64,
 				   64,         false, false, 0,     0,     0, 0,        0 };
 	struct spec spec;
 	char err[512];
 	FILE *out = text_stream(a->json_path);
-	int rc;
+	int n, rc;
 
 	if (spec_parse(a->cache, &spec, err, sizeof(err)))
 		return usage_error("bench", "--cache: %s", err);
 	if (attn_config_check(&cfg, err, sizeof(err)))
 		return usage_error("bench", "%s", err);
-	if (measure(a, &spec, rows, err, sizeof(err)))
+	if ((n = measure(a, &spec, rows, err, sizeof(err))) < 0)
 		return print_error("bench: %s", err);
-	print_table(out, a, rows);
-	rc = a->json_path ? write_json(a, rows, argc, argv) : EXIT_OK;
-	for (int i = 0; i < ROWS; i++)
+	print_table(out, a, rows, n);
+	rc = a->json_path ? write_json(a, rows, n, argc, argv) : EXIT_OK;
+	for (int i = 0; i < n; i++)
 		if (!rows[i].same && !rc)
 			rc = print_error("bench: %s%s on %u threads: counters differ from one "
 					 "thread's",

@@ -400,8 +400,8 @@ usage_bench(FILE *f)
 		"       memsim bench --kernels [--N N] [--cache SPEC] [--trace-only]\n"
 		"                    [--instructions] [--json FILE]\n"
 		"       memsim bench --modes [--kernel K] [--N N] [--json FILE]\n"
-		"       memsim bench --threads T [--N N] [--heads H] [--cache SPEC] [--repeat R]\n"
-		"                    [--json FILE]\n"
+		"       memsim bench --threads T[,T...] [--N N] [--heads H] [--cache SPEC]\n"
+		"                    [--trace-only] [--repeat R] [--json FILE]\n"
 		"\n"
 		"Builds a synthetic attention-shaped trace (two interleaved row streams and a strided\n"
 		"column stream, the S = QK^T loop of a naive kernel), writes it in memsim's binary\n"
@@ -432,7 +432,7 @@ usage_bench(FILE *f)
 		"                     cachegrind/traced next to their targets (< 10, < 1, >= 5),\n"
 		"                     and the model's accesses per second\n"
 		"      --N N          --kernels: sequence length [2048]\n"
-		"      --trace-only   --kernels: leave the computing traced run out\n"
+		"      --trace-only   --kernels, --threads: leave the computing runs out\n"
 		"      --instructions --kernels: also count the instructions per L1 miss in\n"
 		"                     cache_fast_miss() (callgrind on the trace-only run; slow)\n"
 		"      --modes        instead, in one process: what each mode costs and its error\n"
@@ -440,12 +440,13 @@ usage_bench(FILE *f)
 		"                     by fan-out and by the stack pass, sampling 1 set in 8,\n"
 		"                     formulas); fails if a one pass's counters differ\n"
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n"
-		"      --threads T    instead, in one process: naive and flash2, computing and\n"
-		"                     --trace-only, on one thread and on T (memsim run --threads):\n"
-		"                     wall and CPU time, speedup, speedup per core (over the T + 1\n"
-		"                     threads' cores) against its target (>= 0.7) and whether the\n"
-		"                     counters are one thread's (exit 1 if not); d = 64, fp32;\n"
-		"                     --N [2048], --heads H [16], --cache [h100], --repeat [1]\n");
+		"      --threads T[,T...] instead, in one process: naive and flash2, computing\n"
+		"                     and trace-only (--trace-only: that alone), on one thread and\n"
+		"                     on each T (2 to 64; memsim run --threads): wall and CPU time,\n"
+		"                     speedup, speedup per core (over the T + 1 threads' cores)\n"
+		"                     against its target (>= 0.7), whether the counters are one\n"
+		"                     thread's (exit 1 if not); d = 64, fp32; --N [2048],\n"
+		"                     --heads H [16], --cache [h100], --repeat [1]\n");
 }
 
 /* Everything the command line gives bench. */
@@ -457,7 +458,8 @@ struct bench_args {
 	const char *mode_kernel;
 	uint64_t kn; /* --N */
 	bool kn_given, repeat_given;
-	uint64_t threads, heads; /* --threads: 0 when not given */
+	const char *threads; /* --threads T[,T...]: NULL when not given */
+	uint64_t heads;
 };
 
 /* Reads the options into a; stops at the first bad one (its message printed) or --help
@@ -475,8 +477,7 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 		{ "dir", 'd', OPTPARSE_STRING, .dest = &a->dir },
 		{ "repeat", 'r', OPTPARSE_U64, .dest = &a->repeat, .min = 1, .max = 100,
 		  .expect = "a number from 1 to 100", .given = &a->repeat_given },
-		{ "threads", 0, OPTPARSE_U64, .dest = &a->threads, .min = 2, .max = 64,
-		  .expect = "a number of threads from 2 to 64" },
+		{ "threads", 0, OPTPARSE_STRING, .dest = &a->threads },
 		{ "heads", 0, OPTPARSE_U64, .dest = &a->heads, .min = 1, .max = 4096,
 		  .expect = "a number from 1 to 4096" },
 		{ "pad", 'p', OPTPARSE_U64, .dest = &a->pad, .max = 4096,
@@ -504,7 +505,7 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 	a->shape = (enum replay_shape)shape;
 	if (optind != argc)
 		return usage_error("bench", "bench takes no file arguments");
-	if (a->trace_only && !a->kernels)
+	if (a->trace_only && !a->kernels && !a->threads)
 		return usage_error("bench", "--trace-only times the kernels: it needs --kernels");
 	if (a->instructions && !a->kernels)
 		return usage_error(
@@ -733,14 +734,17 @@ cmd_bench(int argc, char **argv)
 		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (a.threads) {
 		struct bench_threads_args t = {
-			.threads = (unsigned)a.threads,
+			.trace_only = a.trace_only,
 			.N = a.kn_given ? a.kn : 2048,
 			.heads = a.heads ? a.heads : 16,
 			.repeat = a.repeat_given ? a.repeat : 1,
 			.cache = a.cache_given ? a.spec_text : "h100",
 			.json_path = a.json_path,
 		};
+		char err[256];
 
+		if (bench_threads_parse(a.threads, &t, err, sizeof(err)))
+			return usage_error("bench", "%s", err);
 		return bench_threads(&t, argc, argv);
 	}
 	if (a.modes)

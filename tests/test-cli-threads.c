@@ -454,7 +454,7 @@ test_bench_threads(void **state)
 	r = memsim("bench --threads 2 --N 128 --heads 2 --cache L1=32K:8:64 --json -");
 	if (r.rc != 0)
 		fail_msg("bench --threads: exit %d: %s", r.rc, r.err);
-	assert_non_null(strstr(r.err, "memsim bench --threads 2: N=128 d=64 heads=2"));
+	assert_non_null(strstr(r.err, "memsim bench --threads: N=128 d=64 heads=2"));
 	assert_non_null(strstr(r.err, "flash2 --trace-only"));
 	o = cJSON_Parse(r.out);
 	assert_non_null(o);
@@ -468,10 +468,30 @@ test_bench_threads(void **state)
 	assert_int_equal(n, 4);
 	cJSON_Delete(o);
 	result_free(&r);
-	r = memsim("bench --threads 1");
-	assert_int_equal(r.rc, 2);
-	assert_non_null(strstr(r.err, "--threads"));
+	/* A list of counts, the trace-only runs alone: one row a kernel and count; 3 threads
+	 * split the sets by 2. */
+	r = memsim("bench --threads 2,3 --trace-only --N 128 --heads 2 --cache L1=32K:8:64 "
+		   "--json -");
+	assert_int_equal(r.rc, 0);
+	o = cJSON_Parse(r.out);
+	n = 0;
+	cJSON_ArrayForEach (run, cJSON_GetObjectItem(o, "runs")) {
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "trace_only")));
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "counters_equal")));
+		assert_int_equal(cJSON_GetObjectItem(run, "threads_used")->valueint, 2);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	cJSON_Delete(o);
 	result_free(&r);
+	for (unsigned i = 0; i < 4; i++) {
+		static const char *const bad[] = { "1", "2,x", "2,", "2,2,2,2,2,2,2,2,2" };
+
+		r = memsim("bench --threads '%s'", bad[i]);
+		assert_int_equal(r.rc, 2);
+		assert_non_null(strstr(r.err, "is not a list of up to 8 thread counts"));
+		result_free(&r);
+	}
 	r = memsim("bench --heads 4");
 	assert_int_equal(r.rc, 2);
 	assert_non_null(strstr(r.err, "it needs --threads"));
