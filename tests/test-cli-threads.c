@@ -388,13 +388,18 @@ test_run_kernels(void **state)
 
 	(void)state;
 	for (unsigned k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++)
-		for (unsigned i = 0; i < 5; i++) {
+		for (unsigned i = 0; i < 6; i++) {
 			char spec[512], args[600];
 
-			if (i == 0)
+			/* h100 computing and trace-only; random hierarchies, one of them with its
+			 * tiles in scratch (trace-only: every thread regenerates the accesses) */
+			if (i < 2) {
 				snprintf(spec, sizeof(spec), "h100");
-			else
+			} else {
 				random_spec(&s, spec, sizeof(spec));
+				if (i == 3)
+					strcat(spec, ",tiles=scratch");
+			}
 			snprintf(args, sizeof(args), "%s%s%s", kernels[k],
 				 i % 2 ? " --trace-only" : "", pick(&s, 3) ? "" : " --no-flush");
 			runs++;
