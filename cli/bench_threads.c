@@ -1,10 +1,11 @@
 /*
  * memsim bench --threads: see cli/bench_threads.h.
  *
- * A run on T threads keeps one more busy: the caller's, which simulates a computing run's
+ * A run on T threads may keep one more busy: the caller's, which simulates a computing run's
  * trace-only form while T threads compute its values, or hands a trace-only run's accesses to
- * the T that simulate its sets. The speedup per core divides by the cores those T + 1 threads
- * can use (the cores online at most); one thread is one core.
+ * the T that simulate its sets (not where every thread regenerates them: tiles in scratch).
+ * The speedup per core divides by the cores the busy threads can use (sim_result.busy, the
+ * cores online at most); one thread is one core.
  */
 
 #include "cli/bench_threads.h"
@@ -33,6 +34,7 @@ struct threads_row {
 	unsigned threads;              /* T */
 	double wall1, cpu1, wall, cpu; /* best of the repeats, seconds */
 	unsigned used;                 /* threads the run on T took */
+	unsigned busy;                 /* threads busy at once in it, the caller's included */
 	bool same;                     /* its counters are one thread's */
 };
 
@@ -64,12 +66,12 @@ time_runs(const struct attn_config *cfg, const struct spec *spec, bool trace_onl
 	return 0;
 }
 
-/* The cores a run on `used` threads keeps busy: used + 1, at most those online. */
+/* The cores a run keeps busy: its busy threads, at most the cores online. */
 static double
-cores_of(unsigned used)
+cores_of(const struct threads_row *r)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	double n = used > 1 ? used + 1.0 : 1.0;
+	double n = r->busy ? r->busy : 1;
 
 	return online > 0 && n > (double)online ? (double)online : n;
 }
@@ -77,7 +79,7 @@ cores_of(unsigned used)
 static double
 per_core(const struct threads_row *r)
 {
-	return r->wall1 / r->wall / cores_of(r->used);
+	return r->wall1 / r->wall / cores_of(r);
 }
 
 int
@@ -148,6 +150,7 @@ measure(const struct bench_threads_args *a, const struct spec *spec, struct thre
 				return -1;
 			}
 			r->used = many.threads;
+			r->busy = many.busy;
 			r->same = replay_bench_same_counters(one.cache, many.cache);
 			sim_result_finish(&many);
 		}
@@ -177,15 +180,16 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 		fprintf(out,
 			"%-20s %9.3f %9.3f %3u %9.3f %9.3f %5u %8.2f %6.0f %9.2f %9s   >= %.1f: %s\n",
 			name, r->wall1, r->cpu1, r->threads, r->wall, r->cpu, r->used,
-			r->wall1 / r->wall, cores_of(r->used), pc, r->same ? "same" : "DIFFER",
+			r->wall1 / r->wall, cores_of(r), pc, r->same ? "same" : "DIFFER",
 			TARGET_PER_CORE, pc >= TARGET_PER_CORE ? "met" : "MISSED");
 	}
 	fprintf(out,
-		"\nspeedup: one thread's wall time over T threads'. A run on T threads keeps T + 1\n"
-		"busy (a computing run: the values on T, the trace-only form's simulation on the\n"
-		"caller's; --trace-only: the accesses handed from the caller's to T that split the\n"
-		"sets), so per core divides by T + 1, or the cores online if fewer. counters: every\n"
-		"level's and DRAM's against one thread's.\n");
+		"\nspeedup: one thread's wall time over T threads'. cores: the threads busy at once,\n"
+		"or the cores online if fewer: T + 1 where the caller's thread works beside T (a\n"
+		"computing run: the values on T, the trace-only form's simulation on the caller's;\n"
+		"--trace-only: the accesses handed from the caller's to T that split the sets), T\n"
+		"where each of T regenerates the accesses (--trace-only, tiles in scratch). per\n"
+		"core: speedup / cores. counters: every level's and DRAM's against one thread's.\n");
 }
 
 static int
@@ -215,7 +219,7 @@ write_json(const struct bench_threads_args *a, const struct threads_row *rows, i
 		cJSON_AddNumberToObject(o, "cpu_seconds", r->cpu);
 		cJSON_AddNumberToObject(o, "threads_used", r->used);
 		cJSON_AddNumberToObject(o, "speedup", r->wall1 / r->wall);
-		cJSON_AddNumberToObject(o, "cores", cores_of(r->used));
+		cJSON_AddNumberToObject(o, "cores", cores_of(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core", per_core(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core_target", TARGET_PER_CORE);
 		cJSON_AddBoolToObject(o, "counters_equal", r->same);

@@ -443,8 +443,8 @@ usage_bench(FILE *f)
 		"      --threads T[,T...] instead, in one process: naive and flash2, computing\n"
 		"                     and trace-only (--trace-only: that alone), on one thread and\n"
 		"                     on each T (2 to 64; memsim run --threads): wall and CPU time,\n"
-		"                     speedup, speedup per core (over the T + 1 threads' cores)\n"
-		"                     against its target (>= 0.7), whether the counters are one\n"
+		"                     speedup, speedup per core (over the cores its threads keep\n"
+		"                     busy) against its target (>= 0.7), whether the counters are one\n"
 		"                     thread's (exit 1 if not); d = 64, fp32; --N [2048],\n"
 		"                     --heads H [16], --cache [h100], --repeat [1]\n");
 }

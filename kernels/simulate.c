@@ -256,7 +256,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	out->threads = 1;
+	out->threads = out->busy = 1;
 	d = trace_only ? attn_data_create_trace_only(cfg, err, errlen)
 		       : attn_data_create(cfg, err, errlen);
 	if (!d)
@@ -277,6 +277,9 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		}
 		if (!rc && trace_only)
 			out->threads = k;
+		/* the caller feeds the slices, or simulates beside the values' threads */
+		if (!rc)
+			out->busy = trace_only && spec->tiles_in_scratch ? k : out->threads + 1;
 		attn_data_destroy(d);
 		return rc;
 	}
@@ -318,6 +321,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 			return rc == -ENOMEM ? rc : -EINVAL;
 		}
 		out->threads = k;
+		out->busy = k + 1;
 	}
 	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */
 	if (check) {
@@ -467,6 +471,7 @@ sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec,
 		outs[k].cache = cache_onepass_take(one.cache, k);
 		outs[k].seconds = one.seconds;
 		outs[k].threads = one.threads;
+		outs[k].busy = one.busy;
 		snprintf(outs[k].threads_why, sizeof(outs[k].threads_why), "%s", why);
 	}
 	sim_result_finish(&one);
