@@ -1,11 +1,10 @@
 /*
  * memsim bench --threads: see cli/bench_threads.h.
  *
- * A run on T threads may keep one more busy: the caller's, which simulates a computing run's
+ * A run on T threads keeps one more busy: the caller's, which simulates a computing run's
  * trace-only form while T threads compute its values, or hands a trace-only run's accesses to
- * the T that simulate its sets (not where every thread regenerates them: tiles in scratch).
- * The speedup per core divides by the cores the busy threads can use (sim_result.busy, the
- * cores online at most); one thread is one core.
+ * the T that simulate its sets. The speedup per core divides by the cores the busy threads can
+ * use (sim_result.busy, the cores online at most); one thread is one core.
  */
 
 #include "cli/bench_threads.h"
@@ -185,10 +184,9 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 	}
 	fprintf(out,
 		"\nspeedup: one thread's wall time over T threads'. cores: the threads busy at once,\n"
-		"or the cores online if fewer: T + 1 where the caller's thread works beside T (a\n"
+		"or the cores online if fewer: T + 1, the caller's thread working beside T (a\n"
 		"computing run: the values on T, the trace-only form's simulation on the caller's;\n"
-		"--trace-only: the accesses handed from the caller's to T that split the sets), T\n"
-		"where each of T regenerates the accesses (--trace-only, tiles in scratch). per\n"
+		"--trace-only: the accesses handed from the caller's to T that split the sets). per\n"
 		"core: speedup / cores. counters: every level's and DRAM's against one thread's.\n");
 }
 

@@ -1,7 +1,6 @@
 #include "kernels/simulate.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 #include <unistd.h>
 
 #include "kernels/attn_split.h"
-#include "kernels/trace_only.h"
 #include "sim/cache_feed.h"
 #include "sim/trace.h"
 #include "sim/util.h"
@@ -116,90 +114,6 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 	return 0;
 }
 
-/* One thread of regen_pass(): the trace-only form whole into its slice of the model. */
-struct regen_slice {
-	struct attn_data *d;
-	struct cache *cache;
-	bool tiles_in_scratch, flush, shows_progress;
-};
-
-static void *
-regen_slice_run(void *arg)
-{
-	struct regen_slice *r = arg;
-	struct trace_ctx *t = trace_ctx_create(r->cache, NULL, r->tiles_in_scratch);
-
-	if (r->shows_progress) {
-		attn_run_traced(r->d, t); /* with the progress line */
-	} else {
-		attn_trace_only_dispatch(r->d, t);
-		trace_flush(t);
-	}
-	trace_ctx_destroy(t);
-	if (r->flush)
-		cache_flush(r->cache);
-	return NULL;
-}
-
-/* The live pass of a trace-only run on k > 1 threads with tiles in scratch, where the
- * kernel's accesses are few and the model's misses most of the time: every thread runs the
- * trace-only form whole into a model that simulates only its chunks (cache_set_slice(), as
- * replay_file_split() does with a file every thread decodes), and the slices are summed into
- * slice 0's, which like each counts the processor's accesses and scratch bytes whole. No
- * producer hands the accesses out. Returns 0, or -ENOMEM with err. */
-static int
-regen_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
-	   struct sim_result *out, char *err, size_t errlen)
-{
-	struct regen_slice *sl = xzalloc(k * sizeof(*sl));
-	pthread_t *tid = xzalloc(k * sizeof(*tid));
-	unsigned started = 1;
-	double t0;
-	int rc = 0;
-
-	for (unsigned i = 0; i < k && !rc; i++) {
-		sl[i] = (struct regen_slice){ d, cache_create(&spec->cache), spec->tiles_in_scratch,
-					      flush, i == 0 };
-		if (!sl[i].cache) {
-			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)", k,
-				 (double)cache_model_bytes(&spec->cache) / 1048576.0);
-			rc = -ENOMEM;
-		} else {
-			cache_set_slice(sl[i].cache, k, i);
-		}
-	}
-	t0 = now_seconds();
-	for (; !rc && started < k; started++) {
-		int e = pthread_create(&tid[started], NULL, regen_slice_run, &sl[started]);
-
-		if (e) {
-			snprintf(err, errlen, "cannot start simulation thread %u of %u: %s",
-				 started + 1, k, strerror(e));
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	if (!rc)
-		regen_slice_run(&sl[0]);
-	for (unsigned i = 1; i < started; i++)
-		pthread_join(tid[i], NULL);
-	/* slice 0 first, then in order: the sum does not depend on which thread ended first */
-	for (unsigned i = 1; i < k && !rc; i++)
-		if (cache_add_slice(sl[0].cache, sl[i].cache)) {
-			snprintf(err, errlen, "the slices of the split run do not add up");
-			rc = -EINVAL;
-		}
-	for (unsigned i = rc ? 0 : 1; i < k; i++)
-		cache_destroy(sl[i].cache);
-	if (!rc) {
-		out->cache = sl[0].cache;
-		out->seconds = now_seconds() - t0;
-	}
-	free(tid);
-	free(sl);
-	return rc;
-}
-
 /* The live pass of a computing run on k > 1 threads: the kernel's trace-only form on this
  * thread into the model (the counters of the computing kernel, bit for bit: test-trace-only),
  * while its native build computes the values on k threads (kernels/attn_split.h). Returns 0,
@@ -270,16 +184,14 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		}
 		if (!rc) {
 			attn_data_fill(d, seed);
-			rc = !trace_only ? values_pass(d, spec, flush, k, out, err, errlen)
-			     : spec->tiles_in_scratch
-				     ? regen_pass(d, spec, flush, k, out, err, errlen)
-				     : split_pass(d, spec, flush, k, out, err, errlen);
+			rc = trace_only ? split_pass(d, spec, flush, k, out, err, errlen)
+					: values_pass(d, spec, flush, k, out, err, errlen);
 		}
 		if (!rc && trace_only)
 			out->threads = k;
 		/* the caller feeds the slices, or simulates beside the values' threads */
 		if (!rc)
-			out->busy = trace_only && spec->tiles_in_scratch ? k : out->threads + 1;
+			out->busy = out->threads + 1;
 		attn_data_destroy(d);
 		return rc;
 	}

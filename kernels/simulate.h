@@ -19,8 +19,8 @@ struct sim_result {
 	bool checked;
 	struct attn_error error; /* when checked */
 	unsigned threads;        /* threads that simulated (sim_kernel_split()); 1 otherwise */
-	unsigned busy;           /* threads busy at once, the caller's included (threads + 1
-				  * where the caller feeds or simulates beside them); 1 for one */
+	unsigned busy;           /* threads busy at once, the caller's included: threads + 1
+				  * (it feeds the slices or simulates beside them); 1 for one */
 	char threads_why[256];   /* why not more than asked, in one line; "" when as many */
 };
 

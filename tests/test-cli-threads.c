@@ -392,7 +392,7 @@ test_run_kernels(void **state)
 			char spec[512], args[600];
 
 			/* h100 computing and trace-only; random hierarchies, one of them with its
-			 * tiles in scratch (trace-only: every thread regenerates the accesses) */
+			 * tiles in scratch */
 			if (i < 2) {
 				snprintf(spec, sizeof(spec), "h100");
 			} else {
