@@ -27,7 +27,7 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
         sample_sets: int | None = None, params: Params | None = None,
         record: PathLike | None = None, N_kv: int | None = None,
         kv_page: int | None = None, splits: int | None = None,
-        bandwidth: float | str | None = None) -> Result:
+        bandwidth: float | str | None = None, threads: int | None = None) -> Result:
     """Simulates a kernel through a cache model: `memsim run --json`'s report as a Result.
 
     kernel is a built-in kernel ("naive", "flash1", "flash2", "proj") or a plugin's path
@@ -36,7 +36,10 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
     cache, the block table drawn from seed; None: unpaged); splits is flashdecode's S (None:
     FlashAttention's heuristic on a GPU preset, else 1); bandwidth the GB/s of the tokens/s
     bound in r["per_token"], or "measured" (this machine's, memsim ceilings; None: the
-    preset's).
+    preset's). threads=T runs on T threads (`run --threads`: a computing run's values on T
+    while one simulates, trace_only's sets split between T), the same counters, with
+    r["threads"] saying how many ran; None lets memsim choose (every core for a computing run
+    of 10^8 FLOPs or more, else one).
     Raises UsageError (a ValueError) for what memsim refuses, Error when the run fails.
     """
     args = ["run", "--kernel", _args.kernel(kernel)]
@@ -53,6 +56,8 @@ def run(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
         args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
     if record is not None:
         args += ["--record", _args.path("record", record)]
+    if threads is not None:
+        args += ["--threads", str(_args.integer("threads", threads))]
     args += _args.params(params)
     return Result(*_cli.call_json(args))
 

@@ -64,6 +64,20 @@ def test_run_options_reach_the_command_line():
     assert b.dram_bytes == memsim.run("naive", N=64, d=16, cache="L1=4K:4:64").dram_bytes
 
 
+def test_run_threads():
+    """threads reaches the command line: one thread's counters, and how many ran."""
+    one = memsim.run("flash2", N=128, d=32, heads=4, cache="h100", threads=1)
+    two = memsim.run("flash2", N=128, d=32, heads=4, cache="h100", threads=2)
+    a, b = one.to_dict(), two.to_dict()
+    assert a["threads"]["used"] == 1 and b["threads"]["used"] == 2
+    del a["threads"], b["threads"]
+    same(a, b)
+    with pytest.raises(TypeError, match="threads: expected an int"):
+        memsim.run("flash2", N=64, threads=2.0)
+    with pytest.raises(memsim.UsageError, match="--threads"):
+        memsim.run("flash2", N=64, threads=65)
+
+
 def test_run_paged_kv():
     """kv_page (and N_kv) reach the command line; the per-array report has block_table."""
     r = memsim.run("flash2", N=4, N_kv=300, d=32, heads=4, kv_heads=2, kv_page=16, seed=7,
