@@ -142,42 +142,6 @@ cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line)
 	line_below(c, L, line, REQ_WRITEBACK, F_FLUSH);
 }
 
-/* Removes the lines inside line `line` of level li from every level above li. Returns true if
- * any removed copy was dirty (its data joins li's write-back). */
-static NOINLINE bool
-back_invalidate(struct cache *c, int li, uint64_t line)
-{
-	unsigned shift = c->lv[li].line_shift;
-	uint64_t base = line << shift, last = base + ((UINT64_C(1) << shift) - 1);
-	bool dirty = false;
-
-	for (unsigned u = 0; u < c->nlv; u++) {
-		struct level *U = &c->lv[u];
-
-		/* Levels above li: data levels 0..li-1, and I1 when it feeds a level at or above
-		 * li. */
-		if ((int)u == li || (u < c->ndata && (int)u > li))
-			continue;
-		if ((int)u == c->icache && (U->below < 0 || U->below > li))
-			continue;
-		for (uint64_t a = base;; a += U->cfg.line_bytes) {
-			uint64_t ul = a >> U->line_shift;
-			uint64_t si = ul & U->set_mask;
-			uint64_t *set = U->tags + si * U->ways;
-			int w = find_way(U, set, si, ul);
-
-			if (w >= 0) {
-				dirty |= set[w] & 1;
-				remove_slot(U, set, si, (uint32_t)w);
-				U->st.invalidations++;
-			}
-			if (last - a < U->cfg.line_bytes)
-				break;
-		}
-	}
-	return dirty;
-}
-
 /* A line taken out of a set to make room, waiting to be written back. */
 struct victim {
 	bool valid;
@@ -197,7 +161,7 @@ take_victim(struct cache *c, struct level *L, uint64_t *set, uint64_t set_idx, u
 	if (!L->keep_victim)
 		remove_slot(L, set, set_idx, w);
 	if (L->cfg.inclusion == CACHE_INCL_INCLUSIVE)
-		v.dirty |= back_invalidate(c, level_index(c, L), v.line);
+		v.dirty |= cache_back_invalidate(c, level_index(c, L), v.line);
 	return v;
 }
 

@@ -157,6 +157,9 @@ struct cache {
 /* cache_config.c */
 unsigned cache_chunk_shift(const struct cache_config *cfg);
 
+/* cache_inclusion.c */
+bool cache_back_invalidate(struct cache *c, int li, uint64_t line);
+
 /* cache_create.c */
 uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
 struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
