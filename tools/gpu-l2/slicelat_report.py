@@ -12,9 +12,19 @@ of each partition's chunks (docs/gpu-run/l2-reread's function, within 2 MiB) eac
 With --cluster, also the XOR of the chunk numbers of every two chunks in one group: the most
 frequent ones, and the rank of those seen in 600 pairs or more (an XOR hash of the address
 bits to slices would make every such XOR a vector of its kernel).
-Usage: python3 tools/gpu-l2/slicelat_report.py [--cluster] FILE.bin.gz..."""
+--quadratic (implies --cluster): the Boolean functions of address bits 8-19 of degree two at
+most (linear and pairwise-product terms of the chunk's 12 bits) that are constant within the
+groups: over GF(2), each chunk and its group's first chunk must agree, so the functions are the
+null space of those equations. The groups hold some misplaced chunks, so the null space is
+taken of 300 random subsets of 120 equations (seeded), and each function found is scored by the
+share of all equations it breaks; those that break no more than the partition's XOR (a
+function of the slice, broken only by misplaced chunks) or 2% are printed, fewest terms first,
+with the dimension of their span. Only the 80% of chunks nearest their group's centre count. A slice function of degree two makes every XOR symmetry keep an
+affine half (or quarter, ...) of the chunks, which --cluster's pairs showed.
+Usage: python3 tools/gpu-l2/slicelat_report.py [--cluster] [--quadratic] FILE.bin.gz..."""
 
 import gzip
+import itertools
 import sys
 
 import numpy as np
@@ -107,10 +117,88 @@ def xor_kernel(lab):
     return ranked[:6], len(basis), share
 
 
+PAIRS = list(itertools.combinations(range(12), 2))  # chunk bits i < j: address bits 8 + i, 8 + j
+
+
+def monomials(chunk):
+    """The 78 monomials (12 bits, then the 66 products) of chunk's bits, as one int."""
+    b = [(chunk >> i) & 1 for i in range(12)] + [(chunk >> i) & (chunk >> j) & 1 for i, j in PAIRS]
+    return sum(v << k for k, v in enumerate(b))
+
+
+def null_space(rows, width=78):
+    """A basis (ints) of the v with an even number of ones in row & v for every row: GF(2)."""
+    piv = {}
+    for r in rows:
+        while r:
+            h = r.bit_length() - 1
+            if h not in piv:
+                piv[h] = r
+                break
+            r ^= piv[h]
+    for h in sorted(piv):
+        for h2 in piv:
+            if h2 != h and (piv[h2] >> h) & 1:
+                piv[h2] ^= piv[h]
+    basis = []
+    for f in (i for i in range(width) if i not in piv):
+        v = 1 << f
+        for h, r in piv.items():
+            if (r >> f) & 1:
+                v |= 1 << h
+        basis.append(v)
+    return basis
+
+
+def describe(v):
+    """A function's terms as address bits: a9 + a13a14."""
+    terms = [f"a{i + 8}" for i in range(12) if (v >> i) & 1]
+    terms += [f"a{p + 8}a{q + 8}" for k, (p, q) in enumerate(PAIRS) if (v >> (12 + k)) & 1]
+    return " + ".join(terms)
+
+
+def report_quadratic(lat, rng):
+    x = fingerprints(lat)
+    c, lab = groups(x)
+    res = np.sqrt(((x - c[lab]) ** 2).mean(1))
+    sure = res < np.percentile(res, 80)  # the fifth farthest from their centres left out
+    mono = [monomials(i) for i in range(len(x))]
+    eqs = []
+    for g in np.unique(lab):
+        m = np.nonzero((lab == g) & sure)[0]
+        eqs += [mono[a] ^ mono[m[0]] for a in m[1:]]
+    part = sum(1 << (b - 8) for b in (12, 13, 16, 17, 19))
+    part_broken = sum(bin(e & part).count("1") & 1 for e in eqs) / len(eqs)
+    broken = {}
+    for _ in range(300):
+        for v in null_space([eqs[i] for i in rng.choice(len(eqs), 120, replace=False)]):
+            if v not in broken:
+                broken[v] = sum(bin(e & v).count("1") & 1 for e in eqs) / len(eqs)
+    # no more broken than the partition's XOR, a function of the slice that the noise breaks
+    limit = max(0.02, part_broken)
+    keep = sorted((v for v, b in broken.items() if b <= limit),
+                  key=lambda v: (bin(v).count("1"), broken[v]))
+    span = []
+    for v in keep:
+        for b in span:
+            if (v >> (b.bit_length() - 1)) & 1:
+                v ^= b
+        if v:
+            span.append(v)
+            span.sort(key=lambda b: -b.bit_length())
+    print(f"  functions of degree <= 2 constant within the groups ({len(eqs)} equations of the "
+          f"80% of chunks nearest their centres; the partition's XOR breaks {part_broken:.1%} of "
+          f"them, the groups' noise): {len(keep)} break at most {limit:.1%}, spanning "
+          f"{len(span)} dimensions")
+    for v in keep[:16]:
+        print(f"    {broken[v]:.2%} broken: {describe(v)}")
+
+
 def main():
     rng = np.random.default_rng(1)
-    cluster = "--cluster" in sys.argv[1:]
-    for path in [a for a in sys.argv[1:] if a != "--cluster"]:
+    quadratic = "--quadratic" in sys.argv[1:]
+    cluster = quadratic or "--cluster" in sys.argv[1:]
+    for path in [a for a in sys.argv[1:] if a not in ("--cluster", "--quadratic")]:
         lat = load(path)
         sms, n = lat.shape
         pair = np.abs(lat[:, 0::2] - lat[:, 1::2]).mean()
@@ -123,6 +211,8 @@ def main():
               f"2k + 1 by {twins:.1f}, two SMs at random by {rand:.1f}")
         if cluster:
             report_groups(path, lat)
+        if quadratic:
+            report_quadratic(lat, np.random.default_rng(2))
 
 
 if __name__ == "__main__":
