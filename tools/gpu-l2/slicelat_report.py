@@ -157,11 +157,41 @@ def describe(v):
     return " + ".join(terms)
 
 
+def walsh(a):
+    """The Walsh-Hadamard transform of a (length a power of two), over its length."""
+    a = a.astype(float).copy()
+    h = 1
+    while h < len(a):
+        a = a.reshape(-1, 2, h)
+        a = np.stack([a[:, 0] + a[:, 1], a[:, 0] - a[:, 1]], 1).reshape(-1)
+        h *= 2
+    return a / len(a)
+
+
+def half_flips(lab):
+    """The flips k of chunk bits that keep 45-55% of the chunks in their group, each with the
+    largest |Walsh coefficient| of where it keeps them (1: an affine half, as a function of
+    degree two gives)."""
+    n = len(lab)
+    idx = np.arange(n)
+    out = []
+    for k in range(1, n):
+        same = lab == lab[idx ^ k]
+        if 0.45 <= same.mean() <= 0.55:
+            w = walsh(1 - 2 * same.astype(int))
+            out.append((k, same.mean(), np.abs(w[1:]).max()))
+    return out
+
+
 def report_quadratic(lat, rng):
     x = fingerprints(lat)
     c, lab = groups(x)
     res = np.sqrt(((x - c[lab]) ** 2).mean(1))
     sure = res < np.percentile(res, 80)  # the fifth farthest from their centres left out
+    flips = half_flips(lab)
+    print(f"  {len(flips)} flips of chunk bits keep 45-55% of the chunks in their group; where "
+          f"they keep them is an affine half for "
+          f"{sum(1 for _, _, w in flips if w > 0.95)} of them (|Walsh coefficient| > 0.95)")
     mono = [monomials(i) for i in range(len(x))]
     eqs = []
     for g in np.unique(lab):
