@@ -15,7 +15,13 @@ constant within the labels.
       200 random subsets of those equations (seeded) holds the candidates, each scored by the
       share of 20000 sampled equations it breaks; the 12 least broken are printed.
 
-Usage: python3 tools/gpu-l2/slicelat_joint.py label OUT.npz FILES... | fit LABELS.npz [BITS]"""
+  evict EVICT.txt...   docs/gpu-run/l2-evict's eviction sets against what the fit found: for
+      each target, its congruent lines below 32 MiB, and the values there of address bit 9, of
+      the partition function and of F, the least broken quadratic function of
+      windows32/README.md, over all and within each value of bit 9.
+
+Usage: python3 tools/gpu-l2/slicelat_joint.py label OUT.npz FILES... | fit LABELS.npz [BITS] |
+       evict EVICT.txt..."""
 
 import itertools
 import re
@@ -93,9 +99,65 @@ def fit(path, nb):
         print(f"  {share:.2%} broken: {describe(v)}")
 
 
+# F of docs/gpu-run/l2-slicelat/windows32/README.md: linear terms, those times a9, and the
+# quadratic form Q, over address bits 8-24.
+F_LINEAR = (13, 15, 20, 21)
+F_TIMES_A9 = (13, 15, 19, 20, 21, 22)
+F_Q = ((13, 14), (13, 18), (13, 19), (13, 22), (13, 23), (13, 24), (14, 15), (14, 19), (14, 20),
+       (14, 21), (14, 22), (15, 18), (15, 19), (15, 22), (15, 23), (15, 24), (18, 19), (18, 20),
+       (18, 21), (18, 22), (19, 20), (19, 21), (19, 23), (19, 24), (20, 22), (20, 23), (20, 24),
+       (21, 22), (21, 23), (21, 24), (22, 23), (22, 24))
+
+
+def bit(a, i):
+    return (a >> i) & 1
+
+
+def f_of(a):
+    v = 0
+    for i in F_LINEAR:
+        v ^= bit(a, i)
+    for i in F_TIMES_A9:
+        v ^= bit(a, 9) & bit(a, i)
+    for i, j in F_Q:
+        v ^= bit(a, i) & bit(a, j)
+    return v
+
+
+def partition_of(a):
+    return bit(a, 12) ^ bit(a, 13) ^ bit(a, 16) ^ bit(a, 17) ^ bit(a, 19) ^ bit(a, 23)
+
+
+def evict(paths):
+    held = total = 0
+    for path in paths:
+        target = None
+        for line in open(path):
+            w = line.split()
+            if w and w[0] == "target":
+                target = int(w[1])
+            if not w or w[0] != "congruent":
+                continue
+            lines = [int(x) for x in w[1:] if int(x) < 1 << 25]
+            if len(lines) < 2:
+                continue
+            values = {name: sorted({fn(a) for a in lines})
+                      for name, fn in (("a9", lambda a: bit(a, 9)), ("partition", partition_of),
+                                       ("F", f_of))}
+            halves = [sorted({f_of(a) for a in lines if bit(a, 9) == h}) for h in (0, 1)]
+            total += 1
+            held += all(len(v) == 1 for v in halves)
+            print(f"target {target / 2**20:.3f} MiB: {len(lines)} congruent lines below 32 MiB; "
+                  + ", ".join(f"{k} {v}" for k, v in values.items())
+                  + f"; F where a9 = 0: {halves[0]}, where a9 = 1: {halves[1]}")
+    print(f"F one value within each half of bit 9 for {held} of {total} sets")
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "label":
         label(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "evict":
+        evict(sys.argv[2:])
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "fit":
         fit(sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 17)
     else:
