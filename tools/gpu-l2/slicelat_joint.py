@@ -3,12 +3,14 @@
 clustering, then the Boolean functions of degree two at most of their address bits that are
 constant within the labels.
 
-  label OUT.npz FILE.bin.gz...   the windows' fingerprints (slicelat_report.fingerprints()),
-      grouped as slicelat_report --cluster groups the first window, every chunk of every window
+  label [--threshold T] OUT.npz FILE.bin.gz...   the windows' fingerprints
+      (slicelat_report.fingerprints()), grouped as slicelat_report --cluster groups the first
+      window (leader clustering within T cycles RMS, 2 unless given), every chunk of every window
       then given to its nearest group and the groups' centres moved (8 rounds of k-means), each
       group then split by address bit 9 (constant within every group of one window:
       slicelat_report --quadratic). Writes the labels, the chunk numbers (address >> 8) and each
-      chunk's distance from its group's centre.
+      chunk's distance from its group's centre; prints how many labels each value of the
+      partition function and bit 9 holds.
   fit LABELS.npz [BITS]   the functions of address bits 8 .. 8 + BITS - 1 (17: 32 MiB) of degree
       two at most that are constant within the labels: over GF(2) each chunk and its label's
       first chunk must agree (the 80% of chunks nearest their centres), and the null space of
@@ -20,8 +22,8 @@ constant within the labels.
       the partition function and of F, the least broken quadratic function of
       windows32/README.md, over all and within each value of bit 9.
 
-Usage: python3 tools/gpu-l2/slicelat_joint.py label OUT.npz FILES... | fit LABELS.npz [BITS] |
-       evict EVICT.txt..."""
+Usage: python3 tools/gpu-l2/slicelat_joint.py label [--threshold T] OUT.npz FILES... |
+       fit LABELS.npz [BITS] | evict EVICT.txt..."""
 
 import itertools
 import re
@@ -32,7 +34,7 @@ import numpy as np
 from slicelat_report import fingerprints, groups, load, null_space
 
 
-def label(out, paths):
+def label(out, paths, threshold=2.0):
     x, chunks = [], []
     for p in paths:
         off_kib = int(re.search(r"lat-(\d+)\.bin", p).group(1))
@@ -40,7 +42,7 @@ def label(out, paths):
         x.append(f)
         chunks.append((off_kib << 2) + np.arange(len(f)))  # 256-byte chunks
     x, chunk = np.concatenate(x), np.concatenate(chunks)
-    c, _ = groups(x[: len(x) // len(paths)])
+    c, _ = groups(x[: len(x) // len(paths)], thr=threshold)
     for _ in range(8):
         lab = np.concatenate([((x[i:i + 8192, None] - c[None]) ** 2).mean(2).argmin(1)
                               for i in range(0, len(x), 8192)])
@@ -53,6 +55,10 @@ def label(out, paths):
     print(f"{len(x)} chunks of {len(paths)} windows: {len(c)} groups, {int((sizes > 0).sum())} "
           f"labels once split by bit 9 (median {int(np.median(sizes[sizes > 0]))} chunks); "
           f"a chunk {np.median(res):.2f} cycles RMS from its centre")
+    part = np.array([partition_of(int(a) << 8) for a in chunk])
+    print("labels a value of the partition function and bit 9 holds: " + ", ".join(
+        f"{p}/{b}: {len(np.unique(lab[(part == p) & (((chunk >> 1) & 1) == b)]))}"
+        for p in (0, 1) for b in (0, 1)))
     np.savez_compressed(out, label=lab.astype(np.int32), chunk=chunk.astype(np.int64),
                         residual=res.astype(np.float32))
 
@@ -154,7 +160,9 @@ def evict(paths):
 
 
 def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "label":
+    if len(sys.argv) >= 6 and sys.argv[1:3] == ["label", "--threshold"]:
+        label(sys.argv[4], sys.argv[5:], float(sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "label":
         label(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "evict":
         evict(sys.argv[2:])
