@@ -22,8 +22,15 @@ constant within the labels.
       the partition function and of F, the least broken quadratic function of
       windows32/README.md, over all and within each value of bit 9.
 
+  sets EVICT.txt[.gz]   the eviction sets' own functions: the sets whose lines below 32 MiB
+      keep S1 and S2 (F's part without and with bit 9's factor) one value, then the null space
+      of every equation between lines of one such set over the monomials of degree two at
+      most of address bits 7-24, less the multiples of the partition function (zero on every
+      near line, as every scanned line is); each function printed with the share of all sets
+      (those left out included) on which it keeps one value.
+
 Usage: python3 tools/gpu-l2/slicelat_joint.py label [--threshold T] OUT.npz FILES... |
-       fit LABELS.npz [BITS] | evict EVICT.txt..."""
+       fit LABELS.npz [BITS] | evict EVICT.txt... | sets EVICT.txt[.gz]"""
 
 import itertools
 import re
@@ -134,6 +141,82 @@ def partition_of(a):
     return bit(a, 12) ^ bit(a, 13) ^ bit(a, 16) ^ bit(a, 17) ^ bit(a, 19) ^ bit(a, 23)
 
 
+def s1_of(a):
+    """F without its products with bit 9."""
+    v = 0
+    for i in F_LINEAR:
+        v ^= bit(a, i)
+    for i, j in F_Q:
+        v ^= bit(a, i) & bit(a, j)
+    return v
+
+
+def s2_of(a):
+    """What F's products with bit 9 multiply it by."""
+    v = 0
+    for i in F_TIMES_A9:
+        v ^= bit(a, i)
+    return v
+
+
+def read_sets(path):
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return [[int(x) for x in line.split()[1:]] for line in f
+                if line.startswith("congruent") and len(line.split()) > 3]
+
+
+def sets(path, lo=7, hi=25):
+    every = [[a for a in s if a < 1 << 25] for s in read_sets(path)]
+    one_value = lambda fn, s: len({fn(a) for a in s}) == 1  # noqa: E731
+    clean = [s for s in every if one_value(s1_of, s) and one_value(s2_of, s)]
+    print(f"{len(every)} sets; S1 one value on {sum(one_value(s1_of, s) for s in every)}, S2 on "
+          f"{sum(one_value(s2_of, s) for s in every)}; both on {len(clean)}")
+    nb = hi - lo
+    pairs = list(itertools.combinations(range(nb), 2))
+
+    def mono(a):
+        x = [(a >> (lo + i)) & 1 for i in range(nb)]
+        return x + [x[i] & x[j] for i, j in pairs]
+
+    def value(v, a):
+        return sum(m for k, m in enumerate(mono(a)) if (v >> k) & 1) & 1
+
+    weights = 1 << np.arange(nb + len(pairs), dtype=object)
+    rows = []
+    for s in clean:
+        m0 = np.array(mono(s[0]), np.uint8)
+        rows += [int(np.dot((np.array(mono(a), np.uint8) ^ m0).astype(object), weights))
+                 for a in s[1:]]
+    space = null_space(rows, nb + len(pairs))
+    # the partition's multiples vanish on near lines: keep what does not
+    rng = np.random.default_rng(9)
+    near = [a for a in (int(x) << 7 for x in rng.integers(0, 1 << 18, 4000))
+            if partition_of(a) == 0][:1500]
+    basis = []
+    for v in space:
+        col = tuple(value(v, a) for a in near)
+        if any(col):
+            basis.append((v, col))
+    # reduce the columns over GF(2) to count independent functions on near lines
+    rank, rows_ = 0, []
+    for _, col in basis:
+        c = int("".join(map(str, col)), 2)
+        for r in rows_:
+            c = min(c, c ^ r)
+        if c:
+            rows_.append(c)
+            rank += 1
+    print(f"{len(rows)} equations over bits {lo}-{hi - 1}: exact null space {len(space)} "
+          f"dimensions, {rank} of them not multiples of the partition function:")
+    for v, _ in basis:
+        terms = [f"a{i + lo}" for i in range(nb) if (v >> i) & 1]
+        terms += [f"a{p + lo}a{q + lo}" for k, (p, q) in enumerate(pairs) if (v >> (nb + k)) & 1]
+        held = sum(one_value(lambda a, v=v: value(v, a), s) for s in every)
+        print(f"  one value on {held} of {len(every)} sets: {' + '.join(terms)}")
+
+
 def evict(paths):
     held = total = 0
     for path in paths:
@@ -164,6 +247,8 @@ def main():
         label(sys.argv[4], sys.argv[5:], float(sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "label":
         label(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) == 3 and sys.argv[1] == "sets":
+        sets(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "evict":
         evict(sys.argv[2:])
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "fit":
