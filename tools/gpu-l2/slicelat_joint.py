@@ -168,7 +168,13 @@ def read_sets(path):
 
 
 def sets(path, lo=7, hi=25):
-    every = [[a for a in s if a < 1 << 25] for s in read_sets(path)]
+    whole = read_sets(path)
+    near = [[a for a in s if a + 512 in set(s)] for s in whole]
+    mib = sorted({a >> 20 for n in near for a in n})
+    print(f"{sum(1 for n in near if n)} of {len(whole)} sets hold lines 512 bytes apart, "
+          f"{sum(1 for n in near for a in n if a >= 32 << 20)} of {sum(map(len, near))} such "
+          f"lines above 32 MiB (MiB {mib[0] if mib else '-'} to {mib[-1] if mib else '-'})")
+    every = [[a for a in s if a < 1 << 25] for s in whole]
     one_value = lambda fn, s: len({fn(a) for a in s}) == 1  # noqa: E731
     clean = [s for s in every if one_value(s1_of, s) and one_value(s2_of, s)]
     print(f"{len(every)} sets; S1 one value on {sum(one_value(s1_of, s) for s in every)}, S2 on "
