@@ -86,6 +86,10 @@ def report_groups(path, lat):
           f"{int((share < 0.5).sum())} and {int((share > 0.5).sum())} groups in the two")
     for side in (0, 1):
         print(f"  partition {side}: group sizes {sorted(sizes[(share > 0.5) == side].tolist())}")
+    idx = np.arange(len(x))
+    print(f"  chunks 512 bytes apart (address bit 9 flipped) share a group "
+          f"{(lab == lab[idx ^ 2]).mean():.1%} of the time; 256 bytes apart (bit 8) "
+          f"{(lab == lab[idx ^ 1]).mean():.1%}")
     top, rank, inspan = xor_kernel(lab)
     print("  most frequent XORs of two chunk numbers in one group (address bits = chunk bits + 8): "
           + ", ".join(f"{bin(v)} ({k})" for v, k in top)
