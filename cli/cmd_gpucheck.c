@@ -107,13 +107,10 @@ model_blocks(struct gpucheck *g, const struct spec *spec, char *err, size_t errl
 {
 	const struct sdpa_gpu *h100 = sdpa_gpu_find("h100");
 	/* the hashed L2 of memsim sdpa --l2-model hashed, every set simulated */
-	const struct l2sets_config hashed = { h100->l2_hashed_bytes,
-					      h100->l2_hashed_ways,
-					      1,
-					      h100->l2_hashed_dirty_ways,
-					      h100->l2_hashed_partitions,
-					      L2SETS_LRU,
-					      0 };
+	const struct l2sets_config hashed = {
+		h100->l2_hashed_bytes,      h100->l2_hashed_ways, 1, h100->l2_hashed_dirty_ways,
+		h100->l2_hashed_partitions, L2SETS_LRU,           0, false
+	};
 
 	g->nlaunch = cuda_blocks_launches(&g->cfg);
 	for (unsigned i = 0; i < g->nlaunch; i++) {

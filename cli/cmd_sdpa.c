@@ -26,6 +26,7 @@ usage_sdpa(FILE *f)
 		"                   [--l2-ways W] [--slots S] [--no-spill]\n"
 		"                   [--l2-line-ways W] [--l2-dirty-ways D] [--l2-partitions P]\n"
 		"                   [--l2-policy lru|srrip|random] [--l2-sample K]\n"
+		"                   [--l2-hash lines|pages] [--l2-hash-seed S]\n"
 		"\n"
 		"What F.scaled_dot_product_attention(q, k, v) with PyTorch's flash backend\n"
 		"moves to and from the GPU's memory (HBM), shapes as PyTorch's\n"
@@ -61,6 +62,11 @@ usage_sdpa(FILE *f)
 		"                  read from the other side copied into the near half [2]\n"
 		"  --l2-policy P   lru, srrip (2-bit re-reference prediction), random [lru]\n"
 		"  --l2-sample K   simulate 1 set in K, a power of two [16]\n"
+		"  --l2-hash H     lines (each line of a tile to a set at random) or pages\n"
+		"                  (lines by address, 2 MiB pages coloured at random, as\n"
+		"                  the H100's eviction sets show: 16 ways, 25 x 512 sets a\n"
+		"                  partition; docs/gpu.md) [lines]\n"
+		"  --l2-hash-seed S  the pages' colours [0]\n"
 		"the others' option:\n"
 		"  --l2-ways W     K/V tiles a set holds (4 or more), tiles hashed to sets\n"
 		"                  [0: fully associative]\n"
@@ -97,7 +103,8 @@ struct sdpa_args {
 	uint64_t q[4], k[4], v[4];
 	bool have_q, have_k, have_v, causal, bf16;
 	const char *gpu, *json_path;
-	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions;
+	uint64_t l2, slots, ways, line_ways, dirty_ways, sample, partitions, hash_seed;
+	unsigned hash; /* --l2-hash: 0 lines, 1 pages */
 	bool no_spill;
 	bool knob;              /* an option that changes the model (not its sample) */
 	const char *hashed_opt; /* the last option only --l2-model hashed takes (its name) */
@@ -156,10 +163,11 @@ static int
 sdpa_each(void *ctx, const struct optparse_option *opt, const char *value)
 {
 	static const char *const hashed[] = { "l2-partitions", "l2-policy", "l2-line-ways",
-					      "l2-dirty-ways", "l2-sample" };
+					      "l2-dirty-ways", "l2-sample", "l2-hash",
+					      "l2-hash-seed" };
 	static const char *const knobs[] = {
-		"l2",        "slots",         "l2-ways", "l2-line-ways", "l2-dirty-ways",
-		"l2-policy", "l2-partitions", "no-spill"
+		"l2",        "slots",         "l2-ways",  "l2-line-ways", "l2-dirty-ways",
+		"l2-policy", "l2-partitions", "no-spill", "l2-hash",      "l2-hash-seed"
 	};
 	struct sdpa_args *a = ctx;
 
@@ -179,6 +187,7 @@ static int
 parse_args(int argc, char **argv, struct sdpa_args *a)
 {
 	static const char *const partitions[] = { "1", "2", NULL };
+	static const char *const hashes[] = { "lines", "pages", NULL };
 	unsigned parts = 0;
 	bool dirty_given = false, parts_given = false;
 	const struct optparse_option opts[] = {
@@ -206,6 +215,9 @@ parse_args(int argc, char **argv, struct sdpa_args *a)
 		  .expect = "a number from 1 to 1048576" },
 		{ "l2-partitions", 0, OPTPARSE_CHOICE, .dest = &parts, .words = partitions,
 		  .given = &parts_given },
+		{ "l2-hash", 0, OPTPARSE_CHOICE, .dest = &a->hash, .words = hashes },
+		{ "l2-hash-seed", 0, OPTPARSE_U64, .dest = &a->hash_seed, .max = UINT64_MAX,
+		  .expect = "a number" },
 		{ "no-spill", 0, OPTPARSE_FLAG, .dest = &a->no_spill },
 		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
 		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
@@ -350,12 +362,13 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 			p->shape.heads / p->shape.kv_heads, (unsigned long long)p->nq);
 	if (r->model.backend == SDPA_BACKEND_HASHED)
 		fprintf(out,
-			"L2: %.1f MiB in %u partition%s of %u-way %s sets, lines hashed to them, at "
+			"L2: %.1f MiB in %u partition%s of %u-way %s sets, lines hashed to them%s, at "
 			"most %u dirty lines a set, 1 set in %u simulated, cold at each kernel, no "
 			"final flush (as ncu counts)\n\n",
 			(double)r->l2_bytes / 1048576, r->model.partitions,
 			r->model.partitions == 1 ? "" : "s", r->model.line_ways,
 			l2sets_policy_str(r->model.policy),
+			r->model.by_page ? " by 2 MiB page (pages coloured at random)" : "",
 			r->model.dirty_ways ? r->model.dirty_ways : r->model.line_ways,
 			r->model.sample);
 	else
@@ -452,6 +465,10 @@ write_json(int argc, char **argv, const struct sdpa_args *a, const struct sdpa_p
 				: r->model.backend == SDPA_BACKEND_PARTITIONS ? "partitions"
 				: r->model.random_seed                        ? "random"
 									      : "lru");
+	if (r->model.backend == SDPA_BACKEND_HASHED) {
+		cJSON_AddStringToObject(root, "l2_hash", r->model.by_page ? "pages" : "lines");
+		cJSON_AddNumberToObject(root, "l2_hash_seed", (double)r->model.page_seed);
+	}
 	dram = cJSON_AddObjectToObject(root, "dram");
 	cJSON_AddNumberToObject(dram, "read_bytes", rd);
 	cJSON_AddNumberToObject(dram, "write_bytes", wr);
@@ -530,6 +547,8 @@ cmd_sdpa(int argc, char **argv)
 	m.sample = (uint32_t)a.sample;
 	m.policy = a.policy;
 	m.partitions = (uint32_t)a.partitions;
+	m.by_page = a.hash == 1;
+	m.page_seed = a.hash_seed;
 	if ((rc = sdpa_simulate(&p, g, &m, &r, err, sizeof(err))))
 		return rc == -EINVAL ? usage_error("sdpa", "%s", err) : print_error("%s", err);
 	print_text(text_stream(a.json_path), &a, &p, g, &r);

@@ -33,6 +33,8 @@ struct l2 {
 	struct tilelru *part[2]; /* SDPA_BACKEND_PARTITIONS */
 	struct l2expect *expect; /* SDPA_BACKEND_SETS */
 	struct l2sets *hashed;   /* SDPA_BACKEND_HASHED */
+	bool by_page;            /* hashed by address: base[] are addresses */
+	const char *why;         /* why the L2's configuration is refused (-EINVAL) */
 	struct cache *lines;
 	uint64_t base[SDPA_ARRAYS]; /* tile id or address of each array's first tile */
 	int array_index[SDPA_ARRAYS];
@@ -75,6 +77,11 @@ l2_access(struct l2 *l, const struct sdpa_access *a, unsigned side)
 	if (l->expect) {
 		l2expect_access(l->expect, l->base[a->array] + a->tile, a->bytes, a->array,
 				a->store);
+		return;
+	}
+	if (l->by_page) {
+		l2sets_access_at(l->hashed, l->base[a->array] + a->offset, a->bytes, a->array,
+				 a->store, side);
 		return;
 	}
 	if (l->hashed) {
@@ -124,6 +131,24 @@ l2_traffic(struct l2 *l, struct sdpa_traffic *t)
 						      : 0;
 }
 
+/* by_page: each array from a 2 MiB page of its own, one after another (PyTorch's allocator
+ * gives a tensor of 1 MiB or more a segment of whole 2 MiB pages). */
+static void
+page_bases(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots)
+{
+	const uint64_t page = 2u << 20;
+	uint64_t next = page;
+
+	l->by_page = true;
+	for (unsigned a = 0; a < SDPA_ARRAYS; a++) {
+		uint64_t size = a == SDPA_SPILL ? (uint64_t)nslots * (p->spill_cold + p->spill_hot)
+						: sdpa_array_bytes(p, a);
+
+		l->base[a] = next;
+		next += (size + page - 1) / page * page;
+	}
+}
+
 static int
 l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct sdpa_model *m,
 	uint64_t bytes, uint32_t sets)
@@ -155,12 +180,20 @@ l2_init(struct l2 *l, const struct sdpa_plan *p, uint32_t nslots, const struct s
 			return l->tiles ? 0 : -ENOMEM;
 		}
 		if (backend == SDPA_BACKEND_HASHED) {
-			struct l2sets_config c = { bytes,         m->line_ways,  m->sample,
-						   m->dirty_ways, m->partitions, m->policy,
-						   random_seed };
+			struct l2sets_config c = { bytes,
+						   m->line_ways,
+						   m->sample,
+						   m->dirty_ways,
+						   m->partitions,
+						   m->policy,
+						   random_seed + m->page_seed,
+						   m->by_page };
 			const char *why;
 
+			if (m->by_page)
+				page_bases(l, p, nslots);
 			l->hashed = l2sets_create(&c, &why);
+			l->why = why;
 			return l->hashed ? 0 : why ? -EINVAL : -ENOMEM;
 		}
 		l->expect = l2expect_create(bytes, m->line_ways, next);
@@ -335,7 +368,7 @@ resolve(const struct sdpa_model *m, const struct sdpa_gpu *g)
 	if (!r.l2_bytes)
 		r.l2_bytes = sets ? g->l2_hashed_bytes : g->l2_model_bytes;
 	if (!r.line_ways)
-		r.line_ways = g->l2_hashed_ways;
+		r.line_ways = m->by_page ? SDPA_PAGE_WAYS : g->l2_hashed_ways;
 	if (r.dirty_ways == 0)
 		r.dirty_ways = g->l2_hashed_dirty_ways;
 	else if (r.dirty_ways == UINT32_MAX)
@@ -365,7 +398,9 @@ sdpa_simulate(const struct sdpa_plan *p, const struct sdpa_gpu *g, const struct 
 	slots = calloc(out->slots, sizeof(*slots));
 	if (!slots || (rc = l2_init(&l, p, out->slots, &mm, out->l2_bytes, out->sets))) {
 		free(slots);
-		if (rc == -EINVAL)
+		if (rc == -EINVAL && m->by_page)
+			snprintf(err, errlen, "--l2-hash pages: %s", l.why);
+		else if (rc == -EINVAL)
 			snprintf(err, errlen,
 				 "the hashed L2 needs capacity / (128 x ways) sets, at least "
 				 "the sample (%u), ways 1 to %u, dirty ways up to the ways",

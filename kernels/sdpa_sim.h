@@ -48,6 +48,11 @@ struct sdpa_model {
 	uint32_t sample;           /* SDPA_BACKEND_HASHED: 1 set in sample; 0: 16 */
 	enum l2sets_policy policy; /* SDPA_BACKEND_HASHED */
 	uint32_t partitions;       /* SDPA_BACKEND_HASHED: 1 or 2; 0: the GPU's */
+	/* SDPA_BACKEND_HASHED: lines by address, hashed by 2 MiB page (sim/l2sets.h by_page),
+	 * each array in pages of its own as PyTorch's allocator gives them; page_seed draws
+	 * the pages' colours */
+	bool by_page;
+	uint64_t page_seed;
 	bool no_spill;             /* leave out the spilled registers (kernels/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
@@ -62,6 +67,10 @@ struct sdpa_traffic {
 	uint64_t read_lookup_miss_bytes;
 	bool lookup_known;
 };
+
+/* sdpa_model.line_ways's default with by_page: the H100's sets are 16-way
+ * (docs/gpu-run/l2-evict/) */
+#define SDPA_PAGE_WAYS 16
 
 /* sdpa_model.sample's default: 1 set in 16 (test-sdpa checks it against all sets) */
 #define SDPA_SAMPLE_DEFAULT 16

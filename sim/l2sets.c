@@ -16,6 +16,17 @@
 #define RRPV_MAX 3
 #define RRPV_INSERT 2
 
+/* by_page (sim/l2sets.h): 2 MiB pages of 2^14 lines; y takes 9 bits, x adds the line's address
+ * bits 17 to 20 (page line bits 10 to 13) to its page's colour; the partition is the H100's
+ * XOR of address bits 12, 13, 16, 17 and 19 within the page (docs/gpu-run/l2-reread/), flipped
+ * by a page term. */
+#define PAGE_SHIFT 21
+#define PAGE_LINE_BITS 14
+#define PAGE_YBITS 9
+#define PAGE_KSHIFT 10
+#define PAGE_KVALUES 16
+#define PAGE_PART_MASK ((1u << 5) | (1u << 6) | (1u << 9) | (1u << 10) | (1u << 12))
+
 struct way {
 	uint64_t key;           /* (tile << 16 | offset) + 1; 0: empty */
 	uint64_t used, written; /* stamps of the last access and the last store */
@@ -31,6 +42,9 @@ struct l2sets {
 	uint64_t clock, rng;
 	uint64_t read[TILELRU_CLASSES], write[TILELRU_CLASSES]; /* sampled bytes */
 	uint64_t lookup_miss[TILELRU_CLASSES]; /* sampled load bytes the SM's partition lacked */
+	/* by_page: a page's line i (14 bits) has y bit j = parity(i & yrow[j]) */
+	uint16_t yrow[PAGE_YBITS];
+	uint32_t nx, ysim; /* x values; y values simulated per x (512 / sample) */
 };
 
 static const char *const names[] = { "lru", "srrip", "random" };
@@ -59,6 +73,70 @@ mix(uint64_t z)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static unsigned
+parity(uint64_t v)
+{
+	return (unsigned)__builtin_parityll(v);
+}
+
+/* The rank over GF(2) of rows[0 .. n), PAGE_LINE_BITS wide. */
+static unsigned
+gf2_rank(uint16_t *rows, unsigned n)
+{
+	unsigned r = 0;
+
+	for (unsigned b = 0; b < PAGE_LINE_BITS && r < n; b++) {
+		unsigned piv = r;
+
+		while (piv < n && !(rows[piv] >> b & 1))
+			piv++;
+		if (piv == n)
+			continue;
+		uint16_t t = rows[piv];
+
+		rows[piv] = rows[r], rows[r] = t;
+		for (unsigned i = 0; i < n; i++)
+			if (i != r && (rows[i] >> b & 1))
+				rows[i] ^= rows[r];
+		r++;
+	}
+	return r;
+}
+
+/* y's rows drawn from the seed until y, x's address bits and the partition bit tell a page's
+ * lines apart (a bijection, as the GPU's sets hold one line of a page each: l2-evict). */
+static int
+page_hash_init(struct l2sets *s, uint64_t per, const char **why)
+{
+	uint64_t z = s->c.seed;
+
+	if (per % (1u << PAGE_YBITS) || per >> PAGE_YBITS < PAGE_KVALUES ||
+	    s->c.sample > (1u << PAGE_YBITS)) {
+		if (why)
+			*why = "hashing by page needs n x 512 sets a partition, n at least 16 (the "
+			       "H100: 25 MiB of 16-way sets), and a sample of at most 512";
+		return -EINVAL;
+	}
+	s->nx = (uint32_t)(per >> PAGE_YBITS);
+	s->ysim = (1u << PAGE_YBITS) / s->c.sample;
+	s->nsets = s->parts * s->nx * s->ysim;
+	for (;;) {
+		uint16_t rows[PAGE_LINE_BITS];
+		unsigned n = 0;
+
+		for (unsigned j = 0; j < PAGE_YBITS; j++) {
+			z = mix(z);
+			s->yrow[j] = (uint16_t)(z & ((1u << PAGE_LINE_BITS) - 1));
+			rows[n++] = s->yrow[j];
+		}
+		for (unsigned j = 0; j < 4; j++)
+			rows[n++] = (uint16_t)(1u << (PAGE_KSHIFT + j));
+		rows[n++] = PAGE_PART_MASK;
+		if (gf2_rank(rows, n) == PAGE_LINE_BITS)
+			return 0;
+	}
 }
 
 struct l2sets *
@@ -102,6 +180,10 @@ l2sets_create(const struct l2sets_config *c, const char **why)
 	s->parts = parts;
 	s->nsets = (uint32_t)(sets / sample / parts * parts);
 	s->rng = mix(c->seed) | 1;
+	if (c->by_page && page_hash_init(s, sets / parts, why)) {
+		free(s);
+		return NULL;
+	}
 	s->ways = calloc((size_t)s->nsets * c->ways, sizeof(*s->ways));
 	if (!s->ways) {
 		free(s);
@@ -234,14 +316,38 @@ l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line)
 	return home_set(s, id << 16 | line, &home);
 }
 
-/* One line from an SM on side `side`. Two partitions: a line's home is a bit of its hash;
- * stores go to the home; a load from the other side looks for a copy in its own partition
- * first, then reads the home (from DRAM on a miss there) and keeps a clean copy. */
+/* by_page: the line at addr's x and y in its partition, the partition in *home. */
 static void
-line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write, unsigned side)
+page_xy(const struct l2sets *s, uint64_t addr, uint32_t *x, uint32_t *y, unsigned *home)
 {
-	unsigned home;
-	uint32_t set = home_set(s, key, &home), per = s->nsets / s->parts;
+	uint64_t page = addr >> PAGE_SHIFT;
+	uint32_t i = (uint32_t)(addr / L2SETS_LINE) & ((1u << PAGE_LINE_BITS) - 1);
+	uint64_t h = mix(page ^ s->c.seed);
+
+	*y = 0;
+	for (unsigned j = 0; j < PAGE_YBITS; j++)
+		*y |= parity(i & s->yrow[j]) << j;
+	*x = (uint32_t)((h % s->nx + (i >> PAGE_KSHIFT)) % s->nx);
+	*home = s->parts == 2 ? parity(i & PAGE_PART_MASK) ^ (unsigned)(h >> 63) : 0;
+}
+
+uint32_t
+l2sets_page_set_of(const struct l2sets *s, uint64_t addr, unsigned *home)
+{
+	uint32_t x, y;
+
+	page_xy(s, addr, &x, &y, home);
+	return x << PAGE_YBITS | y;
+}
+
+/* One line (key not yet + 1) in set `set` of partition `home`, from an SM on side `side`. Two
+ * partitions: stores go to the home; a load from the other side looks for a copy in its own
+ * partition first, then reads the home (from DRAM on a miss there) and keeps a clean copy. */
+static void
+line_access_in(struct l2sets *s, uint64_t key, uint32_t set, unsigned home, uint8_t bytes,
+	       unsigned cls, bool write, unsigned side)
+{
+	uint32_t per = s->nsets / s->parts;
 	struct way *hw = &s->ways[(size_t)set * s->c.ways], *nw, *c;
 
 	key++;
@@ -257,6 +363,38 @@ line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool wr
 	s->lookup_miss[cls] += bytes;
 	set_access(s, hw, key, bytes, cls, false, true, false);
 	set_access(s, nw, key, bytes, cls, false, false, false);
+}
+
+/* One line of a tile: its home and set a hash of its key. */
+static void
+line_access(struct l2sets *s, uint64_t key, uint8_t bytes, unsigned cls, bool write, unsigned side)
+{
+	unsigned home;
+	uint32_t set = home_set(s, key, &home);
+
+	line_access_in(s, key, set, home, bytes, cls, write, side);
+}
+
+void
+l2sets_access_at(struct l2sets *s, uint64_t addr, uint32_t bytes, unsigned cls, bool write,
+		 unsigned side)
+{
+	uint32_t mask = s->c.sample - 1, per = s->nsets / s->parts;
+
+	for (uint64_t a = addr / L2SETS_LINE * L2SETS_LINE; a < addr + bytes; a += L2SETS_LINE) {
+		uint64_t lo = a > addr ? a : addr, hi = a + L2SETS_LINE;
+		uint32_t x, y;
+		unsigned home;
+
+		if (hi > addr + bytes)
+			hi = addr + bytes;
+		page_xy(s, a, &x, &y, &home);
+		if (y & mask)
+			continue;
+		line_access_in(s, a / L2SETS_LINE,
+			       home * per + x * s->ysim + (y >> __builtin_ctz(s->c.sample)), home,
+			       (uint8_t)(hi - lo), cls, write, side & 1);
+	}
 }
 
 void

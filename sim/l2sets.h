@@ -39,6 +39,12 @@ struct l2sets_config {
 	uint32_t partitions; /* 0 or 1: one; 2: two halves, a line homed in one (below) */
 	enum l2sets_policy policy;
 	uint64_t seed; /* the hash of lines to sets and random replacement */
+	/* Lines by address (l2sets_access_at()), hashed by 2 MiB page as the H100's eviction sets
+	 * show (docs/gpu-run/l2-evict/): a partition's sets are n x 512 (n >= 16: 25 on the H100),
+	 * a line's set (x, y) has y a linear function of its bits within the page, x its page's
+	 * colour plus its address bits 17 to 20, mod n; colours and the partition's page term are
+	 * drawn from the seed per page (physical pages are not known). */
+	bool by_page;
 };
 
 struct l2sets;
@@ -63,6 +69,11 @@ void l2sets_destroy(struct l2sets *s);
 void l2sets_access(struct l2sets *s, uint64_t id, uint32_t bytes, unsigned cls, bool write,
 		   unsigned side);
 
+/* As l2sets_access() for the bytes at addr (by_page caches only): each 128-byte line keyed by
+ * its address and hashed to its set by page (above). */
+void l2sets_access_at(struct l2sets *s, uint64_t addr, uint32_t bytes, unsigned cls, bool write,
+		      unsigned side);
+
 /* DRAM traffic so far (scaled by the sample), of class cls, or of all with TILELRU_CLASSES. */
 struct tilelru_traffic l2sets_dram(const struct l2sets *s, unsigned cls);
 
@@ -81,3 +92,7 @@ uint32_t l2sets_nsets(const struct l2sets *s);
 /* The simulated set, in [0, l2sets_nsets()), of line `line` of tile id, and with two
  * partitions its home, the first half or the second (for tests). */
 uint32_t l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line);
+
+/* A by_page cache's set of the line at addr in its partition (in [0, sets a partition), all
+ * sets, sampled or not), and the partition in *home (for tests). */
+uint32_t l2sets_page_set_of(const struct l2sets *s, uint64_t addr, unsigned *home);

@@ -320,7 +320,7 @@ score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *)
 				 i + 2, rows[i].s.batch, rows[i].s.kv_heads,
 				 (unsigned long long)rows[i].s.n_q, rows[i].s.d, rows[i].s.causal,
 				 ratio);
-		if (rows[i].s.n_q == 1 && err[i] > 0.01)
+		if (rows[i].s.n_q == 1 && err[i] > (m->by_page ? 0.02 : 0.01))
 			fail_msg("decode row %u: model / ncu %.4f", i + 2, ratio);
 	}
 	qsort(err, n, sizeof(err[0]), cmp_double);
@@ -423,14 +423,21 @@ test_alternative_rows(void **state)
 	struct sdpa_model lru = { 0 };
 	struct sdpa_model no_spill = { .backend = SDPA_BACKEND_HASHED, .sample = 64,
 				       .no_spill = true };
+	struct sdpa_model pages = { .backend = SDPA_BACKEND_HASHED, .sample = 64, .by_page = true };
 	struct row_score a = score_rows(&lru, NULL), b = score_rows(&no_spill, NULL);
+	struct row_score c = score_rows(&pages, NULL);
 
 	(void)state;
-	print_message("# lru: %u within 10%%, median %.2f%%; no spill: %u, %.2f%%\n", a.within,
-		      100 * a.median, b.within, 100 * b.median);
+	print_message("# lru: %u within 10%%, median %.2f%%; no spill: %u, %.2f%%; pages: %u, "
+		      "%.2f%%, %.2f to %.2f\n",
+		      a.within, 100 * a.median, b.within, 100 * b.median, c.within, 100 * c.median,
+		      c.lo, c.hi);
 	assert_true(a.within < 66 && a.median > 0.03 && a.hi > 5);
 	assert_true(b.within < 66 && b.median > 0.05 && b.hi <= 1.005);
 	assert_true(b.read_median < 0.012);
+	/* the page hash with colours at random: batch-1 causal d = 128 rows read more than the
+	 * GPU (docs/gpu.md) */
+	assert_true(c.within <= 67 && c.hi > 1.1);
 }
 
 /* The hashed L2: sampling 1 set in 16 (the default) counts within 0.5% of all sets (writes 1%); with one
@@ -840,6 +847,29 @@ test_cli_report(void **state)
 	j = read_json("out.json");
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "l2_model")->valuestring, "hashed");
+	assert_string_equal(cJSON_GetObjectItem(j, "l2_hash")->valuestring, "lines");
+	cJSON_Delete(j);
+	/* hashed by page: 16 ways unless told, the seed in the report, the same counts twice */
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-hash pages --l2-hash-seed 5 "
+		   "--json out.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "of 16-way lru sets, lines hashed to them by 2 MiB page"));
+	result_free(&r);
+	j = read_json("out.json");
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "l2_hash")->valuestring, "pages");
+	assert_int_equal(cJSON_GetObjectItem(j, "l2_hash_seed")->valuedouble, 5);
+	double pages_read =
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "dram"), "read_bytes")->valuedouble;
+	cJSON_Delete(j);
+	r = memsim("sdpa --q 1,16,1024,64 --k 1,16,1024,64 --l2-hash pages --l2-hash-seed 5 "
+		   "--json out.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	j = read_json("out.json");
+	assert_true(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "dram"), "read_bytes")->valuedouble ==
+		pages_read);
 	cJSON_Delete(j);
 	/* the loads the SM's own partition lacked: at least DRAM's reads (the other partition
 	 * serves the rest), all of them with one LRU, not counted by the tile partitions */
@@ -893,6 +923,13 @@ test_cli_errors(void **state)
 		     "at least the sample (6)");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model hashed --l2-dirty-ways 40", 2,
 		     "dirty ways up to the ways");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-hash page", 2,
+		     "--l2-hash: 'page' is not lines or pages");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-model lru --l2-hash pages", 2,
+		     "--l2-hash: only with --l2-model hashed");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-hash pages --l2-line-ways 32", 2,
+		     "--l2-hash pages: hashing by page needs n x 512 sets a partition");
+	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-hash-seed -1", 2, "--l2-hash-seed");
 	expect_error("sdpa --q 0,16,128,64 --k 0,16,128,64", 2, "at least 1");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --slots 0", 2, "--slots: '0'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways x", 2, "--l2-ways: 'x'");

@@ -39,6 +39,8 @@ ALTERNATIVES = [
     ("hashed lines, the microbenchmarks' model: 2 partitions of 25 MiB, 32-way LRU, 16 dirty "
      "ways, spill frames (the default)", []),
     ("as the default, no spills", ["--no-spill"]),
+    ("lines by address, hashed by 2 MiB page (pages coloured at random), 16 ways",
+     ["--l2-hash", "pages"]),
     ("as the default with SRRIP", ["--l2-policy", "srrip"]),
     ("as the default without the dirty cap", ["--l2-dirty-ways", "0"]),
     ("hashed lines, one partition of 38 MiB, 32 ways, 20 dirty ways",
