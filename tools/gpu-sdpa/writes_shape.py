@@ -3,7 +3,8 @@
 Nsight Compute run: python3 writes_shape.py BATCH HEADS KV_HEADS N D CAUSAL(0|1) [fp16|bf16]
 [N_KV] (keys and values of N_KV rows, N by default). SDPA_LAYOUT=hb in the environment stores
 q, k and v head-major (the batches of a head next to each other), the same [b, h, N, d] tensors
-as strided views."""
+as strided views. SDPA_PAD_MIB=M allocates M MiB first and keeps it, so that q, k and v lie
+elsewhere in memory (placement.sh)."""
 
 import os
 import sys
@@ -17,6 +18,8 @@ def main():
     b, h, hk, n, d, causal = (int(x) for x in sys.argv[1:7])
     dt = torch.bfloat16 if len(sys.argv) > 7 and sys.argv[7] == "bf16" else torch.float16
     n_kv = int(sys.argv[8]) if len(sys.argv) > 8 else n
+    pad_mib = int(os.environ.get("SDPA_PAD_MIB", "0"))
+    pad = torch.empty(pad_mib << 20, dtype=torch.uint8, device="cuda") if pad_mib else None
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1)
     if os.environ.get("SDPA_LAYOUT") == "hb":
@@ -34,7 +37,8 @@ def main():
                                            enable_gqa=hk < h)
     torch.cuda.synchronize()
     print("shape", b, h, hk, n, n_kv, d, causal, "O bytes", o.numel() * o.element_size(),
-          "finite", bool(torch.isfinite(o).all().item()), "q strides", tuple(q.stride()))
+          "finite", bool(torch.isfinite(o).all().item()), "q strides", tuple(q.stride()),
+          "pad MiB", pad_mib if pad is not None else 0, "q at", hex(q.data_ptr()))
 
 
 if __name__ == "__main__":
