@@ -10,22 +10,12 @@ over ncu's least and most:
 import argparse
 import collections
 import csv
-import json
 import os
-import subprocess
+
+from heads_report import model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSV = os.path.join(HERE, "..", "..", "docs", "gpu-run", "sdpa-placement", "placement.csv")
-
-
-def model_read(memsim, r):
-    q = f"{r['batch']},{r['heads']},{r['N']},{r['d']}"
-    k = f"{r['batch']},{r['kv_heads']},{r['N_kv']},{r['d']}"
-    args = [memsim, "sdpa", "--q", q, "--k", k, "--dtype", r["dtype"], "--json", "-"]
-    if r["causal"] == "1":
-        args.append("--causal")
-    j = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
-    return j["dram"]["read_bytes"]
 
 
 def main():
@@ -47,7 +37,7 @@ def main():
     for key, (r, runs) in shapes.items():
         reads = [x for _, x in runs]
         again = [x for p, x in runs if p == "pad0"]
-        m = model_read(a.memsim, r)
+        m = model(a.memsim, r)["dram"]["read_bytes"]
         by_pad = collections.defaultdict(list)
         for p, x in runs:
             by_pad[p].append(f"{x / 1e6:.1f}")
