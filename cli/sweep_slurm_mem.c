@@ -11,7 +11,7 @@
  * pass, the pass's models of all the group's sizes (a worker splits it where memory is short,
  * so this is the most it takes). */
 static uint64_t
-model_bytes(const struct sweep_plan *p, unsigned c)
+model_bytes(const struct sweep_plan *p, unsigned c, bool *onepass)
 {
 	int g = sweep_plan_group_of(p, c);
 	const struct sweep_cache_group *gr = g >= 0 ? &p->groups[g] : NULL;
@@ -19,6 +19,7 @@ model_bytes(const struct sweep_plan *p, unsigned c)
 	struct spec spec, first;
 	char err[512];
 
+	*onepass = false;
 	if (spec_parse(p->caches[c], &spec, err, sizeof(err)))
 		return 0;
 	spec.cache.sample_sets = p->sample_sets > 1 ? p->sample_sets : 0;
@@ -32,6 +33,7 @@ model_bytes(const struct sweep_plan *p, unsigned c)
 				   ? 0
 				   : one.cache.level[gr->level].size_bytes;
 	}
+	*onepass = true;
 	return cache_onepass_bytes(&first.cache, gr->level, sizes, gr->n, gr->method);
 }
 
@@ -41,10 +43,17 @@ sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *it
 {
 	uint64_t model[SWEEP_CACHES_MAX] = { 0 }, most = 0, total;
 
-	/* With --threads, each slice thread holds a model of its own, besides the caller's. */
+	/* With --threads, each slice thread holds a model of its own, besides the caller's,
+	 * where the sets split (trace-only runs, one-pass groups, plugins); a computing run
+	 * keeps one model and computes its values on the threads (kernels/attn_split.h). */
 	if (p->simulate)
-		for (unsigned c = 0; c < p->ncaches; c++)
-			model[c] = model_bytes(p, c) * (p->threads > 1 ? p->threads + 1 : 1);
+		for (unsigned c = 0; c < p->ncaches; c++) {
+			bool onepass;
+			uint64_t bytes = model_bytes(p, c, &onepass);
+			bool split = p->trace_only || p->plugin.p || onepass;
+
+			model[c] = bytes * (p->threads > 1 && split ? p->threads + 1 : 1);
+		}
 	for (size_t i = 0; i < n && p->simulate; i++) {
 		uint64_t arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
 									&p->params, UINT64_MAX / 4)

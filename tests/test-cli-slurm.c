@@ -627,6 +627,20 @@ test_mem_estimate(void **state)
 	assert_true(one - 256 >= 64 + 3);
 	assert_true(two - 256 >= 2 * (one - 256) - 1);
 	assert_int_equal(formula, 256);
+	/* --threads: a computing run keeps one model (its values split by head), a trace-only
+	 * run one a slice thread besides the feed's */
+	expect_ok("sweep --out mem4 --kernel naive --N 4096 --d 64 --cache h100-50m --slurm 1 "
+		  "--dry-run");
+	expect_ok("sweep --out mem5 --kernel naive --N 4096 --d 64 --cache h100-50m --threads 4 "
+		  "--slurm 1 --dry-run");
+	expect_ok("sweep --out mem6 --kernel naive --N 4096 --d 64 --cache h100-50m --trace-only "
+		  "--slurm 1 --dry-run");
+	expect_ok("sweep --out mem7 --kernel naive --N 4096 --d 64 --cache h100-50m --trace-only "
+		  "--threads 4 --slurm 1 --dry-run");
+	print_message("# h100-50m: %ldM, --threads 4 %ldM; trace-only %ldM, --threads 4 %ldM\n",
+		      mem_of("mem4"), mem_of("mem5"), mem_of("mem6"), mem_of("mem7"));
+	assert_int_equal(mem_of("mem5"), mem_of("mem4"));
+	assert_true(mem_of("mem7") - 256 >= 5 * (mem_of("mem6") - 256) - 5);
 }
 
 /* A --cache-sweep's sizes of one configuration share a task (one pass) only where --slurm N
