@@ -173,16 +173,17 @@ to_tile_load(struct to_run *x, enum to_tile k, const float *tile, uint64_t tile_
 {
 	unsigned s = dtype_bytes(dt);
 
+	if (x->bulk) {
+		/* the rows' loads as one run: a feed model's slices cut it themselves */
+		trace_zip_rows(x->t, src, s, n, nr, src_stride * s, CACHE_OP_LOAD);
+		to_rows(x, &x->sum, k, tile, tile_stride, nr, n, CACHE_OP_STORE, 1);
+		return;
+	}
 	for (uint64_t r = 0; r < nr; r++) {
 		const char *row = (const char *)src + r * src_stride * s;
 
-		if (x->bulk)
-			TR_ZIP(x->t, n, TR_IN_N(row, s));
-		else
-			TR_ZIP(x->t, n, TR_IN_N(row, s), TR_OUT(tile + r * tile_stride));
+		TR_ZIP(x->t, n, TR_IN_N(row, s), TR_OUT(tile + r * tile_stride));
 	}
-	if (x->bulk)
-		to_rows(x, &x->sum, k, tile, tile_stride, nr, n, CACHE_OP_STORE, 1);
 }
 
 /* kv_pages_read() and kv_tile_load() of K and V for key rows [c0, c0 + nc) of batch b, kv

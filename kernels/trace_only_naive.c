@@ -47,16 +47,18 @@ attn_trace_only_naive_scores(struct attn_data *d, struct trace_ctx *t)
 							CACHE_OP_LOAD, nc);
 						to_add(&x.sum, TO_KT, CACHE_OP_LOAD, nr * k_acc[nc],
 						       nr * nc * D * sizeof(float));
+						/* the block's rows of score stores, one run each */
+						trace_run_rows(t,
+							       head_row(d->S, b, h, c->heads, N, Nk,
+									r0, dt) +
+								       c0 * s,
+							       s, nc, nr, Nk * s, CACHE_OP_STORE);
+						continue;
 					}
 					for (uint64_t i = 0; i < nr; i++) {
 						char *srow = head_row(d->S, b, h, c->heads, N, Nk,
 								      r0 + i, dt);
 
-						if (x.bulk) {
-							trace_run(t, srow + c0 * s, s, nc,
-								  CACHE_OP_STORE);
-							continue;
-						}
 						for (uint64_t j = 0; j < nc; j++) {
 							TR_ZIP(t, D, TR_IN(d->Qt + i * D),
 							       TR_IN(d->Kt + j * D));

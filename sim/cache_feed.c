@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "sim/cache_internal.h"
+#include "sim/cache_run.h"
 #include "sim/util.h"
 
 /* Events are struct cache_ref: an access (CACHE_OP_LOAD .. CACHE_OP_IFETCH) of size x count
@@ -48,6 +49,8 @@ enum {
 	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
 	EV_BELOW, /* addr, size a request below the levels above a one-pass model's swept one;
 		   * then addr count | req << 32 | flags << 40 (cache_feed_attach_below()) */
+	EV_RUN,   /* addr, size n, count op | kind << 2 | line_shift << 4 of a struct cache_run;
+		   * then addr stride, size rows, kind elem (cache_feed_run()) */
 };
 
 /* Events a name takes (CACHE_NAME_MAX bytes). */
@@ -60,6 +63,12 @@ struct batch {
 	struct cache_ref ev[FEED_BATCH];
 	unsigned n;
 	bool full; /* published, not yet consumed */
+};
+
+/* The chunks a slice owns: index & mask == residue, of 2^shift bytes. */
+struct owned {
+	unsigned shift;
+	uint64_t mask, residue;
 };
 
 struct slice {
@@ -102,12 +111,24 @@ name_at(const struct cache_ref *e, char *name)
 
 /* The header ev[i] and its fields; returns the index of its last event. */
 static unsigned
-apply(struct cache *c, const struct cache_ref *ev, unsigned i)
+apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owned *own)
 {
 	const struct cache_ref *e = &ev[i];
 	char name[CACHE_NAME_MAX];
+	struct cache_run r;
 
 	switch (e->kind) {
+	case EV_RUN:
+		r = (struct cache_run){ e->addr,
+					ev[i + 1].addr,
+					ev[i + 1].kind,
+					e->size,
+					ev[i + 1].size,
+					(uint8_t)(e->count & 3),
+					(uint8_t)((e->count >> 2) & 3),
+					(uint8_t)(e->count >> 4) };
+		cache_access_run(c, &r, own->shift, own->mask, own->residue);
+		return i + 1;
 	case EV_MERGED:
 		cache_access_merged(c, e->addr, e->size, (enum cache_op)e->count, ev[i + 1].size,
 				    ev[i + 1].addr);
@@ -135,14 +156,14 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i)
 
 /* A batch through the model's calls alone. */
 static void
-consume_model(struct cache *c, const struct cache_ref *ev, unsigned n)
+consume_model(struct cache *c, const struct cache_ref *ev, unsigned n, const struct owned *own)
 {
 	unsigned i = 0;
 
 	while (i < n) {
 		i += (unsigned)cache_access_refs(c, ev + i, n - i);
 		if (i < n)
-			i = apply(c, ev, i) + 1;
+			i = apply(c, ev, i, own) + 1;
 	}
 }
 
@@ -151,7 +172,7 @@ consume_model(struct cache *c, const struct cache_ref *ev, unsigned n)
  * the caller can make them. */
 static ALWAYS_INLINE void
 consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev,
-	       unsigned n, const unsigned shift, const uint64_t ways)
+	       unsigned n, const struct owned *own, const unsigned shift, const uint64_t ways)
 {
 	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
 					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
@@ -173,7 +194,7 @@ consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cach
 			if (op < CACHE_OP_COUNT)
 				cache_access(c, a, e->size, (enum cache_op)op, e->count);
 			else
-				i = apply(c, ev, i);
+				i = apply(c, ev, i, own);
 			continue;
 		}
 		ops[op]++;
@@ -190,29 +211,31 @@ consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cach
 }
 
 static NOINLINE void
-consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n)
+consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
+	     const struct owned *own)
 {
-	consume_inline(c, v, ev, n, 6, 8);
+	consume_inline(c, v, ev, n, own, 6, 8);
 }
 
 static NOINLINE void
-consume_any(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n)
+consume_any(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
+	    const struct owned *own)
 {
-	consume_inline(c, v, ev, n, v->line_shift, v->ways);
+	consume_inline(c, v, ev, n, own, v->line_shift, v->ways);
 }
 
 /* A batch: the slices' arrays are never scratch, so whether the inline path applies depends
  * on the config alone. */
 static void
 consume(struct cache *c, const struct cache_fast_l1 *v, bool fast, const struct cache_ref *ev,
-	unsigned n)
+	unsigned n, const struct owned *own)
 {
 	if (!fast)
-		consume_model(c, ev, n);
+		consume_model(c, ev, n, own);
 	else if (v->line_shift == 6 && v->ways == 8)
-		consume_64x8(c, v, ev, n);
+		consume_64x8(c, v, ev, n, own);
 	else
-		consume_any(c, v, ev, n);
+		consume_any(c, v, ev, n, own);
 }
 
 static void *
@@ -222,6 +245,7 @@ slice_main(void *arg)
 	struct cache_feed *f = s->f;
 	struct cache_fast_l1 v;
 	bool fast = cache_fast_l1(s->c, &v);
+	const struct owned own = { f->shift, f->mask, (uint64_t)(s - f->sl) };
 	uint64_t t = 0;
 
 	for (;;) {
@@ -238,7 +262,7 @@ slice_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&f->mu);
-		consume(s->c, &v, fast, b->ev, b->n);
+		consume(s->c, &v, fast, b->ev, b->n, &own);
 		pthread_mutex_lock(&f->mu);
 		b->full = false;
 		if (f->producer_waits)
@@ -449,6 +473,46 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	c->cpu.bytes[CACHE_OP_LOAD] += bytes - st_bytes;
 	c->cpu.bytes[CACHE_OP_STORE] += st_bytes;
 	return i;
+}
+
+bool
+cache_feed_run(struct cache *c, const struct cache_run *r)
+{
+	struct cache_feed *f = c->feed;
+	const uint64_t len = (uint64_t)r->n * r->elem;
+	uint64_t span, acc = 0;
+
+	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
+	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
+		return false;
+	if (r->stride && r->rows - 1 > (UINT64_MAX - len) / r->stride)
+		return false;
+	span = (uint64_t)(r->rows - 1) * r->stride + len;
+	/* Within one chunk a plain access goes to one slice, cheaper than one to every slice. */
+	if (r->addr + span - 1 < r->addr ||
+	    (r->rows == 1 && ((r->addr + len - 1) >> f->shift) == r->addr >> f->shift))
+		return false;
+	/* Scratch is decided access by access: none of the run may lie in its range. */
+	if (c->scratch_len && r->addr < c->scratch_lo + c->scratch_len &&
+	    c->scratch_lo < r->addr + span)
+		return false;
+	for (uint64_t row = 0; row < r->rows; row++) {
+		uint64_t a = r->addr + row * r->stride;
+
+		acc += cache_run_row_accesses(r, a);
+		if (f->filt)
+			forget(f, a, (uint32_t)len);
+	}
+	c->cpu.ops[r->op] += acc;
+	c->cpu.bytes[r->op] += len * r->rows;
+	for (unsigned i = 0; i < f->k; i++) {
+		struct cache_ref *e = slot(f, &f->sl[i], 2);
+
+		e[0] = (struct cache_ref){ r->addr, r->n, EV_RUN,
+					   (uint16_t)(r->op | r->kind << 2 | r->line_shift << 4) };
+		e[1] = (struct cache_ref){ r->stride, r->rows, (uint16_t)r->elem, 0 };
+	}
+	return true;
 }
 
 bool

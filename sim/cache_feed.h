@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "sim/cache.h"
+#include "sim/cache_run.h"
 
 struct cache_feed;
 
@@ -35,6 +36,12 @@ bool cache_is_feed(const struct cache *c);
 /* cache_access(model, addr, size, op, 1), cheaper for a load or store inside one chunk: for the
  * tracing layer, which hands a feed model its accesses unmerged. */
 void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
+
+/* The accesses of run r (sim/cache_run.h) to model, as one event to every slice, which cuts
+ * out its own lines: true when so handed out (and counted as the processor's), false when r
+ * should go access by access (its elements straddle lines, it lies in one chunk, or part of it
+ * may be scratch). */
+bool cache_feed_run(struct cache *model, const struct cache_run *r);
 
 /* Ends the input: each slice flushes (with flush) on its thread, then the slices are summed,
  * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or with

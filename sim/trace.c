@@ -367,6 +367,36 @@ trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, uint64_
  * Anything else (write-through, no-write-allocate, merging L1s off the fast path, recording, a
  * straddling or misaligned element) takes one trace_access() per element.
  */
+/* How trace_run() reports a feed model's aligned elements (its model is never fast): merged
+ * per line where L1 is write-back and write-validate, as its per_line test says. */
+static enum cache_run_kind
+elems_kind(const struct trace_ctx *t, uint32_t elem, enum cache_op op)
+{
+	const struct cache_level_config *l1 = &cache_get_config(t->state->cache)->level[0];
+	uint64_t line = UINT64_C(1) << t->line_shift;
+
+	return l1->write == CACHE_WRITE_BACK && l1->alloc == CACHE_ALLOC_VALIDATE &&
+			       (op == CACHE_OP_LOAD || elem % (line > 64 ? line / 64 : 1) == 0)
+		       ? CACHE_RUN_MERGED
+		       : CACHE_RUN_ELEMS;
+}
+
+/* A feed model's run as one event to every slice (sim/cache_run.h): false where it must go
+ * access by access. */
+static bool
+feed_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t rows, uint64_t stride,
+	 enum cache_op op, enum cache_run_kind kind)
+{
+	const struct cache_run r = { a,    stride,      elem,          n,
+				     rows, (uint8_t)op, (uint8_t)kind, (uint8_t)t->line_shift };
+
+	if (!cache_feed_run(t->state->cache, &r))
+		return false;
+	for (uint32_t k = 0; k < rows; k++)
+		trace_pace_check(t, a + k * stride);
+	return true;
+}
+
 void
 trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op)
 {
@@ -396,6 +426,9 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 		((t->fast && (op == CACHE_OP_LOAD || l1->alloc == CACHE_ALLOC_FETCH)) ||
 		 (!t->fast && l1->write == CACHE_WRITE_BACK && l1->alloc == CACHE_ALLOC_VALIDATE &&
 		  (op == CACHE_OP_LOAD || elem % (line > 64 ? line / 64 : 1) == 0)));
+	if (s->feed && !t->fast && n <= UINT32_MAX &&
+	    feed_run(t, a, elem, (uint32_t)n, 1, 0, op, elems_kind(t, elem, op)))
+		return;
 	if (!per_line) {
 		for (uint64_t k = 0; k < n; k++)
 			trace_access(t, (const void *)(uintptr_t)(a + k * elem), elem, op);
@@ -418,6 +451,41 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 		}
 		a += k * elem;
 		n -= k;
+	}
+}
+
+void
+trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
+	       uint64_t stride, enum cache_op op)
+{
+	struct trace_state *s = t->state;
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	/* The runs' elements merged per line where trace_run() would merge them: a feed model
+	 * is never fast, so its test is the write-validate one. */
+	if (s->feed && !t->fast && rows > 1 && n <= UINT32_MAX && rows <= UINT32_MAX &&
+	    feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, elems_kind(t, elem, op)))
+		return;
+	for (uint64_t k = 0; k < rows; k++)
+		trace_run(t, (const void *)(uintptr_t)(a + k * stride), elem, n, op);
+}
+
+void
+trace_zip_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
+	       uint64_t stride, enum cache_op op)
+{
+	struct trace_state *s = t->state;
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	if (s->feed && !t->fast && n <= UINT32_MAX && rows <= UINT32_MAX &&
+	    feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op,
+		     t->zip_lines ? CACHE_RUN_LINES : CACHE_RUN_ELEMS))
+		return;
+	for (uint64_t k = 0; k < rows; k++) {
+		const struct trace_stream st = { (const void *)(uintptr_t)(a + k * stride), elem,
+						 (uint32_t)op };
+
+		trace_zip(t, n, &st, 1);
 	}
 }
 

@@ -139,6 +139,11 @@ bool trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, ui
  * where the model allows it (see sim/trace.c). */
 void trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op);
 
+/* trace_run() of each of `rows` rows stride bytes apart from p, in order; a feed model
+ * (sim/cache_feed.h) gets them as one event that every slice cuts. */
+void trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
+		    uint64_t stride, enum cache_op op);
+
 /* n accesses in order, exactly as n trace_access() calls: access i is sizes[i] bytes (sizes
  * NULL: size) at addrs[i], a store where writes[i] != 0 (writes NULL: where write != 0).
  * Every size is 1 or more and no range wraps (the caller checks). */
@@ -292,6 +297,11 @@ trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigne
 		k = kn;
 	}
 }
+
+/* A TR_ZIP of one stream (n elements of elem bytes from a row) for each of `rows` rows stride
+ * bytes apart from p, in order; a feed model gets them as one event that every slice cuts. */
+void trace_zip_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
+		    uint64_t stride, enum cache_op op);
 
 #ifdef MEMSIM_NATIVE
 #define TR_UNUSED(x) ((void)sizeof(x))

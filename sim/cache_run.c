@@ -1,0 +1,90 @@
+/*
+ * Runs of accesses in rows, cut by chunk (sim/cache_run.h).
+ */
+
+#include "sim/cache_run.h"
+
+#include "sim/util.h"
+
+bool
+cache_run_aligned(const struct cache_run *r)
+{
+	uint64_t line = UINT64_C(1) << r->line_shift;
+
+	return r->n && r->rows && r->elem && is_pow2(r->elem) && r->elem <= line &&
+	       r->addr % r->elem == 0 && r->stride % r->elem == 0;
+}
+
+uint64_t
+cache_run_row_accesses(const struct cache_run *r, uint64_t a)
+{
+	const unsigned ls = r->line_shift;
+	const uint64_t line = UINT64_C(1) << ls, end = a + (uint64_t)r->n * r->elem;
+	uint64_t lines, first, last;
+
+	if (r->kind != CACHE_RUN_LINES)
+		return r->n;
+	lines = ((end - 1) >> ls) - (a >> ls) + 1;
+	if (r->op != CACHE_OP_STORE || line == r->elem)
+		return lines;
+	/* A store's line: its first element alone, then the rest where there is one. */
+	if (lines == 1)
+		return r->n > 1 ? 2 : 1;
+	first = (line - (a & (line - 1))) / r->elem;
+	last = (((end - 1) & (line - 1)) + 1) / r->elem;
+	return (first > 1 ? 2 : 1) + (last > 1 ? 2 : 1) + 2 * (lines - 2);
+}
+
+/* One line's piece [a, a + len) of r, as the tracing layer would report it. */
+static void
+piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
+{
+	const enum cache_op op = (enum cache_op)r->op;
+
+	switch (r->kind) {
+	case CACHE_RUN_MERGED:
+		cache_access_merged(c, a, len, op, len / r->elem, len);
+		return;
+	case CACHE_RUN_ELEMS:
+		for (uint32_t k = 0; k < len; k += r->elem)
+			cache_access(c, a + k, r->elem, op, 1);
+		return;
+	default:
+		if (op == CACHE_OP_STORE && len > r->elem) {
+			cache_access(c, a, r->elem, op, 1);
+			a += r->elem;
+			len -= r->elem;
+		}
+		cache_access(c, a, len, op, 1);
+	}
+}
+
+void
+cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
+		 uint64_t residue)
+{
+	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
+
+	for (uint64_t row = 0; row < r->rows; row++) {
+		uint64_t a = r->addr + row * r->stride, end = a + len;
+
+		while (a < end) {
+			uint64_t next = ((a >> chunk_shift) + 1) << chunk_shift;
+
+			if (next > end)
+				next = end;
+			if (((a >> chunk_shift) & mask) == residue) {
+				/* The chunk's lines, one piece each. */
+				while (a < next) {
+					uint64_t hi = (a | (line - 1)) + 1;
+
+					if (hi > next)
+						hi = next;
+					piece(c, r, a, (uint32_t)(hi - a));
+					a = hi;
+				}
+			}
+			a = next;
+		}
+	}
+}
