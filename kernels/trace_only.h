@@ -231,7 +231,7 @@ to_row_store(struct to_run *x, enum to_tile k, void *dst, const float *src, uint
 	     enum attn_dtype dt)
 {
 	if (x->bulk) {
-		TR_ZIP(x->t, n, TR_OUT_N(dst, dtype_bytes(dt)));
+		trace_zip_rows(x->t, dst, dtype_bytes(dt), n, 1, 0, CACHE_OP_STORE);
 		to_add(&x->sum, k, CACHE_OP_LOAD, to_acc(x, src, n, CACHE_OP_LOAD),
 		       n * sizeof(float));
 	} else {

@@ -454,6 +454,33 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 	}
 }
 
+/* The run straight to a model of this thread's own that is neither recording nor fast, its
+ * lines cut as a feed's slice cuts them (cache_access_run() over one slice): what trace_run()
+ * and trace_zip() would hand it, access for access, with less work a line. False where the
+ * run must go row by row (elements that straddle lines, part of it in a scratch array). */
+static bool
+model_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t rows,
+	  uint64_t stride, enum cache_op op, enum cache_run_kind kind)
+{
+	struct trace_state *s = t->state;
+	const struct cache_run r = { a,    stride,      elem,          n,
+				     rows, (uint8_t)op, (uint8_t)kind, (uint8_t)t->line_shift };
+	uint64_t len = (uint64_t)n * elem, span;
+
+	if (cache_get_config(s->cache)->levels == 0 || !cache_run_aligned(&r) ||
+	    (stride && rows - 1 > (UINT64_MAX - len) / stride))
+		return false;
+	span = (uint64_t)(rows - 1) * stride + len;
+	if (a + span - 1 < a ||
+	    (t->scratch_len && a < t->scratch_lo + t->scratch_len && t->scratch_lo < a + span))
+		return false;
+	trace_flush(t);
+	for (uint32_t k = 0; k < rows; k++)
+		trace_pace_check(t, a + k * stride);
+	cache_access_run(s->cache, &r, t->line_shift, 0, 0);
+	return true;
+}
+
 void
 trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
 	       uint64_t stride, enum cache_op op)
@@ -461,11 +488,15 @@ trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, ui
 	struct trace_state *s = t->state;
 	uint64_t a = (uint64_t)(uintptr_t)p;
 
-	/* The runs' elements merged per line where trace_run() would merge them: a feed model
-	 * is never fast, so its test is the write-validate one. */
-	if (s->feed && !t->fast && rows > 1 && n <= UINT32_MAX && rows <= UINT32_MAX &&
-	    feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, elems_kind(t, elem, op)))
-		return;
+	/* The runs' elements merged per line where trace_run() would merge them. */
+	if (s->cache && !s->recording && !t->fast && n <= UINT32_MAX && rows <= UINT32_MAX) {
+		enum cache_run_kind kind = elems_kind(t, elem, op);
+
+		if (s->feed ? rows > 1 && feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride,
+						   op, kind)
+			    : model_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, kind))
+			return;
+	}
 	for (uint64_t k = 0; k < rows; k++)
 		trace_run(t, (const void *)(uintptr_t)(a + k * stride), elem, n, op);
 }
@@ -477,10 +508,13 @@ trace_zip_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, ui
 	struct trace_state *s = t->state;
 	uint64_t a = (uint64_t)(uintptr_t)p;
 
-	if (s->feed && !t->fast && n <= UINT32_MAX && rows <= UINT32_MAX &&
-	    feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op,
-		     t->zip_lines ? CACHE_RUN_LINES : CACHE_RUN_ELEMS))
-		return;
+	if (s->cache && !s->recording && !t->fast && n <= UINT32_MAX && rows <= UINT32_MAX) {
+		enum cache_run_kind kind = t->zip_lines ? CACHE_RUN_LINES : CACHE_RUN_ELEMS;
+
+		if (s->feed ? feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, kind)
+			    : model_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, kind))
+			return;
+	}
 	for (uint64_t k = 0; k < rows; k++) {
 		const struct trace_stream st = { (const void *)(uintptr_t)(a + k * stride), elem,
 						 (uint32_t)op };

@@ -437,6 +437,96 @@ test_run_equals_elements(void **state)
 	}
 }
 
+/* One tile's rows, by trace_run_rows() (or trace_zip_rows() with zip) on tr and row by row on
+ * te, then a line elsewhere. */
+static void
+rows_pair(struct trace_ctx *tr, struct trace_ctx *te, const char *p, uint32_t elem, uint64_t n,
+	  uint64_t rows, uint64_t stride, enum cache_op op, bool zip)
+{
+	if (zip)
+		trace_zip_rows(tr, p, elem, n, rows, stride, op);
+	else
+		trace_run_rows(tr, p, elem, n, rows, stride, op);
+	for (uint64_t k = 0; k < rows; k++) {
+		const struct trace_stream st = { p + k * stride, elem, (uint32_t)op };
+
+		if (zip)
+			trace_zip(te, n, &st, 1);
+		else
+			trace_run(te, p + k * stride, elem, n, op);
+	}
+	trace_access(tr, p + 40000 % 8192, 4, CACHE_OP_LOAD);
+	trace_access(te, p + 40000 % 8192, 4, CACHE_OP_LOAD);
+}
+
+/*
+ * trace_run_rows() and trace_zip_rows() against their rows one by one, on
+ * test_run_equals_elements()'s L1s (the rows go to the model as one run where it is neither fast
+ * nor recording): rows of 1 to 64 elements of 1 to 8 bytes (and 3, which straddle), 1 to 5 rows
+ * strided by less and more than a line, loads and stores, rows in a scratch array and rows that run
+ * into one.
+ */
+static void
+test_rows_equal_row_by_row(void **state)
+{
+	static const char *const specs[] = {
+		"L1=2K:4:64,L2=8K:8:64",
+		"L1=2K:4:64:nwa,L2=8K:8:64",
+		"L1=4K:4:128:wv,L2=16K:8:128",
+		"L1=8K:4:256:wv",
+		"L1=2K:4:64:plru",
+		"L1=4K:full:64",
+		"L1=2K:4:64:wt,L2=8K:8:64",
+		"L1=4K:4:128:wt:wv",
+		"none",
+	};
+	static char mem[3 * 8192] __attribute__((aligned(4096)));
+	static const uint32_t elems[] = { 1, 2, 3, 4, 8 };
+	static const uint64_t strides[] = { 64, 200, 256, 1000, 4096 };
+
+	(void)state;
+	for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
+		struct cache *cr = make(specs[sp], NULL), *ce = make(specs[sp], NULL);
+		struct trace_ctx *tr = trace_ctx_create(cr, NULL, 1);
+		struct trace_ctx *te = trace_ctx_create(ce, NULL, 1);
+		uint64_t x = 3;
+
+		assert_int_equal(trace_array(tr, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+		assert_int_equal(trace_array(te, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+		assert_int_equal(trace_array(tr, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+		assert_int_equal(trace_array(te, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+		assert_int_equal(trace_phase(tr, "p"), 0);
+		assert_int_equal(trace_phase(te, "p"), 0);
+		for (int k = 0; k < 600; k++) {
+			uint32_t elem;
+			uint64_t n, rows, stride, off;
+
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			elem = elems[(x >> 33) % 5];
+			n = 1 + (x >> 40) % 64;
+			rows = 1 + (x >> 48) % 5;
+			stride = strides[(x >> 52) % 5] / elem * elem;
+			off = (x >> 20) % (16384 - 4 * stride - n * elem) / elem * elem;
+			if (k % 7 == 6) /* in scratch, or from DRAM into it */
+				off = k % 2 ? 16384 + off % 2048 / elem * elem
+					    : (16384 - 2 * stride) / elem * elem;
+			rows_pair(tr, te, mem + off, elem, n, rows, stride,
+				  (x >> 60) & 1 ? CACHE_OP_STORE : CACHE_OP_LOAD, (x >> 61) & 1);
+		}
+		trace_ctx_destroy(tr);
+		trace_ctx_destroy(te);
+		cache_flush(cr);
+		cache_flush(ce);
+		if (!same(cr, ce))
+			fail_msg("%s: rows at once differ from rows one by one", specs[sp]);
+		for (unsigned i = 0; i < cache_array_count(cr); i++)
+			assert_memory_equal(cache_array_scratch(cr, i), cache_array_scratch(ce, i),
+					    2 * sizeof(uint64_t));
+		cache_destroy(cr);
+		cache_destroy(ce);
+	}
+}
+
 int
 main(void)
 {
@@ -447,6 +537,7 @@ main(void)
 		cmocka_unit_test(test_record_replay),
 		cmocka_unit_test(test_zip_equals_elements),
 		cmocka_unit_test(test_run_equals_elements),
+		cmocka_unit_test(test_rows_equal_row_by_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
