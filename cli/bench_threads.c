@@ -1,9 +1,10 @@
 /*
  * memsim bench --threads: see cli/bench_threads.h.
  *
- * A run on T threads keeps one more busy: the caller's, which simulates a computing run's
- * trace-only form while T threads compute its values, or hands a trace-only run's accesses to
- * the T that simulate its sets. The speedup per core divides by the cores the busy threads can
+ * A computing run on T threads keeps one more busy: the caller's, which simulates its
+ * trace-only form while T threads compute its values. A trace-only run hands its accesses to
+ * the T slices of the sets; with tiles in scratch the caller simulates one of them itself (T
+ * busy), without it only hands out (T + 1). The speedup per core divides by the cores the busy threads can
  * use (sim_result.busy, the cores online at most); one thread is one core.
  */
 
@@ -184,10 +185,11 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 	}
 	fprintf(out,
 		"\nspeedup: one thread's wall time over T threads'. cores: the threads busy at once,\n"
-		"or the cores online if fewer: T + 1, the caller's thread working beside T (a\n"
-		"computing run: the values on T, the trace-only form's simulation on the caller's;\n"
-		"--trace-only: the accesses handed from the caller's to T that split the sets). per\n"
-		"core: speedup / cores. counters: every level's and DRAM's against one thread's.\n");
+		"or the cores online if fewer: T + 1 for a computing run (the values on T, the\n"
+		"trace-only form's simulation on the caller's); T for --trace-only with tiles in\n"
+		"scratch (the caller hands out runs of rows and simulates one of the T slices of the\n"
+		"sets), T + 1 without (the caller only hands out the accesses). per core: speedup /\n"
+		"cores. counters: every level's and DRAM's against one thread's.\n");
 }
 
 static int
@@ -217,6 +219,7 @@ write_json(const struct bench_threads_args *a, const struct threads_row *rows, i
 		cJSON_AddNumberToObject(o, "cpu_seconds", r->cpu);
 		cJSON_AddNumberToObject(o, "threads_used", r->used);
 		cJSON_AddNumberToObject(o, "speedup", r->wall1 / r->wall);
+		cJSON_AddNumberToObject(o, "busy_threads", r->busy);
 		cJSON_AddNumberToObject(o, "cores", cores_of(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core", per_core(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core_target", TARGET_PER_CORE);

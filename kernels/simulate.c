@@ -93,12 +93,15 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 }
 
 /* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
- * model, the slices on theirs; out->cache is their sum. Returns 0, or -ENOMEM with err. */
+ * model, the slices on theirs; out->cache is their sum. With tiles in scratch the kernel hands
+ * out little but runs of rows (its tiles tallied in bulk), so this thread simulates a slice
+ * too: k threads busy, not k + 1. Returns 0, or -ENOMEM with err. */
 static int
 split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 	   struct sim_result *out, char *err, size_t errlen)
 {
-	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
+	bool caller_slice = spec->tiles_in_scratch;
+	struct cache_feed *f = cache_feed_start(&spec->cache, k, caller_slice, err, errlen);
 	struct trace_ctx *t;
 	double t0;
 
@@ -111,6 +114,8 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 	if (cache_feed_finish(f, flush, &out->cache, err, errlen))
 		return -ENOMEM;
 	out->seconds = now_seconds() - t0;
+	out->threads = k;
+	out->busy = caller_slice ? k : k + 1;
 	return 0;
 }
 
@@ -187,10 +192,8 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 			rc = trace_only ? split_pass(d, spec, flush, k, out, err, errlen)
 					: values_pass(d, spec, flush, k, out, err, errlen);
 		}
-		if (!rc && trace_only)
-			out->threads = k;
-		/* the caller feeds the slices, or simulates beside the values' threads */
-		if (!rc)
+		/* the caller simulates beside the values' threads */
+		if (!rc && !trace_only)
 			out->busy = out->threads + 1;
 		attn_data_destroy(d);
 		return rc;

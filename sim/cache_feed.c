@@ -87,6 +87,10 @@ struct cache_feed {
 	uint64_t mask;
 	struct slice *sl;
 	pthread_t *tid;
+	/* The caller's thread simulates slice 0 itself, a batch at a time (caller_slice). */
+	bool caller;
+	bool fast0;
+	struct cache_fast_l1 v0;
 	bool done, flush, producer_waits;
 	pthread_mutex_t mu;
 	pthread_cond_t room;
@@ -277,10 +281,25 @@ slice_main(void *arg)
 
 /* ---- the producer's side ---- */
 
+/* The caller's slice's batch, simulated on the caller's thread. */
+static void
+consume_caller(struct cache_feed *f)
+{
+	const struct owned own = { f->shift, f->mask, 0 };
+	struct batch *b = f->sl[0].cur;
+
+	consume(f->sl[0].c, &f->v0, f->fast0, b->ev, b->n, &own);
+	b->n = 0;
+}
+
 /* Publishes slice s's batch being filled and waits for its next one to be free. */
 static NOINLINE void
 publish(struct cache_feed *f, struct slice *s)
 {
+	if (f->caller && s == f->sl) {
+		consume_caller(f);
+		return;
+	}
 	pthread_mutex_lock(&f->mu);
 	if (s->cur->n) {
 		s->cur->full = true;
@@ -609,10 +628,16 @@ feed_free(struct cache_feed *f)
 static void
 feed_end(struct cache_feed *f, bool flush)
 {
-	if (f->started == f->k)
+	if (f->started == f->k - f->caller) {
 		send_hits(f);
+		if (f->caller) {
+			consume_caller(f);
+			if (flush)
+				cache_flush(f->sl[0].c);
+		}
+	}
 	pthread_mutex_lock(&f->mu);
-	for (unsigned i = 0; i < f->k; i++) {
+	for (unsigned i = f->caller; i < f->k; i++) {
 		struct slice *s = &f->sl[i];
 
 		if (s->cur && s->cur->n) {
@@ -664,12 +689,13 @@ struct feed_onepass {
  * only what leaves the levels above the swept one) and their threads; with op no feed model
  * and no hit filter (the producer's model simulates those levels itself). */
 static struct cache_feed *
-feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_onepass *op,
-	   char *err, size_t errlen)
+feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
+	   const struct feed_onepass *op, char *err, size_t errlen)
 {
 	struct cache_feed *f = xzalloc(sizeof(*f));
 
 	f->k = slices;
+	f->caller = caller_slice;
 	f->shift = cache_chunk_shift(cfg);
 	f->mask = slices - 1;
 	f->sl = xzalloc(slices * sizeof(*f->sl));
@@ -708,12 +734,15 @@ feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_on
 	}
 	if (!op)
 		filter_init(f, cfg);
-	for (; f->started < slices; f->started++) {
-		int e = pthread_create(&f->tid[f->started], NULL, slice_main, &f->sl[f->started]);
+	if (f->caller)
+		f->fast0 = cache_fast_l1(f->sl[0].c, &f->v0);
+	for (; f->started < slices - f->caller; f->started++) {
+		int e = pthread_create(&f->tid[f->started], NULL, slice_main,
+				       &f->sl[f->caller + f->started]);
 
 		if (e) {
 			snprintf(err, errlen, "cannot start thread %u of %u: %s", f->started + 1,
-				 slices, strerror(e));
+				 slices - f->caller, strerror(e));
 			cache_feed_abort(f);
 			return NULL;
 		}
@@ -722,9 +751,10 @@ feed_start(const struct cache_config *cfg, unsigned slices, const struct feed_on
 }
 
 struct cache_feed *
-cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err, size_t errlen)
+cache_feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice, char *err,
+		 size_t errlen)
 {
-	return feed_start(cfg, slices, NULL, err, errlen);
+	return feed_start(cfg, slices, caller_slice, NULL, err, errlen);
 }
 
 int
@@ -734,7 +764,7 @@ cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigne
 {
 	const struct feed_onepass op = { level, sizes, n, how };
 
-	c->below = feed_start(cfg, slices, &op, err, errlen);
+	c->below = feed_start(cfg, slices, false, &op, err, errlen);
 	return c->below ? 0 : -ENOMEM;
 }
 

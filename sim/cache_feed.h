@@ -19,10 +19,12 @@
 struct cache_feed;
 
 /* Builds `slices` slice models of cfg (2 .. cache_slices_max(cfg)) and the feed model, and
- * starts one thread per slice. Returns NULL with a one-line message in err when memory is
- * short or a thread cannot start. */
-struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices, char *err,
-				    size_t errlen);
+ * starts one thread per slice; with caller_slice one fewer: the caller's thread simulates
+ * slice 0 itself, a batch at a time as it fills (for a producer with little work of its own,
+ * such as a trace-only kernel whose tiles are scratch). Returns NULL with a one-line message
+ * in err when memory is short or a thread cannot start. */
+struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices,
+				    bool caller_slice, char *err, size_t errlen);
 
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as

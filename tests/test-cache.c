@@ -680,7 +680,7 @@ test_feed_sum(void **state)
 	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
 		struct cache *whole = make_cache(specs[s], 1), *sum = NULL;
 		struct cache_feed *f =
-			cache_feed_start(cache_get_config(whole), 4, err, sizeof(err));
+			cache_feed_start(cache_get_config(whole), 4, s % 2, err, sizeof(err));
 
 		assert_non_null(f);
 		feed_input(whole);
@@ -751,7 +751,7 @@ test_feed_runs(void **state)
 	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
 		struct cache *whole = make_cache(specs[s], 1), *sum = NULL;
 		struct cache_feed *f =
-			cache_feed_start(cache_get_config(whole), 4, err, sizeof(err));
+			cache_feed_start(cache_get_config(whole), 4, s % 2, err, sizeof(err));
 		struct cache *fm = cache_feed_model(f);
 		unsigned ls = log2_u64(cache_get_config(whole)->level[0].line_bytes), taken = 0;
 		uint64_t x = 5 + s;

@@ -468,9 +468,24 @@ test_bench_threads(void **state)
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "counters_equal")));
 		assert_true(cJSON_GetObjectItem(run, "speedup_per_core")->valuedouble > 0);
 		assert_int_equal(cJSON_GetObjectItem(run, "threads_used")->valueint, 2);
+		/* the caller works beside the 2: the values' simulation, or handing out */
+		assert_int_equal(cJSON_GetObjectItem(run, "busy_threads")->valueint, 3);
 		n++;
 	}
 	assert_int_equal(n, 4);
+	cJSON_Delete(o);
+	result_free(&r);
+	/* Tiles in scratch: a trace-only run's caller simulates one of the slices itself. */
+	r = memsim("bench --threads 2 --trace-only --N 256 --heads 2 --cache h100 --json -");
+	assert_int_equal(r.rc, 0);
+	o = cJSON_Parse(r.out);
+	n = 0;
+	cJSON_ArrayForEach (run, cJSON_GetObjectItem(o, "runs")) {
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "counters_equal")));
+		assert_int_equal(cJSON_GetObjectItem(run, "busy_threads")->valueint, 2);
+		n++;
+	}
+	assert_int_equal(n, 2);
 	cJSON_Delete(o);
 	result_free(&r);
 	/* A list of counts, the trace-only runs alone: one row a kernel and count; 3 threads

@@ -3,8 +3,8 @@
 # flash2 at H100 size): computing and trace-only at N (2048), then trace-only alone at
 # N_TRACE (16384; computing there takes hours on one thread), 16 heads on h100, each at the
 # thread counts THREADS; tables and JSON in $OUT (or out/bench-threads), then one CSV of every
-# row. Usage: MEMSIM=path [THREADS=2,4,8,15] [N=2048] [N_TRACE=16384] [HEADS=16]
-# [CACHE=h100] sh tools/bench-threads.sh
+# row; each timing the best of REPEAT runs (1). Usage: MEMSIM=path [THREADS=2,4,8,15] [N=2048]
+# [N_TRACE=16384] [HEADS=16] [CACHE=h100] [REPEAT=1] sh tools/bench-threads.sh
 set -eu
 MEMSIM=${MEMSIM:-build/memsim}
 THREADS=${THREADS:-2,4,8,15}
@@ -12,12 +12,13 @@ N=${N:-2048}
 N_TRACE=${N_TRACE:-16384}
 HEADS=${HEADS:-16}
 CACHE=${CACHE:-h100}
+REPEAT=${REPEAT:-1}
 OUT=${OUT:-out/bench-threads}
 mkdir -p "$OUT"
 "$MEMSIM" bench --threads "$THREADS" --N "$N" --heads "$HEADS" --cache "$CACHE" \
-	--json "$OUT/N$N.json" | tee "$OUT/N$N.txt"
+	--repeat "$REPEAT" --json "$OUT/N$N.json" | tee "$OUT/N$N.txt"
 "$MEMSIM" bench --threads "$THREADS" --N "$N_TRACE" --heads "$HEADS" --cache "$CACHE" \
-	--trace-only --json "$OUT/N$N_TRACE-trace-only.json" | tee "$OUT/N$N_TRACE-trace-only.txt"
+	--repeat "$REPEAT" --trace-only --json "$OUT/N$N_TRACE-trace-only.json" | tee "$OUT/N$N_TRACE-trace-only.txt"
 python3 - "$OUT" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]

@@ -157,7 +157,7 @@ static int
 split_feed(struct trace_reader *r, const struct spec *spec, bool flush, unsigned k,
 	   struct replay_result *out, char *err, size_t errlen)
 {
-	struct cache_feed *f = cache_feed_start(&spec->cache, k, err, errlen);
+	struct cache_feed *f = cache_feed_start(&spec->cache, k, false, err, errlen);
 	double t0;
 
 	if (!f)
