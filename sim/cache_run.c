@@ -64,27 +64,31 @@ cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shif
 		 uint64_t residue)
 {
 	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
+	const uint64_t chunk = UINT64_C(1) << chunk_shift;
 
+	/* Last bytes, not ends, which may lie at 2^64. */
 	for (uint64_t row = 0; row < r->rows; row++) {
-		uint64_t a = r->addr + row * r->stride, end = a + len;
+		uint64_t a = r->addr + row * r->stride, row_last = a + (len - 1);
+		uint64_t k = a >> chunk_shift, last = row_last >> chunk_shift;
 
-		while (a < end) {
-			uint64_t next = ((a >> chunk_shift) + 1) << chunk_shift;
+		/* From the row's first chunk that is ours, every (mask + 1)-th. */
+		for (k += (residue - k) & mask; k <= last; k += mask + 1) {
+			uint64_t lo = k << chunk_shift > a ? k << chunk_shift : a;
+			uint64_t hi = (k << chunk_shift | (chunk - 1)) < row_last
+					      ? (k << chunk_shift | (chunk - 1))
+					      : row_last;
 
-			if (next > end)
-				next = end;
-			if (((a >> chunk_shift) & mask) == residue) {
-				/* The chunk's lines, one piece each. */
-				while (a < next) {
-					uint64_t hi = (a | (line - 1)) + 1;
+			/* The chunk's lines, one piece each. */
+			for (;;) {
+				uint64_t piece_last = (lo | (line - 1)) < hi ? lo | (line - 1) : hi;
 
-					if (hi > next)
-						hi = next;
-					piece(c, r, a, (uint32_t)(hi - a));
-					a = hi;
-				}
+				piece(c, r, lo, (uint32_t)(piece_last - lo + 1));
+				if (piece_last == hi)
+					break;
+				lo = piece_last + 1;
 			}
-			a = next;
+			if (k > UINT64_MAX - (mask + 1))
+				break;
 		}
 	}
 }

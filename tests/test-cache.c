@@ -704,18 +704,18 @@ run_by_access(struct cache *c, const struct cache_run *r)
 	const enum cache_op op = (enum cache_op)r->op;
 
 	for (uint64_t row = 0; row < r->rows; row++) {
-		uint64_t a = r->addr + row * r->stride, end = a + (uint64_t)r->n * r->elem;
+		/* last bytes: a row may end at 2^64 */
+		uint64_t a = r->addr + row * r->stride, last = a + ((uint64_t)r->n * r->elem - 1);
 
 		if (r->kind == CACHE_RUN_ELEMS) {
-			for (; a < end; a += r->elem)
-				cache_access(c, a, r->elem, op, 1);
+			for (uint64_t k = 0; k < r->n; k++)
+				cache_access(c, a + k * r->elem, r->elem, op, 1);
 			continue;
 		}
-		for (uint64_t hi; a < end; a = hi) {
-			uint64_t len;
+		for (uint64_t len; a - 1 != last; a += len) {
+			uint64_t line_last = a / line * line + (line - 1);
 
-			hi = (a / line + 1) * line < end ? (a / line + 1) * line : end;
-			len = hi - a;
+			len = (line_last < last ? line_last : last) - a + 1;
 			if (r->kind == CACHE_RUN_MERGED) {
 				cache_access_merged(c, a, (uint32_t)len, op,
 						    (uint32_t)(len / r->elem), len);
@@ -777,6 +777,12 @@ test_feed_runs(void **state)
 			r.line_shift = (uint8_t)ls;
 			if (n % 500 == 499) /* into the scratch array */
 				r.addr = 0x500000 - 256;
+			if (n % 1000 == 998) { /* up to the last byte of the address space */
+				r.elem = 8;
+				r.n = 128;
+				r.rows = 1;
+				r.addr = UINT64_MAX - 1023;
+			}
 			if (n == 1500) {
 				cache_set_phase(whole, cache_add_phase(whole, "p2"));
 				cache_set_phase(fm, cache_add_phase(fm, "p2"));
