@@ -75,7 +75,10 @@ usage_run(FILE *f)
 		"                      (a power of two) that the accesses are handed to. Fewer\n"
 		"                      where the run does not split (fewer heads than N; with\n"
 		"                      --trace-only a random policy, straddle=once, too few sets,\n"
-		"                      set sampling), with a note why [1]\n"
+		"                      set sampling), with a note why [every core for a\n"
+		"                      computing run of 10^8 FLOPs or more; with --trace-only on\n"
+		"                      tiles in scratch over a write-validate L1 (h100) and 10^10\n"
+		"                      FLOPs or more, the cores as a power of two up to 8; else 1]\n"
 		"  --record FILE       also write the kernel's accesses as a memsim trace (- for\n"
 		"                      stdout; the text report then goes to stderr), for\n"
 		"                      `memsim replay FILE --cache ...` under any cache: the same\n"
@@ -229,8 +232,9 @@ cmd_run(int argc, char **argv)
 		free(command);
 		return rc;
 	}
-	/* Without --threads, a computing run long enough to pay takes every core. */
-	threads = x.threads_given ? (unsigned)x.threads : sim_default_threads(&o.cfg, o.trace_only);
+	/* Without --threads, a run long enough to pay (and whose split pays) takes the cores. */
+	threads = x.threads_given ? (unsigned)x.threads
+				  : sim_default_threads(&o.cfg, &spec, o.trace_only);
 	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
 				     x.record ? &rec : NULL, threads, err, sizeof(err));
 	free(command);

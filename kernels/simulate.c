@@ -303,11 +303,25 @@ plan_values(const struct attn_config *cfg, unsigned want, struct sim_result *out
 }
 
 unsigned
-sim_default_threads(const struct attn_config *cfg, bool trace_only)
+sim_default_threads(const struct attn_config *cfg, const struct spec *spec, bool trace_only)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	const struct cache_config *cc = &spec->cache;
+	char why[256];
 
-	if (trace_only || cores < 2 || attn_flops(cfg) < 1e8 || attn_native_units(cfg) < 2)
+	if (cores < 2)
+		return 1;
+	if (trace_only) {
+		/* Pays where the kernel hands out runs of rows (tiles in scratch) and one thread
+		 * has no inline L1 path to lose (a write-validate L1: the GPU presets). */
+		if (!spec->tiles_in_scratch || cc->levels == 0 ||
+		    cc->level[0].alloc != CACHE_ALLOC_VALIDATE || attn_flops(cfg) < 1e10)
+			return 1;
+		return cache_slices_max(cc, cores < SIM_TRACE_ONLY_THREADS ? (unsigned)cores
+									 : SIM_TRACE_ONLY_THREADS,
+					why, sizeof(why));
+	}
+	if (attn_flops(cfg) < 1e8 || attn_native_units(cfg) < 2)
 		return 1;
 	return cores > CACHE_MAX_SLICES ? CACHE_MAX_SLICES : (unsigned)cores;
 }

@@ -46,11 +46,17 @@ int sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, boo
 		     uint64_t seed, bool trace_only, unsigned threads, struct sim_result *out,
 		     char *err, size_t errlen);
 
-/* The threads a run of cfg takes when none are asked for: every core online (up to 64) for a
- * computing run of 10^8 FLOPs or more (about 0.1 s of the traced kernel; threads start in well
- * under a millisecond) that splits into units (kernels/attn_split.h); else 1. A trace-only
- * run's split pays only on some caches (docs/speed-notes.md), so it stays on one. */
-unsigned sim_default_threads(const struct attn_config *cfg, bool trace_only);
+/* The most threads a trace-only run takes by default: as far as it was measured to gain. */
+#define SIM_TRACE_ONLY_THREADS 8
+
+/* The threads a run of cfg on spec takes when none are asked for: every core online (up to
+ * 64) for a computing run of 10^8 FLOPs or more (about 0.1 s of the traced kernel; threads
+ * start in well under a millisecond) that splits into units (kernels/attn_split.h); the cores
+ * online as a power of two up to SIM_TRACE_ONLY_THREADS for a trace-only run of 10^10 FLOPs or
+ * more (about 0.1 s) with tiles in scratch over a write-validate L1 (the GPU presets), whose
+ * sets split (docs/speed-notes.md: elsewhere its split does not pay); else 1. */
+unsigned sim_default_threads(const struct attn_config *cfg, const struct spec *spec,
+			     bool trace_only);
 
 /* One run of cfg for every size sizes[0 .. n) of cache level `level` (0 for L1) of spec, with
  * one-pass method how (sim/cache.h cache_create_onepass()); outs[k] is what sim_kernel() (or,

@@ -444,6 +444,35 @@ test_run_default_threads(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_null(strstr(r.out, " threads\n"));
 	result_free(&r);
+	/* A trace-only run of 10^10 FLOPs or more on a GPU preset splits its sets over the cores
+	 * (a power of two, up to 8), with one thread's counts; a CPU cache and set sampling keep
+	 * one thread, and say nothing of it. */
+	k = "--kernel naive --N 2048 --heads 16 --trace-only";
+	r = memsim("run %s --cache h100 --threads 1 --json t1.json", k);
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	r = memsim("run %s --cache h100 --json td.json", k);
+	assert_int_equal(r.rc, 0);
+	expect = cores < 2 ? 1 : cores < 4 ? 2 : cores < 8 ? 4 : 8;
+	snprintf(on, sizeof(on), " on %u threads\n", expect);
+	if (expect > 1 && !strstr(r.out, on))
+		fail_msg("run %s on %ld cores: no '%s' in %s", k, cores, on, r.out);
+	assert_null(strstr(r.err, "note:"));
+	result_free(&r);
+	one = counts_of("t1.json");
+	all = counts_of("td.json");
+	assert_string_equal(one, all);
+	free(one);
+	free(all);
+	r = memsim("run %s --cache L1=32K:8:64,L2=1M:16:64,tiles=scratch", k);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, " threads\n"));
+	result_free(&r);
+	r = memsim("run %s --cache h100 --sample-sets 4", k);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, " threads\n"));
+	assert_null(strstr(r.err, "note:"));
+	result_free(&r);
 }
 
 /* bench --threads: naive and flash2, computing and trace-only, on 1 and T threads, their
