@@ -35,269 +35,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cache_internal.h"
+#include "sim/cache_feed_internal.h"
 #include "sim/cache_run.h"
 #include "sim/util.h"
 
-/* Events are struct cache_ref: an access (CACHE_OP_LOAD .. CACHE_OP_IFETCH) of size x count
- * bytes, or a header below and the events after it that carry its fields. */
-enum {
-	EV_MERGED = CACHE_OP_COUNT, /* addr, size, count the op; then addr bytes, size count */
-	EV_ARRAY,                   /* addr base; then addr bytes; then the name */
-	EV_PHASE,                   /* then the name */
-	EV_SET_PHASE,               /* addr the phase */
-	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
-	EV_BELOW, /* addr, size a request below the levels above a one-pass model's swept one;
-		   * then addr count | req << 32 | flags << 40 (cache_feed_attach_below()) */
-	EV_RUN,   /* addr, size n, count op | kind << 2 | line_shift << 4 of a struct cache_run;
-		   * then addr stride, size rows, kind elem (cache_feed_run()) */
-};
-
-/* Events a name takes (CACHE_NAME_MAX bytes). */
-#define NAME_EVS (CACHE_NAME_MAX / sizeof(struct cache_ref))
-
-#define FEED_BATCH 4096 /* events a batch: 64 KiB (larger and smaller measured slower) */
-#define FEED_RING 8
-
-struct batch {
-	struct cache_ref ev[FEED_BATCH];
-	unsigned n;
-	bool full; /* published, not yet consumed */
-};
-
-/* The chunks a slice owns: index & mask == residue, of 2^shift bytes. */
-struct owned {
-	unsigned shift;
-	uint64_t mask, residue;
-};
-
-struct slice {
-	struct cache_feed *f;
-	struct cache *c;
-	struct batch *ring;
-	struct batch *cur;   /* being filled: ring[head % FEED_RING] */
-	uint64_t head;       /* batches published */
-	pthread_cond_t more; /* a batch published, or the end */
-	bool waits;          /* the slice waits for more */
-};
-
-struct cache_feed {
-	struct cache *model;
-	unsigned k, started, shift;
-	uint64_t mask;
-	struct slice *sl;
-	pthread_t *tid;
-	/* The caller's thread simulates slice 0 itself, a batch at a time (caller_slice). */
-	bool caller;
-	bool fast0;
-	struct cache_fast_l1 v0;
-	bool done, flush, producer_waits;
-	pthread_mutex_t mu;
-	pthread_cond_t room;
-	/* The hit filter (see Notes): per L1 set, (line << 1) | dirty of the line known to be in
-	 * its slot 0, or NONE; NULL where it does not apply. */
-	uint64_t *filt, filt_mask;
-	unsigned l1_shift;
-	uint64_t hits[2]; /* loads and stores it kept, not yet sent */
-};
-
-#define NONE UINT64_MAX
-
-/* ---- the slices' side ---- */
-
-/* The name in the events from e. */
-static void
-name_at(const struct cache_ref *e, char *name)
-{
-	memcpy(name, e, CACHE_NAME_MAX);
-	name[CACHE_NAME_MAX - 1] = 0;
-}
-
-/* The header ev[i] and its fields; returns the index of its last event. */
-static unsigned
-apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owned *own)
-{
-	const struct cache_ref *e = &ev[i];
-	char name[CACHE_NAME_MAX];
-	struct cache_run r;
-
-	switch (e->kind) {
-	case EV_RUN:
-		r = (struct cache_run){ e->addr,
-					ev[i + 1].addr,
-					ev[i + 1].kind,
-					e->size,
-					ev[i + 1].size,
-					(uint8_t)(e->count & 3),
-					(uint8_t)((e->count >> 2) & 3),
-					(uint8_t)(e->count >> 4) };
-		cache_access_run(c, &r, own->shift, own->mask, own->residue);
-		return i + 1;
-	case EV_MERGED:
-		cache_access_merged(c, e->addr, e->size, (enum cache_op)e->count, ev[i + 1].size,
-				    ev[i + 1].addr);
-		return i + 1;
-	case EV_ARRAY:
-		name_at(&ev[i + 2], name);
-		cache_add_array(c, name, e->addr, ev[i + 1].addr, false);
-		return i + 1 + NAME_EVS;
-	case EV_PHASE:
-		name_at(&ev[i + 1], name);
-		cache_add_phase(c, name);
-		return i + NAME_EVS;
-	case EV_HITS: /* the processor's counts are the feed model's: only L1's matter */
-		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
-		return i + 1;
-	case EV_BELOW:
-		cache_fan_ref(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
-			      (uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
-		return i + 1;
-	default: /* EV_SET_PHASE */
-		cache_set_phase(c, (int)e->addr);
-		return i;
-	}
-}
-
-/* A batch through the model's calls alone. */
-static void
-consume_model(struct cache *c, const struct cache_ref *ev, unsigned n, const struct owned *own)
-{
-	unsigned i = 0;
-
-	while (i < n) {
-		i += (unsigned)cache_access_refs(c, ev + i, n - i);
-		if (i < n)
-			i = apply(c, ev, i, own) + 1;
-	}
-}
-
-/* A batch where the inline L1 path applies (v): loads and stores inside one line settle as in
- * traces/mtrace.c's fused loop, the rest through the model; shift and ways are constants where
- * the caller can make them. */
-static ALWAYS_INLINE void
-consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev,
-	       unsigned n, const struct owned *own, const unsigned shift, const uint64_t ways)
-{
-	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
-					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
-					 0 };
-	const uint64_t line_bytes = UINT64_C(1) << shift;
-	uint64_t ops[2] = { 0, 0 }, bytes[2] = { 0, 0 };
-	struct cache_fast_misses m = { 0, 0, 0 };
-
-	for (unsigned i = 0; i < n; i++) {
-		const struct cache_ref *e = &ev[i];
-		uint64_t a = e->addr, line = a >> shift, *set;
-		unsigned op = e->kind;
-
-		if (op > CACHE_OP_STORE || e->count != 1 || ((a + e->size - 1) >> shift) != line) {
-			/* Counts first: level counts go to the phase current when added. */
-			cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
-			cache_count_fast_misses(c, &m);
-			ops[0] = ops[1] = bytes[0] = bytes[1] = 0;
-			if (op < CACHE_OP_COUNT)
-				cache_access(c, a, e->size, (enum cache_op)op, e->count);
-			else
-				i = apply(c, ev, i, own);
-			continue;
-		}
-		ops[op]++;
-		bytes[op] += e->size;
-		set = cache_fast_set(&g, line);
-		if (!cache_fast_hit_recent(set, line, op) &&
-		    !cache_fast_hit_older(&g, set, line, op) &&
-		    !(g.l2_tags && e->size != line_bytes &&
-		      cache_fast_l2_hit(&g, set, line, op, &m)))
-			cache_fast_miss(c, a, e->size, op);
-	}
-	cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
-	cache_count_fast_misses(c, &m);
-}
-
-static NOINLINE void
-consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
-	     const struct owned *own)
-{
-	consume_inline(c, v, ev, n, own, 6, 8);
-}
-
-static NOINLINE void
-consume_any(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
-	    const struct owned *own)
-{
-	consume_inline(c, v, ev, n, own, v->line_shift, v->ways);
-}
-
-/* A batch: the slices' arrays are never scratch, so whether the inline path applies depends
- * on the config alone. */
-static void
-consume(struct cache *c, const struct cache_fast_l1 *v, bool fast, const struct cache_ref *ev,
-	unsigned n, const struct owned *own)
-{
-	if (!fast)
-		consume_model(c, ev, n, own);
-	else if (v->line_shift == 6 && v->ways == 8)
-		consume_64x8(c, v, ev, n, own);
-	else
-		consume_any(c, v, ev, n, own);
-}
-
-static void *
-slice_main(void *arg)
-{
-	struct slice *s = arg;
-	struct cache_feed *f = s->f;
-	struct cache_fast_l1 v;
-	bool fast = cache_fast_l1(s->c, &v);
-	const struct owned own = { f->shift, f->mask, (uint64_t)(s - f->sl) };
-	uint64_t t = 0;
-
-	for (;;) {
-		struct batch *b = &s->ring[t % FEED_RING];
-
-		pthread_mutex_lock(&f->mu);
-		while (t == s->head && !f->done) {
-			s->waits = true;
-			pthread_cond_wait(&s->more, &f->mu);
-			s->waits = false;
-		}
-		if (t == s->head) {
-			pthread_mutex_unlock(&f->mu);
-			break;
-		}
-		pthread_mutex_unlock(&f->mu);
-		consume(s->c, &v, fast, b->ev, b->n, &own);
-		pthread_mutex_lock(&f->mu);
-		b->full = false;
-		if (f->producer_waits)
-			pthread_cond_signal(&f->room);
-		pthread_mutex_unlock(&f->mu);
-		t++;
-	}
-	if (f->flush)
-		cache_flush(s->c);
-	return NULL;
-}
-
 /* ---- the producer's side ---- */
-
-/* The caller's slice's batch, simulated on the caller's thread. */
-static void
-consume_caller(struct cache_feed *f)
-{
-	const struct owned own = { f->shift, f->mask, 0 };
-	struct batch *b = f->sl[0].cur;
-
-	consume(f->sl[0].c, &f->v0, f->fast0, b->ev, b->n, &own);
-	b->n = 0;
-}
 
 /* Publishes slice s's batch being filled and waits for its next one to be free. */
 static NOINLINE void
 publish(struct cache_feed *f, struct slice *s)
 {
 	if (f->caller && s == f->sl) {
-		consume_caller(f);
+		feed_consume_caller(f);
 		return;
 	}
 	pthread_mutex_lock(&f->mu);
@@ -631,7 +380,7 @@ feed_end(struct cache_feed *f, bool flush)
 	if (f->started == f->k - f->caller) {
 		send_hits(f);
 		if (f->caller) {
-			consume_caller(f);
+			feed_consume_caller(f);
 			if (flush)
 				cache_flush(f->sl[0].c);
 		}
@@ -737,7 +486,7 @@ feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
 	if (f->caller)
 		f->fast0 = cache_fast_l1(f->sl[0].c, &f->v0);
 	for (; f->started < slices - f->caller; f->started++) {
-		int e = pthread_create(&f->tid[f->started], NULL, slice_main,
+		int e = pthread_create(&f->tid[f->started], NULL, feed_slice_main,
 				       &f->sl[f->caller + f->started]);
 
 		if (e) {

@@ -1,0 +1,195 @@
+/*
+ * The slices' side of a feed (sim/cache_feed.h; sim/cache_feed.c's Notes say how it works):
+ * each slice applies its batches of events to its model, on its own thread or the caller's.
+ */
+
+#include <string.h>
+
+#include "sim/cache_feed_internal.h"
+#include "sim/cache_run.h"
+#include "sim/util.h"
+
+/* The name in the events from e. */
+static void
+name_at(const struct cache_ref *e, char *name)
+{
+	memcpy(name, e, CACHE_NAME_MAX);
+	name[CACHE_NAME_MAX - 1] = 0;
+}
+
+/* The header ev[i] and its fields; returns the index of its last event. */
+static unsigned
+apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owned *own)
+{
+	const struct cache_ref *e = &ev[i];
+	char name[CACHE_NAME_MAX];
+	struct cache_run r;
+
+	switch (e->kind) {
+	case EV_RUN:
+		r = (struct cache_run){ e->addr,
+					ev[i + 1].addr,
+					ev[i + 1].kind,
+					e->size,
+					ev[i + 1].size,
+					(uint8_t)(e->count & 3),
+					(uint8_t)((e->count >> 2) & 3),
+					(uint8_t)(e->count >> 4) };
+		cache_access_run(c, &r, own->shift, own->mask, own->residue);
+		return i + 1;
+	case EV_MERGED:
+		cache_access_merged(c, e->addr, e->size, (enum cache_op)e->count, ev[i + 1].size,
+				    ev[i + 1].addr);
+		return i + 1;
+	case EV_ARRAY:
+		name_at(&ev[i + 2], name);
+		cache_add_array(c, name, e->addr, ev[i + 1].addr, false);
+		return i + 1 + NAME_EVS;
+	case EV_PHASE:
+		name_at(&ev[i + 1], name);
+		cache_add_phase(c, name);
+		return i + NAME_EVS;
+	case EV_HITS: /* the processor's counts are the feed model's: only L1's matter */
+		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
+		return i + 1;
+	case EV_BELOW:
+		cache_fan_ref(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
+			      (uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
+		return i + 1;
+	default: /* EV_SET_PHASE */
+		cache_set_phase(c, (int)e->addr);
+		return i;
+	}
+}
+
+/* A batch through the model's calls alone. */
+static void
+consume_model(struct cache *c, const struct cache_ref *ev, unsigned n, const struct owned *own)
+{
+	unsigned i = 0;
+
+	while (i < n) {
+		i += (unsigned)cache_access_refs(c, ev + i, n - i);
+		if (i < n)
+			i = apply(c, ev, i, own) + 1;
+	}
+}
+
+/* A batch where the inline L1 path applies (v): loads and stores inside one line settle as in
+ * traces/mtrace.c's fused loop, the rest through the model; shift and ways are constants where
+ * the caller can make them. */
+static ALWAYS_INLINE void
+consume_inline(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev,
+	       unsigned n, const struct owned *own, const unsigned shift, const uint64_t ways)
+{
+	const struct cache_fast_l1 g = { v->tags,    v->set_mask,    ways,       shift, v->lru,
+					 v->l2_tags, v->l2_set_mask, v->l2_ways, 0,     0,
+					 0 };
+	const uint64_t line_bytes = UINT64_C(1) << shift;
+	uint64_t ops[2] = { 0, 0 }, bytes[2] = { 0, 0 };
+	struct cache_fast_misses m = { 0, 0, 0 };
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct cache_ref *e = &ev[i];
+		uint64_t a = e->addr, line = a >> shift, *set;
+		unsigned op = e->kind;
+
+		if (op > CACHE_OP_STORE || e->count != 1 || ((a + e->size - 1) >> shift) != line) {
+			/* Counts first: level counts go to the phase current when added. */
+			cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
+			cache_count_fast_misses(c, &m);
+			ops[0] = ops[1] = bytes[0] = bytes[1] = 0;
+			if (op < CACHE_OP_COUNT)
+				cache_access(c, a, e->size, (enum cache_op)op, e->count);
+			else
+				i = apply(c, ev, i, own);
+			continue;
+		}
+		ops[op]++;
+		bytes[op] += e->size;
+		set = cache_fast_set(&g, line);
+		if (!cache_fast_hit_recent(set, line, op) &&
+		    !cache_fast_hit_older(&g, set, line, op) &&
+		    !(g.l2_tags && e->size != line_bytes &&
+		      cache_fast_l2_hit(&g, set, line, op, &m)))
+			cache_fast_miss(c, a, e->size, op);
+	}
+	cache_count_fast(c, ops[0], ops[1], bytes[0], bytes[1]);
+	cache_count_fast_misses(c, &m);
+}
+
+static NOINLINE void
+consume_64x8(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
+	     const struct owned *own)
+{
+	consume_inline(c, v, ev, n, own, 6, 8);
+}
+
+static NOINLINE void
+consume_any(struct cache *c, const struct cache_fast_l1 *v, const struct cache_ref *ev, unsigned n,
+	    const struct owned *own)
+{
+	consume_inline(c, v, ev, n, own, v->line_shift, v->ways);
+}
+
+/* A batch: the slices' arrays are never scratch, so whether the inline path applies depends
+ * on the config alone. */
+static void
+consume(struct cache *c, const struct cache_fast_l1 *v, bool fast, const struct cache_ref *ev,
+	unsigned n, const struct owned *own)
+{
+	if (!fast)
+		consume_model(c, ev, n, own);
+	else if (v->line_shift == 6 && v->ways == 8)
+		consume_64x8(c, v, ev, n, own);
+	else
+		consume_any(c, v, ev, n, own);
+}
+
+void *
+feed_slice_main(void *arg)
+{
+	struct slice *s = arg;
+	struct cache_feed *f = s->f;
+	struct cache_fast_l1 v;
+	bool fast = cache_fast_l1(s->c, &v);
+	const struct owned own = { f->shift, f->mask, (uint64_t)(s - f->sl) };
+	uint64_t t = 0;
+
+	for (;;) {
+		struct batch *b = &s->ring[t % FEED_RING];
+
+		pthread_mutex_lock(&f->mu);
+		while (t == s->head && !f->done) {
+			s->waits = true;
+			pthread_cond_wait(&s->more, &f->mu);
+			s->waits = false;
+		}
+		if (t == s->head) {
+			pthread_mutex_unlock(&f->mu);
+			break;
+		}
+		pthread_mutex_unlock(&f->mu);
+		consume(s->c, &v, fast, b->ev, b->n, &own);
+		pthread_mutex_lock(&f->mu);
+		b->full = false;
+		if (f->producer_waits)
+			pthread_cond_signal(&f->room);
+		pthread_mutex_unlock(&f->mu);
+		t++;
+	}
+	if (f->flush)
+		cache_flush(s->c);
+	return NULL;
+}
+
+/* The caller's slice's batch, simulated on the caller's thread. */
+void
+feed_consume_caller(struct cache_feed *f)
+{
+	const struct owned own = { f->shift, f->mask, 0 };
+	struct batch *b = f->sl[0].cur;
+
+	consume(f->sl[0].c, &f->v0, f->fast0, b->ev, b->n, &own);
+	b->n = 0;
+}
