@@ -357,6 +357,44 @@ test_phases(void **state)
 	cache_destroy(c);
 }
 
+/* The L1s the tracing layer treats apart (see test_run_equals_elements()). */
+static const char *const run_specs[] = {
+	"L1=2K:4:64,L2=8K:8:64",    "L1=2K:4:64:nwa,L2=8K:8:64", "L1=4K:4:128:wv,L2=16K:8:128",
+	"L1=8K:4:256:wv",           "L1=2K:4:64:plru",           "L1=4K:full:64",
+	"L1=2K:4:64:wt,L2=8K:8:64", "L1=4K:4:128:wt:wv",         "none",
+};
+
+/* Array a (16 KiB of DRAM at mem) and scratch array t after it, and phase p, on both. */
+static void
+pair_arrays(struct trace_ctx *tr, struct trace_ctx *te, char *mem)
+{
+	assert_int_equal(trace_array(tr, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+	assert_int_equal(trace_array(te, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
+	assert_int_equal(trace_array(tr, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+	assert_int_equal(trace_array(te, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
+	assert_int_equal(trace_phase(tr, "p"), 0);
+	assert_int_equal(trace_phase(te, "p"), 0);
+}
+
+/* Ends both contexts (on models cr and ce) and flushes the models, which must count the
+ * same (else `what`). */
+static void
+pair_end(struct cache *cr, struct cache *ce, struct trace_ctx *tr, struct trace_ctx *te,
+	 const char *spec, const char *what)
+{
+	trace_ctx_destroy(tr);
+	trace_ctx_destroy(te);
+	cache_flush(cr);
+	cache_flush(ce);
+	if (!same(cr, ce))
+		fail_msg("%s: %s", spec, what);
+	for (unsigned i = 0; i < cache_array_count(cr); i++)
+		assert_memory_equal(cache_array_scratch(cr, i), cache_array_scratch(ce, i),
+				    2 * sizeof(uint64_t));
+	cache_destroy(cr);
+	cache_destroy(ce);
+}
+
 /* A run of element accesses interleaved with other traffic: through trace_run() on tr, one
  * trace_access() per element on te. */
 static void
@@ -384,33 +422,17 @@ run_pair(struct trace_ctx *tr, struct trace_ctx *te, const char *base, uint64_t 
 static void
 test_run_equals_elements(void **state)
 {
-	static const char *const specs[] = {
-		"L1=2K:4:64,L2=8K:8:64",
-		"L1=2K:4:64:nwa,L2=8K:8:64",
-		"L1=4K:4:128:wv,L2=16K:8:128",
-		"L1=8K:4:256:wv",
-		"L1=2K:4:64:plru",
-		"L1=4K:full:64",
-		"L1=2K:4:64:wt,L2=8K:8:64",
-		"L1=4K:4:128:wt:wv",
-		"none",
-	};
 	static char mem[3 * 8192] __attribute__((aligned(4096)));
 	static const uint64_t offs[] = { 0, 2, 8, 56, 120, 1000 };
 	static const uint64_t lens[] = { 1, 3, 16, 33, 64, 200 };
 
 	(void)state;
-	for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
-		struct cache *cr = make(specs[sp], NULL), *ce = make(specs[sp], NULL);
+	for (size_t sp = 0; sp < sizeof(run_specs) / sizeof(run_specs[0]); sp++) {
+		struct cache *cr = make(run_specs[sp], NULL), *ce = make(run_specs[sp], NULL);
 		struct trace_ctx *tr = trace_ctx_create(cr, NULL, 1);
 		struct trace_ctx *te = trace_ctx_create(ce, NULL, 1);
 
-		assert_int_equal(trace_array(tr, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
-		assert_int_equal(trace_array(te, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
-		assert_int_equal(trace_array(tr, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
-		assert_int_equal(trace_array(te, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
-		assert_int_equal(trace_phase(tr, "p"), 0);
-		assert_int_equal(trace_phase(te, "p"), 0);
+		pair_arrays(tr, te, mem);
 		for (uint32_t elem = 2; elem <= 8; elem *= 2)
 			for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); o++)
 				for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
@@ -423,17 +445,8 @@ test_run_equals_elements(void **state)
 					run_pair(tr, te, mem + 16384, off, elem, lens[l],
 						 CACHE_OP_STORE);
 				}
-		trace_ctx_destroy(tr);
-		trace_ctx_destroy(te);
-		cache_flush(cr);
-		cache_flush(ce);
-		if (!same(cr, ce))
-			fail_msg("%s: trace_run() differs from one access per element", specs[sp]);
-		for (unsigned i = 0; i < cache_array_count(cr); i++)
-			assert_memory_equal(cache_array_scratch(cr, i), cache_array_scratch(ce, i),
-					    2 * sizeof(uint64_t));
-		cache_destroy(cr);
-		cache_destroy(ce);
+		pair_end(cr, ce, tr, te, run_specs[sp],
+			 "trace_run() differs from one access per element");
 	}
 }
 
@@ -469,34 +482,18 @@ rows_pair(struct trace_ctx *tr, struct trace_ctx *te, const char *p, uint32_t el
 static void
 test_rows_equal_row_by_row(void **state)
 {
-	static const char *const specs[] = {
-		"L1=2K:4:64,L2=8K:8:64",
-		"L1=2K:4:64:nwa,L2=8K:8:64",
-		"L1=4K:4:128:wv,L2=16K:8:128",
-		"L1=8K:4:256:wv",
-		"L1=2K:4:64:plru",
-		"L1=4K:full:64",
-		"L1=2K:4:64:wt,L2=8K:8:64",
-		"L1=4K:4:128:wt:wv",
-		"none",
-	};
 	static char mem[3 * 8192] __attribute__((aligned(4096)));
 	static const uint32_t elems[] = { 1, 2, 3, 4, 8 };
 	static const uint64_t strides[] = { 64, 200, 256, 1000, 4096 };
 
 	(void)state;
-	for (size_t sp = 0; sp < sizeof(specs) / sizeof(specs[0]); sp++) {
-		struct cache *cr = make(specs[sp], NULL), *ce = make(specs[sp], NULL);
+	for (size_t sp = 0; sp < sizeof(run_specs) / sizeof(run_specs[0]); sp++) {
+		struct cache *cr = make(run_specs[sp], NULL), *ce = make(run_specs[sp], NULL);
 		struct trace_ctx *tr = trace_ctx_create(cr, NULL, 1);
 		struct trace_ctx *te = trace_ctx_create(ce, NULL, 1);
 		uint64_t x = 3;
 
-		assert_int_equal(trace_array(tr, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
-		assert_int_equal(trace_array(te, "a", mem, 16384, TRACE_SPACE_DRAM), 0);
-		assert_int_equal(trace_array(tr, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
-		assert_int_equal(trace_array(te, "t", mem + 16384, 8192, TRACE_SPACE_TILE), 0);
-		assert_int_equal(trace_phase(tr, "p"), 0);
-		assert_int_equal(trace_phase(te, "p"), 0);
+		pair_arrays(tr, te, mem);
 		for (int k = 0; k < 600; k++) {
 			uint32_t elem;
 			uint64_t n, rows, stride, off;
@@ -513,17 +510,7 @@ test_rows_equal_row_by_row(void **state)
 			rows_pair(tr, te, mem + off, elem, n, rows, stride,
 				  (x >> 60) & 1 ? CACHE_OP_STORE : CACHE_OP_LOAD, (x >> 61) & 1);
 		}
-		trace_ctx_destroy(tr);
-		trace_ctx_destroy(te);
-		cache_flush(cr);
-		cache_flush(ce);
-		if (!same(cr, ce))
-			fail_msg("%s: rows at once differ from rows one by one", specs[sp]);
-		for (unsigned i = 0; i < cache_array_count(cr); i++)
-			assert_memory_equal(cache_array_scratch(cr, i), cache_array_scratch(ce, i),
-					    2 * sizeof(uint64_t));
-		cache_destroy(cr);
-		cache_destroy(ce);
+		pair_end(cr, ce, tr, te, run_specs[sp], "rows at once differ from rows one by one");
 	}
 }
 
