@@ -248,7 +248,7 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 {
 	struct cache_feed *f = c->feed;
 	const uint64_t len = (uint64_t)r->n * r->elem;
-	uint64_t span, acc = 0;
+	uint64_t span;
 
 	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
 	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
@@ -264,14 +264,10 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	if (c->scratch_len && r->addr < c->scratch_lo + c->scratch_len &&
 	    c->scratch_lo < r->addr + span)
 		return false;
-	for (uint64_t row = 0; row < r->rows; row++) {
-		uint64_t a = r->addr + row * r->stride;
-
-		acc += cache_run_row_accesses(r, a);
-		if (f->filt)
-			forget(f, a, (uint32_t)len);
-	}
-	c->cpu.ops[r->op] += acc;
+	if (f->filt)
+		for (uint64_t row = 0; row < r->rows; row++)
+			forget(f, r->addr + row * r->stride, (uint32_t)len);
+	c->cpu.ops[r->op] += cache_run_accesses(r);
 	c->cpu.bytes[r->op] += len * r->rows;
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e = slot(f, &f->sl[i], 2);

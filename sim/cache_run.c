@@ -35,6 +35,22 @@ cache_run_row_accesses(const struct cache_run *r, uint64_t a)
 	return (first > 1 ? 2 : 1) + (last > 1 ? 2 : 1) + 2 * (lines - 2);
 }
 
+uint64_t
+cache_run_accesses(const struct cache_run *r)
+{
+	const uint64_t line = UINT64_C(1) << r->line_shift;
+	uint64_t acc = 0;
+
+	/* Where every row lies the same way in its lines, rows x one row's. */
+	if (r->kind != CACHE_RUN_LINES)
+		return (uint64_t)r->rows * r->n;
+	if (r->rows == 1 || r->stride % line == 0)
+		return (uint64_t)r->rows * cache_run_row_accesses(r, r->addr);
+	for (uint64_t row = 0; row < r->rows; row++)
+		acc += cache_run_row_accesses(r, r->addr + row * r->stride);
+	return acc;
+}
+
 /* One line's piece [a, a + len) of r, as the tracing layer would report it. */
 static void
 piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
@@ -60,7 +76,7 @@ piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 }
 
 /* Row `row` of r: the pieces in chunks k with (k & mask) == residue. */
-static inline void
+static ALWAYS_INLINE void
 run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk_shift,
 	uint64_t mask, uint64_t residue)
 {

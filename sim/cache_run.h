@@ -34,6 +34,9 @@ bool cache_run_aligned(const struct cache_run *r);
 /* The accesses of one row of r starting at a (the processor's count of them). */
 uint64_t cache_run_row_accesses(const struct cache_run *r, uint64_t a);
 
+/* The accesses of all of r: the sum of its rows' cache_run_row_accesses(). */
+uint64_t cache_run_accesses(const struct cache_run *r);
+
 /* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes whose index has
  * (index & mask) == residue, in order, to c: what c gets of r as one slice of a run split by
  * set. */
