@@ -476,6 +476,12 @@ unsigned cache_slices_max(const struct cache_config *cfg, unsigned want, char *w
  * its config; 1: the whole run, nothing changes). */
 void cache_set_slice(struct cache *c, unsigned slices, unsigned index);
 
+/* Writes every page of c's level arrays once. A zeroed page that a thread reads first maps
+ * the shared zero page, and the first write replaces that mapping, which in a process with
+ * threads interrupts every core it runs on to flush its TLB. Called on each slice's model
+ * before the threads start, no write during the run does. */
+void cache_prefault(struct cache *c);
+
 /* Adds the level, DRAM, per-array and per-phase counts of slice src to dst, both run over
  * the same trace and flushed alike; the processor's counts and scratch bytes stay dst's.
  * Returns 0, or -1 (nothing added) when their arrays or phases differ. */

@@ -105,6 +105,35 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 	return true;
 }
 
+/* A write to each page of [p, p + n): volatile, so that no compiler takes it for the zeros
+ * calloc() already gave. */
+static void
+touch_pages(void *p, uint64_t n)
+{
+	volatile unsigned char *b = p;
+
+	for (uint64_t i = 0; p && i < n; i += 4096)
+		b[i] = 0;
+}
+
+void
+cache_prefault(struct cache *c)
+{
+	for (unsigned i = 0; i < c->nlv; i++) {
+		const struct level *L = &c->lv[i];
+		uint64_t lines = L->cfg.size_bytes / L->cfg.line_bytes, sets = lines / L->ways;
+
+		if (!L->tags)
+			continue; /* bare: no arrays */
+		touch_pages(L->mask, lines * sizeof(uint64_t));
+		touch_pages(L->plru, sets * L->ways);
+		if (L->indexed) {
+			touch_pages(L->hash, (L->hash_mask + 1) * sizeof(*L->hash));
+			touch_pages(L->prev, lines * sizeof(*L->prev));
+		}
+	}
+}
+
 static const char *
 phase_name_at(const void *owner, uint32_t i)
 {

@@ -477,6 +477,8 @@ feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
 			return NULL;
 		}
 	}
+	for (unsigned i = 0; i < slices; i++)
+		cache_prefault(f->sl[i].c);
 	if (!op)
 		filter_init(f, cfg);
 	if (f->caller)

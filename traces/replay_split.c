@@ -67,6 +67,7 @@ open_slices(struct slice *sl, unsigned k, const char *path, enum trace_format fo
 			return -1;
 		}
 		cache_set_slice(sl[i].cache, k, i);
+		cache_prefault(sl[i].cache);
 	}
 	return 0;
 }
