@@ -4,16 +4,25 @@
  * A computing run on T threads keeps one more busy: the caller's, which simulates its
  * trace-only form while T threads compute its values. A trace-only run hands its accesses to
  * the T slices of the sets; with tiles in scratch the caller simulates one of them itself (T
- * busy), without it only hands out (T + 1). The speedup per core divides by the cores the busy threads can
- * use (sim_result.busy, the cores online at most); one thread is one core.
+ * busy), without it only hands out (T + 1). The speedup per core divides by the cores the busy
+ * threads can use (sim_result.busy, the cores online at most); one thread is one core.
+ *
+ * Cores that share caches, memory bandwidth or a clock give less to each when more of them
+ * run, whatever runs: on the lent GPU machines' hosts, independent one-thread runs at once
+ * each took 10 to 50% longer than one alone. So each row also runs that many copies of the
+ * one-thread run at once, each in a process of its own, and gives the speedup per core next
+ * to what the copies got a core: the most any split of the run could.
  */
 
 #include "cli/bench_threads.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/report.h"
@@ -36,6 +45,8 @@ struct threads_row {
 	unsigned used;                 /* threads the run on T took */
 	unsigned busy;                 /* threads busy at once in it, the caller's included */
 	bool same;                     /* its counters are one thread's */
+	unsigned copies;               /* one-thread runs at once: its cores */
+	double copies_wall;            /* the slowest copy's wall seconds, best of the repeats */
 };
 
 /* Best wall and processor seconds of `repeat` runs of cfg on `threads` threads; *keep the
@@ -66,6 +77,71 @@ time_runs(const struct attn_config *cfg, const struct spec *spec, bool trace_onl
 	return 0;
 }
 
+/* A copy's process: 0 when its counters are one's, 3 when they differ, 1 when it fails. */
+static int
+copy_main(const struct attn_config *cfg, const struct spec *spec, bool trace_only,
+	  const struct sim_result *one)
+{
+	struct sim_result res;
+	char err[512];
+
+	if (sim_kernel_split(cfg, spec, true, 1, trace_only, 1, &res, err, sizeof(err)))
+		return 1;
+	return replay_bench_same_counters(one->cache, res.cache) ? 0 : 3;
+}
+
+/* The wall seconds of `copies` one-thread runs of cfg at once, each forked (this process has
+ * no other threads here), until the slowest ends; the best of `repeat`. -1 with a message in
+ * err when a copy cannot start, fails, or counts other than one. */
+static int
+time_copies(const struct attn_config *cfg, const struct spec *spec, bool trace_only,
+	    unsigned copies, uint64_t repeat, const struct sim_result *one, double *wall, char *err,
+	    size_t errlen)
+{
+	pid_t pid[BENCH_THREADS_COPIES_MAX];
+
+	*wall = -1;
+	fflush(NULL); /* what the copies inherit unwritten they would write again */
+	for (uint64_t r = 0; r < repeat; r++) {
+		double w0 = now_seconds(), w;
+		unsigned started = 0;
+		bool bad = false;
+
+		for (; started < copies; started++) {
+			pid_t p = fork();
+
+			if (p == 0)
+				_exit(copy_main(cfg, spec, trace_only, one));
+			if (p < 0) {
+				snprintf(err, errlen, "cannot start copy %u of %u: %s", started + 1,
+					 copies, strerror(errno));
+				bad = true;
+				break;
+			}
+			pid[started] = p;
+		}
+		for (unsigned i = 0; i < started; i++) {
+			int st = 0;
+
+			if (waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) && !WEXITSTATUS(st))
+				continue;
+			if (!bad)
+				snprintf(err, errlen, "copy %u of %u of the one-thread run %s",
+					 i + 1, copies,
+					 WIFEXITED(st) && WEXITSTATUS(st) == 3
+						 ? "counted other than the first"
+						 : "failed");
+			bad = true;
+		}
+		w = now_seconds() - w0;
+		if (bad)
+			return -1;
+		if (*wall < 0 || w < *wall)
+			*wall = w;
+	}
+	return 0;
+}
+
 /* The cores a run keeps busy: its busy threads, at most the cores online. */
 static double
 cores_of(const struct threads_row *r)
@@ -80,6 +156,13 @@ static double
 per_core(const struct threads_row *r)
 {
 	return r->wall1 / r->wall / cores_of(r);
+}
+
+/* What the copies got a core: one alone's wall over the slowest copy's. */
+static double
+copies_per_core(const struct threads_row *r)
+{
+	return r->wall1 / r->copies_wall;
 }
 
 int
@@ -153,6 +236,12 @@ measure(const struct bench_threads_args *a, const struct spec *spec, struct thre
 			r->busy = many.busy;
 			r->same = replay_bench_same_counters(one.cache, many.cache);
 			sim_result_finish(&many);
+			r->copies = (unsigned)cores_of(r);
+			if (time_copies(&cfg, spec, trace_only, r->copies, a->repeat, &one,
+					&r->copies_wall, err, errlen)) {
+				sim_result_finish(&one);
+				return -1;
+			}
 		}
 		sim_result_finish(&one);
 	}
@@ -167,9 +256,9 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 		"best of %llu; %ld cores online\n\n",
 		(unsigned long long)a->N, (unsigned long long)a->heads, a->cache,
 		(unsigned long long)a->repeat, sysconf(_SC_NPROCESSORS_ONLN));
-	fprintf(out, "%-20s %9s %9s %3s %9s %9s %5s %8s %6s %9s %9s   target\n", "run", "1: wall s",
-		"CPU s", "T", "T: wall s", "CPU s", "used", "speedup", "cores", "per core",
-		"counters");
+	fprintf(out, "%-20s %9s %9s %3s %9s %9s %5s %8s %6s %9s %7s %6s %9s   target\n", "run",
+		"1: wall s", "CPU s", "T", "T: wall s", "CPU s", "used", "speedup", "cores",
+		"per core", "copies", "of it", "counters");
 	for (int i = 0; i < n; i++) {
 		const struct threads_row *r = &rows[i];
 		char name[32];
@@ -178,10 +267,12 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 		snprintf(name, sizeof(name), "%s%s", r->kernel,
 			 r->trace_only ? " --trace-only" : "");
 		fprintf(out,
-			"%-20s %9.3f %9.3f %3u %9.3f %9.3f %5u %8.2f %6.0f %9.2f %9s   >= %.1f: %s\n",
+			"%-20s %9.3f %9.3f %3u %9.3f %9.3f %5u %8.2f %6.0f %9.2f %7.2f %6.2f %9s   "
+			">= %.1f: %s\n",
 			name, r->wall1, r->cpu1, r->threads, r->wall, r->cpu, r->used,
-			r->wall1 / r->wall, cores_of(r), pc, r->same ? "same" : "DIFFER",
-			TARGET_PER_CORE, pc >= TARGET_PER_CORE ? "met" : "MISSED");
+			r->wall1 / r->wall, cores_of(r), pc, copies_per_core(r),
+			pc / copies_per_core(r), r->same ? "same" : "DIFFER", TARGET_PER_CORE,
+			pc >= TARGET_PER_CORE ? "met" : "MISSED");
 	}
 	fprintf(out,
 		"\nspeedup: one thread's wall time over T threads'. cores: the threads busy at once,\n"
@@ -189,7 +280,10 @@ print_table(FILE *out, const struct bench_threads_args *a, const struct threads_
 		"trace-only form's simulation on the caller's); T for --trace-only with tiles in\n"
 		"scratch (the caller hands out runs of rows and simulates one of the T slices of the\n"
 		"sets), T + 1 without (the caller only hands out the accesses). per core: speedup /\n"
-		"cores. counters: every level's and DRAM's against one thread's.\n");
+		"cores. copies: as many one-thread runs as cores, at once, each in a process of its\n"
+		"own: one alone's wall time over the slowest's, what these cores give independent\n"
+		"work a core, and so the most a split can reach. of it: per core / copies.\n"
+		"counters: every level's and DRAM's against one thread's.\n");
 }
 
 static int
@@ -223,6 +317,10 @@ write_json(const struct bench_threads_args *a, const struct threads_row *rows, i
 		cJSON_AddNumberToObject(o, "cores", cores_of(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core", per_core(r));
 		cJSON_AddNumberToObject(o, "speedup_per_core_target", TARGET_PER_CORE);
+		cJSON_AddNumberToObject(o, "copies", r->copies);
+		cJSON_AddNumberToObject(o, "copies_wall_seconds", r->copies_wall);
+		cJSON_AddNumberToObject(o, "copies_speedup_per_core", copies_per_core(r));
+		cJSON_AddNumberToObject(o, "per_core_of_copies", per_core(r) / copies_per_core(r));
 		cJSON_AddBoolToObject(o, "counters_equal", r->same);
 		cJSON_AddItemToArray(list, o);
 	}

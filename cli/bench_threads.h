@@ -3,8 +3,8 @@
 /*
  * `memsim bench --threads T[,T...]`: what threads gain on one run (issue 24), measured in one
  * process: naive and flash2, computing and trace-only, on one thread and on each T; wall and
- * processor time, the speedup, the speedup per core next to its target, and whether the
- * counters are one thread's.
+ * processor time, the speedup, the speedup per core next to its target and to what as many
+ * independent one-thread runs at once get a core, and whether the counters are one thread's.
  */
 
 #include <stdbool.h>
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #define BENCH_THREADS_MAX 8 /* thread counts in one run */
+#define BENCH_THREADS_COPIES_MAX 65 /* copies at once: 64 threads and the caller's */
 
 struct bench_threads_args {
 	unsigned threads[BENCH_THREADS_MAX]; /* each 2 to 64 */

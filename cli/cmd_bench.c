@@ -444,8 +444,10 @@ usage_bench(FILE *f)
 		"                     and trace-only (--trace-only: that alone), on one thread and\n"
 		"                     on each T (2 to 64; memsim run --threads): wall and CPU time,\n"
 		"                     speedup, speedup per core (over the cores its threads keep\n"
-		"                     busy) against its target (>= 0.7), whether the counters are one\n"
-		"                     thread's (exit 1 if not); d = 64, fp32; --N [2048],\n"
+		"                     busy) against its target (>= 0.7) and against as many one-\n"
+		"                     thread runs at once (forked: what the cores give independent\n"
+		"                     work), whether the counters are one thread's (exit 1 if not);\n"
+		"                     d = 64, fp32; --N [2048],\n"
 		"                     --heads H [16], --cache [h100], --repeat [1]\n");
 }
 

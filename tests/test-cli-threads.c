@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,8 +476,28 @@ test_run_default_threads(void **state)
 	result_free(&r);
 }
 
+/* A bench --threads row's copies: one a core it keeps busy (the cores online at most), and
+ * its per core against theirs. */
+static void
+assert_copies(cJSON *run)
+{
+	double cores = cJSON_GetObjectItem(run, "cores")->valuedouble;
+	double per_core = cJSON_GetObjectItem(run, "speedup_per_core")->valuedouble;
+	double copies = cJSON_GetObjectItem(run, "copies_speedup_per_core")->valuedouble;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int busy = cJSON_GetObjectItem(run, "busy_threads")->valueint;
+
+	assert_int_equal(cJSON_GetObjectItem(run, "copies")->valueint,
+			 busy < online ? busy : online);
+	assert_true(cores == cJSON_GetObjectItem(run, "copies")->valuedouble);
+	assert_true(copies > 0 && cJSON_GetObjectItem(run, "copies_wall_seconds")->valuedouble > 0);
+	assert_true(fabs(cJSON_GetObjectItem(run, "per_core_of_copies")->valuedouble -
+			 per_core / copies) < 1e-9);
+}
+
 /* bench --threads: naive and flash2, computing and trace-only, on 1 and T threads, their
- * counters the same; bad uses exit 2 in one line. */
+ * counters the same, and as many one-thread copies at once as the cores they keep busy; bad
+ * uses exit 2 in one line. */
 static void
 test_bench_threads(void **state)
 {
@@ -499,6 +520,7 @@ test_bench_threads(void **state)
 		assert_int_equal(cJSON_GetObjectItem(run, "threads_used")->valueint, 2);
 		/* the caller works beside the 2: the values' simulation, or handing out */
 		assert_int_equal(cJSON_GetObjectItem(run, "busy_threads")->valueint, 3);
+		assert_copies(run);
 		n++;
 	}
 	assert_int_equal(n, 4);
@@ -512,6 +534,7 @@ test_bench_threads(void **state)
 	cJSON_ArrayForEach (run, cJSON_GetObjectItem(o, "runs")) {
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(run, "counters_equal")));
 		assert_int_equal(cJSON_GetObjectItem(run, "busy_threads")->valueint, 2);
+		assert_copies(run);
 		n++;
 	}
 	assert_int_equal(n, 2);
