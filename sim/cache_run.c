@@ -131,6 +131,8 @@ cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shif
 	for (uint64_t i = 0; i < period && i < r->rows; i++)
 		if (((residue - (k0 + i * s)) & mask) < w)
 			q[nq++] = i;
+	if (!nq)
+		return;
 	for (uint64_t base = 0; base < r->rows; base += period)
 		for (unsigned j = 0; j < nq && base + q[j] < r->rows; j++)
 			run_row(c, r, base + q[j], chunk_shift, mask, residue);
