@@ -52,7 +52,7 @@ cache_run_accesses(const struct cache_run *r)
 }
 
 /* One line's piece [a, a + len) of r, as the tracing layer would report it. */
-static void
+static ALWAYS_INLINE void
 piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 {
 	const enum cache_op op = (enum cache_op)r->op;
