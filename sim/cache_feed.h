@@ -26,6 +26,11 @@ struct cache_feed;
 struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices,
 				    bool caller_slice, char *err, size_t errlen);
 
+/* The classes the feed's chunks fall in (chunk index modulo it: the slices, or with a
+ * caller's slice up to 64, as the levels' sets allow), and into per_slice[0 .. slices) how
+ * many of them each slice simulates: the caller's slice fewer, as it also produces. */
+unsigned cache_feed_classes(const struct cache_feed *f, unsigned *per_slice);
+
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
  * on a model of cfg, and its processor counts are kept (cache_cpu()). It holds no lines:

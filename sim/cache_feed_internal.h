@@ -37,10 +37,11 @@ struct batch {
 	bool full; /* published, not yet consumed */
 };
 
-/* The chunks a slice owns: index & mask == residue, of 2^shift bytes. */
+/* The chunks of 2^shift bytes a slice owns: those whose class, index & mask, is marked in
+ * bits (bit j for class j & mask, the pattern over all 64 bits: cache_access_run()). */
 struct owned {
 	unsigned shift;
-	uint64_t mask, residue;
+	uint64_t mask, bits;
 };
 
 struct slice {
@@ -51,12 +52,16 @@ struct slice {
 	uint64_t head;       /* batches published */
 	pthread_cond_t more; /* a batch published, or the end */
 	bool waits;          /* the slice waits for more */
+	uint64_t owned;      /* its classes of chunks (struct owned's bits) */
 };
 
 struct cache_feed {
 	struct cache *model;
 	unsigned k, started, shift;
+	/* Chunks fall in classes, index & mask (a power of two of them, k or more); owner[c] is
+	 * the slice that simulates class c. */
 	uint64_t mask;
+	uint8_t owner[CACHE_MAX_SLICES];
 	struct slice *sl;
 	pthread_t *tid;
 	/* The caller's thread simulates slice 0 itself, a batch at a time (caller_slice). */

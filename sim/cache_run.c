@@ -75,10 +75,17 @@ piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 	}
 }
 
-/* Row `row` of r: the pieces in chunks k with (k & mask) == residue. */
+/* x rotated right by n (0 .. 63). */
+static inline uint64_t
+rotr64(uint64_t x, unsigned n)
+{
+	return (x >> n) | (x << ((64 - n) & 63));
+}
+
+/* Row `row` of r: the pieces in the chunks `owned` marks (cache_access_run()). */
 static ALWAYS_INLINE void
 run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk_shift,
-	uint64_t mask, uint64_t residue)
+	uint64_t owned)
 {
 	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift;
@@ -86,13 +93,17 @@ run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk
 	uint64_t a = r->addr + row * r->stride, row_last = a + (len - 1);
 	uint64_t k = a >> chunk_shift, last = row_last >> chunk_shift;
 
-	/* From the row's first chunk that is ours, every (mask + 1)-th. */
-	for (k += (residue - k) & mask; k <= last; k += mask + 1) {
-		uint64_t lo = k << chunk_shift > a ? k << chunk_shift : a;
-		uint64_t hi = (k << chunk_shift | (chunk - 1)) < row_last
-				      ? (k << chunk_shift | (chunk - 1))
-				      : row_last;
+	for (;;) {
+		/* The next chunk that is ours: bit 0 of the pattern turned to k's class. */
+		uint64_t d = (uint64_t)__builtin_ctzll(rotr64(owned, (unsigned)(k & 63)));
+		uint64_t lo, hi;
 
+		if (d > last - k)
+			break;
+		k += d;
+		lo = k << chunk_shift > a ? k << chunk_shift : a;
+		hi = (k << chunk_shift | (chunk - 1)) < row_last ? (k << chunk_shift | (chunk - 1))
+								 : row_last;
 		/* The chunk's lines, one piece each. */
 		for (;;) {
 			uint64_t piece_last = (lo | (line - 1)) < hi ? lo | (line - 1) : hi;
@@ -102,38 +113,39 @@ run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk
 				break;
 			lo = piece_last + 1;
 		}
-		if (k > UINT64_MAX - (mask + 1))
+		if (k == last)
 			break;
+		k++;
 	}
 }
 
 void
 cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
-		 uint64_t residue)
+		 uint64_t owned)
 {
 	const uint64_t chunk = UINT64_C(1) << chunk_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
 	uint64_t w, period, q[CACHE_MAX_SLICES];
 	unsigned nq = 0;
 
-	/* Rows narrower than the slices' round of chunks mostly hold none of ours. Where the
-	 * stride is whole chunks every row spans the same w chunks, and row i's first chunk is
-	 * k0 + i s, so whether a row holds one of ours repeats every `period` rows: visit only
-	 * those, in order. */
+	/* Rows narrower than the round of classes mostly hold none of ours. Where the stride is
+	 * whole chunks every row spans the same w chunks, and row i's first chunk is k0 + i s,
+	 * so whether a row holds one of ours repeats every `period` rows: visit only those, in
+	 * order. */
 	w = (((r->addr & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
 	if (!mask || r->stride & (chunk - 1) || w > mask) {
 		for (uint64_t row = 0; row < r->rows; row++)
-			run_row(c, r, row, chunk_shift, mask, residue);
+			run_row(c, r, row, chunk_shift, owned);
 		return;
 	}
 	period =
 		(mask + 1) >> (s & mask ? (unsigned)__builtin_ctzll(s & mask) : log2_u64(mask + 1));
 	for (uint64_t i = 0; i < period && i < r->rows; i++)
-		if (((residue - (k0 + i * s)) & mask) < w)
+		if (rotr64(owned, (unsigned)((k0 + i * s) & 63)) & ((UINT64_C(1) << w) - 1))
 			q[nq++] = i;
 	if (!nq)
 		return;
 	for (uint64_t base = 0; base < r->rows; base += period)
 		for (unsigned j = 0; j < nq && base + q[j] < r->rows; j++)
-			run_row(c, r, base + q[j], chunk_shift, mask, residue);
+			run_row(c, r, base + q[j], chunk_shift, owned);
 }

@@ -37,8 +37,9 @@ uint64_t cache_run_row_accesses(const struct cache_run *r, uint64_t a);
 /* The accesses of all of r: the sum of its rows' cache_run_row_accesses(). */
 uint64_t cache_run_accesses(const struct cache_run *r);
 
-/* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes whose index has
- * (index & mask) == residue, in order, to c: what c gets of r as one slice of a run split by
- * set. */
+/* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes that `owned` marks, in
+ * order, to c: what c gets of r as one slice of a run split by set. The chunks fall in mask + 1
+ * classes (a power of two up to 64), index & mask; owned has bit j set where class j & mask is
+ * c's, the pattern repeated over all 64 bits (~0 with mask 0: every chunk). */
 void cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift,
-		      uint64_t mask, uint64_t residue);
+		      uint64_t mask, uint64_t owned);

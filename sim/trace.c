@@ -477,7 +477,7 @@ model_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t r
 	trace_flush(t);
 	for (uint32_t k = 0; k < rows; k++)
 		trace_pace_check(t, a + k * stride);
-	cache_access_run(s->cache, &r, t->line_shift, 0, 0);
+	cache_access_run(s->cache, &r, t->line_shift, 0, ~UINT64_C(0));
 	return true;
 }
 

@@ -809,6 +809,49 @@ test_feed_runs(void **state)
 	}
 }
 
+/* The classes of chunks: one a slice without a caller's slice; with one, as many as the sets
+ * allow (64 on h100, 16 where L1 has 16 sets), the caller's share smaller by what it
+ * produces where the classes are fine enough to show it, every other within one class of
+ * equal. */
+static void
+test_feed_classes(void **state)
+{
+	static const struct {
+		const char *spec;
+		unsigned slices;
+		bool caller;
+		unsigned classes, caller_classes;
+	} shares[] = {
+		{ "L1=22M:22:128:wv", 8, false, 8, 1 },  { "L1=22M:22:128:wv", 8, true, 64, 5 },
+		{ "L1=22M:22:128:wv", 4, true, 64, 13 }, { "L1=22M:22:128:wv", 2, true, 64, 30 },
+		{ "L1=4K:4:64", 4, true, 16, 4 },
+	};
+	char err[256];
+
+	(void)state;
+	for (unsigned t = 0; t < sizeof(shares) / sizeof(shares[0]); t++) {
+		struct cache *c = make_cache(shares[t].spec, 1);
+		struct cache_feed *f = cache_feed_start(cache_get_config(c), shares[t].slices,
+							shares[t].caller, err, sizeof(err));
+		unsigned per[CACHE_MAX_SLICES], sum = 0, lo = UINT32_MAX, hi = 0;
+
+		assert_non_null(f);
+		assert_int_equal(cache_feed_classes(f, per), shares[t].classes);
+		assert_int_equal(per[0], shares[t].caller_classes);
+		for (unsigned i = 0; i < shares[t].slices; i++) {
+			sum += per[i];
+			if (i) {
+				lo = per[i] < lo ? per[i] : lo;
+				hi = per[i] > hi ? per[i] : hi;
+			}
+		}
+		assert_int_equal(sum, shares[t].classes);
+		assert_true(hi - lo <= 1);
+		cache_feed_abort(f);
+		cache_destroy(c);
+	}
+}
+
 /* Slices that saw other phases do not add; configs that do not split say why. */
 static void
 test_slices_refused(void **state)
@@ -847,6 +890,7 @@ main(void)
 		cmocka_unit_test(test_slices_refused),
 		cmocka_unit_test(test_feed_sum),
 		cmocka_unit_test(test_feed_runs),
+		cmocka_unit_test(test_feed_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
