@@ -8,6 +8,10 @@
  *    to the ring of the slice that owns its chunk (the largest line of any level); an access
  *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
  *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
+ *  - Chunks fall in classes (chunk index modulo their count): one a slice, or with a
+ *    caller's slice up to 64, as the levels' sets allow, of which the caller's slice gets
+ *    fewer (feed_assign()). A class's sets at every level are the classes' chunk bits, as a
+ *    slice's are in cache_set_slice(), so any assignment of whole classes counts the same.
  *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
  *    its chunks, and they change as in the one-thread run (sim/cache_slice.c says why), so the
  *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch

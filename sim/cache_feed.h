@@ -5,8 +5,8 @@
  * the producer drives a feed model (cache_feed_model()) as it would a model of its own, once.
  * The feed model counts the processor's accesses and scratch bytes itself; every access that
  * would reach its levels goes, cut at chunk bounds (the largest line of any level), into a
- * ring of fixed-size batches of the slice thread that owns the chunk (chunk index modulo the
- * slices), and arrays and phases into every ring. The counts are the one-thread run's,
+ * ring of fixed-size batches of the slice thread that owns the chunk (its class, chunk index
+ * modulo the classes: cache_feed_classes()), and arrays and phases into every ring. The counts are the one-thread run's,
  * exactly (sim/cache_feed.c, sim/cache_slice.c say why).
  */
 
