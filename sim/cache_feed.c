@@ -259,7 +259,7 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 {
 	struct cache_feed *f = c->feed;
 	const uint64_t len = (uint64_t)r->n * r->elem;
-	uint64_t span;
+	uint64_t span, classes;
 
 	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
 	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
@@ -280,8 +280,14 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 			forget(f, r->addr + row * r->stride, (uint32_t)len);
 	c->cpu.ops[r->op] += cache_run_accesses(r);
 	c->cpu.bytes[r->op] += len * r->rows;
+	/* Only to the slices that own a chunk of it: the others would do nothing with it. */
+	classes = f->k > 1 ? cache_run_classes(r, f->shift) : ~UINT64_C(0);
 	for (unsigned i = 0; i < f->k; i++) {
-		struct cache_ref *e = slot(f, &f->sl[i], 2);
+		struct cache_ref *e;
+
+		if (!(f->sl[i].owned & classes))
+			continue;
+		e = slot(f, &f->sl[i], 2);
 
 		e[0] = (struct cache_ref){ r->addr, r->n, EV_RUN,
 					   (uint16_t)(r->op | r->kind << 2 | r->line_shift << 4) };

@@ -51,6 +51,35 @@ cache_run_accesses(const struct cache_run *r)
 	return acc;
 }
 
+uint64_t
+cache_run_classes(const struct cache_run *r, unsigned chunk_shift)
+{
+	const uint64_t chunk = UINT64_C(1) << chunk_shift;
+	uint64_t len = (uint64_t)r->n * r->elem, rows = r->rows, classes = 0;
+
+	/* Rows that follow each other are one row; rows whole chunks apart repeat their classes
+	 * every 64 / 2^ctz(s) rows, s their distance in chunks; other rows are looked at until
+	 * every class is marked. */
+	if (r->stride == len && rows <= UINT64_MAX / len) {
+		len *= rows;
+		rows = 1;
+	} else if (!(r->stride & (chunk - 1))) {
+		uint64_t s = (r->stride >> chunk_shift) & 63;
+		uint64_t period = s ? UINT64_C(64) >> __builtin_ctzll(s) : 1;
+
+		rows = rows < period ? rows : period;
+	}
+	for (uint64_t row = 0; row < rows && classes != ~UINT64_C(0); row++) {
+		uint64_t a = r->addr + row * r->stride;
+		uint64_t w = (((a & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
+		unsigned k = (unsigned)((a >> chunk_shift) & 63);
+		uint64_t span = w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+
+		classes |= (span << k) | (k ? span >> (64 - k) : 0);
+	}
+	return classes;
+}
+
 /* One line's piece [a, a + len) of r, as the tracing layer would report it. */
 static ALWAYS_INLINE void
 piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
@@ -59,7 +88,8 @@ piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 
 	switch (r->kind) {
 	case CACHE_RUN_MERGED:
-		cache_access_merged(c, a, len, op, len / r->elem, len);
+		/* elem is a power of two (cache_run_aligned()): a shift, not a division. */
+		cache_access_merged(c, a, len, op, len >> __builtin_ctz(r->elem), len);
 		return;
 	case CACHE_RUN_ELEMS:
 		for (uint32_t k = 0; k < len; k += r->elem)
@@ -82,15 +112,26 @@ rotr64(uint64_t x, unsigned n)
 	return (x >> n) | (x << ((64 - n) & 63));
 }
 
-/* Row `row` of r: the pieces in the chunks `owned` marks (cache_access_run()). */
+/* The most pieces cache_access_run() works out once for rows that lie alike. */
+#define RUN_PIECES_MAX 256
+
+/* Pieces of rows, each as its offset from its row's first byte and its length. */
+struct row_pieces {
+	unsigned n;
+	uint64_t off[RUN_PIECES_MAX];
+	uint32_t len[RUN_PIECES_MAX];
+};
+
+/* The pieces of r's row at a in the chunks `owned` marks, in order: to c, or with rec (a
+ * constant where inlined) appended to it instead (room for all of them checked first). */
 static ALWAYS_INLINE void
-run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk_shift,
-	uint64_t owned)
+row_walk(struct cache *c, const struct cache_run *r, uint64_t a, unsigned chunk_shift,
+	 uint64_t owned, struct row_pieces *rec)
 {
 	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift;
 	/* Last bytes, not ends, which may lie at 2^64. */
-	uint64_t a = r->addr + row * r->stride, row_last = a + (len - 1);
+	uint64_t row_last = a + (len - 1);
 	uint64_t k = a >> chunk_shift, last = row_last >> chunk_shift;
 
 	for (;;) {
@@ -108,7 +149,12 @@ run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk
 		for (;;) {
 			uint64_t piece_last = (lo | (line - 1)) < hi ? lo | (line - 1) : hi;
 
-			piece(c, r, lo, (uint32_t)(piece_last - lo + 1));
+			if (rec) {
+				rec->off[rec->n] = lo - a;
+				rec->len[rec->n++] = (uint32_t)(piece_last - lo + 1);
+			} else {
+				piece(c, r, lo, (uint32_t)(piece_last - lo + 1));
+			}
 			if (piece_last == hi)
 				break;
 			lo = piece_last + 1;
@@ -119,27 +165,103 @@ run_row(struct cache *c, const struct cache_run *r, uint64_t row, unsigned chunk
 	}
 }
 
+/* Rows a whole number of chunks apart lie alike in their lines and chunks, and their
+ * chunks' classes repeat every `period` rows: the pieces of the first period rows that hold
+ * any of ours, worked out once (a row inside one line is one piece, its whole self), then
+ * every such row's, moved to its address. False, doing nothing, where working them out
+ * would not pay (no row repeats, and rows of more than one piece) or they might not fit. */
+static bool
+run_by_period(struct cache *c, const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
+	      uint64_t owned, uint64_t period)
+{
+	/* A row's pieces are cut at lines and chunks, the smaller of which bounds them. */
+	const unsigned cut = r->line_shift < chunk_shift ? r->line_shift : chunk_shift;
+	const uint64_t len = (uint64_t)r->n * r->elem, rows = r->rows < period ? r->rows : period;
+	const uint64_t lines = (((r->addr & ((UINT64_C(1) << cut) - 1)) + len - 1) >> cut) + 1;
+	const uint64_t chunk = UINT64_C(1) << chunk_shift;
+	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
+	/* The chunks a row spans; a row spanning the round of classes holds every one. */
+	const uint64_t w = (((r->addr & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
+	const uint64_t spanned = w > mask ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+	struct row_pieces rec;
+	unsigned from[CACHE_MAX_SLICES + 1], q[CACHE_MAX_SLICES], nq = 0;
+
+	if ((lines > 1 && r->rows <= period) || lines > RUN_PIECES_MAX / rows)
+		return false;
+	rec.n = 0;
+	for (uint64_t i = 0; i < rows; i++) {
+		if (!(rotr64(owned, (unsigned)((k0 + i * s) & 63)) & spanned))
+			continue;
+		from[nq] = rec.n;
+		if (lines == 1) {
+			rec.off[rec.n] = 0;
+			rec.len[rec.n++] = (uint32_t)len;
+		} else {
+			row_walk(c, r, r->addr + i * r->stride, chunk_shift, owned, &rec);
+		}
+		q[nq++] = (unsigned)i;
+	}
+	from[nq] = rec.n;
+	for (uint64_t base = 0; base < r->rows; base += period)
+		for (unsigned j = 0; j < nq && base + q[j] < r->rows; j++) {
+			uint64_t a = r->addr + (base + q[j]) * r->stride;
+
+			for (unsigned p = from[j]; p < from[j + 1]; p++)
+				piece(c, r, a + rec.off[p], rec.len[p]);
+		}
+	return true;
+}
+
+/* r as one row where its rows follow each other in memory and meet at the bounds of lines
+ * and chunks: cut the same, pieces and order, and walked a chunk of ours at a time. Only for
+ * a slice of several (mask not 0): one that gets every chunk does better replaying a row's
+ * pieces (run_by_period()). */
+static bool
+run_as_one_row(const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
+	       struct cache_run *one)
+{
+	const unsigned cut = r->line_shift < chunk_shift ? r->line_shift : chunk_shift;
+	const uint64_t len = (uint64_t)r->n * r->elem;
+
+	if (!mask || r->rows < 2 || r->stride != len ||
+	    (r->addr | len) & ((UINT64_C(1) << cut) - 1) || (uint64_t)r->n * r->rows > UINT32_MAX)
+		return false;
+	*one = *r;
+	one->n = r->n * r->rows;
+	one->rows = 1;
+	return true;
+}
+
 void
-cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
+cache_access_run(struct cache *c, const struct cache_run *run, unsigned chunk_shift, uint64_t mask,
 		 uint64_t owned)
 {
+	struct cache_run one;
+	const struct cache_run *r = run_as_one_row(run, chunk_shift, mask, &one) ? &one : run;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
 	uint64_t w, period, q[CACHE_MAX_SLICES];
 	unsigned nq = 0;
 
-	/* Rows narrower than the round of classes mostly hold none of ours. Where the stride is
-	 * whole chunks every row spans the same w chunks, and row i's first chunk is k0 + i s,
-	 * so whether a row holds one of ours repeats every `period` rows: visit only those, in
-	 * order. */
-	w = (((r->addr & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
-	if (!mask || r->stride & (chunk - 1) || w > mask) {
+	if (r->stride & (chunk - 1)) {
 		for (uint64_t row = 0; row < r->rows; row++)
-			run_row(c, r, row, chunk_shift, owned);
+			row_walk(c, r, r->addr + row * r->stride, chunk_shift, owned, NULL);
 		return;
 	}
-	period =
-		(mask + 1) >> (s & mask ? (unsigned)__builtin_ctzll(s & mask) : log2_u64(mask + 1));
+	/* Row i's first chunk is k0 + i s, so its classes repeat every `period` rows. */
+	period = !mask ? 1
+		       : (mask + 1) >> (s & mask ? (unsigned)__builtin_ctzll(s & mask)
+						 : log2_u64(mask + 1));
+	if (run_by_period(c, r, chunk_shift, mask, owned, period))
+		return;
+	/* Rows of several pieces, none repeating or too many to keep: where they are narrower
+	 * than the round of classes most hold none of ours, so visit only those that do. */
+	w = (((r->addr & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
+	if (!mask || w > mask) {
+		for (uint64_t row = 0; row < r->rows; row++)
+			row_walk(c, r, r->addr + row * r->stride, chunk_shift, owned, NULL);
+		return;
+	}
 	for (uint64_t i = 0; i < period && i < r->rows; i++)
 		if (rotr64(owned, (unsigned)((k0 + i * s) & 63)) & ((UINT64_C(1) << w) - 1))
 			q[nq++] = i;
@@ -147,5 +269,6 @@ cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shif
 		return;
 	for (uint64_t base = 0; base < r->rows; base += period)
 		for (unsigned j = 0; j < nq && base + q[j] < r->rows; j++)
-			run_row(c, r, base + q[j], chunk_shift, owned);
+			row_walk(c, r, r->addr + (base + q[j]) * r->stride, chunk_shift, owned,
+				 NULL);
 }

@@ -37,6 +37,10 @@ uint64_t cache_run_row_accesses(const struct cache_run *r, uint64_t a);
 /* The accesses of all of r: the sum of its rows' cache_run_row_accesses(). */
 uint64_t cache_run_accesses(const struct cache_run *r);
 
+/* The classes of the chunks of 2^chunk_shift bytes that r touches, as a pattern over chunk
+ * index & 63 (bit j: some chunk of r has index & 63 = j), as cache_access_run()'s owned: a
+ * slice whose pattern shares no bit with it gets nothing of r. */
+uint64_t cache_run_classes(const struct cache_run *r, unsigned chunk_shift);
 /* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes that `owned` marks, in
  * order, to c: what c gets of r as one slice of a run split by set. The chunks fall in mask + 1
  * classes (a power of two up to 64), index & mask; owned has bit j set where class j & mask is

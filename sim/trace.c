@@ -381,6 +381,25 @@ elems_kind(const struct trace_ctx *t, uint32_t elem, enum cache_op op)
 		       : CACHE_RUN_ELEMS;
 }
 
+/* trace_pace_check() for the first byte of each of a run's rows (its last byte at
+ * a + span - 1, no wrap): at once where no row reaches the watched range, or every row does
+ * and none ends a tick. */
+static void
+pace_rows(struct trace_ctx *t, uint64_t a, uint32_t rows, uint64_t stride, uint64_t span)
+{
+	const uint64_t last = a + span - 1;
+
+	if (!t->pace_len || last < t->pace_lo || (a >= t->pace_lo && a - t->pace_lo >= t->pace_len))
+		return;
+	if (a - t->pace_lo < t->pace_len && last - t->pace_lo < t->pace_len &&
+	    t->pace_tick > rows) {
+		t->pace_tick -= rows;
+		return;
+	}
+	for (uint32_t k = 0; k < rows; k++)
+		trace_pace_check(t, a + k * stride);
+}
+
 /* A feed model's run as one event to every slice (sim/cache_run.h): false where it must go
  * access by access. */
 static bool
@@ -392,8 +411,7 @@ feed_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t ro
 
 	if (!cache_feed_run(t->state->cache, &r))
 		return false;
-	for (uint32_t k = 0; k < rows; k++)
-		trace_pace_check(t, a + k * stride);
+	pace_rows(t, a, rows, stride, (uint64_t)(rows - 1) * stride + (uint64_t)n * elem);
 	return true;
 }
 
@@ -475,8 +493,7 @@ model_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t r
 	    (t->scratch_len && a < t->scratch_lo + t->scratch_len && t->scratch_lo < a + span))
 		return false;
 	trace_flush(t);
-	for (uint32_t k = 0; k < rows; k++)
-		trace_pace_check(t, a + k * stride);
+	pace_rows(t, a, rows, stride, span);
 	cache_access_run(s->cache, &r, t->line_shift, 0, ~UINT64_C(0));
 	return true;
 }

@@ -743,6 +743,7 @@ test_feed_runs(void **state)
 		"I1=2K:2:32,L1=4K:2:32:fifo:wt:nwa,L2=32K:4:128:plru:incl",
 		"L1=2K:4:64:wv,L2=16K:8:64:excl,L3=256K:128:64",
 		"L1=64K:16:128:wv",
+		"L1=64K:4:64", /* 256 sets: 64 classes with the caller's slice */
 	};
 	static const uint32_t elems[] = { 1, 2, 4, 8, 16, 32, 3, 12 };
 	char err[256];
@@ -779,8 +780,11 @@ test_feed_runs(void **state)
 					   * skips the rows that hold none of a slice's chunks */
 				r.stride = 64 * ((x >> 10) % 17);
 				r.n = (uint32_t)(1 + (x >> 40) % (200 / r.elem));
-				r.rows = (uint32_t)(1 + (x >> 50) % 40);
+				r.rows = (uint32_t)(1 + (x >> 50) % 70);
 			}
+			if (n % 7 == 1) /* rows that follow each other: walked as one row where
+					 * they meet at line bounds */
+				r.stride = (uint64_t)r.n * r.elem;
 			if (n % 500 == 499) /* into the scratch array */
 				r.addr = 0x500000 - 256;
 			if (n % 1000 == 998) { /* up to the last byte of the address space */
@@ -806,6 +810,54 @@ test_feed_runs(void **state)
 		assert_true(cache_dram(whole)->read_bytes > 0);
 		cache_destroy(sum);
 		cache_destroy(whole);
+	}
+}
+
+/* cache_run_classes() marks the classes of exactly the chunks a run touches: against every
+ * chunk of every row, for rows that follow each other, rows whole chunks apart (odd and even
+ * distances, past the 64 rows that repeat) and rows that are not, up to the end of the
+ * address space. */
+static void
+test_run_classes(void **state)
+{
+	uint64_t x = 11;
+
+	(void)state;
+	for (int n = 0; n < 20000; n++) {
+		const unsigned shift = 6 + (unsigned)(n % 2);
+		struct cache_run r = { 0 };
+		uint64_t want = 0, len;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		r.elem = 1u << ((x >> 33) % 4);
+		r.n = (uint32_t)(1 + (x >> 40) % 300);
+		r.rows = (uint32_t)(1 + (x >> 50) % 150);
+		r.addr = ((x >> 20) % 100000) * r.elem;
+		len = (uint64_t)r.n * r.elem;
+		switch (n % 4) {
+		case 0:
+			r.stride = len;
+			break;
+		case 1:
+			r.stride = ((x >> 8) % 70) << shift;
+			break;
+		default:
+			r.stride = ((x >> 8) % 5000) * r.elem;
+		}
+		if (n % 1000 == 999) {
+			r.rows = 1;
+			r.addr = UINT64_MAX - len + 1;
+		}
+		for (uint64_t row = 0; row < r.rows; row++) {
+			uint64_t a = r.addr + row * r.stride, last = a + (len - 1);
+
+			for (uint64_t k = a >> shift;; k++) {
+				want |= UINT64_C(1) << (k & 63);
+				if (k == last >> shift)
+					break;
+			}
+		}
+		assert_int_equal(cache_run_classes(&r, shift), want);
 	}
 }
 
@@ -891,6 +943,7 @@ main(void)
 		cmocka_unit_test(test_feed_sum),
 		cmocka_unit_test(test_feed_runs),
 		cmocka_unit_test(test_feed_classes),
+		cmocka_unit_test(test_run_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
