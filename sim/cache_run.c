@@ -131,37 +131,41 @@ row_walk(struct cache *c, const struct cache_run *r, uint64_t a, unsigned chunk_
 	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift;
 	/* Last bytes, not ends, which may lie at 2^64. */
-	uint64_t row_last = a + (len - 1);
-	uint64_t k = a >> chunk_shift, last = row_last >> chunk_shift;
+	const uint64_t row_last = a + (len - 1);
+	const uint64_t first = a >> chunk_shift, last = row_last >> chunk_shift;
 
-	for (;;) {
-		/* The next chunk that is ours: bit 0 of the pattern turned to k's class. */
-		uint64_t d = (uint64_t)__builtin_ctzll(rotr64(owned, (unsigned)(k & 63)));
-		uint64_t lo, hi;
+	/* 64 chunks at a time from a multiple of 64, whose classes are the pattern's bits as
+	 * they stand; only the first and last chunk may be cut short. */
+	for (uint64_t base = first & ~UINT64_C(63);; base += 64) {
+		uint64_t ours = owned;
 
-		if (d > last - k)
-			break;
-		k += d;
-		lo = k << chunk_shift > a ? k << chunk_shift : a;
-		hi = (k << chunk_shift | (chunk - 1)) < row_last ? (k << chunk_shift | (chunk - 1))
-								 : row_last;
-		/* The chunk's lines, one piece each. */
-		for (;;) {
-			uint64_t piece_last = (lo | (line - 1)) < hi ? lo | (line - 1) : hi;
+		if (base < first)
+			ours &= ~UINT64_C(0) << (first - base);
+		if (last - base < 63)
+			ours &= (UINT64_C(2) << (last - base)) - 1;
+		for (; ours; ours &= ours - 1) {
+			const uint64_t k = base + (uint64_t)__builtin_ctzll(ours);
+			uint64_t lo = k << chunk_shift, hi = lo | (chunk - 1);
 
-			if (rec) {
-				rec->off[rec->n] = lo - a;
-				rec->len[rec->n++] = (uint32_t)(piece_last - lo + 1);
-			} else {
-				piece(c, r, lo, (uint32_t)(piece_last - lo + 1));
+			lo = lo > a ? lo : a;
+			hi = hi < row_last ? hi : row_last;
+			/* The chunk's lines, one piece each. */
+			for (;;) {
+				uint64_t piece_last = (lo | (line - 1)) < hi ? lo | (line - 1) : hi;
+
+				if (rec) {
+					rec->off[rec->n] = lo - a;
+					rec->len[rec->n++] = (uint32_t)(piece_last - lo + 1);
+				} else {
+					piece(c, r, lo, (uint32_t)(piece_last - lo + 1));
+				}
+				if (piece_last == hi)
+					break;
+				lo = piece_last + 1;
 			}
-			if (piece_last == hi)
-				break;
-			lo = piece_last + 1;
 		}
-		if (k == last)
+		if (last - base < 64)
 			break;
-		k++;
 	}
 }
 
