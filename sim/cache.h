@@ -466,11 +466,16 @@ void cache_sample_get(struct cache *c, struct cache_sample *out);
  * says why). Each slice counts every access as the processor's, and scratch bytes, whole.
  */
 #define CACHE_MAX_SLICES 64
+/* The most classes of chunks a feed deals to its slices (sim/cache_run.h). */
+#define CACHE_CLASSES_MAX 128
 
 /* The most slices, up to want, that cfg splits into exactly: want rounded down to a power of
  * two, then lowered to what each level's sets allow; 1 for a config that does not split.
  * Where the result is below want, why says in one line what stops more (else ""). */
 unsigned cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen);
+/* The most classes of chunks, up to CACHE_CLASSES_MAX, whose sets lie apart at every level of
+ * cfg, as cache_slices_max() counts slices: a feed deals them to its slices. */
+unsigned cache_classes_max(const struct cache_config *cfg);
 
 /* Makes c, new and not yet accessed, slice index of slices (slices <= cache_slices_max() for
  * its config; 1: the whole run, nothing changes). */

@@ -259,7 +259,8 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 {
 	struct cache_feed *f = c->feed;
 	const uint64_t len = (uint64_t)r->n * r->elem;
-	uint64_t span, classes;
+	uint64_t span;
+	cache_classes classes;
 
 	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
 	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
@@ -281,7 +282,7 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	c->cpu.ops[r->op] += cache_run_accesses(r);
 	c->cpu.bytes[r->op] += len * r->rows;
 	/* Only to the slices that own a chunk of it: the others would do nothing with it. */
-	classes = f->k > 1 ? cache_run_classes(r, f->shift) : ~UINT64_C(0);
+	classes = f->k > 1 ? cache_run_classes(r, f->shift) : CACHE_CLASSES_ALL;
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e;
 
@@ -455,10 +456,9 @@ feed_assign(struct cache_feed *f, const struct cache_config *cfg)
 {
 	unsigned k = f->k, m = k, count[CACHE_MAX_SLICES] = { 0 };
 	double want[CACHE_MAX_SLICES];
-	char why[256];
 
 	if (f->caller) {
-		unsigned most = cache_slices_max(cfg, CACHE_MAX_SLICES, why, sizeof(why));
+		unsigned most = cache_classes_max(cfg);
 
 		m = most > k ? most : k;
 	}
@@ -482,9 +482,9 @@ feed_assign(struct cache_feed *f, const struct cache_config *cfg)
 	}
 	for (unsigned i = 0; i < k; i++) {
 		f->sl[i].owned = 0;
-		for (unsigned j = 0; j < 64; j++)
+		for (unsigned j = 0; j < CACHE_CLASSES_MAX; j++)
 			if (f->owner[j & f->mask] == i)
-				f->sl[i].owned |= UINT64_C(1) << j;
+				f->sl[i].owned |= (cache_classes)1 << j;
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sim/cache_internal.h"
+#include "sim/cache_run.h"
 
 /* Events are struct cache_ref: an access (CACHE_OP_LOAD .. CACHE_OP_IFETCH) of size x count
  * bytes, or a header below and the events after it that carry its fields. */
@@ -37,11 +38,12 @@ struct batch {
 	bool full; /* published, not yet consumed */
 };
 
-/* The chunks of 2^shift bytes a slice owns: those whose class, index & mask, is marked in
- * bits (bit j for class j & mask, the pattern over all 64 bits: cache_access_run()). */
+/* The chunks of 2^shift bytes a slice owns: those whose class, index & mask, is in the
+ * pattern bits (sim/cache_run.h). */
 struct owned {
 	unsigned shift;
-	uint64_t mask, bits;
+	uint64_t mask;
+	cache_classes bits;
 };
 
 struct slice {
@@ -52,7 +54,7 @@ struct slice {
 	uint64_t head;       /* batches published */
 	pthread_cond_t more; /* a batch published, or the end */
 	bool waits;          /* the slice waits for more */
-	uint64_t owned;      /* its classes of chunks (struct owned's bits) */
+	cache_classes owned; /* its classes of chunks (struct owned's bits) */
 };
 
 struct cache_feed {
@@ -61,7 +63,7 @@ struct cache_feed {
 	/* Chunks fall in classes, index & mask (a power of two of them, k or more); owner[c] is
 	 * the slice that simulates class c. */
 	uint64_t mask;
-	uint8_t owner[CACHE_MAX_SLICES];
+	uint8_t owner[CACHE_CLASSES_MAX];
 	struct slice *sl;
 	pthread_t *tid;
 	/* The caller's thread simulates slice 0 itself, a batch at a time (caller_slice). */

@@ -51,31 +51,51 @@ cache_run_accesses(const struct cache_run *r)
 	return acc;
 }
 
-uint64_t
+/* x rotated left by n (0 .. 127). */
+static inline cache_classes
+rotl128(cache_classes x, unsigned n)
+{
+	return n ? (x << n) | (x >> (128 - n)) : x;
+}
+
+/* x rotated right by n (0 .. 127). */
+static inline cache_classes
+rotr128(cache_classes x, unsigned n)
+{
+	return n ? (x >> n) | (x << (128 - n)) : x;
+}
+
+/* The classes of chunks k .. k + w - 1 (bit 0 for k's). */
+static inline cache_classes
+spanned(uint64_t w)
+{
+	return w >= 128 ? CACHE_CLASSES_ALL : ((cache_classes)1 << w) - 1;
+}
+
+cache_classes
 cache_run_classes(const struct cache_run *r, unsigned chunk_shift)
 {
-	const uint64_t chunk = UINT64_C(1) << chunk_shift;
-	uint64_t len = (uint64_t)r->n * r->elem, rows = r->rows, classes = 0;
+	const uint64_t chunk = UINT64_C(1) << chunk_shift, round = CACHE_CLASSES_MAX;
+	uint64_t len = (uint64_t)r->n * r->elem, rows = r->rows;
+	cache_classes classes = 0;
 
 	/* Rows that follow each other are one row; rows whole chunks apart repeat their classes
-	 * every 64 / 2^ctz(s) rows, s their distance in chunks; other rows are looked at until
-	 * every class is marked. */
+	 * every round / 2^ctz(s) rows, s their distance in chunks; other rows are looked at
+	 * until every class is marked. */
 	if (r->stride == len && rows <= UINT64_MAX / len) {
 		len *= rows;
 		rows = 1;
 	} else if (!(r->stride & (chunk - 1))) {
-		uint64_t s = (r->stride >> chunk_shift) & 63;
-		uint64_t period = s ? UINT64_C(64) >> __builtin_ctzll(s) : 1;
+		uint64_t s = (r->stride >> chunk_shift) & (round - 1);
+		uint64_t period = s ? round >> __builtin_ctzll(s) : 1;
 
 		rows = rows < period ? rows : period;
 	}
-	for (uint64_t row = 0; row < rows && classes != ~UINT64_C(0); row++) {
+	for (uint64_t row = 0; row < rows && classes != CACHE_CLASSES_ALL; row++) {
 		uint64_t a = r->addr + row * r->stride;
 		uint64_t w = (((a & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
-		unsigned k = (unsigned)((a >> chunk_shift) & 63);
-		uint64_t span = w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
 
-		classes |= (span << k) | (k ? span >> (64 - k) : 0);
+		classes |= rotl128(spanned(w), (unsigned)((a >> chunk_shift) & (round - 1)));
 	}
 	return classes;
 }
@@ -105,13 +125,6 @@ piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 	}
 }
 
-/* x rotated right by n (0 .. 63). */
-static inline uint64_t
-rotr64(uint64_t x, unsigned n)
-{
-	return (x >> n) | (x << ((64 - n) & 63));
-}
-
 /* The most pieces cache_access_run() works out once for rows that lie alike. */
 #define RUN_PIECES_MAX 256
 
@@ -126,7 +139,7 @@ struct row_pieces {
  * constant where inlined) appended to it instead (room for all of them checked first). */
 static ALWAYS_INLINE void
 row_walk(struct cache *c, const struct cache_run *r, uint64_t a, unsigned chunk_shift,
-	 uint64_t owned, struct row_pieces *rec)
+	 cache_classes owned, struct row_pieces *rec)
 {
 	const uint64_t line = UINT64_C(1) << r->line_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift;
@@ -134,10 +147,10 @@ row_walk(struct cache *c, const struct cache_run *r, uint64_t a, unsigned chunk_
 	const uint64_t row_last = a + (len - 1);
 	const uint64_t first = a >> chunk_shift, last = row_last >> chunk_shift;
 
-	/* 64 chunks at a time from a multiple of 64, whose classes are the pattern's bits as
-	 * they stand; only the first and last chunk may be cut short. */
+	/* 64 chunks at a time from a multiple of 64, whose classes are one word of the
+	 * pattern's bits as they stand; only the first and last chunk may be cut short. */
 	for (uint64_t base = first & ~UINT64_C(63);; base += 64) {
-		uint64_t ours = owned;
+		uint64_t ours = (uint64_t)(owned >> (base & 64));
 
 		if (base < first)
 			ours &= ~UINT64_C(0) << (first - base);
@@ -176,7 +189,7 @@ row_walk(struct cache *c, const struct cache_run *r, uint64_t a, unsigned chunk_
  * would not pay (no row repeats, and rows of more than one piece) or they might not fit. */
 static bool
 run_by_period(struct cache *c, const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
-	      uint64_t owned, uint64_t period)
+	      cache_classes owned, uint64_t period)
 {
 	/* A row's pieces are cut at lines and chunks, the smaller of which bounds them. */
 	const unsigned cut = r->line_shift < chunk_shift ? r->line_shift : chunk_shift;
@@ -186,15 +199,15 @@ run_by_period(struct cache *c, const struct cache_run *r, unsigned chunk_shift, 
 	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
 	/* The chunks a row spans; a row spanning the round of classes holds every one. */
 	const uint64_t w = (((r->addr & (chunk - 1)) + len - 1) >> chunk_shift) + 1;
-	const uint64_t spanned = w > mask ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+	const cache_classes span = w > mask ? CACHE_CLASSES_ALL : spanned(w);
 	struct row_pieces rec;
-	unsigned from[CACHE_MAX_SLICES + 1], q[CACHE_MAX_SLICES], nq = 0;
+	unsigned from[CACHE_CLASSES_MAX + 1], q[CACHE_CLASSES_MAX], nq = 0;
 
 	if ((lines > 1 && r->rows <= period) || lines > RUN_PIECES_MAX / rows)
 		return false;
 	rec.n = 0;
 	for (uint64_t i = 0; i < rows; i++) {
-		if (!(rotr64(owned, (unsigned)((k0 + i * s) & 63)) & spanned))
+		if (!(rotr128(owned, (unsigned)((k0 + i * s) & (CACHE_CLASSES_MAX - 1))) & span))
 			continue;
 		from[nq] = rec.n;
 		if (lines == 1) {
@@ -238,13 +251,13 @@ run_as_one_row(const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
 
 void
 cache_access_run(struct cache *c, const struct cache_run *run, unsigned chunk_shift, uint64_t mask,
-		 uint64_t owned)
+		 cache_classes owned)
 {
 	struct cache_run one;
 	const struct cache_run *r = run_as_one_row(run, chunk_shift, mask, &one) ? &one : run;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
-	uint64_t w, period, q[CACHE_MAX_SLICES];
+	uint64_t w, period, q[CACHE_CLASSES_MAX];
 	unsigned nq = 0;
 
 	if (r->stride & (chunk - 1)) {
@@ -267,7 +280,7 @@ cache_access_run(struct cache *c, const struct cache_run *run, unsigned chunk_sh
 		return;
 	}
 	for (uint64_t i = 0; i < period && i < r->rows; i++)
-		if (rotr64(owned, (unsigned)((k0 + i * s) & 63)) & ((UINT64_C(1) << w) - 1))
+		if (rotr128(owned, (unsigned)((k0 + i * s) & (CACHE_CLASSES_MAX - 1))) & spanned(w))
 			q[nq++] = i;
 	if (!nq)
 		return;

@@ -37,13 +37,17 @@ uint64_t cache_run_row_accesses(const struct cache_run *r, uint64_t a);
 /* The accesses of all of r: the sum of its rows' cache_run_row_accesses(). */
 uint64_t cache_run_accesses(const struct cache_run *r);
 
-/* The classes of the chunks of 2^chunk_shift bytes that r touches, as a pattern over chunk
- * index & 63 (bit j: some chunk of r has index & 63 = j), as cache_access_run()'s owned: a
- * slice whose pattern shares no bit with it gets nothing of r. */
-uint64_t cache_run_classes(const struct cache_run *r, unsigned chunk_shift);
-/* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes that `owned` marks, in
- * order, to c: what c gets of r as one slice of a run split by set. The chunks fall in mask + 1
- * classes (a power of two up to 64), index & mask; owned has bit j set where class j & mask is
- * c's, the pattern repeated over all 64 bits (~0 with mask 0: every chunk). */
+/* Chunks of a run split by set fall in classes, chunk index & mask (mask + 1 a power of two
+ * up to CACHE_CLASSES_MAX). A pattern of classes has bit j set for class j & mask, repeated
+ * over all its bits: a chunk is in it where bit index & (CACHE_CLASSES_MAX - 1) is set. */
+typedef unsigned __int128 cache_classes;
+#define CACHE_CLASSES_ALL (~(cache_classes)0)
+
+/* The classes of the chunks of 2^chunk_shift bytes that r touches: a slice whose pattern
+ * shares no bit with it gets nothing of r. */
+cache_classes cache_run_classes(const struct cache_run *r, unsigned chunk_shift);
+/* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes in the classes `owned`, in
+ * order, to c: what c gets of r as one slice of a run split by set (CACHE_CLASSES_ALL with
+ * mask 0: every chunk). */
 void cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift,
-		      uint64_t mask, uint64_t owned);
+		      uint64_t mask, cache_classes owned);

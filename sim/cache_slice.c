@@ -22,15 +22,15 @@
 #include "sim/cache_internal.h"
 #include "sim/util.h"
 
-/* The most slices level l allows (a power of two): sets / (chunk / line). */
+/* The most slices level l allows (a power of two), up to cap: sets / (chunk / line). */
 static unsigned
-level_slices(const struct cache_level_config *l, unsigned chunk_shift)
+level_slices(const struct cache_level_config *l, unsigned chunk_shift, unsigned cap)
 {
 	uint64_t lines = l->size_bytes / l->line_bytes;
 	uint64_t sets = l->fully_assoc ? 1 : lines / l->assoc;
 	uint64_t k = sets >> (chunk_shift - log2_u64(l->line_bytes));
 
-	return k >= CACHE_MAX_SLICES ? CACHE_MAX_SLICES : (unsigned)(k ? k : 1);
+	return k >= cap ? cap : (unsigned)(k ? k : 1);
 }
 
 /* Why level l cannot be split at all, or NULL. */
@@ -45,8 +45,9 @@ level_unsplit(const struct cache_level_config *l)
 	return NULL;
 }
 
-unsigned
-cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen)
+/* cache_slices_max(), up to cap slices. */
+static unsigned
+slices_max(const struct cache_config *cfg, unsigned want, unsigned cap, char *why, size_t whylen)
 {
 	unsigned chunk = cache_chunk_shift(cfg), n = cfg->levels + cfg->has_icache, k = 1;
 
@@ -61,7 +62,7 @@ cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_
 		snprintf(why, whylen, "no cache: no sets to split");
 		return 1;
 	}
-	while (k * 2 <= want && k * 2 <= CACHE_MAX_SLICES)
+	while (k * 2 <= want && k * 2 <= cap)
 		k *= 2;
 	if (k < want)
 		snprintf(why, whylen, "threads split sets by a power of two: %u, not %u", k, want);
@@ -69,7 +70,7 @@ cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_
 		const struct cache_level_config *l =
 			i < cfg->levels ? &cfg->level[i] : &cfg->icache;
 		const char *no = level_unsplit(l);
-		unsigned most = level_slices(l, chunk);
+		unsigned most = level_slices(l, chunk, cap);
 
 		if (no) {
 			snprintf(why, whylen, "%s %s", l->name, no);
@@ -91,6 +92,20 @@ cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_
 		}
 	}
 	return k;
+}
+
+unsigned
+cache_slices_max(const struct cache_config *cfg, unsigned want, char *why, size_t whylen)
+{
+	return slices_max(cfg, want, CACHE_MAX_SLICES, why, whylen);
+}
+
+unsigned
+cache_classes_max(const struct cache_config *cfg)
+{
+	char why[256];
+
+	return slices_max(cfg, CACHE_CLASSES_MAX, CACHE_CLASSES_MAX, why, sizeof(why));
 }
 
 void

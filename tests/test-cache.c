@@ -743,7 +743,8 @@ test_feed_runs(void **state)
 		"I1=2K:2:32,L1=4K:2:32:fifo:wt:nwa,L2=32K:4:128:plru:incl",
 		"L1=2K:4:64:wv,L2=16K:8:64:excl,L3=256K:128:64",
 		"L1=64K:16:128:wv",
-		"L1=64K:4:64", /* 256 sets: 64 classes with the caller's slice */
+		"L1=8K:8:64:plru,L2=128K:8:64",
+		"L1=64K:4:64", /* odd: the caller's slice, so 128 classes (256 sets) */
 	};
 	static const uint32_t elems[] = { 1, 2, 4, 8, 16, 32, 3, 12 };
 	char err[256];
@@ -780,7 +781,7 @@ test_feed_runs(void **state)
 					   * skips the rows that hold none of a slice's chunks */
 				r.stride = 64 * ((x >> 10) % 17);
 				r.n = (uint32_t)(1 + (x >> 40) % (200 / r.elem));
-				r.rows = (uint32_t)(1 + (x >> 50) % 70);
+				r.rows = (uint32_t)(1 + (x >> 50) % 140);
 			}
 			if (n % 7 == 1) /* rows that follow each other: walked as one row where
 					 * they meet at line bounds */
@@ -815,7 +816,7 @@ test_feed_runs(void **state)
 
 /* cache_run_classes() marks the classes of exactly the chunks a run touches: against every
  * chunk of every row, for rows that follow each other, rows whole chunks apart (odd and even
- * distances, past the 64 rows that repeat) and rows that are not, up to the end of the
+ * distances, past the 128 rows that repeat) and rows that are not, up to the end of the
  * address space. */
 static void
 test_run_classes(void **state)
@@ -826,12 +827,13 @@ test_run_classes(void **state)
 	for (int n = 0; n < 20000; n++) {
 		const unsigned shift = 6 + (unsigned)(n % 2);
 		struct cache_run r = { 0 };
-		uint64_t want = 0, len;
+		cache_classes want = 0, got;
+		uint64_t len;
 
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		r.elem = 1u << ((x >> 33) % 4);
 		r.n = (uint32_t)(1 + (x >> 40) % 300);
-		r.rows = (uint32_t)(1 + (x >> 50) % 150);
+		r.rows = (uint32_t)(1 + (x >> 50) % 300);
 		r.addr = ((x >> 20) % 100000) * r.elem;
 		len = (uint64_t)r.n * r.elem;
 		switch (n % 4) {
@@ -839,7 +841,7 @@ test_run_classes(void **state)
 			r.stride = len;
 			break;
 		case 1:
-			r.stride = ((x >> 8) % 70) << shift;
+			r.stride = ((x >> 8) % 140) << shift;
 			break;
 		default:
 			r.stride = ((x >> 8) % 5000) * r.elem;
@@ -852,18 +854,20 @@ test_run_classes(void **state)
 			uint64_t a = r.addr + row * r.stride, last = a + (len - 1);
 
 			for (uint64_t k = a >> shift;; k++) {
-				want |= UINT64_C(1) << (k & 63);
+				want |= (cache_classes)1 << (k & (CACHE_CLASSES_MAX - 1));
 				if (k == last >> shift)
 					break;
 			}
 		}
-		assert_int_equal(cache_run_classes(&r, shift), want);
+		got = cache_run_classes(&r, shift);
+		assert_int_equal((uint64_t)got, (uint64_t)want);
+		assert_int_equal((uint64_t)(got >> 64), (uint64_t)(want >> 64));
 	}
 }
 
 /* The classes of chunks: one a slice without a caller's slice; with one, as many as the sets
- * allow (64 on h100, 16 where L1 has 16 sets), the caller's share smaller by what it
- * produces where the classes are fine enough to show it, every other within one class of
+ * allow up to 128 (128 on h100, 64 and 16 where L1 has 64 and 16 sets), the caller's share smaller
+ * by what it produces where the classes are fine enough to show it, every other within one class of
  * equal. */
 static void
 test_feed_classes(void **state)
@@ -874,9 +878,9 @@ test_feed_classes(void **state)
 		bool caller;
 		unsigned classes, caller_classes;
 	} shares[] = {
-		{ "L1=22M:22:128:wv", 8, false, 8, 1 },  { "L1=22M:22:128:wv", 8, true, 64, 5 },
-		{ "L1=22M:22:128:wv", 4, true, 64, 13 }, { "L1=22M:22:128:wv", 2, true, 64, 30 },
-		{ "L1=4K:4:64", 4, true, 16, 4 },
+		{ "L1=22M:22:128:wv", 8, false, 8, 1 },   { "L1=22M:22:128:wv", 8, true, 128, 9 },
+		{ "L1=22M:22:128:wv", 4, true, 128, 26 }, { "L1=22M:22:128:wv", 2, true, 128, 60 },
+		{ "L1=512K:64:128", 8, true, 64, 5 },     { "L1=4K:4:64", 4, true, 16, 4 },
 	};
 	char err[256];
 
