@@ -44,6 +44,7 @@ struct owned {
 	unsigned shift;
 	uint64_t mask;
 	cache_classes bits;
+	struct cache_run_memo *memo; /* the slice's */
 };
 
 struct slice {
@@ -55,6 +56,7 @@ struct slice {
 	pthread_cond_t more; /* a batch published, or the end */
 	bool waits;          /* the slice waits for more */
 	cache_classes owned; /* its classes of chunks (struct owned's bits) */
+	struct cache_run_memo memo;
 };
 
 struct cache_feed {

@@ -35,7 +35,7 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owne
 					(uint8_t)(e->count & 3),
 					(uint8_t)((e->count >> 2) & 3),
 					(uint8_t)(e->count >> 4) };
-		cache_access_run(c, &r, own->shift, own->mask, own->bits);
+		cache_access_run(c, &r, own->shift, own->mask, own->bits, own->memo);
 		return i + 1;
 	case EV_MERGED:
 		cache_access_merged(c, e->addr, e->size, (enum cache_op)e->count, ev[i + 1].size,
@@ -153,7 +153,7 @@ feed_slice_main(void *arg)
 	struct cache_feed *f = s->f;
 	struct cache_fast_l1 v;
 	bool fast = cache_fast_l1(s->c, &v);
-	const struct owned own = { f->shift, f->mask, s->owned };
+	const struct owned own = { f->shift, f->mask, s->owned, &s->memo };
 	uint64_t t = 0;
 
 	for (;;) {
@@ -187,7 +187,7 @@ feed_slice_main(void *arg)
 void
 feed_consume_caller(struct cache_feed *f)
 {
-	const struct owned own = { f->shift, f->mask, f->sl[0].owned };
+	const struct owned own = { f->shift, f->mask, f->sl[0].owned, &f->sl[0].memo };
 	struct batch *b = f->sl[0].cur;
 
 	consume(f->sl[0].c, &f->v0, f->fast0, b->ev, b->n, &own);

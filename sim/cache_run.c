@@ -249,17 +249,53 @@ run_as_one_row(const struct cache_run *r, unsigned chunk_shift, uint64_t mask,
 	return true;
 }
 
+/* The one long row r (run_as_one_row()) from memo where it lies as the last one did, else
+ * walked into memo first where its pieces fit; false, doing nothing, where they might not. */
+static bool
+long_row(struct cache *c, const struct cache_run *r, unsigned chunk_shift, cache_classes owned,
+	 struct cache_run_memo *memo)
+{
+	const uint64_t round = (uint64_t)CACHE_CLASSES_MAX << chunk_shift;
+	const uint64_t len = (uint64_t)r->n * r->elem, at = r->addr & (round - 1);
+	const unsigned shifts = (chunk_shift | (unsigned)r->line_shift << 8) + 1;
+
+	if (memo->shifts != shifts || memo->at != at || memo->len != len) {
+		const unsigned cut = r->line_shift < chunk_shift ? r->line_shift : chunk_shift;
+		struct row_pieces rec;
+
+		if (len > UINT32_MAX || (((at & ((UINT64_C(1) << cut) - 1)) + len - 1) >> cut) + 1 >
+						CACHE_RUN_MEMO_PIECES)
+			return false;
+		rec.n = 0;
+		row_walk(c, r, r->addr, chunk_shift, owned, &rec);
+		for (unsigned p = 0; p < rec.n; p++) {
+			memo->off[p] = (uint32_t)rec.off[p];
+			memo->bytes[p] = rec.len[p];
+		}
+		memo->at = at;
+		memo->len = len;
+		memo->shifts = shifts;
+		memo->n = rec.n;
+	}
+	for (unsigned p = 0; p < memo->n; p++)
+		piece(c, r, r->addr + memo->off[p], memo->bytes[p]);
+	return true;
+}
+
 void
 cache_access_run(struct cache *c, const struct cache_run *run, unsigned chunk_shift, uint64_t mask,
-		 cache_classes owned)
+		 cache_classes owned, struct cache_run_memo *memo)
 {
 	struct cache_run one;
-	const struct cache_run *r = run_as_one_row(run, chunk_shift, mask, &one) ? &one : run;
+	const bool as_one = run_as_one_row(run, chunk_shift, mask, &one);
+	const struct cache_run *r = as_one ? &one : run;
 	const uint64_t chunk = UINT64_C(1) << chunk_shift, len = (uint64_t)r->n * r->elem;
 	const uint64_t k0 = r->addr >> chunk_shift, s = r->stride >> chunk_shift;
 	uint64_t w, period, q[CACHE_CLASSES_MAX];
 	unsigned nq = 0;
 
+	if (as_one && memo && long_row(c, r, chunk_shift, owned, memo))
+		return;
 	if (r->stride & (chunk - 1)) {
 		for (uint64_t row = 0; row < r->rows; row++)
 			row_walk(c, r, r->addr + row * r->stride, chunk_shift, owned, NULL);

@@ -43,11 +43,24 @@ uint64_t cache_run_accesses(const struct cache_run *r);
 typedef unsigned __int128 cache_classes;
 #define CACHE_CLASSES_ALL (~(cache_classes)0)
 
+/* The most pieces of a row a struct cache_run_memo keeps. */
+#define CACHE_RUN_MEMO_PIECES 256
+
+/* One slice's pieces of the last long row it walked (rows that follow each other, taken as one)
+ * as offsets from its first byte: a row at the same place in the round of classes, of the
+ * same length, has the same, so they are given again without walking its chunks. */
+struct cache_run_memo {
+	uint64_t at, len; /* the row's first byte modulo the round of classes' bytes; bytes */
+	unsigned shifts;  /* chunk and line shifts, + 1 (0: nothing kept) */
+	unsigned n;
+	uint32_t off[CACHE_RUN_MEMO_PIECES], bytes[CACHE_RUN_MEMO_PIECES];
+};
+
 /* The classes of the chunks of 2^chunk_shift bytes that r touches: a slice whose pattern
  * shares no bit with it gets nothing of r. */
 cache_classes cache_run_classes(const struct cache_run *r, unsigned chunk_shift);
 /* The accesses of r (aligned) in the chunks of 2^chunk_shift bytes in the classes `owned`, in
  * order, to c: what c gets of r as one slice of a run split by set (CACHE_CLASSES_ALL with
- * mask 0: every chunk). */
+ * mask 0: every chunk). memo, zeroed before the first call, may be NULL. */
 void cache_access_run(struct cache *c, const struct cache_run *r, unsigned chunk_shift,
-		      uint64_t mask, cache_classes owned);
+		      uint64_t mask, cache_classes owned, struct cache_run_memo *memo);

@@ -494,7 +494,7 @@ model_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t r
 		return false;
 	trace_flush(t);
 	pace_rows(t, a, rows, stride, span);
-	cache_access_run(s->cache, &r, t->line_shift, 0, CACHE_CLASSES_ALL);
+	cache_access_run(s->cache, &r, t->line_shift, 0, CACHE_CLASSES_ALL, NULL);
 	return true;
 }
 

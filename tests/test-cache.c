@@ -786,6 +786,14 @@ test_feed_runs(void **state)
 			if (n % 7 == 1) /* rows that follow each other: walked as one row where
 					 * they meet at line bounds */
 				r.stride = (uint64_t)r.n * r.elem;
+			if (n % 5 == 2) { /* tiles of one size anywhere: a slice's pieces of the
+					   * last are kept for the next at the same place */
+				r.elem = 4;
+				r.n = 32;
+				r.rows = 16;
+				r.stride = 128;
+				r.addr = ((x >> 20) % 4000) * 64;
+			}
 			if (n % 500 == 499) /* into the scratch array */
 				r.addr = 0x500000 - 256;
 			if (n % 1000 == 998) { /* up to the last byte of the address space */
