@@ -9,7 +9,7 @@
  *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
  *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
  *  - Chunks fall in classes (chunk index modulo their count): one a slice, or with a
- *    caller's slice up to 64, as the levels' sets allow, of which the caller's slice gets
+ *    caller's slice up to 128, as the levels' sets allow, of which the caller's slice gets
  *    fewer (feed_assign()). A class's sets at every level are the classes' chunk bits, as a
  *    slice's are in cache_set_slice(), so any assignment of whole classes counts the same.
  *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
@@ -447,7 +447,7 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 
 /* Which slice simulates each class of chunks. Without a caller's slice, class i is slice i's.
  * With one, the caller's thread also produces, so where the levels' sets allow more classes
- * than slices (up to 64) it gets fewer of them: shares such that producing and its classes
+ * than slices (up to 128) it gets fewer of them: shares such that producing and its classes
  * take it as long as another slice's take that one. Classes are dealt in order, each to the
  * slice furthest below its share, so that a slice's classes spread over the round. Any
  * assignment counts the same: a class's sets are one slice's alone. */

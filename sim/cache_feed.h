@@ -27,7 +27,7 @@ struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned sli
 				    bool caller_slice, char *err, size_t errlen);
 
 /* The classes the feed's chunks fall in (chunk index modulo it: the slices, or with a
- * caller's slice up to 64, as the levels' sets allow), and into per_slice[0 .. slices) how
+ * caller's slice up to 128, as the levels' sets allow), and into per_slice[0 .. slices) how
  * many of them each slice simulates: the caller's slice fewer, as it also produces. */
 unsigned cache_feed_classes(const struct cache_feed *f, unsigned *per_slice);
 

@@ -400,8 +400,8 @@ pace_rows(struct trace_ctx *t, uint64_t a, uint32_t rows, uint64_t stride, uint6
 		trace_pace_check(t, a + k * stride);
 }
 
-/* A feed model's run as one event to every slice (sim/cache_run.h): false where it must go
- * access by access. */
+/* A feed model's run as one event to each slice with a chunk of it (sim/cache_run.h): false
+ * where it must go access by access. */
 static bool
 feed_run(struct trace_ctx *t, uint64_t a, uint32_t elem, uint32_t n, uint32_t rows, uint64_t stride,
 	 enum cache_op op, enum cache_run_kind kind)
