@@ -49,6 +49,7 @@
 static NOINLINE void
 publish(struct cache_feed *f, struct slice *s)
 {
+	s->work = 0;
 	if (f->caller && s == f->sl) {
 		feed_consume_caller(f);
 		return;
@@ -259,8 +260,9 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 {
 	struct cache_feed *f = c->feed;
 	const uint64_t len = (uint64_t)r->n * r->elem;
-	uint64_t span;
+	uint64_t span, acc;
 	cache_classes classes;
+	unsigned takers = 0;
 
 	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
 	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
@@ -279,20 +281,27 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	if (f->filt)
 		for (uint64_t row = 0; row < r->rows; row++)
 			forget(f, r->addr + row * r->stride, (uint32_t)len);
-	c->cpu.ops[r->op] += cache_run_accesses(r);
+	acc = cache_run_accesses(r);
+	c->cpu.ops[r->op] += acc;
 	c->cpu.bytes[r->op] += len * r->rows;
-	/* Only to the slices that own a chunk of it: the others would do nothing with it. */
+	/* Only to the slices that own a chunk of it: the others would do nothing with it. Each
+	 * takes about an equal part of its accesses. */
 	classes = f->k > 1 ? cache_run_classes(r, f->shift) : CACHE_CLASSES_ALL;
+	for (unsigned i = 0; i < f->k; i++)
+		takers += (f->sl[i].owned & classes) != 0;
 	for (unsigned i = 0; i < f->k; i++) {
+		struct slice *s = &f->sl[i];
 		struct cache_ref *e;
 
-		if (!(f->sl[i].owned & classes))
+		if (!(s->owned & classes))
 			continue;
-		e = slot(f, &f->sl[i], 2);
-
+		e = slot(f, s, 2);
 		e[0] = (struct cache_ref){ r->addr, r->n, EV_RUN,
 					   (uint16_t)(r->op | r->kind << 2 | r->line_shift << 4) };
 		e[1] = (struct cache_ref){ r->stride, r->rows, (uint16_t)r->elem, 0 };
+		s->work += acc / takers + 1;
+		if (s->work >= FEED_BATCH_WORK)
+			publish(f, s);
 	}
 	return true;
 }

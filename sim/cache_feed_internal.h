@@ -31,6 +31,10 @@ enum {
 
 #define FEED_BATCH 4096 /* events a batch: 64 KiB (larger and smaller measured slower) */
 #define FEED_RING 8
+/* Accesses a batch's runs may hold before it goes: a run of rows is two events but may carry
+ * hundreds of a slice's accesses, and a batch of 4096 such would keep its slice busy for long
+ * while the others run dry. About what flash2's tiles put in a batch on 8 threads. */
+#define FEED_BATCH_WORK 65536
 
 struct batch {
 	struct cache_ref ev[FEED_BATCH];
@@ -57,6 +61,7 @@ struct slice {
 	bool waits;          /* the slice waits for more */
 	cache_classes owned; /* its classes of chunks (struct owned's bits) */
 	struct cache_run_memo memo;
+	uint64_t work; /* accesses of the runs in the batch being filled */
 };
 
 struct cache_feed {
