@@ -17,10 +17,10 @@
  *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch
  *    bytes are the feed model's; the slices get every array as not scratch, so that no piece
  *    of an access that was not scratch is taken for one.
- *  - Rings of batches, one per slice, a batch going at FEED_BATCH events or once its runs
- *    hold FEED_BATCH_WORK accesses; threads wait on condition variables, never spin, so a machine
- * with fewer cores than threads (the producer is one more) runs them in turns. A slice settles
- * loads and stores inside one L1 line inline, as the fused loop of traces/mtrace.c does.
+ *  - Rings of batches, one per slice; a batch goes at FEED_BATCH events, or once its runs
+ *    hold FEED_BATCH_WORK accesses. Threads wait on condition variables, never spin, so a
+ *    machine with fewer cores than threads (the producer is one more) runs them in turns. A
+ *    slice settles loads and stores inside one L1 line inline, as traces/mtrace.c does.
  *  - The hit filter: with an LRU L1 (slot 0 holds the last line accessed in its set) that is
  *    write-back and write-allocate (a store leaves its line there, dirty), and no inclusive
  *    level below (nothing but an access changes L1), the producer knows, per L1 set, the line
