@@ -51,7 +51,10 @@ publish(struct cache_feed *f, struct slice *s)
 {
 	s->work = 0;
 	if (f->caller && s == f->sl) {
+		double t = now_seconds();
+
 		feed_consume_caller(f);
+		f->caller_s += now_seconds() - t;
 		return;
 	}
 	pthread_mutex_lock(&f->mu);
@@ -62,10 +65,15 @@ publish(struct cache_feed *f, struct slice *s)
 			pthread_cond_signal(&s->more);
 	}
 	s->cur = &s->ring[s->head % FEED_RING];
-	while (s->cur->full) {
-		f->producer_waits = true;
-		pthread_cond_wait(&f->room, &f->mu);
-		f->producer_waits = false;
+	if (s->cur->full) {
+		double t = now_seconds();
+
+		while (s->cur->full) {
+			f->producer_waits = true;
+			pthread_cond_wait(&f->room, &f->mu);
+			f->producer_waits = false;
+		}
+		f->room_s += now_seconds() - t;
 	}
 	s->cur->n = 0;
 	pthread_mutex_unlock(&f->mu);
@@ -396,6 +404,26 @@ feed_free(struct cache_feed *f)
 	free(f);
 }
 
+/* Where a run's wall time went, to stderr (MEMSIM_FEED_TIMES set): which thread held the
+ * others up. */
+static void
+feed_times(const struct cache_feed *f)
+{
+	double lo = -1, hi = -1;
+
+	for (unsigned i = f->caller; i < f->k; i++) {
+		double t = f->sl[i].idle_s;
+
+		lo = lo < 0 || t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+	}
+	fprintf(stderr,
+		"memsim: feed of %u slices: %.3f s; the caller's thread simulated its slice "
+		"%.3f s and waited for room %.3f s; the other threads waited for batches %.3f "
+		"to %.3f s\n",
+		f->k, now_seconds() - f->t0, f->caller_s, f->room_s, lo, hi);
+}
+
 /* Publishes what is left, ends the input and joins the threads. */
 static void
 feed_end(struct cache_feed *f, bool flush)
@@ -403,7 +431,10 @@ feed_end(struct cache_feed *f, bool flush)
 	if (f->started == f->k - f->caller) {
 		send_hits(f);
 		if (f->caller) {
+			double t = now_seconds();
+
 			feed_consume_caller(f);
+			f->caller_s += now_seconds() - t;
 			if (flush)
 				cache_flush(f->sl[0].c);
 		}
@@ -423,6 +454,8 @@ feed_end(struct cache_feed *f, bool flush)
 	pthread_mutex_unlock(&f->mu);
 	for (unsigned i = 0; i < f->started; i++)
 		pthread_join(f->tid[i], NULL);
+	if (f->started && getenv("MEMSIM_FEED_TIMES"))
+		feed_times(f);
 	f->started = 0;
 }
 
@@ -558,6 +591,7 @@ feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
 		filter_init(f, cfg);
 	if (f->caller)
 		f->fast0 = cache_fast_l1(f->sl[0].c, &f->v0);
+	f->t0 = now_seconds();
 	for (; f->started < slices - f->caller; f->started++) {
 		int e = pthread_create(&f->tid[f->started], NULL, feed_slice_main,
 				       &f->sl[f->caller + f->started]);

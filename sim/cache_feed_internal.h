@@ -62,6 +62,7 @@ struct slice {
 	cache_classes owned; /* its classes of chunks (struct owned's bits) */
 	struct cache_run_memo memo;
 	uint64_t work; /* accesses of the runs in the batch being filled */
+	double idle_s; /* waiting for a batch (MEMSIM_FEED_TIMES) */
 };
 
 struct cache_feed {
@@ -78,6 +79,9 @@ struct cache_feed {
 	bool fast0;
 	struct cache_fast_l1 v0;
 	bool done, flush, producer_waits;
+	/* Wall seconds (MEMSIM_FEED_TIMES): since the start, the caller's thread waiting for room
+	 * and simulating its slice's batches. */
+	double t0, room_s, caller_s;
 	pthread_mutex_t mu;
 	pthread_cond_t room;
 	/* The hit filter (see Notes): per L1 set, (line << 1) | dirty of the line known to be in

@@ -160,10 +160,15 @@ feed_slice_main(void *arg)
 		struct batch *b = &s->ring[t % FEED_RING];
 
 		pthread_mutex_lock(&f->mu);
-		while (t == s->head && !f->done) {
-			s->waits = true;
-			pthread_cond_wait(&s->more, &f->mu);
-			s->waits = false;
+		if (t == s->head && !f->done) {
+			double w = now_seconds();
+
+			while (t == s->head && !f->done) {
+				s->waits = true;
+				pthread_cond_wait(&s->more, &f->mu);
+				s->waits = false;
+			}
+			s->idle_s += now_seconds() - w;
 		}
 		if (t == s->head) {
 			pthread_mutex_unlock(&f->mu);

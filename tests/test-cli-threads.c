@@ -774,6 +774,50 @@ test_run_why_not(void **state)
 }
 
 /* What does not split runs one thread and says why; a bad N is a usage error. */
+/* MEMSIM_FEED_TIMES: one line on stderr of where a split run's wall time went, the parts
+ * within the whole; nothing without it, and the same counters either way. */
+static void
+test_feed_times(void **state)
+{
+	const char *args = "run --kernel flash2 --N 1024 --heads 4 --cache h100 --trace-only "
+			   "--threads 4 --json %s.json";
+	double all = -1, caller = -1, room = -1, lo = -1, hi = -1;
+	unsigned k = 0;
+	struct result with, without;
+	cJSON *a, *b;
+	char *line;
+
+	(void)state;
+	with = shell("MEMSIM_FEED_TIMES=1 %s %s", MEMSIM_BIN,
+		     "run --kernel flash2 --N 1024 "
+		     "--heads 4 --cache h100 --trace-only --threads 4 --json with.json");
+	without = memsim(args, "without");
+	assert_int_equal(with.rc, 0);
+	assert_int_equal(without.rc, 0);
+	line = strstr(with.err, "memsim: feed of ");
+	assert_non_null(line);
+	assert_int_equal(
+		sscanf(line,
+		       "memsim: feed of %u slices: %lf s; the caller's thread simulated its "
+		       "slice %lf s and waited for room %lf s; the other threads waited for "
+		       "batches %lf to %lf s",
+		       &k, &all, &caller, &room, &lo, &hi),
+		6);
+	assert_int_equal(k, 4);
+	/* Printed to the millisecond: the parts within the whole to a rounding or two. */
+	assert_true(all > 0 && caller >= 0 && room >= 0 && caller + room <= all + 0.002);
+	assert_true(lo >= 0 && lo <= hi && hi <= all + 0.001);
+	assert_null(strstr(without.err, "feed of"));
+	a = read_json("with.json");
+	b = read_json("without.json");
+	assert_true(cJSON_Compare(cJSON_GetObjectItem(a, "dram"), cJSON_GetObjectItem(b, "dram"),
+				  true));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	result_free(&with);
+	result_free(&without);
+}
+
 static void
 test_why_not(void **state)
 {
@@ -865,6 +909,7 @@ main(void)
 		cmocka_unit_test(test_sweep_threads),
 		cmocka_unit_test(test_run_default_threads),
 		cmocka_unit_test(test_bench_threads),
+		cmocka_unit_test(test_feed_times),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
