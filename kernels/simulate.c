@@ -94,8 +94,8 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 
 /* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
  * model, the slices on theirs; out->cache is their sum. With tiles in scratch the kernel hands
- * out little but runs of rows (its tiles tallied in bulk), so this thread simulates a slice
- * too: k threads busy, not k + 1. Returns 0, or -ENOMEM with err. */
+ * out little but runs of rows (its tiles tallied in bulk), so this thread is one of the k that
+ * simulate the slices: k threads busy, not k + 1. Returns 0, or -ENOMEM with err. */
 static int
 split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 	   struct sim_result *out, char *err, size_t errlen)

@@ -374,6 +374,18 @@ scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 	return true;
 }
 
+bool
+cache_scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint32_t count,
+		     uint64_t bytes)
+{
+	if (!c->nscratch || c->forward || op > CACHE_OP_STORE ||
+	    !scratch_access(c, addr, op, bytes))
+		return false;
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	return true;
+}
+
 static uint64_t
 misses_of(const struct cache_level_stats *st)
 {

@@ -8,18 +8,23 @@
  *    to the ring of the slice that owns its chunk (the largest line of any level); an access
  *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
  *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
- *  - Chunks fall in classes (chunk index modulo their count): one a slice, or with a
- *    caller's slice up to 128, as the levels' sets allow, of which the caller's slice gets
- *    fewer (feed_assign()). A class's sets at every level are the classes' chunk bits, as a
- *    slice's are in cache_set_slice(), so any assignment of whole classes counts the same.
+ *  - Slice i owns the chunks whose index modulo the slices is i: its sets at every level are
+ *    those chunk bits', as in cache_set_slice(). There are more slices than threads where the
+ *    sets and memory allow (cache_feed_slices_for()).
  *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
  *    its chunks, and they change as in the one-thread run (sim/cache_slice.c says why), so the
  *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch
  *    bytes are the feed model's; the slices get every array as not scratch, so that no piece
  *    of an access that was not scratch is taken for one.
  *  - Rings of batches, one per slice; a batch goes at FEED_BATCH events, or once its runs
- *    hold FEED_BATCH_WORK accesses. Threads wait on condition variables, never spin, so a
- *    machine with fewer cores than threads (the producer is one more) runs them in turns. A
+ *    hold FEED_BATCH_WORK accesses. A thread takes the slice furthest behind that no other
+ *    holds and simulates its next batch (sim/cache_feed_slice.c), so a slice's batches go in
+ *    order, one thread at a time (the mutex orders its model's state between them), and which
+ *    thread took which never changes a count. A thread on a slow core holds one slice at a
+ *    time; the others take the rest. The producer's thread takes batches too where a ring it
+ *    fills is full (that slice's first), and all it can at the end: on 16 cores the 8-thread
+ *    naive run's caller had waited for room 40% of the time. Threads wait on condition
+ *    variables, never spin, so a machine with fewer cores than threads runs them in turns. A
  *    slice settles loads and stores inside one L1 line inline, as traces/mtrace.c does.
  *  - The hit filter: with an LRU L1 (slot 0 holds the last line accessed in its set) that is
  *    write-back and write-allocate (a store leaves its line there, dirty), and no inclusive
@@ -45,35 +50,33 @@
 
 /* ---- the producer's side ---- */
 
-/* Publishes slice s's batch being filled and waits for its next one to be free. */
+/* Publishes slice s's batch being filled and makes its next one free: where the ring is
+ * full, this thread simulates batches itself, that slice's first, until it is free. */
 static NOINLINE void
 publish(struct cache_feed *f, struct slice *s)
 {
 	s->work = 0;
-	if (f->caller && s == f->sl) {
-		double t = now_seconds();
-
-		feed_consume_caller(f);
-		f->caller_s += now_seconds() - t;
-		return;
-	}
 	pthread_mutex_lock(&f->mu);
 	if (s->cur->n) {
 		s->cur->full = true;
 		s->head++;
-		if (s->waits)
-			pthread_cond_signal(&s->more);
+		if (f->idle && !s->busy)
+			pthread_cond_signal(&f->more);
 	}
 	s->cur = &s->ring[s->head % FEED_RING];
-	if (s->cur->full) {
-		double t = now_seconds();
+	while (s->cur->full) {
+		struct slice *t = feed_take(f, s);
+		double w = now_seconds();
 
-		while (s->cur->full) {
-			f->producer_waits = true;
-			pthread_cond_wait(&f->room, &f->mu);
-			f->producer_waits = false;
+		if (t) {
+			feed_simulate(f, t);
+			f->help_s += now_seconds() - w;
+			continue;
 		}
-		f->room_s += now_seconds() - t;
+		f->producer_waits = true;
+		pthread_cond_wait(&f->room, &f->mu);
+		f->producer_waits = false;
+		f->room_s += now_seconds() - w;
 	}
 	s->cur->n = 0;
 	pthread_mutex_unlock(&f->mu);
@@ -96,7 +99,7 @@ slot(struct cache_feed *f, struct slice *s, unsigned need)
 static inline struct slice *
 slice_of(const struct cache_feed *f, uint64_t k)
 {
-	return &f->sl[f->owner[k & f->mask]];
+	return &f->sl[k & f->mask];
 }
 
 /* One access in one chunk, to slice s. */
@@ -211,8 +214,8 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	const uint64_t mask = f->mask, lo = c->scratch_lo, len = c->scratch_len;
 	uint64_t ops = 0, st_ops = 0, bytes = 0, st_bytes = 0;
 	/* The batches' fill in locals: stores of events could alias their counts. */
-	struct cache_ref *dst[CACHE_MAX_SLICES];
-	unsigned used[CACHE_MAX_SLICES];
+	struct cache_ref *dst[FEED_SLICES_MAX];
+	unsigned used[FEED_SLICES_MAX];
 	size_t i;
 
 	for (unsigned j = 0; j < f->k; j++) {
@@ -221,11 +224,15 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	}
 	for (i = 0; i < n && refs[i].kind < CACHE_OP_COUNT; i++) {
 		const struct cache_ref r = refs[i];
-		uint64_t chunk = r.addr >> shift, k = r.kind, cnt = r.count,
-			 j = f->owner[chunk & mask];
+		uint64_t chunk = r.addr >> shift, k = r.kind, cnt = r.count, j = chunk & mask;
 		uint64_t b = (uint64_t)r.size * cnt;
 
-		/* Instruction fetches, scratch and pieces: the model's path (it routes them). */
+		/* Scratch: counted, no slice gets it (so no batch to sync). */
+		if (r.addr - lo < len &&
+		    cache_scratch_access(c, r.addr, (enum cache_op)k, r.count, b))
+			continue;
+		/* Instruction fetches, pieces and what may be scratch: the model's path (it routes
+		 * them). */
 		if (k == CACHE_OP_IFETCH || r.addr - lo < len ||
 		    ((r.addr + r.size - 1) >> shift) != chunk || used[j] == FEED_BATCH) {
 			for (unsigned q = 0; q < f->k; q++)
@@ -296,12 +303,12 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	 * takes about an equal part of its accesses. */
 	classes = f->k > 1 ? cache_run_classes(r, f->shift) : CACHE_CLASSES_ALL;
 	for (unsigned i = 0; i < f->k; i++)
-		takers += (f->sl[i].owned & classes) != 0;
+		takers += (f->sl[i].own.bits & classes) != 0;
 	for (unsigned i = 0; i < f->k; i++) {
 		struct slice *s = &f->sl[i];
 		struct cache_ref *e;
 
-		if (!(s->owned & classes))
+		if (!(s->own.bits & classes))
 			continue;
 		e = slot(f, s, 2);
 		e[0] = (struct cache_ref){ r->addr, r->n, EV_RUN,
@@ -393,13 +400,14 @@ feed_free(struct cache_feed *f)
 	for (unsigned i = 0; i < f->k; i++) {
 		cache_destroy(f->sl[i].c);
 		free(f->sl[i].ring);
-		pthread_cond_destroy(&f->sl[i].more);
 	}
 	cache_destroy(f->model);
 	free(f->filt);
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->room);
+	pthread_cond_destroy(&f->more);
 	free(f->sl);
+	free(f->w);
 	free(f->tid);
 	free(f);
 }
@@ -409,52 +417,56 @@ feed_free(struct cache_feed *f)
 static void
 feed_times(const struct cache_feed *f)
 {
-	double lo = -1, hi = -1;
+	double lo = 0, hi = 0;
 
-	for (unsigned i = f->caller; i < f->k; i++) {
-		double t = f->sl[i].idle_s;
+	for (unsigned i = 0; i < f->started; i++) {
+		double t = f->w[i].idle_s;
 
-		lo = lo < 0 || t < lo ? t : lo;
+		lo = i == 0 || t < lo ? t : lo;
 		hi = t > hi ? t : hi;
 	}
 	fprintf(stderr,
-		"memsim: feed of %u slices: %.3f s; the caller's thread simulated its slice "
-		"%.3f s and waited for room %.3f s; the other threads waited for batches %.3f "
-		"to %.3f s\n",
-		f->k, now_seconds() - f->t0, f->caller_s, f->room_s, lo, hi);
+		"memsim: feed of %u slices on %u threads: %.3f s; the caller's thread simulated "
+		"batches %.3f s and waited for room %.3f s; the other threads waited for batches "
+		"%.3f to %.3f s\n",
+		f->k, f->started + f->caller, now_seconds() - f->t0, f->help_s, f->room_s, lo, hi);
 }
 
-/* Publishes what is left, ends the input and joins the threads. */
+/* Publishes what is left, ends the input, simulates batches on this thread too until none is
+ * left to take, and joins the threads; with report, MEMSIM_FEED_TIMES's line. */
 static void
-feed_end(struct cache_feed *f, bool flush)
+feed_end(struct cache_feed *f, bool flush, bool report)
 {
-	if (f->started == f->k - f->caller) {
-		send_hits(f);
-		if (f->caller) {
-			double t = now_seconds();
+	struct slice *s;
+	double t;
 
-			feed_consume_caller(f);
-			f->caller_s += now_seconds() - t;
-			if (flush)
-				cache_flush(f->sl[0].c);
-		}
-	}
+	send_hits(f);
 	pthread_mutex_lock(&f->mu);
-	for (unsigned i = f->caller; i < f->k; i++) {
-		struct slice *s = &f->sl[i];
-
+	for (unsigned i = 0; i < f->k; i++) {
+		s = &f->sl[i];
 		if (s->cur && s->cur->n) {
 			s->cur->full = true;
 			s->head++;
 		}
-		pthread_cond_signal(&s->more);
 	}
 	f->done = true;
 	f->flush = flush;
+	f->hold = false;
+	pthread_cond_broadcast(&f->more);
+	t = now_seconds();
+	for (;;) {
+		if ((s = feed_take(f, NULL)))
+			feed_simulate(f, s);
+		else if ((s = feed_take_flush(f)))
+			feed_flush_slice(f, s);
+		else
+			break;
+	}
+	f->help_s += now_seconds() - t;
 	pthread_mutex_unlock(&f->mu);
 	for (unsigned i = 0; i < f->started; i++)
 		pthread_join(f->tid[i], NULL);
-	if (f->started && getenv("MEMSIM_FEED_TIMES"))
+	if (report && getenv("MEMSIM_FEED_TIMES"))
 		feed_times(f);
 	f->started = 0;
 }
@@ -482,52 +494,37 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
-/* The caller's thread's producing, against all the slices' simulating, where it simulates a
- * slice too: Callgrind on naive and flash2 --trace-only over h100 on 8 threads, 6.4% and 5.1%
- * (its thread executed 1.49 and 1.32 times another's). */
-#define FEED_PRODUCER_SHARE 0.06
-
-/* Which slice simulates each class of chunks. Without a caller's slice, class i is slice i's.
- * With one, the caller's thread also produces, so where the levels' sets allow more classes
- * than slices (up to 128) it gets fewer of them: shares such that producing and its classes
- * take it as long as another slice's take that one. Classes are dealt in order, each to the
- * slice furthest below its share, so that a slice's classes spread over the round. Any
- * assignment counts the same: a class's sets are one slice's alone. */
-static void
-feed_assign(struct cache_feed *f, const struct cache_config *cfg)
+/* The slices a thread: FEED_SLICES_A_THREAD, or MEMSIM_FEED_SLICES_A_THREAD where it is a
+ * power of two from 1 to 128 (to measure). */
+static unsigned
+slices_a_thread(void)
 {
-	unsigned k = f->k, m = k, count[CACHE_MAX_SLICES] = { 0 };
-	double want[CACHE_MAX_SLICES];
+	const char *env = getenv("MEMSIM_FEED_SLICES_A_THREAD");
+	char *end;
+	unsigned long v;
 
-	if (f->caller) {
-		unsigned most = cache_classes_max(cfg);
+	if (!env)
+		return FEED_SLICES_A_THREAD;
+	v = strtoul(env, &end, 10);
+	if (*end || !*env || v < 1 || v > CACHE_CLASSES_MAX || (v & (v - 1))) {
+		fprintf(stderr,
+			"memsim: MEMSIM_FEED_SLICES_A_THREAD=%s ignored: not a power of two from 1 "
+			"to %u\n",
+			env, CACHE_CLASSES_MAX);
+		return FEED_SLICES_A_THREAD;
+	}
+	return (unsigned)v;
+}
 
-		m = most > k ? most : k;
-	}
-	f->mask = m - 1;
-	for (unsigned i = 0; i < k; i++)
-		want[i] = (double)m / k;
-	if (m > k) {
-		want[0] = m * (1 - FEED_PRODUCER_SHARE * (k - 1)) / k;
-		want[0] = want[0] < 1 ? 1 : want[0];
-		for (unsigned i = 1; i < k; i++)
-			want[i] = (m - want[0]) / (k - 1);
-	}
-	for (unsigned c = 0; c < m; c++) {
-		unsigned best = 0;
+unsigned
+cache_feed_slices_for(const struct cache_config *cfg, unsigned threads)
+{
+	unsigned most = cache_classes_max(cfg), k = threads, want = threads * slices_a_thread();
+	uint64_t bytes = cache_model_bytes(cfg);
 
-		for (unsigned i = 1; i < k; i++)
-			if (want[i] - count[i] > want[best] - count[best])
-				best = i;
-		f->owner[c] = (uint8_t)best;
-		count[best]++;
-	}
-	for (unsigned i = 0; i < k; i++) {
-		f->sl[i].owned = 0;
-		for (unsigned j = 0; j < CACHE_CLASSES_MAX; j++)
-			if (f->owner[j & f->mask] == i)
-				f->sl[i].owned |= (cache_classes)1 << j;
-	}
+	while (k < want && k * 2 <= most && (uint64_t)k * 2 * bytes <= FEED_MODELS_BYTES)
+		k *= 2;
+	return k;
 }
 
 /* The sizes of a one-pass model split by set (cache_feed_attach_below()), NULL for a plain run. */
@@ -538,24 +535,35 @@ struct feed_onepass {
 	enum cache_onepass how;
 };
 
-/* The rings, the slices' models (cfg's, or with op the one-pass models of its sizes, which get
- * only what leaves the levels above the swept one) and their threads; with op no feed model
- * and no hit filter (the producer's model simulates those levels itself). */
+/* How many slices for `threads` threads: cache_feed_slices_for(), or for a one-pass model
+ * one a thread (its models are large and grow with what they see). */
+static unsigned
+feed_slice_count(const struct cache_config *cfg, unsigned threads, bool onepass)
+{
+	return onepass ? threads : cache_feed_slices_for(cfg, threads);
+}
+
+/* The slices' models (cfg's, or with op the one-pass models of its sizes, which get only what
+ * leaves the levels above the swept one), their rings and the slice threads; with op no feed
+ * model and no hit filter (the producer's model simulates those levels itself). */
 static struct cache_feed *
-feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
-	   const struct feed_onepass *op, char *err, size_t errlen)
+feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, bool caller_thread,
+		  const struct feed_onepass *op, bool *short_of_memory, char *err, size_t errlen)
 {
 	struct cache_feed *f = xzalloc(sizeof(*f));
+	unsigned n = threads - caller_thread;
 
-	f->k = slices;
-	f->caller = caller_slice;
+	f->k = k;
+	f->threads = threads;
+	f->caller = caller_thread;
 	f->shift = cache_chunk_shift(cfg);
-	f->sl = xzalloc(slices * sizeof(*f->sl));
-	f->tid = xzalloc(slices * sizeof(*f->tid));
+	f->mask = k - 1;
+	f->sl = xzalloc(k * sizeof(*f->sl));
+	f->w = xzalloc(n * sizeof(*f->w));
+	f->tid = xzalloc(n * sizeof(*f->tid));
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->room, NULL);
-	for (unsigned i = 0; i < slices; i++)
-		pthread_cond_init(&f->sl[i].more, NULL);
+	pthread_cond_init(&f->more, NULL);
 	if (!op) {
 		f->model = cache_build(cfg, 0, CACHE_MAX_LEVELS);
 		if (!f->model) {
@@ -565,7 +573,7 @@ feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
 		}
 		f->model->feed = f;
 	}
-	for (unsigned i = 0; i < slices; i++) {
+	for (unsigned i = 0; i < k; i++) {
 		struct slice *s = &f->sl[i];
 
 		s->f = f;
@@ -578,60 +586,93 @@ feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice,
 				op ? cache_onepass_bytes(cfg, op->level, op->sizes, op->n, op->how)
 				   : cache_model_bytes(cfg);
 
-			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)",
-				 slices, (double)bytes / 1048576.0);
+			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)", k,
+				 (double)bytes / 1048576.0);
 			feed_free(f);
+			*short_of_memory = true;
 			return NULL;
 		}
+		/* Class j of the pattern is chunk index j & mask's: slice i's where that is i. */
+		for (unsigned j = 0; j < CACHE_CLASSES_MAX; j++)
+			if ((j & f->mask) == i)
+				s->own.bits |= (cache_classes)1 << j;
+		s->own.shift = f->shift;
+		s->own.mask = f->mask;
+		s->own.memo = &s->memo;
+		s->fast = cache_fast_l1(s->c, &s->v);
+		cache_prefault(s->c);
 	}
-	feed_assign(f, cfg);
-	for (unsigned i = 0; i < slices; i++)
-		cache_prefault(f->sl[i].c);
 	if (!op)
 		filter_init(f, cfg);
-	if (f->caller)
-		f->fast0 = cache_fast_l1(f->sl[0].c, &f->v0);
 	f->t0 = now_seconds();
-	for (; f->started < slices - f->caller; f->started++) {
-		int e = pthread_create(&f->tid[f->started], NULL, feed_slice_main,
-				       &f->sl[f->caller + f->started]);
+	for (; f->started < n; f->started++) {
+		int e;
 
+		f->w[f->started].f = f;
+		e = pthread_create(&f->tid[f->started], NULL, feed_slice_main, &f->w[f->started]);
 		if (e) {
-			snprintf(err, errlen, "cannot start thread %u of %u: %s", f->started + 1,
-				 slices - f->caller, strerror(e));
+			snprintf(err, errlen, "cannot start thread %u of %u: %s", f->started + 1, n,
+				 strerror(e));
 			cache_feed_abort(f);
+			/* no room for its stack: maybe beside fewer models */
+			*short_of_memory = e == EAGAIN || e == ENOMEM;
 			return NULL;
 		}
 	}
 	return f;
 }
 
+/* feed_start_slices() with feed_slice_count() slices, or where their models or the threads do
+ * not fit, half as many down to one a thread: more slices than threads only spread the work. */
+static struct cache_feed *
+feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread,
+	   const struct feed_onepass *op, char *err, size_t errlen)
+{
+	unsigned k = feed_slice_count(cfg, threads, op != NULL);
+	bool short_of_memory = false;
+	struct cache_feed *f;
+
+	while (!(f = feed_start_slices(cfg, threads, k, caller_thread, op, &short_of_memory, err,
+				       errlen)) &&
+	       short_of_memory && k > threads) {
+		k /= 2;
+		short_of_memory = false;
+	}
+	return f;
+}
+
 struct cache_feed *
-cache_feed_start(const struct cache_config *cfg, unsigned slices, bool caller_slice, char *err,
+cache_feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread, char *err,
 		 size_t errlen)
 {
-	return feed_start(cfg, slices, caller_slice, NULL, err, errlen);
+	return feed_start(cfg, threads, caller_thread, NULL, err, errlen);
 }
 
 int
 cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
-			const uint64_t *sizes, unsigned n, enum cache_onepass how, unsigned slices,
+			const uint64_t *sizes, unsigned n, enum cache_onepass how, unsigned threads,
 			char *err, size_t errlen)
 {
 	const struct feed_onepass op = { level, sizes, n, how };
 
-	c->below = feed_start(cfg, slices, false, &op, err, errlen);
+	c->below = feed_start(cfg, threads, false, &op, err, errlen);
 	return c->below ? 0 : -ENOMEM;
 }
 
 unsigned
-cache_feed_classes(const struct cache_feed *f, unsigned *per_slice)
+cache_feed_slices(const struct cache_feed *f)
 {
-	for (unsigned i = 0; i < f->k; i++)
-		per_slice[i] = 0;
-	for (unsigned c = 0; c <= f->mask; c++)
-		per_slice[f->owner[c]]++;
-	return (unsigned)f->mask + 1;
+	return f->k;
+}
+
+void
+cache_feed_hold(struct cache_feed *f, bool hold)
+{
+	pthread_mutex_lock(&f->mu);
+	f->hold = hold;
+	if (!hold)
+		pthread_cond_broadcast(&f->more);
+	pthread_mutex_unlock(&f->mu);
 }
 
 struct cache *
@@ -660,7 +701,7 @@ cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *er
 {
 	struct cache *sum;
 
-	feed_end(f, flush);
+	feed_end(f, flush, true);
 	sum = f->sl[0].c;
 	for (unsigned i = 1; i < f->k; i++)
 		if (cache_add_slice(sum, f->sl[i].c)) {
@@ -684,7 +725,7 @@ cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *er
 void
 cache_feed_abort(struct cache_feed *f)
 {
-	feed_end(f, false);
+	feed_end(f, false, false);
 	feed_free(f);
 }
 
@@ -695,7 +736,7 @@ cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen)
 	int rc = 0;
 
 	c->below = NULL;
-	feed_end(f, flush);
+	feed_end(f, flush, true);
 	cache_stack_settle(c);
 	for (unsigned i = 0; i < f->k && !rc; i++) {
 		struct cache *s = f->sl[i].c;

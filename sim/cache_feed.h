@@ -5,9 +5,10 @@
  * the producer drives a feed model (cache_feed_model()) as it would a model of its own, once.
  * The feed model counts the processor's accesses and scratch bytes itself; every access that
  * would reach its levels goes, cut at chunk bounds (the largest line of any level), into a
- * ring of fixed-size batches of the slice thread that owns the chunk (its class, chunk index
- * modulo the classes: cache_feed_classes()), and arrays and phases into every ring. The counts are the one-thread run's,
- * exactly (sim/cache_feed.c, sim/cache_slice.c say why).
+ * ring of fixed-size batches of the slice that owns the chunk (chunk index modulo the slices:
+ * cache_feed_slices()), and arrays and phases into every ring; the threads simulate the
+ * slices' batches. The counts are the one-thread run's, exactly (sim/cache_feed.c,
+ * sim/cache_slice.c say why), whichever thread simulated which batch.
  */
 
 #include <stdbool.h>
@@ -18,18 +19,29 @@
 
 struct cache_feed;
 
-/* Builds `slices` slice models of cfg (2 .. cache_slices_max(cfg)) and the feed model, and
- * starts one thread per slice; with caller_slice one fewer: the caller's thread simulates
- * slice 0 itself, a batch at a time as it fills (for a producer with little work of its own,
- * such as a trace-only kernel whose tiles are scratch). Returns NULL with a one-line message
- * in err when memory is short or a thread cannot start. */
-struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned slices,
-				    bool caller_slice, char *err, size_t errlen);
+/* Builds the slice models of cfg (cache_feed_slices_for() of them) and the feed model, and
+ * starts `threads` threads (2 .. cache_slices_max(cfg)) to simulate the slices; with
+ * caller_thread one fewer: the caller's thread is one of them (for a producer with little work
+ * of its own, such as a trace-only kernel whose tiles are scratch). A thread takes whichever
+ * slice is furthest behind, a batch at a time; the caller's thread simulates batches too where
+ * a ring it fills is full, and at the end. Returns NULL with a one-line message in err when
+ * memory is short or a thread cannot start. */
+struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned threads,
+				    bool caller_thread, char *err, size_t errlen);
 
-/* The classes the feed's chunks fall in (chunk index modulo it: the slices, or with a
- * caller's slice up to 128, as the levels' sets allow), and into per_slice[0 .. slices) how
- * many of them each slice simulates: the caller's slice fewer, as it also produces. */
-unsigned cache_feed_classes(const struct cache_feed *f, unsigned *per_slice);
+/* The slices a feed of cfg on `threads` threads (a power of two the config splits by) has:
+ * FEED_SLICES_A_THREAD a thread (or MEMSIM_FEED_SLICES_A_THREAD, a power of two, to
+ * measure), as many as the levels' sets allow (cache_classes_max()) and while their models
+ * take 1 GiB or less; never fewer than the threads. A slice owns the chunks whose index modulo
+ * the slices is its own. */
+unsigned cache_feed_slices_for(const struct cache_config *cfg, unsigned threads);
+
+/* The slices of f (cache_feed_slices_for(), fewer where their models did not fit). */
+unsigned cache_feed_slices(const struct cache_feed *f);
+
+/* While held, the slice threads take no batch: the caller's thread simulates every batch
+ * itself, as rings fill and at the end. The counts are the same (for tests). */
+void cache_feed_hold(struct cache_feed *f, bool hold);
 
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
@@ -44,13 +56,13 @@ bool cache_is_feed(const struct cache *c);
  * tracing layer, which hands a feed model its accesses unmerged. */
 void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
 
-/* The accesses of run r (sim/cache_run.h) to model, as one event to every slice, which cuts
- * out its own lines: true when so handed out (and counted as the processor's), false when r
+/* The accesses of run r (sim/cache_run.h) to model, as one event to every slice it touches, which
+ * cuts out its own lines: true when so handed out (and counted as the processor's), false when r
  * should go access by access (its elements straddle lines, it lies in one chunk, or part of it
  * may be scratch). */
 bool cache_feed_run(struct cache *model, const struct cache_run *r);
 
-/* Ends the input: each slice flushes (with flush) on its thread, then the slices are summed,
+/* Ends the input: each slice flushes (with flush) on a thread, then the slices are summed,
  * slice 0 first. *out is the whole run's model (caller destroys). Frees f; returns 0, or with
  * a message in err (nothing is left then) -ENOMEM when a one-pass slice ran out of memory,
  * -1 otherwise. */
@@ -58,14 +70,15 @@ int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char
 		      size_t errlen);
 
 /* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
- * with method how, not yet accessed) run its sizes on `slices` threads (2 ..
- * cache_onepass_slices_max()): c simulates the levels above the swept one itself, on the
- * caller's thread, and hands what leaves them, in order, to the thread that owns its chunk,
- * whose one-pass model counts its sets for every size. Arrays and phases go to every thread.
+ * with method how, not yet accessed) run its sizes on `threads` threads (2 ..
+ * cache_onepass_slices_max()), one slice each: c simulates the levels above the swept one
+ * itself, on the caller's thread, and hands what leaves them, in order, to the slice that owns
+ * its chunk, whose one-pass model counts its sets for every size. Arrays and phases go to
+ * every slice.
  * Returns 0, or -ENOMEM with a one-line message in err (c unchanged). */
 int cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
 			    const uint64_t *sizes, unsigned n, enum cache_onepass how,
-			    unsigned slices, char *err, size_t errlen);
+			    unsigned threads, char *err, size_t errlen);
 /* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
  * models, and they are added into c's, which then holds what one thread's pass would, counter
  * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a

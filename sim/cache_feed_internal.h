@@ -36,6 +36,14 @@ enum {
  * while the others run dry. About what flash2's tiles put in a batch on 8 threads. */
 #define FEED_BATCH_WORK 65536
 
+/* Slices a thread, where the sets and memory allow: a thread on a slow core then holds half
+ * its share at a time, and the others take the rest. More cost each slice's share of every run
+ * of rows (on the 16-core host 4 a thread were no faster, 8 slower; docs/speed-notes.md). */
+#define FEED_SLICES_A_THREAD 2
+/* The slices' models together take no more than this, or than one a thread. */
+#define FEED_MODELS_BYTES (UINT64_C(1) << 30)
+#define FEED_SLICES_MAX CACHE_CLASSES_MAX
+
 struct batch {
 	struct cache_ref ev[FEED_BATCH];
 	unsigned n;
@@ -55,35 +63,43 @@ struct slice {
 	struct cache_feed *f;
 	struct cache *c;
 	struct batch *ring;
-	struct batch *cur;   /* being filled: ring[head % FEED_RING] */
-	uint64_t head;       /* batches published */
-	pthread_cond_t more; /* a batch published, or the end */
-	bool waits;          /* the slice waits for more */
-	cache_classes owned; /* its classes of chunks (struct owned's bits) */
+	struct batch *cur; /* being filled: ring[head % FEED_RING] */
+	uint64_t head;     /* batches published */
+	uint64_t tail;     /* batches simulated: ring[tail % FEED_RING] is the next */
+	bool busy;         /* a thread simulates its next batch, or flushes it */
+	bool flushed;
+	bool fast; /* the inline L1 path applies (v) */
+	struct cache_fast_l1 v;
+	struct owned own; /* its chunks; own.memo is &memo */
 	struct cache_run_memo memo;
 	uint64_t work; /* accesses of the runs in the batch being filled */
+};
+
+/* A slice thread's own figures. */
+struct worker {
+	struct cache_feed *f;
 	double idle_s; /* waiting for a batch (MEMSIM_FEED_TIMES) */
 };
 
 struct cache_feed {
 	struct cache *model;
-	unsigned k, started, shift;
-	/* Chunks fall in classes, index & mask (a power of two of them, k or more); owner[c] is
-	 * the slice that simulates class c. */
-	uint64_t mask;
-	uint8_t owner[CACHE_CLASSES_MAX];
+	/* k slices, more than the threads where memory allows, so that a thread on a slow core
+	 * holds up no other: a thread takes whichever slice is furthest behind, one batch at a
+	 * time, and each slice's batches are simulated in order, by one thread at a time. */
+	unsigned k, threads, started, shift;
+	uint64_t mask; /* chunk index & mask: the slice that owns it */
 	struct slice *sl;
+	struct worker *w;
 	pthread_t *tid;
-	/* The caller's thread simulates slice 0 itself, a batch at a time (caller_slice). */
+	/* The caller's thread is one of the threads: one fewer slice thread. */
 	bool caller;
-	bool fast0;
-	struct cache_fast_l1 v0;
-	bool done, flush, producer_waits;
+	bool done, flush, producer_waits, hold;
+	unsigned idle; /* slice threads waiting for a batch */
 	/* Wall seconds (MEMSIM_FEED_TIMES): since the start, the caller's thread waiting for room
-	 * and simulating its slice's batches. */
-	double t0, room_s, caller_s;
+	 * and simulating batches itself. */
+	double t0, room_s, help_s;
 	pthread_mutex_t mu;
-	pthread_cond_t room;
+	pthread_cond_t room, more;
 	/* The hit filter (see Notes): per L1 set, (line << 1) | dirty of the line known to be in
 	 * its slot 0, or NONE; NULL where it does not apply. */
 	uint64_t *filt, filt_mask;
@@ -93,7 +109,15 @@ struct cache_feed {
 
 #define NONE UINT64_MAX
 
-/* A slice's thread: consumes its ring until the feed ends, then flushes where asked. */
+/* A slice thread: simulates batches of any slice until the feed ends and all are done, then
+ * flushes slices where asked. */
 void *feed_slice_main(void *arg);
-/* The caller's slice's batch being filled, simulated on the caller's thread and emptied. */
-void feed_consume_caller(struct cache_feed *f);
+/* With f->mu held: the slice whose next batch a thread may simulate, furthest behind (prefer
+ * on a tie), marked busy; or NULL. */
+struct slice *feed_take(struct cache_feed *f, const struct slice *prefer);
+/* With f->mu held, s taken: simulates s's next batch without the lock and gives s back. */
+void feed_simulate(struct cache_feed *f, struct slice *s);
+/* With f->mu held, the input ended: a slice to flush, taken; or NULL. */
+struct slice *feed_take_flush(struct cache_feed *f);
+/* With f->mu held, s taken: flushes s's model without the lock and gives s back. */
+void feed_flush_slice(struct cache_feed *f, struct slice *s);

@@ -146,55 +146,95 @@ consume(struct cache *c, const struct cache_fast_l1 *v, bool fast, const struct 
 		consume_any(c, v, ev, n, own);
 }
 
-void *
-feed_slice_main(void *arg)
+struct slice *
+feed_take(struct cache_feed *f, const struct slice *prefer)
 {
-	struct slice *s = arg;
-	struct cache_feed *f = s->f;
-	struct cache_fast_l1 v;
-	bool fast = cache_fast_l1(s->c, &v);
-	const struct owned own = { f->shift, f->mask, s->owned, &s->memo };
-	uint64_t t = 0;
+	struct slice *best = NULL;
+	uint64_t most = 0;
 
-	for (;;) {
-		struct batch *b = &s->ring[t % FEED_RING];
+	for (unsigned i = 0; i < f->k; i++) {
+		struct slice *s = &f->sl[i];
+		uint64_t behind = s->head - s->tail;
 
-		pthread_mutex_lock(&f->mu);
-		if (t == s->head && !f->done) {
-			double w = now_seconds();
-
-			while (t == s->head && !f->done) {
-				s->waits = true;
-				pthread_cond_wait(&s->more, &f->mu);
-				s->waits = false;
-			}
-			s->idle_s += now_seconds() - w;
+		if (!s->busy && (behind > most || (behind == most && behind && s == prefer))) {
+			best = s;
+			most = behind;
 		}
-		if (t == s->head) {
-			pthread_mutex_unlock(&f->mu);
-			break;
-		}
-		pthread_mutex_unlock(&f->mu);
-		consume(s->c, &v, fast, b->ev, b->n, &own);
-		pthread_mutex_lock(&f->mu);
-		b->full = false;
-		if (f->producer_waits)
-			pthread_cond_signal(&f->room);
-		pthread_mutex_unlock(&f->mu);
-		t++;
 	}
-	if (f->flush)
-		cache_flush(s->c);
+	if (best)
+		best->busy = true;
+	return best;
+}
+
+void
+feed_simulate(struct cache_feed *f, struct slice *s)
+{
+	struct batch *b = &s->ring[s->tail % FEED_RING];
+
+	pthread_mutex_unlock(&f->mu);
+	consume(s->c, &s->v, s->fast, b->ev, b->n, &s->own);
+	pthread_mutex_lock(&f->mu);
+	b->full = false;
+	s->tail++;
+	s->busy = false;
+	if (f->producer_waits)
+		pthread_cond_signal(&f->room);
+	/* Free again with batches left: an idle thread may take it. */
+	if (f->idle && s->head != s->tail)
+		pthread_cond_signal(&f->more);
+}
+
+struct slice *
+feed_take_flush(struct cache_feed *f)
+{
+	if (!f->done || !f->flush)
+		return NULL;
+	for (unsigned i = 0; i < f->k; i++) {
+		struct slice *s = &f->sl[i];
+
+		if (!s->busy && !s->flushed && s->head == s->tail) {
+			s->busy = true;
+			return s;
+		}
+	}
 	return NULL;
 }
 
-/* The caller's slice's batch, simulated on the caller's thread. */
 void
-feed_consume_caller(struct cache_feed *f)
+feed_flush_slice(struct cache_feed *f, struct slice *s)
 {
-	const struct owned own = { f->shift, f->mask, f->sl[0].owned, &f->sl[0].memo };
-	struct batch *b = f->sl[0].cur;
+	pthread_mutex_unlock(&f->mu);
+	cache_flush(s->c);
+	pthread_mutex_lock(&f->mu);
+	s->flushed = true;
+	s->busy = false;
+}
 
-	consume(f->sl[0].c, &f->v0, f->fast0, b->ev, b->n, &own);
-	b->n = 0;
+void *
+feed_slice_main(void *arg)
+{
+	struct worker *w = arg;
+	struct cache_feed *f = w->f;
+	struct slice *last = NULL, *s;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		if (!f->hold && (s = feed_take(f, last))) {
+			feed_simulate(f, s);
+			last = s;
+		} else if (!f->hold && (s = feed_take_flush(f))) {
+			feed_flush_slice(f, s);
+		} else if (f->done && !f->hold) {
+			break; /* what is left, another thread holds and finishes */
+		} else {
+			double t = now_seconds();
+
+			f->idle++;
+			pthread_cond_wait(&f->more, &f->mu);
+			f->idle--;
+			w->idle_s += now_seconds() - t;
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
 }

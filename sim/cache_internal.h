@@ -170,6 +170,10 @@ void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line
 /* fan_ref() of cache.c, for cache_plain.h: a request to a one-pass model's fan. */
 unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
 		       unsigned flags);
+/* A load or store of a scratch array, counted as cache_access_merged() counts it: true; false,
+ * nothing counted, where addr lies in no scratch array. */
+bool cache_scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint32_t count,
+			  uint64_t bytes);
 
 /* cache_feed.c: what a feed model gets, passed to the slices (its own counts kept here) */
 void cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,

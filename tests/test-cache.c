@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cache.h"
 #include "sim/cache_feed.h"
@@ -873,47 +874,78 @@ test_run_classes(void **state)
 	}
 }
 
-/* The classes of chunks: one a slice without a caller's slice; with one, as many as the sets
- * allow up to 128 (128 on h100, 64 and 16 where L1 has 64 and 16 sets), the caller's share smaller
- * by what it produces where the classes are fine enough to show it, every other within one class of
- * equal. */
+/* The slices of a feed: two a thread, as the levels' sets allow (128 chunk classes on h100,
+ * 64 and 16 where L1 has 64 and 16 sets) and while their models take 1 GiB (over 8 bytes a line);
+ * never fewer than the threads; MEMSIM_FEED_SLICES_A_THREAD where it is a power of two. */
 static void
-test_feed_classes(void **state)
+test_feed_slices(void **state)
 {
 	static const struct {
 		const char *spec;
-		unsigned slices;
-		bool caller;
-		unsigned classes, caller_classes;
-	} shares[] = {
-		{ "L1=22M:22:128:wv", 8, false, 8, 1 },   { "L1=22M:22:128:wv", 8, true, 128, 9 },
-		{ "L1=22M:22:128:wv", 4, true, 128, 26 }, { "L1=22M:22:128:wv", 2, true, 128, 60 },
-		{ "L1=512K:64:128", 8, true, 64, 5 },     { "L1=4K:4:64", 4, true, 16, 4 },
+		unsigned threads, slices;
+	} counts[] = {
+		{ "L1=22M:22:128:wv", 2, 4 },   { "L1=22M:22:128:wv", 8, 16 },
+		{ "L1=22M:22:128:wv", 32, 64 }, { "L1=22M:22:128:wv", 64, 128 },
+		{ "L1=512K:64:128", 8, 16 },    { "L1=512K:64:128", 64, 64 },
+		{ "L1=4K:4:64", 2, 4 },         { "L1=4K:4:64", 8, 16 },
+		{ "L1=1G:16:64", 4, 4 },        { "L1=4G:16:64", 2, 2 },
 	};
+	struct cache *c = make_cache("L1=22M:22:128:wv", 1);
+	struct cache_feed *f;
 	char err[256];
 
 	(void)state;
-	for (unsigned t = 0; t < sizeof(shares) / sizeof(shares[0]); t++) {
-		struct cache *c = make_cache(shares[t].spec, 1);
-		struct cache_feed *f = cache_feed_start(cache_get_config(c), shares[t].slices,
-							shares[t].caller, err, sizeof(err));
-		unsigned per[CACHE_MAX_SLICES], sum = 0, lo = UINT32_MAX, hi = 0;
+	for (unsigned t = 0; t < sizeof(counts) / sizeof(counts[0]); t++) {
+		struct spec spec;
 
-		assert_non_null(f);
-		assert_int_equal(cache_feed_classes(f, per), shares[t].classes);
-		assert_int_equal(per[0], shares[t].caller_classes);
-		for (unsigned i = 0; i < shares[t].slices; i++) {
-			sum += per[i];
-			if (i) {
-				lo = per[i] < lo ? per[i] : lo;
-				hi = per[i] > hi ? per[i] : hi;
-			}
-		}
-		assert_int_equal(sum, shares[t].classes);
-		assert_true(hi - lo <= 1);
-		cache_feed_abort(f);
-		cache_destroy(c);
+		assert_int_equal(spec_parse(counts[t].spec, &spec, err, sizeof(err)), 0);
+		assert_int_equal(cache_feed_slices_for(&spec.cache, counts[t].threads),
+				 counts[t].slices);
 	}
+	f = cache_feed_start(cache_get_config(c), 8, true, err, sizeof(err));
+	assert_non_null(f);
+	assert_int_equal(cache_feed_slices(f), 16);
+	cache_feed_abort(f);
+	setenv("MEMSIM_FEED_SLICES_A_THREAD", "4", 1);
+	f = cache_feed_start(cache_get_config(c), 8, true, err, sizeof(err));
+	assert_int_equal(cache_feed_slices(f), 32);
+	cache_feed_abort(f);
+	setenv("MEMSIM_FEED_SLICES_A_THREAD", "1", 1);
+	assert_int_equal(cache_feed_slices_for(cache_get_config(c), 4), 4);
+	setenv("MEMSIM_FEED_SLICES_A_THREAD", "3", 1); /* not a power of two: the default */
+	f = cache_feed_start(cache_get_config(c), 8, false, err, sizeof(err));
+	assert_int_equal(cache_feed_slices(f), 16);
+	cache_feed_abort(f);
+	unsetenv("MEMSIM_FEED_SLICES_A_THREAD");
+	cache_destroy(c);
+}
+
+/* With the slice threads held (cache_feed_hold()), the caller's thread simulates every batch
+ * itself as the rings fill and at the end: the run ends, with the counts of one model. */
+static void
+test_feed_hold(void **state)
+{
+	struct cache *whole = make_cache("L1=4K:4:64,L2=32K:8:64", 1), *sum = NULL;
+	char err[256];
+	struct cache_feed *f = cache_feed_start(cache_get_config(whole), 2, true, err, sizeof(err));
+	uint64_t x = 3, y = 3;
+
+	(void)state;
+	assert_non_null(f);
+	alarm(60); /* without the caller's simulating, the producer would wait for room forever */
+	cache_feed_hold(f, true);
+	feed_input(whole);
+	feed_input(cache_feed_model(f));
+	for (int n = 0; n < 1000000; n++) {
+		slice_access(whole, &x);
+		slice_access(cache_feed_model(f), &y);
+	}
+	cache_flush(whole);
+	assert_int_equal(cache_feed_finish(f, true, &sum, err, sizeof(err)), 0);
+	alarm(0);
+	assert_same_counts(whole, sum);
+	cache_destroy(sum);
+	cache_destroy(whole);
 }
 
 /* Slices that saw other phases do not add; configs that do not split say why. */
@@ -954,7 +986,8 @@ main(void)
 		cmocka_unit_test(test_slices_refused),
 		cmocka_unit_test(test_feed_sum),
 		cmocka_unit_test(test_feed_runs),
-		cmocka_unit_test(test_feed_classes),
+		cmocka_unit_test(test_feed_slices),
+		cmocka_unit_test(test_feed_hold),
 		cmocka_unit_test(test_run_classes),
 	};
 

@@ -745,6 +745,25 @@ test_run_why_not(void **state)
 		assert_non_null(strstr(r.err, "cannot allocate 8 cache models (32.0 MiB each)"));
 		assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
 		result_free(&r);
+		/* Room for 8 models and their threads, not for the 16 slices 8 threads take
+		 * (cache_feed_slices_for()): fewer slices, the same counters as one thread. */
+		memsim_env = "ulimit -v 450000 && MEMSIM_FEED_TIMES=1";
+		r = memsim(
+			"replay m.din --format din --cache L1=32K:8:64,L2=256M:16:64 --threads 8 "
+			"--json m8.json");
+		memsim_env = "";
+		assert_int_equal(r.rc, 0);
+		assert_non_null(strstr(r.err, "feed of 8 slices on 8 threads"));
+		result_free(&r);
+		r = memsim(
+			"replay m.din --format din --cache L1=32K:8:64,L2=256M:16:64 --json m1.json");
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+		one = counts_of("m1.json");
+		two = counts_of("m8.json");
+		assert_string_equal(one, two);
+		free(one);
+		free(two);
 	}
 	/* --record beside --threads: the same recording and counters as one thread. */
 	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t1.mtr --json r1.json", k);
@@ -782,7 +801,7 @@ test_feed_times(void **state)
 	const char *args = "run --kernel flash2 --N 1024 --heads 4 --cache h100 --trace-only "
 			   "--threads 4 --json %s.json";
 	double all = -1, caller = -1, room = -1, lo = -1, hi = -1;
-	unsigned k = 0;
+	unsigned k = 0, threads = 0;
 	struct result with, without;
 	cJSON *a, *b;
 	char *line;
@@ -798,12 +817,13 @@ test_feed_times(void **state)
 	assert_non_null(line);
 	assert_int_equal(
 		sscanf(line,
-		       "memsim: feed of %u slices: %lf s; the caller's thread simulated its "
-		       "slice %lf s and waited for room %lf s; the other threads waited for "
-		       "batches %lf to %lf s",
-		       &k, &all, &caller, &room, &lo, &hi),
-		6);
-	assert_int_equal(k, 4);
+		       "memsim: feed of %u slices on %u threads: %lf s; the caller's thread "
+		       "simulated batches %lf s and waited for room %lf s; the other threads "
+		       "waited for batches %lf to %lf s",
+		       &k, &threads, &all, &caller, &room, &lo, &hi),
+		7);
+	assert_int_equal(k, 8); /* two a thread */
+	assert_int_equal(threads, 4);
 	/* Printed to the millisecond: the parts within the whole to a rounding or two. */
 	assert_true(all > 0 && caller >= 0 && room >= 0 && caller + room <= all + 0.002);
 	assert_true(lo >= 0 && lo <= hi && hi <= all + 0.001);
