@@ -6,7 +6,8 @@
 #       2, 4 and 8 slices a thread, interleaved rounds: each run's wall seconds, the DRAM total
 #       and MEMSIM_FEED_TIMES's line; then one thread of each kernel
 #   sh run.sh bench OUTDIR F...      memsim bench --threads 2,4,8 at F slices a thread each
-# N (default 16384) is the sequence length; --heads 16 --cache h100 --trace-only.
+# N (default 16384) is the sequence length; --heads 16 --cache h100 --trace-only. FACTORS
+# (default "1 2 4 8") the new binary's slices a thread in `times`, OLD_F (1) the old one's.
 set -u
 what=$1
 out=$2
@@ -28,8 +29,8 @@ one() { # LABEL BIN SLICES-A-THREAD KERNEL THREADS
 if [ "$what" = times ]; then
 	for r in $(seq "${1:-2}"); do
 		for k in naive flash2; do
-			one old dev/memsim-old 1 $k 8
-			for f in 1 2 4 8; do one "new-${f}x" dev/memsim $f $k 8; done
+			one old dev/memsim-old "${OLD_F:-1}" $k 8
+			for f in ${FACTORS:-1 2 4 8}; do one "new-${f}x" dev/memsim $f $k 8; done
 		done
 	done
 	for k in naive flash2; do one one dev/memsim 1 $k 1; done
