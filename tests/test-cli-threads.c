@@ -195,6 +195,17 @@ counts_of(const char *name)
 	return out;
 }
 
+/* Reports a and b hold the same counts (counts_of()). */
+static void
+assert_same_counts(const char *a, const char *b)
+{
+	char *one = counts_of(a), *two = counts_of(b);
+
+	assert_string_equal(one, two);
+	free(one);
+	free(two);
+}
+
 /* The threads a report used, and its why_not_more in why. */
 static int
 threads_used(const char *name, char *why, size_t len)
@@ -418,7 +429,7 @@ test_run_default_threads(void **state)
 	const char *k = "--kernel naive --N 512 --heads 4 --cache h100";
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned expect = cores < 2 ? 1 : cores < 4 ? (unsigned)cores : 4;
-	char on[32], *one, *all;
+	char on[32];
 	struct result r;
 
 	(void)state;
@@ -432,11 +443,7 @@ test_run_default_threads(void **state)
 		fail_msg("run %s on %ld cores: no '%s' in %s", k, cores, on, r.out);
 	assert_null(strstr(r.err, "note:"));
 	result_free(&r);
-	one = counts_of("r1.json");
-	all = counts_of("rd.json");
-	assert_string_equal(one, all);
-	free(one);
-	free(all);
+	assert_same_counts("r1.json", "rd.json");
 	r = memsim("run --kernel naive --N 64 --heads 4 --cache h100");
 	assert_int_equal(r.rc, 0);
 	assert_null(strstr(r.out, " threads\n"));
@@ -460,11 +467,7 @@ test_run_default_threads(void **state)
 		fail_msg("run %s on %ld cores: no '%s' in %s", k, cores, on, r.out);
 	assert_null(strstr(r.err, "note:"));
 	result_free(&r);
-	one = counts_of("t1.json");
-	all = counts_of("td.json");
-	assert_string_equal(one, all);
-	free(one);
-	free(all);
+	assert_same_counts("t1.json", "td.json");
 	r = memsim("run %s --cache L1=32K:8:64,L2=1M:16:64,tiles=scratch", k);
 	assert_int_equal(r.rc, 0);
 	assert_null(strstr(r.out, " threads\n"));
@@ -696,7 +699,7 @@ test_run_why_not(void **state)
 	const char *k = "--kernel naive --N 64 --d 16";
 	struct result r;
 	char why[256];
-	char *one, *two;
+	char *one;
 
 	(void)state;
 	r = memsim("run %s --cache cachegrind --trace-only --threads 2 --json w.json", k);
@@ -759,11 +762,7 @@ test_run_why_not(void **state)
 			"replay m.din --format din --cache L1=32K:8:64,L2=256M:16:64 --json m1.json");
 		assert_int_equal(r.rc, 0);
 		result_free(&r);
-		one = counts_of("m1.json");
-		two = counts_of("m8.json");
-		assert_string_equal(one, two);
-		free(one);
-		free(two);
+		assert_same_counts("m1.json", "m8.json");
 	}
 	/* --record beside --threads: the same recording and counters as one thread. */
 	r = memsim("run %s --cache L1=4K:4:64,L2=32K:8:64 --record t1.mtr --json r1.json", k);
@@ -785,14 +784,9 @@ test_run_why_not(void **state)
 	assert_string_equal(one, strchr(r.out, '\n'));
 	free(one);
 	result_free(&r);
-	one = counts_of("r1.json");
-	two = counts_of("r2.json");
-	assert_string_equal(one, two);
-	free(one);
-	free(two);
+	assert_same_counts("r1.json", "r2.json");
 }
 
-/* What does not split runs one thread and says why; a bad N is a usage error. */
 /* MEMSIM_FEED_TIMES: one line on stderr of where a split run's wall time went, the parts
  * within the whole; nothing without it, and the same counters either way. */
 static void
@@ -838,6 +832,7 @@ test_feed_times(void **state)
 	result_free(&without);
 }
 
+/* What does not split runs one thread and says why; a bad N is a usage error. */
 static void
 test_why_not(void **state)
 {
