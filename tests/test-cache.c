@@ -745,7 +745,7 @@ test_feed_runs(void **state)
 		"L1=2K:4:64:wv,L2=16K:8:64:excl,L3=256K:128:64",
 		"L1=64K:16:128:wv",
 		"L1=8K:8:64:plru,L2=128K:8:64",
-		"L1=64K:4:64", /* odd: the caller's slice, so 128 classes (256 sets) */
+		"L1=64K:4:64", /* 256 sets: 128 slices, 32 a thread (the pattern's high word) */
 	};
 	static const uint32_t elems[] = { 1, 2, 4, 8, 16, 32, 3, 12 };
 	char err[256];
@@ -753,11 +753,17 @@ test_feed_runs(void **state)
 	(void)state;
 	for (unsigned s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
 		struct cache *whole = make_cache(specs[s], 1), *sum = NULL;
-		struct cache_feed *f =
-			cache_feed_start(cache_get_config(whole), 4, s % 2, err, sizeof(err));
-		struct cache *fm = cache_feed_model(f);
+		struct cache_feed *f;
+		struct cache *fm;
 		unsigned ls = log2_u64(cache_get_config(whole)->level[0].line_bytes), taken = 0;
 		uint64_t x = 5 + s;
+
+		if (s == 5)
+			setenv("MEMSIM_FEED_SLICES_A_THREAD", "32", 1);
+		f = cache_feed_start(cache_get_config(whole), 4, s % 2, err, sizeof(err));
+		unsetenv("MEMSIM_FEED_SLICES_A_THREAD");
+		assert_int_equal(cache_feed_slices(f), s == 5 ? 128 : 8);
+		fm = cache_feed_model(f);
 
 		for (unsigned i = 0; i < 2; i++) {
 			struct cache *c = i ? fm : whole;
