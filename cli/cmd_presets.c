@@ -28,6 +28,7 @@ cmd_presets(int argc, char **argv)
 		char err[512], buf[1024];
 
 		printf("%s\n  %s\n", p->name, p->summary);
+		memset(&s, 0, sizeof(s));
 		if (spec_parse(p->name, &s, err, sizeof(err)) == 0) {
 			printf("  spec:   %s\n", spec_format(&s, buf, sizeof(buf)));
 			if (s.note[0])
@@ -35,7 +36,7 @@ cmd_presets(int argc, char **argv)
 		} else {
 			printf("  spec:   unavailable here: %s\n", err);
 		}
-		printf("  source: %s\n\n", p->source);
+		printf("  source: %s\n\n", s.source[0] ? s.source : p->source);
 	}
 	return EXIT_OK;
 }

@@ -150,7 +150,7 @@ int
 cmd_profile(int argc, char **argv)
 {
 	struct profile_config c;
-	const char *out = "out/profile", *json = NULL, *cache = "host";
+	const char *out = "out/profile", *json = NULL, *cache = NULL;
 	uint64_t reps;
 	const struct optparse_option opts[] = {
 		{ "T", 0, OPTPARSE_CALL, .dest = &c, .call = T_value },
@@ -172,6 +172,7 @@ cmd_profile(int argc, char **argv)
 					      .usage = usage_profile,
 					      .options = opts };
 	char err[512];
+	bool cache_given;
 	int rc;
 
 	profile_config_init(&c);
@@ -181,12 +182,21 @@ cmd_profile(int argc, char **argv)
 	c.reps = (unsigned)reps;
 	if (optind != argc)
 		return usage_error("profile", "unexpected argument '%s'", argv[optind]);
+	cache_given = cache != NULL;
+	if (!cache)
+		cache = "host";
 	if (!out[0])
 		return usage_error("profile", "--out: empty directory name");
 	if (profile_config_check(&c, err, sizeof(err)))
 		return usage_error("profile", "%s", err);
-	if (spec_parse(cache, &c.spec, err, sizeof(err)))
-		return usage_error("profile", "--cache: %s", err);
+	if (spec_parse(cache, &c.spec, err, sizeof(err))) {
+		if (cache_given)
+			return usage_error("profile", "--cache: %s", err);
+		return usage_error("profile",
+				   "the default --cache: %s; give --cache with another "
+				   "preset (memsim presets) or a spec",
+				   err);
+	}
 	c.spec.cache.seed = c.seed;
 	return profile_into(&c, out, json, argc, argv);
 }
@@ -275,6 +285,8 @@ profile_header(FILE *text, const struct profile_config *c)
 	fprintf(text, "DRAM bytes: one traced run from cold under %s%s%s\n",
 		c->spec.preset[0] ? c->spec.preset : "the spec", c->spec.preset[0] ? " = " : " ",
 		spec_format(&c->spec, buf, sizeof(buf)));
+	if (c->spec.source[0])
+		fprintf(text, "caches read from %s\n", c->spec.source);
 	if (c->spec.note[0])
 		fprintf(text, "note: %s\n", c->spec.note);
 	fprintf(text, "\n%5s  %-7s %-10s %10s %10s %9s %9s %12s %8s %12s\n", "T", "kernel", "op",

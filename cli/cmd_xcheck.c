@@ -227,7 +227,7 @@ xcheck_host_spec(struct xcheck *x, struct spec *host)
 
 	papi_row_init(x);
 	if (spec_parse("host", host, buf, sizeof(buf))) {
-		/* No sysfs cache description: PAPI still runs, without a memsim row beside it. */
+		/* The machine's caches unknown: PAPI still runs, without a memsim row beside it. */
 		snprintf(m->note, sizeof(m->note), "no host preset: %s", buf);
 		return -1;
 	}
@@ -249,10 +249,10 @@ xcheck_host_row(struct xcheck *x, const struct spec *host, struct cache *c, doub
 	m->q[XCHECK_D1_MISSES] = m->q[XCHECK_LL_MISSES] = -1;
 	m->q[XCHECK_DRAM_BYTES] = (double)(cache_dram(c)->read_bytes + cache_dram(c)->write_bytes);
 	snprintf(m->note, sizeof(m->note),
-		 "traced run on %s (from sysfs%s%s); DRAM bytes read and written, no final "
+		 "traced run on %s (from %s%s%s); DRAM bytes read and written, no final "
 		 "flush, as a counter read at the kernel's end sees them",
-		 spec_format(host, spec_text, sizeof(spec_text)), host->note[0] ? ": " : "",
-		 host->note);
+		 spec_format(host, spec_text, sizeof(spec_text)), host->source,
+		 host->note[0] ? ": " : "", host->note);
 	*line = ll->line_bytes;
 	*evict = 2 * ll->size_bytes;
 	x->rows[XCHECK_PAPI].ref = XCHECK_MEMSIM_HOST;

@@ -695,7 +695,9 @@ ceilings_add_hardware(cJSON *obj)
 		cJSON_AddStringToObject(hw, "caches", spec_format(&host, buf, sizeof(buf)));
 	else
 		cJSON_AddStringToObject(hw, "caches", err);
-	f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+	snprintf(buf, sizeof(buf), "%s/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+		 spec_sysfs_root());
+	f = fopen(buf, "r");
 	if (!f || !fgets(buf, sizeof(buf), f))
 		snprintf(buf, sizeof(buf), "unavailable");
 	buf[strcspn(buf, "\n")] = '\0';

@@ -421,6 +421,7 @@ profile_add_manifest(cJSON *m, const struct profile_config *c)
 	cJSON_AddStringToObject(cfg, "cache", spec_format(&c->spec, buf, sizeof(buf)));
 	cJSON_AddStringToObject(cfg, "preset", c->spec.preset);
 	cJSON_AddStringToObject(cfg, "cache_note", c->spec.note);
+	cJSON_AddStringToObject(cfg, "cache_source", c->spec.source);
 	cJSON_AddNumberToObject(cfg, "min_time", c->min_time);
 	cJSON_AddNumberToObject(cfg, "reps", c->reps);
 }

@@ -10,9 +10,10 @@
 #include "sim/util.h"
 
 const struct spec_preset spec_presets[] = {
-	{ "host", NULL, "this machine's data caches, read from sysfs",
+	{ "host", NULL, "this machine's data caches, read from sysfs, else from sysconf()",
 	  "/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size,ways_of_associativity,"
-	  "coherency_line_size,number_of_sets}; replacement modelled as LRU" },
+	  "coherency_line_size}, else glibc's sysconf(_SC_LEVEL1_DCACHE_SIZE, ...), which asks "
+	  "cpuid on x86; replacement modelled as LRU" },
 	{ "i5-8250u", "L1=32K:8:64,L2=256K:4:64,L3=6M:12:64:incl",
 	  "Intel Core i5-8250U (Kaby Lake R), the labs' machine",
 	  "Intel 64 and IA-32 Optimization Reference Manual (Skylake client cache table) and "
@@ -250,7 +251,7 @@ spec_parse(const char *text, struct spec *out, char *err, size_t errlen)
 	}
 	p = find_preset(text);
 	if (p && !p->spec) {
-		rc = spec_from_sysfs("/sys/devices/system/cpu/cpu0/cache", out, err, errlen);
+		rc = spec_from_host(out, err, errlen);
 		if (rc)
 			return rc;
 	} else if (p) {

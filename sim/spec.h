@@ -24,6 +24,7 @@ struct spec {
 	bool tiles_in_scratch; /* kernels' tile buffers live in on-chip scratch, not memory */
 	char preset[32];       /* preset name, or "" for an explicit spec */
 	char note[512];        /* adjustments made while reading it (host preset) */
+	char source[256];      /* where the host preset's numbers came from; "" for the others */
 };
 
 struct spec_preset {
@@ -40,10 +41,31 @@ extern const struct spec_preset spec_presets[];
  * part in err. */
 int spec_parse(const char *text, struct spec *out, char *err, size_t errlen);
 
+/* The host preset: this machine's caches, from sysfs (MEMSIM_SYSFS_ROOT, default /sys, then
+ * devices/system/cpu/cpu0/cache), else from sysconf(); out->source names the one used, out->note
+ * what was adjusted or assumed. MEMSIM_HOST_SOURCES ("sysfs,sysconf") limits the sources tried
+ * (a test knob). Returns 0, or -ENOENT with each source's reason in err. */
+int spec_from_host(struct spec *out, char *err, size_t errlen);
+
+/* Where memsim reads sysfs: MEMSIM_SYSFS_ROOT where set (a test knob), else "/sys". */
+const char *spec_sysfs_root(void);
+
 /* Reads the host's data caches from sysfs_dir (normally /sys/devices/system/cpu/cpu0/cache).
  * A level whose set count is not a power of two is modelled with the next power of two and
  * fewer ways (said in out->note). Returns 0, or a negative errno with the reason in err. */
 int spec_from_sysfs(const char *sysfs_dir, struct spec *out, char *err, size_t errlen);
+
+/* The ways taken for a level that sysconf() reports without its associativity. */
+#define SPEC_HOST_ASSUMED_WAYS 16u
+
+/* Reads the data caches from sysconf()'s _SC_LEVEL{1..4}_*CACHE_{SIZE,ASSOC,LINESIZE} through
+ * query (spec_sysconf(), or a stand-in in tests): the levels from L1 down to the first it does
+ * not report. A level without its associativity is taken as SPEC_HOST_ASSUMED_WAYS ways (said
+ * in out->note). Returns 0, or -ENOENT with the reason in err. */
+int spec_from_sysconf(long (*query)(int name), struct spec *out, char *err, size_t errlen);
+
+/* sysconf(name), -1 for a name the C library lacks (given as -1). */
+long spec_sysconf(int name);
 
 /* Writes the config in spec syntax, every word explicit ("L1=32K:8:64:lru:wb:wa:nine,...").
  * Returns buf. */

@@ -1,14 +1,18 @@
 /*
  * Cache specs: what parses and to what, every rejected spec with the part its message must
- * name, the presets, and the host preset read from fake sysfs trees in tests/data/sysfs.
+ * name, the presets, and the host preset read from fake sysfs trees in tests/data/sysfs and
+ * from a stand-in sysconf().
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/spec.h"
 #include "tests/unit.h"
@@ -189,7 +193,130 @@ test_host_sysfs(void **state)
 	assert_non_null(strstr(err, "index0 is missing or has unreadable fields"));
 	assert_int_not_equal(
 		spec_from_sysfs(TEST_DATA_DIR "/sysfs/none-here", &s, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "host: cannot read"));
+	assert_non_null(strstr(err, "cannot read"));
+}
+
+/* sysconf() as glibc answers it on an AMD EPYC VM without cache sysfs: L1d 48 KiB 12-way,
+ * L2 1 MiB 8-way, and an L3 of 508 MiB whose way count cpuid's leaf 0x80000006 leaves to a
+ * leaf the VM does not have (glibc says 0). */
+static long
+sysconf_epyc_vm(int name)
+{
+	static const struct {
+		int name;
+		long value;
+	} answers[] = {
+		{ _SC_LEVEL1_DCACHE_SIZE, 49152 },    { _SC_LEVEL1_DCACHE_ASSOC, 12 },
+		{ _SC_LEVEL1_DCACHE_LINESIZE, 64 },   { _SC_LEVEL2_CACHE_SIZE, 1048576 },
+		{ _SC_LEVEL2_CACHE_ASSOC, 8 },        { _SC_LEVEL2_CACHE_LINESIZE, 64 },
+		{ _SC_LEVEL3_CACHE_SIZE, 532676608 }, { _SC_LEVEL3_CACHE_ASSOC, 0 },
+		{ _SC_LEVEL3_CACHE_LINESIZE, 64 },
+	};
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+		if (answers[i].name == name)
+			return answers[i].value;
+	return 0;
+}
+
+/* A C library that knows no cache (glibc on many non-x86 machines answers 0). */
+static long
+sysconf_nothing(int name)
+{
+	(void)name;
+	return 0;
+}
+
+/* An L1 of 64 KiB, fully associative by its way count (glibc gives the lines for AMD's
+ * "fully associative" code), and nothing below. */
+static long
+sysconf_l1_full(int name)
+{
+	if (name == _SC_LEVEL1_DCACHE_SIZE)
+		return 65536;
+	if (name == _SC_LEVEL1_DCACHE_ASSOC)
+		return 1024;
+	if (name == _SC_LEVEL1_DCACHE_LINESIZE)
+		return 64;
+	return -1;
+}
+
+static void
+test_host_sysconf(void **state)
+{
+	struct spec s;
+	char err[512], buf[1024];
+
+	(void)state;
+	assert_int_equal(spec_from_sysconf(sysconf_epyc_vm, &s, err, sizeof(err)), 0);
+	spec_format(&s, buf, sizeof(buf));
+	/* 508 MiB over 16 assumed ways is 520192 sets: 2^19 sets x 15 ways */
+	assert_string_equal(buf, "L1=48K:12:64:lru:wb:wa:nine,L2=1M:8:64:lru:wb:wa:nine,"
+				 "L3=480M:15:64:lru:wb:wa:nine,tiles=dram");
+	assert_non_null(strstr(s.note, "L3: no associativity reported; modelled as 16 ways"));
+	assert_non_null(strstr(s.note, "L3: 520192 sets is not a power of two"));
+	assert_non_null(strstr(s.source, "sysconf"));
+	assert_int_equal(cache_config_validate(&s.cache, err, sizeof(err)), 0);
+
+	assert_int_equal(spec_from_sysconf(sysconf_l1_full, &s, err, sizeof(err)), 0);
+	spec_format(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "L1=64K:full:64:lru:wb:wa:nine,tiles=dram");
+
+	assert_int_equal(spec_from_sysconf(sysconf_nothing, &s, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "sysconf() reports no data cache"));
+}
+
+/* Runs spec_parse("host") with MEMSIM_SYSFS_ROOT and MEMSIM_HOST_SOURCES set (NULL: unset). */
+static int
+parse_host_with(const char *root, const char *sources, struct spec *s, char *err, size_t n)
+{
+	int rc;
+
+	if (root)
+		setenv("MEMSIM_SYSFS_ROOT", root, 1);
+	if (sources)
+		setenv("MEMSIM_HOST_SOURCES", sources, 1);
+	rc = spec_parse("host", s, err, n);
+	unsetenv("MEMSIM_SYSFS_ROOT");
+	unsetenv("MEMSIM_HOST_SOURCES");
+	return rc;
+}
+
+/* The host preset as the commands meet it: sysfs under MEMSIM_SYSFS_ROOT first, naming its
+ * source; without it, sysconf (whatever this machine's says: only that it was tried); with
+ * neither, unavailable with both reasons. tests/data/sysfs holds no devices/ tree. */
+static void
+test_host_sources(void **state)
+{
+	char err[1024], buf[1024];
+	struct spec s;
+
+	(void)state;
+	assert_int_equal(parse_host_with(TEST_DATA_DIR "/sysfs-root", NULL, &s, err, sizeof(err)),
+			 0);
+	spec_format(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "I1=32K:8:64:lru:wb:wa:nine,L1=32K:8:64:lru:wb:wa:nine,"
+				 "L2=256K:4:64:lru:wb:wa:nine,L3=6M:12:64:lru:wb:wa:nine,"
+				 "tiles=dram");
+	assert_string_equal(s.preset, "host");
+	assert_string_equal(s.source,
+			    "sysfs, " TEST_DATA_DIR "/sysfs-root/devices/system/cpu/cpu0/cache");
+
+	if (parse_host_with(TEST_DATA_DIR "/sysfs", NULL, &s, err, sizeof(err)) == 0) {
+		assert_non_null(strstr(s.source, "sysconf"));
+		assert_non_null(strstr(s.note, "no cache description in sysfs (cannot read"));
+	} else {
+		assert_non_null(strstr(err, "sysconf: sysconf() reports no data cache"));
+	}
+	assert_int_equal(parse_host_with(TEST_DATA_DIR "/sysfs", "sysfs", &s, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "host: this machine's caches are unknown here: sysfs: cannot "
+				    "read " TEST_DATA_DIR "/sysfs/devices/system/cpu/cpu0/cache"));
+	assert_non_null(strstr(err, "sysconf: not tried (MEMSIM_HOST_SOURCES)"));
+	/* the other presets never look */
+	setenv("MEMSIM_HOST_SOURCES", "none", 1);
+	assert_int_equal(spec_parse("i5-8250u", &s, err, sizeof(err)), 0);
+	unsetenv("MEMSIM_HOST_SOURCES");
 }
 
 static void
@@ -215,7 +342,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_specs),     cmocka_unit_test(test_bad_specs),
 		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_host_sysfs),
-		cmocka_unit_test(test_presets_listed),
+		cmocka_unit_test(test_presets_listed), cmocka_unit_test(test_host_sysconf),
+		cmocka_unit_test(test_host_sources),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

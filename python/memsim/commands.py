@@ -258,18 +258,24 @@ def sdpa(q_shape: Shape, k_shape: Shape, v_shape: Shape | None = None, is_causal
     return _cli.call_json(args)[0]
 
 
-def presets() -> list[dict[str, str]]:
+def presets() -> list[dict[str, Any]]:
     """The cache presets: a list of {"name", "spec", "description"}, spec the canonical form
-    (every word explicit) of the hierarchy the name gives."""
+    (every word explicit) of the hierarchy the name gives. A preset this machine cannot give
+    (host, where neither sysfs nor sysconf knows the caches) has spec None and "unavailable",
+    the reason, as `memsim presets` says "unavailable here"."""
     from .cache import Cache
 
     out = []
     for i in range(lib().memsim_preset_count()):
         name = lib().memsim_preset_name(i).decode()
-        with Cache(name) as c:
-            spec = c.spec
-        out.append({"name": name, "spec": spec,
-                    "description": lib().memsim_preset_description(i).decode()})
+        entry: dict[str, Any] = {"name": name, "spec": None,
+                                 "description": lib().memsim_preset_description(i).decode()}
+        try:
+            with Cache(name) as c:
+                entry["spec"] = c.spec
+        except UsageError as e:
+            entry["unavailable"] = str(e)
+        out.append(entry)
     return out
 
 

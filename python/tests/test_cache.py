@@ -205,8 +205,29 @@ def test_presets_all_build():
         assert n in out
     assert "lab" in names and "h100" in names
     for p in memsim.presets():
+        if p["spec"] is None:
+            # only host may be missing, and then the command line says so too
+            assert p["name"] == "host" and "unknown here" in p["unavailable"]
+            assert "spec:   unavailable here: host:" in out
+            continue
         with memsim.Cache(p["spec"]) as c:
             assert c.spec == p["spec"]
+
+
+def test_presets_host_unknown(tmp_path, monkeypatch):
+    """Where neither sysfs nor sysconf knows the caches (the test knobs say so), presets()
+    lists every preset, host with spec None and the reason; Cache("host") raises it."""
+    monkeypatch.setenv("MEMSIM_SYSFS_ROOT", str(tmp_path))
+    monkeypatch.setenv("MEMSIM_HOST_SOURCES", "sysfs")
+    ps = memsim.presets()
+    host = next(p for p in ps if p["name"] == "host")
+    assert host["spec"] is None
+    assert host["unavailable"].startswith("host: this machine's caches are unknown here: sysfs: "
+                                          f"cannot read {tmp_path}/devices/system/cpu/cpu0/cache")
+    others = [p for p in ps if p["name"] != "host"]
+    assert len(others) >= 6 and all(p["spec"] and "unavailable" not in p for p in others)
+    with pytest.raises(memsim.UsageError, match="this machine's caches are unknown here"):
+        memsim.Cache("host")
 
 
 def test_version_matches_executable():
