@@ -10,8 +10,8 @@
  *    kernel makes, one by one and in its order (the tile accesses reach the model too);
  *  - tiles in scratch (GPU presets, lab): the reports of memory arrays, in the same order as
  *    the computing kernel's, and the tile accesses tallied instead, per block in closed form
- *    with the counts trace_zip() gives a scratch stream (trace_zip_scratch_accesses()), one
- *    access per get/put, and added to the model once per phase (trace_scratch_add()).
+ *    (one access an element, as trace_zip() counts a scratch stream, and one per get/put),
+ *    and added to the model once per phase (trace_scratch_add()).
  *    That is exact: a scratch access never reaches the cache model nor changes how the
  *    tracing layer merges memory accesses, and the model keeps scratch counts only as sums
  *    (per array and in the processor's totals, not per phase), which no order changes.
@@ -89,11 +89,15 @@ to_add(struct to_tally *s, enum to_tile k, enum cache_op op, uint64_t ops, uint6
 	s->bytes[k][op] += bytes;
 }
 
-/* The accesses trace_zip() counts for a TR_ZIP stream of n fp32 elements of a tile from p. */
+/* The accesses trace_zip() counts for a TR_ZIP stream of n fp32 elements of a tile from p:
+ * one an element. */
 static ALWAYS_INLINE uint64_t
 to_acc(const struct to_run *x, const float *p, uint64_t n, enum cache_op op)
 {
-	return trace_zip_scratch_accesses(x->t, (uint64_t)(uintptr_t)p, n, sizeof(float), op);
+	(void)x;
+	(void)p;
+	(void)op;
+	return n;
 }
 
 /* Tallies `times` TR_ZIP streams over nrows rows of a tile, row r from p + r stride, n
@@ -175,7 +179,7 @@ to_tile_load(struct to_run *x, enum to_tile k, const float *tile, uint64_t tile_
 
 	if (x->bulk) {
 		/* the rows' loads as one run: a feed model's slices cut it themselves */
-		trace_zip_rows(x->t, src, s, n, nr, src_stride * s, CACHE_OP_LOAD);
+		trace_run_rows(x->t, src, s, n, nr, src_stride * s, CACHE_OP_LOAD);
 		to_rows(x, &x->sum, k, tile, tile_stride, nr, n, CACHE_OP_STORE, 1);
 		return;
 	}
@@ -231,7 +235,7 @@ to_row_store(struct to_run *x, enum to_tile k, void *dst, const float *src, uint
 	     enum attn_dtype dt)
 {
 	if (x->bulk) {
-		trace_zip_rows(x->t, dst, dtype_bytes(dt), n, 1, 0, CACHE_OP_STORE);
+		trace_run_rows(x->t, dst, dtype_bytes(dt), n, 1, 0, CACHE_OP_STORE);
 		to_add(&x->sum, k, CACHE_OP_LOAD, to_acc(x, src, n, CACHE_OP_LOAD),
 		       n * sizeof(float));
 	} else {

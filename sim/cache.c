@@ -27,7 +27,8 @@
  *  - Merged repeats (count > 1): the first access is simulated and the others are hits on the
  *    line it just made most recent, which changes no replacement state under any policy here.
  *    Where repeats still travel (write-through, a no-write-allocate miss) they travel with
- *    their count.
+ *    their count. Below an inclusive level the first access's own victim can take the line
+ *    back (repeat_ref()): the repeats then go one by one until it stays.
  *  - Write-validate keeps a valid-bit per granule (a byte for lines up to 64 bytes, line/64
  *    bytes above): a store miss allocates without a fetch; a load that touches a granule no
  *    store made valid fetches the line then (counted as a read miss and a fill). Dirty lines
@@ -474,6 +475,40 @@ access_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, boo
 	level_lines(c, L, addr, size, write, count, flags);
 }
 
+/* Whether a level below L is inclusive: its back-invalidations can take from L a line that
+ * an access to L just brought in (the access's own victim, written back below, may evict the
+ * line's neighbour there, whose range covers it). */
+static bool
+back_invalidated(const struct level *L)
+{
+	for (const struct level *B = L->lower; B; B = B->lower)
+		if (B->cfg.inclusion == CACHE_INCL_INCLUSIVE)
+			return true;
+	return false;
+}
+
+/* count repeats of one access to a line of L, as level_ref() takes them (the first simulated,
+ * the others hits) only once the line stays in L after one: where a back-invalidation took it
+ * they miss again, one at a time. A no-write-allocate store never stays: its repeats travel
+ * below as they are. */
+static void
+repeat_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	   uint32_t count, unsigned flags)
+{
+	uint64_t line = addr >> L->line_shift, set_idx = line & L->set_mask;
+	const uint64_t *set = L->tags + set_idx * L->ways;
+	enum req req = write ? REQ_WRITE : REQ_READ;
+
+	while (count > 1 && find_way(L, set, set_idx, line) < 0 &&
+	       !(write && L->cfg.alloc == CACHE_ALLOC_NONE)) {
+		level_ref(c, L, addr, size, req, 1, flags);
+		count--;
+		if (find_way(L, set, set_idx, line) >= 0)
+			break;
+	}
+	level_ref(c, L, addr, size, req, count, flags);
+}
+
 static void
 level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
 	    uint32_t count, unsigned flags)
@@ -494,6 +529,8 @@ level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 			} else {
 				L->st.reads += count;
 			}
+		} else if (count > 1 && back_invalidated(L)) {
+			repeat_ref(c, L, piece, (uint32_t)(piece_end - piece), write, count, flags);
 		} else {
 			level_ref(c, L, piece, (uint32_t)(piece_end - piece),
 				  write ? REQ_WRITE : REQ_READ, count, flags);
@@ -602,6 +639,57 @@ cache_merge_is_exact(const struct cache *c)
 	/* Write-through and no-write-allocate send every repeated store below; write-validate
 	 * repeats can validate more bytes; with no cache each access is its own transfer. */
 	return c->cfg.levels > 0 && l1->write == CACHE_WRITE_BACK && l1->alloc == CACHE_ALLOC_FETCH;
+}
+
+/* Whether a store repeated to the line of addr that L just took (a write-through level's hit)
+ * hits at every level below it without changing its state, or passes a no-write-allocate level
+ * unallocated, down to a write-back level that holds the line dirty or to DRAM. */
+static bool
+store_repeats_settled(const struct cache *c, const struct level *L, uint64_t addr)
+{
+	for (const struct level *B = L->lower; B; B = B->lower) {
+		uint64_t line = addr >> B->line_shift, set_idx = line & B->set_mask;
+		const uint64_t *set = B->tags + set_idx * B->ways;
+		int w = find_way(B, set, set_idx, line);
+
+		if (B->mask || B->cfg.inclusion == CACHE_INCL_EXCLUSIVE)
+			return false;
+		if (w < 0) {
+			if (B->cfg.alloc != CACHE_ALLOC_NONE)
+				return false;
+			continue;
+		}
+		if (B->cfg.write == CACHE_WRITE_BACK)
+			return set[w] & 1;
+	}
+	return c->nfan == 0 && !c->below;
+}
+
+bool
+cache_repeats_settled(const struct cache *c, const uint64_t *addrs, const bool *stores, unsigned n)
+{
+	const struct level *L = &c->lv[0];
+
+	if (c->ndata == 0 || c->forward || c->feed || c->sliced || L->mask)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t line = addrs[i] >> L->line_shift, set_idx = line & L->set_mask;
+		const uint64_t *set = L->tags + set_idx * L->ways;
+		int w;
+
+		/* in a set sampling leaves out: the repeats are dropped as the access was */
+		if (((addrs[i] >> c->sample_shift) & c->sample_mask) != c->sample_residue)
+			continue;
+		w = find_way(L, set, set_idx, line);
+		if (w < 0)
+			return false;
+		if (!stores[i])
+			continue;
+		if (L->cfg.write == CACHE_WRITE_BACK ? !(set[w] & 1)
+						     : !store_repeats_settled(c, L, addrs[i]))
+			return false;
+	}
+	return true;
 }
 
 /* Loads and stores from refs[0] up to the first other kind; returns how many. */

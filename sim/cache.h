@@ -168,6 +168,17 @@ void cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cac
  * L1 under any replacement policy), so merging them loses nothing. */
 bool cache_merge_is_exact(const struct cache *c);
 
+/* Whether, just after loads and stores (stores[i]) at addrs[0 .. n), each inside one L1 line
+ * and all reaching the model, repeating them in the same order any number of times would only
+ * be hits that change no state: every line in L1 (and, for a store, dirty in a write-back L1,
+ * or in a write-through one hit below it unchanged or passed on unallocated), no
+ * write-validate L1. Each stream's repeats may then go as one cache_access_merged(), the
+ * streams in their order: under LRU, FIFO, random and tree-PLRU alike the last touches, which
+ * alone decide the state, come in the same order. False for a one-pass, feed or slice model
+ * (plain models only). */
+bool cache_repeats_settled(const struct cache *c, const uint64_t *addrs, const bool *stores,
+			   unsigned n);
+
 /* Simulates refs[0 .. n) in order up to the first that is not an access; returns how many
  * were consumed. The replay fast path: same result as one cache_access() per ref. */
 size_t cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n);

@@ -279,7 +279,7 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	cache_classes classes;
 	unsigned takers = 0;
 
-	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_LINES ||
+	if (!cache_run_aligned(r) || r->op > CACHE_OP_STORE || r->kind > CACHE_RUN_MERGED ||
 	    r->line_shift > f->shift || r->elem > UINT16_MAX || len > UINT32_MAX)
 		return false;
 	if (r->stride && r->rows - 1 > (UINT64_MAX - len) / r->stride)
@@ -296,7 +296,7 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	if (f->filt)
 		for (uint64_t row = 0; row < r->rows; row++)
 			forget(f, r->addr + row * r->stride, (uint32_t)len);
-	acc = cache_run_accesses(r);
+	acc = (uint64_t)r->rows * r->n;
 	c->cpu.ops[r->op] += acc;
 	c->cpu.bytes[r->op] += len * r->rows;
 	/* Only to the slices that own a chunk of it: the others would do nothing with it. Each
@@ -350,6 +350,31 @@ cache_feed_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op o
 	if (s->cur->n == FEED_BATCH)
 		publish(f, s);
 	s->cur->ev[s->cur->n++] = (struct cache_ref){ addr, size, (uint16_t)op, 1 };
+}
+
+bool
+cache_feed_repeats_kept(struct cache *c, const uint64_t *addrs, const uint32_t *sizes,
+			const bool *stores, unsigned n, uint32_t count)
+{
+	struct cache_feed *f = c->feed;
+
+	if (!f || !f->filt)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t line = addrs[i] >> f->l1_shift, e = f->filt[line & f->filt_mask];
+
+		/* slot 0 of its set known to hold the line, dirty for a store: with two lines of
+		 * one set, the set's entry names one of them only */
+		if ((e >> 1) != line || (stores[i] && !(e & 1)) ||
+		    addrs[i] - c->scratch_lo < c->scratch_len)
+			return false;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		f->hits[stores[i]] += count;
+		c->cpu.ops[stores[i]] += count;
+		c->cpu.bytes[stores[i]] += (uint64_t)sizes[i] * count;
+	}
+	return true;
 }
 
 void

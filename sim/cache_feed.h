@@ -55,6 +55,12 @@ bool cache_is_feed(const struct cache *c);
 /* cache_access(model, addr, size, op, 1), cheaper for a load or store inside one chunk: for the
  * tracing layer, which hands a feed model its accesses unmerged. */
 void cache_feed_access(struct cache *model, uint64_t addr, uint32_t size, enum cache_op op);
+/* For loads and stores (stores[i]) of sizes[i] bytes at addrs[i], each inside one L1 line, just
+ * fed in this order: when the hit filter knows each line is in slot 0 of its set (dirty for a
+ * store), the same accesses repeated count times more are its hits, as cache_feed_access()
+ * would keep each: counts them and returns true. Otherwise changes nothing: false. */
+bool cache_feed_repeats_kept(struct cache *model, const uint64_t *addrs, const uint32_t *sizes,
+			     const bool *stores, unsigned n, uint32_t count);
 
 /* The accesses of run r (sim/cache_run.h) to model, as one event to every slice it touches, which
  * cuts out its own lines: true when so handed out (and counted as the processor's), false when r

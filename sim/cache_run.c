@@ -15,42 +15,6 @@ cache_run_aligned(const struct cache_run *r)
 	       r->addr % r->elem == 0 && r->stride % r->elem == 0;
 }
 
-uint64_t
-cache_run_row_accesses(const struct cache_run *r, uint64_t a)
-{
-	const unsigned ls = r->line_shift;
-	const uint64_t line = UINT64_C(1) << ls, end = a + (uint64_t)r->n * r->elem;
-	uint64_t lines, first, last;
-
-	if (r->kind != CACHE_RUN_LINES)
-		return r->n;
-	lines = ((end - 1) >> ls) - (a >> ls) + 1;
-	if (r->op != CACHE_OP_STORE || line == r->elem)
-		return lines;
-	/* A store's line: its first element alone, then the rest where there is one. */
-	if (lines == 1)
-		return r->n > 1 ? 2 : 1;
-	first = (line - (a & (line - 1))) / r->elem;
-	last = (((end - 1) & (line - 1)) + 1) / r->elem;
-	return (first > 1 ? 2 : 1) + (last > 1 ? 2 : 1) + 2 * (lines - 2);
-}
-
-uint64_t
-cache_run_accesses(const struct cache_run *r)
-{
-	const uint64_t line = UINT64_C(1) << r->line_shift;
-	uint64_t acc = 0;
-
-	/* Where every row lies the same way in its lines, rows x one row's. */
-	if (r->kind != CACHE_RUN_LINES)
-		return (uint64_t)r->rows * r->n;
-	if (r->rows == 1 || r->stride % line == 0)
-		return (uint64_t)r->rows * cache_run_row_accesses(r, r->addr);
-	for (uint64_t row = 0; row < r->rows; row++)
-		acc += cache_run_row_accesses(r, r->addr + row * r->stride);
-	return acc;
-}
-
 /* x rotated left by n (0 .. 127). */
 static inline cache_classes
 rotl128(cache_classes x, unsigned n)
@@ -106,23 +70,13 @@ piece(struct cache *c, const struct cache_run *r, uint64_t a, uint32_t len)
 {
 	const enum cache_op op = (enum cache_op)r->op;
 
-	switch (r->kind) {
-	case CACHE_RUN_MERGED:
+	if (r->kind == CACHE_RUN_MERGED) {
 		/* elem is a power of two (cache_run_aligned()): a shift, not a division. */
 		cache_access_merged(c, a, len, op, len >> __builtin_ctz(r->elem), len);
 		return;
-	case CACHE_RUN_ELEMS:
-		for (uint32_t k = 0; k < len; k += r->elem)
-			cache_access(c, a + k, r->elem, op, 1);
-		return;
-	default:
-		if (op == CACHE_OP_STORE && len > r->elem) {
-			cache_access(c, a, r->elem, op, 1);
-			a += r->elem;
-			len -= r->elem;
-		}
-		cache_access(c, a, len, op, 1);
 	}
+	for (uint32_t k = 0; k < len; k += r->elem)
+		cache_access(c, a + k, r->elem, op, 1);
 }
 
 /* The most pieces cache_access_run() works out once for rows that lie alike. */

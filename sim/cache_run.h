@@ -15,8 +15,6 @@
 enum cache_run_kind {
 	CACHE_RUN_ELEMS,  /* every element an access of its own (trace_access() each) */
 	CACHE_RUN_MERGED, /* every element, the elements of a line merged into one access */
-	CACHE_RUN_LINES,  /* TR_ZIP's lines: a load per line, a store as its first element and the
-			   * rest (sim/trace.h trace_zip()) */
 };
 
 struct cache_run {
@@ -24,18 +22,12 @@ struct cache_run {
 	uint32_t elem, n, rows;
 	uint8_t op;         /* CACHE_OP_LOAD or CACHE_OP_STORE */
 	uint8_t kind;       /* enum cache_run_kind */
-	uint8_t line_shift; /* the lines of CACHE_RUN_MERGED and CACHE_RUN_LINES */
+	uint8_t line_shift; /* the lines of CACHE_RUN_MERGED */
 };
 
 /* Whether r's elements never straddle a line: elem a power of two no larger than a line,
  * addr and stride multiples of it, and at least one element and row. */
 bool cache_run_aligned(const struct cache_run *r);
-
-/* The accesses of one row of r starting at a (the processor's count of them). */
-uint64_t cache_run_row_accesses(const struct cache_run *r, uint64_t a);
-
-/* The accesses of all of r: the sum of its rows' cache_run_row_accesses(). */
-uint64_t cache_run_accesses(const struct cache_run *r);
 
 /* Chunks of a run split by set fall in classes, chunk index & mask (mask + 1 a power of two
  * up to CACHE_CLASSES_MAX). A pattern of classes has bit j set for class j & mask, repeated

@@ -79,16 +79,6 @@ trace_ctx_create(struct cache *c, const struct trace_sink *sink, int tiles_in_sc
 	t->state->feed = c && !w && cache_is_feed(c);
 	t->merge = c && !w && cache_merge_is_exact(c) && !t->state->feed;
 	t->fast = c && !w && cache_fast_l1_without_scratch(c, &t->l1);
-	if (c && !w) {
-		const struct cache_config *cfg = cache_get_config(c);
-
-		/* Fully associative however spelled ("full" leaves assoc 0, "4K:64:64" sets it):
-		 * element by element, the order the exact formulas count. */
-		t->zip_lines = cfg->levels == 0 ||
-			       (!cfg->level[0].fully_assoc && cfg->level[0].assoc >= 4 &&
-				(cfg->level[0].repl == CACHE_REPL_LRU ||
-				 cfg->level[0].repl == CACHE_REPL_FIFO));
-	}
 	return t;
 }
 
@@ -350,15 +340,50 @@ trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, uint64_
 }
 
 /*
+ * Why trace_zip()'s segments are exact. A segment is a run of iterations [k, e) in which every
+ * stream stays inside one L1 line. Iteration k goes through trace_access() access by access.
+ * If after it each stream's line is in L1, and dirty where a stream stores to it, every access
+ * of iteration k + 1 is a hit: under LRU the lines it touches end it on top of their sets in
+ * the order of their last touch, as after iteration k, and the other lines below them as they
+ * were; under FIFO and random replacement a hit changes nothing; a store sets a dirty bit
+ * already set, and a write-back L1's hit reaches no level below. So each iteration leaves the
+ * model as it found it, and iterations k + 1 .. e - 1 are counted as the fast path counts hits,
+ * and skipped. Anything else (a line that left, a no-write-allocate store's miss) goes on access
+ * by access. The checks read the model's own tag array (t->l1: a write-back L1 under LRU, FIFO
+ * or random, cache_fast_l1()), so nothing is assumed about what put the lines there.
+ */
+static ALWAYS_INLINE bool
+segment_settled(const struct trace_ctx *t, const uint64_t *lines, const struct trace_stream *s,
+		unsigned ns)
+{
+	for (unsigned i = 0; i < ns; i++) {
+		const uint64_t *set = cache_fast_set(&t->l1, lines[i]);
+		uint64_t w = 0;
+
+		/* most often the line just touched is its set's most recent */
+		while ((set[w] >> 1) != lines[i])
+			if (++w == t->l1.ways)
+				return false;
+		if (s[i].op == CACHE_OP_STORE && !(set[w] & 1))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Why trace_run() is exact. Inside one L1 line, every access of the run after the first finds
- * the line in L1 (nothing comes between them: scratch accesses never reach the model), so it
- * is a hit whose only effect is its counts:
+ * the line in L1 (nothing comes between them: scratch accesses never reach the model; only
+ * the first access's own miss could take it back, through an inclusive level's
+ * back-invalidation, which both paths below look for), so it is a hit whose only effect is its
+ * counts:
  *  - on the inline fast path (a write-back L1; for stores, write-allocate too, since a
  *    no-write-allocate store miss leaves the line out) the first access goes through
- *    trace_access(), the others only add to fast_ops and fast_bytes, which every hit does;
+ *    trace_access(), the others only add to fast_ops and fast_bytes, which every hit does,
+ *    once segment_settled() finds the line still there (else they go one by one);
  *  - on a write-back, write-validate L1 (GPU presets) the line's accesses go to the model as
  *    one merged access covering them: the model counts `count` reads or writes, simulates the
- *    first, and validates (a store) or checks (a load) the granules of the whole span, which
+ *    first (and the next ones alone while a back-invalidation takes the line, repeat_ref() in
+ *    sim/cache.c), and validates (a store) or checks (a load) the granules of the span, which
  *    for contiguous elements are those the single accesses validate or check one by one, as
  *    long as each store covers whole granules (elements aligned and a multiple of the
  *    granule: line / 64 bytes above 64-byte lines);
@@ -459,10 +484,21 @@ trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum ca
 			k = n;
 		if (t->fast) {
 			unsigned w = op == CACHE_OP_STORE;
+			uint64_t line_no = a >> t->line_shift;
 
 			trace_access(t, (const void *)(uintptr_t)a, elem, op);
-			t->fast_ops[w] += k - 1;
-			t->fast_bytes[w] += (k - 1) * elem;
+			/* The line stays, as the others' hits need, unless a back-invalidation
+			 * took it (segment_settled() looks). */
+			if (k > 1 &&
+			    !segment_settled(t, &line_no, &(struct trace_stream){ NULL, elem, op },
+					     1)) {
+				for (uint64_t j = 1; j < k; j++)
+					trace_access(t, (const void *)(uintptr_t)(a + j * elem),
+						     elem, op);
+			} else {
+				t->fast_ops[w] += k - 1;
+				t->fast_bytes[w] += (k - 1) * elem;
+			}
 		} else {
 			cache_access_merged(s->cache, a, (uint32_t)(k * elem), op, (uint32_t)k,
 					    k * elem);
@@ -518,28 +554,6 @@ trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, ui
 		trace_run(t, (const void *)(uintptr_t)(a + k * stride), elem, n, op);
 }
 
-void
-trace_zip_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
-	       uint64_t stride, enum cache_op op)
-{
-	struct trace_state *s = t->state;
-	uint64_t a = (uint64_t)(uintptr_t)p;
-
-	if (s->cache && !s->recording && !t->fast && n <= UINT32_MAX && rows <= UINT32_MAX) {
-		enum cache_run_kind kind = t->zip_lines ? CACHE_RUN_LINES : CACHE_RUN_ELEMS;
-
-		if (s->feed ? feed_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, kind)
-			    : model_run(t, a, elem, (uint32_t)n, (uint32_t)rows, stride, op, kind))
-			return;
-	}
-	for (uint64_t k = 0; k < rows; k++) {
-		const struct trace_stream st = { (const void *)(uintptr_t)(a + k * stride), elem,
-						 (uint32_t)op };
-
-		trace_zip(t, n, &st, 1);
-	}
-}
-
 /* trace_access_older()'s miss. Progress looks at misses alone there, and out of line, so the
  * hit stays the few instructions of a leaf. */
 static NOINLINE void
@@ -555,6 +569,179 @@ trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned 
 {
 	if (!cache_fast_hit_older(&t->l1, set, line, op))
 		older_miss(t, addr, bytes, op);
+}
+
+/* trace_access() of [a, a + elem) in L1 line `line` on the inline fast path, as it counts and
+ * settles it; true when it missed L1. */
+static ALWAYS_INLINE bool
+zip_access(struct trace_ctx *t, uint64_t a, uint64_t line, uint32_t elem, unsigned op)
+{
+	uint64_t *set = cache_fast_set(&t->l1, line);
+	unsigned w = op == CACHE_OP_STORE;
+
+	t->fast_ops[w]++;
+	t->fast_bytes[w] += elem;
+	if (cache_fast_hit_recent(set, line, w) || cache_fast_hit_older(&t->l1, set, line, w))
+		return false;
+	older_miss(t, a, elem, w);
+	return true;
+}
+
+/* trace_zip() on the inline fast path, segment by segment; inlined for a constant ns. */
+static ALWAYS_INLINE void
+zip_segments(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
+{
+	const unsigned shift = t->line_shift;
+	const uint64_t line = UINT64_C(1) << shift;
+	uint64_t a[TRACE_ZIP_MAX], lines[TRACE_ZIP_MAX];
+	unsigned eshift[TRACE_ZIP_MAX];
+
+	for (unsigned i = 0; i < ns; i++) {
+		a[i] = (uint64_t)(uintptr_t)s[i].p;
+		eshift[i] = is_pow2(s[i].elem) ? log2_u64(s[i].elem) : 64;
+	}
+	for (uint64_t k = 0; k < n;) {
+		uint64_t e = n;
+		bool missed = false;
+
+		for (unsigned i = 0; i < ns; i++) {
+			uint64_t rest = line - (a[i] & (line - 1));
+			uint64_t in_line = eshift[i] < 64 ? rest >> eshift[i] : rest / s[i].elem;
+
+			lines[i] = a[i] >> shift;
+			if (in_line == 0) {
+				/* element k straddles a line: a segment of its own */
+				e = k + 1;
+				trace_access(t, (const void *)(uintptr_t)a[i], s[i].elem,
+					     (enum cache_op)s[i].op);
+				continue;
+			}
+			if (k + in_line < e)
+				e = k + in_line;
+			missed |= zip_access(t, a[i], lines[i], s[i].elem, s[i].op);
+		}
+		k++;
+		/* no miss: every line is in L1, each stored one dirty */
+		if (k < e && (!missed || segment_settled(t, lines, s, ns))) {
+			for (unsigned i = 0; i < ns; i++) {
+				t->fast_ops[s[i].op == CACHE_OP_STORE] += e - k;
+				t->fast_bytes[s[i].op == CACHE_OP_STORE] += (e - k) * s[i].elem;
+			}
+		} else {
+			e = k;
+		}
+		for (unsigned i = 0; i < ns; i++)
+			a[i] = (uint64_t)(uintptr_t)s[i].p + e * s[i].elem;
+		k = e;
+	}
+}
+
+/* trace_zip() on any other model: iteration k of each segment access by access, then, where
+ * the model says its repeats are settled (cache_repeats_settled(): the argument above, for
+ * write-through, tree-PLRU, set sampling, ...), each stream's rest of the segment as one merged
+ * access, the streams in order; on a feed model, where its hit filter would keep every repeat
+ * (cache_feed_repeats_kept()), counted as it would count them. */
+static void
+zip_segments_model(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
+{
+	const unsigned shift = t->line_shift;
+	const uint64_t line = UINT64_C(1) << shift;
+	uint64_t a[TRACE_ZIP_MAX];
+	uint32_t sizes[TRACE_ZIP_MAX];
+	bool stores[TRACE_ZIP_MAX];
+
+	for (unsigned i = 0; i < ns; i++) {
+		stores[i] = s[i].op == CACHE_OP_STORE;
+		sizes[i] = s[i].elem;
+	}
+	for (uint64_t k = 0; k < n;) {
+		uint64_t e = n;
+
+		for (unsigned i = 0; i < ns; i++) {
+			uint64_t in_line;
+
+			a[i] = (uint64_t)(uintptr_t)s[i].p + k * s[i].elem;
+			in_line = (line - (a[i] & (line - 1))) / s[i].elem;
+			if (k + (in_line ? in_line : 1) < e)
+				e = k + (in_line ? in_line : 1);
+			trace_access(t, (const void *)(uintptr_t)a[i], s[i].elem,
+				     (enum cache_op)s[i].op);
+		}
+		k++;
+		if (k >= e || e - k > UINT32_MAX)
+			continue;
+		trace_flush(t);
+		if (t->state->feed) {
+			if (cache_feed_repeats_kept(t->state->cache, a, sizes, stores, ns,
+						    (uint32_t)(e - k)))
+				k = e;
+			continue;
+		}
+		if (!cache_repeats_settled(t->state->cache, a, stores, ns))
+			continue;
+		for (unsigned i = 0; i < ns; i++)
+			cache_access_merged(t->state->cache, a[i] + s[i].elem, s[i].elem,
+					    (enum cache_op)s[i].op, (uint32_t)(e - k),
+					    (e - k) * s[i].elem);
+		k = e;
+	}
+}
+
+void
+trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
+{
+	struct trace_stream mem[TRACE_ZIP_MAX];
+	unsigned m = 0;
+
+	if (ns > TRACE_ZIP_MAX)
+		ns = TRACE_ZIP_MAX;
+	if (n == 0)
+		return;
+	/* A stream wholly in a scratch array never reaches the model: its n accesses and their
+	 * bytes in one go. Scratch takes no part in the order of the others. */
+	for (unsigned i = 0; i < ns; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)s[i].p, len = n * s[i].elem;
+
+		if (s[i].elem && !(a - t->scratch_lo < t->scratch_len &&
+				   a + len - 1 - t->scratch_lo < t->scratch_len &&
+				   trace_scratch(t, a, n, len, (enum cache_op)s[i].op)))
+			mem[m++] = s[i];
+	}
+	/* One stream, or no cache (every access its own bytes, whatever the order): runs. */
+	if (m == 0)
+		return;
+	if (m == 1 || (!t->state->recording && t->state->cache &&
+		       cache_get_config(t->state->cache)->levels == 0)) {
+		for (unsigned i = 0; i < m; i++)
+			trace_run(t, mem[i].p, mem[i].elem, n, (enum cache_op)mem[i].op);
+		return;
+	}
+	for (unsigned i = 0; i < m; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)mem[i].p;
+
+		/* a stream partly in the scratch span goes access by access below */
+		if (a + n * mem[i].elem > t->scratch_lo && a < t->scratch_lo + t->scratch_len)
+			goto by_access;
+	}
+	if (t->fast) {
+		/* the kernels' loops walk two or three arrays */
+		if (m == 2)
+			zip_segments(t, n, mem, 2);
+		else if (m == 3)
+			zip_segments(t, n, mem, 3);
+		else
+			zip_segments(t, n, mem, m);
+		return;
+	}
+	if (!t->state->recording) {
+		zip_segments_model(t, n, mem, m);
+		return;
+	}
+by_access:
+	for (uint64_t k = 0; k < n; k++)
+		for (unsigned i = 0; i < m; i++)
+			trace_access(t, (const char *)mem[i].p + k * mem[i].elem, mem[i].elem,
+				     (enum cache_op)mem[i].op);
 }
 
 /* The loop of trace_access_batch(), called with constant NULLs for sizes or writes so that

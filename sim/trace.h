@@ -46,8 +46,7 @@ struct trace_ctx {
 	uint32_t pend_count;
 	uint64_t pend_bytes;
 	uint32_t pend_op;
-	int merge;     /* 0 when merging is not exact or while recording: all take the slow path */
-	int zip_lines; /* TR_ZIP reports lines, not elements (see trace_zip()) */
+	int merge; /* 0 when merging is not exact or while recording: all take the slow path */
 	/* Scratch arrays are counted here, never sent to the model: [scratch_lo, +scratch_len)
 	 * spans them all (0 long while recording, when every access goes to the writer). */
 	uint64_t scratch_lo, scratch_len;
@@ -154,7 +153,7 @@ void trace_access_batch(struct trace_ctx *t, size_t n, const uint64_t *addrs, co
 void trace_access_older(struct trace_ctx *t, uint64_t addr, uint32_t bytes, unsigned op,
 			uint64_t *set, uint64_t line);
 
-static inline void
+static ALWAYS_INLINE void
 trace_access(struct trace_ctx *t, const void *p, size_t bytes, enum cache_op op)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
@@ -190,118 +189,14 @@ struct trace_stream {
 
 #define TRACE_ZIP_MAX 8
 
-/* The accesses trace_zip() counts for a stream of n elements of elem bytes from address a that
- * lies wholly in a scratch array: one per line it spans, a store's lines two each (its first
- * element, then the rest) once it has more elements than lines; every element when TR_ZIP
- * reports elements. Callers that tally scratch loops in bulk count with this too. */
-static inline uint64_t
-trace_zip_scratch_accesses(const struct trace_ctx *t, uint64_t a, uint64_t n, uint64_t elem,
-			   enum cache_op op)
-{
-	uint64_t lines;
-
-	if (!t->zip_lines || n == 0)
-		return n;
-	lines = ((a + n * elem - 1) >> t->line_shift) - (a >> t->line_shift) + 1;
-	return op == CACHE_OP_STORE && n > lines ? 2 * lines : lines;
-}
-
 /*
  * Reports a loop of n iterations whose iteration k touches element k of each stream, in
- * stream order (loads before the stores of the same iteration, as the code reads). Each
- * stream's lines are reported once, at the iteration that first reaches them: a load as the
- * rest of the line, a store as its first element and then the rest, so a write-allocate
- * cache fetches the line as for a CPU's scalar stores and a write-validate one sees every
- * byte written. Per cache set this is the sequence of lines the loop touches, less
- * repeated touches of lines already present. Under LRU or FIFO with 4 ways or more that gives
- * the same misses, fills and write-backs as touching every element when each stream's rows
- * are whole lines (the kernels' fp32 rows with d a multiple of 16); rows that share lines can
- * differ in the recency order of two resident lines of a set (under 1% of the misses,
- * tests/test-trace-layer.c). A fully associative L1 (however spelled) gets every element,
- * the order the exact formulas count. With fewer ways (two streams ping-ponging in one set),
- * tree-PLRU (every hit moves its state), random replacement (one generator for all sets, so
- * the order of misses across sets matters), and while recording a trace for replays under
- * other caches, every element is reported instead. Lines are L1's (64 B without a cache). At most
- * TRACE_ZIP_MAX streams.
+ * stream order (loads before the stores of the same iteration, as the code reads): counted
+ * exactly as those n x ns trace_access() calls, element by element, the order a recording
+ * holds and a replay sees. The work is done once per line where that is provably the same
+ * (see sim/trace.c). At most TRACE_ZIP_MAX streams.
  */
-static inline void
-trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns)
-{
-	uint64_t next[TRACE_ZIP_MAX] = { 0 }, k = 0;
-	const uint64_t line = UINT64_C(1) << t->line_shift;
-
-	if (ns > TRACE_ZIP_MAX)
-		ns = TRACE_ZIP_MAX;
-	/* A stream wholly in a scratch array never reaches the model: its bytes in one go, its
-	 * accesses counted as the line-by-line report below would make them. */
-	for (unsigned i = 0; i < ns; i++) {
-		uint64_t a = (uint64_t)(uintptr_t)s[i].p, len = n * s[i].elem;
-
-		if (n && a - t->scratch_lo < t->scratch_len &&
-		    a + len - 1 - t->scratch_lo < t->scratch_len) {
-			uint64_t acc = trace_zip_scratch_accesses(t, a, n, s[i].elem,
-								  (enum cache_op)s[i].op);
-
-			if (trace_scratch(t, a, acc, len, (enum cache_op)s[i].op)) {
-				struct trace_stream rest[TRACE_ZIP_MAX];
-				unsigned m = 0;
-
-				for (unsigned j = 0; j < ns && m < TRACE_ZIP_MAX; j++)
-					if (j != i)
-						rest[m++] = s[j];
-				if (m)
-					trace_zip(t, n, rest, m);
-				return;
-			}
-		}
-	}
-	if (!t->zip_lines) {
-		for (k = 0; k < n; k++)
-			for (unsigned i = 0; i < ns; i++)
-				trace_access(t, (const char *)s[i].p + k * s[i].elem, s[i].elem,
-					     (enum cache_op)s[i].op);
-		return;
-	}
-	while (k < n) {
-		uint64_t kn = n;
-
-		for (unsigned i = 0; i < ns; i++) {
-			if (next[i] == k) {
-				uint64_t a = (uint64_t)(uintptr_t)s[i].p + k * s[i].elem;
-				uint64_t rest = line - (a & (line - 1));
-				uint64_t e =
-					k + (is_pow2(s[i].elem)
-						     ? (rest + s[i].elem - 1) >> log2_u64(s[i].elem)
-						     : (rest + s[i].elem - 1) / s[i].elem);
-
-				if (e > n)
-					e = n;
-				uint64_t bytes = (e - k) * s[i].elem;
-				enum cache_op op = (enum cache_op)s[i].op;
-
-				if (bytes > rest)
-					bytes = rest; /* a straddling last element */
-				if (op == CACHE_OP_STORE && bytes > s[i].elem) {
-					/* The first element alone, as a scalar store: a
-					 * write-allocate miss fetches the line. */
-					trace_access(t, (const void *)(uintptr_t)a, s[i].elem, op);
-					a += s[i].elem;
-					bytes -= s[i].elem;
-				}
-				trace_access(t, (const void *)(uintptr_t)a, bytes, op);
-				next[i] = e;
-			}
-			if (next[i] < kn)
-				kn = next[i];
-		}
-		k = kn;
-	}
-}
-
-/* A TR_ZIP of one stream (n elements of elem bytes from a row) for each of `rows` rows stride
- * bytes apart from p, in order; a feed model gets them as one event that every slice cuts. */
-void trace_zip_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
-		    uint64_t stride, enum cache_op op);
+void trace_zip(struct trace_ctx *t, uint64_t n, const struct trace_stream *s, unsigned ns);
 
 #ifdef MEMSIM_NATIVE
 #define TR_UNUSED(x) ((void)sizeof(x))

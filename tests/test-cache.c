@@ -245,7 +245,7 @@ same_stats(struct cache *a, struct cache *b)
 }
 
 /* A run of identical accesses given once with a count equals giving them one by one, under
- * every policy: the merge rule of the tracing layer. */
+ * every policy, inclusive levels below included: the merge rule of the tracing layer. */
 static void
 test_merged_counts(void **state)
 {
@@ -259,6 +259,11 @@ test_merged_counts(void **state)
 		"L1=256B:2:32:wv,L2=1K:4:64:wv",
 		"L1=256B:2:32,L2=1K:4:64:quietwb",
 		"I1=128B:2:32,L1=256B:2:32,L2=1K:4:64:wt",
+		/* an inclusive level whose back-invalidation takes the line the access itself
+		 * brought in: its victim's write-back evicts the line's neighbour below */
+		"L1=256B:1:128:wv,L2=768B:3:256:fifo:incl",
+		"L1=256B:1:64,L2=512B:1:128:incl",
+		"L1=256B:2:32:wt,L2=512B:2:64:random:incl",
 		"none",
 		NULL,
 	};
