@@ -405,13 +405,17 @@ f1_first_loads_by_line(const struct flash_geometry *f, int a, uint64_t hh, uint6
  * touched by init (O, m, l) or new (Q). Between init's store of a line and its first load: the
  * rest of init (every O, m and l line after it), the earlier heads (all their lines), this
  * head's blocks up to it. The line a head shares with the previous head was last touched by
- * that head's last step instead. */
+ * that head's last step instead. *init_hits: the others, the lines init stored that the first
+ * load finds still cached. */
 static double
-f1_first_loads(const struct flash_geometry *f, int a, uint64_t hh, uint64_t kk)
+f1_first_loads(const struct flash_geometry *f, int a, uint64_t hh, uint64_t kk, double *init_hits)
 {
 	double lines = a <= F1_O ? flash_qo_lines(f, hh, 0, f->N) : flash_lse_lines(f, hh, 0, f->N);
 	uint64_t at = a <= F1_O ? flash_qo_byte(f, hh, 0) : flash_lse_byte(f, hh, 0);
 	bool first_block = true; /* block 0's lines are among those counted */
+	double shared = hh > 0 && shares_line(at, f->L) ? 1 : 0;
+
+	*init_hits = 0;
 
 	if (a != F1_Q) {
 		double O = span(0, flash_qo_byte(f, f->BH, 0), f->L),
@@ -436,10 +440,12 @@ f1_first_loads(const struct flash_geometry *f, int a, uint64_t hh, uint64_t kk)
 				lo -= (double)(rows * (x <= F1_O ? f->RB : 4) / f->L + 2);
 
 		if (hi < f->C) {
+			*init_hits = lines - shared;
 			return 0;
 		} else if (lo < f->C) {
-			/* near the cache size: decide line by line */
-			lines = f1_first_loads_by_line(f, a, hh, kk);
+			/* near the cache size: decide line by line (the shared line a miss) */
+			*init_hits = lines - f1_first_loads_by_line(f, a, hh, kk);
+			lines -= *init_hits;
 			first_block = true;
 		}
 		if (lines == 0)
@@ -614,7 +620,14 @@ formula_flash1(struct formula_result *r, const struct attn_config *c,
 			hh / c->heads * c->kv_heads + hh % c->heads / (c->heads / c->kv_heads);
 
 		for (int a = F1_Q; a <= F1_L; a++) {
-			loads[a] += f1_first_loads(&f, a, hh, kk);
+			double init_hits;
+
+			loads[a] += f1_first_loads(&f, a, hh, kk, &init_hits);
+			/* Write-validate granules wider than the array's stores (line / 64 bytes
+			 * over 64-byte lines: fp16 O from 256-byte lines, fp32 from 512): init's
+			 * stores validated nothing, so the first load reads even a cached line. */
+			if (!q->rfo && q->L > 64 && q->L / 64 > (a == F1_O ? q->s : 4))
+				fetch[a] += init_hits;
 			for (uint64_t jb = 0; jb < Tc; jb++) {
 				if (jb > 0)
 					loads[a] += f1_rows_at(&f, a, hh, jb, kk);

@@ -170,7 +170,11 @@ run_fate(const struct naive_geometry *n, uint64_t la, uint64_t lb, const struct 
 {
 	struct fate r = { 0, 0, 0, 0 };
 	struct naive_event endev = { PH_END, 0, 0, 0 };
-	bool dirty = false;
+	/* Write-validate granules wider than a store (line / 64 bytes over 64-byte lines: fp16
+	 * from 256-byte lines, fp32 from 512): a store validates nothing, so a line a store
+	 * brought in holds no data until a load reads it, even a load that hits. */
+	const bool wide = !n->q->rfo && n->L > 64 && n->L / 64 > n->s;
+	bool dirty = false, fetched = false;
 	double run = (double)(lb - la + 1);
 	int array;
 
@@ -194,7 +198,11 @@ run_fate(const struct naive_geometry *n, uint64_t la, uint64_t lb, const struct 
 			if (store && n->q->rfo)
 				r.rfo += 1;
 			dirty = store;
+			fetched = !store || n->q->rfo;
 		} else {
+			if (wide && !store && !fetched)
+				r.reads += 1;
+			fetched = fetched || !store;
 			dirty = dirty || store;
 		}
 	}

@@ -253,14 +253,16 @@ static void
 no_cache(struct formula_result *r, const struct attn_config *c, const struct formula_geometry *q)
 {
 	double s = q->s, N = q->N, d = q->d, bh = q->B * q->H;
-	double head = N * d * s, S = N * N * s, vec = N * 4;
+	double head = N * d * s, head_kv = q->Nk * d * s, S = N * q->Nk * s, vec = N * 4;
 	uint64_t Tr = attn_blocks(c->N, c->Br);
 
 	switch (c->kernel) {
 	case ATTN_NAIVE:
+		/* each query block reads all N_kv rows of K (scores) and of V (av); S is N x N_kv,
+		 * written by scores, read and written by softmax, read by av */
 		add(r, "Q", bh * head, 0);
-		add(r, "K", bh * q->Tr * head, 0);
-		add(r, "V", bh * q->Tr * head, 0);
+		add(r, "K", bh * q->Tr * head_kv, 0);
+		add(r, "V", bh * q->Tr * head_kv, 0);
 		add(r, "O", 0, bh * head);
 		add(r, "S", bh * (c->softmax_separate ? S : 2 * S),
 		    bh * (c->softmax_separate ? S : 2 * S));

@@ -327,6 +327,33 @@ test_exact_vs_simulation(void **state)
 	check_grid((const char *const[]){ "L1=32K:full:64,tiles=scratch", NULL }, false, exact);
 }
 
+/* Write-validate lines of 256 bytes and more, whose granules (line / 64 bytes) are wider than
+ * an fp16 store from 256 bytes on and an fp32 one from 512: a store validates nothing, so a
+ * load of a line that came in by stores reads it even where it hits (flash1's O, m and l
+ * after init). Byte for byte, every kernel, caches from a few blocks to all of it. */
+static void
+test_exact_wide_granules(void **state)
+{
+	static const char *caches[] = {
+		"L1=64K:full:256:wv,tiles=scratch",
+		"L1=1M:full:256:wv,tiles=scratch",
+		"L1=128K:full:512:wv,tiles=scratch",
+		"L1=2M:full:512:wv,tiles=scratch",
+		"L1=256K:full:4096:wv,tiles=scratch",
+		"L1=4M:full:4096:wv,tiles=scratch",
+		NULL,
+	};
+	static const bool exact[ATTN_KERNEL_COUNT] = {
+		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
+		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
+	};
+
+	(void)state;
+	check_grid(caches, true, exact);
+	check_grid((const char *const[]){ "L1=256K:full:512:wv,tiles=scratch", NULL }, false,
+		   exact);
+}
+
 /* Tiles in memory take lines of their own: within the limits. */
 static void
 test_exact_tiles_in_memory(void **state)
@@ -341,7 +368,8 @@ test_exact_tiles_in_memory(void **state)
 /* Queries and keys of different lengths: decode (N = 1, 4, 16 against thousands of keys),
  * chunked prefill (a query block at the end of the cache), causal (end-aligned) and not,
  * grouped-query, caches around the working sets (one K head, K and V of a kv head, all of
- * them). Byte for byte on every array; the sanitized build runs every fourth shape. */
+ * them) and no cache at all (lab). Byte for byte on every array; the sanitized build runs every
+ * fourth shape. */
 struct nkv_case {
 	enum attn_kernel kernel;
 	uint64_t N, N_kv, d, heads, kv_heads, batch, Br, Bc;
@@ -377,7 +405,7 @@ check_nkv(const struct nkv_case *cases, size_t n, const char *const *caches, boo
 			formula_eval(&c, &m, &f);
 			compare_build(res.cache, &c, &f, &cmp);
 			/* naive on write-validate: the formula says it is not exact there */
-			if (c.kernel == ATTN_NAIVE && !m.rfo) {
+			if (c.kernel == ATTN_NAIVE && !m.no_cache && !m.rfo) {
 				assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
 				sim_result_finish(&res);
 				continue;
@@ -420,10 +448,15 @@ static void
 test_exact_nkv(void **state)
 {
 	static const char *caches[] = {
-		"L1=2K:full:64,tiles=scratch",       "L1=16K:full:64,tiles=scratch",
-		"L1=64K:full:64,tiles=scratch",      "L1=256K:full:64,tiles=scratch",
-		"L1=1M:full:64,tiles=scratch",       "L1=4M:full:64,tiles=scratch",
-		"L1=256K:full:128:wv,tiles=scratch", NULL,
+		"L1=2K:full:64,tiles=scratch",
+		"L1=16K:full:64,tiles=scratch",
+		"L1=64K:full:64,tiles=scratch",
+		"L1=256K:full:64,tiles=scratch",
+		"L1=1M:full:64,tiles=scratch",
+		"L1=4M:full:64,tiles=scratch",
+		"L1=256K:full:128:wv,tiles=scratch",
+		"none,tiles=scratch",
+		NULL,
 	};
 
 	(void)state;
@@ -806,11 +839,15 @@ test_exact_paged(void **state)
 	check_paged((const char *const[]){ "L1=64K:full:64,tiles=scratch", NULL }, false);
 }
 
+/* No cache at all: every access moves its own bytes, byte for byte. */
 static void
 test_exact_no_cache(void **state)
 {
 	static const char *caches[] = { "lab", NULL };
-	static const bool exact[ATTN_KERNEL_COUNT] = { false };
+	static const bool exact[ATTN_KERNEL_COUNT] = {
+		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
+		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
+	};
 
 	(void)state;
 	check_grid(caches, true, exact);
@@ -880,6 +917,7 @@ main(void)
 		cmocka_unit_test(test_exact_no_cache),
 		cmocka_unit_test(test_exact_flashdecode),
 		cmocka_unit_test(test_exact_nkv),
+		cmocka_unit_test(test_exact_wide_granules),
 		cmocka_unit_test(test_exact_paged),
 	};
 

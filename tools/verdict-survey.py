@@ -7,10 +7,12 @@ Usage: tools/verdict-survey.py [--memsim build/memsim] [--count N] [--seed S] [-
 
 Draws N configurations nobody tuned for (odd N from 1 to 4097, d from 1 to 256, B_r != B_c,
 grouped-query heads, batches, every dtype, caches from one line to 1.5x the footprint, lines of
-32/64/128 bytes, every replacement and write policy, tiles in scratch or memory, 0 to 4 levels,
-with and without the final flush; flash2 (and --decode's flashdecode) with a paged KV cache,
---kv-page 1 to 256, a third of the time), runs each with `memsim run --trace-only --json -`,
-and checks what the report claims against what it measured:
+32/64/128 bytes (--lines: others, such as write-validate lines of 256 bytes and more), every
+replacement and write policy, tiles in scratch or memory, 0 to 4 levels, with and without the
+final flush; flash2 (and --decode's flashdecode) with a paged KV cache, --kv-page 1 to 256, a
+third of the time; naive and flash2 with N_kv keys of another length than the N queries, a
+third of the time), runs each with `memsim run --trace-only --json -`, and checks what the
+report claims against what it measured:
 
   crash       the run died (a signal) or wrote no report
   exact       scope "exact": every array's read and write bytes equal the formula's, to the byte
@@ -66,9 +68,10 @@ def footprint(cfg):
     if cfg["kernel"] == "proj":
         dm, dkv = h * d, hkv * d
         return rows * (3 * h + 2 * hkv) + 2 * (dm * dm + dm * dkv) * s
-    qkvo = rows * (2 * h + 2 * hkv)
+    nk = cfg.get("N_kv", n)
+    qkvo = rows * 2 * h + b * nk * d * s * 2 * hkv
     if cfg["kernel"] == "naive":
-        return qkvo + b * h * n * n * s * (2 if cfg.get("softmax_separate") else 1)
+        return qkvo + b * h * n * nk * s * (2 if cfg.get("softmax_separate") else 1)
     return qkvo + b * h * n * 4 * 3
 
 
@@ -79,7 +82,7 @@ def work(cfg):
         return bh * n * cfg["N_kv"] * (d + 4)
     if cfg["kernel"] == "proj":
         return cfg["batch"] * n * (cfg["heads"] * d) ** 2 * 4
-    return bh * n * n * (d + 4)
+    return bh * n * cfg.get("N_kv", n) * (d + 4)
 
 
 def pow2_floor(x):
@@ -135,7 +138,7 @@ def draw_cache(rng, cfg, focus):
     return ",".join(specs) + ",tiles=" + tiles
 
 
-def draw(rng, focus, page_rng):
+def draw(rng, focus, page_rng, nkv_rng):
     # paged K/V from a stream of its own: the other draws stay those of a seed before it
     paged, page = page_rng.random() < 0.35, page_rng.choice([1, 3, 16, 64, 256])
     while True:
@@ -159,6 +162,14 @@ def draw(rng, focus, page_rng):
             break
     if paged and cfg["kernel"] == "flash2":
         cfg["kv_page"] = page
+    # keys of another length than the queries (decode, chunked prefill; naive and flash2
+    # take them), from a stream of its own as the pages'
+    if cfg["kernel"] in ("naive", "flash2") and nkv_rng.random() < 0.35:
+        n_kv = nkv_rng.choice([1, 2, 7, 64, 300, 1000, 4096])
+        if cfg.get("causal"):
+            n_kv = max(n_kv, cfg["N"] + nkv_rng.randint(0, 300))
+        if work(dict(cfg, N=max(cfg["N"], n_kv))) <= 3e7:
+            cfg["N_kv"] = n_kv
     cfg["cache"] = draw_cache(rng, cfg, focus)
     cfg["flush"] = rng.random() < 0.85
     return cfg
@@ -208,6 +219,8 @@ def argv_of(memsim, cfg):
     keys = ["kernel", "N", "d", "heads", "kv_heads", "batch", "dtype", "Br", "Bc", "cache"]
     if cfg["kernel"] == "flashdecode":
         keys += ["N_kv", "splits"]
+    elif "N_kv" in cfg:
+        keys.append("N_kv")
     for k in keys:
         a += ["--" + k.replace("_", "-"), str(cfg[k])]
     if cfg.get("causal"):
@@ -297,7 +310,8 @@ def main():
     if args.decode:
         cfgs = [draw_decode(rng, args.focus, page_rng) for _ in range(args.count)]
     else:
-        cfgs = [draw(rng, args.focus, page_rng) for _ in range(args.count)]
+        nkv_rng = random.Random(args.seed + 2)
+        cfgs = [draw(rng, args.focus, page_rng, nkv_rng) for _ in range(args.count)]
     start = time.time()
     scopes, kinds, refused, failures, done = {}, {}, 0, [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
