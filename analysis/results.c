@@ -209,53 +209,130 @@ csv_quoted(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* What a column holds: a count ("%.0f"), a real ("%.6g"), a truth (1 or 0), a word (as it
+ * is), a text (quoted), or one of set sampling's three columns. */
+enum csv_kind {
+	CSV_COUNT,
+	CSV_REAL,
+	CSV_TRUTH,
+	CSV_WORD,
+	CSV_TEXT,
+	CSV_ESTIMATE,
+	CSV_ESTIMATED_ERROR,
+	CSV_SAMPLE_TOO_SMALL,
+};
+
+/* A column of results_csv_header: the value at path, else at alt (rows written before path
+ * existed, or a plugin's row, which keeps it elsewhere); none where the truth at unless is
+ * false (the lab formula's bytes where it has none). */
+struct csv_column {
+	const char *path, *alt;
+	enum csv_kind kind;
+	const char *unless;
+};
+
+/* In results_csv_header's order. */
+static const struct csv_column csv_columns[] = {
+	{ "index", NULL, CSV_COUNT, NULL },
+	{ "config.kernel", NULL, CSV_WORD, NULL },
+	{ "config.N", NULL, CSV_COUNT, NULL },
+	{ "config.N_kv", "config.N", CSV_COUNT, NULL }, /* rows from before N_kv: N */
+	{ "config.d", NULL, CSV_COUNT, NULL },
+	{ "config.heads", NULL, CSV_COUNT, NULL },
+	{ "config.kv_heads", NULL, CSV_COUNT, NULL },
+	{ "config.batch", NULL, CSV_COUNT, NULL },
+	{ "config.dtype", NULL, CSV_WORD, NULL },
+	{ "config.Br", NULL, CSV_COUNT, NULL },
+	{ "config.Bc", NULL, CSV_COUNT, NULL },
+	{ "config.causal", NULL, CSV_TRUTH, NULL },
+	{ "config.cache", NULL, CSV_TEXT, NULL },
+	{ "config.flush", NULL, CSV_TRUTH, NULL },
+	{ "mode", NULL, CSV_WORD, NULL },
+	{ "dram.read_bytes", NULL, CSV_COUNT, NULL },
+	{ "dram.write_bytes", NULL, CSV_COUNT, NULL },
+	{ "dram.rfo_bytes", NULL, CSV_COUNT, NULL },
+	{ "dram.flush_write_bytes", NULL, CSV_COUNT, NULL },
+	{ "formulas.exact.bytes", "formulas.exact.predicted_bytes", CSV_COUNT, NULL },
+	{ "compare[formula=exact].ratio", "formulas.exact.ratio", CSV_REAL, NULL },
+	{ "compare[formula=exact].within", NULL, CSV_TRUTH, NULL },
+	{ "formulas.exact.arrays_within", NULL, CSV_TRUTH, NULL },
+	{ "formulas.lab.bytes", NULL, CSV_COUNT, "formulas.lab.applicable" },
+	{ "compare[formula=lab].measured_bytes", NULL, CSV_COUNT, NULL },
+	{ "compare[formula=lab].ratio", NULL, CSV_REAL, NULL },
+	{ "compare[formula=lab].within", NULL, CSV_TRUTH, NULL },
+	{ "regime.within_lab_assumptions", NULL, CSV_TRUTH, NULL },
+	{ "regime.text", NULL, CSV_TEXT, NULL },
+	{ "flops", NULL, CSV_REAL, NULL },
+	{ "intensity", NULL, CSV_REAL, NULL },
+	{ "traced_seconds", "timing.traced_seconds", CSV_REAL, NULL },
+	{ "error", NULL, CSV_TEXT, NULL },
+	{ "estimate", NULL, CSV_ESTIMATE, NULL },
+	{ "estimate.estimated_error", NULL, CSV_ESTIMATED_ERROR, NULL },
+	{ "estimate.sample_too_small", NULL, CSV_SAMPLE_TOO_SMALL, NULL },
+	{ "config.splits", NULL, CSV_COUNT, NULL },  /* flashdecode's S */
+	{ "config.kv_page", NULL, CSV_COUNT, NULL }, /* a paged run's P */
+};
+
+/* Set sampling's columns: "sampled 1/K", its estimated error, whether the sample is too small
+ * for the bound (sim/sample.h); "exact", 0, 0 for counts not sampled; empty for a row without
+ * counts (a failed run, a formula). */
+static void
+csv_estimate(FILE *f, const cJSON *r, enum csv_kind kind)
+{
+	double sets = results_number(r, "estimate.sample_sets", 0);
+
+	if (sets > 1 && kind == CSV_ESTIMATE)
+		fprintf(f, "sampled 1/%.0f", sets);
+	else if (sets > 1 && kind == CSV_ESTIMATED_ERROR)
+		fprintf(f, "%.4g", results_number(r, "estimate.estimated_error", 0));
+	else if (sets > 1)
+		fprintf(f, "%d", results_true(r, "estimate.sample_too_small"));
+	else if (cJSON_IsObject(results_get(r, "dram")))
+		fputs(kind == CSV_ESTIMATE ? "exact" : "0", f);
+}
+
+/* One field: the value the row holds, or nothing where it holds none (text: ""). Never a 0
+ * for a number the row does not have: a failed run has no bytes, a formula no measurement. */
+static void
+csv_field(FILE *f, const cJSON *r, const struct csv_column *c)
+{
+	const cJSON *v = results_get(r, c->path);
+
+	if (!v && c->alt)
+		v = results_get(r, c->alt);
+	if (c->unless && cJSON_IsFalse(results_get(r, c->unless)))
+		v = NULL;
+	switch (c->kind) {
+	case CSV_COUNT:
+	case CSV_REAL:
+		if (cJSON_IsNumber(v))
+			fprintf(f, c->kind == CSV_COUNT ? "%.0f" : "%.6g", v->valuedouble);
+		break;
+	case CSV_TRUTH:
+		if (cJSON_IsBool(v))
+			fputc(cJSON_IsTrue(v) ? '1' : '0', f);
+		break;
+	case CSV_WORD:
+		if (cJSON_IsString(v))
+			fputs(v->valuestring, f);
+		break;
+	case CSV_TEXT:
+		csv_quoted(f, cJSON_IsString(v) ? v->valuestring : "");
+		break;
+	default:
+		csv_estimate(f, r, c->kind);
+		break;
+	}
+}
+
 int
 results_csv_row(FILE *f, const cJSON *r)
 {
-	const cJSON *lab = results_get(r, "compare[formula=lab]");
-	const cJSON *exact = results_get(r, "compare[formula=exact]");
-
-	/* N_kv: results written before it existed have N keys */
-	fprintf(f, "%.0f,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%.0f,%.0f,%d,",
-		results_number(r, "index", 0), results_string(r, "config.kernel"),
-		results_number(r, "config.N", 0),
-		results_number(r, "config.N_kv", results_number(r, "config.N", 0)),
-		results_number(r, "config.d", 0), results_number(r, "config.heads", 0),
-		results_number(r, "config.kv_heads", 0), results_number(r, "config.batch", 0),
-		results_string(r, "config.dtype"), results_number(r, "config.Br", 0),
-		results_number(r, "config.Bc", 0), results_true(r, "config.causal"));
-	csv_quoted(f, results_string(r, "config.cache"));
-	fprintf(f, ",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%d,%d,%.0f,%.0f,%.6g,%d,%d,",
-		results_true(r, "config.flush"), results_string(r, "mode"),
-		results_number(r, "dram.read_bytes", 0), results_number(r, "dram.write_bytes", 0),
-		results_number(r, "dram.rfo_bytes", 0),
-		results_number(r, "dram.flush_write_bytes", 0),
-		results_number(r, "formulas.exact.bytes", 0), results_number(exact, "ratio", 0),
-		results_true(exact, "within"), results_true(r, "formulas.exact.arrays_within"),
-		results_number(r, "formulas.lab.bytes", 0),
-		results_number(lab, "measured_bytes", 0), results_number(lab, "ratio", 0),
-		results_true(lab, "within"), results_true(r, "regime.within_lab_assumptions"));
-	csv_quoted(f, results_string(r, "regime.text"));
-	fprintf(f, ",%.6g,%.6g,%.6g,", results_number(r, "flops", 0),
-		results_number(r, "intensity", 0), results_number(r, "traced_seconds", 0));
-	csv_quoted(f, results_string(r, "error"));
-	/* "exact", or set sampling's estimate: "sampled 1/k", its estimated error of the DRAM
-	 * bytes and whether the sample is too small for the bound (sim/sample.h) */
-	if (results_number(r, "estimate.sample_sets", 0) > 1)
-		fprintf(f, ",sampled 1/%.0f,%.4g,%d", results_number(r, "estimate.sample_sets", 0),
-			results_number(r, "estimate.estimated_error", 0),
-			results_true(r, "estimate.sample_too_small"));
-	else
-		fputs(",exact,0,0", f);
-	/* flashdecode's splits, which tell its rows apart; empty for the other kernels */
-	if (results_get(r, "config.splits"))
-		fprintf(f, ",%.0f", results_number(r, "config.splits", 0));
-	else
-		fputs(",", f);
-	/* a paged run's P; empty unpaged */
-	if (results_get(r, "config.kv_page"))
-		fprintf(f, ",%.0f\n", results_number(r, "config.kv_page", 0));
-	else
-		fputs(",\n", f);
+	for (size_t i = 0; i < sizeof(csv_columns) / sizeof(csv_columns[0]); i++) {
+		if (i)
+			fputc(',', f);
+		csv_field(f, r, &csv_columns[i]);
+	}
+	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
 }

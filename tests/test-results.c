@@ -155,7 +155,7 @@ test_csv(void **state)
 	text = slurp_text(path);
 	assert_string_equal(
 		text, "3,flash2,256,256,64,2,1,1,fp16,64,32,1,\"L1=32K:8:64,tiles=\"\"x\"\"\","
-		      "1,simulated,100,50,0,10,0,1,1,0,0,0,0,0,1,\"in\",7,0,0,\"\",exact,0,0,,\n");
+		      "1,simulated,100,50,0,10,,1,1,,,,,,1,\"in\",7,,,\"\",exact,0,0,,\n");
 	free(text);
 	/* The header names as many columns as a row has. */
 	{
@@ -173,7 +173,7 @@ test_csv(void **state)
 	assert_int_equal(results_csv_row(f, r), 0);
 	fclose(f);
 	text = slurp_text(path);
-	assert_true(strncmp(text, "1,flash2,4,4096,0,", 18) == 0);
+	assert_true(strncmp(text, "1,flash2,4,4096,,", 17) == 0);
 	free(text);
 	cJSON_Delete(r);
 	/* flashdecode's splits: the last column (rows of another S were alike before) */
@@ -184,7 +184,7 @@ test_csv(void **state)
 	assert_int_equal(results_csv_row(f, r), 0);
 	fclose(f);
 	text = slurp_text(path);
-	assert_non_null(strstr(text, ",exact,0,0,8,\n"));
+	assert_non_null(strstr(text, ",,,,8,\n"));
 	free(text);
 	cJSON_Delete(r);
 	/* a paged run's P: the column after splits (rows of another P were alike) */
@@ -195,9 +195,80 @@ test_csv(void **state)
 	assert_int_equal(results_csv_row(f, r), 0);
 	fclose(f);
 	text = slurp_text(path);
-	assert_non_null(strstr(text, ",exact,0,0,,16\n"));
+	assert_non_null(strstr(text, ",,,,,16\n"));
 	free(text);
 	cJSON_Delete(r);
+}
+
+/* The CSV row of JSON text, without its newline, into buf. */
+static void
+csv_of(const char *json, char *buf, size_t len)
+{
+	cJSON *r = cJSON_Parse(json);
+	char path[600], *text;
+	FILE *f;
+
+	assert_non_null(r);
+	snprintf(path, sizeof(path), "%s/row.csv", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(results_csv_row(f, r), 0);
+	fclose(f);
+	cJSON_Delete(r);
+	text = slurp_text(path);
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(buf, len, "%s", text);
+	free(text);
+}
+
+/* A value the row does not hold is an empty field, never a 0 that reads as a count: a failed
+ * run's bytes, a formula's measurement, the lab formula a kernel has not; a plugin's formula
+ * bytes, ratio and time are read where its rows keep them. */
+static void
+test_csv_absent(void **state)
+{
+	static const struct {
+		const char *what, *json, *row;
+	} cases[] = {
+		{ "a failed run",
+		  "{\"index\":1,\"error\":\"cannot map 6.0 GiB\",\"config\":{\"kernel\":\"naive\","
+		  "\"N\":64,\"N_kv\":64,\"d\":16,\"heads\":1,\"kv_heads\":1,\"batch\":1,"
+		  "\"dtype\":\"fp32\",\"Br\":64,\"Bc\":64,\"causal\":false,\"cache\":\"lab\","
+		  "\"flush\":true}}",
+		  "1,naive,64,64,16,1,1,1,fp32,64,64,0,\"lab\",1,,,,,,,,,,,,,,,\"\",,,,"
+		  "\"cannot map 6.0 GiB\",,,,," },
+		{ "a formula, not run",
+		  "{\"index\":0,\"config\":{\"kernel\":\"naive\",\"N\":64},\"mode\":\"formula\","
+		  "\"formulas\":{\"lab\":{\"bytes\":114688,\"applicable\":true},"
+		  "\"exact\":{\"bytes\":131072}},\"flops\":1069056,\"intensity\":8.15625}",
+		  "0,naive,64,64,,,,,,,,,\"\",,formula,,,,,131072,,,,114688,,,,,\"\",1.06906e+06,"
+		  "8.15625,,\"\",,,,," },
+		{ "a plugin's row",
+		  "{\"index\":0,\"config\":{\"kernel\":\"stream\",\"N\":64},"
+		  "\"dram\":{\"read_bytes\":32768,\"write_bytes\":16384,\"rfo_bytes\":0,"
+		  "\"flush_write_bytes\":2048},\"formulas\":{\"exact\":{\"scope\":\"estimate\","
+		  "\"predicted_bytes\":49152,\"measured_bytes\":49152,\"ratio\":1}},"
+		  "\"timing\":{\"traced_seconds\":0.25}}",
+		  "0,stream,64,64,,,,,,,,,\"\",,,32768,16384,0,2048,49152,1,,,,,,,,\"\",,,0.25,"
+		  "\"\",exact,0,0,," },
+		{ "a kernel the lab has no formula for",
+		  "{\"index\":0,\"config\":{\"kernel\":\"proj\",\"N\":64},\"mode\":\"simulated\","
+		  "\"dram\":{\"read_bytes\":10},\"formulas\":{\"lab\":{\"bytes\":0,"
+		  "\"applicable\":false},\"exact\":{\"bytes\":10,\"arrays_within\":true}},"
+		  "\"compare\":[{\"formula\":\"exact\",\"ratio\":1,\"within\":true}]}",
+		  "0,proj,64,64,,,,,,,,,\"\",,simulated,10,,,,10,1,1,1,,,,,,\"\",,,,\"\",exact,0,0,," },
+		{ "an empty row: as many fields as the header", "{}",
+		  ",,,,,,,,,,,,\"\",,,,,,,,,,,,,,,,\"\",,,,\"\",,,,," },
+		{ NULL, NULL, NULL },
+	};
+	char row[1024];
+
+	(void)state;
+	for (int i = 0; cases[i].what; i++) {
+		csv_of(cases[i].json, row, sizeof(row));
+		if (strcmp(row, cases[i].row) != 0)
+			fail_msg("%s:\n  got  %s\n  want %s", cases[i].what, row, cases[i].row);
+	}
 }
 
 int
@@ -207,6 +278,7 @@ main(void)
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_csv_absent),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -110,50 +110,64 @@ def fmt_g(v, digits=6):
 
 
 def csv_expected(r):
-    """The CSV row analysis/results.c writes for JSON row r, as strings by column."""
-    def num(path, obj=r):
-        v = get(obj, path)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    """The CSV row analysis/results.c writes for JSON row r, as strings by column: a value the
+    row does not hold is an empty field, never 0."""
+    def number(path, alt=None):
+        v = get(r, path)
+        v = get(r, alt) if v is None and alt else v
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
-    def true(path, obj=r):
-        return "1" if get(obj, path) is True else "0"
+    def count(path, alt=None):
+        v = number(path, alt)
+        return "" if v is None else "%.0f" % v
+
+    def real(path, alt=None, digits=6):
+        v = number(path, alt)
+        return "" if v is None else fmt_g(v, digits)
+
+    def true(path):
+        v = get(r, path)
+        return ("1" if v else "0") if isinstance(v, bool) else ""
 
     def string(path):
         v = get(r, path)
         return v if isinstance(v, str) else ""
 
-    lab, exact = get(r, "compare[formula=lab]"), get(r, "compare[formula=exact]")
-    sampled = num("estimate.sample_sets") > 1
-    row = {}
-    # rows from before N_kv have N keys
-    row["N_kv"] = "%.0f" % (num("config.N_kv") if get(r, "config.N_kv") is not None
-                            else num("config.N"))
+    sets = get(r, "estimate.sample_sets")
+    sampled = isinstance(sets, (int, float)) and sets > 1
+    counted = isinstance(r.get("dram"), dict)
+    row = {"N_kv": count("config.N_kv", "config.N")}  # rows from before N_kv have N keys
     for col, path in [("index", "index"), ("N", "config.N"), ("d", "config.d"),
                       ("heads", "config.heads"), ("kv_heads", "config.kv_heads"),
                       ("batch", "config.batch"), ("Br", "config.Br"), ("Bc", "config.Bc"),
                       ("dram_read_bytes", "dram.read_bytes"),
                       ("dram_write_bytes", "dram.write_bytes"), ("rfo_bytes", "dram.rfo_bytes"),
                       ("flush_write_bytes", "dram.flush_write_bytes"),
-                      ("exact_bytes", "formulas.exact.bytes"),
-                      ("lab_bytes", "formulas.lab.bytes")]:
-        row[col] = "%.0f" % num(path)
+                      ("splits", "config.splits"), ("kv_page", "config.kv_page")]:
+        row[col] = count(path)
     row.update({
         "kernel": string("config.kernel"), "dtype": string("config.dtype"),
         "causal": true("config.causal"), "cache": string("config.cache"),
         "flush": true("config.flush"), "mode": string("mode"),
-        "exact_ratio": fmt_g(num("ratio", exact or {})),
-        "exact_within": true("within", exact or {}),
+        # a plugin's row keeps its formula's total and ratio in formulas.exact
+        "exact_bytes": count("formulas.exact.bytes", "formulas.exact.predicted_bytes"),
+        "exact_ratio": real("compare[formula=exact].ratio", "formulas.exact.ratio"),
+        "exact_within": true("compare[formula=exact].within"),
         "arrays_within": true("formulas.exact.arrays_within"),
-        "lab_measured_bytes": "%.0f" % num("measured_bytes", lab or {}),
-        "lab_ratio": fmt_g(num("ratio", lab or {})), "lab_within": true("within", lab or {}),
+        "lab_bytes": "" if get(r, "formulas.lab.applicable") is False
+        else count("formulas.lab.bytes"),
+        "lab_measured_bytes": count("compare[formula=lab].measured_bytes"),
+        "lab_ratio": real("compare[formula=lab].ratio"),
+        "lab_within": true("compare[formula=lab].within"),
         "in_lab_regime": true("regime.within_lab_assumptions"), "regime": string("regime.text"),
-        "flops": fmt_g(num("flops")), "intensity": fmt_g(num("intensity")),
-        "traced_seconds": fmt_g(num("traced_seconds")), "error": string("error"),
-        "estimate": "sampled 1/%.0f" % num("estimate.sample_sets") if sampled else "exact",
-        "estimated_error": fmt_g(num("estimate.estimated_error"), 4) if sampled else "0",
-        "sample_too_small": true("estimate.sample_too_small") if sampled else "0",
-        "splits": "%.0f" % num("config.splits") if get(r, "config.splits") is not None else "",
-        "kv_page": "%.0f" % num("config.kv_page") if get(r, "config.kv_page") is not None else "",
+        "flops": real("flops"), "intensity": real("intensity"),
+        "traced_seconds": real("traced_seconds", "timing.traced_seconds"),
+        "error": string("error"),
+        "estimate": "sampled 1/%.0f" % sets if sampled else "exact" if counted else "",
+        "estimated_error": real("estimate.estimated_error", digits=4) if sampled
+        else "0" if counted else "",
+        "sample_too_small": true("estimate.sample_too_small") if sampled
+        else "0" if counted else "",
     })
     return row
 
