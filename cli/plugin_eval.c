@@ -193,9 +193,14 @@ formula_json(const struct plugin_eval *ev)
 		meas += mr + mw;
 		cJSON_AddItemToArray(arrays, a);
 	}
+	/* bytes: the formula's total under the name a built-in kernel's report gives it */
+	add_u64(f, "bytes", pred);
 	add_u64(f, "predicted_bytes", pred);
 	add_u64(f, "measured_bytes", meas);
-	cJSON_AddNumberToObject(f, "ratio", pred ? (double)meas / (double)pred : 0);
+	if (pred)
+		cJSON_AddNumberToObject(f, "ratio", (double)meas / (double)pred);
+	else
+		cJSON_AddNullToObject(f, "ratio");
 	if (ev->exact)
 		cJSON_AddBoolToObject(f, "byte_equal", all_equal);
 	return f;
@@ -227,6 +232,7 @@ plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl, const st
 		report_add_header(root, argc, argv);
 	report_add_config(root, c, spec, flush, seed);
 	plugin_config_json(cJSON_GetObjectItemCaseSensitive(root, "config"), pl, pp);
+	cJSON_AddStringToObject(root, "mode", "simulated");
 	report_add_cache(root, ev->cache);
 	if (ev->have_formula) {
 		cJSON *formulas = cJSON_AddObjectToObject(root, "formulas");

@@ -212,6 +212,60 @@ def test_sweep_frame():
     assert isinstance(df, pandas.DataFrame) and len(df) == 2
 
 
+def _stream_sweep(plugin_dir, out, frame):
+    """plugin-stream over fp32 (a run) and fp16 (refused by the plugin: a failed row)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", memsim.RowsFailedWarning)
+        return memsim.sweep(kernel=os.path.join(plugin_dir, "plugin-stream.so"), N=64, d=16,
+                            dtype=["fp32", "fp16"], cache="L1=4K:full:64", out=out,
+                            frame=frame)
+
+
+def test_sweep_rows_missing_values(plugin_dir, tmp_path):
+    """The rows hold what was measured and nothing else: a plugin's formula total under
+    formulas.exact.bytes as a kernel's; a failed row no bytes at all."""
+    rows = _stream_sweep(plugin_dir, tmp_path / "s", False)
+    good = next(r for r in rows if "error" not in r)
+    bad = next(r for r in rows if "error" in r)
+    exact = good["formulas"]["exact"]
+    # X read, Y read and written: N d fp32 elements each
+    assert exact["bytes"] == exact["predicted_bytes"] == 3 * 64 * 16 * 4
+    assert good["mode"] == "simulated"
+    assert "dram" not in bad and "formulas" not in bad and "flops" not in bad
+
+
+def test_sweep_frame_missing_values(plugin_dir, tmp_path):
+    """results.csv as a DataFrame: a plugin's exact bytes, ratio and time as its JSON says; NaN,
+    never 0, for what a row does not hold (a failed run's bytes, a lab formula the plugin has
+    not, the measurement of a --formula-only row)."""
+    pandas = pytest.importorskip("pandas")
+    df = _stream_sweep(plugin_dir, tmp_path / "s", True)
+    with open(tmp_path / "s" / "results.json", encoding="utf-8") as f:
+        rows = {r["config"]["dtype"]: r for r in map(json.loads, f)}
+    good = df[df["dtype"] == "fp32"].iloc[0]
+    bad = df[df["dtype"] == "fp16"].iloc[0]
+    assert good["exact_bytes"] == rows["fp32"]["formulas"]["exact"]["predicted_bytes"] > 0
+    assert good["exact_ratio"] == 1
+    assert good["traced_seconds"] == pytest.approx(rows["fp32"]["timing"]["traced_seconds"],
+                                                   rel=1e-5)
+    for col in ("lab_bytes", "lab_ratio", "exact_within"):
+        assert math.isnan(good[col]), col
+    assert bad["error"] == rows["fp16"]["error"]
+    for col in ("dram_read_bytes", "dram_write_bytes", "exact_bytes", "exact_ratio", "flops",
+                "traced_seconds", "estimated_error"):
+        assert math.isnan(bad[col]), col
+
+    f = memsim.sweep(N=[64, 128], d=16, formula_only=True, frame=True)
+    assert list(f["mode"]) == ["formula", "formula"]
+    for col in ("dram_read_bytes", "dram_write_bytes", "lab_measured_bytes", "lab_ratio",
+                "exact_ratio", "traced_seconds"):
+        assert f[col].isna().all(), col
+    for N, exact, lab in zip(f["N"], f["exact_bytes"], f["lab_bytes"]):
+        form = memsim.formula("naive", N=int(N), d=16)
+        assert exact == form.formulas["exact"]["bytes"]
+        assert lab == form.formulas["lab"]["bytes"] > 0
+
+
 def test_sweep_frame_without_pandas(monkeypatch):
     import builtins
 
