@@ -88,6 +88,37 @@ label_rows(struct table_rows *t)
 	}
 }
 
+/* The bytes of row r: measured (a run's DRAM bytes, read and written; none for a
+ * --formula-only row), by the exact formula (a built-in kernel's, or a plugin's own, which its
+ * row keeps in formulas.exact.predicted_bytes) and by the lab formula (none where the lab has
+ * no formula: proj, plugins), and measured/exact. */
+static void
+take_bytes(struct table_row *w, const cJSON *r)
+{
+	const cJSON *cmp = results_get(r, "compare[formula=exact]");
+	const cJSON *dram = results_get(r, "dram");
+	const cJSON *exact = results_get(r, "formulas.exact.bytes");
+
+	if (!cJSON_IsNumber(exact))
+		exact = results_get(r, "formulas.exact.predicted_bytes");
+	w->has_measured = cJSON_IsObject(dram);
+	w->has_exact = cJSON_IsNumber(exact);
+	if (cmp) {
+		w->has_exact = true;
+		w->measured = results_number(cmp, "measured_bytes", 0);
+		w->exact = results_number(cmp, "predicted_bytes", 0);
+		w->exact_ratio = results_number(cmp, "ratio", 0);
+	} else {
+		w->measured = results_number(dram, "read_bytes", 0) +
+			      results_number(dram, "write_bytes", 0);
+		w->exact = w->has_exact ? exact->valuedouble : 0;
+		w->exact_ratio = w->exact > 0 ? w->measured / w->exact : 0;
+	}
+	w->lab = results_number(r, "formulas.lab.bytes", 0);
+	w->has_lab_formula =
+		w->lab > 0 && !cJSON_IsFalse(results_get(r, "formulas.lab.applicable"));
+}
+
 static int
 take_row(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -122,8 +153,8 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 	w->intensity = results_number(r, "intensity", 0);
 	w->in_regime = results_true(r, "regime.within_lab_assumptions");
 	snprintf(w->regime, sizeof(w->regime), "%s", results_string(r, "regime.text"));
-	w->lab = results_number(r, "formulas.lab.bytes", 0);
 	w->arrays_within = results_true(r, "formulas.exact.arrays_within");
+	take_bytes(w, r);
 	e = results_get(r, "compare[formula=lab]");
 	if (e) {
 		w->has_lab = true;
@@ -132,16 +163,12 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 		w->lab_within = results_true(e, "within");
 		snprintf(w->why_not, sizeof(w->why_not), "%s", results_string(e, "why_not"));
 	}
-	e = results_get(r, "compare[formula=exact]");
-	w->measured = results_number(e, "measured_bytes", 0);
-	w->exact = results_number(e, "predicted_bytes", 0);
-	w->exact_ratio = results_number(e, "ratio", 0);
-	w->exact_within = results_true(e, "within");
+	w->exact_within = results_true(r, "compare[formula=exact].within");
 	/* The array furthest from its formula. */
 	per = results_get(r, "formulas.exact.per_array");
 	w->worst_ratio = 1;
 	/* An estimate is never byte-equal: its counts are a sample's, multiplied. */
-	w->byte_equal = per != NULL && w->sample_sets <= 1;
+	w->byte_equal = per != NULL && w->sample_sets <= 1 && w->has_measured;
 	snprintf(w->worst_array, sizeof(w->worst_array), "-");
 	cJSON_ArrayForEach (e, per) {
 		double ratio = results_number(e, "ratio", 0);
@@ -216,7 +243,37 @@ note_estimates(FILE *out, const struct table_rows *t)
 			t->estimates, t->n);
 }
 
-/* The lab comparison: every run with its lab verdict and regime. */
+/* v / scale to 3 decimals, right-aligned in width, or "-" where the row has no such value. */
+static void
+cell(FILE *out, int width, bool have, double v, double scale)
+{
+	char buf[64];
+
+	if (have)
+		snprintf(buf, sizeof(buf), "%.3f", v / scale);
+	else
+		snprintf(buf, sizeof(buf), "-");
+	fprintf(out, " %*s", width, buf);
+}
+
+/* The lab verdict of a row, in words. */
+static void
+lab_verdict(FILE *out, const struct table_row *r)
+{
+	if (r->has_lab)
+		fprintf(out, "%s%s",
+			r->lab_within ? (r->in_regime ? "within 30%, in regime"
+						      : "within 30%, out of regime")
+				      : (r->in_regime ? "OUTSIDE 30% in regime" : "outside: "),
+			!r->lab_within && !r->in_regime ? r->regime : "");
+	else if (!r->has_measured)
+		fputs("formula only: not simulated, nothing measured", out);
+	else
+		fputs("no lab formula", out);
+}
+
+/* The lab comparison: every run with its lab verdict and regime; "-" for what a row has not
+ * (a --formula-only row measures nothing, the lab has no formula for proj or a plugin). */
 void
 tables_print_lab(FILE *out, const struct table_rows *t)
 {
@@ -230,16 +287,16 @@ tables_print_lab(FILE *out, const struct table_rows *t)
 	for (long i = 0; i < n; i++) {
 		const struct table_row *r = &rows[i];
 
-		fprintf(out,
-			"%-10.10s %-6s %-5s %6.0f%s%-*s %12.3f %12.3f %12.3f %8.3f %8.3f  %s%s%s\n",
-			r->cache, r->kernel, r->dtype, r->N, cw ? " " : "", cw, r->config,
-			r->measured / 1048576, r->has_lab ? r->lab / 1048576 : 0.0,
-			r->exact / 1048576, r->has_lab ? r->lab_ratio : 0.0, r->exact_ratio,
-			!r->has_lab     ? "no lab formula"
-			: r->lab_within ? (r->in_regime ? "within 30%, in regime"
-							: "within 30%, out of regime")
-					: (r->in_regime ? "OUTSIDE 30% in regime" : "outside: "),
-			r->has_lab && !r->lab_within && !r->in_regime ? r->regime : "", "");
+		fprintf(out, "%-10.10s %-6s %-5s %6.0f%s%-*s", r->cache, r->kernel, r->dtype, r->N,
+			cw ? " " : "", cw, r->config);
+		cell(out, 12, r->has_measured, r->measured, 1048576);
+		cell(out, 12, r->has_lab_formula, r->lab, 1048576);
+		cell(out, 12, r->has_exact, r->exact, 1048576);
+		cell(out, 8, r->has_lab, r->lab_ratio, 1);
+		cell(out, 8, r->has_measured && r->exact > 0, r->exact_ratio, 1);
+		fputs("  ", out);
+		lab_verdict(out, r);
+		fputc('\n', out);
 	}
 	note_estimates(out, t);
 }
@@ -253,7 +310,7 @@ same_series(const struct table_row *a, const struct table_row *b)
 }
 
 /* The smallest N from which flash2 moves fewer bytes than naive, per cache, dtype and
- * config. */
+ * config, among the runs measured (naive and flash2 at the same N). */
 void
 tables_print_crossover(FILE *out, const struct table_rows *t)
 {
@@ -262,20 +319,27 @@ tables_print_crossover(FILE *out, const struct table_rows *t)
 	for (long i = 0; i < n; i++) {
 		const struct table_row *f = &rows[i];
 		double first = -1;
+		bool compared = false;
 
 		if (strcmp(f->kernel, "flash2") != 0 ||
-		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") && same_series(&rows[i - 1], f)))
+		    (i > 0 && !strcmp(rows[i - 1].kernel, "flash2") &&
+		     same_series(&rows[i - 1], f)))
 			continue;
-		for (long k = i; k < n && !strcmp(rows[k].kernel, "flash2") && same_series(&rows[k], f);
-		     k++) {
+		for (long k = i;
+		     k < n && !strcmp(rows[k].kernel, "flash2") && same_series(&rows[k], f); k++) {
 			for (long j = 0; j < n; j++) {
 				if (strcmp(rows[j].kernel, "naive") || !same_series(&rows[j], f) ||
-				    rows[j].N != rows[k].N)
+				    rows[j].N != rows[k].N || !rows[j].has_measured ||
+				    !rows[k].has_measured)
 					continue;
+				compared = true;
 				if (rows[k].measured < rows[j].measured && first < 0)
 					first = rows[k].N;
 			}
 		}
+		/* formulas alone (--formula-only) measured nothing to cross */
+		if (!compared)
+			continue;
 		if (first > 0)
 			fprintf(out,
 				"crossover: flash2 moves fewer DRAM bytes than naive from N = %.0f "
@@ -289,14 +353,20 @@ tables_print_crossover(FILE *out, const struct table_rows *t)
 	}
 }
 
-/* The exactness summary: per kernel, runs whose every array is within 5%, and the worst. */
+/* The exactness summary: per kernel, runs whose every array is within 5%, and the worst;
+ * --formula-only rows, which measured nothing, left out and counted. */
 bool
 tables_print_exact(FILE *out, const struct table_rows *t)
 {
 	const struct table_row *rows = t->rows;
 	long n = (long)t->n;
 	static const char *kernels[] = { "naive", "flash1", "flash2", "proj", "flashdecode" };
-	bool all = n > 0;
+	long unmeasured = 0;
+	bool all;
+
+	for (long i = 0; i < n; i++)
+		unmeasured += !rows[i].has_measured;
+	all = n > unmeasured;
 
 	fprintf(out, "%-7s %6s %11s %22s %18s %s\n", "kernel", "runs", "byte-equal",
 		"every array within 5%", "total within 5%",
@@ -307,7 +377,7 @@ tables_print_exact(FILE *out, const struct table_rows *t)
 		const struct table_row *worst = NULL;
 
 		for (long i = 0; i < n; i++) {
-			if (strcmp(rows[i].kernel, kernels[k]))
+			if (strcmp(rows[i].kernel, kernels[k]) || !rows[i].has_measured)
 				continue;
 			runs++;
 			equal += rows[i].byte_equal;
@@ -328,6 +398,11 @@ tables_print_exact(FILE *out, const struct table_rows *t)
 				kernels[k], runs, equal, ok, tot_ok, worst->worst_array,
 				worst->worst_ratio, worst->cache, worst->N);
 	}
+	if (unmeasured)
+		fprintf(out,
+			"%ld of %ld rows are formulas alone (--formula-only): nothing measured to "
+			"compare, left out\n",
+			unmeasured, n);
 	note_estimates(out, t);
 	return all;
 }

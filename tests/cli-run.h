@@ -233,3 +233,25 @@ expect_ok(const char *fmt, ...)
 		fail_msg("memsim %s: exit %d (stderr: %s)", args, r.rc, r.err);
 	result_free(&r);
 }
+
+/* The cells of the line of `memsim table` output out for kernel at N, split at blanks (cache,
+ * kernel, dtype, N, the five numbers, then the verdict's words), up to max cells of 63 bytes.
+ * Returns how many; 0 when no line is of that kernel and N. */
+static inline int
+table_cells(const char *out, const char *kernel, double N, char cells[][64], int max)
+{
+	char *text = strdup(out), *save = NULL;
+	int n = 0;
+
+	assert_non_null(text);
+	for (char *l = strtok_r(text, "\n", &save); l && !n; l = strtok_r(NULL, "\n", &save)) {
+		char *w, *wsave = NULL;
+
+		for (w = strtok_r(l, " ", &wsave); w && n < max; w = strtok_r(NULL, " ", &wsave))
+			snprintf(cells[n++], 64, "%s", w);
+		if (n < 4 || strcmp(cells[1], kernel) != 0 || strtod(cells[3], NULL) != N)
+			n = 0;
+	}
+	free(text);
+	return n;
+}

@@ -274,6 +274,50 @@ test_plugin_sweep_rows_as_run(void **state)
 		     "one plugin a sweep, without built-in kernels");
 }
 
+/* `table` of a plugin's sweep: each row's measured DRAM bytes and its formula's (kept as
+ * predicted_bytes) in MiB and their ratio, as the row's JSON holds them; "-" for the lab
+ * formula, which a plugin has not. */
+static void
+test_plugin_sweep_table(void **state)
+{
+	char path[700], *text, *line, *save = NULL, cells[16][64], want[64];
+	struct result r;
+	int rows = 0;
+
+	(void)state;
+	expect_ok("sweep --out tb --jobs 1 --kernel " COPY " --N 512,1024 --d 64 --Br 8 "
+		  "--cache L1=1K:full:64,tiles=scratch");
+	r = memsim("table tb");
+	assert_int_equal(r.rc, 0);
+	snprintf(path, sizeof(path), "%s/tb/results.json", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(line);
+		double measured = num(row, "dram", "read_bytes", NULL) +
+				  num(row, "dram", "write_bytes", NULL);
+		double exact = num(row, "formulas", "exact", "predicted_bytes");
+
+		assert_true(measured > 0 && exact > 0);
+		if (table_cells(r.out, "copy", num(row, "config", "N", NULL), cells, 16) < 10)
+			fail_msg("no table line for N=%.0f:\n%s", num(row, "config", "N", NULL),
+				 r.out);
+		snprintf(want, sizeof(want), "%.3f", measured / 1048576);
+		assert_string_equal(cells[4], want);
+		assert_string_equal(cells[5], "-");
+		snprintf(want, sizeof(want), "%.3f", exact / 1048576);
+		assert_string_equal(cells[6], want);
+		assert_string_equal(cells[7], "-");
+		snprintf(want, sizeof(want), "%.3f", measured / exact);
+		assert_string_equal(cells[8], want);
+		cJSON_Delete(row);
+		rows++;
+	}
+	assert_int_equal(rows, 2);
+	free(text);
+	result_free(&r);
+}
+
 /* native runs NAME-native.so beside NAME.so, with the traced build's arrays. */
 static void
 test_plugin_native(void **state)
@@ -517,6 +561,7 @@ main(void)
 		cmocka_unit_test(test_plugin_xcheck_refusals),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
+		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
 		cmocka_unit_test(test_plugin_xcheck),

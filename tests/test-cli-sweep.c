@@ -634,6 +634,57 @@ test_map_failure_message(void **state)
 	}
 }
 
+/* A --formula-only sweep's `table` (issue 40, E7): each row's lab and exact formulas in MiB
+ * as its JSON holds them, "-" where nothing was measured, no "no lab formula", and no
+ * crossover or byte-equality claimed of formulas alone. */
+static void
+test_table_formula_only(void **state)
+{
+	char cells[16][64], want[64];
+	struct result r, x;
+	cJSON **rows;
+	int n;
+
+	(void)state;
+	expect_ok("sweep --out fo --kernel naive,flash2 --N 64,128 --formula-only --jobs 1");
+	r = memsim("table fo");
+	assert_int_equal(r.rc, 0);
+	print_commented(r.out);
+	rows = rows_of("fo", &n);
+	assert_int_equal(n, 4);
+	for (int i = 0; i < n; i++) {
+		const cJSON *cfg = cJSON_GetObjectItem(rows[i], "config");
+		const cJSON *f = cJSON_GetObjectItem(rows[i], "formulas");
+		const char *kernel = cJSON_GetObjectItem(cfg, "kernel")->valuestring;
+		double N = cJSON_GetObjectItem(cfg, "N")->valuedouble;
+		double lab =
+			cJSON_GetObjectItem(cJSON_GetObjectItem(f, "lab"), "bytes")->valuedouble;
+		double exact =
+			cJSON_GetObjectItem(cJSON_GetObjectItem(f, "exact"), "bytes")->valuedouble;
+
+		if (table_cells(r.out, kernel, N, cells, 16) < 10)
+			fail_msg("no table line for %s N=%.0f", kernel, N);
+		assert_true(lab > 0 && exact > 0);
+		assert_string_equal(cells[4], "-"); /* measured */
+		snprintf(want, sizeof(want), "%.3f", lab / 1048576);
+		assert_string_equal(cells[5], want);
+		snprintf(want, sizeof(want), "%.3f", exact / 1048576);
+		assert_string_equal(cells[6], want);
+		assert_string_equal(cells[7], "-"); /* measured / lab */
+		assert_string_equal(cells[8], "-"); /* measured / exact */
+		assert_string_equal(cells[9], "formula");
+	}
+	rows_free(rows, n);
+	assert_null(strstr(r.out, "no lab formula"));
+	assert_null(strstr(r.out, "crossover"));
+	x = memsim("table --exact fo");
+	assert_int_equal(x.rc, 0);
+	assert_null(strstr(x.out, "equal to the byte"));
+	assert_non_null(strstr(x.out, "4 of 4 rows are formulas alone (--formula-only)"));
+	result_free(&x);
+	result_free(&r);
+}
+
 int
 main(void)
 {
@@ -648,6 +699,7 @@ main(void)
 		cmocka_unit_test(test_merge_other_revision),
 		cmocka_unit_test(test_study_resume_other_revision),
 		cmocka_unit_test(test_tables_label_rows),
+		cmocka_unit_test(test_table_formula_only),
 		cmocka_unit_test(test_map_failure_message),
 	};
 
