@@ -17,8 +17,11 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +218,17 @@ best(const double *t, unsigned n)
 	return b;
 }
 
+/* (slowest - fastest) / fastest of n times. */
+static double
+spread_of(const double *t, unsigned n)
+{
+	double lo = best(t, n), hi = t[0];
+
+	for (unsigned i = 1; i < n; i++)
+		hi = t[i] > hi ? t[i] : hi;
+	return lo > 0 ? (hi - lo) / lo : 0;
+}
+
 /* ---- bandwidth ---- */
 
 struct triad_job {
@@ -261,7 +275,7 @@ triad_work(struct team *tm, unsigned id)
 
 int
 ceilings_bandwidth(uint64_t array_bytes, unsigned reps, unsigned threads, double *one_core,
-		   double *all_cores, char *err, size_t errlen)
+		   double *all_cores, double spread[2], char *err, size_t errlen)
 {
 	struct triad_job j = { 0 };
 	uint64_t bytes = (array_bytes + 4095) & ~UINT64_C(4095);
@@ -293,10 +307,14 @@ ceilings_bandwidth(uint64_t array_bytes, unsigned reps, unsigned threads, double
 		goto threads_failed;
 	step(2);
 	*one_core = 24.0 * (double)j.n / best(j.times, reps);
+	if (spread)
+		spread[0] = spread_of(j.times, reps);
 	if ((rc = team_run(threads, triad_work, &j)))
 		goto threads_failed;
 	step(3);
 	*all_cores = 24.0 * (double)j.n / best(j.times, reps);
+	if (spread)
+		spread[1] = spread_of(j.times, reps);
 	for (uint64_t i = 0; i < j.n; i += 4093) {
 		if (j.a[i] != 3.5) {
 			snprintf(err, errlen, "bandwidth: the triad computed a[%llu] = %g, not 3.5",
@@ -465,7 +483,7 @@ flops_work(struct team *tm, unsigned id)
 
 int
 ceilings_peak_flops(double min_seconds, unsigned reps, unsigned threads, double *one_core,
-		    double *all_cores, char *err, size_t errlen)
+		    double *all_cores, double spread[2], char *err, size_t errlen)
 {
 	struct flops_job *j = xzalloc(sizeof(*j));
 	int rc;
@@ -498,10 +516,14 @@ ceilings_peak_flops(double min_seconds, unsigned reps, unsigned threads, double 
 		goto out;
 	step(5);
 	*one_core = j->k.flops_per_iter * (double)j->iters / best(j->times, reps);
+	if (spread)
+		spread[0] = spread_of(j->times, reps);
 	if ((rc = team_run(threads, flops_work, j)))
 		goto out;
 	step(6);
 	*all_cores = j->k.flops_per_iter * (double)j->iters * threads / best(j->times, reps);
+	if (spread)
+		spread[1] = spread_of(j->times, reps);
 out:
 	if (rc)
 		snprintf(err, errlen, "peak FLOP/s: cannot start %u threads: %s", threads,
@@ -511,23 +533,128 @@ out:
 	return rc;
 }
 
-/* ---- everything, and the JSON document ---- */
+/* ---- consistency ---- */
+
+/* Appends "; " and the formatted text to buf (len bytes, NUL-terminated). */
+__attribute__((format(printf, 3, 4))) static void
+append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used && used + 2 < len) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	if (used < len)
+		vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+bool
+ceilings_consistent(const struct ceilings *c, char *why, size_t len)
+{
+	const struct {
+		double spread;
+		const char *what;
+	} series[] = {
+		{ c->bw_one_core_spread, "the triad on one core" },
+		{ c->bw_all_cores_spread, "the triad on all cores" },
+		{ c->flops_one_core_spread, "the FLOP loop on one core" },
+		{ c->flops_all_cores_spread, "the FLOP loop on all cores" },
+	};
+	char buf[512] = "";
+
+	if (c->all_cores_bytes_per_s < (1 - CEILINGS_SLOWER_MAX) * c->one_core_bytes_per_s)
+		append(buf, sizeof(buf), "%u threads stream slower than 1: %.2f against %.2f GB/s",
+		       c->bw_threads, c->all_cores_bytes_per_s / 1e9,
+		       c->one_core_bytes_per_s / 1e9);
+	if (c->all_cores_flops_per_s < (1 - CEILINGS_SLOWER_MAX) * c->one_core_flops_per_s)
+		append(buf, sizeof(buf),
+		       "%u threads compute slower than 1: %.2f against %.2f GFLOP/s",
+		       c->flops_threads, c->all_cores_flops_per_s / 1e9,
+		       c->one_core_flops_per_s / 1e9);
+	for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++)
+		if (series[i].spread > CEILINGS_SPREAD_MAX)
+			append(buf, sizeof(buf),
+			       "%s spread %.0f%% between repetitions (over %.0f%%)", series[i].what,
+			       100 * series[i].spread, 100 * CEILINGS_SPREAD_MAX);
+	if (why && len)
+		snprintf(why, len, "%s", buf);
+	return buf[0] == '\0';
+}
+
+/* The numbers of one round of the test knob's text, [s, s + len): 4 or 5 of them, comma
+ * separated, the first four positive, the fifth at least 0. Returns false where it is not. */
+static bool
+injected_round(const char *s, size_t len, double v[5])
+{
+	char buf[256], *p = buf, *end;
+	unsigned n = 0;
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	v[4] = 0;
+	for (;;) {
+		if (n == 5 || !*p || isspace((unsigned char)*p))
+			return false;
+		errno = 0;
+		v[n] = strtod(p, &end);
+		if (end == p || errno || !isfinite(v[n]) || v[n] < 0 || (n < 4 && v[n] == 0))
+			return false;
+		n++;
+		if (!*end)
+			return n >= 4;
+		if (*end != ',')
+			return false;
+		p = end + 1;
+	}
+}
 
 int
-ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err, size_t errlen)
+ceilings_injected(const char *text, unsigned round, struct ceilings *c, char *err, size_t errlen)
 {
-	time_t now = time(NULL);
-	struct tm tm;
-	int rc;
+	double v[5], pick[5] = { 0, 0, 0, 0, 0 };
+	const char *p = text;
+	unsigned r = 0;
 
-	memset(out, 0, sizeof(*out));
-	snprintf(out->memsim_version, sizeof(out->memsim_version), "%s", MEMSIM_VERSION);
-	strftime(out->date, sizeof(out->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	ceilings_cpu_model(out->cpu, sizeof(out->cpu));
-	out->cores = ceilings_cores();
-	out->quick = quick;
-	out->array_bytes = ceilings_array_bytes(llc_bytes, ceilings_mem_available(), quick,
-						out->note, sizeof(out->note));
+	for (;; r++) {
+		const char *semi = strchr(p, ';');
+		size_t len = semi ? (size_t)(semi - p) : strlen(p);
+
+		if (!injected_round(p, len, v)) {
+			snprintf(
+				err, errlen,
+				"MEMSIM_TEST_CEILINGS='%s': round %u is not 'BW1,BWN,FL1,FLN"
+				"[,SPREAD]' (GB/s and GFLOP/s, positive; a spread at least 0; rounds "
+				"separated by ';')",
+				text, r + 1);
+			return -EINVAL;
+		}
+		if (r <= round)
+			memcpy(pick, v, sizeof(pick));
+		if (!semi)
+			break;
+		p = semi + 1;
+	}
+	c->one_core_bytes_per_s = pick[0] * 1e9;
+	c->all_cores_bytes_per_s = pick[1] * 1e9;
+	c->one_core_flops_per_s = pick[2] * 1e9;
+	c->all_cores_flops_per_s = pick[3] * 1e9;
+	c->bw_one_core_spread = c->bw_all_cores_spread = pick[4];
+	c->flops_one_core_spread = c->flops_all_cores_spread = pick[4];
+	return 0;
+}
+
+/* ---- everything, and the JSON document ---- */
+
+/* The methods in words, and the settings they name. */
+static void
+describe(struct ceilings *out, uint64_t llc_bytes, bool quick)
+{
 	out->bw_repetitions = quick ? 3 : 10;
 	out->bw_threads = out->cores;
 	snprintf(out->bw_method, sizeof(out->bw_method),
@@ -538,14 +665,6 @@ ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err
 		 (double)out->array_bytes / 1048576.0,
 		 (double)out->array_bytes / (double)(llc_bytes ? llc_bytes : 1),
 		 (double)llc_bytes / 1048576.0, out->bw_repetitions, out->bw_threads);
-	progress_begin("ceilings");
-	rc = ceilings_bandwidth(out->array_bytes, out->bw_repetitions, out->bw_threads,
-				&out->one_core_bytes_per_s, &out->all_cores_bytes_per_s, err,
-				errlen);
-	if (rc) {
-		progress_end();
-		return rc;
-	}
 	out->flops_repetitions = quick ? 3 : 5;
 	out->flops_threads = out->cores;
 	snprintf(out->isa, sizeof(out->isa), "%s", ceilings_isa());
@@ -565,11 +684,75 @@ ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err
 			ACCUMULATORS, strcmp(out->isa, "sse2") == 0 ? 4 : 8,
 			strcmp(out->isa, "sse2") == 0 ? "_mm_mul_ps, _mm_add_ps" : "plain C",
 			quick ? 0.02 : 0.2, out->flops_repetitions, out->flops_threads);
-	rc = ceilings_peak_flops(quick ? 0.02 : 0.2, out->flops_repetitions, out->flops_threads,
-				 &out->one_core_flops_per_s, &out->all_cores_flops_per_s, err,
-				 errlen);
+}
+
+/* One round: the bandwidth, then the peak FLOP rate (or the test knob's round). */
+static int
+measure_round(struct ceilings *out, unsigned round, char *err, size_t errlen)
+{
+	const char *knob = getenv("MEMSIM_TEST_CEILINGS");
+	double bw[2], fl[2];
+	int rc;
+
+	if (knob)
+		return ceilings_injected(knob, round, out, err, errlen);
+	rc = ceilings_bandwidth(out->array_bytes, out->bw_repetitions, out->bw_threads,
+				&out->one_core_bytes_per_s, &out->all_cores_bytes_per_s, bw, err,
+				errlen);
+	if (rc)
+		return rc;
+	out->bw_one_core_spread = bw[0];
+	out->bw_all_cores_spread = bw[1];
+	rc = ceilings_peak_flops(out->quick ? 0.02 : 0.2, out->flops_repetitions,
+				 out->flops_threads, &out->one_core_flops_per_s,
+				 &out->all_cores_flops_per_s, fl, err, errlen);
+	out->flops_one_core_spread = fl[0];
+	out->flops_all_cores_spread = fl[1];
+	return rc;
+}
+
+int
+ceilings_measure(uint64_t llc_bytes, bool quick, struct ceilings *out, char *err, size_t errlen)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->memsim_version, sizeof(out->memsim_version), "%s", MEMSIM_VERSION);
+	strftime(out->date, sizeof(out->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	ceilings_cpu_model(out->cpu, sizeof(out->cpu));
+	out->cores = ceilings_cores();
+	out->quick = quick;
+	out->array_bytes = ceilings_array_bytes(llc_bytes, ceilings_mem_available(), quick,
+						out->note, sizeof(out->note));
+	describe(out, llc_bytes, quick);
+	if (getenv("MEMSIM_TEST_CEILINGS")) {
+		snprintf(out->bw_method, sizeof(out->bw_method),
+			 "given by MEMSIM_TEST_CEILINGS, a test knob: not measured");
+		snprintf(out->flops_method, sizeof(out->flops_method), "%s", out->bw_method);
+	}
+	progress_begin("ceilings");
+	out->checked = true;
+	while (!rc && out->rounds < CEILINGS_ROUNDS) {
+		rc = measure_round(out, out->rounds++, err, errlen);
+		out->consistent =
+			ceilings_consistent(out, out->inconsistency, sizeof(out->inconsistency));
+		if (out->consistent)
+			break;
+	}
 	progress_end();
 	return rc;
+}
+
+/* The spreads of one series' repetitions on one core and on all, where known. */
+static void
+add_spreads(cJSON *o, double one, double all)
+{
+	if (one >= 0)
+		cJSON_AddNumberToObject(o, "one_core_spread", one);
+	if (all >= 0)
+		cJSON_AddNumberToObject(o, "all_cores_spread", all);
 }
 
 cJSON *
@@ -589,12 +772,23 @@ ceilings_json(const struct ceilings *c)
 	cJSON_AddNumberToObject(bw, "one_core_bytes_per_s", c->one_core_bytes_per_s);
 	cJSON_AddNumberToObject(bw, "all_cores_bytes_per_s", c->all_cores_bytes_per_s);
 	cJSON_AddNumberToObject(bw, "threads", c->bw_threads);
+	add_spreads(bw, c->bw_one_core_spread, c->bw_all_cores_spread);
 	fl = cJSON_AddObjectToObject(o, "peak_flops");
 	cJSON_AddStringToObject(fl, "method", c->flops_method);
 	cJSON_AddStringToObject(fl, "isa", c->isa);
 	cJSON_AddNumberToObject(fl, "one_core_flops_per_s", c->one_core_flops_per_s);
 	cJSON_AddNumberToObject(fl, "all_cores_flops_per_s", c->all_cores_flops_per_s);
 	cJSON_AddNumberToObject(fl, "threads", c->flops_threads);
+	add_spreads(fl, c->flops_one_core_spread, c->flops_all_cores_spread);
+	if (c->checked) {
+		cJSON *k = cJSON_AddObjectToObject(o, "consistency");
+
+		cJSON_AddBoolToObject(k, "consistent", c->consistent);
+		cJSON_AddNumberToObject(k, "rounds", c->rounds);
+		cJSON_AddStringToObject(k, "why", c->inconsistency);
+		cJSON_AddNumberToObject(k, "slower_max", CEILINGS_SLOWER_MAX);
+		cJSON_AddNumberToObject(k, "spread_max", CEILINGS_SPREAD_MAX);
+	}
 	return o;
 }
 
@@ -620,6 +814,45 @@ get_num(const cJSON *obj, const char *key, double *out)
 		return false;
 	*out = v->valuedouble;
 	return true;
+}
+
+/* obj[key], a number at least 0, into *out; -1 where obj has no key. */
+static bool
+get_spread(const cJSON *obj, const char *key, double *out)
+{
+	*out = -1;
+	return !cJSON_GetObjectItemCaseSensitive(obj, key) || get_num(obj, key, out);
+}
+
+/* The spreads and the consistency of a document, which an older memsim's has not (checked
+ * false). Returns NULL, or the key that is there but not of its type. */
+static const char *
+get_checks(const cJSON *obj, const cJSON *bw, const cJSON *fl, struct ceilings *out)
+{
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, "consistency");
+	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(k, "consistent");
+	double rounds;
+
+	if (!get_spread(bw, "one_core_spread", &out->bw_one_core_spread))
+		return "bandwidth.one_core_spread";
+	if (!get_spread(bw, "all_cores_spread", &out->bw_all_cores_spread))
+		return "bandwidth.all_cores_spread";
+	if (!get_spread(fl, "one_core_spread", &out->flops_one_core_spread))
+		return "peak_flops.one_core_spread";
+	if (!get_spread(fl, "all_cores_spread", &out->flops_all_cores_spread))
+		return "peak_flops.all_cores_spread";
+	if (!k)
+		return NULL;
+	if (!cJSON_IsObject(k) || !cJSON_IsBool(ok))
+		return "consistency.consistent";
+	if (!get_num(k, "rounds", &rounds) || rounds < 1)
+		return "consistency.rounds";
+	if (!get_str(k, "why", out->inconsistency, sizeof(out->inconsistency)))
+		return "consistency.why";
+	out->checked = true;
+	out->consistent = cJSON_IsTrue(ok);
+	out->rounds = (unsigned)rounds;
+	return NULL;
 }
 
 int
@@ -668,6 +901,8 @@ ceilings_from_json(const cJSON *obj, struct ceilings *out, char *err, size_t err
 		bad = "peak_flops.all_cores_flops_per_s";
 	else if (!get_num(fl, "threads", &flt))
 		bad = "peak_flops.threads";
+	else
+		bad = get_checks(obj, bw, fl, out);
 	if (bad) {
 		snprintf(err, errlen, "'%s' is missing or not of its type", bad);
 		return -EINVAL;
