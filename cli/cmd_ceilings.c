@@ -45,6 +45,29 @@ usage_ceilings(FILE *f)
 		"  --json FILE   also write the document to FILE ('-' for stdout)\n");
 }
 
+/* Whether the numbers hold together, and what that means for what is drawn from them. */
+static void
+print_consistency(FILE *f, const struct ceilings *c)
+{
+	if (!c->checked)
+		fprintf(f, "note: not checked for consistency (measured by an older memsim)\n");
+	else if (!c->consistent)
+		fprintf(f,
+			"WARNING: inconsistent measurement, %u times in a row: %s.\n"
+			"  Something else ran on this machine meanwhile: these ceilings, the ridge "
+			"point and every memory- or compute-bound verdict drawn from them (memsim "
+			"report) are unreliable. Measure again on a quiet machine: memsim ceilings "
+			"--refresh.\n",
+			c->rounds, c->inconsistency);
+	else if (c->rounds > 1)
+		fprintf(f,
+			"note: measured %u times: the earlier %s inconsistent (all cores slower "
+			"than one core by over %.0f%%, or repetitions over %.0f%% apart); the last "
+			"holds together\n",
+			c->rounds, c->rounds > 2 ? "ones were" : "one was",
+			100 * CEILINGS_SLOWER_MAX, 100 * CEILINGS_SPREAD_MAX);
+}
+
 static void
 print_table(FILE *f, const struct ceilings *c)
 {
@@ -55,11 +78,13 @@ print_table(FILE *f, const struct ceilings *c)
 		c->one_core_bytes_per_s / 1e9, c->all_cores_bytes_per_s / 1e9, c->bw_threads);
 	fprintf(f, "%-20s %-13s %14.2f %14.2f  (%u threads)\n", "peak fp32 (GFLOP/s)", c->isa,
 		c->one_core_flops_per_s / 1e9, c->all_cores_flops_per_s / 1e9, c->flops_threads);
-	fprintf(f, "%-34s %14.2f %14.2f\n", "ridge point (FLOP/byte)",
+	fprintf(f, "%-34s %14.2f %14.2f%s\n", "ridge point (FLOP/byte)",
 		c->one_core_flops_per_s / c->one_core_bytes_per_s,
-		c->all_cores_flops_per_s / c->all_cores_bytes_per_s);
+		c->all_cores_flops_per_s / c->all_cores_bytes_per_s,
+		c->checked && !c->consistent ? "  (unreliable: see below)" : "");
 	fprintf(f, "bandwidth: %s\n", c->bw_method);
 	fprintf(f, "peak:      %s\n", c->flops_method);
+	print_consistency(f, c);
 }
 
 /* The LLC of the host preset, or FALLBACK_LLC_BYTES with a line saying why. */
@@ -110,6 +135,17 @@ reusable(FILE *f, const char *path, bool quick, struct ceilings *c)
 	}
 	if (c->quick && !quick) {
 		fprintf(f, "%s is a quick measurement: measuring again in full\n", path);
+		return false;
+	}
+	if (!c->checked) {
+		fprintf(f,
+			"%s was measured by a memsim that did not check its consistency: measuring "
+			"again\n",
+			path);
+		return false;
+	}
+	if (!c->consistent) {
+		fprintf(f, "%s is inconsistent (%s): measuring again\n", path, c->inconsistency);
 		return false;
 	}
 	return true;
@@ -234,7 +270,12 @@ bandwidth_option(const char *cmd, const struct optparse_option *opt, const char 
 	b->gbps = c.all_cores_bytes_per_s / 1e9;
 	snprintf(b->source, sizeof(b->source),
 		 "--bandwidth measured: this machine's triad on %u threads, %s/ceilings.json of "
-		 "%s%s",
-		 c.bw_threads, CEILINGS_DIR, c.date, c.quick ? " (quick)" : "");
+		 "%s%s%s",
+		 c.bw_threads, CEILINGS_DIR, c.date, c.quick ? " (quick)" : "",
+		 c.consistent ? "" : ", an inconsistent measurement: unreliable");
+	if (!c.consistent)
+		print_error("warning: --bandwidth measured: %s/ceilings.json is inconsistent "
+			    "(%s): the tokens/s bound at %.2f GB/s is unreliable",
+			    CEILINGS_DIR, c.inconsistency, b->gbps);
 	return 0;
 }

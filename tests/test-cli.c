@@ -1236,13 +1236,13 @@ str(const cJSON *o, const char *key)
 	return v;
 }
 
-/* memsim ceilings --quick: the documented keys, positive numbers; a second call reuses the
- * file and says so, --refresh measures again, a damaged file is measured again. */
+/* memsim ceilings --quick: the documented keys, positive numbers; a second call reuses a
+ * consistent file and says so, --refresh measures again, a damaged file is measured again. */
 static void
 test_ceilings(void **state)
 {
 	struct result r;
-	cJSON *c, *bw, *fl;
+	cJSON *c, *bw, *fl, *k;
 
 	(void)state;
 	r = memsim("ceilings --quick --out ceil");
@@ -1272,8 +1272,18 @@ test_ceilings(void **state)
 	assert_true(num(fl, "one_core_flops_per_s") > 0);
 	assert_true(num(fl, "all_cores_flops_per_s") > 0);
 	assert_true(num(fl, "threads") == num(c, "cores"));
+	/* consistent or not, it says, after 1 to 3 measurements */
+	k = cJSON_GetObjectItem(c, "consistency");
+	assert_true(cJSON_IsBool(cJSON_GetObjectItem(k, "consistent")));
+	assert_true(num(k, "rounds") >= 1 && num(k, "rounds") <= 3);
+	assert_true(num(bw, "one_core_spread") >= 0 && num(fl, "all_cores_spread") >= 0);
 	cJSON_Delete(c);
 
+	/* A consistent document is reused: numbers given (a busy machine's measurement is
+	 * measured again, test_ceilings_inconsistent). */
+	memsim_env = "MEMSIM_TEST_CEILINGS=12.5,25,95,190";
+	expect_ok("ceilings --quick --out ceil --refresh");
+	memsim_env = "";
 	r = memsim("ceilings --quick --out ceil --json ceil2.json");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "reusing "));
@@ -1298,6 +1308,74 @@ test_ceilings(void **state)
 	c = must_read_json("ceil/ceilings.json");
 	assert_true(num(c, "cores") >= 1);
 	cJSON_Delete(c);
+}
+
+/* An inconsistent machine fed through MEMSIM_TEST_CEILINGS (2 threads stream 22 GB/s, 1
+ * streams 29: the audit's busy machine): measured 3 times, then said in the text, the JSON
+ * (consistency) and --bandwidth measured's source; such a document is never reused; a
+ * consistent round after an inconsistent one is kept, and said; a bad knob is one line. */
+static void
+test_ceilings_inconsistent(void **state)
+{
+	struct result r;
+	cJSON *c, *k;
+
+	(void)state;
+	memsim_env = "MEMSIM_TEST_CEILINGS=29,22,9.4,18.8";
+	r = memsim("ceilings --quick --out ci --json ci.json");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "WARNING: inconsistent measurement, 3 times in a row: 2 "
+				      "threads stream slower than 1: 22.00 against 29.00 GB/s."));
+	assert_non_null(strstr(r.out, "memory- or compute-bound verdict drawn from them"));
+	assert_non_null(strstr(r.out, "(unreliable: see below)"));
+	result_free(&r);
+	c = must_read_json("ci.json");
+	k = cJSON_GetObjectItem(c, "consistency");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(k, "consistent")));
+	assert_true(num(k, "rounds") == 3);
+	assert_string_equal(str(k, "why"),
+			    "2 threads stream slower than 1: 22.00 against 29.00 GB/s");
+	cJSON_Delete(c);
+
+	/* the tokens/s bound at that bandwidth says it is unreliable */
+	r = memsim("run --kernel naive --N 64 --d 16 --bandwidth measured --json -");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "warning: --bandwidth measured: out/ceilings/ceilings.json "
+				      "is inconsistent (2 threads stream slower than 1"));
+	c = cJSON_Parse(r.out);
+	assert_non_null(strstr(str(cJSON_GetObjectItem(c, "per_token"), "bandwidth_source"),
+			       "an inconsistent measurement: unreliable"));
+	cJSON_Delete(c);
+	result_free(&r);
+
+	/* not reused: measured again, consistent now */
+	memsim_env = "MEMSIM_TEST_CEILINGS=12.5,25,95,190";
+	r = memsim("ceilings --quick --out ci");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "ci/ceilings.json is inconsistent (2 threads stream slower "
+				      "than 1: 22.00 against 29.00 GB/s): measuring again"));
+	assert_null(strstr(r.out, "WARNING"));
+	assert_null(strstr(r.out, "unreliable"));
+	result_free(&r);
+	c = must_read_json("ci/ceilings.json");
+	k = cJSON_GetObjectItem(c, "consistency");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(k, "consistent")));
+	assert_true(num(k, "rounds") == 1);
+	assert_string_equal(str(k, "why"), "");
+	cJSON_Delete(c);
+
+	/* inconsistent, then consistent: the second round is kept */
+	memsim_env = "MEMSIM_TEST_CEILINGS='29,22,9.4,18.8;12.5,25,95,190,0.02'";
+	r = memsim("ceilings --quick --out ci --refresh");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "note: measured 2 times: the earlier one was inconsistent"));
+	assert_non_null(strstr(r.out, "   12.50          25.00"));
+	result_free(&r);
+
+	memsim_env = "MEMSIM_TEST_CEILINGS=29,22";
+	expect_error("ceilings --quick --out ci --refresh", 1,
+		     "MEMSIM_TEST_CEILINGS='29,22': round 1 is not 'BW1,BWN,FL1,FLN[,SPREAD]'");
+	memsim_env = "";
 }
 
 static const char *const profile_row_keys[] = {
@@ -1731,6 +1809,7 @@ main(void)
 		cmocka_unit_test(test_xcheck_errors),
 		cmocka_unit_test(test_xcheck_papi),
 		cmocka_unit_test(test_ceilings),
+		cmocka_unit_test(test_ceilings_inconsistent),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_profile_interrupted),
 		cmocka_unit_test(test_profile_errors),
