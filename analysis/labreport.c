@@ -552,6 +552,7 @@ write_manifest(struct rep *r, char *err, size_t errlen)
 			      copy_of(r, "lab/manifest.json", "hardware.cpu_governor_at_run"));
 	cJSON_AddItemToObject(hw, "ceilings", copy_of(r, CEILINGS, "bandwidth"));
 	cJSON_AddItemToObject(hw, "peak", copy_of(r, CEILINGS, "peak_flops"));
+	cJSON_AddItemToObject(hw, "ceilings_consistency", copy_of(r, CEILINGS, "consistency"));
 	cJSON_AddItemToObject(m, "results_summary", r->summary);
 	r->summary = NULL;
 	snprintf(path, sizeof(path), "%s/manifest.json", r->dir);

@@ -312,6 +312,7 @@ read_ceilings(const char *path, struct plot_ceilings *k, char *err, size_t errle
 		string(&c, root, "peak_flops.isa", k->isa, sizeof(k->isa), true);
 	k->cores = results_get(root, "cores") ? count(&c, root, "cores") : 0;
 	k->quick = cJSON_IsTrue(results_get(root, "quick"));
+	k->inconsistent = cJSON_IsFalse(results_get(root, "consistency.consistent"));
 	k->bw_one_bytes_per_s = number(&c, root, "bandwidth.one_core_bytes_per_s", 1);
 	k->bw_all_bytes_per_s = number(&c, root, "bandwidth.all_cores_bytes_per_s", 1);
 	k->flops_one_per_s = number(&c, root, "peak_flops.one_core_flops_per_s", 1);

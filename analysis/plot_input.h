@@ -80,7 +80,8 @@ struct plot_ceilings {
 	char cpu[128];
 	char isa[32];
 	unsigned cores;
-	bool quick; /* measured with short runs */
+	bool quick;        /* measured with short runs */
+	bool inconsistent; /* memsim ceilings found its numbers inconsistent (consistency) */
 	double bw_one_bytes_per_s, bw_all_bytes_per_s;
 	double flops_one_per_s, flops_all_per_s;
 	unsigned bw_threads, flops_threads;

@@ -407,7 +407,7 @@ write_roofline_ceilings(FILE *gp, const struct plot_ceilings *c, const char *tit
 		c->bw_all_bytes_per_s, c->flops_all_per_s, cores, c->bw_one_bytes_per_s,
 		c->flops_one_per_s, xmin, xmax, T[0], T[nT - 1], T[0], ymin, ymax);
 	fprintf(gp,
-		"set title \"%s\\nceilings measured on %s%s\" font \",14\"\n"
+		"set title \"%s\\nceilings measured on %s%s%s\" font \",14\"\n"
 		"set style line 100 lw 2.5 lc rgb \"#222222\"    # all cores\n"
 		"set style line 101 lw 2 dt (10,6) lc rgb \"#222222\"    # one core\n"
 		"set style textbox opaque margins 0.5,0.5 noborder\n"
@@ -429,7 +429,8 @@ write_roofline_ceilings(FILE *gp, const struct plot_ceilings *c, const char *tit
 		"1e9 right offset 0,0.9 boxed front\n",
 		plot_quote(title, tq, sizeof(tq)),
 		plot_quote(c->cpu[0] ? c->cpu : "this machine", q, sizeof(q)),
-		c->quick ? " (quick run)" : "", cores);
+		c->quick ? " (quick run)" : "",
+		c->inconsistent ? ", inconsistent: unreliable (see memsim ceilings)" : "", cores);
 }
 
 /* The plot command: the roofs, each series' points, the marker sizes' legend. */

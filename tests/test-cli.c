@@ -1378,6 +1378,73 @@ test_ceilings_inconsistent(void **state)
 	memsim_env = "";
 }
 
+/* tmpdir/dir/report.md, after `memsim report dir`. Caller frees. */
+static char *
+report_of(const char *dir)
+{
+	char path[700];
+
+	expect_ok("report %s", dir);
+	snprintf(path, sizeof(path), "%s/%s/report.md", tmpdir, dir);
+	return slurp_text(path);
+}
+
+/* The report over inconsistent ceilings (the test fixture's profile; the ceilings fed through
+ * MEMSIM_TEST_CEILINGS) warns before the ridge point, calls the ridge unreliable and marks
+ * every bound unconfirmed; the roofline's title and the manifest say so. Consistent ceilings
+ * give none of it; an older memsim's, a line saying they were not checked. */
+static void
+test_report_inconsistent_ceilings(void **state)
+{
+	char *md;
+	cJSON *m;
+
+	(void)state;
+	assert_int_equal(sh("cp -r %s/plot/study rc", TEST_DATA_DIR), 0);
+	md = report_of("rc");
+	assert_non_null(strstr(md, "These ceilings were measured by a memsim that did not check"));
+	assert_null(strstr(md, "inconsistent"));
+	free(md);
+
+	memsim_env = "MEMSIM_TEST_CEILINGS=29,22,9.4,18.8";
+	expect_ok("ceilings --quick --out rc");
+	memsim_env = "";
+	md = report_of("rc");
+	assert_non_null(strstr(md, "**Warning: these ceilings are inconsistent.** `memsim "
+				   "ceilings` measured them 3 times, inconsistent each time; the "
+				   "last time: 2 threads stream slower than 1: 22.00 against 29.00 "
+				   "GB/s."));
+	assert_true(strstr(md, "**Warning") < strstr(md, "the ridge sits at"));
+	assert_non_null(strstr(md, "FLOP/byte (unreliable: the ceilings are inconsistent)"));
+	assert_non_null(strstr(md, "| compute (unconfirmed) |"));
+	assert_null(strstr(md, "| compute |"));
+	assert_null(strstr(md, "| memory |"));
+	assert_non_null(
+		strstr(md, ": memory-bound if the ceilings held (they are inconsistent): "));
+	assert_null(strstr(md, ": memory-bound: "));
+	free(md);
+	/* the roofline's title too (its gnuplot script is written with or without gnuplot) */
+	assert_int_equal(sh("%s plot rc --format svg >/dev/null 2>&1; grep -q 'ceilings measured "
+			    "on .*, inconsistent: unreliable' rc/plots/roofline.gp",
+			    MEMSIM_BIN),
+			 0);
+	m = must_read_json("rc/manifest.json");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(m, "hardware"), "ceilings_consistency"),
+		"consistent")));
+	cJSON_Delete(m);
+
+	memsim_env = "MEMSIM_TEST_CEILINGS=14,24,102.4,348";
+	expect_ok("ceilings --quick --out rc");
+	memsim_env = "";
+	md = report_of("rc");
+	assert_null(strstr(md, "inconsistent"));
+	assert_null(strstr(md, "unconfirmed"));
+	assert_null(strstr(md, "did not check"));
+	assert_non_null(strstr(md, ": memory-bound: "));
+	free(md);
+}
+
 static const char *const profile_row_keys[] = {
 	"T",      "d_model",    "heads",     "d_head",      "dtype",
 	"kernel", "op",         "seconds",   "repetitions", "calls_per_repetition",
@@ -1810,6 +1877,7 @@ main(void)
 		cmocka_unit_test(test_xcheck_papi),
 		cmocka_unit_test(test_ceilings),
 		cmocka_unit_test(test_ceilings_inconsistent),
+		cmocka_unit_test(test_report_inconsistent_ceilings),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_profile_interrupted),
 		cmocka_unit_test(test_profile_errors),
