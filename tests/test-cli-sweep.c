@@ -685,6 +685,60 @@ test_table_formula_only(void **state)
 	result_free(&r);
 }
 
+/* A --formula-only row's regime is its formula's, as `memsim formula` gives it (it said "not
+ * within the lab's assumptions", text "", for every row), and it holds no verdict of arrays
+ * against a measurement it has not (arrays_within false); results.csv says the same. */
+static void
+test_formula_rows_regime(void **state)
+{
+	char path[700], want[2][600], *csv;
+	cJSON **rows;
+	int n;
+
+	(void)state;
+	expect_ok("sweep --out fr --kernel flash2,naive --N 256 --formula-only --jobs 1");
+	rows = rows_of("fr", &n);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < n; i++) {
+		const cJSON *cfg = cJSON_GetObjectItem(rows[i], "config");
+		const cJSON *reg = cJSON_GetObjectItem(rows[i], "regime");
+		const cJSON *fo = cJSON_GetObjectItem(rows[i], "formulas");
+		const cJSON *in = cJSON_GetObjectItem(reg, "within_lab_assumptions");
+		const char *text = cJSON_GetObjectItem(reg, "text")->valuestring;
+		cJSON *f;
+
+		expect_ok("formula --kernel %s --N 256 --json f.json",
+			  cJSON_GetObjectItem(cfg, "kernel")->valuestring);
+		f = read_json("f.json");
+		assert_non_null(f);
+		assert_true(
+			cJSON_Compare(in, cJSON_GetObjectItem(f, "within_lab_assumptions"), true));
+		assert_string_equal(text, cJSON_GetObjectItem(f, "regime")->valuestring);
+		assert_true(strlen(text) > 0);
+		cJSON_Delete(f);
+		assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(fo, "exact"), "arrays_within"));
+		/* exact_bytes, then exact_ratio, exact_within and arrays_within empty, lab_bytes,
+		 * the three lab comparisons empty, in_lab_regime, the regime */
+		snprintf(
+			want[i], sizeof(want[i]), ",formula,,,,,%.0f,,,,%.0f,,,,%d,\"%s\"",
+			cJSON_GetObjectItem(cJSON_GetObjectItem(fo, "exact"), "bytes")->valuedouble,
+			cJSON_GetObjectItem(cJSON_GetObjectItem(fo, "lab"), "bytes")->valuedouble,
+			cJSON_IsTrue(in), text);
+	}
+	/* flash2 without a cache is inside the lab's assumptions at N 256, naive is not */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(rows[0], "regime"),
+						     "within_lab_assumptions")) !=
+		    cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(rows[1], "regime"),
+						     "within_lab_assumptions")));
+	rows_free(rows, n);
+	snprintf(path, sizeof(path), "%s/fr/results.csv", tmpdir);
+	csv = slurp_text(path);
+	for (int i = 0; i < n; i++)
+		if (!strstr(csv, want[i]))
+			fail_msg("results.csv lacks '%s':\n%s", want[i], csv);
+	free(csv);
+}
+
 int
 main(void)
 {
@@ -700,6 +754,7 @@ main(void)
 		cmocka_unit_test(test_study_resume_other_revision),
 		cmocka_unit_test(test_tables_label_rows),
 		cmocka_unit_test(test_table_formula_only),
+		cmocka_unit_test(test_formula_rows_regime),
 		cmocka_unit_test(test_map_failure_message),
 	};
 
