@@ -109,9 +109,10 @@ host_llc_bytes(FILE *f)
 	return host.cache.level[host.cache.levels - 1].size_bytes;
 }
 
-/* Whether the document at path can stand for this machine; says why not on f. */
+/* Whether the document at path can stand for this machine; says why not on f. An
+ * inconsistent one stands only with inconsistent_ok (the caller then says so). */
 static bool
-reusable(FILE *f, const char *path, bool quick, struct ceilings *c)
+reusable(FILE *f, const char *path, bool quick, bool inconsistent_ok, struct ceilings *c)
 {
 	char err[512], cpu[256];
 	cJSON *doc;
@@ -147,7 +148,7 @@ reusable(FILE *f, const char *path, bool quick, struct ceilings *c)
 			path);
 		return false;
 	}
-	if (!c->consistent) {
+	if (!c->consistent && !inconsistent_ok) {
 		fprintf(f, "%s is inconsistent (%s): measuring again\n", path, c->inconsistency);
 		return false;
 	}
@@ -196,7 +197,7 @@ ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/ceilings.json", out);
-	if (!refresh && reusable(f, path, quick, c)) {
+	if (!refresh && reusable(f, path, quick, false, c)) {
 		fprintf(f,
 			"reusing %s: measured %s on the same CPU model and core count (--refresh "
 			"measures again)\n",
@@ -266,8 +267,9 @@ bandwidth_option(const char *cmd, const struct optparse_option *opt, const char 
 		return optparse_value(cmd, &gbps, arg);
 	}
 	/* What ceilings says goes to stderr: stdout holds the command's report. A quick
-	 * measurement there will do; a new one is a full one. */
-	if (!reusable(stderr, CEILINGS_DIR "/ceilings.json", true, &c) &&
+	 * measurement there will do, and an inconsistent one, said below (memsim ceilings
+	 * measures that again); a new one is a full one. */
+	if (!reusable(stderr, CEILINGS_DIR "/ceilings.json", true, true, &c) &&
 	    (rc = ceilings_get(stderr, CEILINGS_DIR, false, true, &c)))
 		return rc;
 	b->gbps = c.all_cores_bytes_per_s / 1e9;
@@ -278,7 +280,8 @@ bandwidth_option(const char *cmd, const struct optparse_option *opt, const char 
 		 c.consistent ? "" : ", an inconsistent measurement: unreliable");
 	if (!c.consistent)
 		print_error("warning: --bandwidth measured: %s/ceilings.json is inconsistent "
-			    "(%s): the tokens/s bound at %.2f GB/s is unreliable",
+			    "(%s): the tokens/s bound at %.2f GB/s is unreliable (memsim ceilings "
+			    "--refresh measures again)",
 			    CEILINGS_DIR, c.inconsistency, b->gbps);
 	return 0;
 }
