@@ -691,7 +691,7 @@ static int
 measure_round(struct ceilings *out, unsigned round, char *err, size_t errlen)
 {
 	const char *knob = getenv("MEMSIM_TEST_CEILINGS");
-	double bw[2], fl[2];
+	double bw[2] = { 0, 0 }, fl[2] = { 0, 0 };
 	int rc;
 
 	if (knob)

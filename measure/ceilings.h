@@ -18,12 +18,8 @@
  *   AVX2 and FMA, 2 FLOPs per lane; else 4-lane SSE2 multiplies and adds, 1 FLOP per lane each.
  *   Wider units (AVX-512) are not used: the kernels are not compiled for them either.
  * - Each number is the best of its repetitions (STREAM's rule: the least disturbed run).
- * - A measurement is inconsistent when all cores are more than CEILINGS_SLOWER_MAX slower than
- *   one core (bandwidth or FLOP/s), or the repetitions of one series spread wider than
- *   CEILINGS_SPREAD_MAX: something else ran meanwhile. ceilings_measure() then measures again,
- *   CEILINGS_ROUNDS times at most, and keeps the last round with why it is inconsistent.
- * - MEMSIM_TEST_CEILINGS, a test knob, replaces the measurements by given numbers (see
- *   ceilings_injected()), so tests can feed an inconsistent machine to the command and report.
+ * - All cores slower than one, or repetitions far apart, mean something else ran meanwhile:
+ *   ceilings_consistent() judges that, and ceilings_measure() measures again a few times.
  */
 
 #include <cJSON.h>
