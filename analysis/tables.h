@@ -34,8 +34,7 @@ struct table_row {
 	char kernel[16], dtype[8], cache[256], regime[320], why_not[320];
 	double setting[TABLE_SETTINGS];
 	/* The settings that differ between the rows of the table ("d=128 Br=32"), and
-	 * "sampled 1/K" for an estimate: what tells apart rows of one kernel, dtype, cache and N.
-	 */
+	 * "sampled 1/K" for an estimate: what tells apart rows of one kernel, dtype, cache and N. */
 	char config[160];
 	unsigned sample_sets; /* > 1: the counts are estimates by set sampling (1 set in K) */
 	double N, measured, lab, exact, lab_measured, lab_ratio, exact_ratio, intensity;
