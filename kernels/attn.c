@@ -195,6 +195,11 @@ config_check(const struct attn_config *c, bool need_memory, char *err, size_t er
 			 attn_kernel_name(c->kernel));
 		return -EINVAL;
 	}
+	if (c->kernel == ATTN_PROJ && c->causal) {
+		/* as a sweep leaves such rows out: a run labelled causal would mask nothing */
+		snprintf(err, errlen, "--causal is for the attention kernels: proj has no causal mask");
+		return -EINVAL;
+	}
 	if (c->kernel == ATTN_FLASHDECODE && c->softmax_separate) {
 		snprintf(err, errlen, "--softmax-separate is for --kernel naive, not flashdecode");
 		return -EINVAL;

@@ -150,6 +150,11 @@ test_plan_empty(void **state)
 		     "heads, 1 of kernel proj with --causal",
 		     "sweep --out sw --kernel proj --formula-only --causal --heads 4,6 --kv-heads 4");
 	assert_false(exists("sw"));
+	/* run and formula refuse it as the sweep does, not a run labelled causal */
+	expect_fault(2, "--causal is for the attention kernels: proj has no causal mask",
+		     "run --kernel proj --N 64 --causal --trace-only");
+	expect_fault(2, "--causal is for the attention kernels: proj has no causal mask",
+		     "formula --kernel proj --N 64 --causal");
 }
 
 /* Runtime errors show what a file or a path holds as escapes where a terminal would act on
