@@ -302,6 +302,12 @@ check_grid(const char *const *caches, bool flush, const bool exact[ATTN_KERNEL_C
 			}
 }
 
+/* Every kernel held byte for byte (flashdecode at S = 1, the grid's: flash2's formula). */
+static const bool every_kernel[ATTN_KERNEL_COUNT] = {
+	[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
+	[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
+};
+
 /* Fully associative LRU: the exact formulas count lines as the model does. */
 static void
 test_exact_vs_simulation(void **state)
@@ -316,15 +322,11 @@ test_exact_vs_simulation(void **state)
 		"L1=2K:full:64:wv,tiles=scratch", /* write-validate loads after missed stores */
 		NULL,
 	};
-	/* flashdecode at S = 1 (the grid's): flash2's formula */
-	static const bool exact[ATTN_KERNEL_COUNT] = {
-		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
-		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
-	};
 
 	(void)state;
-	check_grid(caches, true, exact);
-	check_grid((const char *const[]){ "L1=32K:full:64,tiles=scratch", NULL }, false, exact);
+	check_grid(caches, true, every_kernel);
+	check_grid((const char *const[]){ "L1=32K:full:64,tiles=scratch", NULL }, false,
+		   every_kernel);
 }
 
 /* Write-validate lines of 256 bytes and more, whose granules (line / 64 bytes) are wider than
@@ -343,15 +345,11 @@ test_exact_wide_granules(void **state)
 		"L1=4M:full:4096:wv,tiles=scratch",
 		NULL,
 	};
-	static const bool exact[ATTN_KERNEL_COUNT] = {
-		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
-		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
-	};
 
 	(void)state;
-	check_grid(caches, true, exact);
+	check_grid(caches, true, every_kernel);
 	check_grid((const char *const[]){ "L1=256K:full:512:wv,tiles=scratch", NULL }, false,
-		   exact);
+		   every_kernel);
 }
 
 /* Tiles in memory take lines of their own: within the limits. */
@@ -844,13 +842,9 @@ static void
 test_exact_no_cache(void **state)
 {
 	static const char *caches[] = { "lab", NULL };
-	static const bool exact[ATTN_KERNEL_COUNT] = {
-		[ATTN_NAIVE] = true, [ATTN_FLASH1] = true,      [ATTN_FLASH2] = true,
-		[ATTN_PROJ] = true,  [ATTN_FLASHDECODE] = true,
-	};
 
 	(void)state;
-	check_grid(caches, true, exact);
+	check_grid(caches, true, every_kernel);
 }
 
 /* A small array off by 1.88x is not "within" because it is small: its verdict stays strict,
