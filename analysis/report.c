@@ -82,7 +82,7 @@ static void
 estimate_json(cJSON *obj, struct cache *c)
 {
 	cJSON *e = cJSON_AddObjectToObject(obj, "estimate");
-	cJSON *ev, *misses;
+	cJSON *ev, *misses, *parts;
 	struct cache_sample s;
 	struct sample_judgement j;
 
@@ -90,8 +90,10 @@ estimate_json(cJSON *obj, struct cache *c)
 	sample_judge(&s, &j);
 	add_u64(e, "sample_sets", s.sample_sets);
 	add_u64(e, "residue", CACHE_SAMPLE_RESIDUE(s.sample_sets));
-	cJSON_AddStringToObject(e, "what", "level and DRAM counts of 1 set in sample_sets, "
-					   "multiplied by sample_sets; accesses exact");
+	cJSON_AddStringToObject(e, "what",
+				"level and DRAM counts of 1 set in sample_sets (one in each run of "
+				"sample_sets set classes, residue in the first), multiplied by "
+				"sample_sets; accesses exact");
 	ev = cJSON_AddObjectToObject(e, "sample_events");
 	add_u64(ev, "references", s.refs);
 	misses = cJSON_AddObjectToObject(ev, "misses");
@@ -101,6 +103,14 @@ estimate_json(cJSON *obj, struct cache *c)
 	add_u64(ev, "dram_chunks", s.dram_chunks);
 	cJSON_AddNumberToObject(ev, "dram_effective_chunks",
 				round(s.dram_effective_chunks * 100) / 100);
+	add_u64(ev, "set_classes", s.set_classes);
+	add_u64(ev, "read_bytes", s.sampled_read_bytes);
+	add_u64(ev, "write_bytes", s.sampled_write_bytes);
+	parts = cJSON_AddObjectToObject(e, "error_parts");
+	cJSON_AddNumberToObject(parts, "chunks", round(j.parts.chunks * 10000) / 10000);
+	cJSON_AddNumberToObject(parts, "set_classes", round(j.parts.set_classes * 10000) / 10000);
+	cJSON_AddNumberToObject(parts, "loads", round(j.parts.loads * 10000) / 10000);
+	cJSON_AddNumberToObject(parts, "stores", round(j.parts.stores * 10000) / 10000);
 	cJSON_AddNumberToObject(e, "estimated_error", round(j.estimated_error * 10000) / 10000);
 	cJSON_AddNumberToObject(e, "error_bound", SAMPLE_ERROR_BOUND);
 	cJSON_AddBoolToObject(e, "sample_too_small", j.verdict != SAMPLE_OK);
@@ -339,13 +349,14 @@ print_estimate(FILE *f, struct cache *c)
 	cache_sample_get(c, &s);
 	sample_judge(&s, &j);
 	fprintf(f,
-		"estimate: set sampling, 1 set in %u (sets %u modulo %u), level and DRAM counts "
-		"multiplied by %u\n",
-		s.sample_sets, CACHE_SAMPLE_RESIDUE(s.sample_sets), s.sample_sets, s.sample_sets);
+		"estimate: set sampling, 1 set in %u (one in each run of %u set classes, %u in "
+		"the first), level and DRAM counts multiplied by %u\n",
+		s.sample_sets, s.sample_sets, CACHE_SAMPLE_RESIDUE(s.sample_sets), s.sample_sets);
 	fprintf(f,
 		"sample: %" PRIu64 " references, %" PRIu64 " DRAM bytes from %" PRIu64
-		" chunks (%.1f effective); estimated error of DRAM bytes %.1f%% (bound %.0f%%)%s\n",
-		s.refs, s.dram_bytes, s.dram_chunks, s.dram_effective_chunks,
+		" chunks (%.1f effective) in %" PRIu64 " set classes; estimated error of DRAM "
+		"bytes %.1f%% (bound %.0f%%)%s\n",
+		s.refs, s.dram_bytes, s.dram_chunks, s.dram_effective_chunks, s.set_classes,
 		100 * j.estimated_error, 100 * SAMPLE_ERROR_BOUND,
 		j.verdict == SAMPLE_OK ? "" : ": sample too small");
 }

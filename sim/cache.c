@@ -569,19 +569,21 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 			return;
 		if (c->feed)
 			cache_feed_route(c, addr, size, op, count, bytes);
-		else if (((addr >> c->sample_shift) & c->sample_mask) == c->sample_residue)
+		else if (sample_keeps(c, addr)) {
+			c->sample_bytes[0] += bytes;
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
-		else if (c->sliced)
+		} else if (c->sliced)
 			slice_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		return;
 	}
 	if (c->nscratch && scratch_access(c, addr, op, bytes))
 		return;
-	if (((addr >> c->sample_shift) & c->sample_mask) != c->sample_residue) {
+	if (!sample_keeps(c, addr)) {
 		if (c->sliced)
 			slice_lines(c, &c->lv[0], addr, size, write, count, 0);
 		return; /* in a set that sampling leaves out, or another thread's slice */
 	}
+	c->sample_bytes[write] += bytes;
 	if (c->ndata == 0) {
 		/* A feed model's (sim/cache_feed.h): counted and kept off scratch as here */
 		if (c->feed)

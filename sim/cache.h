@@ -88,16 +88,22 @@ struct cache_config {
 	uint64_t seed;       /* random replacement; the same seed gives the same run */
 	uint32_t index_ways; /* levels with more ways than this keep a hash index instead of
 				scanning their sets [0: 64]; the counts do not depend on it */
-	/* Set sampling, an estimate (0 or 1: off, exact): only accesses whose address chunk
-	 * (the largest line of any level) is CACHE_SAMPLE_RESIDUE(k) modulo k reach the caches,
-	 * which is 1 set in k of every level; cache_sample_scale() multiplies the counts by k.
-	 * A power of two; every level needs k sets at least per chunk (never fully assoc). */
+	/* Set sampling, an estimate (0 or 1: off, exact): 1 set in k of every level reaches the
+	 * caches, chosen by address chunk (the largest line of any level): one chunk index in
+	 * each run of k (CACHE_SAMPLE_RESIDUE() in the first run, a hashed offset from it in the
+	 * others, cache_sample_keeps()); cache_sample_scale() multiplies the counts by k. A power
+	 * of two; every level needs k sets at least per chunk (never fully assoc). */
 	uint32_t sample_sets;
 };
 
-/* The residue modulo k that set sampling keeps: the middle one, away from residue 0, where
- * every array's first line falls (arrays are aligned). */
+/* The residue modulo k that set sampling keeps in the first run of k set classes: the middle
+ * one, away from residue 0, where every array's first line falls (arrays are aligned). */
 #define CACHE_SAMPLE_RESIDUE(k) ((k) / 2)
+
+/* The set classes of set sampling: chunks whose index is equal modulo the smallest level's
+ * sets (in chunks) share a set at every level. Returns how many of them 1 in k keeps (the
+ * runs of k classes, one sampled in each); 0 when cfg does not sample. */
+uint64_t cache_sample_classes(const struct cache_config *cfg);
 
 /* Per-level counters. Accesses are counted per line touched (an access that spans two lines
  * counts twice), except on a straddle_once level, where an access over two lines counts once
@@ -456,6 +462,10 @@ struct cache_sample {
 	/* Bytes the processor loaded and stored outside scratch and fetched through an I1, all
 	 * of them, sampled or not: above zero, an exact run would count a miss at least. */
 	uint64_t cached_bytes;
+	/* Of them: read (loads, fetches) and written, all; and those that reached the sampled
+	 * sets. Were the sample representative, k times the sampled ones would be all. */
+	uint64_t cached_read_bytes, cached_write_bytes;
+	uint64_t sampled_read_bytes, sampled_write_bytes;
 	uint64_t refs;                         /* references to L1 (and I1) in the sampled sets */
 	unsigned levels;                       /* as cache_level_count() */
 	uint64_t misses[CACHE_MAX_LEVELS + 1]; /* per level, in the sampled sets */
@@ -464,6 +474,10 @@ struct cache_sample {
 	/* sum(y)^2 / sum(y^2) over those chunks, y a chunk's DRAM bytes: the chunk count when
 	 * each moved as many bytes, fewer when a few moved most (sim/sample.h) */
 	double dram_effective_chunks;
+	/* The sampled set classes (cache_sample_classes()) and the relative variance of their
+	 * DRAM bytes: s^2 / mean^2 over the classes, those that moved none included. */
+	uint64_t set_classes;
+	double class_rel_variance;
 };
 
 /* Fills *out for model c, before or after cache_sample_scale(). */

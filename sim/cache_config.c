@@ -105,6 +105,32 @@ cache_chunk_shift(const struct cache_config *cfg)
 	return s;
 }
 
+/* A level's sets in chunks of 2^chunk bytes: the chunk indices that share none of its sets. */
+static uint64_t
+sets_in_chunks(const struct cache_level_config *l, unsigned chunk)
+{
+	uint64_t lines = l->size_bytes / l->line_bytes;
+	uint64_t sets = lines / (l->fully_assoc ? lines : l->assoc);
+
+	return sets >> (chunk - log2_u64(l->line_bytes));
+}
+
+uint64_t
+cache_sample_classes(const struct cache_config *cfg)
+{
+	unsigned chunk = cache_chunk_shift(cfg);
+	uint64_t classes = UINT64_MAX;
+
+	if (cfg->sample_sets <= 1 || cfg->levels == 0)
+		return 0;
+	for (unsigned i = 0; i < cfg->levels; i++)
+		if (sets_in_chunks(&cfg->level[i], chunk) < classes)
+			classes = sets_in_chunks(&cfg->level[i], chunk);
+	if (cfg->has_icache && sets_in_chunks(&cfg->icache, chunk) < classes)
+		classes = sets_in_chunks(&cfg->icache, chunk);
+	return classes / cfg->sample_sets;
+}
+
 /* Set sampling keeps 1 set in k of a level only when its set index holds the chunk's bits
  * that pick the residue: sets >= k x (chunk / line). */
 static int

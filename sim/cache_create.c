@@ -151,10 +151,16 @@ cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 	c->cfg = *cfg;
 	c->ndata = ndata;
 	if (cfg->sample_sets > 1) {
+		unsigned kbits = log2_u64(cfg->sample_sets);
+
 		c->sample_shift = cache_chunk_shift(cfg);
 		c->sample_mask = cfg->sample_sets - 1;
 		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
-		sample_units_init(&c->sample_units, c->sample_shift);
+		c->sample_block_shift = c->sample_shift + kbits;
+		c->sample_block_mask = cache_sample_classes(cfg) - 1;
+		c->sample_hash_shift = 64 - kbits;
+		sample_units_init(&c->sample_units, c->sample_shift, kbits,
+				  cache_sample_classes(cfg));
 	}
 	c->icache = -1;
 	for (unsigned i = 0; i < ndata; i++) {

@@ -134,10 +134,11 @@ struct cache {
 	struct name_index phase_names; /* named phases (1 ..) by name */
 	unsigned cur_phase;
 	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
-	/* Set sampling: an access reaches the caches when (addr >> sample_shift) & sample_mask
-	 * is sample_residue. sample_mask 0: every access. */
-	unsigned sample_shift;
-	uint64_t sample_mask, sample_residue;
+	/* Set sampling: an access reaches the caches when sample_keeps() (below). sample_mask 0
+	 * and sample_residue 0: every access. */
+	unsigned sample_shift, sample_block_shift, sample_hash_shift;
+	uint64_t sample_mask, sample_residue, sample_block_mask;
+	uint64_t sample_bytes[2]; /* bytes loaded (fetched), stored in the sampled sets */
 	bool sample_scaled;
 	/* A slice of a run split by set (cache_set_slice()): an access reaches the caches where
 	 * it lies in chunks (2^slice_shift bytes) whose index is slice_residue modulo
@@ -153,6 +154,22 @@ struct cache {
 	 * leaves its levels above the swept one goes to the slices' rings, not to its sizes. */
 	struct cache_feed *below;
 };
+
+/* Set sampling's choice: chunk i (addr >> sample_shift) is in the run of k chunks numbered
+ * b = i / k modulo the runs, and is kept where i modulo k is sample_residue XOR the top log2 k
+ * bits of b times the golden-ratio constant (Fibonacci hashing: b = 0 gives 0, so the first
+ * run keeps CACHE_SAMPLE_RESIDUE(k)). A fixed residue in every run kept the same columns of
+ * an array whose rows span a multiple of k chunks: the offsets spread them. */
+#define SAMPLE_HASH UINT64_C(0x9E3779B97F4A7C15)
+
+static inline bool
+sample_keeps(const struct cache *c, uint64_t addr)
+{
+	uint64_t run = (addr >> c->sample_block_shift) & c->sample_block_mask;
+	uint64_t offset = (run * SAMPLE_HASH) >> c->sample_hash_shift;
+
+	return (((addr >> c->sample_shift) ^ offset) & c->sample_mask) == c->sample_residue;
+}
 
 /* cache_config.c */
 unsigned cache_chunk_shift(const struct cache_config *cfg);

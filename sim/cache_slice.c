@@ -118,6 +118,7 @@ cache_set_slice(struct cache *c, unsigned slices, unsigned index)
 	c->slice_mask = slices - 1;
 	c->slice_residue = index;
 	c->sample_mask = 0;
+	c->sample_block_mask = 0;
 	c->sample_residue = 1; /* the sampling test fails always: see cache_access_merged() */
 }
 

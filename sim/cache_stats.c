@@ -292,10 +292,13 @@ cache_sample_get(struct cache *c, struct cache_sample *out)
 	out->sample_sets = (uint32_t)k;
 	if (k == 1)
 		return;
-	out->cached_bytes = cs->bytes[CACHE_OP_LOAD] + cs->bytes[CACHE_OP_STORE] -
-			    cs->scratch_read_bytes - cs->scratch_write_bytes;
+	out->cached_read_bytes = cs->bytes[CACHE_OP_LOAD] - cs->scratch_read_bytes;
+	out->cached_write_bytes = cs->bytes[CACHE_OP_STORE] - cs->scratch_write_bytes;
 	if (c->icache >= 0)
-		out->cached_bytes += cs->bytes[CACHE_OP_IFETCH];
+		out->cached_read_bytes += cs->bytes[CACHE_OP_IFETCH];
+	out->cached_bytes = out->cached_read_bytes + out->cached_write_bytes;
+	out->sampled_read_bytes = c->sample_bytes[0];
+	out->sampled_write_bytes = c->sample_bytes[1];
 	out->levels = c->nlv;
 	for (unsigned i = 0; i < c->nlv; i++) {
 		const struct cache_level_stats *st = &c->lv[i].st;
@@ -308,4 +311,6 @@ cache_sample_get(struct cache *c, struct cache_sample *out)
 	sample_units_spread(&c->sample_units, &sp);
 	out->dram_chunks = sp.chunks;
 	out->dram_effective_chunks = sp.effective_chunks;
+	out->set_classes = sp.classes;
+	out->class_rel_variance = sp.class_rel_variance;
 }

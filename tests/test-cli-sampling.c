@@ -23,7 +23,8 @@
 #define DIN TEST_DATA_DIR "/dinero/t4_mixed.din"
 #define RUN "run --kernel naive --trace-only --cache L1=32K:8:64,L2=256K:8:64 "
 
-/* estimate.sample_too_small and the other fields of a report with a sample: present, typed. */
+/* estimate.sample_too_small and the other fields of a report with a sample: present, typed;
+ * no part of the estimated error above it. */
 static bool
 too_small(const cJSON *report)
 {
@@ -39,6 +40,18 @@ too_small(const cJSON *report)
 	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "references")));
 	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "dram_effective_chunks")));
 	assert_true(cJSON_IsObject(cJSON_GetObjectItem(ev, "misses")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "set_classes")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "read_bytes")));
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(ev, "write_bytes")));
+	for (int i = 0; i < 4; i++) {
+		static const char *parts[] = { "chunks", "set_classes", "loads", "stores" };
+		const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "error_parts"), parts[i]);
+
+		/* the estimated error is the largest part (or 1: nothing moved) */
+		assert_true(cJSON_IsNumber(p));
+		assert_true(p->valuedouble <=
+			    cJSON_GetObjectItem(e, "estimated_error")->valuedouble + 1e-4);
+	}
 	assert_true(cJSON_IsBool(flag));
 	/* The reason is given exactly when the flag is up. */
 	assert_int_equal(cJSON_IsTrue(flag),
@@ -47,8 +60,9 @@ too_small(const cJSON *report)
 }
 
 /* No access of naive at N = d = 4 reaches 1 set in 64: refused, nothing written. At N = 16 on
- * a 128-byte L2 a few chunks do (the estimate is 5.6 times the exact bytes): a warning line, the
- * text says so and the JSON flags it. */
+ * a 128-byte L2 a few chunks do (the estimate is 5.6 times the exact bytes), among them 15 times
+ * their share of the stores: a warning line that says so, the text says so and the JSON flags
+ * it. */
 static void
 test_run_few_lines(void **state)
 {
@@ -66,7 +80,8 @@ test_run_few_lines(void **state)
 	r = memsim("run --kernel naive --trace-only --cache L1=64K:8:64,L2=512K:8:128 --N 16 --d 8 "
 		   "--sample-sets 64 --json few.json");
 	assert_int_equal(r.rc, 0);
-	assert_true(one_line_with(r.err, "memsim: warning: --sample-sets 64: the sampled DRAM"));
+	assert_true(one_line_with(r.err, "memsim: warning: --sample-sets 64: the sampled sets "
+					 "saw 1490% of their share of the bytes stored"));
 	assert_non_null(strstr(r.err, "estimate.sample_too_small"));
 	assert_non_null(strstr(r.out, "sample: "));
 	assert_non_null(strstr(r.out, ": sample too small\n"));
