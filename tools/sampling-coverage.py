@@ -4,17 +4,19 @@
 Usage: tools/sampling-coverage.py [--memsim build/memsim] [--count N] [--seed S] [--jobs J]
                                   [--out FILE] [--compare OLD] [--commands FILE]
 
-Draws N random configurations (seeded: the same seed draws the same runs on any machine):
-every kernel (naive, flash1, flash2, flashdecode, proj), footprints from a few lines to a few
-MiB, one or two set-associative levels of 32-, 64- or 128-byte lines, 1 to 16 ways, LRU, FIFO,
-tree-PLRU or random replacement, write-back or -through, write-allocate, no-write-allocate or
-write-validate, tiles in scratch or in memory. Each runs exact (`memsim run --trace-only`) and
-sampled at two factors K drawn from those its cache allows (2 to 256). The true error is
-(estimate - exact) / exact of the DRAM bytes; a run is covered when |true error| <=
-estimate.estimated_error. Prints the coverage of every stratum (footprint, K, replacement,
-write policy, kernel, tiles, levels, the sample's effective chunks m), of all runs and of
-those not flagged sample_too_small, the largest error of an unflagged run, and the runs that
-were not covered.
+Draws N random configurations [300] (seeded [1]: the same seed draws the same runs on any
+machine): every kernel (naive, flash1, flash2, flashdecode, proj), half of them with every
+size a power of two (rows a whole number of K chunks), footprints from 1 KiB to 16 MiB, one or
+two set-associative levels of 32-, 64- or 128-byte lines, the last from 1/64 of the footprint
+to twice it, 1 to 16 ways, LRU, FIFO, tree-PLRU or random replacement, write-back or -through,
+write-allocate, no-write-allocate or write-validate, tiles in scratch or in memory. Each runs
+exact (`memsim run --trace-only`) and sampled at two factors K drawn from those its cache
+allows (2 to 256). The true error is (estimate - exact) / exact of the DRAM bytes; a run is
+covered when |true error| <= estimate.estimated_error. Prints the coverage of every stratum
+(footprint, K, replacement, write policy, kernel, tiles, levels, shape, the sample's effective
+chunks m, the set classes sampled), of all runs and of those not flagged sample_too_small, the
+largest error of an unflagged run, and the runs that were not covered. 600 configurations
+take about 5 minutes on 2 cores (--jobs 2).
 
 --out FILE keeps one JSON line per sampled run (a rerun with the same FILE reads it instead
 of running again); --compare OLD, a FILE of another binary's runs (the same --seed and
@@ -41,7 +43,8 @@ DS = [1, 2, 3, 4, 7, 8, 16, 24, 32, 40, 64, 72, 128]
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 POLICIES = ["lru", "fifo", "plru", "random"]
 SMALL_FOOTPRINT = 256 << 10  # bytes: the audit's line between small and large footprints
-MAX_WORK = 2e7  # accesses, roughly: keeps each run under about a second
+BOUND = 0.10  # sim/sample.h SAMPLE_ERROR_BOUND: flagged above it
+MAX_WORK = 6e7  # accesses, roughly: keeps each run under about a second
 
 
 def footprint(c):
@@ -73,29 +76,36 @@ def log_uniform(rng, lo, hi):
 
 
 def draw_shape(rng):
+    """Half the shapes are powers of two throughout (d, heads, N, tiles), as models use: their
+    rows are whole multiples of K chunks, the case where the sampled sets all hold the same
+    columns."""
+    pow2 = rng.random() < 0.5
     while True:
         h, hkv = rng.choice(HEADS)
         c = {
             "kernel": rng.choice(KERNELS),
-            "d": rng.choice(DS),
+            "d": rng.choice([16, 32, 64, 128] if pow2 else DS),
             "heads": h,
             "kv_heads": hkv,
             "batch": rng.choice([1, 1, 2, 3]),
             "dtype": rng.choice(list(DTYPE_BYTES)),
-            "Br": rng.choice(TILES),
-            "Bc": rng.choice(TILES),
+            "Br": rng.choice([16, 32, 64, 128] if pow2 else TILES),
+            "Bc": rng.choice([16, 32, 64, 128] if pow2 else TILES),
+            "shape": "pow2" if pow2 else "any",
         }
+        if pow2 and h & (h - 1):
+            continue
         if c["kernel"] == "flashdecode":
-            c["N"] = rng.choice([1, 1, 2, 3, 4, 8])
-            c["N_kv"] = log_uniform(rng, 16, 4096)
-            c["splits"] = rng.choice([1, 2, 3, 4, 7, 16])
+            c["N"] = rng.choice([1, 1, 2, 4, 8] if pow2 else [1, 1, 2, 3, 4, 8])
+            c["N_kv"] = 2 ** rng.randint(5, 13) if pow2 else log_uniform(rng, 16, 8192)
+            c["splits"] = rng.choice([1, 2, 4, 8, 16] if pow2 else [1, 2, 3, 4, 7, 16])
         else:
-            c["N"] = log_uniform(rng, 2, 2048)
+            c["N"] = 2 ** rng.randint(4, 12) if pow2 else log_uniform(rng, 8, 4096)
             c["N_kv"] = c["N"]
             if c["kernel"] in ("naive", "flash2") and rng.random() < 0.3:
-                c["N_kv"] = log_uniform(rng, 2, 2048)
+                c["N_kv"] = 2 ** rng.randint(4, 12) if pow2 else log_uniform(rng, 4, 2048)
         if c["kernel"] in ("flash2", "flashdecode") and rng.random() < 0.25:
-            c["kv_page"] = rng.choice([1, 2, 7, 16, 64, 1000])
+            c["kv_page"] = rng.choice([16, 64, 256] if pow2 else [1, 2, 7, 16, 64, 1000])
         if c["kernel"] != "proj" and c["N"] <= c["N_kv"] and rng.random() < 0.3:
             c["causal"] = True
         if work(c) <= MAX_WORK:
@@ -109,13 +119,20 @@ def draw_level(rng, name, line, sets, policy, write):
     return "%s=%dB:%d:%d:%s:%s" % (name, sets * ways * line, ways, line, policy, write), ways
 
 
-def draw_cache(rng):
-    """One or two set-associative levels; the L2 holds at least 4 times the L1's lines."""
+def pow2_near(x):
+    return 2 ** max(0, int(round(math.log2(max(x, 1)))))
+
+
+def draw_cache(rng, c):
+    """One or two set-associative levels, the last from 1/64 of the footprint to twice it; an
+    L2 holds 4 to 64 times the L1's lines."""
     line = rng.choice([32, 64, 64, 128])
     levels = rng.choice([1, 2])
     policy = rng.choice(POLICIES)
     write = rng.choice(["wb:wa"] * 4 + ["wt:wa", "wb:nwa", "wb:wv", "wt:nwa"])
-    sets1 = 2 ** rng.randint(4, 11)
+    last = footprint(c) / line * 2 ** rng.uniform(-6, 1)  # lines of the last level
+    first = last / 2 ** rng.randint(2, 6) if levels == 2 else last
+    sets1 = min(max(pow2_near(first / 8), 16), 2 ** 14)
     l1, ways1 = draw_level(rng, "L1", line, sets1, policy, write)
     specs, sets = [l1], [sets1]
     if levels == 2:
@@ -133,7 +150,7 @@ def draw_cache(rng):
 
 def draw(rng):
     c = draw_shape(rng)
-    c.update(draw_cache(rng))
+    c.update(draw_cache(rng, c))
     ks = [2 ** i for i in range(1, int(math.log2(c["max_k"])) + 1)]
     c["ks"] = sorted(rng.sample(ks, min(2, len(ks))))
     return c
@@ -183,7 +200,8 @@ def measure(memsim, args, ks):
         rows.append({"k": k, "exact": dram(exact), "estimate": dram(est), "error": true,
                      "estimated_error": e["estimated_error"],
                      "flagged": e["sample_too_small"], "reason": e["reason"],
-                     "m": e["sample_events"]["dram_effective_chunks"]})
+                     "m": e["sample_events"]["dram_effective_chunks"],
+                     "parts": e.get("error_parts")})
     return rows
 
 
@@ -194,27 +212,48 @@ def one_config(memsim, i, c):
     return rows
 
 
-def m_stratum(m):
-    for top, name in ((16, "m < 16"), (64, "m 16-63"), (256, "m 64-255"), (1024, "m 256-1023")):
-        if m < top:
-            return name
-    return "m >= 1024"
+M_STRATA = ((16, "m < 16"), (64, "m 16-63"), (256, "m 64-255"), (1024, "m 256-1023"),
+            (float("inf"), "m >= 1024"))
+K_STRATA = ((4, "K 2-4"), (16, "K 8-16"), (64, "K 32-64"), (256, "K 128-256"))
+CLASS_STRATA = ((1, "set classes 1"), (4, "set classes 2-4"), (16, "set classes 5-16"),
+                (float("inf"), "set classes > 16"))
+# Every stratum in the order the table prints them.
+ORDER = (["all", "footprint < 256 KiB", "footprint >= 256 KiB"] + [n for _, n in K_STRATA] +
+         ["policy " + p for p in POLICIES] +
+         ["write " + w for w in ("wb:wa", "wt:wa", "wb:nwa", "wt:nwa", "wb:wv")] +
+         ["kernel " + k for k in KERNELS] + ["tiles scratch", "tiles dram", "levels 1",
+                                             "levels 2", "shape pow2", "shape any"] +
+         [n for _, n in M_STRATA] + [n for _, n in CLASS_STRATA])
+
+
+def set_classes(c, k):
+    """The set classes 1 in k samples (cache_sample_classes()): the smallest level's sets
+    (every level has the same line here), over k."""
+    sets = []
+    for level in c["cache"].split(",")[:-1]:
+        size, ways, line = level.split("=")[1].split(":")[:3]
+        sets.append(int(size.rstrip("B")) // (int(ways) * int(line)))
+    return min(sets) // k
+
+
+def first_below(value, table):
+    return next(name for top, name in table if value <= top or top == float("inf"))
 
 
 def strata(r):
     c = r["config"]
-    k = r["k"]
-    kb = "K 2-4" if k <= 4 else "K 8-16" if k <= 16 else "K 32-64" if k <= 64 else "K 128-256"
     return [
         "all",
         "footprint < 256 KiB" if r["footprint"] < SMALL_FOOTPRINT else "footprint >= 256 KiB",
-        kb,
+        first_below(r["k"], K_STRATA),
         "policy " + c["policy"],
         "write " + c["write"],
         "kernel " + c["kernel"],
         "tiles " + c["tiles"],
         "levels %d" % c["levels"],
-        m_stratum(r["m"]),
+        "shape " + c["shape"],
+        next(name for top, name in M_STRATA if r["m"] < top),
+        first_below(set_classes(c, r["k"]), CLASS_STRATA),
     ]
 
 
@@ -225,13 +264,11 @@ def covered(r):
 def report(rows, out):
     done = [r for r in rows if "error" in r]
     refused = len(rows) - len(done)
-    table, order = {}, []
+    table = {}
     for r in done:
         for s in strata(r):
-            if s not in table:
-                table[s] = [0, 0, 0, 0, 0]  # runs, covered, unflagged, unflagged covered, flagged
-                order.append(s)
-            t = table[s]
+            # runs, covered, unflagged, unflagged covered, flagged
+            t = table.setdefault(s, [0, 0, 0, 0, 0])
             t[0] += 1
             t[1] += covered(r)
             if r["flagged"]:
@@ -245,7 +282,7 @@ def report(rows, out):
 
     print("| stratum | runs | covered | flagged | unflagged | unflagged covered |", file=out)
     print("|---|---|---|---|---|---|", file=out)
-    for s in order:
+    for s in (s for s in ORDER if s in table):
         t = table[s]
         print("| %s | %d | %s | %d | %d | %s |" % (s, t[0], pct(t[1], t[0]), t[4], t[2],
                                                     pct(t[3], t[2])), file=out)
@@ -272,22 +309,31 @@ def compare(rows, old_path, out):
             r = json.loads(line)
             if "error" in r:
                 old[(r["index"], r["k"])] = r
-    ratios, newly = [], 0
+    ratios, kept, newly, newly_within = [], [], 0, 0
     for r in rows:
         o = old.get((r["index"], r["k"]))
-        if "error" not in r or not o:
+        if "error" not in r or not o or not covered(o) or o["estimated_error"] <= 0:
             continue
-        if covered(o) and o["estimated_error"] > 0:
-            ratios.append(r["estimated_error"] / o["estimated_error"])
-        newly += (not o["flagged"]) and r["flagged"]
-    ratios.sort()
+        ratios.append(r["estimated_error"] / o["estimated_error"])
+        if not o["flagged"] and not r["flagged"]:
+            kept.append(ratios[-1])
+        if not o["flagged"] and r["flagged"]:
+            newly += 1
+            newly_within += abs(r["error"]) <= BOUND
     if not ratios:
         return
-    q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]
-    print("\nestimated_error against %s on the %d runs it covered: median x%.2f, 90th "
-          "percentile x%.2f, largest x%.2f; %d of them unchanged; %d runs newly flagged" % (
-              old_path, len(ratios), q(0.5), q(0.9), ratios[-1],
-              sum(1 for x in ratios if abs(x - 1) < 1e-9), newly), file=out)
+
+    def q(xs, p):
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
+    print("\nestimated_error against %s, on the %d runs it covered: x%.2f at the median, "
+          "x%.2f at the 75th percentile, x%.2f at the 90th; on the %d unflagged by both: "
+          "x%.2f at the median, x%.2f at the 90th. Newly flagged: %d, %d of them within "
+          "%.0f%% of the exact bytes." % (
+              old_path, len(ratios), q(ratios, 0.5), q(ratios, 0.75), q(ratios, 0.9),
+              len(kept), q(kept, 0.5), q(kept, 0.9), newly, newly_within, 100 * BOUND),
+          file=out)
 
 
 def run_commands(memsim, path, jobs):
