@@ -20,7 +20,7 @@
  *
  * The DRAM bytes, the quantity memsim reports, are judged; level misses are not.
  * tools/sampling-coverage.py measures how often the estimate covers the error, and
- * docs/speed-notes.md gives the result.
+ * docs/model.md ("Set sampling's error") gives the result.
  */
 
 #include <stdbool.h>
