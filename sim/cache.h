@@ -91,8 +91,9 @@ struct cache_config {
 	/* Set sampling, an estimate (0 or 1: off, exact): 1 set in k of every level reaches the
 	 * caches, chosen by address chunk (the largest line of any level): one chunk index in
 	 * each run of k (CACHE_SAMPLE_RESIDUE() in the first run, a hashed offset from it in the
-	 * others, cache_sample_keeps()); cache_sample_scale() multiplies the counts by k. A power
-	 * of two; every level needs k sets at least per chunk (never fully assoc). */
+	 * others: sim/cache_internal.h sample_keeps()); cache_sample_scale() multiplies the
+	 * counts by k. A power of two; every level needs k sets at least per chunk (never fully
+	 * assoc). */
 	uint32_t sample_sets;
 };
 
