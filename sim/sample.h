@@ -39,6 +39,8 @@
  * which can only lower m (raise the error): m stays under about 2^SAMPLE_BUCKET_BITS, an
  * error floor of 0.8% at two standard errors, far below the bound. */
 #define SAMPLE_BUCKET_BITS 16
+/* The address bits a chunk's bucket is keyed by (the kernels' arena alignment). */
+#define SAMPLE_KEY_BITS 30
 
 /* DRAM bytes per chunk of the sampled sets, hashed into buckets, and per set class. */
 struct sample_units {
@@ -62,8 +64,12 @@ static inline void
 sample_units_add(struct sample_units *u, uint64_t addr, uint64_t bytes)
 {
 	/* Fibonacci hashing: the chunks of aligned arrays, whose indices differ in high bits
-	 * only, spread over the buckets. */
-	uint64_t h = (addr >> u->chunk_shift) * UINT64_C(0x9E3779B97F4A7C15);
+	 * only, spread over the buckets. Of the address, its offset in 2^SAMPLE_KEY_BITS bytes:
+	 * a run's arrays sit at the same addresses modulo 2^30 whatever ran before, not at the
+	 * same addresses, and the buckets shared must be the same each run (chunks 2^30 bytes
+	 * apart share one: fewer chunks counted, a wider error, never a narrower one). */
+	uint64_t h = ((addr & ((UINT64_C(1) << SAMPLE_KEY_BITS) - 1)) >> u->chunk_shift) *
+		     UINT64_C(0x9E3779B97F4A7C15);
 
 	u->bytes[h >> (64 - SAMPLE_BUCKET_BITS)] += bytes;
 	u->classes[(addr >> u->class_shift) & u->class_mask] += bytes;

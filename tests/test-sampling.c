@@ -307,6 +307,34 @@ test_units_classes(void **state)
 	sample_units_finish(&u);
 }
 
+/* The same accesses 2^30 bytes further (another run's arena, which only its alignment fixes)
+ * give the same spread, so the same estimated error: chunks keyed by their offset there. */
+static void
+test_units_run_independent(void **state)
+{
+	struct sample_units a, b;
+	struct sample_spread sa, sb;
+	uint64_t x = 7;
+
+	(void)state;
+	sample_units_init(&a, 6, 2, 4);
+	sample_units_init(&b, 6, 2, 4);
+	for (int i = 0; i < 50000; i++) {
+		uint64_t addr, bytes;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		addr = (x >> 20) % (UINT64_C(3) << 28);
+		bytes = 64 * (1 + (x >> 60));
+		sample_units_add(&a, (UINT64_C(0x7f12) << 30) + addr, bytes);
+		sample_units_add(&b, (UINT64_C(0x55aa) << 30) + addr, bytes);
+	}
+	sample_units_spread(&a, &sa);
+	sample_units_spread(&b, &sb);
+	assert_true(sa.chunks == sb.chunks && sa.effective_chunks == sb.effective_chunks);
+	sample_units_finish(&a);
+	sample_units_finish(&b);
+}
+
 /* Which chunks 1 set in k keeps: one in every run of k, chunk k/2 in the first run, and the
  * same choice for chunks a whole number of set classes apart (they share sets). On a 16-set
  * L1 of 64-byte lines at k = 4: 4 runs of 4 chunks; each chunk is loaded alone and the loads
@@ -525,6 +553,7 @@ main(void)
 		cmocka_unit_test(test_t975),
 		cmocka_unit_test(test_judge_parts),
 		cmocka_unit_test(test_units_classes),
+		cmocka_unit_test(test_units_run_independent),
 		cmocka_unit_test(test_chunks_kept),
 		cmocka_unit_test(test_audit_runs),
 		cmocka_unit_test(test_few_lines),
