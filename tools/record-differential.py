@@ -210,7 +210,8 @@ def main():
                 zip(ks, pool.map(lambda k: check(a.memsim, a.seed, k), ks)), 1):
             if status == "failed":
                 failed += 1
-                print(f"configuration {k} (seed {a.seed}): {text}")
+                print(f"{'# ' if a.tap else ''}configuration {k} (seed {a.seed}): "
+                      + text.replace("\n", "\n# " if a.tap else "\n"))
             elif status == "refused":
                 refused += 1
             else:
@@ -221,7 +222,7 @@ def main():
                 print(f"{ok} {n} - configuration {k}{skip}")
             sys.stdout.flush()
     print(f"# {refused} refused by memsim (seed {a.seed})")
-    print(f"{passed} passed, {failed} failed")
+    print(f"{'# ' if a.tap else ''}{passed} passed, {failed} failed")
     return 1 if failed else 0
 
 
