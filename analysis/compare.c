@@ -43,10 +43,11 @@ exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_r
 		snprintf(buf, n, "outside the exact formula's scope: %s", f->scope_why);
 		break;
 	case FORMULA_SCOPE_INTERVAL:
-		snprintf(buf, n,
-			 "outside the interval of a %u-way LRU level, which should bracket the "
-			 "run (please report the configuration)",
-			 cfg->levels ? cfg->level[cfg->levels - 1].assoc : 0);
+		snprintf(
+			buf, n,
+			"outside the bound of a %u-way LRU level, the formula at C +- %u lines per "
+			"set, which should bracket the run (please report the configuration)",
+			cfg->levels ? cfg->level[cfg->levels - 1].assoc : 0, f->interval_runs);
 		break;
 	default:
 		snprintf(buf, n,
@@ -59,8 +60,8 @@ exact_why_not(char *buf, size_t n, const struct cache *c, const struct formula_r
 	}
 }
 
-/* Per array: the formula's bytes against the run's, each within 5% (or the interval) or off
- * but negligible; returns O's bytes written with their reads for ownership (the lab leaves
+/* Per array: the formula's bytes against the run's, each within 5% (or inside the bound) or
+ * off but negligible; returns O's bytes written with their reads for ownership (the lab leaves
  * them out). */
 static double
 compare_arrays(struct cache *c, const struct formula_result *f, double negligible,
@@ -106,8 +107,7 @@ compare_arrays(struct cache *c, const struct formula_result *f, double negligibl
 		a->ratio = ratio(m, p);
 		if (f->interval)
 			a->within = compare_within_interval(m, fmin(p, a->exact_low),
-							    fmax(p, a->exact_high),
-							    COMPARE_EXACT_TOLERANCE);
+							    fmax(p, a->exact_high), 0);
 		else
 			a->within = compare_within(m, p, COMPARE_EXACT_TOLERANCE) &&
 				    compare_within(a->measured_read, a->exact_read,
@@ -138,22 +138,26 @@ compare_exact(struct cache *c, const struct formula_result *f, double total,
 	out->exact.predicted = f->read_bytes + f->write_bytes;
 	out->exact.measured = total;
 	out->exact.ratio = ratio(total, out->exact.predicted);
-	out->exact.tolerance = COMPARE_EXACT_TOLERANCE;
+	out->exact.tolerance = f->interval ? 0 : COMPARE_EXACT_TOLERANCE;
 	out->exact.interval = f->interval;
+	out->exact.runs = f->interval_runs;
 	out->exact.low = f->low_bytes;
 	out->exact.high = f->high_bytes;
 	out->exact.within =
-		f->interval ? compare_within_interval(total, f->low_bytes, f->high_bytes,
-						      COMPARE_EXACT_TOLERANCE)
+		f->interval ? compare_within_interval(total, f->low_bytes, f->high_bytes, 0)
 			    : compare_within(total, out->exact.predicted, COMPARE_EXACT_TOLERANCE);
 	out->exact.scope = f->scope;
-	snprintf(out->exact.basis, sizeof(out->exact.basis),
-		 "all DRAM bytes, read and written%s; within: %s",
-		 d->flush_write_bytes ? ", the final flush included" : "",
-		 f->interval && f->low_bytes < f->high_bytes
-			 ? "measured in [0.95 low, 1.05 high], the interval of the formula at C "
-			   "+- one line per set (set-associative)"
-			 : "measured / formula in [0.95, 1.05]");
+	if (f->interval)
+		snprintf(out->exact.basis, sizeof(out->exact.basis),
+			 "all DRAM bytes, read and written%s; within: measured in [low, high], "
+			 "the formula at C + %u and C - %u lines per set (a bound, no tolerance)",
+			 d->flush_write_bytes ? ", the final flush included" : "", f->interval_runs,
+			 f->interval_runs);
+	else
+		snprintf(out->exact.basis, sizeof(out->exact.basis),
+			 "all DRAM bytes, read and written%s; within: measured / formula in "
+			 "[0.95, 1.05]",
+			 d->flush_write_bytes ? ", the final flush included" : "");
 	if (!out->exact.within)
 		exact_why_not(out->exact.why_not, sizeof(out->exact.why_not), c, f);
 	else if (!out->arrays_within_but_negligible)
@@ -161,10 +165,10 @@ compare_exact(struct cache *c, const struct formula_result *f, double total,
 			 "the total agrees but not every array does");
 	else if (!out->arrays_within)
 		snprintf(out->exact.why_not, sizeof(out->exact.why_not),
-			 "the total agrees; %s (under %.1f%% of the bytes) %s off by more than "
-			 "5%%",
+			 "the total agrees; %s (under %.1f%% of the bytes) %s %s",
 			 out->off_negligible, 100 * COMPARE_NEGLIGIBLE,
-			 strchr(out->off_negligible, ',') ? "are" : "is");
+			 strchr(out->off_negligible, ',') ? "are" : "is",
+			 f->interval ? "outside its bound" : "off by more than 5%");
 }
 
 /* The lab formula against the run's total (naive: less O's write, which the lab leaves out). */
@@ -230,6 +234,7 @@ total_json(const struct compare_total *t)
 		cJSON_AddNumberToObject(o, "low_bytes", t->low);
 		cJSON_AddNumberToObject(o, "high_bytes", t->high);
 		cJSON_AddNumberToObject(o, "interval_width", t->low > 0 ? t->high / t->low : -1);
+		cJSON_AddNumberToObject(o, "interval_lines_per_set", t->runs);
 	}
 	if (t->formula && strcmp(t->formula, "exact") == 0)
 		cJSON_AddStringToObject(o, "scope", formula_scope_name(t->scope));
@@ -262,6 +267,7 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 	if (f->interval) {
 		cJSON_AddNumberToObject(exact, "low_bytes", f->low_bytes);
 		cJSON_AddNumberToObject(exact, "high_bytes", f->high_bytes);
+		cJSON_AddNumberToObject(exact, "interval_lines_per_set", f->interval_runs);
 	}
 	for (unsigned i = 0; i < cmp->narrays; i++) {
 		const struct compare_array *a = &cmp->arrays[i];
@@ -302,17 +308,21 @@ compare_add_json(cJSON *obj, const struct formula_result *f, const struct compar
 static void
 print_total(FILE *out, const struct compare_total *t)
 {
-	bool interval = t->interval && t->low < t->high;
-
-	fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s%s\n",
-		t->formula, t->predicted, t->measured, t->ratio, t->within ? "within" : "OUTSIDE",
-		100 * t->tolerance, interval ? " of the interval" : "", t->why_not[0] ? ": " : "",
-		t->why_not);
-	if (t->interval && t->low < t->high)
+	if (t->interval)
 		fprintf(out,
-			"       set-associative interval %.0f .. %.0f (width %.3fx; measured/low "
-			"%.3f, measured/high %.3f)\n",
-			t->low, t->high, t->low > 0 ? t->high / t->low : INFINITY,
+			"%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s the bound%s%s\n",
+			t->formula, t->predicted, t->measured, t->ratio,
+			t->within ? "within" : "OUTSIDE", t->why_not[0] ? ": " : "", t->why_not);
+	else
+		fprintf(out, "%-6s formula %16.0f  measured %16.0f  ratio %6.3f  %s %.0f%%%s%s\n",
+			t->formula, t->predicted, t->measured, t->ratio,
+			t->within ? "within" : "OUTSIDE", 100 * t->tolerance,
+			t->why_not[0] ? ": " : "", t->why_not);
+	if (t->interval)
+		fprintf(out,
+			"       set-associative bound %.0f .. %.0f (C +- %u lines per set; width "
+			"%.3fx; measured/low %.3f, measured/high %.3f)\n",
+			t->low, t->high, t->runs, t->low > 0 ? t->high / t->low : INFINITY,
 			ratio(t->measured, t->low), ratio(t->measured, t->high));
 	fprintf(out, "       basis: %s\n", t->basis);
 }
@@ -324,13 +334,12 @@ compare_print(FILE *out, const struct formula_result *f, const struct comparison
 		"exact write", "ratio");
 	for (unsigned i = 0; i < cmp->narrays; i++) {
 		const struct compare_array *a = &cmp->arrays[i];
+		const char *claim = f->interval ? "outside its bound" : "outside 5%";
 
-		fprintf(out, "%-10s %14.0f %14.0f %14.0f %14.0f %8.3f%s\n", a->name,
+		fprintf(out, "%-10s %14.0f %14.0f %14.0f %14.0f %8.3f%s%s%s\n", a->name,
 			a->measured_read, a->exact_read, a->measured_write, a->exact_write,
-			a->ratio,
-			a->within       ? ""
-			: a->negligible ? "  <- outside 5%, but under 0.1% of the bytes"
-					: "  <- outside 5%");
+			a->ratio, a->within ? "" : "  <- ", a->within ? "" : claim,
+			a->within || !a->negligible ? "" : ", but under 0.1% of the bytes");
 	}
 	fprintf(out, "\n");
 	if (cmp->lab.applicable)
@@ -340,8 +349,9 @@ compare_print(FILE *out, const struct formula_result *f, const struct comparison
 		fprintf(out, "       scope: estimate, nothing claimed: %s\n", f->scope_why);
 	else
 		fprintf(out, "       scope: %s\n",
-			f->scope == FORMULA_SCOPE_EXACT ? "exact, byte-equal claimed"
-							: "interval, claimed to bracket the run");
+			f->scope == FORMULA_SCOPE_EXACT
+				? "exact, byte-equal claimed"
+				: "interval, every array and the total claimed inside the bound");
 	fprintf(out, "regime: %s%s\n", cmp->regime,
 		cmp->lab.applicable ? (cmp->in_regime ? " (inside the lab's assumptions)"
 						      : " (outside the lab's assumptions)")

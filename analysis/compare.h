@@ -25,7 +25,8 @@ struct compare_array {
 	double measured_read, measured_write, exact_read, exact_write;
 	double exact_low, exact_high; /* the set-associative interval, read + write */
 	double ratio;                 /* measured / exact, total bytes */
-	bool within;     /* read, write and total each within COMPARE_EXACT_TOLERANCE */
+	bool within;     /* read, write and total each within COMPARE_EXACT_TOLERANCE, or the total
+			    inside the bound (exact_low .. exact_high) where the formula has one */
 	bool negligible; /* under COMPARE_NEGLIGIBLE of the run's bytes, both sides */
 };
 
@@ -34,8 +35,9 @@ struct compare_total {
 	double predicted, measured, ratio, tolerance;
 	bool within;
 	bool applicable; /* false: no lab formula for this kernel */
-	bool interval;   /* exact on a set-associative cache: within means low .. high +- 5% */
+	bool interval;   /* exact, scope interval: within means low .. high, tolerance 0 */
 	double low, high;
+	unsigned runs;            /* the bound is the formula at C +- runs lines per set */
 	enum formula_scope scope; /* exact only */
 	char basis[256];
 	char why_not[448];

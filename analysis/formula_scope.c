@@ -6,14 +6,18 @@
  * DRAM (analysis/formulas.c). On such a level, and with no cache at all, they are byte-equal
  * on every array: that is the scope "exact", checked by tests/test-formulas.c and by
  * tools/verdict-survey.py over random configurations. A set-associative LRU level of 8 ways or
- * more gets the interval of the formula at C +- one line per set ("interval"), checked the same
- * way. Everything else is an "estimate": the formula is printed as a reference, and the verdict
- * names the first thing the model lacks instead of inviting a report. docs/formulas.md
- * ("Scope") lists the cases, each with the survey's evidence.
+ * more gets a bound ("interval"): the formula at C +- R lines per set, R the runs of
+ * consecutive lines a window between two touches of a line can hold (formula_interval_runs()),
+ * where the formula is exact at C - R S L; checked the same way, strictly. Everything else is
+ * an "estimate": the formula is printed as a reference, and the verdict names the first thing
+ * the model lacks instead of inviting a report. docs/formulas.md ("Scope") lists the cases,
+ * each with the survey's evidence.
  */
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis/formula_kernels.h"
 #include "analysis/formulas.h"
@@ -227,6 +231,88 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 	return FORMULA_SCOPE_ESTIMATE;
 }
 
+/* A window between two touches of a line: flash2's is at most a prefix of its kv head's K
+ * rows, the same of V, and runs of Q, O and lse rows (5); naive's K and V windows add the
+ * rows of S (or P) two query blocks write (or read) from a column on, a run per row (2 n_r + 2
+ * with n_r = min(B_r, N)), and its S and P windows across phases at most n_r + 4. */
+unsigned
+formula_interval_runs(const struct attn_config *c)
+{
+	switch (c->kernel) {
+	case ATTN_FLASH2:
+		return 5;
+	case ATTN_NAIVE:
+		return 2 * (unsigned)(c->Br < c->N ? c->Br : c->N) + 3;
+	default:
+		return 0;
+	}
+}
+
+/* The fully associative formula at C + side R S L lines, or NULL where it is not exact there
+ * (caller frees). */
+static struct formula_result *
+interval_side(const struct attn_config *c, const struct formula_machine *m, double lines)
+{
+	struct formula_machine fa = *m;
+	struct formula_result *r;
+
+	if (lines < 1)
+		return NULL;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return NULL;
+	fa.fully_assoc = true;
+	fa.sets = 1;
+	fa.capacity_bytes = lines * m->line_bytes;
+	fa.ways = (uint32_t)lines;
+	formula_eval(c, &fa, r);
+	if (r->scope != FORMULA_SCOPE_EXACT) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* r's bound on m's set-associative level: the formula at C + R S L (low) and C - R S L (high),
+ * in total and per array. Returns NULL, or why there is none (in buf). */
+static const char *
+interval_bound(struct formula_result *r, const struct attn_config *c,
+	       const struct formula_machine *m, char *buf, size_t n)
+{
+	unsigned runs = formula_interval_runs(c);
+	double lines = m->capacity_bytes / m->line_bytes, span = (double)runs * (double)m->sets;
+	struct formula_result *low = interval_side(c, m, lines + span);
+	struct formula_result *high = interval_side(c, m, lines - span);
+
+	if (!low || !high) {
+		free(low);
+		free(high);
+		snprintf(
+			buf, n,
+			"a %u-way cache: %s's windows hold up to %u runs of lines, so the bound is "
+			"the formula at C +- %u lines per set, and C - %u S L = %.0f lines is not "
+			"over one step (%.0f lines): no bound",
+			m->ways, attn_kernel_name(c->kernel), runs, runs, runs,
+			fmax(lines - span, 0), r->step_lines);
+		return buf;
+	}
+	r->interval = true;
+	r->interval_runs = runs;
+	r->low_bytes = fmin(r->low_bytes, low->read_bytes + low->write_bytes);
+	r->high_bytes = fmax(r->high_bytes, high->read_bytes + high->write_bytes);
+	for (unsigned i = 0; i < r->narrays; i++) {
+		struct formula_array *a = &r->arrays[i];
+		const struct formula_array *l = formula_array(low, a->name);
+		const struct formula_array *h = formula_array(high, a->name);
+
+		a->low_bytes = fmin(a->low_bytes, l ? l->read_bytes + l->write_bytes : 0);
+		a->high_bytes = fmax(a->high_bytes, h ? h->read_bytes + h->write_bytes : 0);
+	}
+	free(low);
+	free(high);
+	return NULL;
+}
+
 void
 formula_scope(struct formula_result *r, const struct attn_config *c,
 	      const struct formula_machine *m)
@@ -245,4 +331,7 @@ formula_scope(struct formula_result *r, const struct attn_config *c,
 			 "so its LRU order is not the kernel's (the formulas model one level)",
 			 m->levels);
 	}
+	if (r->scope == FORMULA_SCOPE_INTERVAL &&
+	    interval_bound(r, c, m, r->scope_why, sizeof(r->scope_why)))
+		r->scope = FORMULA_SCOPE_ESTIMATE;
 }

@@ -703,43 +703,27 @@ formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machi
 	}
 }
 
-/* The interval of a set-associative last level: the fully associative formula at C and at
- * C +- one line per set (never under one line), lowest to highest, in total and per array. */
+/* The regime's sides on a set-associative last level: how many of the fully associative
+ * formulas at C +- one line per set (never under one line) are inside the lab's assumptions.
+ * The bound the exact verdict claims is formula_scope()'s. */
 static void
-set_associative_interval(struct formula_result *out, const struct attn_config *c,
-			 const struct formula_machine *m)
+regime_sides(struct formula_result *out, const struct attn_config *c,
+	     const struct formula_machine *m)
 {
 	double step = (double)m->sets * m->line_bytes;
 
-	for (unsigned i = 0; i < out->narrays; i++)
-		out->arrays[i].low_bytes = out->arrays[i].high_bytes =
-			out->arrays[i].read_bytes + out->arrays[i].write_bytes;
-	out->low_bytes = out->high_bytes = out->read_bytes + out->write_bytes;
-	if (m->no_cache || m->fully_assoc || m->sets < 2)
-		return;
-	out->interval = true;
 	for (int side = -1; side <= 1; side += 2) {
 		struct formula_machine fa = *m;
 		struct formula_result *r = malloc(sizeof(*r));
 
 		if (!r)
-			continue; /* the interval narrows to the point: still a valid answer */
+			continue; /* a side not evaluated counts as outside */
 		fa.fully_assoc = true;
 		fa.sets = 1;
 		fa.capacity_bytes = fmax(m->capacity_bytes + side * step, m->line_bytes);
 		fa.ways = (uint32_t)(fa.capacity_bytes / m->line_bytes);
 		formula_eval(c, &fa, r);
 		out->interval_sides_in_regime += r->regime.within_assumptions;
-		out->low_bytes = fmin(out->low_bytes, r->read_bytes + r->write_bytes);
-		out->high_bytes = fmax(out->high_bytes, r->read_bytes + r->write_bytes);
-		for (unsigned i = 0; i < out->narrays; i++) {
-			struct formula_array *a = &out->arrays[i];
-			const struct formula_array *b = formula_array(r, a->name);
-			double x = b ? b->read_bytes + b->write_bytes : 0;
-
-			a->low_bytes = fmin(a->low_bytes, x);
-			a->high_bytes = fmax(a->high_bytes, x);
-		}
 		free(r);
 	}
 }
@@ -750,6 +734,7 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 {
 	/* the loops the kernel runs: flashdecode's packed rows (attn_decode_view()), else c */
 	const struct attn_config v = attn_decode_view(c);
+	bool set_assoc = !m->no_cache && !m->fully_assoc && m->sets >= 2;
 	struct formula_geometry q;
 
 	memset(out, 0, sizeof(*out));
@@ -784,10 +769,15 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 	}
 	out->lab_bytes = formula_lab(c);
 	out->flops = attn_flops(c);
-	set_associative_interval(out, c, m);
+	for (unsigned i = 0; i < out->narrays; i++)
+		out->arrays[i].low_bytes = out->arrays[i].high_bytes =
+			out->arrays[i].read_bytes + out->arrays[i].write_bytes;
+	out->low_bytes = out->high_bytes = out->read_bytes + out->write_bytes;
+	if (set_assoc)
+		regime_sides(out, c, m);
 	formula_scope(out, c, m);
 	regime(out, c, m, &q);
-	if (out->regime.within_assumptions && out->interval && out->interval_sides_in_regime < 2) {
+	if (out->regime.within_assumptions && set_assoc && out->interval_sides_in_regime < 2) {
 		out->regime.within_assumptions = false;
 		snprintf(out->regime.text, sizeof(out->regime.text),
 			 "a cache of C that stays clear of the crossovers fails: the lab's "

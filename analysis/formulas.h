@@ -55,8 +55,9 @@ struct formula_machine {
 enum formula_scope {
 	FORMULA_SCOPE_EXACT = 0, /* byte-equal on every array: a single fully associative LRU
 				    write-back level (or no cache) of at least the smallest size */
-	FORMULA_SCOPE_INTERVAL,  /* a set-associative LRU level of 8 ways or more: the run
-				    falls in low_bytes .. high_bytes widened by the tolerance */
+	FORMULA_SCOPE_INTERVAL,  /* a set-associative LRU level of 8 ways or more: every
+				    array and the total lie in low_bytes .. high_bytes, no
+				    tolerance (the bound of formula_interval_runs()) */
 	FORMULA_SCOPE_ESTIMATE,  /* outside the formula's model: a reference, nothing claimed */
 };
 
@@ -84,12 +85,17 @@ struct formula_result {
 	struct formula_regime regime;
 	double flops;
 	bool tiles_approximate; /* tiles in memory that spill from the cache: not modeled */
-	/* A set-associative last level of S sets: its conflicts make it behave like a fully
-	 * associative cache of C give or take about one line per set, so the exact answer is
-	 * bracketed by the formula at C + S L and at C - S L (and C): low_bytes .. high_bytes. */
+	/* Scope interval only: a set-associative last level of S sets of W ways, where each
+	 * window between two touches of a line is at most R runs of consecutive lines, holds
+	 * each line the fully associative cache of C - R S L holds, and no line the one of
+	 * C + R S L loses; so the formula there brackets the run: low_bytes .. high_bytes (in
+	 * total and per array; else both are the formula's bytes). R: interval_runs. */
 	bool interval;
 	double low_bytes, high_bytes;
-	unsigned interval_sides_in_regime; /* of the formula at C - S L and C + S L */
+	unsigned interval_runs;
+	/* Of the formula at C - S L and C + S L, on a set-associative last level: the lab's
+	 * assumptions must hold at both to be called inside (a heuristic, not the bound). */
+	unsigned interval_sides_in_regime;
 	double step_lines; /* at most the lines one step of the kernel touches (tiles in memory
 			      included): a smaller cache is outside the exact scope */
 	enum formula_scope scope;
@@ -115,7 +121,14 @@ double formula_lab(const struct attn_config *c);
 /* "exact", "interval" or "estimate". */
 const char *formula_scope_name(enum formula_scope scope);
 
-/* Sets r->scope and r->scope_why for a result formula_eval() computed (formula_scope.c). */
+/* R, the runs of consecutive lines that can lie between two touches of a line in kernel
+ * c's trace (docs/formulas.md, "Set-associative caches: the bound"); 0 for the kernels it is
+ * not derived for. */
+unsigned formula_interval_runs(const struct attn_config *c);
+
+/* Sets r->scope and r->scope_why for a result formula_eval() computed, and on a
+ * set-associative level in scope the bound (r->interval, low_bytes, high_bytes); formula_scope.c.
+ */
 void formula_scope(struct formula_result *r, const struct attn_config *c,
 		   const struct formula_machine *m);
 

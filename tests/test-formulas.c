@@ -155,24 +155,28 @@ simulate(const struct attn_config *c, const char *spec_text, struct formula_resu
 	sim_result_finish(&res);
 }
 
-/* Near a crossover an 8-way cache is 8% off the fully associative answer, inside the interval
- * of the formula at C +- one line per set; on a fully associative cache there is no interval. */
+/* Near a crossover an 8-way cache is 0.67 of the fully associative answer, inside the bound of
+ * the formula at C +- 5 lines per set (flash2's runs), in total and per array, with no
+ * tolerance; on a fully associative cache there is no interval. */
 static void
 test_set_associative_interval(void **state)
 {
-	struct attn_config c = { ATTN_NAIVE, 224,   32,    1, 1, 1, ATTN_FP32, 32,
-				 32,         false, false, 0, 0, 0, 0,         0 };
+	struct attn_config c = { ATTN_FLASH2, 112,   32,    2, 1, 1, ATTN_FP32, 16,
+				 16,          false, false, 0, 0, 0, 0,         0 };
 	struct formula_result f;
 	struct comparison cmp;
 
 	(void)state;
-	simulate(&c, "L1=64K:8:64", &f, &cmp);
+	simulate(&c, "L1=32K:8:64,tiles=scratch", &f, &cmp);
+	assert_int_equal(f.scope, FORMULA_SCOPE_INTERVAL);
 	assert_true(f.interval && cmp.exact.interval);
+	assert_int_equal(f.interval_runs, 5);
 	assert_true(cmp.exact.ratio < 0.95);
 	assert_true(f.low_bytes < f.high_bytes);
 	assert_true(cmp.exact.measured >= f.low_bytes && cmp.exact.measured <= f.high_bytes);
-	assert_true(cmp.exact.within);
-	simulate(&c, "L1=64K:full:64", &f, &cmp);
+	assert_true(cmp.exact.within && cmp.arrays_within);
+	assert_true(cmp.exact.tolerance == 0);
+	simulate(&c, "L1=32K:full:64,tiles=scratch", &f, &cmp);
 	assert_false(f.interval || cmp.exact.interval);
 	assert_true(f.low_bytes == f.high_bytes);
 }
