@@ -198,6 +198,82 @@ test_proj_column_blocks(void **state)
 	assert_true(byte_equal(&cmp));
 }
 
+/* The set-associative claim (issue 40, audit 2026-12-01 class D): either the bound, which
+ * every array and the total lie inside with no tolerance, or an estimate that says there is
+ * none; never "please report". The audit's naive N = 518 (0.93 of the old interval's low
+ * end) and flash2 N_kv != N, B_r > N on 16 sets (0.83), and flash2 N = 1277 (inside only
+ * through the 5% widening); then edges the survey found: naive with rows at a pitch of one way
+ * (3.4x), flash2 B_r = 1 with N_kv != N (1.8x), B_r > N (0.80), naive B_r = 2 (1.07). */
+static void
+test_interval_bound(void **state)
+{
+	static const struct {
+		enum attn_kernel kernel;
+		uint64_t N, N_kv, d, heads, kv_heads, batch;
+		enum attn_dtype dtype;
+		uint64_t Br, Bc;
+		bool causal;
+		const char *spec;
+		bool interval;
+	} cases[] = {
+		{ ATTN_NAIVE, 518, 0, 40, 1, 1, 1, ATTN_FP16, 32, 16, true,
+		  "L1=65536B:16:32,tiles=scratch", false },
+		{ ATTN_FLASH2, 24, 44, 128, 8, 2, 2, ATTN_BF16, 128, 32, true,
+		  "L1=32768B:16:128,tiles=scratch", false },
+		{ ATTN_FLASH2, 1277, 0, 128, 8, 2, 2, ATTN_BF16, 50, 32, true,
+		  "L1=131072B:16:128,tiles=scratch", true },
+		{ ATTN_NAIVE, 256, 0, 16, 1, 1, 1, ATTN_FP16, 32, 3, false,
+		  "L1=8192B:16:32,tiles=scratch", false },
+		{ ATTN_FLASH2, 6, 167, 64, 2, 1, 1, ATTN_BF16, 1, 64, true,
+		  "L1=49152B:12:128,tiles=scratch", true },
+		{ ATTN_FLASH2, 7, 931, 72, 4, 2, 1, ATTN_BF16, 128, 1, false,
+		  "L1=262144B:32:128,tiles=scratch", true },
+		{ ATTN_NAIVE, 4, 677, 160, 4, 1, 1, ATTN_BF16, 2, 3, true,
+		  "L1=229376B:28:128,tiles=scratch", true },
+	};
+	struct formula_result f;
+	struct comparison cmp;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct attn_config c = { .kernel = cases[i].kernel,
+					 .N = cases[i].N,
+					 .N_kv = cases[i].N_kv,
+					 .d = cases[i].d,
+					 .heads = cases[i].heads,
+					 .kv_heads = cases[i].kv_heads,
+					 .batch = cases[i].batch,
+					 .dtype = cases[i].dtype,
+					 .Br = cases[i].Br,
+					 .Bc = cases[i].Bc,
+					 .causal = cases[i].causal };
+
+		simulate(&c, cases[i].spec, &f, &cmp);
+		if (strstr(cmp.exact.why_not, "please report"))
+			fail_msg("%s: %s", cases[i].spec, cmp.exact.why_not);
+		if (!cases[i].interval) {
+			assert_int_equal(f.scope, FORMULA_SCOPE_ESTIMATE);
+			if (!strstr(f.scope_why, "no bound"))
+				fail_msg("%s: scope_why '%s'", cases[i].spec, f.scope_why);
+			continue;
+		}
+		assert_int_equal(f.scope, FORMULA_SCOPE_INTERVAL);
+		assert_true(cmp.exact.interval && cmp.exact.tolerance == 0);
+		if (cmp.exact.measured < f.low_bytes || cmp.exact.measured > f.high_bytes)
+			fail_msg("%s: %.0f outside [%.0f, %.0f]", cases[i].spec, cmp.exact.measured,
+				 f.low_bytes, f.high_bytes);
+		assert_true(cmp.exact.within);
+		for (unsigned k = 0; k < cmp.narrays; k++) {
+			const struct compare_array *a = &cmp.arrays[k];
+			double m = a->measured_read + a->measured_write;
+
+			if (m < a->exact_low || m > a->exact_high || !a->within)
+				fail_msg("%s: %s %.0f outside [%.0f, %.0f]", cases[i].spec, a->name,
+					 m, a->exact_low, a->exact_high);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -205,6 +281,7 @@ main(void)
 		cmocka_unit_test(test_within_is_a_ratio), cmocka_unit_test(test_no_cache),
 		cmocka_unit_test(test_scope_estimates),   cmocka_unit_test(test_tiny_caches),
 		cmocka_unit_test(test_regime_honest),     cmocka_unit_test(test_proj_column_blocks),
+		cmocka_unit_test(test_interval_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
