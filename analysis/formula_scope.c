@@ -232,7 +232,8 @@ level_scope(const struct formula_result *r, const struct attn_config *c,
 }
 
 /* A window between two touches of a line: flash2's is at most a prefix of its kv head's K
- * rows, the same of V, and runs of Q, O and lse rows (5); naive's K and V windows add the
+ * rows, the same of V, and runs of Q, O and lse rows (5), and so is flashdecode's at S = 1
+ * (flash2's loop over the packed rows of attn_decode_view()); naive's K and V windows add the
  * rows of S (or P) two query blocks write (or read) from a column on, a run per row (2 n_r + 2
  * with n_r = min(B_r, N)), and its S and P windows across phases at most n_r + 4. */
 unsigned
@@ -241,6 +242,8 @@ formula_interval_runs(const struct attn_config *c)
 	switch (c->kernel) {
 	case ATTN_FLASH2:
 		return 5;
+	case ATTN_FLASHDECODE:
+		return attn_splits(c) > 1 ? 0 : 5;
 	case ATTN_NAIVE:
 		return 2 * (unsigned)(c->Br < c->N ? c->Br : c->N) + 3;
 	default:
@@ -248,8 +251,8 @@ formula_interval_runs(const struct attn_config *c)
 	}
 }
 
-/* The fully associative formula at C + side R S L lines, or NULL where it is not exact there
- * (caller frees). */
+/* The formula on a fully associative cache of `lines` of m's lines, or NULL where it is not
+ * exact there (caller frees). */
 static struct formula_result *
 interval_side(const struct attn_config *c, const struct formula_machine *m, double lines)
 {
@@ -281,9 +284,17 @@ interval_bound(struct formula_result *r, const struct attn_config *c,
 {
 	unsigned runs = formula_interval_runs(c);
 	double lines = m->capacity_bytes / m->line_bytes, span = (double)runs * (double)m->sets;
-	struct formula_result *low = interval_side(c, m, lines + span);
-	struct formula_result *high = interval_side(c, m, lines - span);
+	struct formula_result *low, *high;
 
+	if (!runs) {
+		snprintf(buf, n,
+			 "a set-associative cache under %s: no bound is derived for its "
+			 "windows (docs/formulas.md, Scope)",
+			 attn_kernel_name(c->kernel));
+		return buf;
+	}
+	low = interval_side(c, m, lines + span);
+	high = interval_side(c, m, lines - span);
 	if (!low || !high) {
 		free(low);
 		free(high);
@@ -298,6 +309,8 @@ interval_bound(struct formula_result *r, const struct attn_config *c,
 	}
 	r->interval = true;
 	r->interval_runs = runs;
+	r->interval_sides_in_regime =
+		low->regime.within_assumptions + high->regime.within_assumptions;
 	r->low_bytes = fmin(r->low_bytes, low->read_bytes + low->write_bytes);
 	r->high_bytes = fmax(r->high_bytes, high->read_bytes + high->write_bytes);
 	for (unsigned i = 0; i < r->narrays; i++) {

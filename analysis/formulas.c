@@ -703,9 +703,9 @@ formula_machine_from_spec(const struct spec *s, bool flush, struct formula_machi
 	}
 }
 
-/* The regime's sides on a set-associative last level: how many of the fully associative
- * formulas at C +- one line per set (never under one line) are inside the lab's assumptions.
- * The bound the exact verdict claims is formula_scope()'s. */
+/* The regime's sides on a set-associative last level with no bound: how many of the fully
+ * associative formulas at C +- one line per set (never under one line) are inside the lab's
+ * assumptions. Where formula_scope() found the bound, its two ends are the sides. */
 static void
 regime_sides(struct formula_result *out, const struct attn_config *c,
 	     const struct formula_machine *m)
@@ -773,16 +773,18 @@ formula_eval(const struct attn_config *c, const struct formula_machine *m,
 		out->arrays[i].low_bytes = out->arrays[i].high_bytes =
 			out->arrays[i].read_bytes + out->arrays[i].write_bytes;
 	out->low_bytes = out->high_bytes = out->read_bytes + out->write_bytes;
-	if (set_assoc)
-		regime_sides(out, c, m);
 	formula_scope(out, c, m);
+	if (set_assoc && !out->interval)
+		regime_sides(out, c, m);
 	regime(out, c, m, &q);
 	if (out->regime.within_assumptions && set_assoc && out->interval_sides_in_regime < 2) {
 		out->regime.within_assumptions = false;
 		snprintf(out->regime.text, sizeof(out->regime.text),
 			 "a cache of C that stays clear of the crossovers fails: the lab's "
-			 "assumptions hold at C but not at C +- one line per set, which a "
-			 "set-associative cache behaves like");
+			 "assumptions hold at C but not at C +- %u line%s per set, %s",
+			 out->interval ? out->interval_runs : 1, out->interval ? "s" : "",
+			 out->interval ? "the ends of the set-associative bound"
+				       : "which a set-associative cache behaves like");
 	}
 	return 0;
 }

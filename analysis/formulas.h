@@ -93,8 +93,9 @@ struct formula_result {
 	bool interval;
 	double low_bytes, high_bytes;
 	unsigned interval_runs;
-	/* Of the formula at C - S L and C + S L, on a set-associative last level: the lab's
-	 * assumptions must hold at both to be called inside (a heuristic, not the bound). */
+	/* Of the formula at the bound's ends, or with no bound at C - S L and C + S L, on a
+	 * set-associative last level: the lab's assumptions must hold at both to be called
+	 * inside. */
 	unsigned interval_sides_in_regime;
 	double step_lines; /* at most the lines one step of the kernel touches (tiles in memory
 			      included): a smaller cache is outside the exact scope */
