@@ -128,8 +128,8 @@ modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
 		"the mean\nof their twelve separate runs; for the computing run, over trace-only). "
 		"One-pass\ncounters equal to the separate runs': 8-way fanout %s, 8-way stack %s, "
 		"full stack %s.\nMiss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
-		"for byte on a fully associative LRU cache, an interval on a\nset-associative one "
-		"(docs/formulas.md).\n",
+		"for byte on a fully associative LRU cache, a bound on a\nset-associative one "
+		"where derived (docs/formulas.md).\n",
 		m->same_set[0] ? "yes" : "NO", m->same_set[1] ? "yes" : "NO",
 		m->same_full ? "yes" : "NO", (unsigned long long)m->miss_cfg.N, MISS_SPEC);
 }
