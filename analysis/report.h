@@ -32,7 +32,7 @@ void report_add_header(cJSON *obj, int argc, char **argv);
  * accesses the kernels trace (traces/, kernels/), the formulas and comparisons (analysis/), a
  * default a configuration's key leaves unsaid. A memsim release is a new revision by itself: the
  * text holds the version too. */
-#define REPORT_MODEL_REVISION 4
+#define REPORT_MODEL_REVISION 5
 
 /* This memsim's model revision as rows record it: "memsim 0.3.0 model 1". Static. */
 const char *report_model_revision(void);
