@@ -680,7 +680,7 @@ cache_repeats_settled(const struct cache *c, const uint64_t *addrs, const bool *
 		int w;
 
 		/* in a set sampling leaves out: the repeats are dropped as the access was */
-		if (((addrs[i] >> c->sample_shift) & c->sample_mask) != c->sample_residue)
+		if (!sample_keeps(c, addrs[i]))
 			continue;
 		w = find_way(L, set, set_idx, line);
 		if (w < 0)

@@ -27,13 +27,18 @@
 
 static float a[N * N], b[N * N], c_native[N * N], c_traced[N * N], tile[N];
 
+/* A model of spec text; "SPEC@K" samples 1 set in K. */
 static struct cache *
 make(const char *text, bool *tiles_scratch)
 {
 	struct spec s;
-	char err[256];
+	char err[256], spec[256];
+	const char *at = strchr(text, '@');
 
-	assert_int_equal(spec_parse(text, &s, err, sizeof(err)), 0);
+	snprintf(spec, sizeof(spec), "%.*s", at ? (int)(at - text) : (int)strlen(text), text);
+	assert_int_equal(spec_parse(spec, &s, err, sizeof(err)), 0);
+	if (at)
+		s.cache.sample_sets = (uint32_t)strtoul(at + 1, NULL, 10);
 	if (tiles_scratch)
 		*tiles_scratch = s.tiles_in_scratch;
 	return cache_create(&s.cache);
@@ -108,6 +113,12 @@ test_zip_equals_elements(void **state)
 		"L1=2K:8:32:nwa",
 		"L1=4K:full:64",
 		"L1=4K:64:64", /* the same cache spelled with its ways */
+		/* sampled: the repeats of a set sampling leaves out are dropped, the others
+		 * looked at as unsampled */
+		"L1=2K:4:64,L2=8K:8:64@2",
+		"L1=4K:8:64:plru@2",
+		"L1=2K:8:32:nwa,L2=8K:4:64:wv@2",
+		"L1=4K:4:256:plru,L2=16K:1:256@2",
 	};
 	static float x[64 * 130 + 16] __attribute__((aligned(64))),
 		y[64 * 130 + 16] __attribute__((aligned(64)));
