@@ -23,4 +23,7 @@ struct memsim_trace {
 	struct trace_ctx *ctx;
 	struct mtrace_writer *rec; /* the recording, or NULL */
 	bool finished;
+	/* The first access refused (its range wraps past 2^64), or "": memsim_trace_finish()
+	 * reports it, and memsim's plugin runner after run(). */
+	char error[128];
 };

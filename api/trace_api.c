@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,10 @@ memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen)
 	if (t->rec && mtrace_writer_close(t->rec, err, errlen))
 		rc = -1;
 	t->rec = NULL;
+	if (rc == 0 && t->error[0]) {
+		snprintf(err, errlen, "%s", t->error);
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -98,18 +104,44 @@ memsim_phase(struct memsim_trace *t, const char *name)
 	return trace_phase(t->ctx, name);
 }
 
+/* [addr, addr + bytes) runs past 2^64: the model would walk its lines from the last to the
+ * first, the long way round. */
+static bool
+range_wraps(uint64_t addr, uint64_t bytes)
+{
+	return bytes > 0 && addr > UINT64_MAX - (bytes - 1);
+}
+
+/* Every memsim_load() and memsim_store() comes through here: a wrapping range counts
+ * nothing, and the first one is kept for memsim_trace_finish() to report. */
+static void
+access_one(struct memsim_trace *t, const void *p, size_t bytes, enum cache_op op)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	if (t->finished || bytes == 0)
+		return;
+	if (range_wraps(a, bytes)) {
+		if (!t->error[0])
+			snprintf(t->error, sizeof(t->error),
+				 "%s of %zu bytes at 0x%" PRIx64
+				 " wraps past address 2^64 (not counted)",
+				 op == CACHE_OP_STORE ? "memsim_store" : "memsim_load", bytes, a);
+		return;
+	}
+	trace_access(t->ctx, p, bytes, op);
+}
+
 void
 memsim_load(struct memsim_trace *t, const void *p, size_t bytes)
 {
-	if (!t->finished)
-		trace_access(t->ctx, p, bytes, CACHE_OP_LOAD);
+	access_one(t, p, bytes, CACHE_OP_LOAD);
 }
 
 void
 memsim_store(struct memsim_trace *t, const void *p, size_t bytes)
 {
-	if (!t->finished)
-		trace_access(t->ctx, p, bytes, CACHE_OP_STORE);
+	access_one(t, p, bytes, CACHE_OP_STORE);
 }
 
 /* The whole batch is checked before any of it counts: a refused batch leaves t as it was. */
@@ -120,13 +152,13 @@ batch_valid(size_t n, const uint64_t *addrs, const uint32_t *sizes, uint32_t siz
 		if (n && (size == 0 || size > MEMSIM_BATCH_MAX_SIZE))
 			return -1;
 		for (size_t i = 0; i < n; i++)
-			if (addrs[i] > UINT64_MAX - (size - 1))
+			if (range_wraps(addrs[i], size))
 				return -1;
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (sizes[i] == 0 || sizes[i] > MEMSIM_BATCH_MAX_SIZE ||
-		    addrs[i] > UINT64_MAX - (sizes[i] - 1))
+		    range_wraps(addrs[i], sizes[i]))
 			return -1;
 	return 0;
 }

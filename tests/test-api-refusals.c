@@ -1,0 +1,128 @@
+/*
+ * What libmemsim refuses (api/): a load or store whose range wraps past 2^64 counts nothing and
+ * makes memsim_trace_finish() fail naming it, on every kind of hierarchy and while recording.
+ */
+
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit.h"
+
+#define MEMSIM_NO_TR_MACROS
+#include "memsim/memsim.h"
+
+#define TMPDIR_NAME "api-refusals"
+#include "tests/tmpdir.h"
+
+#define WRAP_AT UINT64_C(0xffffffffffffffc0)
+
+static const void *
+at(uint64_t addr)
+{
+	return (const void *)(uintptr_t)addr;
+}
+
+/* Hierarchies of no level first: there a wrapping access reaches no loop over lines. */
+static const char *const specs[] = {
+	"none", "lab", "L1=1K:2:64", "L1=32K:8:64,L2=1M:16:64", "L1=4K:4:64:wt:nwa", NULL
+};
+
+/* A trace on spec with its accesses: finish's message (or "" where it returned 0) in err. */
+static struct memsim_hierarchy *
+run_accesses(const char *spec, void (*accesses)(struct memsim_trace *t), char *err, size_t errlen)
+{
+	struct memsim_hierarchy *h = memsim_hierarchy_create(spec, err, errlen);
+	struct memsim_trace *t;
+
+	assert_non_null(h);
+	t = memsim_trace_create(h, NULL, err, errlen);
+	assert_non_null(t);
+	accesses(t);
+	err[0] = '\0';
+	if (memsim_trace_finish(t, err, errlen) == 0)
+		err[0] = '\0';
+	assert_int_equal(memsim_trace_finish(t, err, errlen), 0); /* reported once */
+	memsim_trace_destroy(t);
+	return h;
+}
+
+static void
+wrap_128(struct memsim_trace *t)
+{
+	memsim_load(t, at(0x1000), 8);
+	memsim_load(t, at(WRAP_AT), 128);
+	memsim_store(t, at(0x2000), 8);
+	memsim_load(t, at(UINT64_MAX - 7), 8); /* ends at 2^64: taken */
+	memsim_load(t, at(0x3000), 0);         /* nothing */
+}
+
+/* A span of SIZE_MAX bytes ends just before it starts, in the same line. */
+static void
+wrap_all(struct memsim_trace *t)
+{
+	memsim_store(t, at(0x2001), SIZE_MAX);
+	memsim_load(t, at(0x1000), 8);
+}
+
+static void
+test_wrapping_access_refused(void **state)
+{
+	(void)state;
+	for (unsigned k = 0; specs[k]; k++) {
+		char err[256];
+		struct memsim_hierarchy *h = run_accesses(specs[k], wrap_128, err, sizeof(err));
+		struct memsim_stats s;
+
+		assert_string_equal(err,
+				    "memsim_load of 128 bytes at 0xffffffffffffffc0 wraps past "
+				    "address 2^64 (not counted)");
+		assert_int_equal(memsim_stats_total(h, &s), 0);
+		assert_int_equal(s.cpu.loads, 2);
+		assert_int_equal(s.cpu.stores, 1);
+		assert_int_equal(s.cpu.load_bytes, 16);
+		assert_int_equal(s.cpu.store_bytes, 8);
+		memsim_hierarchy_destroy(h);
+
+		h = run_accesses(specs[k], wrap_all, err, sizeof(err));
+		assert_string_equal(err,
+				    "memsim_store of 18446744073709551615 bytes at 0x2001 wraps "
+				    "past address 2^64 (not counted)");
+		assert_int_equal(memsim_stats_total(h, &s), 0);
+		assert_int_equal(s.cpu.loads + s.cpu.stores, 1);
+		memsim_hierarchy_destroy(h);
+	}
+}
+
+/* A trace that only records refuses the same, and the recording lacks the access. */
+static void
+test_wrapping_access_refused_recording(void **state)
+{
+	char err[256], path[600];
+	struct memsim_trace *t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/wrap.mtr", tmpdir);
+	t = memsim_trace_create(NULL, path, err, sizeof(err));
+	assert_non_null(t);
+	memsim_store(t, at(UINT64_MAX), 2);
+	memsim_load(t, at(0x1000), 4);
+	assert_int_equal(memsim_trace_finish(t, err, sizeof(err)), -1);
+	assert_string_equal(err, "memsim_store of 2 bytes at 0xffffffffffffffff wraps past "
+				 "address 2^64 (not counted)");
+	memsim_trace_destroy(t);
+	remove(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wrapping_access_refused),
+		cmocka_unit_test(test_wrapping_access_refused_recording),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
