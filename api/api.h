@@ -16,6 +16,9 @@
 struct memsim_hierarchy {
 	struct spec spec;
 	struct cache *cache; /* never NULL: "none" has a model of no level */
+	/* Traces feeding cache and not finished: their trace_ctx holds this model, so
+	 * memsim_hierarchy_reset() refuses to replace it while any is. */
+	unsigned live_traces;
 };
 
 struct memsim_trace {
@@ -23,6 +26,7 @@ struct memsim_trace {
 	struct trace_ctx *ctx;
 	struct mtrace_writer *rec; /* the recording, or NULL */
 	bool finished;
+	bool live; /* counted in h->live_traces */
 	/* The first access refused (its range wraps past 2^64), or "": memsim_trace_finish()
 	 * reports it, and memsim's plugin runner after run(). */
 	char error[128];

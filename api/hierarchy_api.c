@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +75,17 @@ memsim_hierarchy_reset(struct memsim_hierarchy *h)
 {
 	struct cache *fresh;
 
-	fresh = cache_create(&h->spec.cache);
-	if (!fresh)
+	/* A live trace's context holds the model (and its fast path a copy of L1's state):
+	 * replacing the model under it would feed freed memory. */
+	if (h->live_traces) {
+		errno = EBUSY;
 		return -1;
+	}
+	fresh = cache_create(&h->spec.cache);
+	if (!fresh) {
+		errno = ENOMEM;
+		return -1;
+	}
 	cache_destroy(h->cache);
 	h->cache = fresh;
 	return 0;

@@ -51,7 +51,20 @@ memsim_trace_create(struct memsim_hierarchy *h, const char *record_path, char *e
 		free(t);
 		return NULL;
 	}
+	if (h) {
+		t->live = true;
+		h->live_traces++;
+	}
 	return t;
+}
+
+/* t no longer holds its hierarchy's model: memsim_hierarchy_reset() may replace it. */
+static void
+end_live(struct memsim_trace *t)
+{
+	if (t->live)
+		t->h->live_traces--;
+	t->live = false;
 }
 
 int
@@ -65,6 +78,7 @@ memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen)
 	trace_flush(t->ctx);
 	if (t->h && t->h->cache)
 		cache_flush(t->h->cache);
+	end_live(t);
 	if (t->rec && mtrace_writer_close(t->rec, err, errlen))
 		rc = -1;
 	t->rec = NULL;
@@ -83,6 +97,7 @@ memsim_trace_destroy(struct memsim_trace *t)
 	if (!t)
 		return;
 	memsim_trace_finish(t, err, sizeof(err));
+	end_live(t); /* memsim's plugin runner finishes its traces itself */
 	trace_ctx_destroy(t->ctx);
 	free(t);
 }

@@ -1,10 +1,13 @@
 /*
  * What libmemsim refuses (api/): a load or store whose range wraps past 2^64 counts nothing and
- * makes memsim_trace_finish() fail naming it, on every kind of hierarchy and while recording.
+ * makes memsim_trace_finish() fail naming it, on every kind of hierarchy and while recording;
+ * memsim_hierarchy_reset() refuses while a trace feeding the hierarchy is not finished (its
+ * context holds the model), and works between traces.
  */
 
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +119,63 @@ test_wrapping_access_refused_recording(void **state)
 	remove(path);
 }
 
+static void
+load_count(struct memsim_hierarchy *h, uint64_t loads, uint64_t dram_read)
+{
+	struct memsim_stats s;
+
+	assert_int_equal(memsim_stats_total(h, &s), 0);
+	assert_int_equal(s.cpu.loads, loads);
+	assert_int_equal(s.dram.read_bytes, dram_read);
+}
+
+static void
+test_reset_with_live_trace(void **state)
+{
+	static _Alignas(64) char a[1 << 16];
+	char err[256];
+	struct memsim_hierarchy *h = memsim_hierarchy_create("L1=1K:2:64", err, sizeof(err));
+	struct memsim_trace *t = memsim_trace_create(h, NULL, err, sizeof(err)), *u;
+
+	(void)state;
+	memsim_load(t, a, 64);
+	/* Refused while t feeds h: t goes on counting into the same model. */
+	errno = 0;
+	assert_int_equal(memsim_hierarchy_reset(h), -1);
+	assert_int_equal(errno, EBUSY);
+	memsim_load(t, a + 4096, 64);
+	assert_int_equal(memsim_trace_finish(t, err, sizeof(err)), 0);
+	load_count(h, 2, 128);
+
+	/* Finished, t holds nothing: reset empties h, and t (destroyed later) stays inert. */
+	assert_int_equal(memsim_hierarchy_reset(h), 0);
+	load_count(h, 0, 0);
+	memsim_load(t, a, 64);
+	assert_int_equal(memsim_array(t, "a", a, sizeof(a), MEMSIM_SPACE_DRAM), -EINVAL);
+	u = memsim_trace_create(h, NULL, err, sizeof(err));
+	assert_non_null(u);
+	memsim_load(u, a, 64);
+	memsim_trace_destroy(t);
+	assert_int_equal(memsim_trace_finish(u, err, sizeof(err)), 0);
+	load_count(h, 1, 64);
+
+	/* A trace destroyed without its finish no longer holds the model either. */
+	t = memsim_trace_create(h, NULL, err, sizeof(err));
+	assert_int_equal(memsim_hierarchy_reset(h), -1);
+	memsim_trace_destroy(t);
+	memsim_trace_destroy(u);
+	assert_int_equal(memsim_hierarchy_reset(h), 0);
+	load_count(h, 0, 0);
+	memsim_hierarchy_destroy(h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wrapping_access_refused),
 		cmocka_unit_test(test_wrapping_access_refused_recording),
+		cmocka_unit_test(test_reset_with_live_trace),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -27,7 +27,8 @@ struct memsim_hierarchy *memsim_hierarchy_create(const char *spec, char *err, si
 unsigned memsim_preset_count(void);
 const char *memsim_preset_name(unsigned i);
 const char *memsim_preset_description(unsigned i);
-/* Frees h and everything it counted; NULL does nothing. */
+/* Frees h and everything it counted; NULL does nothing. Finish or destroy every trace
+ * feeding h first: a trace not finished by then would feed freed memory. */
 void memsim_hierarchy_destroy(struct memsim_hierarchy *h);
 /* The canonical spec of h, every word explicit (what `memsim presets` prints): into buf
  * (len bytes, cut if shorter); returns buf. */
@@ -35,8 +36,10 @@ char *memsim_hierarchy_spec(const struct memsim_hierarchy *h, char *buf, size_t 
 /* The number of cache levels (0 to 4). */
 unsigned memsim_hierarchy_levels(const struct memsim_hierarchy *h);
 /* Zeroes every counter and empties every level (as a new hierarchy); arrays and phases a
- * trace declared are forgotten. Returns 0, or -1 when the fresh model cannot be allocated
- * (h is then as it was). */
+ * trace declared are forgotten. Only between traces: a trace feeding h must be finished
+ * (memsim_trace_finish()) first, and a new one made for what follows. Returns 0, or -1 with h
+ * as it was and errno EBUSY while a trace feeding h is not finished, ENOMEM when the fresh
+ * model cannot be allocated. */
 int memsim_hierarchy_reset(struct memsim_hierarchy *h);
 
 /* One level's counters (the fields of "levels" in `memsim run --json`). */

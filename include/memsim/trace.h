@@ -29,7 +29,8 @@ struct memsim_trace;
 
 /* A trace feeding h (may be NULL) and, where record_path is not NULL, recording every access
  * unmerged into a memsim trace file there (`memsim replay` reads it); not both NULL. h is
- * not owned. Returns NULL with a one-line message in err. Free with memsim_trace_destroy(). */
+ * not owned: it must outlive the trace's finish, and memsim_hierarchy_reset(h) refuses until
+ * then. Returns NULL with a one-line message in err. Free with memsim_trace_destroy(). */
 struct memsim_trace *memsim_trace_create(struct memsim_hierarchy *h, const char *record_path,
 					 char *err, size_t errlen);
 /* Ends the trace: hands pending accesses to the hierarchy, writes back its dirty lines (the
