@@ -7,6 +7,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sim/cache.h"
 #include "sim/spec.h"
@@ -31,3 +32,14 @@ struct memsim_trace {
 	 * reports it, and memsim's plugin runner after run(). */
 	char error[128];
 };
+
+/* Where a public function's message goes: err, or scratch when the caller gave no buffer (NULL
+ * or 0 bytes), so that no layer below writes into one the caller did not give. */
+static inline void
+api_err_buffer(char **err, size_t *errlen, char *scratch, size_t scratch_len)
+{
+	if (!*err || *errlen == 0) {
+		*err = scratch;
+		*errlen = scratch_len;
+	}
+}

@@ -27,7 +27,9 @@ memsim_trace_create(struct memsim_hierarchy *h, const char *record_path, char *e
 {
 	struct memsim_trace *t;
 	struct trace_sink sink;
+	char scratch[256];
 
+	api_err_buffer(&err, &errlen, scratch, sizeof(scratch));
 	if (!h && !record_path) {
 		snprintf(err, errlen, "a trace needs a hierarchy, a file to record into, or both");
 		return NULL;
@@ -70,8 +72,14 @@ end_live(struct memsim_trace *t)
 int
 memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen)
 {
+	char scratch[256];
 	int rc = 0;
 
+	api_err_buffer(&err, &errlen, scratch, sizeof(scratch));
+	if (!t) {
+		snprintf(err, errlen, "no trace (NULL)");
+		return -1;
+	}
 	if (t->finished)
 		return 0;
 	t->finished = true;
@@ -106,7 +114,7 @@ int
 memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t bytes,
 	     enum memsim_space space)
 {
-	if (t->finished)
+	if (!t || !name || t->finished)
 		return -EINVAL;
 	return trace_array(t->ctx, name, p, bytes, (enum trace_space)space);
 }
@@ -114,7 +122,7 @@ memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t byt
 int
 memsim_phase(struct memsim_trace *t, const char *name)
 {
-	if (t->finished)
+	if (!t || !name || t->finished)
 		return -EINVAL;
 	return trace_phase(t->ctx, name);
 }
@@ -134,7 +142,7 @@ access_one(struct memsim_trace *t, const void *p, size_t bytes, enum cache_op op
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
 
-	if (t->finished || bytes == 0)
+	if (!t || t->finished || bytes == 0)
 		return;
 	if (range_wraps(a, bytes)) {
 		if (!t->error[0])

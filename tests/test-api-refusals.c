@@ -2,7 +2,8 @@
  * What libmemsim refuses (api/): a load or store whose range wraps past 2^64 counts nothing and
  * makes memsim_trace_finish() fail naming it, on every kind of hierarchy and while recording;
  * memsim_hierarchy_reset() refuses while a trace feeding the hierarchy is not finished (its
- * context holds the model), and works between traces.
+ * context holds the model), and works between traces; every public function given NULL
+ * returns its error value, and a buffer of 0 bytes is never written.
  */
 
 #include "config.h"
@@ -169,6 +170,85 @@ test_reset_with_live_trace(void **state)
 	memsim_hierarchy_destroy(h);
 }
 
+/* Every public function with each pointer NULL in turn: its error value, no crash. */
+static void
+test_null_everywhere(void **state)
+{
+	char err[256] = "x", buf[64] = "x";
+	struct memsim_hierarchy *h = memsim_hierarchy_create("lab", err, sizeof(err));
+	struct memsim_trace *t = memsim_trace_create(h, NULL, err, sizeof(err));
+	struct memsim_stats s;
+	uint64_t addr = 0x1000;
+
+	(void)state;
+	assert_null(memsim_hierarchy_create(NULL, err, sizeof(err)));
+	assert_string_equal(err, "no cache spec given");
+	assert_null(memsim_hierarchy_create(NULL, NULL, 0));
+	assert_null(memsim_hierarchy_create("bogus", NULL, sizeof(err)));
+	memsim_hierarchy_destroy(NULL);
+	assert_null(memsim_hierarchy_spec(NULL, buf, sizeof(buf)));
+	assert_null(memsim_hierarchy_spec(h, NULL, sizeof(buf)));
+	assert_int_equal(memsim_hierarchy_levels(NULL), 0);
+	assert_int_equal(memsim_hierarchy_reset(NULL), -1);
+	assert_int_equal(memsim_stats_total(NULL, &s), -1);
+	assert_int_equal(memsim_stats_total(h, NULL), -1);
+	assert_int_equal(memsim_stats_arrays(NULL), 0);
+	assert_null(memsim_stats_array_name(NULL, 0));
+	assert_int_equal(memsim_stats_phases(NULL), 0);
+	assert_null(memsim_stats_phase_name(NULL, 0));
+	assert_int_equal(memsim_stats_array(NULL, 0, &s), -1);
+	assert_int_equal(memsim_stats_array(h, 0, NULL), -1);
+	assert_int_equal(memsim_stats_phase(NULL, 0, &s), -1);
+	assert_int_equal(memsim_stats_phase(h, 0, NULL), -1);
+	assert_null(memsim_report_json(NULL));
+	memsim_free(NULL);
+
+	assert_null(memsim_trace_create(NULL, NULL, err, sizeof(err)));
+	assert_null(memsim_trace_create(NULL, NULL, NULL, 64));
+	assert_int_equal(memsim_trace_finish(NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "no trace (NULL)");
+	assert_int_equal(memsim_trace_finish(NULL, NULL, 64), -1);
+	memsim_trace_destroy(NULL);
+	assert_int_equal(memsim_array(NULL, "a", buf, 64, MEMSIM_SPACE_DRAM), -EINVAL);
+	assert_int_equal(memsim_array(t, NULL, buf, 64, MEMSIM_SPACE_DRAM), -EINVAL);
+	assert_int_equal(memsim_phase(NULL, "p"), -EINVAL);
+	assert_int_equal(memsim_phase(t, NULL), -EINVAL);
+	memsim_load(NULL, buf, 8);
+	memsim_store(NULL, buf, 8);
+	assert_int_equal(memsim_access_batch(NULL, 1, &addr, NULL, NULL, 8, 0), -1);
+
+	/* None of it reached h, and t and h still work. */
+	memsim_load(t, at(addr), 8);
+	assert_int_equal(memsim_trace_finish(t, NULL, 0), 0);
+	assert_int_equal(memsim_stats_total(h, &s), 0);
+	assert_int_equal(s.cpu.loads, 1);
+	assert_int_equal(memsim_stats_arrays(h), 1);
+	memsim_trace_destroy(t);
+	memsim_hierarchy_destroy(h);
+}
+
+/* A buffer of 0 bytes is never written; one byte gets the empty string. */
+static void
+test_spec_small_buffers(void **state)
+{
+	char err[8] = "", buf[4] = "abc";
+	struct memsim_hierarchy *h = memsim_hierarchy_create("lab", err, sizeof(err));
+
+	(void)state;
+	assert_null(memsim_hierarchy_spec(h, buf, 0));
+	assert_string_equal(buf, "abc");
+	assert_ptr_equal(memsim_hierarchy_spec(h, buf, 1), buf);
+	assert_string_equal(buf, "");
+	assert_ptr_equal(memsim_hierarchy_spec(h, buf, sizeof(buf)), buf);
+	assert_int_equal(strlen(buf), 3);
+	/* err of 0 bytes: the message goes nowhere */
+	strcpy(err, "abc");
+	assert_null(memsim_hierarchy_create("bogus", err, 0));
+	assert_null(memsim_trace_create(NULL, NULL, err, 0));
+	assert_string_equal(err, "abc");
+	memsim_hierarchy_destroy(h);
+}
+
 int
 main(void)
 {
@@ -176,6 +256,8 @@ main(void)
 		cmocka_unit_test(test_wrapping_access_refused),
 		cmocka_unit_test(test_wrapping_access_refused_recording),
 		cmocka_unit_test(test_reset_with_live_trace),
+		cmocka_unit_test(test_null_everywhere),
+		cmocka_unit_test(test_spec_small_buffers),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
