@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
+import threading
 from array import array
 from typing import Any, Sequence, Union
 
@@ -95,6 +97,19 @@ def _why_refused(addrs, sizes, size):
     return "memsim_access_batch refused the batch"
 
 
+def _locked(method):
+    """One call at a time on a Cache: ctypes lets other threads run while the library counts,
+    and a hierarchy and its trace are single-threaded (two calls at once would lose counts;
+    close() under an access would free what it reads)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
 class Cache:
     """A cache hierarchy from a spec ("L1=32K:8:64,L2=1M:16:64") or a preset ("lab",
     "h100"), fed by this program: declared arrays and phases, loads and stores one at a time
@@ -102,10 +117,14 @@ class Cache:
 
     Counters are final once the trace is finished: stats() and report() finish it (dirty
     lines written back, counted as flush_write_bytes), after which accesses raise until
-    reset(). A Cache is not for several threads at once.
+    reset(). Calls from several threads take turns, each whole (a lock per Cache): every
+    access is counted, in the order the calls got the lock.
     """
 
     def __init__(self, spec: str = "lab", *, record: str | os.PathLike[str] | None = None) -> None:
+        self._lock = threading.RLock()
+        self._h = self._t = None
+        self._finished = True
         err = ctypes.create_string_buffer(512)
         spec = _args.text("spec", spec)
         self._h = lib().memsim_hierarchy_create(spec.encode(), err, len(err))
@@ -132,6 +151,7 @@ class Cache:
     # The hierarchy.
 
     @property
+    @_locked
     def spec(self) -> str:
         """The canonical spec, every word explicit (what `memsim presets` prints)."""
         if self._h is None:
@@ -140,6 +160,7 @@ class Cache:
         return lib().memsim_hierarchy_spec(self._h, buf, len(buf)).decode()
 
     @property
+    @_locked
     def levels(self) -> int:
         if self._h is None:
             raise Error("this Cache is closed")
@@ -147,6 +168,7 @@ class Cache:
 
     # What the program reports.
 
+    @_locked
     def array(self, name: str, start: int, nbytes: int, space: str = "dram") -> None:
         """Declares an array: its DRAM bytes are counted apart. space: "dram", "scratch"
         (never through the caches) or "tile" (as the spec's tiles= says)."""
@@ -165,6 +187,7 @@ class Cache:
         if rc:
             raise Error(f"array {name}: memsim_array failed ({rc}: at most 64 arrays)")
 
+    @_locked
     def phase(self, name: str) -> None:
         """Starts the phase called name: what follows is counted under it."""
         self._live()
@@ -181,14 +204,17 @@ class Cache:
             raise UsageError(f"addr: [{addr}, {addr + size}) is not a range of addresses")
         return ctypes.c_void_p(addr), size
 
+    @_locked
     def load(self, addr: int, size: int = 1) -> None:
         """One load of size bytes at addr (a span: every line it touches)."""
         lib().memsim_load(self._t, *self._one(addr, size))
 
+    @_locked
     def store(self, addr: int, size: int = 1) -> None:
         """One store of size bytes at addr."""
         lib().memsim_store(self._t, *self._one(addr, size))
 
+    @_locked
     def access(self, addrs: ArrayLike, sizes: ArrayLike | None = None,
                writes: ArrayLike | None = None, *, size: int = 1, write: bool = False) -> None:
         """Many accesses in one call, in order, counted as load()/store() one by one would:
@@ -220,6 +246,7 @@ class Cache:
 
     # Counters.
 
+    @_locked
     def finish(self) -> None:
         """Ends the trace: dirty lines are written back (flush_write_bytes) and the
         recording, if any, closed. stats() and report() call it."""
@@ -232,6 +259,7 @@ class Cache:
         if lib().memsim_trace_finish(self._t, err, len(err)):
             raise Error(err.value.decode(errors="replace"))
 
+    @_locked
     def stats(self) -> dict[str, Any]:
         """Everything counted: {"dram", "cpu", "levels", "arrays": {name: ...},
         "phases": {name: ...}} (arrays and phases without levels: the model counts levels
@@ -254,6 +282,7 @@ class Cache:
             raise Error("memsim_stats: out of range")
         return _stats_dict(s)
 
+    @_locked
     def report(self) -> dict[str, Any]:
         """The report as `memsim run --json` writes its "levels", "dram", "scratch", "arrays"
         and "phases" (and config.cache), as a dict. Finishes the trace."""
@@ -266,6 +295,7 @@ class Cache:
         finally:
             lib().memsim_free(p)
 
+    @_locked
     def reset(self) -> None:
         """Empties every level and zeroes every counter; arrays and phases are forgotten
         and a new trace starts (recording again over the file, if any)."""
@@ -277,12 +307,14 @@ class Cache:
             raise Error("reset: cannot allocate the fresh model")
         self._open_trace()
 
+    @_locked
     def close(self) -> None:
         """Frees the hierarchy (a trace not finished is finished first)."""
         if self._h is not None:
             lib().memsim_trace_destroy(self._t)
             lib().memsim_hierarchy_destroy(self._h)
             self._h = self._t = None
+            self._finished = True
 
     def __enter__(self) -> "Cache":
         return self
@@ -296,5 +328,6 @@ class Cache:
         except Exception:
             pass
 
+    @_locked
     def __repr__(self):
         return f"<memsim.Cache {self.spec!r}>" if self._h is not None else "<memsim.Cache closed>"

@@ -3,6 +3,8 @@
 
 import json
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -169,6 +171,79 @@ def test_finished_closed_reset():
     with pytest.raises(memsim.Error, match="closed"):
         c.load(0)
     c.close()  # twice is fine
+
+
+def _watch_batches(monkeypatch, before_call):
+    """Wraps the library's memsim_access_batch: before_call() runs first (True: the call is
+    left out), then a pause that lets other threads run (the C call itself lets them too),
+    then the call. Returns a dict whose "most" is the most calls that were inside at once."""
+    L = memsim._lib.lib()
+    real = L.memsim_access_batch
+    state = {"inside": 0, "most": 0}
+
+    def batch(*args):
+        state["inside"] += 1
+        state["most"] = max(state["most"], state["inside"])
+        try:
+            if before_call():
+                return -1
+            time.sleep(0.02)
+            return real(*args)
+        finally:
+            state["inside"] -= 1
+
+    monkeypatch.setattr(L, "memsim_access_batch", batch)
+    return state
+
+
+def test_threads_take_turns(monkeypatch):
+    # Two threads feeding one Cache: their calls never overlap, and every access is counted.
+    state = _watch_batches(monkeypatch, lambda: False)
+    a = np.arange(0, 64 * 1000, 64, dtype=np.uint64)
+    with memsim.Cache("L1=32K:8:64,L2=1M:16:64") as c:
+        def worker():
+            for _ in range(3):
+                c.access(a, size=8)
+        ts = [threading.Thread(target=worker) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert state["most"] == 1
+        assert c.stats()["cpu"]["loads"] == 6 * len(a)
+
+
+def test_close_during_access(monkeypatch):
+    # close() from another thread waits for the access under way; the next access raises.
+    inside = threading.Event()
+    c = memsim.Cache("L1=32K:8:64")
+    closed_under_it = []
+
+    def before_call():
+        inside.set()
+        time.sleep(0.05)
+        if c._h is None:  # closed while this call was on its way: do not touch the library
+            closed_under_it.append(True)
+            return True
+        return False
+
+    _watch_batches(monkeypatch, before_call)
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(100):
+                c.access([0, 64, 128], size=8)
+        except memsim.Error as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait()
+    c.close()
+    t.join()
+    assert closed_under_it == []
+    assert errors == ["this Cache is closed"]
 
 
 def test_per_array_and_phase():
