@@ -145,7 +145,7 @@ class Cache:
     def _live(self):
         if self._h is None:
             raise Error("this Cache is closed")
-        if self._finished:
+        if self._finished or self._t is None:
             raise Error("the trace is finished (stats() or report() ended it): reset() first")
 
     # The hierarchy.
@@ -298,13 +298,19 @@ class Cache:
     @_locked
     def reset(self) -> None:
         """Empties every level and zeroes every counter; arrays and phases are forgotten
-        and a new trace starts (recording again over the file, if any)."""
+        and a new trace starts (recording again over the file, if any). Where the fresh model
+        cannot be allocated it raises Error and the Cache stays as finish() leaves it: its
+        counters readable, accesses refused until a reset() that succeeds."""
         if self._h is None:
             raise Error("this Cache is closed")
+        if not self._finished:  # the library resets a hierarchy only between traces
+            self._finished = True
+            err = ctypes.create_string_buffer(512)
+            lib().memsim_trace_finish(self._t, err, len(err))  # what it counted is dropped
+        if lib().memsim_hierarchy_reset(self._h):
+            raise Error("reset: cannot allocate the fresh model (the counters so far are kept)")
         lib().memsim_trace_destroy(self._t)
         self._t = None
-        if lib().memsim_hierarchy_reset(self._h):
-            raise Error("reset: cannot allocate the fresh model")
         self._open_trace()
 
     @_locked

@@ -2,7 +2,10 @@
 `memsim replay` of what it recorded; and every bad input a one-line exception."""
 
 import json
+import os
 import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -171,6 +174,51 @@ def test_finished_closed_reset():
     with pytest.raises(memsim.Error, match="closed"):
         c.load(0)
     c.close()  # twice is fine
+
+
+def _python(code):
+    """code run by a fresh interpreter of this environment: a crash there fails the test
+    instead of ending pytest."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_reset_without_memory():
+    """A reset whose fresh model cannot be allocated (an address-space limit leaves room for
+    one model, not two) raises; the Cache keeps its counters, refuses accesses, and resets
+    once there is room."""
+    if os.environ.get("MEMSIM_SANITIZED") == "1":
+        pytest.skip("an address-space limit in a sanitized build")
+    p = _python("""
+        import resource, memsim
+        c = memsim.Cache("L1=128M:16:64")  # a model of 16 MiB
+        c.load(0, 64)
+        vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1])
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (vm * 1024 + (8 << 20), hard))
+        try:
+            c.reset()
+        except memsim.Error as e:
+            print(type(e).__name__, e)
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        print("loads", c.stats()["cpu"]["loads"])
+        try:
+            c.load(0)
+        except memsim.Error as e:
+            print(e)
+        c.reset()
+        c.load(0, 64)
+        print("loads", c.stats()["cpu"]["loads"])
+        c.close()
+    """)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.splitlines() == [
+        "Error reset: cannot allocate the fresh model (the counters so far are kept)",
+        "loads 1",
+        "the trace is finished (stats() or report() ended it): reset() first",
+        "loads 1",
+    ]
 
 
 def _watch_batches(monkeypatch, before_call):
