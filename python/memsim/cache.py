@@ -8,6 +8,7 @@ import json
 import os
 import threading
 from array import array
+from collections.abc import Mapping, Set
 from typing import Any, Sequence, Union
 
 ArrayLike = Union[Sequence[int], Any]  # a sequence of ints, or a numpy integer array
@@ -68,12 +69,15 @@ def _as_buffer(name, values, typecode, np_dtype):
                 raise UsageError(f"{name}: {int(values.max())} is out of range")
             buf = np.ascontiguousarray(values, dtype=np_dtype)
         return buf, buf.ctypes.data, len(buf)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+    # a mapping or set has no order of its own (a dict would give its keys)
+    if isinstance(values, (str, bytes, Mapping, Set)) or not hasattr(values, "__len__"):
         raise ArgumentTypeError(f"{name}: expected a sequence or numpy array, "
                                 f"got {type(values).__name__}")
     items = list(values)
     for v in items:
-        if not (isinstance(v, int) or (np is not None and isinstance(v, (np.integer, np.bool_)))):
+        is_bool = isinstance(v, bool) or (np is not None and isinstance(v, np.bool_))
+        if (not (isinstance(v, int) or (np is not None and isinstance(v, (np.integer, np.bool_))))
+                or (is_bool and typecode != "B")):
             raise ArgumentTypeError(f"{name}: expected ints, got {type(v).__name__} {v!r:.40}")
     if typecode == "B":
         items = [1 if v else 0 for v in items]
@@ -136,7 +140,7 @@ class Cache:
 
     def _open_trace(self):
         err = ctypes.create_string_buffer(512)
-        path = self._record.encode() if self._record else None
+        path = os.fsencode(self._record) if self._record else None
         self._t = lib().memsim_trace_create(self._h, path, err, len(err))
         if not self._t:
             raise Error(err.value.decode(errors="replace"))

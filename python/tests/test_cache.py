@@ -122,6 +122,13 @@ def test_writes_nonzero_is_store():
     (lambda c: c.array("A", 0, 64, space="hbm"), ValueError, "not dram, scratch or tile"),
     (lambda c: c.array("A", 0, 0), ValueError, "not a range"),
     (lambda c: c.phase(3), TypeError, "expected a str"),
+    (lambda c: c.phase("\udcff"), ValueError, "name: '\\udcff' is not UTF-8 text"),
+    (lambda c: c.array("A\udcff", 0, 64), ValueError, "name: 'A\\udcff' is not UTF-8 text"),
+    (lambda c: c.access([True]), TypeError, "addrs: expected ints, got bool"),
+    (lambda c: c.access(np.array([1, 0], dtype=bool)), TypeError, "dtype bool"),
+    (lambda c: c.access({4096: "x"}), TypeError, "expected a sequence or numpy array, got dict"),
+    (lambda c: c.access({0, 64}), TypeError, "expected a sequence or numpy array, got set"),
+    (lambda c: c.access([0], sizes=[True]), TypeError, "sizes: expected ints, got bool"),
 ])
 def test_bad_input_raises_one_line(call, exc, words):
     with memsim.Cache("L1=1K:full:64") as c:
@@ -157,6 +164,26 @@ def test_wrong_types_never_crash():
     for bad in (None, 3, b"lab", ["lab"], float("nan")):
         with pytest.raises(TypeError):
             memsim.Cache(bad)
+
+
+def test_text_that_is_not_utf8():
+    # A lone surrogate cannot reach the library as UTF-8: refused, naming the argument.
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache("\udcff")
+    assert str(e.value) == ("spec: '\\udcff' is not UTF-8 text (character 0: surrogates "
+                            "not allowed)")
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache("lab", record="r\ud800.mtr")
+    assert str(e.value).startswith("record: 'r\\ud800.mtr' is not a file name")
+
+
+def test_record_path_not_utf8(tmp_path):
+    # A file name of bytes that are not UTF-8 (as os.fsdecode() gives it) is a file name.
+    path = os.path.join(tmp_path, os.fsdecode(b"r\xff.mtr"))
+    with memsim.Cache("lab", record=path) as c:
+        c.load(0, 8)
+        c.finish()
+    assert os.listdir(os.fsencode(tmp_path)) == [b"r\xff.mtr"]
 
 
 def test_finished_closed_reset():
