@@ -7,6 +7,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sim/cache.h"
 #include "sim/spec.h"
@@ -16,6 +17,9 @@
 struct memsim_hierarchy {
 	struct spec spec;
 	struct cache *cache; /* never NULL: "none" has a model of no level */
+	/* Traces feeding cache and not finished: their trace_ctx holds this model, so
+	 * memsim_hierarchy_reset() refuses to replace it while any is. */
+	unsigned live_traces;
 };
 
 struct memsim_trace {
@@ -23,4 +27,19 @@ struct memsim_trace {
 	struct trace_ctx *ctx;
 	struct mtrace_writer *rec; /* the recording, or NULL */
 	bool finished;
+	bool live; /* counted in h->live_traces */
+	/* The first access refused (its range wraps past 2^64), or "": memsim_trace_finish()
+	 * reports it, and memsim's plugin runner after run(). */
+	char error[128];
 };
+
+/* Where a public function's message goes: err, or scratch when the caller gave no buffer (NULL
+ * or 0 bytes), so that no layer below writes into one the caller did not give. */
+static inline void
+api_err_buffer(char **err, size_t *errlen, char *scratch, size_t scratch_len)
+{
+	if (!*err || *errlen == 0) {
+		*err = scratch;
+		*errlen = scratch_len;
+	}
+}

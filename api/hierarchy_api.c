@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,9 @@ struct memsim_hierarchy *
 memsim_hierarchy_create(const char *spec, char *err, size_t errlen)
 {
 	struct memsim_hierarchy *h;
+	char scratch[256];
 
+	api_err_buffer(&err, &errlen, scratch, sizeof(scratch));
 	if (!spec) {
 		snprintf(err, errlen, "no cache spec given");
 		return NULL;
@@ -60,13 +63,15 @@ memsim_hierarchy_destroy(struct memsim_hierarchy *h)
 char *
 memsim_hierarchy_spec(const struct memsim_hierarchy *h, char *buf, size_t len)
 {
+	if (!h || !buf || len == 0)
+		return NULL;
 	return spec_format(&h->spec, buf, len);
 }
 
 unsigned
 memsim_hierarchy_levels(const struct memsim_hierarchy *h)
 {
-	return h->spec.cache.levels;
+	return h ? h->spec.cache.levels : 0;
 }
 
 int
@@ -74,9 +79,21 @@ memsim_hierarchy_reset(struct memsim_hierarchy *h)
 {
 	struct cache *fresh;
 
-	fresh = cache_create(&h->spec.cache);
-	if (!fresh)
+	if (!h) {
+		errno = EINVAL;
 		return -1;
+	}
+	/* A live trace's context holds the model (and its fast path a copy of L1's state):
+	 * replacing the model under it would feed freed memory. */
+	if (h->live_traces) {
+		errno = EBUSY;
+		return -1;
+	}
+	fresh = cache_create(&h->spec.cache);
+	if (!fresh) {
+		errno = ENOMEM;
+		return -1;
+	}
 	cache_destroy(h->cache);
 	h->cache = fresh;
 	return 0;

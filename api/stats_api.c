@@ -49,9 +49,13 @@ copy_level(struct memsim_level_stats *out, const struct cache_level_config *l,
 int
 memsim_stats_total(const struct memsim_hierarchy *h, struct memsim_stats *out)
 {
-	struct cache *c = h->cache;
-	const struct cache_cpu_stats *cs = cache_cpu(c);
+	struct cache *c;
+	const struct cache_cpu_stats *cs;
 
+	if (!h || !out)
+		return -1;
+	c = h->cache;
+	cs = cache_cpu(c);
 	memset(out, 0, sizeof(*out));
 	copy_traffic(&out->dram, cache_dram(c));
 	out->cpu.loads = cs->ops[CACHE_OP_LOAD];
@@ -69,25 +73,25 @@ memsim_stats_total(const struct memsim_hierarchy *h, struct memsim_stats *out)
 unsigned
 memsim_stats_arrays(const struct memsim_hierarchy *h)
 {
-	return cache_array_count(h->cache);
+	return h ? cache_array_count(h->cache) : 0;
 }
 
 const char *
 memsim_stats_array_name(const struct memsim_hierarchy *h, unsigned i)
 {
-	return i < cache_array_count(h->cache) ? cache_array_name(h->cache, i) : NULL;
+	return h && i < cache_array_count(h->cache) ? cache_array_name(h->cache, i) : NULL;
 }
 
 unsigned
 memsim_stats_phases(const struct memsim_hierarchy *h)
 {
-	return cache_phase_count(h->cache);
+	return h ? cache_phase_count(h->cache) : 0;
 }
 
 const char *
 memsim_stats_phase_name(const struct memsim_hierarchy *h, unsigned i)
 {
-	return i < cache_phase_count(h->cache) ? cache_phase_name(h->cache, i) : NULL;
+	return h && i < cache_phase_count(h->cache) ? cache_phase_name(h->cache, i) : NULL;
 }
 
 int
@@ -95,7 +99,7 @@ memsim_stats_array(const struct memsim_hierarchy *h, unsigned i, struct memsim_s
 {
 	const uint64_t *scratch;
 
-	if (i >= cache_array_count(h->cache))
+	if (!h || !out || i >= cache_array_count(h->cache))
 		return -1;
 	memset(out, 0, sizeof(*out));
 	copy_traffic(&out->dram, cache_array_traffic(h->cache, i));
@@ -108,10 +112,11 @@ memsim_stats_array(const struct memsim_hierarchy *h, unsigned i, struct memsim_s
 int
 memsim_stats_phase(const struct memsim_hierarchy *h, unsigned i, struct memsim_stats *out)
 {
-	struct cache *c = h->cache;
+	struct cache *c;
 
-	if (i >= cache_phase_count(c))
+	if (!h || !out || i >= cache_phase_count(h->cache))
 		return -1;
+	c = h->cache;
 	memset(out, 0, sizeof(*out));
 	copy_traffic(&out->dram, cache_phase_traffic(c, i));
 	out->levels = h->spec.cache.levels;
@@ -124,11 +129,14 @@ memsim_stats_phase(const struct memsim_hierarchy *h, unsigned i, struct memsim_s
 char *
 memsim_report_json(const struct memsim_hierarchy *h)
 {
-	cJSON *root = cJSON_CreateObject();
+	cJSON *root;
 	cJSON *cfg;
 	char spec[1024];
 	char *text = NULL;
 
+	if (!h)
+		return NULL;
+	root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
 	cfg = cJSON_AddObjectToObject(root, "config");

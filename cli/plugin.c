@@ -382,6 +382,10 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
 		rc = -1;
 	}
+	if (rc == 0 && t->error[0]) { /* an access the trace refused */
+		snprintf(err, errlen, "%s: %s", pl->p->name, t->error);
+		rc = -1;
+	}
 	/* The trace's own finish always flushes the caches; --no-flush leaves them dirty. */
 	trace_flush(t->ctx);
 	t->finished = true;
@@ -416,6 +420,10 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		snprintf(err, errlen, "recording: cannot create the trace");
 	if (rc == 0 && pl->p->run(kc, pa->base, &t, why, sizeof(why))) {
 		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+		rc = -1;
+	}
+	if (rc == 0 && t.error[0]) {
+		snprintf(err, errlen, "%s: %s", pl->p->name, t.error);
 		rc = -1;
 	}
 	why[0] = '\0';

@@ -412,6 +412,8 @@ spec_format(const struct spec *s, char *buf, size_t len)
 	size_t used = 0;
 	char lv[128];
 
+	if (len == 0)
+		return buf;
 	buf[0] = '\0';
 	if (s->cache.has_icache)
 		used += (size_t)snprintf(buf + used, len - used, "I1=%s,",

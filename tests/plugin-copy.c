@@ -5,7 +5,8 @@
  * either hits on everything after the first (A and B fit) or, where blocks are whole lines,
  * misses on everything.
  * --param crash=N dies in run() (SIGSEGV) where --N is N, for the sweep's failed rows;
- * --param fail=N returns an error there.
+ * --param fail=N returns an error there; --param wrap=N loads 128 bytes from 2^64 - 64 there, a
+ * range past the end of the address space.
  */
 
 #include <signal.h>
@@ -77,6 +78,8 @@ run(const struct memsim_kernel_config *c, void *const *a, struct memsim_trace *t
 		snprintf(err, errlen, "asked to fail at N=%llu", (unsigned long long)c->N);
 		return -1;
 	}
+	if (param(c, "wrap", 0) == c->N)
+		TR_LOAD_SPAN(t, (const char *)(uintptr_t)UINT64_C(0xffffffffffffffc0), 128);
 	if (TR_PHASE(t, "copy")) {
 		snprintf(err, errlen, "cannot start phase copy");
 		return -1;
@@ -128,7 +131,7 @@ formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
 	return 0;
 }
 
-static const char *const params[] = { "passes", "crash", "fail", NULL };
+static const char *const params[] = { "passes", "crash", "fail", "wrap", NULL };
 
 static const struct memsim_kernel_plugin copy_plugin = {
 	MEMSIM_PLUGIN_ABI,

@@ -151,7 +151,7 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
 		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
 	expect_error("run --kernel " COPY " --param window=3", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap)");
 	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
 		     "--param: 'passes' given twice");
 	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
@@ -162,6 +162,18 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-norun.so", 2, "it has no run() callback");
 	expect_error("run --kernel " COPY " --N 64 --param fail=64", 1,
 		     "copy: asked to fail at N=64");
+	/* An access past the end of the address space: refused, on every cache, recording too. */
+	for (unsigned i = 0; i < 4; i++) {
+		static const char *const opts[] = { "--cache lab", "--cache none",
+						    "--cache L1=32K:8:64", "--record w.mt" };
+		char args[256];
+
+		snprintf(args, sizeof(args), "run --kernel " COPY " --N 64 --param wrap=64 %s",
+			 opts[i]);
+		expect_error(args, 1,
+			     "copy: memsim_load of 128 bytes at 0xffffffffffffffc0 wraps past "
+			     "address 2^64 (not counted)");
+	}
 }
 
 /* Each row of DIR/results.json (n of them, one failed where crash_n) against `memsim run` of
@@ -267,7 +279,7 @@ test_plugin_sweep_rows_as_run(void **state)
 	result_free(&r);
 	rows_equal_run("sh", 6, "", 0);
 	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap)");
 	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
 		     "built for plugin ABI 99, this memsim takes 1");
 	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,

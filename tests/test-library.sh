@@ -38,6 +38,16 @@ export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 flags=$(pkg-config --cflags --libs memsim) || { not_ok "pkg-config memsim"; echo "1..$n"; exit 1; }
 ok "pkg-config --cflags --libs memsim: $flags"
+# cJSON and PAPI are the library's own: memsim.pc is read without their .pc files (a search
+# path of memsim.pc's directory alone), and names them only for a static link.
+mkdir "$tmp/no-pc"
+if alone=$(PKG_CONFIG_LIBDIR=$tmp/no-pc pkg-config --cflags --libs memsim 2>&1) &&
+	static=$(PKG_CONFIG_LIBDIR=$tmp/no-pc pkg-config --static --libs memsim 2>&1) &&
+	case " $static " in *" -lcjson "*) true ;; *) false ;; esac; then
+	ok "memsim.pc needs no other .pc file: $alone; --static: $static"
+else
+	not_ok "memsim.pc without libcjson.pc and papi.pc" "$alone" "$static"
+fi
 
 # The soname's major, the symlinks, the static library beside them.
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

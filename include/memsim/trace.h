@@ -29,25 +29,32 @@ struct memsim_trace;
 
 /* A trace feeding h (may be NULL) and, where record_path is not NULL, recording every access
  * unmerged into a memsim trace file there (`memsim replay` reads it); not both NULL. h is
- * not owned. Returns NULL with a one-line message in err. Free with memsim_trace_destroy(). */
+ * not owned: it must outlive the trace's finish, and memsim_hierarchy_reset(h) refuses until
+ * then. Returns NULL with a one-line message in err. Free with memsim_trace_destroy(). Every
+ * function here does nothing with a NULL trace but return its error value (as
+ * memsim/hierarchy.h's functions do). */
 struct memsim_trace *memsim_trace_create(struct memsim_hierarchy *h, const char *record_path,
 					 char *err, size_t errlen);
 /* Ends the trace: hands pending accesses to the hierarchy, writes back its dirty lines (the
  * final flush, counted apart as flush_write_bytes) and closes the recording. Returns 0, or -1
- * with a message in err (a recording that could not be written). The hierarchy's counters
- * are final after it. */
+ * with a message in err: a recording that could not be written, or an access refused (the
+ * first one's message: its range wraps past 2^64), or t NULL. The hierarchy's counters are
+ * final after it; a second call returns 0. */
 int memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen);
 /* Frees t (finishing it first if memsim_trace_finish() was not called); NULL does nothing. */
 void memsim_trace_destroy(struct memsim_trace *t);
 
 /* Declares an array (name up to 31 bytes) at [p, p + bytes) in space. Returns 0, or a
- * negative errno (too many arrays: 64). */
+ * negative errno (too many arrays: 64; -EINVAL: t or name NULL, or t finished). */
 int memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t bytes,
 		 enum memsim_space space);
-/* Starts the phase called name (declared on first use). Returns 0, or -ENOSPC past 1024. */
+/* Starts the phase called name (declared on first use). Returns 0, or -ENOSPC past 1024
+ * (-EINVAL: t or name NULL, or t finished). */
 int memsim_phase(struct memsim_trace *t, const char *name);
 /* One load or store of bytes at p (an element, or a contiguous span of any length: the
- * hierarchy splits it into the lines it touches). */
+ * hierarchy splits it into the lines it touches); p is an address, never dereferenced. 0
+ * bytes count nothing. A range that would wrap past 2^64 counts nothing and makes
+ * memsim_trace_finish() return -1 naming it; the accesses after it are counted. */
 void memsim_load(struct memsim_trace *t, const void *p, size_t bytes);
 void memsim_store(struct memsim_trace *t, const void *p, size_t bytes);
 /* The largest access memsim_access_batch() takes: 1 MiB. */

@@ -17,10 +17,16 @@ def integer(name, v):
 
 
 def text(name, v):
+    """A str that memsim can take as UTF-8 (no lone surrogates) and without NUL."""
     if not isinstance(v, str):
         raise ArgumentTypeError(f"{name}: expected a str, got {type(v).__name__} {v!r:.40}")
     if "\0" in v:
         raise UsageError(f"{name}: contains a NUL byte")
+    try:
+        v.encode()
+    except UnicodeEncodeError as e:
+        raise UsageError(f"{name}: {v!r:.40} is not UTF-8 text (character {e.start}: "
+                         f"{e.reason})") from None
     return v
 
 
@@ -38,15 +44,27 @@ def number(name, v):
 
 
 def path(name, v):
-    if not isinstance(v, (str, os.PathLike)):
+    """A file name as a str: undecodable bytes os.fsdecode() escaped are taken (os.fsencode()
+    gives them back), other text that is no file name is not."""
+    if not isinstance(v, (str, os.PathLike)) or not isinstance(os.fspath(v), str):
         raise ArgumentTypeError(f"{name}: expected a path, got {type(v).__name__} {v!r:.40}")
-    return text(name, os.fspath(v))
+    v = os.fspath(v)
+    if "\0" in v:
+        raise UsageError(f"{name}: contains a NUL byte")
+    try:
+        os.fsencode(v)
+    except UnicodeEncodeError as e:
+        raise UsageError(f"{name}: {v!r:.40} is not a file name (character {e.start}: "
+                         f"{e.reason})") from None
+    return v
 
 
 def kernel(v):
     """A built-in kernel's name or a plugin's path (str or os.PathLike)."""
     if isinstance(v, os.PathLike):
         v = os.fspath(v)
+    if isinstance(v, str) and ("/" in v or v.endswith(".so")):
+        return path("kernel", v)
     return text("kernel", v)
 
 
@@ -59,9 +77,13 @@ def params(v):
     out = []
     for key, value in v.items():
         text("params key", key)
+        if "=" in key:  # --param KEY=VALUE: the key ends at the first '='
+            raise UsageError(f"params key {key!r:.40}: contains '=', which ends a key")
         if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral, numbers.Real)):
             raise ArgumentTypeError(f"params[{key!r}]: expected a str or number, got {value!r:.40}")
-        if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if isinstance(value, str):
+            text(f"params[{key!r}]", value)
+        elif isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
             number(f"params[{key!r}]", value)
         out += ["--param", f"{key}={value}"]
     return out

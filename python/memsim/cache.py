@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
+import threading
 from array import array
+from collections.abc import Mapping, Set
 from typing import Any, Sequence, Union
 
 ArrayLike = Union[Sequence[int], Any]  # a sequence of ints, or a numpy integer array
@@ -66,12 +69,15 @@ def _as_buffer(name, values, typecode, np_dtype):
                 raise UsageError(f"{name}: {int(values.max())} is out of range")
             buf = np.ascontiguousarray(values, dtype=np_dtype)
         return buf, buf.ctypes.data, len(buf)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+    # a mapping or set has no order of its own (a dict would give its keys)
+    if isinstance(values, (str, bytes, Mapping, Set)) or not hasattr(values, "__len__"):
         raise ArgumentTypeError(f"{name}: expected a sequence or numpy array, "
                                 f"got {type(values).__name__}")
     items = list(values)
     for v in items:
-        if not (isinstance(v, int) or (np is not None and isinstance(v, (np.integer, np.bool_)))):
+        is_bool = isinstance(v, bool) or (np is not None and isinstance(v, np.bool_))
+        if (not (isinstance(v, int) or (np is not None and isinstance(v, (np.integer, np.bool_))))
+                or (is_bool and typecode != "B")):
             raise ArgumentTypeError(f"{name}: expected ints, got {type(v).__name__} {v!r:.40}")
     if typecode == "B":
         items = [1 if v else 0 for v in items]
@@ -95,6 +101,19 @@ def _why_refused(addrs, sizes, size):
     return "memsim_access_batch refused the batch"
 
 
+def _locked(method):
+    """One call at a time on a Cache: ctypes lets other threads run while the library counts,
+    and a hierarchy and its trace are single-threaded (two calls at once would lose counts;
+    close() under an access would free what it reads)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
 class Cache:
     """A cache hierarchy from a spec ("L1=32K:8:64,L2=1M:16:64") or a preset ("lab",
     "h100"), fed by this program: declared arrays and phases, loads and stores one at a time
@@ -102,10 +121,14 @@ class Cache:
 
     Counters are final once the trace is finished: stats() and report() finish it (dirty
     lines written back, counted as flush_write_bytes), after which accesses raise until
-    reset(). A Cache is not for several threads at once.
+    reset(). Calls from several threads take turns, each whole (a lock per Cache): every
+    access is counted, in the order the calls got the lock.
     """
 
     def __init__(self, spec: str = "lab", *, record: str | os.PathLike[str] | None = None) -> None:
+        self._lock = threading.RLock()
+        self._h = self._t = None
+        self._finished = True
         err = ctypes.create_string_buffer(512)
         spec = _args.text("spec", spec)
         self._h = lib().memsim_hierarchy_create(spec.encode(), err, len(err))
@@ -117,7 +140,7 @@ class Cache:
 
     def _open_trace(self):
         err = ctypes.create_string_buffer(512)
-        path = self._record.encode() if self._record else None
+        path = os.fsencode(self._record) if self._record else None
         self._t = lib().memsim_trace_create(self._h, path, err, len(err))
         if not self._t:
             raise Error(err.value.decode(errors="replace"))
@@ -126,12 +149,13 @@ class Cache:
     def _live(self):
         if self._h is None:
             raise Error("this Cache is closed")
-        if self._finished:
+        if self._finished or self._t is None:
             raise Error("the trace is finished (stats() or report() ended it): reset() first")
 
     # The hierarchy.
 
     @property
+    @_locked
     def spec(self) -> str:
         """The canonical spec, every word explicit (what `memsim presets` prints)."""
         if self._h is None:
@@ -140,6 +164,7 @@ class Cache:
         return lib().memsim_hierarchy_spec(self._h, buf, len(buf)).decode()
 
     @property
+    @_locked
     def levels(self) -> int:
         if self._h is None:
             raise Error("this Cache is closed")
@@ -147,6 +172,7 @@ class Cache:
 
     # What the program reports.
 
+    @_locked
     def array(self, name: str, start: int, nbytes: int, space: str = "dram") -> None:
         """Declares an array: its DRAM bytes are counted apart. space: "dram", "scratch"
         (never through the caches) or "tile" (as the spec's tiles= says)."""
@@ -165,6 +191,7 @@ class Cache:
         if rc:
             raise Error(f"array {name}: memsim_array failed ({rc}: at most 64 arrays)")
 
+    @_locked
     def phase(self, name: str) -> None:
         """Starts the phase called name: what follows is counted under it."""
         self._live()
@@ -181,14 +208,17 @@ class Cache:
             raise UsageError(f"addr: [{addr}, {addr + size}) is not a range of addresses")
         return ctypes.c_void_p(addr), size
 
+    @_locked
     def load(self, addr: int, size: int = 1) -> None:
         """One load of size bytes at addr (a span: every line it touches)."""
         lib().memsim_load(self._t, *self._one(addr, size))
 
+    @_locked
     def store(self, addr: int, size: int = 1) -> None:
         """One store of size bytes at addr."""
         lib().memsim_store(self._t, *self._one(addr, size))
 
+    @_locked
     def access(self, addrs: ArrayLike, sizes: ArrayLike | None = None,
                writes: ArrayLike | None = None, *, size: int = 1, write: bool = False) -> None:
         """Many accesses in one call, in order, counted as load()/store() one by one would:
@@ -220,6 +250,7 @@ class Cache:
 
     # Counters.
 
+    @_locked
     def finish(self) -> None:
         """Ends the trace: dirty lines are written back (flush_write_bytes) and the
         recording, if any, closed. stats() and report() call it."""
@@ -232,6 +263,7 @@ class Cache:
         if lib().memsim_trace_finish(self._t, err, len(err)):
             raise Error(err.value.decode(errors="replace"))
 
+    @_locked
     def stats(self) -> dict[str, Any]:
         """Everything counted: {"dram", "cpu", "levels", "arrays": {name: ...},
         "phases": {name: ...}} (arrays and phases without levels: the model counts levels
@@ -254,6 +286,7 @@ class Cache:
             raise Error("memsim_stats: out of range")
         return _stats_dict(s)
 
+    @_locked
     def report(self) -> dict[str, Any]:
         """The report as `memsim run --json` writes its "levels", "dram", "scratch", "arrays"
         and "phases" (and config.cache), as a dict. Finishes the trace."""
@@ -266,23 +299,32 @@ class Cache:
         finally:
             lib().memsim_free(p)
 
+    @_locked
     def reset(self) -> None:
         """Empties every level and zeroes every counter; arrays and phases are forgotten
-        and a new trace starts (recording again over the file, if any)."""
+        and a new trace starts (recording again over the file, if any). Where the fresh model
+        cannot be allocated it raises Error and the Cache stays as finish() leaves it: its
+        counters readable, accesses refused until a reset() that succeeds."""
         if self._h is None:
             raise Error("this Cache is closed")
+        if not self._finished:  # the library resets a hierarchy only between traces
+            self._finished = True
+            err = ctypes.create_string_buffer(512)
+            lib().memsim_trace_finish(self._t, err, len(err))  # what it counted is dropped
+        if lib().memsim_hierarchy_reset(self._h):
+            raise Error("reset: cannot allocate the fresh model (the counters so far are kept)")
         lib().memsim_trace_destroy(self._t)
         self._t = None
-        if lib().memsim_hierarchy_reset(self._h):
-            raise Error("reset: cannot allocate the fresh model")
         self._open_trace()
 
+    @_locked
     def close(self) -> None:
         """Frees the hierarchy (a trace not finished is finished first)."""
         if self._h is not None:
             lib().memsim_trace_destroy(self._t)
             lib().memsim_hierarchy_destroy(self._h)
             self._h = self._t = None
+            self._finished = True
 
     def __enter__(self) -> "Cache":
         return self
@@ -296,5 +338,6 @@ class Cache:
         except Exception:
             pass
 
+    @_locked
     def __repr__(self):
         return f"<memsim.Cache {self.spec!r}>" if self._h is not None else "<memsim.Cache closed>"

@@ -119,7 +119,14 @@ def _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only
                                                 for c in causal))
         elif _args.flag("causal", causal):
             args.append("--causal")
-    for spec in [cache] if isinstance(cache, str) else list(cache or []):
+    if isinstance(cache, str):
+        cache = [cache]
+    elif cache is None:
+        cache = []
+    elif not isinstance(cache, (list, tuple)):
+        raise ArgumentTypeError(f"cache: expected a spec or a list of specs, got "
+                                f"{type(cache).__name__} {cache!r:.40}")
+    for spec in cache:
         args += ["--cache", _args.text("cache", spec)]
     if cache_sweep is not None:
         args += ["--cache-sweep", _args.text("cache_sweep", cache_sweep)]
@@ -147,6 +154,8 @@ def _read_rows(out):
                     rows.append(json.loads(line))
     except FileNotFoundError:
         pass
+    except OSError as e:
+        raise Error(f"{out}/results.json: {e.strerror}") from None
     except ValueError as e:
         raise Error(f"{out}/results.json: a row does not parse: {e}") from None
     return rows
@@ -192,6 +201,8 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
         tmp = out = tempfile.mkdtemp(prefix="memsim-sweep-")
     else:
         out = _args.path("out", out)
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise UsageError(f"out: {out} is not a directory")
     try:
         rc, _, err = _cli.call(["sweep", "--out", out] + args
                                + (["--resume"] if _args.flag("resume", resume) else []),

@@ -2,7 +2,12 @@
 `memsim replay` of what it recorded; and every bad input a one-line exception."""
 
 import json
+import os
 import subprocess
+import sys
+import textwrap
+import threading
+import time
 
 import pytest
 
@@ -117,6 +122,13 @@ def test_writes_nonzero_is_store():
     (lambda c: c.array("A", 0, 64, space="hbm"), ValueError, "not dram, scratch or tile"),
     (lambda c: c.array("A", 0, 0), ValueError, "not a range"),
     (lambda c: c.phase(3), TypeError, "expected a str"),
+    (lambda c: c.phase("\udcff"), ValueError, "name: '\\udcff' is not UTF-8 text"),
+    (lambda c: c.array("A\udcff", 0, 64), ValueError, "name: 'A\\udcff' is not UTF-8 text"),
+    (lambda c: c.access([True]), TypeError, "addrs: expected ints, got bool"),
+    (lambda c: c.access(np.array([1, 0], dtype=bool)), TypeError, "dtype bool"),
+    (lambda c: c.access({4096: "x"}), TypeError, "expected a sequence or numpy array, got dict"),
+    (lambda c: c.access({0, 64}), TypeError, "expected a sequence or numpy array, got set"),
+    (lambda c: c.access([0], sizes=[True]), TypeError, "sizes: expected ints, got bool"),
 ])
 def test_bad_input_raises_one_line(call, exc, words):
     with memsim.Cache("L1=1K:full:64") as c:
@@ -154,6 +166,26 @@ def test_wrong_types_never_crash():
             memsim.Cache(bad)
 
 
+def test_text_that_is_not_utf8():
+    # A lone surrogate cannot reach the library as UTF-8: refused, naming the argument.
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache("\udcff")
+    assert str(e.value) == ("spec: '\\udcff' is not UTF-8 text (character 0: surrogates "
+                            "not allowed)")
+    with pytest.raises(memsim.UsageError) as e:
+        memsim.Cache("lab", record="r\ud800.mtr")
+    assert str(e.value).startswith("record: 'r\\ud800.mtr' is not a file name")
+
+
+def test_record_path_not_utf8(tmp_path):
+    # A file name of bytes that are not UTF-8 (as os.fsdecode() gives it) is a file name.
+    path = os.path.join(tmp_path, os.fsdecode(b"r\xff.mtr"))
+    with memsim.Cache("lab", record=path) as c:
+        c.load(0, 8)
+        c.finish()
+    assert os.listdir(os.fsencode(tmp_path)) == [b"r\xff.mtr"]
+
+
 def test_finished_closed_reset():
     c = memsim.Cache("L1=1K:full:64")
     c.array("A", 0, 4096)
@@ -169,6 +201,124 @@ def test_finished_closed_reset():
     with pytest.raises(memsim.Error, match="closed"):
         c.load(0)
     c.close()  # twice is fine
+
+
+def _python(code):
+    """code run by a fresh interpreter of this environment: a crash there fails the test
+    instead of ending pytest."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_reset_without_memory():
+    """A reset whose fresh model cannot be allocated (an address-space limit leaves room for
+    one model, not two) raises; the Cache keeps its counters, refuses accesses, and resets
+    once there is room."""
+    if os.environ.get("MEMSIM_SANITIZED") == "1":
+        pytest.skip("an address-space limit in a sanitized build")
+    p = _python("""
+        import resource, memsim
+        c = memsim.Cache("L1=128M:16:64")  # a model of 16 MiB
+        c.load(0, 64)
+        vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize")][0].split()[1])
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (vm * 1024 + (8 << 20), hard))
+        try:
+            c.reset()
+        except memsim.Error as e:
+            print(type(e).__name__, e)
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        print("loads", c.stats()["cpu"]["loads"])
+        try:
+            c.load(0)
+        except memsim.Error as e:
+            print(e)
+        c.reset()
+        c.load(0, 64)
+        print("loads", c.stats()["cpu"]["loads"])
+        c.close()
+    """)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.splitlines() == [
+        "Error reset: cannot allocate the fresh model (the counters so far are kept)",
+        "loads 1",
+        "the trace is finished (stats() or report() ended it): reset() first",
+        "loads 1",
+    ]
+
+
+def _watch_batches(monkeypatch, before_call):
+    """Wraps the library's memsim_access_batch: before_call() runs first (True: the call is
+    left out), then a pause that lets other threads run (the C call itself lets them too),
+    then the call. Returns a dict whose "most" is the most calls that were inside at once."""
+    L = memsim._lib.lib()
+    real = L.memsim_access_batch
+    state = {"inside": 0, "most": 0}
+
+    def batch(*args):
+        state["inside"] += 1
+        state["most"] = max(state["most"], state["inside"])
+        try:
+            if before_call():
+                return -1
+            time.sleep(0.02)
+            return real(*args)
+        finally:
+            state["inside"] -= 1
+
+    monkeypatch.setattr(L, "memsim_access_batch", batch)
+    return state
+
+
+def test_threads_take_turns(monkeypatch):
+    # Two threads feeding one Cache: their calls never overlap, and every access is counted.
+    state = _watch_batches(monkeypatch, lambda: False)
+    a = np.arange(0, 64 * 1000, 64, dtype=np.uint64)
+    with memsim.Cache("L1=32K:8:64,L2=1M:16:64") as c:
+        def worker():
+            for _ in range(3):
+                c.access(a, size=8)
+        ts = [threading.Thread(target=worker) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert state["most"] == 1
+        assert c.stats()["cpu"]["loads"] == 6 * len(a)
+
+
+def test_close_during_access(monkeypatch):
+    # close() from another thread waits for the access under way; the next access raises.
+    inside = threading.Event()
+    c = memsim.Cache("L1=32K:8:64")
+    closed_under_it = []
+
+    def before_call():
+        inside.set()
+        time.sleep(0.05)
+        if c._h is None:  # closed while this call was on its way: do not touch the library
+            closed_under_it.append(True)
+            return True
+        return False
+
+    _watch_batches(monkeypatch, before_call)
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(100):
+                c.access([0, 64, 128], size=8)
+        except memsim.Error as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait()
+    c.close()
+    t.join()
+    assert closed_under_it == []
+    assert errors == ["this Cache is closed"]
 
 
 def test_per_array_and_phase():

@@ -161,6 +161,14 @@ def test_record_and_replay(tmp_path):
     (lambda: memsim.replay("/nonexistent/trace", cache="lab"), memsim.Error, "nonexistent"),
     (lambda: memsim.sweep(N=[]), ValueError, "empty list"),
     (lambda: memsim.sweep(N=[64, 1.5]), TypeError, "N: expected an int"),
+    (lambda: memsim.sweep(N=64, cache=5), TypeError, "cache: expected a spec or a list of specs"),
+    (lambda: memsim.sweep(N=64, out="/dev/null"), ValueError, "out: /dev/null is not a directory"),
+    (lambda: memsim.run("naive", cache="\udcff"), ValueError, "cache: '\\udcff' is not UTF-8"),
+    (lambda: memsim.run("./k\ud800.so"), ValueError, "kernel: './k\\ud800.so' is not a file name"),
+    (lambda: memsim.run("./x.so", params={"window=64": 1}), ValueError,
+     "params key 'window=64': contains '='"),
+    (lambda: memsim.run("./x.so", params={"w": "\udcff"}), ValueError,
+     "params['w']: '\\udcff' is not UTF-8"),
 ])
 def test_bad_arguments(call, exc, words):
     with pytest.raises(exc) as e:
