@@ -192,19 +192,20 @@ ask(struct slurm_tools *t, enum slurm_tool which, const char *const *args, const
 	return true;
 }
 
-void
+bool
 slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*states)[SLURM_STATE_LEN],
 		 char *from, size_t fromlen)
 {
 	const char *sq[] = { "-h", "-r", "-t", "all", "-j", id, "-o", "%i %T", NULL };
 	const char *sa[] = { "-n", "-X", "-P", "-j", id, "-o", "JobID,State", NULL };
 	char why_q[600] = "", why_a[600] = "";
-	bool q, a = false, missing = false;
+	bool q, a = false, missing = false, gone;
 
 	for (uint64_t i = 0; i <= n; i++)
 		states[i][0] = '\0';
-	/* squeue answers 1 for a job it no longer holds: that is no answer about it. */
+	/* squeue answers 1 for a job it no longer holds: no state, but an answer (it ended). */
 	q = ask(t, SLURM_SQUEUE, sq, id, n, states, why_q, sizeof(why_q));
+	gone = !q && strstr(why_q, "Invalid job id specified");
 	missing = n == 0 && !states[0][0];
 	for (uint64_t i = 0; i < n && !missing; i++)
 		missing = !states[i][0];
@@ -215,6 +216,7 @@ slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*state
 			 a ? "sacct" : "");
 	else
 		snprintf(from, fromlen, "%s; %s", why_q, why_a);
+	return q || a || gone;
 }
 
 /* The number after "name" and blanks and "=" in line ("MaxArraySize            = 1001"), or

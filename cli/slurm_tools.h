@@ -46,8 +46,11 @@ int slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *con
 /* The states of job id's array tasks 0 .. n - 1 (states[i]) and of the job itself when not an
  * array (states[n]): from squeue (-t all: finished jobs it still holds too), then sacct for
  * those squeue does not list. An entry stays "" where neither knows it. *from says which
- * answered ("squeue", "squeue, sacct"), or why none did. */
-void slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
+ * answered ("squeue", "squeue, sacct"), or why none did. Returns whether Slurm answered:
+ * squeue or sacct listed, or squeue said it no longer holds the job ("Invalid job id
+ * specified": it ended a while ago); false where neither could be asked (no controller, no
+ * accounting), from then naming each command and its error. */
+bool slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
 		      char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen);
 
 /* Slurm's default MaxArraySize: array indices 0 .. 1000. */

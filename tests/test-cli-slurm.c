@@ -39,8 +39,9 @@ stand_in(const char *name, const char *body)
 }
 
 /* The stand-ins: sbatch records its words in brackets, one call a line, and prints ids from 101
- * ("ID;cluster", as --parsable does); squeue prints squeue.txt; sacct has no accounting;
- * scancel records its words. */
+ * ("ID;cluster", as --parsable does); squeue prints squeue.txt, or without one fails as
+ * squeue does for a job it no longer holds; squeue-down cannot reach the controller; sacct
+ * has no accounting; scancel records its words. */
 static void
 stand_ins(void)
 {
@@ -52,9 +53,13 @@ stand_ins(void)
 		 "echo $((n + 1)) >%s/sbatch.next\necho \"$n;cluster\"",
 		 tmpdir, tmpdir, tmpdir, tmpdir);
 	stand_in("fake-sbatch", body);
-	snprintf(body, sizeof(body), "echo \"$*\" >>%s/squeue.log\ncat %s/squeue.txt 2>/dev/null",
+	snprintf(body, sizeof(body),
+		 "echo \"$*\" >>%s/squeue.log\ncat %s/squeue.txt 2>/dev/null && exit 0\n"
+		 "echo 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1",
 		 tmpdir, tmpdir);
 	stand_in("fake-squeue", body);
+	stand_in("fake-squeue-down", "echo 'slurm_load_jobs error: Unable to contact slurm "
+				     "controller (connect failure)' >&2\nexit 1");
 	stand_in("fake-sacct", "echo 'sacct: error: Slurm accounting storage is disabled' >&2\n"
 			       "exit 1");
 	snprintf(body, sizeof(body), "echo \"$*\" >>%s/scancel.log", tmpdir);
@@ -249,6 +254,42 @@ test_resubmit_unfinished(void **state)
 	assert_non_null(strstr(r.out, "complete and merged"));
 	assert_int_equal(sh("test ! -e sbatch.log"), 0);
 	result_free(&r);
+}
+
+/* Where Slurm cannot say whether the last submission's jobs still run (squeue cannot reach the
+ * controller, sacct has no accounting), the command again refuses in one line naming each
+ * command and its error, and submits nothing; once squeue answers, or says it no longer holds
+ * the jobs, it submits. The same for a merge submitted alone. */
+static void
+test_resubmit_unanswered(void **state)
+{
+	char down[2400], *log;
+
+	(void)state;
+	stand_ins();
+	snprintf(down, sizeof(down), "%s MEMSIM_SQUEUE=%s/fake-squeue-down", env, tmpdir);
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	run_task("un", 0);
+	memsim_env = down;
+	expect_error("sweep --out un " PLAN " --slurm 2", 1,
+		     "sweep: cannot tell whether array job 101 has tasks still queued or running "
+		     "(squeue: slurm_load_jobs error: Unable to contact slurm controller (connect "
+		     "failure); sacct: sacct: error: Slurm accounting storage is disabled): "
+		     "nothing submitted; run this again once Slurm answers");
+	assert_int_equal(lines_in("sbatch.log"), 2);
+	memsim_env = env;
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	free(log);
+	run_task("un", 1);
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	assert_int_equal(lines_in("sbatch.log"), 5); /* and the merge alone, 105 */
+	memsim_env = down;
+	expect_error("sweep --out un " PLAN " --slurm 2", 1,
+		     "sweep: cannot tell whether merge job 105 is still queued or running (squeue: "
+		     "slurm_load_jobs error: Unable to contact slurm controller");
+	assert_int_equal(lines_in("sbatch.log"), 5);
 }
 
 /* Another plan or another N on a DIR with jobs.json or shards is refused, one line. */
@@ -694,6 +735,7 @@ main(void)
 		cmocka_unit_test(test_dry_run_scripts),
 		cmocka_unit_test(test_submit),
 		cmocka_unit_test(test_resubmit_unfinished),
+		cmocka_unit_test(test_resubmit_unanswered),
 		cmocka_unit_test(test_config_change),
 		cmocka_unit_test(test_other_revision),
 		cmocka_unit_test(test_moved_dir),
