@@ -256,6 +256,9 @@ last_submission(const cJSON *recorded)
 static int
 refuse_unknown(const struct submit *u, const char *jobs, const char *why)
 {
+	/* Interrupted while squeue ran: the caller says so, in one line. */
+	if (slurm_tools_interrupted())
+		return EXIT_RUNTIME;
 	return print_error("sweep: cannot tell whether %s still queued or running (%s): nothing "
 			   "submitted; run this again once Slurm answers (memsim sweep --status %s "
 			   "shows what it says)",
@@ -470,6 +473,8 @@ submit_checked(struct submit *u)
 		return rc;
 	if (!u->s->dry_run && (rc = check_active(u)))
 		return rc;
+	if (slurm_tools_interrupted())
+		return EXIT_RUNTIME; /* said by the caller */
 	if (!u->ntodo && merged(u)) {
 		printf("all %llu shards are complete and merged into %s: nothing to submit\n",
 		       (unsigned long long)u->s->tasks, u->dir);
@@ -499,6 +504,20 @@ submit_checked(struct submit *u)
 	return sweep_slurm_submit_jobs(u);
 }
 
+/* After SIGINT or SIGTERM (slurm_tools_init() holds them): one line saying what was
+ * submitted, and the shell's exit status for the signal. */
+static int
+interrupted(const struct submit *u, int sig)
+{
+	if (u->wrote_jobs)
+		print_error("sweep: interrupted by signal %d: the jobs submitted are recorded in "
+			    "%s/jobs.json; the same command again submits the rest",
+			    sig, u->slurm_dir);
+	else
+		print_error("sweep: interrupted by signal %d: nothing submitted", sig);
+	return 128 + sig;
+}
+
 int
 sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
 		   const struct sweep_run_options *ro)
@@ -517,6 +536,8 @@ sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
 	slurm_tools_init(&u.tools);
 	rc = submit_checked(&u);
 	slurm_tools_finish(&u.tools);
+	if (slurm_tools_interrupted())
+		rc = interrupted(&u, slurm_tools_interrupted());
 	if (u.lock >= 0)
 		close(u.lock);
 	if (u.slurm_fd >= 0)

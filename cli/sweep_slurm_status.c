@@ -184,6 +184,7 @@ sweep_slurm_status(const char *dir)
 	const cJSON *last;
 	double tasks, configs;
 	cJSON *j, *m;
+	int sig;
 
 	snprintf(path, sizeof(path), "%s/slurm/jobs.json", dir);
 	j = report_read_json(path, err, sizeof(err));
@@ -228,5 +229,10 @@ sweep_slurm_status(const char *dir)
 	slurm_tools_finish(&st.tools);
 	cJSON_Delete(m);
 	cJSON_Delete(j);
+	/* After the signal no squeue or sacct ran: the states are not all there. */
+	if ((sig = slurm_tools_interrupted())) {
+		print_error("sweep: --status interrupted by signal %d", sig);
+		return 128 + sig;
+	}
 	return 0;
 }
