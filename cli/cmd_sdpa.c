@@ -16,6 +16,10 @@
 #include "kernels/sdpa_sim.h"
 #include "sim/util.h"
 
+/* The most block steps (sdpa_steps()) a shape may take to simulate: past it, a mistyped size
+ * (2^30 for 2^20) would run for years. */
+#define SDPA_STEPS_MAX 1e10
+
 void
 usage_sdpa(FILE *f)
 {
@@ -75,8 +79,11 @@ usage_sdpa(FILE *f)
 		"  --no-spill      leave out the registers the forward kernel spills (its\n"
 		"                  local frame, read off its SASS; docs/gpu.md)\n"
 		"\n"
-		"Exit status: 0 ok, 1 out of memory, 2 bad options or a shape the flash\n"
-		"backend refuses.\n");
+		"The work: the blocks' steps (one K/V tile of a block each), at most 1e10;\n"
+		"on a terminal a progress line counts them.\n"
+		"\n"
+		"Exit status: 0 ok, 1 out of memory, 2 bad options, a shape the flash\n"
+		"backend refuses, or one past the steps' limit.\n");
 }
 
 /* "B,H,N,D": four whole numbers. */
@@ -527,6 +534,7 @@ cmd_sdpa(int argc, char **argv)
 	struct sdpa_result r;
 	const struct sdpa_gpu *g;
 	char err[256];
+	double steps;
 	int rc;
 
 	if ((rc = parse_args(argc, argv, &a)))
@@ -536,6 +544,12 @@ cmd_sdpa(int argc, char **argv)
 	if (!(g = sdpa_gpu_find(a.gpu)))
 		return usage_error("sdpa", "--gpu: unknown GPU '%s' (h100)", a.gpu);
 	sdpa_plan_make(&s, g, &p);
+	if ((steps = sdpa_steps(&p)) > SDPA_STEPS_MAX)
+		return usage_error("sdpa",
+				   "the shape takes %.3g block steps to simulate (a step: one "
+				   "K/V tile of a thread block), over the limit of %.0e: give a "
+				   "smaller N, N_kv or batch x heads",
+				   steps, SDPA_STEPS_MAX);
 	m.l2_bytes = a.l2;
 	m.slots = (uint32_t)a.slots;
 	m.ways = (uint32_t)a.ways;

@@ -74,8 +74,8 @@ usage_main(FILE *f)
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
-		   "On a terminal, run, replay, xcheck, profile and ceilings show one updating\n"
-		   "progress line on stderr; --quiet (with any command) leaves it out.\n"
+		   "On a terminal, run, replay, xcheck, profile, ceilings and sdpa show one\n"
+		   "updating progress line on stderr; --quiet (with any command) leaves it out.\n"
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
@@ -285,7 +285,8 @@ take_quiet(int *argc, char **argv)
 static bool
 shows_progress(const struct command *c)
 {
-	static const char *const names[] = { "run", "replay", "xcheck", "profile", "ceilings" };
+	static const char *const names[] = { "run",     "replay",   "xcheck",
+					     "profile", "ceilings", "sdpa" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(c->name, names[i]) == 0)

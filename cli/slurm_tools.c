@@ -1,6 +1,7 @@
 #include "cli/slurm_tools.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static const char *const names[SLURM_TOOL_COUNT] = { "sbatch", "squeue", "sacct"
 static const char *const envs[SLURM_TOOL_COUNT] = { "MEMSIM_SBATCH", "MEMSIM_SQUEUE",
 						    "MEMSIM_SACCT", "MEMSIM_SCANCEL",
 						    "MEMSIM_SCONTROL" };
+static struct sigaction old_pipe; /* SIGPIPE's handling before slurm_tools_init() */
 
 const char *
 slurm_tool_name(enum slurm_tool which)
@@ -32,10 +34,23 @@ slurm_tool_env(enum slurm_tool which)
 void
 slurm_tools_init(struct slurm_tools *t)
 {
+	struct sigaction ignore;
+
 	memset(t, 0, sizeof(*t));
 	for (int i = 0; i < SLURM_TOOL_COUNT; i++)
 		if (!spawn_find(slurm_tool_name(i), t->path[i], sizeof(t->path[i])))
 			t->path[i][0] = '\0';
+	/* The temporary directory goes however the command ends, but for SIGKILL. */
+	memset(&ignore, 0, sizeof(ignore));
+	ignore.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ignore, &old_pipe);
+	spawn_guard_begin();
+}
+
+int
+slurm_tools_interrupted(void)
+{
+	return spawn_guard_signal();
 }
 
 /* path inside t->tmp. */
@@ -50,14 +65,16 @@ slurm_tools_finish(struct slurm_tools *t)
 {
 	char path[4200];
 
-	if (!t->tmp[0])
-		return;
-	tmp_path(t, "out", path, sizeof(path));
-	unlink(path);
-	tmp_path(t, "err", path, sizeof(path));
-	unlink(path);
-	rmdir(t->tmp);
-	t->tmp[0] = '\0';
+	if (t->tmp[0]) {
+		tmp_path(t, "out", path, sizeof(path));
+		unlink(path);
+		tmp_path(t, "err", path, sizeof(path));
+		unlink(path);
+		rmdir(t->tmp);
+		t->tmp[0] = '\0';
+	}
+	spawn_guard_end();
+	sigaction(SIGPIPE, &old_pipe, NULL);
 }
 
 /* The whole file at path, or "" (caller frees with free()). */
@@ -192,19 +209,20 @@ ask(struct slurm_tools *t, enum slurm_tool which, const char *const *args, const
 	return true;
 }
 
-void
+bool
 slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*states)[SLURM_STATE_LEN],
 		 char *from, size_t fromlen)
 {
 	const char *sq[] = { "-h", "-r", "-t", "all", "-j", id, "-o", "%i %T", NULL };
 	const char *sa[] = { "-n", "-X", "-P", "-j", id, "-o", "JobID,State", NULL };
 	char why_q[600] = "", why_a[600] = "";
-	bool q, a = false, missing = false;
+	bool q, a = false, missing = false, gone;
 
 	for (uint64_t i = 0; i <= n; i++)
 		states[i][0] = '\0';
-	/* squeue answers 1 for a job it no longer holds: that is no answer about it. */
+	/* squeue answers 1 for a job it no longer holds: no state, but an answer (it ended). */
 	q = ask(t, SLURM_SQUEUE, sq, id, n, states, why_q, sizeof(why_q));
+	gone = !q && strstr(why_q, "Invalid job id specified");
 	missing = n == 0 && !states[0][0];
 	for (uint64_t i = 0; i < n && !missing; i++)
 		missing = !states[i][0];
@@ -215,6 +233,7 @@ slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n, char (*state
 			 a ? "sacct" : "");
 	else
 		snprintf(from, fromlen, "%s; %s", why_q, why_a);
+	return q || a || gone;
 }
 
 /* The number after "name" and blanks and "=" in line ("MaxArraySize            = 1001"), or

@@ -25,10 +25,16 @@ struct slurm_tools {
 	char tmp[4096];                    /* the private directory for their output; "" before */
 };
 
-/* Finds each program. Nothing is run or created yet. */
+/* Finds each program. Nothing is run or created yet. From here to slurm_tools_finish(),
+ * SIGINT and SIGTERM do not end this process (spawn_guard_begin()): a program running gets
+ * the signal and ends, none starts after it, and slurm_tools_interrupted() says which came, so
+ * that the caller winds down and the temporary directory goes; SIGPIPE is ignored (a closed
+ * standard output is a write error, said at the end). Not nested. */
 void slurm_tools_init(struct slurm_tools *t);
-/* Removes the temporary directory and what is in it. */
+/* Removes the temporary directory and what is in it; the signals' handling as before. */
 void slurm_tools_finish(struct slurm_tools *t);
+/* The SIGINT or SIGTERM seen since slurm_tools_init() (also after finish), or 0. */
+int slurm_tools_interrupted(void);
 
 /* "sbatch", ... as found, or as the variable named it; its variable's name. */
 const char *slurm_tool_name(enum slurm_tool which);
@@ -46,8 +52,11 @@ int slurm_tool_run(struct slurm_tools *t, enum slurm_tool which, const char *con
 /* The states of job id's array tasks 0 .. n - 1 (states[i]) and of the job itself when not an
  * array (states[n]): from squeue (-t all: finished jobs it still holds too), then sacct for
  * those squeue does not list. An entry stays "" where neither knows it. *from says which
- * answered ("squeue", "squeue, sacct"), or why none did. */
-void slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
+ * answered ("squeue", "squeue, sacct"), or why none did. Returns whether Slurm answered:
+ * squeue or sacct listed, or squeue said it no longer holds the job ("Invalid job id
+ * specified": it ended a while ago); false where neither could be asked (no controller, no
+ * accounting), from then naming each command and its error. */
+bool slurm_job_states(struct slurm_tools *t, const char *id, uint64_t n,
 		      char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen);
 
 /* Slurm's default MaxArraySize: array indices 0 .. 1000. */

@@ -250,6 +250,21 @@ last_submission(const cJSON *recorded)
 	return n > 0 ? cJSON_GetArrayItem(subs, n - 1) : NULL;
 }
 
+/* Where Slurm cannot say whether jobs of the last submission still run (squeue cannot reach
+ * the controller, sacct has no accounting), nothing is submitted: a shard run twice at once
+ * would meet its own lock. */
+static int
+refuse_unknown(const struct submit *u, const char *jobs, const char *why)
+{
+	/* Interrupted while squeue ran: the caller says so, in one line. */
+	if (slurm_tools_interrupted())
+		return EXIT_RUNTIME;
+	return print_error("sweep: cannot tell whether %s still queued or running (%s): nothing "
+			   "submitted; run this again once Slurm answers (memsim sweep --status %s "
+			   "shows what it says)",
+			   jobs, why, u->dir);
+}
+
 /* The last submission's jobs must have ended before shards are submitted again (a shard run
  * twice at once would meet its own lock); a merge still pending is superseded. */
 static int
@@ -258,9 +273,10 @@ check_active(struct submit *u)
 	const cJSON *last = last_submission(u->recorded);
 	const char *merge = results_string(last, "merge_job");
 	char(*st)[SLURM_STATE_LEN] = xzalloc((u->s->tasks + 1) * sizeof(*st)), from[1300];
-	char array[SWEEP_SLURM_MAX_ARRAYS * 24];
+	char array[SWEEP_SLURM_MAX_ARRAYS * 24], jobs[sizeof(array) + 64];
 	int narrays = sweep_slurm_sub_arrays(last, array, sizeof(array));
 	unsigned active = 0;
+	bool answered = true;
 
 	if (!last || !u->tools.path[SLURM_SQUEUE][0]) {
 		if (last)
@@ -272,7 +288,8 @@ check_active(struct submit *u)
 		return 0;
 	}
 	if (narrays) {
-		sweep_slurm_sub_states(&u->tools, last, u->s->tasks, st, from, sizeof(from));
+		answered = sweep_slurm_sub_states(&u->tools, last, u->s->tasks, st, from,
+						  sizeof(from));
 		for (uint64_t i = 0; i < u->s->tasks; i++)
 			active += slurm_state_active(st[i]);
 	}
@@ -294,8 +311,18 @@ check_active(struct submit *u)
 				   narrays > 1 ? "s" : "", array, narrays > 1 ? "ve" : "s", active,
 				   u->dir, array);
 	}
+	if (!answered) {
+		free(st);
+		snprintf(jobs, sizeof(jobs), "array job%s %s ha%s tasks", narrays > 1 ? "s" : "",
+			 array, narrays > 1 ? "ve" : "s");
+		return refuse_unknown(u, jobs, from);
+	}
 	if (merge[0]) {
-		slurm_job_states(&u->tools, merge, 0, st, from, sizeof(from));
+		if (!slurm_job_states(&u->tools, merge, 0, st, from, sizeof(from))) {
+			free(st);
+			snprintf(jobs, sizeof(jobs), "merge job %s is", merge);
+			return refuse_unknown(u, jobs, from);
+		}
 		if (strcmp(st[0], "PENDING") == 0)
 			snprintf(u->stale_merge, sizeof(u->stale_merge), "%s", merge);
 		else if (slurm_state_active(st[0])) {
@@ -446,6 +473,8 @@ submit_checked(struct submit *u)
 		return rc;
 	if (!u->s->dry_run && (rc = check_active(u)))
 		return rc;
+	if (slurm_tools_interrupted())
+		return EXIT_RUNTIME; /* said by the caller */
 	if (!u->ntodo && merged(u)) {
 		printf("all %llu shards are complete and merged into %s: nothing to submit\n",
 		       (unsigned long long)u->s->tasks, u->dir);
@@ -475,6 +504,20 @@ submit_checked(struct submit *u)
 	return sweep_slurm_submit_jobs(u);
 }
 
+/* After SIGINT or SIGTERM (slurm_tools_init() holds them): one line saying what was
+ * submitted, and the shell's exit status for the signal. */
+static int
+interrupted(const struct submit *u, int sig)
+{
+	if (u->wrote_jobs)
+		print_error("sweep: interrupted by signal %d: the jobs submitted are recorded in "
+			    "%s/jobs.json; the same command again submits the rest",
+			    sig, u->slurm_dir);
+	else
+		print_error("sweep: interrupted by signal %d: nothing submitted", sig);
+	return 128 + sig;
+}
+
 int
 sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
 		   const struct sweep_run_options *ro)
@@ -493,6 +536,8 @@ sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
 	slurm_tools_init(&u.tools);
 	rc = submit_checked(&u);
 	slurm_tools_finish(&u.tools);
+	if (slurm_tools_interrupted())
+		rc = interrupted(&u, slurm_tools_interrupted());
 	if (u.lock >= 0)
 		close(u.lock);
 	if (u.slurm_fd >= 0)

@@ -63,8 +63,9 @@ int sweep_slurm_sub_arrays(const cJSON *sub, char *ids, size_t len);
 bool sweep_slurm_task_job(const cJSON *sub, uint64_t i, char *job, size_t joblen);
 
 /* The states of shards 0 .. n - 1 in submission sub's arrays into states (n + 1 entries; ""
- * where unknown), asked with slurm_job_states(); from says who answered. */
-void sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
+ * where unknown), asked with slurm_job_states(); from says who answered. Returns whether Slurm
+ * answered about every array (slurm_job_states()). */
+bool sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
 			    char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen);
 
 /* A task's --mem in MiB: jobs workers each running the largest of the n items (its arrays and

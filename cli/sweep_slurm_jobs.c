@@ -169,6 +169,9 @@ sbatch(struct submit *u, const char *first, const char *script, const char *arg,
 		return EXIT_RUNTIME;
 	}
 	free(out);
+	/* Interrupted: the caller says so, in one line. */
+	if (rc < 0 && slurm_tools_interrupted())
+		return EXIT_RUNTIME;
 	if (rc < 0)
 		return print_error("sweep: %s: submitting %s: %s", slurm_tool_name(SLURM_SBATCH),
 				   script, last);
@@ -225,6 +228,7 @@ record(struct submit *u, const char *merge)
 	cJSON_AddItemToObject(j, "submissions", subs);
 	rc = report_write_json_at(u->slurm_fd, u->slurm_dir, "jobs.json", j, err, sizeof(err));
 	cJSON_Delete(j);
+	u->wrote_jobs |= rc == 0;
 	return rc ? print_error("sweep: %s", err) : 0;
 }
 
@@ -237,7 +241,8 @@ cancel_stale(struct submit *u)
 
 	if (!u->stale_merge[0] || u->s->dry_run)
 		return;
-	if (slurm_tool_run(&u->tools, SLURM_SCANCEL, args, &out, last, sizeof(last)) != 0)
+	if (slurm_tool_run(&u->tools, SLURM_SCANCEL, args, &out, last, sizeof(last)) != 0 &&
+	    !slurm_tools_interrupted())
 		print_error("sweep: warning: cannot cancel the earlier merge job %s (%s): scancel "
 			    "it",
 			    u->stale_merge, last);

@@ -75,25 +75,34 @@ sweep_slurm_task_job(const cJSON *sub, uint64_t i, char *job, size_t joblen)
 	return id != NULL;
 }
 
-void
+bool
 sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
 		       char (*states)[SLURM_STATE_LEN], char *from, size_t fromlen)
 {
 	char(*one)[SLURM_STATE_LEN] = xzalloc((n + 1) * sizeof(*one));
 	const char *id;
 	uint64_t first, of;
+	bool answered = true;
+	char *why = NULL; /* the first unanswered array's from */
 
 	for (uint64_t i = 0; i <= n; i++)
 		states[i][0] = '\0';
 	from[0] = '\0';
 	for (int k = 0; array_at(sub, k, &id, &first); k++) {
-		slurm_job_states(t, id, n, one, from, fromlen);
+		if (!slurm_job_states(t, id, n, one, from, fromlen) && answered) {
+			answered = false;
+			why = xstrdup(from);
+		}
 		/* Task j of this array is shard first + j, where no later array holds it. */
 		for (uint64_t j = 0; first + j < n; j++)
 			if (holder(sub, first + j, &of) && of == first)
 				snprintf(states[first + j], SLURM_STATE_LEN, "%s", one[j]);
 	}
 	free(one);
+	if (why)
+		snprintf(from, fromlen, "%s", why);
+	free(why);
+	return answered;
 }
 
 static int
@@ -175,6 +184,7 @@ sweep_slurm_status(const char *dir)
 	const cJSON *last;
 	double tasks, configs;
 	cJSON *j, *m;
+	int sig;
 
 	snprintf(path, sizeof(path), "%s/slurm/jobs.json", dir);
 	j = report_read_json(path, err, sizeof(err));
@@ -219,5 +229,10 @@ sweep_slurm_status(const char *dir)
 	slurm_tools_finish(&st.tools);
 	cJSON_Delete(m);
 	cJSON_Delete(j);
+	/* After the signal no squeue or sacct ran: the states are not all there. */
+	if ((sig = slurm_tools_interrupted())) {
+		print_error("sweep: --status interrupted by signal %d", sig);
+		return 128 + sig;
+	}
 	return 0;
 }

@@ -45,6 +45,7 @@ struct submit {
 	size_t narrays, nsubmitted;       /* and todo[0 .. nsubmitted) in them */
 	char arrays_note[800];            /* how N goes in arrays, where it says anything */
 	char moved_from[4096]; /* where DIR was when last submitted, if elsewhere (jobs.json) */
+	bool wrote_jobs;       /* jobs.json written: jobs were submitted */
 	struct slurm_tools tools;
 };
 

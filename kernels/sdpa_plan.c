@@ -309,6 +309,18 @@ sdpa_block_steps(const struct sdpa_plan *p, uint64_t idx)
 	return k.n_max > k.n_min ? k.n_max - k.n_min : 1;
 }
 
+double
+sdpa_steps(const struct sdpa_plan *p)
+{
+	/* A block's steps depend on its query block and split alone (block_decode()): the
+	 * first batch and head's, times the batches and heads. */
+	uint64_t per = p->splits > 1 ? (uint64_t)p->grid[0] * p->grid[1] : p->grid[0], sum = 0;
+
+	for (uint64_t i = 0; i < per; i++)
+		sum += sdpa_block_steps(p, i);
+	return (double)sum * (double)(sdpa_blocks(p) / per);
+}
+
 static uint32_t
 sectors(uint64_t bytes)
 {

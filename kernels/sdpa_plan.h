@@ -119,6 +119,10 @@ struct sdpa_access {
 uint64_t sdpa_blocks(const struct sdpa_plan *p);
 /* Steps of block idx (grid order, x fastest): one K/V tile each, at least one. */
 uint32_t sdpa_block_steps(const struct sdpa_plan *p, uint64_t idx);
+/* The steps of all the main kernel's blocks: the simulation's work (sdpa_simulate() runs one
+ * step of a block at a time). A double, as it may pass 2^64; it walks the query blocks and
+ * splits of one batch and head (up to 2^24 of them). */
+double sdpa_steps(const struct sdpa_plan *p);
 /* The accesses of step `step` of block idx into out[0 .. SDPA_STEP_MAX), in the kernel's
  * order (Q, then K and V, then the outputs); returns how many. */
 #define SDPA_STEP_MAX 5

@@ -21,6 +21,7 @@
 
 #include "sim/cache.h"
 #include "sim/l2expect.h"
+#include "sim/progress.h"
 #include "sim/tilelru.h"
 
 #define LINE 128
@@ -274,16 +275,22 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 	uint64_t next = 0, total = sdpa_blocks(p);
 	uint32_t busy = 0;
 	struct sdpa_access acc[SDPA_STEP_MAX];
+	/* The progress line counts steps: a causal kernel's blocks differ in length. */
+	double steps = progress_enabled() ? sdpa_steps(p) : 0, done = 0;
 
+	progress_begin("sdpa");
 	for (uint32_t s = 0; s < nslots && next < total; s++, busy++)
 		slots[s] = (struct slot){ next, 0, sdpa_block_steps(p, next), true }, next++;
 	while (busy) {
+		if (steps > 0)
+			progress_report(done / steps, done, steps, "block steps");
 		for (uint32_t s = 0; s < nslots; s++) {
 			struct slot *k = &slots[s];
 			unsigned n;
 
 			if (!k->busy)
 				continue;
+			done++;
 			n = sdpa_block_step(p, k->block, k->step, acc);
 			for (unsigned i = 0; i < n; i++)
 				l2_access(l, &acc[i], side_of(s));
@@ -302,6 +309,7 @@ run_main(const struct sdpa_plan *p, uint32_t nslots, struct slot *slots, struct 
 			}
 		}
 	}
+	progress_end();
 }
 
 /* flash_fwd_splitkv_combine_kernel: each block of combine_block_m rows reads the splits'

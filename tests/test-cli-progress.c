@@ -1,6 +1,6 @@
 /*
  * The progress line (issue 23 item 8) through the real binary, its stderr on a pseudo-terminal
- * (posix_openpt(), no tool needed): a long `run` and a `replay` of a pipe show one line
+ * (posix_openpt(), no tool needed): a long `run`, `sdpa` and a `replay` of a pipe show one line
  * rewritten in place ('\r', no newline) and erased at the end; with --quiet, or with stderr
  * not a terminal, there is none; a terminal that reports no width, or a narrow one, never gets
  * a line that wraps. stdout and the JSON (less the wall time) are byte for byte the same in
@@ -220,6 +220,24 @@ test_replay_pipe(void **state)
 	free(t.tty);
 }
 
+/* A long sdpa shows its block steps done of the whole, the rate and the time left (stopped
+ * after a second: the line comes after half of one). */
+static void
+test_sdpa_progress(void **state)
+{
+	struct tty_result t;
+
+	(void)state;
+	t = on_tty(0, "timeout -s INT 1.2 " MEMSIM_BIN " sdpa --q 1,16,262144,64 --k "
+		      "1,16,262144,64 > sdpa.txt");
+	assert_int_equal(t.rc, 124);
+	if (!strstr(t.tty, "memsim: sdpa: ") || !strstr(t.tty, "/67108864 block steps, ") ||
+	    !strstr(t.tty, " left"))
+		fail_msg("no sdpa progress on the terminal: '%s'", t.tty);
+	assert_null(strchr(t.tty, '\n'));
+	free(t.tty);
+}
+
 int
 main(void)
 {
@@ -227,6 +245,7 @@ main(void)
 		cmocka_unit_test(test_run_progress),
 		cmocka_unit_test(test_narrow_terminal),
 		cmocka_unit_test(test_replay_pipe),
+		cmocka_unit_test(test_sdpa_progress),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

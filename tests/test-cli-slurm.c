@@ -10,11 +10,16 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "tests/proc.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "cli-slurm"
@@ -39,8 +44,9 @@ stand_in(const char *name, const char *body)
 }
 
 /* The stand-ins: sbatch records its words in brackets, one call a line, and prints ids from 101
- * ("ID;cluster", as --parsable does); squeue prints squeue.txt; sacct has no accounting;
- * scancel records its words. */
+ * ("ID;cluster", as --parsable does); squeue prints squeue.txt, or without one fails as
+ * squeue does for a job it no longer holds; squeue-down cannot reach the controller; sacct
+ * has no accounting; scancel records its words. */
 static void
 stand_ins(void)
 {
@@ -52,9 +58,13 @@ stand_ins(void)
 		 "echo $((n + 1)) >%s/sbatch.next\necho \"$n;cluster\"",
 		 tmpdir, tmpdir, tmpdir, tmpdir);
 	stand_in("fake-sbatch", body);
-	snprintf(body, sizeof(body), "echo \"$*\" >>%s/squeue.log\ncat %s/squeue.txt 2>/dev/null",
+	snprintf(body, sizeof(body),
+		 "echo \"$*\" >>%s/squeue.log\ncat %s/squeue.txt 2>/dev/null && exit 0\n"
+		 "echo 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1",
 		 tmpdir, tmpdir);
 	stand_in("fake-squeue", body);
+	stand_in("fake-squeue-down", "echo 'slurm_load_jobs error: Unable to contact slurm "
+				     "controller (connect failure)' >&2\nexit 1");
 	stand_in("fake-sacct", "echo 'sacct: error: Slurm accounting storage is disabled' >&2\n"
 			       "exit 1");
 	snprintf(body, sizeof(body), "echo \"$*\" >>%s/scancel.log", tmpdir);
@@ -249,6 +259,42 @@ test_resubmit_unfinished(void **state)
 	assert_non_null(strstr(r.out, "complete and merged"));
 	assert_int_equal(sh("test ! -e sbatch.log"), 0);
 	result_free(&r);
+}
+
+/* Where Slurm cannot say whether the last submission's jobs still run (squeue cannot reach the
+ * controller, sacct has no accounting), the command again refuses in one line naming each
+ * command and its error, and submits nothing; once squeue answers, or says it no longer holds
+ * the jobs, it submits. The same for a merge submitted alone. */
+static void
+test_resubmit_unanswered(void **state)
+{
+	char down[2400], *log;
+
+	(void)state;
+	stand_ins();
+	snprintf(down, sizeof(down), "%s MEMSIM_SQUEUE=%s/fake-squeue-down", env, tmpdir);
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	run_task("un", 0);
+	memsim_env = down;
+	expect_error("sweep --out un " PLAN " --slurm 2", 1,
+		     "sweep: cannot tell whether array job 101 has tasks still queued or running "
+		     "(squeue: slurm_load_jobs error: Unable to contact slurm controller (connect "
+		     "failure); sacct: sacct: error: Slurm accounting storage is disabled): "
+		     "nothing submitted; run this again once Slurm answers");
+	assert_int_equal(lines_in("sbatch.log"), 2);
+	memsim_env = env;
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	log = text_of("sbatch.log");
+	assert_non_null(strstr(log, "[--parsable][--array=1]["));
+	free(log);
+	run_task("un", 1);
+	expect_ok("sweep --out un " PLAN " --slurm 2");
+	assert_int_equal(lines_in("sbatch.log"), 5); /* and the merge alone, 105 */
+	memsim_env = down;
+	expect_error("sweep --out un " PLAN " --slurm 2", 1,
+		     "sweep: cannot tell whether merge job 105 is still queued or running (squeue: "
+		     "slurm_load_jobs error: Unable to contact slurm controller");
+	assert_int_equal(lines_in("sbatch.log"), 5);
 }
 
 /* Another plan or another N on a DIR with jobs.json or shards is refused, one line. */
@@ -670,6 +716,142 @@ test_onepass_warning(void **state)
 			 0);
 }
 
+/* Starts memsim args (argv after "memsim") in tmpdir with the stand-ins, but sbatch and squeue
+ * the ones named, and TMPDIR=tmpdir/tmp; stdout and stderr to int.out and int.err. Once a
+ * stand-in has written int.pid (it blocks after), sends sig; returns memsim's exit status
+ * (128 + the signal that ended it) and the stand-in's pid in *blocked. */
+static int
+interrupt(char *const args[], const char *sbatch, const char *squeue, int sig, pid_t *blocked)
+{
+	static const char *const vars[] = { "MEMSIM_SBATCH",  "MEMSIM_SQUEUE",   "MEMSIM_SACCT",
+					    "MEMSIM_SCANCEL", "MEMSIM_SCONTROL", "TMPDIR" };
+	const char *names[] = {
+		sbatch, squeue, "fake-sacct", "fake-scancel", "fake-scontrol", "tmp"
+	};
+	char path[700], *pid_text = NULL;
+	int status;
+	pid_t m;
+
+	sh("rm -rf tmp int.pid && mkdir tmp");
+	fflush(NULL);
+	m = fork();
+	assert_true(m >= 0);
+	if (m == 0) {
+		int out = chdir(tmpdir) ? -1 : open("int.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open("int.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (out < 0 || err < 0)
+			_exit(99);
+		dup2(out, STDOUT_FILENO);
+		dup2(err, STDERR_FILENO);
+		for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
+			setenv(vars[i], path, 1);
+		}
+		execv(MEMSIM_BIN, args);
+		_exit(98);
+	}
+	snprintf(path, sizeof(path), "%s/int.pid", tmpdir);
+	for (int i = 0; i < 1000 && !(pid_text && *pid_text); i++) {
+		free(pid_text);
+		sleep_ms(10);
+		pid_text = slurp_text(path);
+	}
+	*blocked = pid_text ? (pid_t)strtol(pid_text, NULL, 10) : 0;
+	free(pid_text);
+	assert_true(*blocked > 0);
+	kill(m, sig);
+	assert_int_equal(waitpid(m, &status, 0), m);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The last line of tmpdir/name; caller frees with free(). */
+static char *
+last_line_of(const char *name)
+{
+	char *t = text_of(name), *nl;
+
+	while (strlen(t) && t[strlen(t) - 1] == '\n')
+		t[strlen(t) - 1] = '\0';
+	nl = strrchr(t, '\n');
+	if (nl)
+		memmove(t, nl + 1, strlen(nl + 1) + 1);
+	return t;
+}
+
+/* SIGTERM or SIGINT while sbatch runs (a stand-in that blocks), or squeue under --status: the
+ * program is stopped and waited for, the temporary directory of their output is removed, one
+ * line says what was submitted, and the exit status is the shell's for the signal (143, 130).
+ * A submission interrupted after its first array records that array in jobs.json. */
+static void
+test_interrupted(void **state)
+{
+	char *sweep[] = { "memsim",       "sweep", "--out",  "in",  "--kernel",
+			  "naive,flash2", "--N",   "64,128", "--d", "16",
+			  "--slurm",      "4",     NULL };
+	char *status[] = { "memsim", "sweep", "--status", "in", NULL };
+	char *line;
+	pid_t blocked;
+	cJSON *j;
+
+	(void)state;
+	stand_ins();
+	stand_in("sbatch-blocks", "echo $$ >int.pid.tmp && mv int.pid.tmp int.pid\nexec sleep 60");
+	/* The first call answers, the second blocks. */
+	stand_in("sbatch-second-blocks",
+		 "[ -e sbatch.next ] && exec ./sbatch-blocks\necho 102 >sbatch.next\n"
+		 "echo '101;cluster'");
+	assert_int_equal(interrupt(sweep, "sbatch-blocks", "fake-squeue", SIGTERM, &blocked), 143);
+	line = last_line_of("int.err");
+	assert_string_equal(line, "memsim: sweep: interrupted by signal 15: nothing submitted");
+	free(line);
+	assert_false(proc_running(blocked));
+	assert_int_equal(sh("test -z \"$(ls -A tmp)\" && test ! -e in/slurm/jobs.json"), 0);
+
+	write_file("scontrol.txt", MAX3);
+	sh("rm -rf in");
+	assert_int_equal(interrupt(sweep, "sbatch-second-blocks", "fake-squeue", SIGINT, &blocked),
+			 130);
+	line = last_line_of("int.err");
+	assert_non_null(strstr(line, "memsim: sweep: interrupted by signal 2: the jobs submitted "
+				     "are recorded in "));
+	assert_non_null(strstr(line, "/in/slurm/jobs.json; the same command again submits the "
+				     "rest"));
+	free(line);
+	assert_false(proc_running(blocked));
+	assert_int_equal(sh("test -z \"$(ls -A tmp)\""), 0);
+	j = read_json("in/slurm/jobs.json");
+	assert_non_null(j);
+	assert_string_equal(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "submissions"), 0),
+				    "array_job")
+			->valuestring,
+		"101");
+	cJSON_Delete(j);
+
+	/* Standard output closed after the first line: the writes fail, the submission goes
+	 * on and is recorded, the directory goes, and memsim does not exit 0. */
+	stand_in("sbatch-slow", "n=$(cat sbatch.next 2>/dev/null || echo 101)\n"
+				"echo $((n + 1)) >sbatch.next\n"
+				"[ \"$n\" -gt 101 ] && sleep 0.3\necho \"$n;cluster\"");
+	sh("rm -f sbatch.next && mkdir -p tmp");
+	assert_int_equal(sh("{ TMPDIR=%s/tmp %s MEMSIM_SBATCH=%s/sbatch-slow %s sweep --out pp "
+			    "--kernel naive,flash2 --N 64,128 --d 16 --slurm 4 2>/dev/null; "
+			    "echo $? >pp.rc; } | head -c 1 >/dev/null",
+			    tmpdir, env, tmpdir, MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh("test -z \"$(ls -A tmp)\" && ! grep -qx 0 pp.rc && "
+			    "grep -q '\"merge_job\":.*\"103\"' pp/slurm/jobs.json"),
+			 0);
+
+	assert_int_equal(interrupt(status, "fake-sbatch", "sbatch-blocks", SIGTERM, &blocked), 143);
+	line = last_line_of("int.err");
+	assert_string_equal(line, "memsim: sweep: --status interrupted by signal 15");
+	free(line);
+	assert_false(proc_running(blocked));
+	assert_int_equal(sh("test -z \"$(ls -A tmp)\" && rm -rf tmp in pp pp.rc int.*"), 0);
+}
+
 /* --slurm-args is split as a shell splits words, with no shell. */
 static void
 test_split_words(void **state)
@@ -694,6 +876,7 @@ main(void)
 		cmocka_unit_test(test_dry_run_scripts),
 		cmocka_unit_test(test_submit),
 		cmocka_unit_test(test_resubmit_unfinished),
+		cmocka_unit_test(test_resubmit_unanswered),
 		cmocka_unit_test(test_config_change),
 		cmocka_unit_test(test_other_revision),
 		cmocka_unit_test(test_moved_dir),
@@ -702,6 +885,7 @@ main(void)
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split_words),
+		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_mem_estimate),
 		cmocka_unit_test(test_onepass_warning),
 	};

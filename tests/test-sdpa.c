@@ -135,6 +135,37 @@ test_shape_check(void **state)
 	assert_non_null(strstr(sdpa_shape_check(&s), "at least 1"));
 }
 
+/* sdpa_steps(), the work memsim sdpa bounds, is every block's steps summed: prefill and
+ * split-KV decode, causal with N_kv above and below N, grouped heads, partial tiles. */
+static void
+test_steps(void **state)
+{
+	static const struct sdpa_shape shapes[] = {
+		{ 2, 8, 8, 1000, 1000, 64, false, false },
+		{ 2, 8, 2, 1000, 3000, 128, true, false },
+		{ 1, 4, 4, 3000, 1000, 256, true, true },
+		{ 1, 32, 8, 1, 100000, 128, false, false },
+		{ 3, 16, 4, 7, 20000, 64, true, false },
+		{ 1, 1, 1, 1, 1, 8, false, false },
+	};
+	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
+	struct sdpa_plan p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		uint64_t sum = 0;
+
+		sdpa_plan_make(&shapes[i], g, &p);
+		for (uint64_t b = 0; b < sdpa_blocks(&p); b++)
+			sum += sdpa_block_steps(&p, b);
+		assert_true(sdpa_steps(&p) == (double)sum);
+	}
+	/* 2^30 of everything: counted, not run (8.4 M query blocks of 8.4 M steps each) */
+	sdpa_plan_make(&(struct sdpa_shape){ 1, 1, 1, 1u << 30, 1u << 30, 64, false, false }, g,
+		       &p);
+	assert_true(sdpa_steps(&p) == 70368744177664.0);
+}
+
 /* The tile LRU counts what sim/cache.c counts for a fully associative write-validate LRU of
  * 128-byte lines, on random whole-tile loads and stores of several sizes, partly held tiles
  * and tiles next to eviction included. */
@@ -973,6 +1004,16 @@ test_cli_errors(void **state)
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --slots 0", 2, "--slots: '0'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 --l2-ways x", 2, "--l2-ways: 'x'");
 	expect_error("sdpa --q 1,16,128,64 --k 1,16,128,64 extra", 2, "unexpected argument");
+	/* Shapes past the limit of the work, counted in block steps, are refused at once rather
+	 * than run for years (2^30 of N) or days (65535 x 65535 heads). */
+	memsim_env = "timeout 30";
+	expect_error("sdpa --q 1,1,1073741824,64 --k 1,1,1073741824,64", 2,
+		     "the shape takes 7.04e+13 block steps to simulate (a step: one K/V tile of a "
+		     "thread block), over the limit of 1e+10: give a smaller N, N_kv or batch x "
+		     "heads");
+	expect_error("sdpa --q 65535,65535,1,64 --k 65535,65535,1024,64", 2,
+		     "the shape takes 3.44e+10 block steps");
+	memsim_env = "";
 }
 
 int
@@ -982,6 +1023,7 @@ main(void)
 		cmocka_unit_test(test_grid_matches_measured),
 		cmocka_unit_test(test_num_splits),
 		cmocka_unit_test(test_shape_check),
+		cmocka_unit_test(test_steps),
 		cmocka_unit_test(test_tilelru_matches_lines),
 		cmocka_unit_test(test_tiles_equal_lines),
 		cmocka_unit_test(test_measured_rows),
