@@ -232,7 +232,7 @@ sweep_slurm_status(const char *dir)
 	/* After the signal no squeue or sacct ran: the states are not all there. */
 	if ((sig = slurm_tools_interrupted())) {
 		print_error("sweep: --status interrupted by signal %d", sig);
-		return 128 + sig;
+		return 1;
 	}
 	return 0;
 }
