@@ -548,6 +548,27 @@ test_plugin_record_errors(void **state)
 	assert_int_equal(sh("rm -rf dir"), 0);
 }
 
+/* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
+ * reads the keys back as the same bytes. */
+static void
+test_plugin_params_not_utf8(void **state)
+{
+	struct result r;
+
+	(void)state;
+	expect_ok("sweep --out pu --jobs 1 --kernel " COPY " --N 16,32 --d 4 --param "
+		  "\"$(printf 'crash=\\377')\"");
+	assert_int_equal(sh("grep -c '\"crash\":\"\\\\udcff\"' pu/results.json | grep -qx 2 && "
+			    "! LC_ALL=C grep -q \"$(printf '[\\200-\\377]')\" pu/results.json"),
+			 0);
+	r = memsim("sweep --out pu --jobs 1 --kernel " COPY " --N 16,32,48 --d 4 --param "
+		   "\"$(printf 'crash=\\377')\" --resume");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "2 already done"));
+	result_free(&r);
+	assert_int_equal(sh("rm -rf pu"), 0);
+}
+
 int
 main(void)
 {
@@ -564,6 +585,7 @@ main(void)
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
