@@ -19,10 +19,23 @@
 #include "api/api.h"
 #include "cli/plugin.h"
 #include "kernels/simulate.h"
+#include "sim/utf8.h"
 #include "sim/util.h"
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)
+
+/* "NAME: message" into err: the message a callback left in why (size bytes, which it may have
+ * filled without a NUL) as one printable line, or dflt where it left none. */
+static void
+plugin_message(const struct plugin *pl, const char *why, size_t size, const char *dflt, char *err,
+	       size_t errlen)
+{
+	char line[512];
+
+	snprintf(err, errlen, "%s: %s", pl->p->name,
+		 why[0] ? utf8_printable(why, size, line, sizeof(line)) : dflt);
+}
 
 bool
 plugin_path_like(const char *s)
@@ -218,8 +231,7 @@ plugin_config(const struct plugin *pl, const struct attn_config *c, const struct
 	out->param_keys = keys;
 	out->param_values = pp->values;
 	if (pl->p->check && pl->p->check(out, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name,
-			 why[0] ? why : "configuration refused");
+		plugin_message(pl, why, sizeof(why), "configuration refused", err, errlen);
 		return -1;
 	}
 	return 0;
@@ -238,8 +250,10 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 	memset(pa, 0, sizeof(*pa));
 	n = pl->p->arrays(kc, pa->a, PLUGIN_MAX_ARRAYS, why, sizeof(why));
 	if (n < 0 || n > PLUGIN_MAX_ARRAYS) {
-		snprintf(err, errlen, "%s: %s", pl->p->name,
-			 n < 0 ? (why[0] ? why : "arrays() failed") : "more than 64 arrays");
+		if (n < 0)
+			plugin_message(pl, why, sizeof(why), "arrays() failed", err, errlen);
+		else
+			snprintf(err, errlen, "%s: more than 64 arrays", pl->p->name);
 		return -EINVAL;
 	}
 	pa->n = (unsigned)n;
@@ -379,7 +393,7 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	rc = declare_arrays(pl, pa, t, err, errlen);
 	t0 = now_seconds();
 	if (rc == 0 && pl->p->run(kc, pa->base, t, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
 	/* The trace's own finish always flushes the caches; --no-flush leaves them dirty. */
@@ -415,7 +429,7 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	if (!t.ctx)
 		snprintf(err, errlen, "recording: cannot create the trace");
 	if (rc == 0 && pl->p->run(kc, pa->base, &t, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
 	why[0] = '\0';
@@ -439,7 +453,11 @@ void
 plugin_native_call(void *run)
 {
 	struct plugin_native_run *r = run;
+	char why[sizeof(r->err)] = "";
 
-	if (r->rc == 0)
-		r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, r->err, sizeof(r->err));
+	if (r->rc != 0)
+		return;
+	r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, why, sizeof(why));
+	if (r->rc)
+		utf8_printable(why, sizeof(why), r->err, sizeof(r->err));
 }

@@ -1,7 +1,8 @@
 /*
  * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
  * against a hand count and its formula, and the one-line refusals of what is not a plugin;
- * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache.
+ * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache;
+ * tests/plugin-bad.c's misbehaviour (names, messages, exit()) refused or reported in one line.
  */
 
 #define TMPDIR_NAME "plugin"
@@ -21,6 +22,7 @@
 #include "tests/cli-run.h"
 
 #define COPY PLUGIN_DIR "/plugin-copy.so"
+#define BAD PLUGIN_DIR "/plugin-bad.so"
 
 /* How a worker that crashed is reported: ASan catches the SIGSEGV and exits 1 instead. */
 static const char *
@@ -548,6 +550,50 @@ test_plugin_record_errors(void **state)
 	assert_int_equal(sh("rm -rf dir"), 0);
 }
 
+/* Whether s holds exactly n of c in a row, and no more. */
+static bool
+run_of(const char *s, char c, size_t n)
+{
+	const char *p = strchr(s, c);
+
+	return p && strspn(p, (char[]){ c, '\0' }) == n;
+}
+
+/* A plugin's message that fills err to its end without a NUL is read to the buffer's end and
+ * no further (ASan: stack-buffer-overflow), and shown as one printable line. */
+static void
+test_plugin_messages(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=check-nonul");
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "memsim: bad: CCC"));
+	assert_true(run_of(r.err, 'C', 511));
+	result_free(&r);
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=arrays-nonul");
+	assert_int_equal(r.rc, 2);
+	assert_true(run_of(r.err, 'R', 511));
+	result_free(&r);
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: E\\x1b\\x0a\\xffEEE"));
+	result_free(&r);
+	r = memsim("native --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: E\\x1b\\x0a\\xffEEE"));
+	result_free(&r);
+	/* A sweep's row keeps it as the same printable line. */
+	r = memsim("sweep --out msg --jobs 1 --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	assert_int_equal(sh("grep -q '\"error\":\"bad: E\\\\\\\\x1b\\\\\\\\x0a\\\\\\\\xffEEE' "
+			    "msg/results.json"),
+			 0);
+	assert_int_equal(sh("rm -rf msg"), 0);
+}
+
 /* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
  * reads the keys back as the same bytes. */
 static void
@@ -585,6 +631,7 @@ main(void)
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_messages),
 		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
