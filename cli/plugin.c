@@ -76,6 +76,18 @@ plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t er
 	return 0;
 }
 
+/* Whether s is one printable line of UTF-8: what utf8_printable() leaves as it is. */
+static bool
+printable(const char *s)
+{
+	size_t n = strlen(s);
+	char *line = xzalloc(4 * n + 1);
+	bool same = strcmp(utf8_printable(s, n, line, 4 * n + 1), s) == 0;
+
+	free(line);
+	return same;
+}
+
 /* What a loaded description lacks, or NULL. */
 static const char *
 plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
@@ -95,6 +107,9 @@ plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 	}
 	if (!p->name || !p->name[0])
 		return "it has no name";
+	if (!printable(p->name))
+		return "its name is not printable UTF-8 (a control character, or bytes that are "
+		       "not UTF-8)";
 	if (!p->arrays)
 		return "it has no arrays() callback";
 	if (!p->run)
@@ -237,6 +252,49 @@ plugin_config(const struct plugin *pl, const struct attn_config *c, const struct
 	return 0;
 }
 
+/* Whether the plugin's arrays can be told apart in every table, CSV and JSON: each named, in
+ * one printable line of UTF-8, no two alike, in a space memsim knows. Returns 0, or -1 with a
+ * message naming the plugin and the array. */
+static int
+arrays_check(const struct plugin *pl, const struct plugin_arrays *pa, char *err, size_t errlen)
+{
+	char shown[4 * sizeof(pa->a[0].name)];
+
+	for (unsigned i = 0; i < pa->n; i++) {
+		const struct memsim_kernel_array *a = &pa->a[i];
+		const char *name = a->name;
+
+		utf8_printable(name, sizeof(a->name), shown, sizeof(shown));
+		if (!name[0]) {
+			snprintf(err, errlen, "%s: arrays(): array %u has no name", pl->p->name,
+				 i + 1);
+			return -1;
+		}
+		if (strcmp(shown, name) != 0) {
+			snprintf(err, errlen,
+				 "%s: arrays(): array name '%s' is not printable UTF-8 (a control "
+				 "character, or bytes that are not UTF-8)",
+				 pl->p->name, shown);
+			return -1;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(pa->a[j].name, name) == 0) {
+				snprintf(err, errlen, "%s: arrays(): two arrays named '%s'",
+					 pl->p->name, name);
+				return -1;
+			}
+		if (a->space != MEMSIM_SPACE_DRAM && a->space != MEMSIM_SPACE_SCRATCH &&
+		    a->space != MEMSIM_SPACE_TILE) {
+			snprintf(err, errlen,
+				 "%s: arrays(): array '%s' has space %d, not MEMSIM_SPACE_DRAM, "
+				 "_SCRATCH or _TILE",
+				 pl->p->name, name, (int)a->space);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		     struct plugin_arrays *pa, char *err, size_t errlen)
@@ -257,10 +315,13 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 		return -EINVAL;
 	}
 	pa->n = (unsigned)n;
+	for (unsigned i = 0; i < pa->n; i++)
+		pa->a[i].name[sizeof(pa->a[i].name) - 1] = '\0';
+	if (arrays_check(pl, pa, err, errlen))
+		return -EINVAL;
 	for (unsigned i = 0; i < pa->n; i++) {
 		uint64_t b = pa->a[i].bytes;
 
-		pa->a[i].name[sizeof(pa->a[i].name) - 1] = '\0';
 		if (b > (UINT64_C(1) << 60) || total > (UINT64_C(1) << 60)) {
 			snprintf(err, errlen, "%s: array '%s' of %llu bytes is past any memory",
 				 pl->p->name, pa->a[i].name, (unsigned long long)b);

@@ -550,6 +550,50 @@ test_plugin_record_errors(void **state)
 	assert_int_equal(sh("rm -rf dir"), 0);
 }
 
+/* Array names every table, CSV and JSON can tell apart: one each, printable UTF-8, in a
+ * space memsim knows; anything else refused in one line before the run, naming the plugin and
+ * the array (two arrays "A" gave a false "DIFFERS" from the first one's traffic). */
+static void
+test_plugin_array_names(void **state)
+{
+	static const struct {
+		const char *mode, *msg;
+	} cases[] = {
+		{ "dup", "bad: arrays(): two arrays named 'A'" },
+		{ "empty", "bad: arrays(): array 2 has no name" },
+		{ "ctrl",
+		  "bad: arrays(): array name '\\x1b[31m\"x\\x0a\\' is not printable UTF-8" },
+		{ "not-utf8", "bad: arrays(): array name 'B\\xff\\xfe' is not printable UTF-8" },
+		{ "space",
+		  "bad: arrays(): array 'B' has space 77, not MEMSIM_SPACE_DRAM, _SCRATCH or "
+		  "_TILE" },
+	};
+	struct result r;
+	char args[256];
+	cJSON *o;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), "run --kernel " BAD " --N 16 --d 4 --param mode=%s",
+			 cases[i].mode);
+		expect_error(args, 2, cases[i].msg);
+	}
+	/* In a sweep, that configuration's row fails with the message. */
+	r = memsim("sweep --out names --kernel " BAD " --N 16 --d 4 --param mode=dup");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	assert_int_equal(sh("grep -q \"\\\"error\\\":\\\"bad: arrays(): two arrays named 'A'\" "
+			    "names/results.json && rm -rf names"),
+			 0);
+	/* A name in UTF-8 is a name. */
+	expect_ok("run --kernel " BAD " --N 16 --d 4 --param mode=utf8 --json u.json");
+	o = read_json("u.json");
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "arrays"), "B\xc3\xa4"));
+	cJSON_Delete(o);
+	assert_int_equal(sh("rm -f u.json"), 0);
+}
+
 /* Whether s holds exactly n of c in a row, and no more. */
 static bool
 run_of(const char *s, char c, size_t n)
@@ -631,6 +675,7 @@ main(void)
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_array_names),
 		cmocka_unit_test(test_plugin_messages),
 		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
