@@ -117,18 +117,90 @@ plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 	return NULL;
 }
 
+/* What a file of mode m is where it is not a regular file, or NULL. */
+static const char *
+file_kind(mode_t m)
+{
+	return S_ISREG(m)    ? NULL
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+			     : "not a regular file";
+}
+
+/* Whether p lies in a mapping of this process that may be executed, as /proc/self/maps says;
+ * true where that cannot be read (nothing to check against). */
+static bool
+address_executable(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	uintptr_t a = (uintptr_t)p;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false, exec = false;
+
+	if (!f)
+		return true;
+	while (!found && getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi;
+		char perms[5];
+
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
+			found = true;
+			exec = perms[2] == 'x';
+		}
+	}
+	free(line);
+	fclose(f);
+	return exec;
+}
+
+/* The description the entry returns, or NULL with why: an entry that is not code (a data
+ * symbol of that name) is never called. */
+static const struct memsim_kernel_plugin *
+call_entry(void *h, const char *path, const char **why)
+{
+	const struct memsim_kernel_plugin *(*entry)(void);
+	const struct memsim_kernel_plugin *p;
+	void *sym = dlsym(h, MEMSIM_PLUGIN_ENTRY);
+
+	if (!sym) {
+		*why = "not a memsim plugin: no " MEMSIM_PLUGIN_ENTRY;
+		return NULL;
+	}
+	if (!address_executable(sym)) {
+		*why = "not a memsim plugin: its " MEMSIM_PLUGIN_ENTRY " is not a function (a data "
+		       "symbol: define it with MEMSIM_PLUGIN())";
+		return NULL;
+	}
+	*(void **)&entry = sym;
+	p = entry();
+	if (!p)
+		*why = "its entry returned NULL";
+	return p;
+}
+
 int
 plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t errlen)
 {
-	const struct memsim_kernel_plugin *(*entry)(void);
-	const char *why;
+	const char *why = NULL, *kind;
 	char buf[256], *here;
+	struct stat st;
 	void *h;
 
 	memset(pl, 0, sizeof(*pl));
 	/* "x.so" is the file here, not a library dlopen() would look for on its search path. */
 	here = xzalloc(strlen(path) + 3);
 	sprintf(here, "%s%s", strchr(path, '/') ? "" : "./", path);
+	/* dlopen() opens what it is given: a FIFO would block it, a device feed it. What cannot
+	 * be stat()ed is left to dlopen(), whose message names why. */
+	if (stat(here, &st) == 0 && (kind = file_kind(st.st_mode))) {
+		snprintf(err, errlen, "--kernel: %s: %s, not a shared object file", path, kind);
+		free(here);
+		return -1;
+	}
 	dlerror();
 	h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
 	free(here);
@@ -138,15 +210,9 @@ plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t 
 		snprintf(err, errlen, "--kernel: cannot load %s", e ? e : path);
 		return -1;
 	}
-	*(void **)&entry = dlsym(h, MEMSIM_PLUGIN_ENTRY);
-	if (!entry) {
-		snprintf(err, errlen, "--kernel: %s: not a memsim plugin: no %s", path,
-			 MEMSIM_PLUGIN_ENTRY);
-		dlclose(h);
-		return -1;
-	}
-	pl->p = entry();
-	why = pl->p ? plugin_defect(pl->p, buf, sizeof(buf)) : "its entry returned NULL";
+	pl->p = call_entry(h, path, &why);
+	if (pl->p)
+		why = plugin_defect(pl->p, buf, sizeof(buf));
 	if (!why && (pl->p->native != 0) != native)
 		why = native ? "a traced build where the native one is needed (build it with "
 			       "-DMEMSIM_NATIVE)"

@@ -638,6 +638,30 @@ test_plugin_messages(void **state)
 	assert_int_equal(sh("rm -rf msg"), 0);
 }
 
+/* What dlopen() must not be given: a FIFO (it would wait for a writer) and a device; an entry
+ * that is data, not code (calling it would crash). */
+static void
+test_plugin_not_loadable(void **state)
+{
+	struct result r;
+
+	(void)state;
+	assert_int_equal(sh("mkfifo fifo.so"), 0);
+	r = shell("timeout 10 %s run --kernel ./fifo.so --N 16", MEMSIM_BIN);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "--kernel: ./fifo.so: a FIFO, not a shared object file"));
+	result_free(&r);
+	expect_error("sweep --out f --kernel ./fifo.so --N 16", 2, "a FIFO, not a shared object");
+	expect_error("run --kernel /dev/null --N 16", 2,
+		     "--kernel: /dev/null: a character device, not a shared object file");
+	assert_int_equal(sh("mkdir -p dir.so && rm -f fifo.so"), 0);
+	expect_error("run --kernel dir.so --N 16", 2, "--kernel: dir.so: a directory, not a");
+	assert_int_equal(sh("rmdir dir.so"), 0);
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-bad-data.so --N 16", 2,
+		     "plugin-bad-data.so: not a memsim plugin: its memsim_kernel_plugin_v1 is not "
+		     "a function");
+}
+
 /* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
  * reads the keys back as the same bytes. */
 static void
@@ -677,6 +701,7 @@ main(void)
 		cmocka_unit_test(test_plugin_record_errors),
 		cmocka_unit_test(test_plugin_array_names),
 		cmocka_unit_test(test_plugin_messages),
+		cmocka_unit_test(test_plugin_not_loadable),
 		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
