@@ -17,6 +17,7 @@
 
 #define MEMSIM_NO_TR_MACROS
 #include "api/api.h"
+#include "cli/commands.h"
 #include "cli/plugin.h"
 #include "kernels/simulate.h"
 #include "sim/utf8.h"
@@ -24,6 +25,38 @@
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)
+
+/* The plugin (its name, or its path before it has one) and the callback memsim is in, NULL
+ * outside one: exit_guard() tells a plugin's exit() from memsim's own. Plugins run on one
+ * thread. */
+static const char *calling_who, *calling_what;
+
+/* At exit: a plugin that calls exit() ends memsim before its run finished, which must not read
+ * as a success (exit(0) would leave status 0 and no report). */
+static void
+exit_guard(void)
+{
+	char who[256];
+
+	if (!calling_what)
+		return;
+	fprintf(stderr, "memsim: %s: its %s called exit(): the run did not finish\n",
+		utf8_printable(calling_who, strlen(calling_who), who, sizeof(who)), calling_what);
+	_exit(EXIT_RUNTIME);
+}
+
+static void
+call_enter(const char *who, const char *what)
+{
+	calling_who = who;
+	calling_what = what;
+}
+
+static void
+call_leave(void)
+{
+	calling_what = NULL;
+}
 
 /* "NAME: message" into err: the message a callback left in why (size bytes, which it may have
  * filled without a NUL) as one printable line, or dflt where it left none. */
@@ -176,7 +209,9 @@ call_entry(void *h, const char *path, const char **why)
 		return NULL;
 	}
 	*(void **)&entry = sym;
+	call_enter(path, MEMSIM_PLUGIN_ENTRY "()");
 	p = entry();
+	call_leave();
 	if (!p)
 		*why = "its entry returned NULL";
 	return p;
@@ -185,12 +220,15 @@ call_entry(void *h, const char *path, const char **why)
 int
 plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t errlen)
 {
+	static bool guarded;
 	const char *why = NULL, *kind;
 	char buf[256], *here;
 	struct stat st;
 	void *h;
 
 	memset(pl, 0, sizeof(*pl));
+	if (!guarded)
+		guarded = atexit(exit_guard) == 0;
 	/* "x.so" is the file here, not a library dlopen() would look for on its search path. */
 	here = xzalloc(strlen(path) + 3);
 	sprintf(here, "%s%s", strchr(path, '/') ? "" : "./", path);
@@ -311,9 +349,16 @@ plugin_config(const struct plugin *pl, const struct attn_config *c, const struct
 	out->nparams = pp->n;
 	out->param_keys = keys;
 	out->param_values = pp->values;
-	if (pl->p->check && pl->p->check(out, why, sizeof(why))) {
-		plugin_message(pl, why, sizeof(why), "configuration refused", err, errlen);
-		return -1;
+	if (pl->p->check) {
+		int rc;
+
+		call_enter(pl->p->name, "check()");
+		rc = pl->p->check(out, why, sizeof(why));
+		call_leave();
+		if (rc) {
+			plugin_message(pl, why, sizeof(why), "configuration refused", err, errlen);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -372,7 +417,9 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 	int n, fd;
 
 	memset(pa, 0, sizeof(*pa));
+	call_enter(pl->p->name, "arrays()");
 	n = pl->p->arrays(kc, pa->a, PLUGIN_MAX_ARRAYS, why, sizeof(why));
+	call_leave();
 	if (n < 0 || n > PLUGIN_MAX_ARRAYS) {
 		if (n < 0)
 			plugin_message(pl, why, sizeof(why), "arrays() failed", err, errlen);
@@ -439,8 +486,11 @@ plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
 	char err[512];
 	int n = -1;
 
-	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0)
+	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0) {
+		call_enter(pl->p->name, "arrays()");
 		n = pl->p->arrays(&kc, a, PLUGIN_MAX_ARRAYS, err, sizeof(err));
+		call_leave();
+	}
 	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS && used < cap; i++)
 		used += a[i].bytes < cap ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
 					 : cap;
@@ -503,6 +553,19 @@ declare_arrays(const struct plugin *pl, struct plugin_arrays *pa, struct memsim_
 	return 0;
 }
 
+/* The plugin's run() into t, within the exit guard. */
+static int
+run_traced(const struct plugin *pl, const struct memsim_kernel_config *kc, struct plugin_arrays *pa,
+	   struct memsim_trace *t, char *why, size_t whylen)
+{
+	int rc;
+
+	call_enter(pl->p->name, "run()");
+	rc = pl->p->run(kc, pa->base, t, why, whylen);
+	call_leave();
+	return rc;
+}
+
 int
 plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		struct plugin_arrays *pa, struct cache *c, const struct spec *spec, bool flush,
@@ -519,7 +582,7 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		return -1;
 	rc = declare_arrays(pl, pa, t, err, errlen);
 	t0 = now_seconds();
-	if (rc == 0 && pl->p->run(kc, pa->base, t, why, sizeof(why))) {
+	if (rc == 0 && run_traced(pl, kc, pa, t, why, sizeof(why))) {
 		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
@@ -555,7 +618,7 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	rc = t.ctx ? declare_arrays(pl, pa, &t, err, errlen) : -1;
 	if (!t.ctx)
 		snprintf(err, errlen, "recording: cannot create the trace");
-	if (rc == 0 && pl->p->run(kc, pa->base, &t, why, sizeof(why))) {
+	if (rc == 0 && run_traced(pl, kc, pa, &t, why, sizeof(why))) {
 		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
@@ -584,7 +647,34 @@ plugin_native_call(void *run)
 
 	if (r->rc != 0)
 		return;
+	call_enter(r->pl->p->name, "run()");
 	r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, why, sizeof(why));
+	call_leave();
 	if (r->rc)
 		utf8_printable(why, sizeof(why), r->err, sizeof(r->err));
+}
+
+int
+plugin_formula(const struct plugin *pl, const struct memsim_kernel_config *kc, uint64_t capacity,
+	       uint32_t line, struct memsim_array_bytes *out, unsigned n)
+{
+	int rc;
+
+	if (!pl->p->formula)
+		return -1;
+	call_enter(pl->p->name, "formula()");
+	rc = pl->p->formula(kc, capacity, line, out, n);
+	call_leave();
+	return rc ? -1 : 0;
+}
+
+bool
+plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, double *flops)
+{
+	if (!pl->p->flops)
+		return false;
+	call_enter(pl->p->name, "flops()");
+	*flops = pl->p->flops(kc);
+	call_leave();
+	return true;
 }

@@ -120,6 +120,12 @@ struct plugin_native_run {
 };
 void plugin_native_call(void *run);
 
+/* The plugin's formula() (plugin.h) for kc; -1 where it has none or it does not apply. */
+int plugin_formula(const struct plugin *pl, const struct memsim_kernel_config *kc,
+		   uint64_t capacity, uint32_t line, struct memsim_array_bytes *out, unsigned n);
+/* The plugin's flops() for kc into *flops; false where it has none. */
+bool plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, double *flops);
+
 /* One configuration of a plugin end to end: arrays, the run through the model, the plugin's
  * formula where it gives one. */
 struct plugin_eval {

@@ -662,6 +662,29 @@ test_plugin_not_loadable(void **state)
 		     "a function");
 }
 
+/* A plugin that calls exit() in run(): never a success, one line (exit(0) gave status 0 and
+ * no report at all). */
+static void
+test_plugin_exit(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=exit");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: its run() called exit(): the run did not "
+					 "finish"));
+	assert_string_equal(r.out, "");
+	result_free(&r);
+	expect_error("native --kernel " BAD " --N 16 --d 4 --param mode=exit", 1,
+		     "bad: its run() called exit()");
+	r = memsim("sweep --out ex --jobs 1 --kernel " BAD " --N 16 --d 4 --param mode=exit");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "bad: its run() called exit()"));
+	result_free(&r);
+	assert_int_equal(sh("grep -q 'exited with status 1' ex/results.json && rm -rf ex"), 0);
+}
+
 /* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
  * reads the keys back as the same bytes. */
 static void
@@ -702,6 +725,7 @@ main(void)
 		cmocka_unit_test(test_plugin_array_names),
 		cmocka_unit_test(test_plugin_messages),
 		cmocka_unit_test(test_plugin_not_loadable),
+		cmocka_unit_test(test_plugin_exit),
 		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
