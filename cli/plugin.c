@@ -78,6 +78,26 @@ plugin_path_like(const char *s)
 	return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".so") == 0);
 }
 
+bool
+plugin_in_list(const char *s)
+{
+	char *copy, *item, *save = NULL;
+	struct stat st;
+	bool list = false;
+
+	if (!plugin_path_like(s) || !strchr(s, ',') || stat(s, &st) == 0)
+		return false;
+	copy = xstrdup(s);
+	for (item = strtok_r(copy, ",", &save); item && !list; item = strtok_r(NULL, ",", &save)) {
+		enum attn_kernel k;
+
+		list = attn_kernel_parse(item, &k) ||
+		       (plugin_path_like(item) && stat(item, &st) == 0);
+	}
+	free(copy);
+	return list;
+}
+
 int
 plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t errlen)
 {

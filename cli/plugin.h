@@ -40,6 +40,11 @@ struct plugin {
 /* Whether a --kernel value names a plugin: it contains a '/' or ends in ".so". */
 bool plugin_path_like(const char *s);
 
+/* Whether s, a --kernel value plugin_path_like() takes for a path, is rather a comma list that
+ * puts a plugin with other kernels ("naive,./x.so"): no file has that name, and one of its
+ * items is a built-in kernel's name or an existing file. */
+bool plugin_in_list(const char *s);
+
 /* Adds "key=value" to pp. Returns 0, or -1 with a one-line message in err. */
 int plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t errlen);
 

@@ -685,6 +685,25 @@ test_plugin_exit(void **state)
 	assert_int_equal(sh("grep -q 'exited with status 1' ex/results.json && rm -rf ex"), 0);
 }
 
+/* A comma list with a plugin in it: one line saying so, not "cannot load naive,./x.so"; a
+ * plugin whose path holds a comma still loads. */
+static void
+test_plugin_in_list(void **state)
+{
+	(void)state;
+	expect_error("sweep --out l --kernel naive," COPY " --N 16", 2,
+		     "--kernel naive," COPY ": a plugin cannot be listed with other kernels (one "
+		     "plugin a sweep, without built-in kernels)");
+	expect_error("sweep --out l --kernel " COPY ",flash2 --N 16", 2,
+		     "a plugin cannot be listed with other kernels");
+	expect_error("run --kernel naive," COPY " --N 16", 2,
+		     "--kernel naive," COPY ": one kernel, not a list");
+	expect_error("formula --kernel naive," COPY " --N 16", 2, "one kernel, not a list");
+	assert_int_equal(sh("mkdir -p a,b && cp " COPY " a,b/k.so"), 0);
+	expect_ok("run --kernel a,b/k.so --N 16 --d 4");
+	assert_int_equal(sh("rm -rf a,b"), 0);
+}
+
 /* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
  * reads the keys back as the same bytes. */
 static void
@@ -726,6 +745,7 @@ main(void)
 		cmocka_unit_test(test_plugin_messages),
 		cmocka_unit_test(test_plugin_not_loadable),
 		cmocka_unit_test(test_plugin_exit),
+		cmocka_unit_test(test_plugin_in_list),
 		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
