@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "sim/sample.h"
 #include "sim/util.h"
@@ -446,12 +447,12 @@ report_print_cache(FILE *f, struct cache *c)
 	}
 }
 
-/* obj as text ending in a newline; caller frees with cJSON_free(). NULL with err when cJSON
- * cannot format it. */
+/* obj as text ending in a newline; caller frees with free(). NULL with err when cJSON cannot
+ * format it. */
 static char *
 json_text(const cJSON *obj, const char *path, size_t *len, char *err, size_t errlen)
 {
-	char *text = cJSON_Print(obj);
+	char *text = json_text_print(obj, true);
 
 	if (!text) {
 		snprintf(err, errlen, "cannot format JSON for %s", path);
@@ -472,7 +473,7 @@ report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
 	if (!text)
 		return -ENOMEM;
 	rc = write_file_whole(path, text, len, err, errlen);
-	cJSON_free(text);
+	free(text);
 	return rc;
 }
 
@@ -487,7 +488,7 @@ report_write_json_at(int dirfd, const char *dir, const char *name, const cJSON *
 	if (!text)
 		return -ENOMEM;
 	rc = write_file_whole_at(dirfd, dir, name, text, len, err, errlen);
-	cJSON_free(text);
+	free(text);
 	return rc;
 }
 
@@ -514,7 +515,7 @@ read_json_stream(FILE *f, const char *path, char *err, size_t errlen)
 	}
 	fclose(f);
 	/* The whole file must be one document (a JSON-lines file is not). */
-	root = cJSON_ParseWithOpts(text, NULL, true);
+	root = json_text_parse(text, (size_t)n, true);
 	free(text);
 	if (!root)
 		snprintf(err, errlen, "%s: not one valid JSON document", path);

@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "analysis/json_text.h"
+#include "sim/utf8.h"
+
 int
 results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,
 	     struct results_info *info, char *err, size_t errlen)
@@ -50,7 +53,7 @@ results_read_stream(FILE *f, const char *path,
 			info->good_bytes += len;
 			continue;
 		}
-		r = cJSON_ParseWithLength(line, (size_t)len);
+		r = json_text_parse(line, (size_t)len, false);
 		if (!r || !cJSON_IsObject(r)) {
 			cJSON_Delete(r);
 			snprintf(err, errlen, "%s:%lu: not a JSON object", path, info->lines);
@@ -197,16 +200,31 @@ const char results_csv_header[] =
 	"in_lab_regime,regime,flops,intensity,traced_seconds,error,estimate,estimated_error,"
 	"sample_too_small,splits,kv_page\n";
 
+/* s as a CSV field: quoted where quote says or where it holds a comma, a quote or a line
+ * break; each byte that is not UTF-8 as U+FFFD (the text a spreadsheet reads is UTF-8; the
+ * JSON row keeps the bytes). */
 static void
-csv_quoted(FILE *f, const char *s)
+csv_text(FILE *f, const char *s, bool quote)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+	const unsigned char *c = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+
+	quote = quote || strpbrk(s, ",\"\r\n");
+	if (quote)
+		fputc('"', f);
+	for (size_t i = 0; i < n; i += k) {
+		k = utf8_sequence(c + i, n - i);
+		if (k == 0) {
+			fputs("\xef\xbf\xbd", f);
+			k = 1;
+		} else if (c[i] == '"') {
+			fputs("\"\"", f);
+		} else {
+			fwrite(c + i, 1, k, f);
+		}
 	}
-	fputc('"', f);
+	if (quote)
+		fputc('"', f);
 }
 
 /* What a column holds: a count ("%.0f"), a real ("%.6g"), a truth (1 or 0), a word (as it
@@ -314,10 +332,10 @@ csv_field(FILE *f, const cJSON *r, const struct csv_column *c)
 		break;
 	case CSV_WORD:
 		if (cJSON_IsString(v))
-			fputs(v->valuestring, f);
+			csv_text(f, v->valuestring, false);
 		break;
 	case CSV_TEXT:
-		csv_quoted(f, cJSON_IsString(v) ? v->valuestring : "");
+		csv_text(f, cJSON_IsString(v) ? v->valuestring : "", true);
 		break;
 	default:
 		csv_estimate(f, r, c->kind);

@@ -14,6 +14,7 @@
 #include "memsim/memsim.h"
 #pragma GCC visibility pop
 
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "api/api.h"
 
@@ -143,7 +144,7 @@ memsim_report_json(const struct memsim_hierarchy *h)
 	if (cfg &&
 	    cJSON_AddStringToObject(cfg, "cache", spec_format(&h->spec, spec, sizeof(spec)))) {
 		report_add_cache(root, h->cache);
-		text = cJSON_Print(root);
+		text = json_text_print(root, true);
 	}
 	cJSON_Delete(root);
 	return text;

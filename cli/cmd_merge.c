@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
 #include "cli/commands.h"
@@ -213,12 +214,12 @@ key_at(const void *owner, uint32_t i)
 static int
 write_row(struct merge *m, const cJSON *r)
 {
-	char *text = cJSON_PrintUnformatted(r);
+	char *text = json_text_print(r, false);
 	int rc = 0;
 
 	if (!text || fprintf(m->results, "%s\n", text) < 0 || results_csv_row(m->csv, r))
 		rc = -EIO;
-	cJSON_free(text);
+	free(text);
 	m->runs += rc == 0;
 	if (rc == 0 && cJSON_GetObjectItemCaseSensitive(r, "estimate")) {
 		m->estimates++;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -122,7 +123,7 @@ emit_row(const struct profile_row *r, void *ctx)
 {
 	struct sink *s = ctx;
 	cJSON *o = profile_row_json(s->cfg, r);
-	char *line = cJSON_PrintUnformatted(o);
+	char *line = json_text_print(o, false);
 	int rc = 0;
 
 	if (!line || fprintf(s->results, "%s\n", line) < 0 || fflush(s->results) != 0) {
@@ -132,7 +133,7 @@ emit_row(const struct profile_row *r, void *ctx)
 	} else {
 		s->written++;
 	}
-	cJSON_free(line);
+	free(line);
 	fprintf(s->text, "%5llu  %-7s %-10s %10.4f %10.4f %9llu %9.3f %12.1f %8.2f %12.0f\n",
 		(unsigned long long)r->T, attn_kernel_name(r->kernel), r->op, r->time.p50 * 1e3,
 		r->time.p95 * 1e3, (unsigned long long)r->time.calls, r->flops / r->time.p50 / 1e9,

@@ -134,6 +134,11 @@ kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg
 	struct sweep_plan *p = opt->dest;
 	char err[1024];
 
+	if (plugin_in_list(arg))
+		return usage_error(cmd,
+				   "--kernel %s: a plugin cannot be listed with other kernels (one "
+				   "plugin a sweep, without built-in kernels)",
+				   arg);
 	if (!plugin_path_like(arg)) {
 		if (p->plugin.p)
 			return usage_error(cmd, "--kernel: a plugin or built-in kernels, not both");

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "sim/progress.h"
 #include "sim/sample.h"
+#include "sim/utf8.h"
 #include "sim/util.h"
 
 static int cmd_help(int argc, char **argv);
@@ -79,53 +80,17 @@ usage_main(FILE *f)
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
-/* The length of the UTF-8 sequence at s that a terminal shows as text, or 0: not UTF-8
- * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short) or a
- * C1 control (U+0080 to U+009F, which a terminal may act on as it does on ESC). */
-static size_t
-utf8_text(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	else if (s[0] == 0xc2)
-		lo = 0xa0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* Writes s to stderr on one line, whatever a user or a file put in it: control characters (a
  * newline too), DEL, C1 controls and bytes that are not UTF-8 are shown as \xNN; printable
- * ASCII and valid UTF-8 pass through. */
+ * ASCII and valid UTF-8 pass through (utf8_printable()). */
 static void
 put_escaped(const char *s)
 {
-	const unsigned char *c = (const unsigned char *)s;
+	size_t n = strlen(s);
+	char *line = xzalloc(4 * n + 1);
 
-	while (*c) {
-		size_t n = *c >= 0x80 ? utf8_text(c) : (*c < ' ' || *c == 0x7f) ? 0 : 1;
-
-		if (n == 0) {
-			fprintf(stderr, "\\x%02x", *c++);
-			continue;
-		}
-		fwrite(c, 1, n, stderr);
-		c += n;
-	}
+	fputs(utf8_printable(s, n, line, 4 * n + 1), stderr);
+	free(line);
 }
 
 /* fmt and ap formatted; caller frees with free(). */

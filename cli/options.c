@@ -36,6 +36,12 @@ kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg
 {
 	struct kernel_options *o = opt->dest;
 
+	if (plugin_in_list(arg))
+		return usage_error(
+			cmd,
+			"--kernel %s: one kernel, not a list (and a plugin is never listed "
+			"with other kernels)",
+			arg);
 	if (plugin_path_like(arg)) {
 		o->plugin_path = arg;
 		return 0;

@@ -17,12 +17,58 @@
 
 #define MEMSIM_NO_TR_MACROS
 #include "api/api.h"
+#include "cli/commands.h"
 #include "cli/plugin.h"
 #include "kernels/simulate.h"
+#include "sim/utf8.h"
 #include "sim/util.h"
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)
+
+/* The plugin (its name, or its path before it has one) and the callback memsim is in, NULL
+ * outside one: exit_guard() tells a plugin's exit() from memsim's own. Plugins run on one
+ * thread. */
+static const char *calling_who, *calling_what;
+
+/* At exit: a plugin that calls exit() ends memsim before its run finished, which must not read
+ * as a success (exit(0) would leave status 0 and no report). */
+static void
+exit_guard(void)
+{
+	char who[256];
+
+	if (!calling_what)
+		return;
+	fprintf(stderr, "memsim: %s: its %s called exit(): the run did not finish\n",
+		utf8_printable(calling_who, strlen(calling_who), who, sizeof(who)), calling_what);
+	_exit(EXIT_RUNTIME);
+}
+
+static void
+call_enter(const char *who, const char *what)
+{
+	calling_who = who;
+	calling_what = what;
+}
+
+static void
+call_leave(void)
+{
+	calling_what = NULL;
+}
+
+/* "NAME: message" into err: the message a callback left in why (size bytes, which it may have
+ * filled without a NUL) as one printable line, or dflt where it left none. */
+static void
+plugin_message(const struct plugin *pl, const char *why, size_t size, const char *dflt, char *err,
+	       size_t errlen)
+{
+	char line[512];
+
+	snprintf(err, errlen, "%s: %s", pl->p->name,
+		 why[0] ? utf8_printable(why, size, line, sizeof(line)) : dflt);
+}
 
 bool
 plugin_path_like(const char *s)
@@ -30,6 +76,26 @@ plugin_path_like(const char *s)
 	size_t n = strlen(s);
 
 	return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".so") == 0);
+}
+
+bool
+plugin_in_list(const char *s)
+{
+	char *copy, *item, *save = NULL;
+	struct stat st;
+	bool list = false;
+
+	if (!plugin_path_like(s) || !strchr(s, ',') || stat(s, &st) == 0)
+		return false;
+	copy = xstrdup(s);
+	for (item = strtok_r(copy, ",", &save); item && !list; item = strtok_r(NULL, ",", &save)) {
+		enum attn_kernel k;
+
+		list = attn_kernel_parse(item, &k) ||
+		       (plugin_path_like(item) && stat(item, &st) == 0);
+	}
+	free(copy);
+	return list;
 }
 
 int
@@ -63,6 +129,18 @@ plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t er
 	return 0;
 }
 
+/* Whether s is one printable line of UTF-8: what utf8_printable() leaves as it is. */
+static bool
+printable(const char *s)
+{
+	size_t n = strlen(s);
+	char *line = xzalloc(4 * n + 1);
+	bool same = strcmp(utf8_printable(s, n, line, 4 * n + 1), s) == 0;
+
+	free(line);
+	return same;
+}
+
 /* What a loaded description lacks, or NULL. */
 static const char *
 plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
@@ -82,6 +160,9 @@ plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 	}
 	if (!p->name || !p->name[0])
 		return "it has no name";
+	if (!printable(p->name))
+		return "its name is not printable UTF-8 (a control character, or bytes that are "
+		       "not UTF-8)";
 	if (!p->arrays)
 		return "it has no arrays() callback";
 	if (!p->run)
@@ -89,18 +170,95 @@ plugin_defect(const struct memsim_kernel_plugin *p, char *buf, size_t len)
 	return NULL;
 }
 
+/* What a file of mode m is where it is not a regular file, or NULL. */
+static const char *
+file_kind(mode_t m)
+{
+	return S_ISREG(m)    ? NULL
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+			     : "not a regular file";
+}
+
+/* Whether p lies in a mapping of this process that may be executed, as /proc/self/maps says;
+ * true where that cannot be read (nothing to check against). */
+static bool
+address_executable(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	uintptr_t a = (uintptr_t)p;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false, exec = false;
+
+	if (!f)
+		return true;
+	while (!found && getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi;
+		char perms[5];
+
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
+			found = true;
+			exec = perms[2] == 'x';
+		}
+	}
+	free(line);
+	fclose(f);
+	return exec;
+}
+
+/* The description the entry returns, or NULL with why: an entry that is not code (a data
+ * symbol of that name) is never called. */
+static const struct memsim_kernel_plugin *
+call_entry(void *h, const char *path, const char **why)
+{
+	const struct memsim_kernel_plugin *(*entry)(void);
+	const struct memsim_kernel_plugin *p;
+	void *sym = dlsym(h, MEMSIM_PLUGIN_ENTRY);
+
+	if (!sym) {
+		*why = "not a memsim plugin: no " MEMSIM_PLUGIN_ENTRY;
+		return NULL;
+	}
+	if (!address_executable(sym)) {
+		*why = "not a memsim plugin: its " MEMSIM_PLUGIN_ENTRY " is not a function (a data "
+		       "symbol: define it with MEMSIM_PLUGIN())";
+		return NULL;
+	}
+	*(void **)&entry = sym;
+	call_enter(path, MEMSIM_PLUGIN_ENTRY "()");
+	p = entry();
+	call_leave();
+	if (!p)
+		*why = "its entry returned NULL";
+	return p;
+}
+
 int
 plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t errlen)
 {
-	const struct memsim_kernel_plugin *(*entry)(void);
-	const char *why;
+	static bool guarded;
+	const char *why = NULL, *kind;
 	char buf[256], *here;
+	struct stat st;
 	void *h;
 
 	memset(pl, 0, sizeof(*pl));
+	if (!guarded)
+		guarded = atexit(exit_guard) == 0;
 	/* "x.so" is the file here, not a library dlopen() would look for on its search path. */
 	here = xzalloc(strlen(path) + 3);
 	sprintf(here, "%s%s", strchr(path, '/') ? "" : "./", path);
+	/* dlopen() opens what it is given: a FIFO would block it, a device feed it. What cannot
+	 * be stat()ed is left to dlopen(), whose message names why. */
+	if (stat(here, &st) == 0 && (kind = file_kind(st.st_mode))) {
+		snprintf(err, errlen, "--kernel: %s: %s, not a shared object file", path, kind);
+		free(here);
+		return -1;
+	}
 	dlerror();
 	h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
 	free(here);
@@ -110,15 +268,9 @@ plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t 
 		snprintf(err, errlen, "--kernel: cannot load %s", e ? e : path);
 		return -1;
 	}
-	*(void **)&entry = dlsym(h, MEMSIM_PLUGIN_ENTRY);
-	if (!entry) {
-		snprintf(err, errlen, "--kernel: %s: not a memsim plugin: no %s", path,
-			 MEMSIM_PLUGIN_ENTRY);
-		dlclose(h);
-		return -1;
-	}
-	pl->p = entry();
-	why = pl->p ? plugin_defect(pl->p, buf, sizeof(buf)) : "its entry returned NULL";
+	pl->p = call_entry(h, path, &why);
+	if (pl->p)
+		why = plugin_defect(pl->p, buf, sizeof(buf));
 	if (!why && (pl->p->native != 0) != native)
 		why = native ? "a traced build where the native one is needed (build it with "
 			       "-DMEMSIM_NATIVE)"
@@ -217,10 +369,59 @@ plugin_config(const struct plugin *pl, const struct attn_config *c, const struct
 	out->nparams = pp->n;
 	out->param_keys = keys;
 	out->param_values = pp->values;
-	if (pl->p->check && pl->p->check(out, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name,
-			 why[0] ? why : "configuration refused");
-		return -1;
+	if (pl->p->check) {
+		int rc;
+
+		call_enter(pl->p->name, "check()");
+		rc = pl->p->check(out, why, sizeof(why));
+		call_leave();
+		if (rc) {
+			plugin_message(pl, why, sizeof(why), "configuration refused", err, errlen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Whether the plugin's arrays can be told apart in every table, CSV and JSON: each named, in
+ * one printable line of UTF-8, no two alike, in a space memsim knows. Returns 0, or -1 with a
+ * message naming the plugin and the array. */
+static int
+arrays_check(const struct plugin *pl, const struct plugin_arrays *pa, char *err, size_t errlen)
+{
+	char shown[4 * sizeof(pa->a[0].name)];
+
+	for (unsigned i = 0; i < pa->n; i++) {
+		const struct memsim_kernel_array *a = &pa->a[i];
+		const char *name = a->name;
+
+		utf8_printable(name, sizeof(a->name), shown, sizeof(shown));
+		if (!name[0]) {
+			snprintf(err, errlen, "%s: arrays(): array %u has no name", pl->p->name,
+				 i + 1);
+			return -1;
+		}
+		if (strcmp(shown, name) != 0) {
+			snprintf(err, errlen,
+				 "%s: arrays(): array name '%s' is not printable UTF-8 (a control "
+				 "character, or bytes that are not UTF-8)",
+				 pl->p->name, shown);
+			return -1;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(pa->a[j].name, name) == 0) {
+				snprintf(err, errlen, "%s: arrays(): two arrays named '%s'",
+					 pl->p->name, name);
+				return -1;
+			}
+		if (a->space != MEMSIM_SPACE_DRAM && a->space != MEMSIM_SPACE_SCRATCH &&
+		    a->space != MEMSIM_SPACE_TILE) {
+			snprintf(err, errlen,
+				 "%s: arrays(): array '%s' has space %d, not MEMSIM_SPACE_DRAM, "
+				 "_SCRATCH or _TILE",
+				 pl->p->name, name, (int)a->space);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -236,17 +437,24 @@ plugin_arrays_create(const struct plugin *pl, const struct memsim_kernel_config 
 	int n, fd;
 
 	memset(pa, 0, sizeof(*pa));
+	call_enter(pl->p->name, "arrays()");
 	n = pl->p->arrays(kc, pa->a, PLUGIN_MAX_ARRAYS, why, sizeof(why));
+	call_leave();
 	if (n < 0 || n > PLUGIN_MAX_ARRAYS) {
-		snprintf(err, errlen, "%s: %s", pl->p->name,
-			 n < 0 ? (why[0] ? why : "arrays() failed") : "more than 64 arrays");
+		if (n < 0)
+			plugin_message(pl, why, sizeof(why), "arrays() failed", err, errlen);
+		else
+			snprintf(err, errlen, "%s: more than 64 arrays", pl->p->name);
 		return -EINVAL;
 	}
 	pa->n = (unsigned)n;
+	for (unsigned i = 0; i < pa->n; i++)
+		pa->a[i].name[sizeof(pa->a[i].name) - 1] = '\0';
+	if (arrays_check(pl, pa, err, errlen))
+		return -EINVAL;
 	for (unsigned i = 0; i < pa->n; i++) {
 		uint64_t b = pa->a[i].bytes;
 
-		pa->a[i].name[sizeof(pa->a[i].name) - 1] = '\0';
 		if (b > (UINT64_C(1) << 60) || total > (UINT64_C(1) << 60)) {
 			snprintf(err, errlen, "%s: array '%s' of %llu bytes is past any memory",
 				 pl->p->name, pa->a[i].name, (unsigned long long)b);
@@ -298,8 +506,11 @@ plugin_arrays_bytes(const struct plugin *pl, const struct attn_config *c,
 	char err[512];
 	int n = -1;
 
-	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0)
+	if (plugin_config(pl, c, pp, &kc, err, sizeof(err)) == 0) {
+		call_enter(pl->p->name, "arrays()");
 		n = pl->p->arrays(&kc, a, PLUGIN_MAX_ARRAYS, err, sizeof(err));
+		call_leave();
+	}
 	for (int i = 0; i < n && i < PLUGIN_MAX_ARRAYS && used < cap; i++)
 		used += a[i].bytes < cap ? (a[i].bytes + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE
 					 : cap;
@@ -362,6 +573,19 @@ declare_arrays(const struct plugin *pl, struct plugin_arrays *pa, struct memsim_
 	return 0;
 }
 
+/* The plugin's run() into t, within the exit guard. */
+static int
+run_traced(const struct plugin *pl, const struct memsim_kernel_config *kc, struct plugin_arrays *pa,
+	   struct memsim_trace *t, char *why, size_t whylen)
+{
+	int rc;
+
+	call_enter(pl->p->name, "run()");
+	rc = pl->p->run(kc, pa->base, t, why, whylen);
+	call_leave();
+	return rc;
+}
+
 int
 plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		struct plugin_arrays *pa, struct cache *c, const struct spec *spec, bool flush,
@@ -378,8 +602,8 @@ plugin_simulate(const struct plugin *pl, const struct memsim_kernel_config *kc,
 		return -1;
 	rc = declare_arrays(pl, pa, t, err, errlen);
 	t0 = now_seconds();
-	if (rc == 0 && pl->p->run(kc, pa->base, t, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+	if (rc == 0 && run_traced(pl, kc, pa, t, why, sizeof(why))) {
+		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
 	if (rc == 0 && t->error[0]) { /* an access the trace refused */
@@ -418,8 +642,8 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	rc = t.ctx ? declare_arrays(pl, pa, &t, err, errlen) : -1;
 	if (!t.ctx)
 		snprintf(err, errlen, "recording: cannot create the trace");
-	if (rc == 0 && pl->p->run(kc, pa->base, &t, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", pl->p->name, why[0] ? why : "run() failed");
+	if (rc == 0 && run_traced(pl, kc, pa, &t, why, sizeof(why))) {
+		plugin_message(pl, why, sizeof(why), "run() failed", err, errlen);
 		rc = -1;
 	}
 	if (rc == 0 && t.error[0]) {
@@ -447,7 +671,38 @@ void
 plugin_native_call(void *run)
 {
 	struct plugin_native_run *r = run;
+	char why[sizeof(r->err)] = "";
 
-	if (r->rc == 0)
-		r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, r->err, sizeof(r->err));
+	if (r->rc != 0)
+		return;
+	call_enter(r->pl->p->name, "run()");
+	r->rc = r->pl->p->run(r->kc, r->pa->base, NULL, why, sizeof(why));
+	call_leave();
+	if (r->rc)
+		utf8_printable(why, sizeof(why), r->err, sizeof(r->err));
+}
+
+int
+plugin_formula(const struct plugin *pl, const struct memsim_kernel_config *kc, uint64_t capacity,
+	       uint32_t line, struct memsim_array_bytes *out, unsigned n)
+{
+	int rc;
+
+	if (!pl->p->formula)
+		return -1;
+	call_enter(pl->p->name, "formula()");
+	rc = pl->p->formula(kc, capacity, line, out, n);
+	call_leave();
+	return rc ? -1 : 0;
+}
+
+bool
+plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, double *flops)
+{
+	if (!pl->p->flops)
+		return false;
+	call_enter(pl->p->name, "flops()");
+	*flops = pl->p->flops(kc);
+	call_leave();
+	return true;
 }

@@ -40,6 +40,11 @@ struct plugin {
 /* Whether a --kernel value names a plugin: it contains a '/' or ends in ".so". */
 bool plugin_path_like(const char *s);
 
+/* Whether s, a --kernel value plugin_path_like() takes for a path, is rather a comma list that
+ * puts a plugin with other kernels ("naive,./x.so"): no file has that name, and one of its
+ * items is a built-in kernel's name or an existing file. */
+bool plugin_in_list(const char *s);
+
 /* Adds "key=value" to pp. Returns 0, or -1 with a one-line message in err. */
 int plugin_params_add(struct plugin_params *pp, const char *kv, char *err, size_t errlen);
 
@@ -119,6 +124,12 @@ struct plugin_native_run {
 	char err[512];
 };
 void plugin_native_call(void *run);
+
+/* The plugin's formula() (plugin.h) for kc; -1 where it has none or it does not apply. */
+int plugin_formula(const struct plugin *pl, const struct memsim_kernel_config *kc,
+		   uint64_t capacity, uint32_t line, struct memsim_array_bytes *out, unsigned n);
+/* The plugin's flops() for kc into *flops; false where it has none. */
+bool plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, double *flops);
 
 /* One configuration of a plugin end to end: arrays, the run through the model, the plugin's
  * formula where it gives one. */

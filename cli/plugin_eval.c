@@ -47,8 +47,8 @@ eval_formula(struct plugin_eval *ev, const struct plugin *pl, const struct spec 
 	if (!pl->p->formula || !spec->cache.levels)
 		return;
 	last = &spec->cache.level[spec->cache.levels - 1];
-	ev->have_formula = pl->p->formula(&ev->kc, last->size_bytes, last->line_bytes, ev->formula,
-					  ev->pa.n) == 0;
+	ev->have_formula = plugin_formula(pl, &ev->kc, last->size_bytes, last->line_bytes,
+					  ev->formula, ev->pa.n) == 0;
 	why = formula_unfit(spec, flush);
 	ev->exact = !why;
 	snprintf(ev->scope_why, sizeof(ev->scope_why), "%s", why ? why : "");
@@ -239,8 +239,7 @@ plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl, const st
 
 		cJSON_AddItemToObject(formulas, "exact", formula_json(ev));
 	}
-	if (pl->p->flops) {
-		flops = pl->p->flops(&ev->kc);
+	if (plugin_flops(pl, &ev->kc, &flops)) {
 		dram = cache_dram(ev->cache);
 		cJSON_AddNumberToObject(root, "flops", flops);
 		if (dram->read_bytes + dram->write_bytes)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/evaluate.h"
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "kernels/simulate.h"
 #include "sim/spec.h"
@@ -49,10 +50,10 @@ send_row(FILE *fout, const struct sweep_item *items, long idx, cJSON *r)
 	cJSON_AddNumberToObject(r, "index", (double)idx);
 	cJSON_AddStringToObject(r, "key", items[idx].key);
 	cJSON_AddStringToObject(r, "model_revision", report_model_revision());
-	text = cJSON_PrintUnformatted(r);
-	fprintf(fout, "%s\n", text);
+	text = json_text_print(r, false);
+	fprintf(fout, "%s\n", text ? text : "{}");
 	fflush(fout);
-	cJSON_free(text);
+	free(text);
 	cJSON_Delete(r);
 }
 
@@ -547,9 +548,9 @@ worker_died(struct worker *all, unsigned n, unsigned j, struct work *wk, size_t 
 		cJSON_AddNumberToObject(r, "index", (double)w->task);
 		cJSON_AddStringToObject(r, "key", wk->items[w->task].key);
 		cJSON_AddStringToObject(r, "model_revision", report_model_revision());
-		text = cJSON_PrintUnformatted(r);
-		rc = wk->ops->row(wk->ctx, w->task, text);
-		cJSON_free(text);
+		text = json_text_print(r, false);
+		rc = wk->ops->row(wk->ctx, w->task, text ? text : "{}");
+		free(text);
 		cJSON_Delete(r);
 		(*finished)++;
 	}

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
 #include "cli/sweep_writer.h"
@@ -494,7 +495,7 @@ sweep_writer_has(const struct sweep_writer *w, const char *key)
 int
 sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t errlen)
 {
-	cJSON *r = cJSON_Parse(line);
+	cJSON *r = json_text_parse(line, strlen(line), false);
 	const char *bad = NULL;
 
 	size_t len = strlen(line);

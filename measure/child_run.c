@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "measure/spawn.h"
+#include "sim/utf8.h"
 #include "sim/util.h"
 
 /* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
@@ -73,9 +74,14 @@ void
 child_run_report(const char *path, struct child_run_figures *f)
 {
 	char *text = slurp_text(path);
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *lv;
-	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
+	cJSON *j = NULL, *lv;
+	const cJSON *cpu;
 
+	if (text) {
+		utf8_json_unescape(text, strlen(text)); /* memsim's escapes (sim/utf8.h) */
+		j = cJSON_Parse(text);
+	}
+	cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
 	f->model_seconds = json_number(j, "traced_seconds");
 	f->peak_rss = json_number(j, "peak_rss_bytes");
 	f->accesses = -1;

@@ -2,8 +2,9 @@
  * Faults a user meets at the edges (issue 18 item 12): a sweep plan too big to make, or with
  * a value twice, an empty item or no configuration left, is a one-line usage error before
  * anything runs; runtime errors show control bytes and bytes that are not UTF-8 from paths and
- * trace lines as \xNN; an interrupted xcheck or bench stops its child and removes its
- * temporary directory.
+ * trace lines as \xNN, and the JSON written with them is valid UTF-8 that reads back as the
+ * same bytes; an interrupted xcheck or bench stops its child and removes its temporary
+ * directory.
  */
 
 #include "config.h"
@@ -414,17 +415,69 @@ test_out_escapes(void **state)
 		     "profile --T 64 --out \"$(printf 'afile/\\033[31mx')\"");
 }
 
+/* Whether text is ASCII and holds what. */
+static bool
+ascii_with(const char *text, const char *what)
+{
+	bool ok = strstr(text, what) != NULL;
+
+	for (const unsigned char *c = (const unsigned char *)text; ok && *c; c++)
+		ok = *c < 0x80;
+	if (!ok)
+		print_commented(text);
+	return ok;
+}
+
+/* Whether tmpdir's file name (a shell word) is ASCII and holds what. */
+static bool
+file_ascii_with(const char *name, const char *what)
+{
+	struct result r = shell("cat %s", name);
+	bool ok = r.rc == 0 && ascii_with(r.out, what);
+
+	result_free(&r);
+	return ok;
+}
+
+/* Paths whose bytes are not UTF-8 in every JSON memsim writes (a report on stdout and in a
+ * file, a sweep's manifest and rows): each such byte as \udcXX, the text ASCII there, so valid
+ * UTF-8; memsim reads its own rows back as the same bytes (table, resume). */
+static void
+test_json_not_utf8(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel naive --N 16 --d 8 --record \"$(printf 'r\\377.mt')\" --json -");
+	assert_int_equal(r.rc, 0);
+	assert_true(ascii_with(r.out, "--record 'r\\udcff.mt' --json -\""));
+	result_free(&r);
+	assert_true(exists("\"$(printf 'r\\377.mt')\""));
+	expect_ok("run --kernel naive --N 16 --d 8 --json \"$(printf 'j\\376.json')\"");
+	assert_true(file_ascii_with("\"$(printf 'j\\376.json')\"", "--json 'j\\udcfe.json'\""));
+	expect_ok("sweep --out \"$(printf 's\\377')\" --kernel naive --N 16,32 --d 8 "
+		  "--formula-only");
+	assert_true(file_ascii_with("\"$(printf 's\\377')\"/manifest.json", "--out 's\\udcff'"));
+	assert_true(file_ascii_with("\"$(printf 's\\377')\"/results.json", "\"N\":32"));
+	r = memsim("sweep --out \"$(printf 's\\377')\" --kernel naive --N 16,32,64 --d 8 "
+		   "--formula-only --resume");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "2 already done"));
+	result_free(&r);
+	expect_ok("table \"$(printf 's\\377')\"");
+	assert_int_equal(sh("rm -rf \"$(printf 'r\\377.mt')\" \"$(printf 'j\\376.json')\" "
+			    "\"$(printf 's\\377')\""),
+			 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_too_big),
-		cmocka_unit_test(test_plan_duplicates),
-		cmocka_unit_test(test_plan_empty),
-		cmocka_unit_test(test_error_escapes),
-		cmocka_unit_test(test_xcheck_interrupt),
-		cmocka_unit_test(test_bench_interrupt),
-		cmocka_unit_test(test_out_escapes),
+		cmocka_unit_test(test_plan_too_big),     cmocka_unit_test(test_plan_duplicates),
+		cmocka_unit_test(test_plan_empty),       cmocka_unit_test(test_error_escapes),
+		cmocka_unit_test(test_xcheck_interrupt), cmocka_unit_test(test_bench_interrupt),
+		cmocka_unit_test(test_out_escapes),      cmocka_unit_test(test_json_not_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

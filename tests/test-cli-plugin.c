@@ -1,7 +1,8 @@
 /*
  * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
  * against a hand count and its formula, and the one-line refusals of what is not a plugin;
- * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache.
+ * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache;
+ * tests/plugin-bad.c's misbehaviour (names, messages, exit()) refused or reported in one line.
  */
 
 #define TMPDIR_NAME "plugin"
@@ -21,6 +22,7 @@
 #include "tests/cli-run.h"
 
 #define COPY PLUGIN_DIR "/plugin-copy.so"
+#define BAD PLUGIN_DIR "/plugin-bad.so"
 
 /* How a worker that crashed is reported: ASan catches the SIGSEGV and exits 1 instead. */
 static const char *
@@ -560,6 +562,181 @@ test_plugin_record_errors(void **state)
 	assert_int_equal(sh("rm -rf dir"), 0);
 }
 
+/* Array names every table, CSV and JSON can tell apart: one each, printable UTF-8, in a
+ * space memsim knows; anything else refused in one line before the run, naming the plugin and
+ * the array (two arrays "A" gave a false "DIFFERS" from the first one's traffic). */
+static void
+test_plugin_array_names(void **state)
+{
+	static const struct {
+		const char *mode, *msg;
+	} cases[] = {
+		{ "dup", "bad: arrays(): two arrays named 'A'" },
+		{ "empty", "bad: arrays(): array 2 has no name" },
+		{ "ctrl",
+		  "bad: arrays(): array name '\\x1b[31m\"x\\x0a\\' is not printable UTF-8" },
+		{ "not-utf8", "bad: arrays(): array name 'B\\xff\\xfe' is not printable UTF-8" },
+		{ "space",
+		  "bad: arrays(): array 'B' has space 77, not MEMSIM_SPACE_DRAM, _SCRATCH or "
+		  "_TILE" },
+	};
+	struct result r;
+	char args[256];
+	cJSON *o;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), "run --kernel " BAD " --N 16 --d 4 --param mode=%s",
+			 cases[i].mode);
+		expect_error(args, 2, cases[i].msg);
+	}
+	/* In a sweep, that configuration's row fails with the message. */
+	r = memsim("sweep --out names --kernel " BAD " --N 16 --d 4 --param mode=dup");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	assert_int_equal(sh("grep -q \"\\\"error\\\":\\\"bad: arrays(): two arrays named 'A'\" "
+			    "names/results.json && rm -rf names"),
+			 0);
+	/* A name in UTF-8 is a name. */
+	expect_ok("run --kernel " BAD " --N 16 --d 4 --param mode=utf8 --json u.json");
+	o = read_json("u.json");
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "arrays"), "B\xc3\xa4"));
+	cJSON_Delete(o);
+	assert_int_equal(sh("rm -f u.json"), 0);
+}
+
+/* Whether s holds exactly n of c in a row, and no more. */
+static bool
+run_of(const char *s, char c, size_t n)
+{
+	const char *p = strchr(s, c);
+
+	return p && strspn(p, (char[]){ c, '\0' }) == n;
+}
+
+/* A plugin's message that fills err to its end without a NUL is read to the buffer's end and
+ * no further (ASan: stack-buffer-overflow), and shown as one printable line. */
+static void
+test_plugin_messages(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=check-nonul");
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "memsim: bad: CCC"));
+	assert_true(run_of(r.err, 'C', 511));
+	result_free(&r);
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=arrays-nonul");
+	assert_int_equal(r.rc, 2);
+	assert_true(run_of(r.err, 'R', 511));
+	result_free(&r);
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: E\\x1b\\x0a\\xffEEE"));
+	result_free(&r);
+	r = memsim("native --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: E\\x1b\\x0a\\xffEEE"));
+	result_free(&r);
+	/* A sweep's row keeps it as the same printable line. */
+	r = memsim("sweep --out msg --jobs 1 --kernel " BAD " --N 16 --d 4 --param mode=run-nonul");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	assert_int_equal(sh("grep -q '\"error\":\"bad: E\\\\\\\\x1b\\\\\\\\x0a\\\\\\\\xffEEE' "
+			    "msg/results.json"),
+			 0);
+	assert_int_equal(sh("rm -rf msg"), 0);
+}
+
+/* What dlopen() must not be given: a FIFO (it would wait for a writer) and a device; an entry
+ * that is data, not code (calling it would crash). */
+static void
+test_plugin_not_loadable(void **state)
+{
+	struct result r;
+
+	(void)state;
+	assert_int_equal(sh("mkfifo fifo.so"), 0);
+	r = shell("timeout 10 %s run --kernel ./fifo.so --N 16", MEMSIM_BIN);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "--kernel: ./fifo.so: a FIFO, not a shared object file"));
+	result_free(&r);
+	expect_error("sweep --out f --kernel ./fifo.so --N 16", 2, "a FIFO, not a shared object");
+	expect_error("run --kernel /dev/null --N 16", 2,
+		     "--kernel: /dev/null: a character device, not a shared object file");
+	assert_int_equal(sh("mkdir -p dir.so && rm -f fifo.so"), 0);
+	expect_error("run --kernel dir.so --N 16", 2, "--kernel: dir.so: a directory, not a");
+	assert_int_equal(sh("rmdir dir.so"), 0);
+	expect_error("run --kernel " PLUGIN_DIR "/plugin-bad-data.so --N 16", 2,
+		     "plugin-bad-data.so: not a memsim plugin: its memsim_kernel_plugin_v1 is not "
+		     "a function");
+}
+
+/* A plugin that calls exit() in run(): never a success, one line (exit(0) gave status 0 and
+ * no report at all). */
+static void
+test_plugin_exit(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = memsim("run --kernel " BAD " --N 16 --d 4 --param mode=exit");
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "memsim: bad: its run() called exit(): the run did not "
+					 "finish"));
+	assert_string_equal(r.out, "");
+	result_free(&r);
+	expect_error("native --kernel " BAD " --N 16 --d 4 --param mode=exit", 1,
+		     "bad: its run() called exit()");
+	r = memsim("sweep --out ex --jobs 1 --kernel " BAD " --N 16 --d 4 --param mode=exit");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "bad: its run() called exit()"));
+	result_free(&r);
+	assert_int_equal(sh("grep -q 'exited with status 1' ex/results.json && rm -rf ex"), 0);
+}
+
+/* A comma list with a plugin in it: one line saying so, not "cannot load naive,./x.so"; a
+ * plugin whose path holds a comma still loads. */
+static void
+test_plugin_in_list(void **state)
+{
+	(void)state;
+	expect_error("sweep --out l --kernel naive," COPY " --N 16", 2,
+		     "--kernel naive," COPY ": a plugin cannot be listed with other kernels (one "
+		     "plugin a sweep, without built-in kernels)");
+	expect_error("sweep --out l --kernel " COPY ",flash2 --N 16", 2,
+		     "a plugin cannot be listed with other kernels");
+	expect_error("run --kernel naive," COPY " --N 16", 2,
+		     "--kernel naive," COPY ": one kernel, not a list");
+	expect_error("formula --kernel naive," COPY " --N 16", 2, "one kernel, not a list");
+	assert_int_equal(sh("mkdir -p a,b && cp " COPY " a,b/k.so"), 0);
+	expect_ok("run --kernel a,b/k.so --N 16 --d 4");
+	assert_int_equal(sh("rm -rf a,b"), 0);
+}
+
+/* --param values that are not UTF-8: the rows' JSON is ASCII there (\udcff), and --resume
+ * reads the keys back as the same bytes. */
+static void
+test_plugin_params_not_utf8(void **state)
+{
+	struct result r;
+
+	(void)state;
+	expect_ok("sweep --out pu --jobs 1 --kernel " COPY " --N 16,32 --d 4 --param "
+		  "\"$(printf 'crash=\\377')\"");
+	assert_int_equal(sh("grep -c '\"crash\":\"\\\\udcff\"' pu/results.json | grep -qx 2 && "
+			    "! LC_ALL=C grep -q \"$(printf '[\\200-\\377]')\" pu/results.json"),
+			 0);
+	r = memsim("sweep --out pu --jobs 1 --kernel " COPY " --N 16,32,48 --d 4 --param "
+		   "\"$(printf 'crash=\\377')\" --resume");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "2 already done"));
+	result_free(&r);
+	assert_int_equal(sh("rm -rf pu"), 0);
+}
+
 int
 main(void)
 {
@@ -576,6 +753,12 @@ main(void)
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_array_names),
+		cmocka_unit_test(test_plugin_messages),
+		cmocka_unit_test(test_plugin_not_loadable),
+		cmocka_unit_test(test_plugin_exit),
+		cmocka_unit_test(test_plugin_in_list),
+		cmocka_unit_test(test_plugin_params_not_utf8),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);

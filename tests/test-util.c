@@ -1,6 +1,7 @@
 /*
  * sim/util.c: the strict number parsers, size formatting, and mkdir_p() on the paths it must
- * create and the ones it must refuse.
+ * create and the ones it must refuse; sim/utf8.c: strict UTF-8, printable lines and JSON's
+ * escapes for the bytes that are not UTF-8.
  */
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/utf8.h"
 #include "sim/util.h"
 #include "tests/unit.h"
 
@@ -138,6 +140,84 @@ test_mkdir_p(void **state)
 	assert_int_equal(mkdir_p(path), -ENOTDIR);
 }
 
+/* Strict UTF-8 (RFC 3629): overlong forms, surrogates, past U+10FFFF, stray or missing
+ * continuation bytes are not. */
+static void
+test_utf8_sequence(void **state)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+	} cases[] = {
+		{ "a", 1 },
+		{ "\xc3\xa4", 2 },
+		{ "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x98\x80", 4 },
+		{ "\xf4\x8f\xbf\xbf", 4 },
+		{ "\xc0\xaf", 0 },
+		{ "\xc1\xbf", 0 },
+		{ "\xe0\x80\xaf", 0 },
+		{ "\xed\xa0\x80", 0 },
+		{ "\xed\xb3\xbf", 0 },
+		{ "\xf4\x90\x80\x80", 0 },
+		{ "\xf5\x80\x80\x80", 0 },
+		{ "\xff", 0 },
+		{ "\x80", 0 },
+		{ "\xe2\x82", 0 },
+		{ "\xc3(", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *s = cases[i].s;
+
+		if (utf8_sequence((const unsigned char *)s, strlen(s)) != cases[i].len)
+			fail_msg("case %zu: not %zu", i, cases[i].len);
+	}
+	assert_true(utf8_valid("caf\xc3\xa9 \xe2\x82\xac"));
+	assert_false(utf8_valid("caf\xc3"));
+}
+
+/* One printable line: controls, C1 controls and bytes that are not UTF-8 as \xNN; at most n
+ * bytes read (no NUL needed); what does not fit left out whole. */
+static void
+test_utf8_printable(void **state)
+{
+	char out[64], nonul[4] = { 'a', '\n', (char)0xc2, (char)0x9b };
+
+	(void)state;
+	assert_string_equal(utf8_printable("a\033[31m\n\xff\xc3\xa9\x7f", 64, out, sizeof(out)),
+			    "a\\x1b[31m\\x0a\\xff\xc3\xa9\\x7f");
+	assert_string_equal(utf8_printable(nonul, sizeof(nonul), out, sizeof(out)),
+			    "a\\x0a\\xc2\\x9b");
+	assert_string_equal(utf8_printable("abcdef", 3, out, sizeof(out)), "abc");
+	assert_string_equal(utf8_printable("ab\xff", 8, out, 6), "ab");
+	assert_string_equal(utf8_printable("a\xc3\xa9", 8, out, 3), "a");
+}
+
+/* JSON text: each byte that is not UTF-8 as \udcXX, valid UTF-8 kept; back again exactly,
+ * an escaped backslash and a surrogate pair's low half left alone. */
+static void
+test_utf8_json_escapes(void **state)
+{
+	const char *raw = "{\"p\":\"r\xff\xfe.mt \xc3\xa9 \xed\xa0\x80\"}";
+	char *text, back[128];
+	size_t n;
+
+	(void)state;
+	text = utf8_json_escape(raw);
+	assert_string_equal(text, "{\"p\":\"r\\udcff\\udcfe.mt \xc3\xa9 \\udced\\udca0\\udc80\"}");
+	snprintf(back, sizeof(back), "%s", text);
+	n = utf8_json_unescape(back, strlen(back));
+	assert_int_equal(n, strlen(raw));
+	assert_string_equal(back, raw);
+	free(text);
+	snprintf(back, sizeof(back), "%s", "[\"\\\\udcff\",\"\\ud83d\\udcff\",\"\\udc7f\\u00e9\"]");
+	n = utf8_json_unescape(back, strlen(back));
+	assert_string_equal(back, "[\"\\\\udcff\",\"\\ud83d\\udcff\",\"\\udc7f\\u00e9\"]");
+	assert_int_equal(n, strlen(back));
+}
+
 int
 main(void)
 {
@@ -146,6 +226,9 @@ main(void)
 		cmocka_unit_test(test_parse_hex_u64),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_mkdir_p),
+		cmocka_unit_test(test_utf8_sequence),
+		cmocka_unit_test(test_utf8_printable),
+		cmocka_unit_test(test_utf8_json_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -30,6 +30,22 @@ def text(name, v):
     return v
 
 
+def argv_text(name, v):
+    """A str for the command line that may stand for bytes that are not UTF-8, as os.fsdecode()
+    escapes them (a --param value: memsim's JSON writes each such byte back as \\udcXX); other
+    lone surrogates are not text."""
+    if not isinstance(v, str):
+        raise ArgumentTypeError(f"{name}: expected a str, got {type(v).__name__} {v!r:.40}")
+    if "\0" in v:
+        raise UsageError(f"{name}: contains a NUL byte")
+    try:
+        os.fsencode(v)
+    except UnicodeEncodeError as e:
+        raise UsageError(f"{name}: {v!r:.40} is not UTF-8 text or bytes os.fsdecode() escaped "
+                         f"(character {e.start}: {e.reason})") from None
+    return v
+
+
 def flag(name, v):
     if not isinstance(v, bool):
         raise ArgumentTypeError(f"{name}: expected True or False, got {type(v).__name__} {v!r:.40}")
@@ -82,7 +98,7 @@ def params(v):
         if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral, numbers.Real)):
             raise ArgumentTypeError(f"params[{key!r}]: expected a str or number, got {value!r:.40}")
         if isinstance(value, str):
-            text(f"params[{key!r}]", value)
+            argv_text(f"params[{key!r}]", value)
         elif isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
             number(f"params[{key!r}]", value)
         out += ["--param", f"{key}={value}"]

@@ -3,6 +3,11 @@ does, so their reports are its reports, key for key and number for number, and a
 plugin that crashes or a run that exhausts memory ends that process, never the caller's.
 
 It is found at $MEMSIM_BIN, where meson's _config.py says, then on PATH.
+
+Bytes that are not UTF-8 (a path made with os.fsdecode(), a --param value): memsim writes
+them in its JSON as \\udcXX escapes, which json.loads() reads as the str os.fsdecode() gives
+(os.fsencode() gives the bytes back). Standard output is read the same way (surrogateescape);
+standard error, which is for people, with such bytes as \\xNN.
 """
 
 import json
@@ -43,15 +48,17 @@ def call(args, ok=(0,)):
     raises: UsageError for 2, Error otherwise."""
     try:
         p = subprocess.run([executable()] + list(args), stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, check=False)
     except OSError as e:
         raise Error(f"cannot run memsim: {e}") from None
+    out = p.stdout.decode("utf-8", "surrogateescape")
+    err = p.stderr.decode("utf-8", "backslashreplace")
     if p.returncode in ok:
-        return p.returncode, p.stdout, p.stderr
+        return p.returncode, out, err
     if p.returncode < 0:
         raise Error(f"memsim {args[0]} was killed by signal {-p.returncode}")
     cls = UsageError if p.returncode == 2 else Error
-    raise cls(_message(p.stderr, p.returncode))
+    raise cls(_message(err, p.returncode))
 
 
 def call_json(args):

@@ -148,7 +148,8 @@ def _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only
 def _read_rows(out):
     rows = []
     try:
-        with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+        with open(os.path.join(out, "results.json"), encoding="utf-8",
+                  errors="surrogateescape") as f:
             for line in f:
                 if line.strip():
                     rows.append(json.loads(line))
@@ -167,7 +168,10 @@ def _frame(out):
         import pandas
     except ImportError:
         return None
-    return pandas.read_csv(os.path.join(out, "results.csv"))
+    try:
+        return pandas.read_csv(os.path.join(out, "results.csv"))
+    except UnicodeDecodeError as e:  # memsim writes UTF-8: a file of another writer
+        raise Error(f"{out}/results.csv: {e}") from None
 
 
 def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: SweepList = None,

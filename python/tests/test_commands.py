@@ -141,6 +141,33 @@ def test_record_and_replay(tmp_path):
     assert b["dram"] == c["dram"]
 
 
+def test_paths_not_utf8(tmp_path, monkeypatch):
+    """A path of bytes that are not UTF-8, as os.fsdecode() gives it: the run works and its
+    report names the path as the same str (memsim's JSON escapes the byte as \\udcff); a
+    failure is memsim.Error, the byte shown as \\xff."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"r\xff.mt")
+    r = memsim.run("naive", N=64, d=16, record=name)
+    assert r["command"].endswith(f"--record '{name}' --json -")
+    assert os.path.exists(os.fsencode(name))
+    with pytest.raises(memsim.Error) as e:
+        memsim.run("naive", N=64, d=16, record=os.fsdecode(b"no\xfe/r.mt"))
+    assert "no\\xfe/r.mt" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_sweep_params_not_utf8(plugin_dir, tmp_path):
+    """A --param value that is not UTF-8: the rows read back with the str given, and resume
+    finds them."""
+    path = os.path.join(plugin_dir, "plugin-copy.so")
+    out = tmp_path / os.fsdecode(b"s\xfe")
+    rows = memsim.sweep(kernel=path, N=[16, 32], d=16, params={"crash": "\udcff"}, out=out,
+                        frame=False)
+    assert [r["config"]["params"] for r in rows] == [{"crash": "\udcff"}] * 2
+    again = memsim.sweep(kernel=path, N=[16, 32, 48], d=16, params={"crash": "\udcff"},
+                         out=out, resume=True, frame=False)
+    assert len(again) == 3 and again[:2] == rows
+
+
 @pytest.mark.parametrize("call, exc, words", [
     (lambda: memsim.run("naive", N=0), ValueError, "--N must be at least 1"),
     (lambda: memsim.run("naive", N=-5), ValueError, "--N"),
@@ -167,8 +194,8 @@ def test_record_and_replay(tmp_path):
     (lambda: memsim.run("./k\ud800.so"), ValueError, "kernel: './k\\ud800.so' is not a file name"),
     (lambda: memsim.run("./x.so", params={"window=64": 1}), ValueError,
      "params key 'window=64': contains '='"),
-    (lambda: memsim.run("./x.so", params={"w": "\udcff"}), ValueError,
-     "params['w']: '\\udcff' is not UTF-8"),
+    (lambda: memsim.run("./x.so", params={"w": "\ud800"}), ValueError,
+     "params['w']: '\\ud800' is not UTF-8 text or bytes os.fsdecode() escaped"),
 ])
 def test_bad_arguments(call, exc, words):
     with pytest.raises(exc) as e:
