@@ -31,6 +31,10 @@ struct memsim_trace {
 	/* The first access refused (its range wraps past 2^64), or "": memsim_trace_finish()
 	 * reports it, and memsim's plugin runner after run(). */
 	char error[128];
+	/* The names memsim_array() declared: a name once a trace (the per-array counts are
+	 * keyed by it). */
+	char names[64][32];
+	unsigned nnames;
 };
 
 /* Where a public function's message goes: err, or scratch when the caller gave no buffer (NULL

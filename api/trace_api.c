@@ -114,9 +114,23 @@ int
 memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t bytes,
 	     enum memsim_space space)
 {
+	int rc;
+
 	if (!t || !name || t->finished)
 		return -EINVAL;
-	return trace_array(t->ctx, name, p, bytes, (enum trace_space)space);
+	for (unsigned i = 0; i < t->nnames; i++)
+		if (strncmp(t->names[i], name, sizeof(t->names[i]) - 1) == 0) {
+			if (!t->error[0])
+				snprintf(t->error, sizeof(t->error),
+					 "memsim_array: an array named '%.31s' was declared already "
+					 "(its counts would be split in two)",
+					 name);
+			return -EEXIST;
+		}
+	rc = trace_array(t->ctx, name, p, bytes, (enum trace_space)space);
+	if (rc >= 0 && t->nnames < sizeof(t->names) / sizeof(t->names[0]))
+		snprintf(t->names[t->nnames++], sizeof(t->names[0]), "%s", name);
+	return rc;
 }
 
 int

@@ -100,6 +100,34 @@ test_wrapping_access_refused(void **state)
 	}
 }
 
+/* An array name declared twice on one trace (a plugin's run() declaring one of its arrays()
+ * again): -EEXIST, the first declaration kept, and memsim_trace_finish() names it. Another
+ * trace may declare the name afresh. */
+static void
+test_array_declared_twice(void **state)
+{
+	struct memsim_hierarchy *h = memsim_hierarchy_create("L1=4K:4:64", NULL, 0);
+	struct memsim_trace *t = memsim_trace_create(h, NULL, NULL, 0);
+	struct memsim_stats s;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(memsim_array(t, "A", at(0x10000), 4096, MEMSIM_SPACE_DRAM), 0);
+	assert_int_equal(memsim_array(t, "A", at(0x20000), 4096, MEMSIM_SPACE_DRAM), -EEXIST);
+	memsim_load(t, at(0x10000), 64);
+	assert_int_equal(memsim_trace_finish(t, err, sizeof(err)), -1);
+	assert_string_equal(err, "memsim_array: an array named 'A' was declared already (its "
+				 "counts would be split in two)");
+	assert_int_equal(memsim_stats_total(h, &s), 0);
+	assert_int_equal(s.cpu.loads, 1);
+	memsim_trace_destroy(t);
+	t = memsim_trace_create(h, NULL, NULL, 0);
+	assert_int_equal(memsim_array(t, "A", at(0x10000), 4096, MEMSIM_SPACE_DRAM), 0);
+	assert_int_equal(memsim_trace_finish(t, err, sizeof(err)), 0);
+	memsim_trace_destroy(t);
+	memsim_hierarchy_destroy(h);
+}
+
 /* A trace that only records refuses the same, and the recording lacks the access. */
 static void
 test_wrapping_access_refused_recording(void **state)
@@ -255,6 +283,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wrapping_access_refused),
 		cmocka_unit_test(test_wrapping_access_refused_recording),
+		cmocka_unit_test(test_array_declared_twice),
 		cmocka_unit_test(test_reset_with_live_trace),
 		cmocka_unit_test(test_null_everywhere),
 		cmocka_unit_test(test_spec_small_buffers),

@@ -45,7 +45,9 @@ int memsim_trace_finish(struct memsim_trace *t, char *err, size_t errlen);
 void memsim_trace_destroy(struct memsim_trace *t);
 
 /* Declares an array (name up to 31 bytes) at [p, p + bytes) in space. Returns 0, or a
- * negative errno (too many arrays: 64; -EINVAL: t or name NULL, or t finished). */
+ * negative errno (too many arrays: 64; -EINVAL: t or name NULL, or t finished). A name is
+ * declared once a trace: a second is -EEXIST, and memsim_trace_finish() then returns -1
+ * naming it (its counts would be split between two entries of one name). */
 int memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t bytes,
 		 enum memsim_space space);
 /* Starts the phase called name (declared on first use). Returns 0, or -ENOSPC past 1024

@@ -145,6 +145,7 @@ class Cache:
         if not self._t:
             raise Error(err.value.decode(errors="replace"))
         self._finished = False
+        self._arrays = set()  # the names this trace declared: a name once a trace
 
     def _live(self):
         if self._h is None:
@@ -186,10 +187,14 @@ class Cache:
         if start < 0 or nbytes < 1 or start + nbytes > _U64_END:
             raise UsageError(f"array {name}: [{start}, {start + nbytes}) is not a range of "
                              "addresses")
+        if name in self._arrays:
+            raise UsageError(f"array {name}: declared already (its counts would be split in "
+                             "two; reset() forgets the arrays)")
         rc = lib().memsim_array(self._t, name.encode(), ctypes.c_void_p(start), nbytes,
                                 _SPACES[space])
         if rc:
             raise Error(f"array {name}: memsim_array failed ({rc}: at most 64 arrays)")
+        self._arrays.add(name)
 
     @_locked
     def phase(self, name: str) -> None:

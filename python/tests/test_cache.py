@@ -129,6 +129,8 @@ def test_writes_nonzero_is_store():
     (lambda c: c.access({4096: "x"}), TypeError, "expected a sequence or numpy array, got dict"),
     (lambda c: c.access({0, 64}), TypeError, "expected a sequence or numpy array, got set"),
     (lambda c: c.access([0], sizes=[True]), TypeError, "sizes: expected ints, got bool"),
+    (lambda c: (c.array("A", 4096, 64), c.array("A", 8192, 64)), ValueError,
+     "array A: declared already"),
 ])
 def test_bad_input_raises_one_line(call, exc, words):
     with memsim.Cache("L1=1K:full:64") as c:
@@ -410,3 +412,13 @@ def test_random_inputs_never_crash():
                 c.access(bad)
         c.load(0)
         assert c.stats()["cpu"]["loads"] >= 1
+
+
+def test_array_name_again_after_reset():
+    """A name is declared once a trace; reset() starts a trace that may declare it again."""
+    with memsim.Cache("L1=1K:full:64") as c:
+        c.array("A", 4096, 64)
+        c.reset()
+        c.array("A", 8192, 64)
+        c.load(8192)
+        assert c.stats()["arrays"]["A"]["dram"]["read_bytes"] == 64
