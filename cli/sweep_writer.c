@@ -140,7 +140,9 @@ key_cmp(const void *a, const void *b)
 static size_t
 superseded_lines(struct sweep_writer *w, char ***lines)
 {
-	int fd = openat(w->dirfd, "superseded.json", O_RDONLY | O_CLOEXEC);
+	char err[600];
+	/* A FIFO there is refused by the append below, not waited on here. */
+	int fd = outdir_file_open(w->dirfd, w->dir, "superseded.json", O_RDONLY, err, sizeof(err));
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	size_t n = 0, cap = 0;
 	char *line = NULL;

@@ -272,6 +272,35 @@ write_fd_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int
+open_regular_read(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	/* O_NONBLOCK: opening a FIFO for reading does not wait for a writer; refused below. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	rc = fstat(fd, &st) ? -errno : 0;
+	if (!rc && !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "%s is not a regular file: refused", path);
+	} else if (!rc && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		rc = -errno;
+	}
+	if (rc) {
+		if (rc != -EINVAL)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 /* Writes data over the file at path (following a link), cut to its length. Returns 0 or a
  * negative errno. */
 static int

@@ -88,6 +88,13 @@ uint64_t mem_available_bytes(void);
  * errno (-EIO for a write that wrote nothing). */
 int write_fd_all(int fd, const void *buf, size_t len);
 
+/* Opens the file at path for reading (following a link) where it is a regular file: a FIFO,
+ * whose open or first read would wait for a writer forever, a device, a directory or a socket
+ * is refused ("PATH is not a regular file: refused"), as the writers of output directories
+ * refuse them. Returns the descriptor (O_CLOEXEC, blocking), or a negative errno with a
+ * one-line message in err ("PATH: why"; -ENOENT where path does not exist). */
+int open_regular_read(const char *path, char *err, size_t errlen);
+
 /*
  * Writes len bytes to path, a path the user gave (--json FILE), whole or not at all where that
  * can be had:

@@ -491,6 +491,25 @@ test_json_keeps_file(void **state)
 	assert_int_equal(sh("! ls -A | grep -q tmp"), 0);
 }
 
+/* A FIFO where a reader looks for a sweep's results.json (planted, or left by a tool) is
+ * refused in one line naming it, exit 1, by table and merge alike: never waited on (the
+ * timeout says a hang). */
+static void
+test_readers_refuse_fifo(void **state)
+{
+	static const char *const readers[] = { "table ff", "table --exact ff", "merge --out fm ff",
+					       NULL };
+
+	(void)state;
+	expect_ok(FSWEEP " --out ff");
+	assert_int_equal(sh("rm ff/results.json && mkfifo ff/results.json"), 0);
+	memsim_env = "timeout 20";
+	for (int i = 0; readers[i]; i++)
+		expect_error(readers[i], 1, "ff/results.json is not a regular file: refused");
+	memsim_env = "";
+	expect_error(FSWEEP " --out ff --resume", 1, "ff/results.json is not a regular file");
+}
+
 int
 main(void)
 {
@@ -504,6 +523,7 @@ main(void)
 		cmocka_unit_test(test_merge_atomic),
 		cmocka_unit_test(test_merge_many_rows),
 		cmocka_unit_test(test_json_keeps_file),
+		cmocka_unit_test(test_readers_refuse_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
