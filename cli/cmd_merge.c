@@ -201,6 +201,9 @@ struct merge {
 	char revision[160];
 	const char *revision_dir;
 	char mixed[1200];
+	/* The first write that failed: the file (as named in --out) and errno. */
+	const char *write_failed;
+	int write_errno;
 };
 
 static const char *
@@ -216,8 +219,15 @@ write_row(struct merge *m, const cJSON *r)
 	char *text = cJSON_PrintUnformatted(r);
 	int rc = 0;
 
-	if (!text || fprintf(m->results, "%s\n", text) < 0 || results_csv_row(m->csv, r))
+	errno = 0;
+	if (!text || fprintf(m->results, "%s\n", text) < 0)
+		m->write_failed = "results.json";
+	else if (results_csv_row(m->csv, r))
+		m->write_failed = "results.csv";
+	if (m->write_failed) {
+		m->write_errno = errno ? errno : EIO;
 		rc = -EIO;
+	}
 	cJSON_free(text);
 	m->runs += rc == 0;
 	if (rc == 0 && cJSON_GetObjectItemCaseSensitive(r, "estimate")) {
@@ -430,8 +440,9 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 		r = results_read(path, merge_row, m, &info, err, sizeof(err));
 		if (r == 1)
 			return usage_error("merge", "%s", m->mixed);
-		if (r == -EIO && !err[0])
-			snprintf(err, sizeof(err), "cannot write in %s", out);
+		if (r == -EIO && m->write_failed)
+			snprintf(err, sizeof(err), "cannot write %s/%s: %s", out, m->write_failed,
+				 strerror(m->write_errno));
 		if (r == -EOVERFLOW)
 			snprintf(err, sizeof(err), "more than %lu configurations",
 				 (unsigned long)MERGE_KEYS_MAX);
@@ -445,7 +456,8 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 		cJSON_AddItemToArray(names, cJSON_CreateString(dirs[i]));
 	}
 	if (write_held(m)) {
-		print_error("merge: cannot write in %s: %s", out, strerror(errno));
+		print_error("merge: cannot write %s/%s: %s", out, m->write_failed,
+			    strerror(m->write_errno));
 		return -1;
 	}
 	return 0;
