@@ -12,6 +12,7 @@
 #include "analysis/results.h"
 #include "cli/sweep_writer.h"
 #include "measure/ceilings.h"
+#include "sim/name_index.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 
@@ -46,6 +47,8 @@ struct opening {
 	long nother;         /* good rows of another model revision */
 	char other_rev[160]; /* the first one's revision */
 	bool other_revs;     /* and a third revision besides */
+	struct name_index kept; /* over w->done_keys: a configuration's second good row */
+	long nduplicate;        /* good rows of a configuration kept already: dropped */
 };
 
 /* Does key end with " " mode? */
@@ -122,11 +125,26 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 			drop_line(o, line, true);
 		return 0;
 	}
+	/* A configuration keeps its first good row: a copy (a file joined by hand, a row
+	 * appended twice) would count twice in the summary and list twice in a table. */
+	if (name_index_find(&o->kept, key) >= 0) {
+		drop_line(o, line, false);
+		o->nduplicate++;
+		return 0;
+	}
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
-	w->done_keys[w->ndone++] = xstrdup(key);
+	w->done_keys[w->ndone] = xstrdup(key);
+	name_index_add(&o->kept, w->done_keys[w->ndone], (uint32_t)w->ndone);
+	w->ndone++;
 	tally_row(&w->all, r);
 	count_apart(w, r);
 	return results_csv_row(w->csv, r);
+}
+
+static const char *
+done_key_at(const void *owner, uint32_t i)
+{
+	return ((const struct sweep_writer *)owner)->done_keys[i];
 }
 
 static int
@@ -445,6 +463,7 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 	w->results_bytes = (long long)st.st_size;
 	w->retried = (long)o->nfailed;
 	w->superseded = o->rerun_other ? o->nother : 0;
+	w->duplicates = o->nduplicate;
 	return 0;
 }
 
@@ -463,6 +482,7 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 	memset(w, 0, sizeof(*w));
 	w->results = w->lock = w->dirfd = -1;
 	w->missing = -1;
+	name_index_init(&o.kept, w, done_key_at);
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
 		return -1;
@@ -475,12 +495,14 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 	w->lock = lock_dir(w->dirfd, dir, err, errlen);
 	if (w->lock < 0 || (rc = open_results(w, &o, err, errlen)))
 		goto fail;
+	name_index_finish(&o.kept);
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
 	free(o.drop);
 	free(o.superseded);
 	return 0;
 fail:
+	name_index_finish(&o.kept);
 	free(o.drop);
 	free(o.superseded);
 	sweep_writer_close(w, NULL, 0);

@@ -7,7 +7,8 @@
  *   DIR/results.csv    one row per run (analysis/results.h)
  *   DIR/manifest.json  date, versions, host, seed, the command, the plan, a summary
  * Resuming keeps every complete line of results.json but the failed runs (an "error" key),
- * which run again, and cuts off a torn last line; results.csv is rewritten from the rows kept.
+ * which run again, and a configuration's good rows after its first (a copy), and cuts off a
+ * torn last line; results.csv is rewritten from the rows kept.
  * Every row records the model revision that made it (report_model_revision()): rows of
  * another are refused on resuming, or with rerun_other moved to DIR/superseded.json and run
  * again.
@@ -37,6 +38,7 @@ struct sweep_writer {
 	char **done_keys; /* keys of the runs kept when opened (failed ones not), sorted */
 	size_t ndone;
 	long retried;		/* failed rows dropped on opening, to run again */
+	long duplicates;        /* good rows of a configuration that had one already, dropped */
 	long superseded; /* rows of another model revision moved to superseded.json, to run again */
 	struct sweep_tally now; /* the rows written since opening */
 	struct sweep_tally all; /* every row in results.json: those kept on opening too */
