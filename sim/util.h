@@ -109,6 +109,33 @@ int open_regular_read(const char *path, char *err, size_t errlen);
  */
 int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* A file written whole by a writer that streams it (a recording), by write_file_whole()'s
+ * rules: opened first, put in place at the end. */
+struct whole_file {
+	int fd;     /* write here */
+	char *path; /* as given */
+	char *tmp;  /* the temporary renamed over path at the end; NULL where written in place */
+	int slot;   /* its place among the temporaries whole_file_remove_temps() removes, or -1 */
+};
+
+/* Opens path (not "-") for writing whole: a regular file with one link, or none yet, gets a
+ * new temporary beside it ("PATH.tmpPID.N", O_EXCL, with the file's mode and owner), so the
+ * file stays as it was until whole_file_commit() and two writers never write into one file;
+ * anything else is opened in place, truncated. Returns 0 or a negative errno. */
+int whole_file_open(struct whole_file *f, const char *path);
+
+/* Closes f and renames its temporary over the path. Returns 0, or a negative errno with
+ * "cannot write PATH: why" in err (the temporary removed, the path as it was). */
+int whole_file_commit(struct whole_file *f, char *err, size_t errlen);
+
+/* Closes f without putting it in place: its temporary is removed and the path stays as it was
+ * (a file written in place keeps what was written). Returns whether a temporary was removed. */
+bool whole_file_discard(struct whole_file *f);
+
+/* Removes the temporaries of every whole file open now, for a signal handler of a process that
+ * ends before it commits them (async-signal-safe: unlink() alone). */
+void whole_file_remove_temps(void);
+
 /*
  * Output directories (sweep --out, merge --out, profile --out): memsim opens the files it names
  * itself there (results.json, manifest.json, .memsim-lock) relative to the directory's

@@ -151,7 +151,7 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
 		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
 	expect_error("run --kernel " COPY " --param window=3", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, endless)");
 	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
 		     "--param: 'passes' given twice");
 	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
@@ -267,7 +267,7 @@ test_plugin_sweep_rows_as_run(void **state)
 	result_free(&r);
 	rows_equal_run("sh", 6, "", 0);
 	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, endless)");
 	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
 		     "built for plugin ABI 99, this memsim takes 1");
 	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
@@ -541,11 +541,60 @@ test_plugin_record_errors(void **state)
 					 "incomplete recording was removed)"));
 	result_free(&r);
 	assert_int_equal(sh("test ! -e big.mt"), 0);
-	/* The plugin's own failure while recording: its message, no recording left. */
+	/* The plugin's own failure while recording: its message, no recording left; a recording
+	 * that was there stays as it was. */
 	expect_error("run --kernel " COPY " --N 64 --param fail=64 --record fail.mt", 1,
 		     "copy: asked to fail at N=64 (the incomplete recording was removed)");
 	assert_int_equal(sh("test ! -e fail.mt"), 0);
+	assert_int_equal(sh("%s run --kernel " COPY " --N 64 --record fail.mt >/dev/null && "
+			    "cp fail.mt fail.old",
+			    MEMSIM_BIN),
+			 0);
+	expect_error("run --kernel " COPY " --N 64 --param fail=64 --record fail.mt", 1,
+		     "copy: asked to fail at N=64 (the incomplete recording was removed)");
+	assert_int_equal(sh("cmp fail.mt fail.old && rm fail.mt fail.old"), 0);
 	assert_int_equal(sh("rm -rf dir"), 0);
+}
+
+/* Starts "memsim run" of the plugin recording to w.mt without end (--param endless) in the
+ * background, as the start of a shell group ("{ ...; }": sh() puts "cd tmpdir &&" before it)
+ * that goes on once the recording has begun (its temporary exists, or w.mt is no longer
+ * w.old): $p is its pid. */
+#define ENDLESS_RECORDING                                                                          \
+	"{ %s run --kernel " COPY " --N 4096 --d 64 --cache lab --param endless=4096 "             \
+	"--record w.mt >/dev/null 2>&1 & p=$!; "                                                   \
+	"i=0; while ! ls w.mt.tmp* >/dev/null 2>&1 && cmp -s w.mt w.old && [ $i -lt 400 ]; do "    \
+	"sleep 0.02; i=$((i + 1)); done; "
+
+/* --record writes the recording whole: a run stopped while it records (SIGTERM) leaves the
+ * recording that was there byte for byte and no temporary; another run recording to the same
+ * path meanwhile (a built-in kernel) writes its own whole file, which the first one's later
+ * writes do not touch, and which replays. */
+static void
+test_plugin_record_whole(void **state)
+{
+	struct result r;
+
+	(void)state;
+	assert_int_equal(sh("%s run --kernel flash2 --N 64 --record w.mt >/dev/null && "
+			    "cp w.mt w.old",
+			    MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh(ENDLESS_RECORDING "sleep 0.1; kill -TERM $p; wait $p; test $? = 143; }",
+			    MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh("cmp w.mt w.old && ! ls w.mt.tmp* 2>/dev/null"), 0);
+	assert_int_equal(sh(ENDLESS_RECORDING "%s run --kernel flash1 --N 64 --record w.mt "
+					      ">/dev/null && cp w.mt w.flash1 && sleep 0.2; "
+					      "kill -TERM $p; wait $p; test $? = 143; }",
+			    MEMSIM_BIN, MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh("cmp w.mt w.flash1 && ! ls w.mt.tmp* 2>/dev/null"), 0);
+	r = memsim("replay w.mt --cache lab --json -");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--kernel flash1 --N 64 --record w.mt"));
+	result_free(&r);
+	assert_int_equal(sh("rm w.mt w.old w.flash1"), 0);
 }
 
 int
@@ -564,6 +613,7 @@ main(void)
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),
+		cmocka_unit_test(test_plugin_record_whole),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
