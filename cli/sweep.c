@@ -154,10 +154,14 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		print_error("sweep: %s", err);
 		goto out;
 	}
-	if (w.superseded)
+	if (w.superseded > w.superseded_builds)
 		print_error("sweep: %ld rows of another model revision moved to "
 			    "%s/superseded.json: they run again",
-			    w.superseded, o->out);
+			    w.superseded - w.superseded_builds, o->out);
+	if (w.superseded_builds)
+		print_error("sweep: %ld rows of another build of plugin %s moved to "
+			    "%s/superseded.json: they run again",
+			    w.superseded_builds, p->plugin.path, o->out);
 	if (w.duplicates)
 		print_error("sweep: %s/results.json held %ld rows of configurations it had a row "
 			    "of already: dropped, the first row of each kept",

@@ -47,6 +47,8 @@ struct opening {
 	long nother;         /* good rows of another model revision */
 	char other_rev[160]; /* the first one's revision */
 	bool other_revs;     /* and a third revision besides */
+	long nplugin;        /* good rows of the plan's plugin made by another build of it */
+	char plugin_was[40]; /* the first one's plugin_hash, or "" where it records none */
 	struct name_index kept; /* over w->done_keys: a configuration's second good row */
 	long nduplicate;        /* good rows of a configuration kept already: dropped */
 };
@@ -100,8 +102,25 @@ same_revision(struct opening *o, const cJSON *r)
 	return false;
 }
 
+/* Whether good row r, where it is of the plan's plugin (its path), was made by the build of
+ * it at that path now (the hash every row records); counts it where not. */
+static bool
+same_plugin(struct opening *o, const cJSON *r)
+{
+	const struct sweep_plan *p = o->plan;
+	const char *hash = results_string(r, "plugin_hash");
+
+	if (!p->plugin.p || strcmp(results_string(r, "config.plugin"), p->plugin.path) != 0 ||
+	    strcmp(hash, p->plugin_hash) == 0)
+		return true;
+	if (!o->nplugin++)
+		snprintf(o->plugin_was, sizeof(o->plugin_was), "%s", hash);
+	return false;
+}
+
 /* Collects the keys of the runs already written, and their CSV rows; a failed run is left
- * out, to run again, and so is a good row of another model revision with rerun_other. */
+ * out, to run again, and so is a good row of another model revision or plugin build with
+ * rerun_other. */
 static int
 take_run(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -119,8 +138,9 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 		return 0;
 	}
 	/* A good row of another model revision: its numbers may be what a bug since fixed
-	 * gave, and are not mixed with this memsim's. */
-	if (!same_revision(o, r)) {
+	 * gave, and are not mixed with this memsim's; nor those of another build of the
+	 * plugin, rebuilt at the same path since. */
+	if (!same_revision(o, r) || !same_plugin(o, r)) {
 		if (o->rerun_other)
 			drop_line(o, line, true);
 		return 0;
@@ -339,6 +359,30 @@ check_manifest(struct sweep_writer *w, const struct opening *o, char *err, size_
 	return -2;
 }
 
+/* The refusal of rows of another build of the plan's plugin than the file there now. */
+static void
+refuse_plugin(const struct sweep_writer *w, const struct opening *o, const char *path, char *err,
+	      size_t errlen)
+{
+	const struct sweep_plan *p = o->plan;
+
+	if (o->plugin_was[0])
+		snprintf(err, errlen,
+			 "%s holds %ld rows of plugin %s made by another build of it (%s), not "
+			 "the file there now (%s): the plugin changed; sweep into another --out, "
+			 "or pass --rerun-other-revisions to run them again (the old rows kept in "
+			 "%s/superseded.json)",
+			 path, o->nplugin, p->plugin.path, o->plugin_was, p->plugin_hash, w->dir);
+	else
+		snprintf(err, errlen,
+			 "%s holds %ld rows of plugin %s that record no build of it (no "
+			 "plugin_hash: made before rows recorded one), and the file there now "
+			 "(%s) may have changed since: sweep into another --out, or pass "
+			 "--rerun-other-revisions to run them again (the old rows kept in "
+			 "%s/superseded.json)",
+			 path, o->nplugin, p->plugin.path, p->plugin_hash, w->dir);
+}
+
 /* Reads the runs results.json (open in w->results) holds into w and the CSV: a row of another
  * mode stops the read and is refused (-2); failed rows are dropped and a torn last line cut
  * off. Returns 0, -2 or -1 with err. */
@@ -387,6 +431,10 @@ read_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 			 "--rerun-other-revisions to run them again (the old rows kept in "
 			 "%s/superseded.json)",
 			 path, o->nother, which, w->dir);
+		return -2;
+	}
+	if (!rc && o->nplugin && !o->rerun_other) {
+		refuse_plugin(w, o, path, err, errlen);
 		return -2;
 	}
 	if (!rc && check_manifest(w, o, err, errlen))
@@ -462,7 +510,8 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 	}
 	w->results_bytes = (long long)st.st_size;
 	w->retried = (long)o->nfailed;
-	w->superseded = o->rerun_other ? o->nother : 0;
+	w->superseded = o->rerun_other ? o->nother + o->nplugin : 0;
+	w->superseded_builds = o->rerun_other ? o->nplugin : 0;
 	w->duplicates = o->nduplicate;
 	return 0;
 }
@@ -627,6 +676,9 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	}
 	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
 	free(sweep_cmd);
+	/* As model_revision: every good row of the plugin is of this build of it. */
+	if (p->plugin.p)
+		cJSON_AddStringToObject(m, "plugin_hash", p->plugin_hash);
 	cJSON_AddNumberToObject(m, "seed", (double)p->seed);
 	/* The header's model_revision is this memsim's: every good row in the directory is of
 	 * this revision (another's were refused or run again on opening). */

@@ -302,6 +302,32 @@ open_regular_read(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+int
+file_fnv1a64(const char *path, uint64_t *out, char *err, size_t errlen)
+{
+	unsigned char buf[65536];
+	uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a's offset basis */
+	int fd = open_regular_read(path, err, errlen), rc = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * UINT64_C(0x100000001b3); /* FNV's 64-bit prime */
+	}
+	close(fd);
+	*out = h;
+	return rc;
+}
+
 /* Gives the new file fd what the file it replaces had (old): its owner and group where they
  * differ and can be given, then its mode (after: a chown clears set-id bits). Returns false
  * when the owner or group could not be kept. */

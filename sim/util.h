@@ -95,6 +95,11 @@ int write_fd_all(int fd, const void *buf, size_t len);
  * one-line message in err ("PATH: why"; -ENOENT where path does not exist). */
 int open_regular_read(const char *path, char *err, size_t errlen);
 
+/* The 64-bit FNV-1a hash of the bytes of the regular file at path into *out: what a file is,
+ * to tell two builds at one path apart (not against an adversary). Returns 0, or a negative
+ * errno with "PATH: why" in err. */
+int file_fnv1a64(const char *path, uint64_t *out, char *err, size_t errlen);
+
 /*
  * Writes len bytes to path, a path the user gave (--json FILE), whole or not at all where that
  * can be had:
