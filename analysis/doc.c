@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/util.h"
 
@@ -286,10 +287,11 @@ base64(struct buf *b, const unsigned char *p, size_t n)
 void
 doc_image(struct doc *d, const char *path, const char *alt, const char *caption)
 {
-	char full[1200];
+	char full[1200], why[1300] = "";
 	FILE *f;
 	unsigned char *data = NULL;
 	long n;
+	int fd;
 
 	end_list(d);
 	puts_(&d->md, "![");
@@ -300,10 +302,15 @@ doc_image(struct doc *d, const char *path, const char *alt, const char *caption)
 	puts_(&d->md, caption);
 	puts_(&d->md, "*\n\n");
 	snprintf(full, sizeof(full), "%s/%s", d->dir, path);
-	f = fopen(full, "rb");
+	fd = open_regular_read(full, why, sizeof(why));
+	f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
 	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
 	    !(data = xzalloc((size_t)n)) || fread(data, 1, (size_t)n, f) != (size_t)n) {
-		if (!d->err[0])
+		if (!d->err[0] && why[0])
+			snprintf(d->err, sizeof(d->err), "cannot read the image %s", why);
+		else if (!d->err[0])
 			snprintf(d->err, sizeof(d->err), "cannot read the image %s", full);
 		if (f)
 			fclose(f);

@@ -525,10 +525,14 @@ read_json_stream(FILE *f, const char *path, char *err, size_t errlen)
 cJSON *
 report_read_json(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open_regular_read(path, err, errlen);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 
 	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+		}
 		return NULL;
 	}
 	return read_json_stream(f, path, err, errlen);

@@ -64,7 +64,8 @@ int report_write_json(const char *path, const cJSON *obj, char *err, size_t errl
 int report_write_json_at(int dirfd, const char *dir, const char *name, const cJSON *obj, char *err,
 			 size_t errlen);
 
-/* Reads the JSON document at path (at most 64 MiB). Returns it (caller frees with
+/* Reads the JSON document at path (a regular file of at most 64 MiB: open_regular_read(),
+ * sim/util.h, so a FIFO there is refused, never waited on). Returns it (caller frees with
  * cJSON_Delete()), or NULL with "path: what" in err. */
 cJSON *report_read_json(const char *path, char *err, size_t errlen);
 

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+#include "sim/util.h"
 
 #include "analysis/json_text.h"
 #include "sim/utf8.h"
@@ -12,14 +15,17 @@ int
 results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,
 	     struct results_info *info, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	int rc;
+	int fd = open_regular_read(path, err, errlen), rc;
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
 	if (!f) {
-		rc = -errno;
+		rc = fd < 0 ? fd : -errno;
+		if (fd >= 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+		}
 		if (info)
 			memset(info, 0, sizeof(*info));
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
 	rc = results_read_stream(f, path, row, ctx, info, err, errlen);

@@ -9,7 +9,9 @@
  * - blank lines are skipped;
  * - a last line without its newline is a run cut off by an interrupt: it is left out and
  *   said (results_info.torn), never passed off as a row;
- * - any other line that is not a JSON object is an error, "path:line: not a JSON object".
+ * - any other line that is not a JSON object is an error, "path:line: not a JSON object";
+ * - a path that is not a regular file (a FIFO, a device) is refused, never waited on
+ *   (open_regular_read(), sim/util.h).
  */
 
 #include <cJSON.h>

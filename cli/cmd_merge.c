@@ -43,8 +43,9 @@ usage_merge(FILE *f)
 		"no sweep_command, and merge says so and exits 1.\n"
 		"\n"
 		"Rows of two model revisions (each row's model_revision: memsim's version and model,\n"
-		"whose numbers may differ) are not merged: exit 2, naming both. The manifest records\n"
-		"the rows' model_revision.\n"
+		"whose numbers may differ) are not merged, nor a plugin's rows of two builds of it\n"
+		"(each row's plugin_hash: its file's hash): exit 2, naming both. The manifest records\n"
+		"the rows' model_revision and plugin_hash.\n"
 		"\n"
 		"  --allow-partial  exit 0 for a partial merge (labelled partial all the same)\n");
 }
@@ -201,7 +202,14 @@ struct merge {
 	 * one; a row of another stops the merge, saying so in mixed. */
 	char revision[160];
 	const char *revision_dir;
-	char mixed[1200];
+	/* The same for a plugin's rows: the build that made them (plugin_hash, "" where they
+	 * record none). */
+	char plugin_hash[40];
+	const char *plugin_dir;
+	char mixed[2048];
+	/* The first write that failed: the file (as named in --out) and errno. */
+	const char *write_failed;
+	int write_errno;
 };
 
 static const char *
@@ -217,8 +225,15 @@ write_row(struct merge *m, const cJSON *r)
 	char *text = json_text_print(r, false);
 	int rc = 0;
 
-	if (!text || fprintf(m->results, "%s\n", text) < 0 || results_csv_row(m->csv, r))
+	errno = 0;
+	if (!text || fprintf(m->results, "%s\n", text) < 0)
+		m->write_failed = "results.json";
+	else if (results_csv_row(m->csv, r))
+		m->write_failed = "results.csv";
+	if (m->write_failed) {
+		m->write_errno = errno ? errno : EIO;
 		rc = -EIO;
+	}
 	free(text);
 	m->runs += rc == 0;
 	if (rc == 0 && cJSON_GetObjectItemCaseSensitive(r, "estimate")) {
@@ -262,6 +277,34 @@ same_revision(struct merge *m, const cJSON *r, unsigned long line)
 	return false;
 }
 
+/* Whether good row r, where it is a plugin's, was made by the build of the plugin the good
+ * plugin rows before it record (the first sets it); where not, m->mixed says which shards hold
+ * which. */
+static bool
+same_plugin(struct merge *m, const cJSON *r, unsigned long line)
+{
+	const char *plugin = results_string(r, "config.plugin");
+	const char *hash = results_string(r, "plugin_hash");
+
+	if (!plugin[0])
+		return true;
+	if (!m->plugin_dir) {
+		snprintf(m->plugin_hash, sizeof(m->plugin_hash), "%s", hash);
+		m->plugin_dir = m->shard->dir;
+		return true;
+	}
+	if (strcmp(hash, m->plugin_hash) == 0)
+		return true;
+	snprintf(m->mixed, sizeof(m->mixed),
+		 "%.300s holds rows of plugin %.300s as one build of it made them (%s) and "
+		 "%.300s/results.json:%lu as another (%s): the plugin changed between them, and "
+		 "rows of two builds are not merged; run the shards of one again with the other "
+		 "build (memsim sweep ... --resume --rerun-other-revisions)",
+		 m->plugin_dir, plugin, m->plugin_hash[0] ? m->plugin_hash : "none recorded",
+		 m->shard->dir, line, hash[0] ? hash : "none recorded");
+	return false;
+}
+
 static int
 merge_row(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -271,7 +314,7 @@ merge_row(const cJSON *r, unsigned long line, void *ctx)
 	int64_t k;
 
 	/* A failed row has no numbers to mix. */
-	if (!failed && !same_revision(m, r, line))
+	if (!failed && (!same_revision(m, r, line) || !same_plugin(m, r, line)))
 		return 1;
 	k = name_index_find(&m->index, key);
 	if (k >= 0 && (m->state[k] == KEY_WRITTEN || failed)) {
@@ -431,8 +474,9 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 		r = results_read(path, merge_row, m, &info, err, sizeof(err));
 		if (r == 1)
 			return usage_error("merge", "%s", m->mixed);
-		if (r == -EIO && !err[0])
-			snprintf(err, sizeof(err), "cannot write in %s", out);
+		if (r == -EIO && m->write_failed)
+			snprintf(err, sizeof(err), "cannot write %s/%s: %s", out, m->write_failed,
+				 strerror(m->write_errno));
 		if (r == -EOVERFLOW)
 			snprintf(err, sizeof(err), "more than %lu configurations",
 				 (unsigned long)MERGE_KEYS_MAX);
@@ -446,7 +490,8 @@ read_shards(struct merge *m, char **dirs, int n, struct shard *sh, cJSON *names,
 		cJSON_AddItemToArray(names, cJSON_CreateString(dirs[i]));
 	}
 	if (write_held(m)) {
-		print_error("merge: cannot write in %s: %s", out, strerror(errno));
+		print_error("merge: cannot write %s/%s: %s", out, m->write_failed,
+			    strerror(m->write_errno));
 		return -1;
 	}
 	return 0;
@@ -468,6 +513,8 @@ merge_manifest(const struct merge *m, const struct shard *sh, const char *why, c
 						       cJSON_CreateString(m->revision));
 	else
 		cJSON_DeleteItemFromObjectCaseSensitive(man, "model_revision");
+	if (m->plugin_dir && m->plugin_hash[0])
+		cJSON_AddStringToObject(man, "plugin_hash", m->plugin_hash);
 	cJSON_AddBoolToObject(man, "complete", !why[0]);
 	if (why[0]) {
 		cJSON_AddStringToObject(man, "partial_reason", why);

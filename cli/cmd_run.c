@@ -167,6 +167,16 @@ record_value(const char *cmd, const struct optparse_option *opt, const char *arg
 }
 
 /* "memsim " and the run's arguments, for the recording's header. */
+/* A run stopped by a signal while it records: the recording's temporary goes with it (the
+ * file it would replace stays as it was), then the signal ends memsim as it would have. */
+static void
+on_record_signal(int sig)
+{
+	whole_file_remove_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static char *
 command_line(int argc, char **argv)
 {
@@ -219,6 +229,9 @@ cmd_run(int argc, char **argv)
 	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
 	if (x.record) {
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
+		signal(SIGINT, on_record_signal);
+		signal(SIGTERM, on_record_signal);
+		signal(SIGHUP, on_record_signal);
 		command = command_line(argc, argv);
 	}
 	rec.path = x.record;

@@ -2,6 +2,7 @@
  * `memsim sweep`: the options; the work is cli/sweep.h's.
  */
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,12 @@ usage_sweep(FILE *f)
 		"                  --trace-only, --formula-only, --sample-sets) are refused,\n"
 		"                  and so is a DIR whose manifest.json records another mode;\n"
 		"                  rows of another model revision (each row's model_revision:\n"
-		"                  another memsim's, whose numbers may differ) are refused\n"
+		"                  another memsim's, whose numbers may differ) are refused, and\n"
+		"                  a plugin's rows of another build of it (each row's\n"
+		"                  plugin_hash: the hash of the .so file that made it)\n"
 		"  --rerun-other-revisions  with --resume or --slurm: run those rows again with\n"
-		"                  this memsim, the old ones moved to DIR/superseded.json\n"
+		"                  this memsim and plugin, the old ones moved to\n"
+		"                  DIR/superseded.json\n"
 		"  --shard i/n     run only configurations i, i + n, i + 2n, ... (0 <= i < n)\n"
 		"  --formula-only  evaluate the formulas without simulating (instant, any size)\n"
 		"  --trace-only    simulate the kernels' accesses without computing values: the\n"
@@ -126,8 +130,25 @@ parse_shard(const char *text, uint64_t *i, uint64_t *n)
 	return parse_u64(head, i) && parse_u64(slash + 1, n) && *n > 0 && *i < *n;
 }
 
+/* The build of the plugin at path, as rows record it: "fnv1a64:" and its file's hash. Returns
+ * 0, or -1 with a message in err. */
+static int
+plugin_hash(const char *path, char *buf, size_t len, char *err, size_t errlen)
+{
+	char why[4200];
+	uint64_t h;
+
+	if (file_fnv1a64(path, &h, why, sizeof(why))) {
+		snprintf(err, errlen, "--kernel: cannot read %.900s", why);
+		return -1;
+	}
+	snprintf(buf, len, "fnv1a64:%016" PRIx64, h);
+	return 0;
+}
+
 /* --kernel: a list of built-in kernels, or one plugin's path (loaded now: a file that is not
- * a plugin is a usage error before any run, and the workers inherit it). */
+ * a plugin is a usage error before any run, and the workers inherit it; the hash of its file
+ * taken at once, the build every row records). */
 static int
 kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
@@ -149,7 +170,8 @@ kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg
 				   "--kernel %s: one plugin a sweep, without built-in "
 				   "kernels",
 				   arg);
-	if (plugin_load(&p->plugin, arg, false, err, sizeof(err)))
+	if (plugin_load(&p->plugin, arg, false, err, sizeof(err)) ||
+	    plugin_hash(arg, p->plugin_hash, sizeof(p->plugin_hash), err, sizeof(err)))
 		return usage_error(cmd, "%s", err);
 	p->kernels[0] = ATTN_FLASH2; /* unused: the plugin runs */
 	p->nkernels = 1;

@@ -628,7 +628,6 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	struct memsim_trace t = { 0 };
 	struct trace_sink sink;
 	char why[512] = "";
-	struct stat st;
 	size_t n;
 	int rc;
 
@@ -654,16 +653,14 @@ plugin_record(const struct plugin *pl, const struct memsim_kernel_config *kc,
 	t.finished = true;
 	if (t.ctx)
 		trace_flush(t.ctx);
-	if (mtrace_writer_close(t.rec, why, sizeof(why)) && rc == 0) {
+	/* A failed run's recording is not kept: the file there before stays as it was. */
+	if (rc == 0 && mtrace_writer_close(t.rec, why, sizeof(why))) {
 		snprintf(err, errlen, "recording: %s", why);
 		rc = -EIO;
+	} else if (rc && mtrace_writer_discard(t.rec) && (n = strlen(err)) < errlen) {
+		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
 	}
 	trace_ctx_destroy(t.ctx);
-	if (rc == 0)
-		return 0;
-	if (strcmp(rec->path, "-") != 0 && stat(rec->path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    remove(rec->path) == 0 && (n = strlen(err)) < errlen)
-		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
 	return rc;
 }
 

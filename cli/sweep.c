@@ -117,7 +117,7 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	struct run_state s = {
 		.w = &w, .t0 = now_seconds(), .tty = isatty(STDERR_FILENO), .shown = -1
 	};
-	size_t nitems, ntodo = 0, ntasks = 0;
+	size_t nitems, ntodo = 0, ntasks = 0, nmine = 0;
 	long *todo = NULL;
 	struct sweep_task *tasks = NULL;
 	char err[600];
@@ -139,9 +139,13 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		return EXIT_RUNTIME;
 	}
 	todo = xzalloc((nitems + 1) * sizeof(*todo));
-	for (size_t i = 0; i < nitems; i++)
-		if (i % o->shard_n == o->shard_i && !sweep_writer_has(&w, items[i].key))
+	for (size_t i = 0; i < nitems; i++) {
+		if (i % o->shard_n != o->shard_i)
+			continue;
+		nmine++;
+		if (!sweep_writer_has(&w, items[i].key))
 			todo[ntodo++] = (long)i;
+	}
 	w.missing = (long)ntodo;
 	tasks = xzalloc((ntodo + 1) * sizeof(*tasks));
 	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
@@ -150,12 +154,21 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 		print_error("sweep: %s", err);
 		goto out;
 	}
-	if (w.superseded)
+	if (w.superseded > w.superseded_builds)
 		print_error("sweep: %ld rows of another model revision moved to "
 			    "%s/superseded.json: they run again",
-			    w.superseded, o->out);
+			    w.superseded - w.superseded_builds, o->out);
+	if (w.superseded_builds)
+		print_error("sweep: %ld rows of another build of plugin %s moved to "
+			    "%s/superseded.json: they run again",
+			    w.superseded_builds, p->plugin.path, o->out);
+	if (w.duplicates)
+		print_error("sweep: %s/results.json held %ld rows of configurations it had a row "
+			    "of already: dropped, the first row of each kept",
+			    o->out, w.duplicates);
+	/* Done: this sweep's (shard's) configurations with a row, not the directory's rows. */
 	print_error("sweep: %zu configurations, %zu already done, %zu to run%s on %u workers -> %s",
-		    nitems, w.ndone, ntodo, w.retried ? " (failed runs again)" : "",
+		    nitems, nmine - ntodo, ntodo, w.retried ? " (failed runs again)" : "",
 		    o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
 	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));

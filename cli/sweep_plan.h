@@ -63,6 +63,9 @@ struct sweep_plan {
 	uint32_t sample_sets; /* --sample-sets K: estimates by set sampling; 0: exact */
 	unsigned threads; /* --threads T: slice threads each simulation takes (the same counters) */
 	struct plugin plugin; /* --kernel PATH: loaded; plugin.p NULL for built-in kernels */
+	/* The plugin's build, "fnv1a64:" and the 64-bit FNV-1a hash of its file in hex: what
+	 * every row records, so that rows of another build of the same path are known. */
+	char plugin_hash[32];
 	struct plugin_params params; /* --param key=value, for the plugin */
 };
 

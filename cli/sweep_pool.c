@@ -41,15 +41,25 @@ on_signal(int sig)
 	interrupt_seen = 1;
 }
 
+/* What made row r, which --resume and merge compare: this memsim's model revision and, for a
+ * plugin, the build of it that ran (its file's hash). */
+static void
+add_makers(cJSON *r, const struct sweep_plan *p)
+{
+	cJSON_AddStringToObject(r, "model_revision", report_model_revision());
+	if (p->plugin.p)
+		cJSON_AddStringToObject(r, "plugin_hash", p->plugin_hash);
+}
+
 /* Writes item idx's report r as one line and frees r. */
 static void
-send_row(FILE *fout, const struct sweep_item *items, long idx, cJSON *r)
+send_row(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, long idx, cJSON *r)
 {
 	char *text;
 
 	cJSON_AddNumberToObject(r, "index", (double)idx);
 	cJSON_AddStringToObject(r, "key", items[idx].key);
-	cJSON_AddStringToObject(r, "model_revision", report_model_revision());
+	add_makers(r, p);
 	text = json_text_print(r, false);
 	fprintf(fout, "%s\n", text ? text : "{}");
 	fflush(fout);
@@ -149,7 +159,7 @@ one_row(const struct sweep_plan *p, const struct sweep_item *it)
 static void
 run_one(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items, long idx)
 {
-	send_row(fout, items, idx, one_row(p, &items[idx]));
+	send_row(fout, p, items, idx, one_row(p, &items[idx]));
 }
 
 /* A one-pass task as it runs: its items' specs and sizes, and each item's row once made. */
@@ -364,7 +374,7 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 			run_pass(&gr, list, m, why[0] ? why : NULL);
 		}
 		for (; sent < n && gr.rows[sent]; sent++)
-			send_row(fout, items, idx[sent], gr.rows[sent]);
+			send_row(fout, p, items, idx[sent], gr.rows[sent]);
 	}
 	free(list);
 	free(pass);
@@ -547,7 +557,7 @@ worker_died(struct worker *all, unsigned n, unsigned j, struct work *wk, size_t 
 		r = error_report(wk->p, &wk->items[w->task], why);
 		cJSON_AddNumberToObject(r, "index", (double)w->task);
 		cJSON_AddStringToObject(r, "key", wk->items[w->task].key);
-		cJSON_AddStringToObject(r, "model_revision", report_model_revision());
+		add_makers(r, wk->p);
 		text = json_text_print(r, false);
 		rc = wk->ops->row(wk->ctx, w->task, text ? text : "{}");
 		free(text);

@@ -178,6 +178,23 @@ note_revision(struct submit *u, uint64_t i, const cJSON *m)
 	}
 }
 
+/* Notes shard i as one of another build of the plugin where its manifest m records good rows
+ * of one: its plugin_hash, or none (a memsim before rows recorded it). */
+static void
+note_build(struct submit *u, uint64_t i, const cJSON *m)
+{
+	double good = results_number(m, "results_summary.runs_done", 0) -
+		      results_number(m, "results_summary.runs_failed", 0);
+	const char *hash = results_string(m, "plugin_hash");
+
+	if (!u->p->plugin.p || good <= 0 || strcmp(hash, u->p->plugin_hash) == 0)
+		return;
+	if (!u->nbuild++) {
+		u->build_first = i;
+		snprintf(u->build_was, sizeof(u->build_was), "%s", hash);
+	}
+}
+
 /* The --out of sweep command cmd where it names a directory ".../shards/i", written into buf;
  * else buf as it is (DIR/shards/i). Returns buf. */
 static const char *
@@ -234,6 +251,7 @@ check_shard(struct submit *u, uint64_t i, bool *complete)
 		return EXIT_USAGE;
 	}
 	note_revision(u, i, m);
+	note_build(u, i, m);
 	free(want);
 	free(full);
 	cJSON_Delete(m);
@@ -363,26 +381,60 @@ scan_shards(struct submit *u)
 
 	u->todo = xzalloc((size_t)u->s->tasks * sizeof(*u->todo));
 	for (uint64_t i = 0; i < u->s->tasks && !rc; i++) {
-		uint64_t before = u->nother;
+		uint64_t before = u->nother + u->nbuild;
 		bool complete;
 
 		rc = check_shard(u, i, &complete);
-		if (!complete || (u->nother > before && u->ro->rerun_other))
+		if (!complete || (u->nother + u->nbuild > before && u->ro->rerun_other))
 			u->todo[u->ntodo++] = i;
 	}
 	return rc;
 }
 
+/* The build a shard's rows record, for messages. */
+static const char *
+build_of(const struct submit *u)
+{
+	return u->build_was[0] ? u->build_was : "none recorded: made before rows recorded one";
+}
+
+/* Shards of another build of the plugin, as check_revisions() takes those of another model
+ * revision. */
+static int
+check_builds(struct submit *u, bool done)
+{
+	if (!u->nbuild || (done && !u->ro->rerun_other))
+		return 0;
+	if (done)
+		return usage_error("sweep",
+				   "%s holds the merged sweep, of another build of plugin %s (%s) "
+				   "than the file there now (%s): to compute it again with this "
+				   "build, sweep into another --out",
+				   u->dir, u->p->plugin.path, build_of(u), u->p->plugin_hash);
+	if (!u->ro->rerun_other)
+		return usage_error(
+			"sweep",
+			"%s/shards/%llu%s holds rows of plugin %s made by another build "
+			"of it (%s), not the file there now (%s): the plugin changed; "
+			"sweep into another --out, or pass --rerun-other-revisions to run "
+			"them again (the old rows kept in each shard's superseded.json)",
+			u->dir, (unsigned long long)u->build_first,
+			u->nbuild > 1 ? " (and others)" : "", u->p->plugin.path, build_of(u),
+			u->p->plugin_hash);
+	return 0;
+}
+
 /* Shards of another model revision: refused up front (each task would refuse its shard), or
  * with --rerun-other-revisions run again, unless DIR holds their merge already: a new merge
- * cannot replace it. A sweep complete and merged is left as it is. */
+ * cannot replace it. A sweep complete and merged is left as it is. The same for shards of
+ * another build of the plugin. */
 static int
 check_revisions(struct submit *u)
 {
 	bool done = merged(u);
 
 	if (!u->nother || (done && !u->ro->rerun_other))
-		return 0;
+		return check_builds(u, done);
 	if (done)
 		return usage_error(
 			"sweep",
@@ -400,7 +452,7 @@ check_revisions(struct submit *u)
 			u->dir, (unsigned long long)u->other_first,
 			u->nother > 1 ? " (and others)" : "", u->other_rev,
 			report_model_revision());
-	return 0;
+	return check_builds(u, done);
 }
 
 /* How many tasks an array may have here (MaxArraySize): N past it goes in several arrays, up
@@ -482,6 +534,10 @@ submit_checked(struct submit *u)
 			print_error("sweep: note: its rows are of model revision (%s), not this "
 				    "memsim's (%s)",
 				    u->other_rev, report_model_revision());
+		if (u->nbuild)
+			print_error("sweep: note: its rows are of another build of plugin %s (%s) "
+				    "than the file there now (%s)",
+				    u->p->plugin.path, build_of(u), u->p->plugin_hash);
 		return 0;
 	}
 	/* After the refusals, so that each of them is one line. */

@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,12 +164,20 @@ print_shards(struct status *st, const char *dir, uint64_t configs)
 		snprintf(path, sizeof(path), "%s/shards/%llu/results.json", dir,
 			 (unsigned long long)i);
 		rc = results_read(path, count_good, &good, NULL, err, sizeof(err));
+		/* A file that cannot be read (not a regular file, a line that is not JSON) is
+		 * said, not counted as rows. */
+		if (rc && rc != -ENOENT)
+			print_error("sweep: --status: %s", err);
 		snprintf(path, sizeof(path), "%s/shards/%llu/manifest.json", dir,
 			 (unsigned long long)i);
 		m = access(path, F_OK) == 0 ? report_read_json(path, err, sizeof(err)) : NULL;
+		if (!m && access(path, F_OK) == 0)
+			print_error("sweep: --status: %s", err);
 		snprintf(err, sizeof(err), "%ld/%llu", good, (unsigned long long)share);
 		printf("%-6llu %-11s %-9s %-14s %s\n", (unsigned long long)i,
-		       rc == -ENOENT ? "not started" : err,
+		       rc == -ENOENT ? "not started"
+		       : rc          ? "unreadable"
+				     : err,
 		       results_true(m, "results_summary.complete") ? "yes" : "no", job,
 		       state[0] ? state : "-");
 		cJSON_Delete(m);
@@ -193,9 +202,11 @@ sweep_slurm_status(const char *dir)
 				   err);
 	tasks = results_number(j, "tasks", 0);
 	configs = results_number(j, "configurations", 0);
-	if (tasks < 1 || tasks > SWEEP_SLURM_MAX_TASKS || configs < 0) {
+	if (tasks < 1 || tasks > SWEEP_SLURM_MAX_TASKS || configs < 0 ||
+	    configs > 9007199254740992.0 || floor(tasks) != tasks || floor(configs) != configs) {
 		cJSON_Delete(j);
-		return print_error("sweep: --status: %s: no tasks or configurations recorded",
+		return print_error("sweep: --status: %s: no whole number of tasks and "
+				   "configurations recorded",
 				   path);
 	}
 	st.n = (uint64_t)tasks;

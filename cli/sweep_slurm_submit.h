@@ -37,6 +37,10 @@ struct submit {
 	 * first, and its revision. */
 	uint64_t nother, other_first;
 	char other_rev[160];
+	/* Shards with good rows of another build of the plugin than the file there now: how
+	 * many, the first, and its plugin_hash ("" where it records none). */
+	uint64_t nbuild, build_first;
+	char build_was[40];
 	uint64_t max_array; /* tasks a job array may have here (slurm_max_array()) */
 	struct {
 		char id[48];

@@ -13,6 +13,7 @@
 #include "analysis/results.h"
 #include "cli/sweep_writer.h"
 #include "measure/ceilings.h"
+#include "sim/name_index.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 
@@ -47,6 +48,10 @@ struct opening {
 	long nother;         /* good rows of another model revision */
 	char other_rev[160]; /* the first one's revision */
 	bool other_revs;     /* and a third revision besides */
+	long nplugin;        /* good rows of the plan's plugin made by another build of it */
+	char plugin_was[40]; /* the first one's plugin_hash, or "" where it records none */
+	struct name_index kept; /* over w->done_keys: a configuration's second good row */
+	long nduplicate;        /* good rows of a configuration kept already: dropped */
 };
 
 /* Does key end with " " mode? */
@@ -98,8 +103,25 @@ same_revision(struct opening *o, const cJSON *r)
 	return false;
 }
 
+/* Whether good row r, where it is of the plan's plugin (its path), was made by the build of
+ * it at that path now (the hash every row records); counts it where not. */
+static bool
+same_plugin(struct opening *o, const cJSON *r)
+{
+	const struct sweep_plan *p = o->plan;
+	const char *hash = results_string(r, "plugin_hash");
+
+	if (!p->plugin.p || strcmp(results_string(r, "config.plugin"), p->plugin.path) != 0 ||
+	    strcmp(hash, p->plugin_hash) == 0)
+		return true;
+	if (!o->nplugin++)
+		snprintf(o->plugin_was, sizeof(o->plugin_was), "%s", hash);
+	return false;
+}
+
 /* Collects the keys of the runs already written, and their CSV rows; a failed run is left
- * out, to run again, and so is a good row of another model revision with rerun_other. */
+ * out, to run again, and so is a good row of another model revision or plugin build with
+ * rerun_other. */
 static int
 take_run(const cJSON *r, unsigned long line, void *ctx)
 {
@@ -117,17 +139,33 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 		return 0;
 	}
 	/* A good row of another model revision: its numbers may be what a bug since fixed
-	 * gave, and are not mixed with this memsim's. */
-	if (!same_revision(o, r)) {
+	 * gave, and are not mixed with this memsim's; nor those of another build of the
+	 * plugin, rebuilt at the same path since. */
+	if (!same_revision(o, r) || !same_plugin(o, r)) {
 		if (o->rerun_other)
 			drop_line(o, line, true);
 		return 0;
 	}
+	/* A configuration keeps its first good row: a copy (a file joined by hand, a row
+	 * appended twice) would count twice in the summary and list twice in a table. */
+	if (name_index_find(&o->kept, key) >= 0) {
+		drop_line(o, line, false);
+		o->nduplicate++;
+		return 0;
+	}
 	w->done_keys = xrealloc(w->done_keys, (w->ndone + 1) * sizeof(*w->done_keys));
-	w->done_keys[w->ndone++] = xstrdup(key);
+	w->done_keys[w->ndone] = xstrdup(key);
+	name_index_add(&o->kept, w->done_keys[w->ndone], (uint32_t)w->ndone);
+	w->ndone++;
 	tally_row(&w->all, r);
 	count_apart(w, r);
 	return results_csv_row(w->csv, r);
+}
+
+static const char *
+done_key_at(const void *owner, uint32_t i)
+{
+	return ((const struct sweep_writer *)owner)->done_keys[i];
 }
 
 static int
@@ -141,7 +179,9 @@ key_cmp(const void *a, const void *b)
 static size_t
 superseded_lines(struct sweep_writer *w, char ***lines)
 {
-	int fd = openat(w->dirfd, "superseded.json", O_RDONLY | O_CLOEXEC);
+	char err[600];
+	/* A FIFO there is refused by the append below, not waited on here. */
+	int fd = outdir_file_open(w->dirfd, w->dir, "superseded.json", O_RDONLY, err, sizeof(err));
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	size_t n = 0, cap = 0;
 	char *line = NULL;
@@ -320,6 +360,30 @@ check_manifest(struct sweep_writer *w, const struct opening *o, char *err, size_
 	return -2;
 }
 
+/* The refusal of rows of another build of the plan's plugin than the file there now. */
+static void
+refuse_plugin(const struct sweep_writer *w, const struct opening *o, const char *path, char *err,
+	      size_t errlen)
+{
+	const struct sweep_plan *p = o->plan;
+
+	if (o->plugin_was[0])
+		snprintf(err, errlen,
+			 "%s holds %ld rows of plugin %s made by another build of it (%s), not "
+			 "the file there now (%s): the plugin changed; sweep into another --out, "
+			 "or pass --rerun-other-revisions to run them again (the old rows kept in "
+			 "%s/superseded.json)",
+			 path, o->nplugin, p->plugin.path, o->plugin_was, p->plugin_hash, w->dir);
+	else
+		snprintf(err, errlen,
+			 "%s holds %ld rows of plugin %s that record no build of it (no "
+			 "plugin_hash: made before rows recorded one), and the file there now "
+			 "(%s) may have changed since: sweep into another --out, or pass "
+			 "--rerun-other-revisions to run them again (the old rows kept in "
+			 "%s/superseded.json)",
+			 path, o->nplugin, p->plugin.path, p->plugin_hash, w->dir);
+}
+
 /* Reads the runs results.json (open in w->results) holds into w and the CSV: a row of another
  * mode stops the read and is refused (-2); failed rows are dropped and a torn last line cut
  * off. Returns 0, -2 or -1 with err. */
@@ -368,6 +432,10 @@ read_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 			 "--rerun-other-revisions to run them again (the old rows kept in "
 			 "%s/superseded.json)",
 			 path, o->nother, which, w->dir);
+		return -2;
+	}
+	if (!rc && o->nplugin && !o->rerun_other) {
+		refuse_plugin(w, o, path, err, errlen);
 		return -2;
 	}
 	if (!rc && check_manifest(w, o, err, errlen))
@@ -443,7 +511,9 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 	}
 	w->results_bytes = (long long)st.st_size;
 	w->retried = (long)o->nfailed;
-	w->superseded = o->rerun_other ? o->nother : 0;
+	w->superseded = o->rerun_other ? o->nother + o->nplugin : 0;
+	w->superseded_builds = o->rerun_other ? o->nplugin : 0;
+	w->duplicates = o->nduplicate;
 	return 0;
 }
 
@@ -462,6 +532,7 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 	memset(w, 0, sizeof(*w));
 	w->results = w->lock = w->dirfd = -1;
 	w->missing = -1;
+	name_index_init(&o.kept, w, done_key_at);
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
 		return -1;
@@ -474,12 +545,14 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 	w->lock = lock_dir(w->dirfd, dir, err, errlen);
 	if (w->lock < 0 || (rc = open_results(w, &o, err, errlen)))
 		goto fail;
+	name_index_finish(&o.kept);
 	if (w->ndone)
 		qsort(w->done_keys, w->ndone, sizeof(*w->done_keys), key_cmp);
 	free(o.drop);
 	free(o.superseded);
 	return 0;
 fail:
+	name_index_finish(&o.kept);
 	free(o.drop);
 	free(o.superseded);
 	sweep_writer_close(w, NULL, 0);
@@ -604,6 +677,9 @@ sweep_writer_manifest(const struct sweep_writer *w, const struct sweep_plan *p, 
 	}
 	cJSON_AddStringToObject(m, "sweep_command", sweep_cmd);
 	free(sweep_cmd);
+	/* As model_revision: every good row of the plugin is of this build of it. */
+	if (p->plugin.p)
+		cJSON_AddStringToObject(m, "plugin_hash", p->plugin_hash);
 	cJSON_AddNumberToObject(m, "seed", (double)p->seed);
 	/* The header's model_revision is this memsim's: every good row in the directory is of
 	 * this revision (another's were refused or run again on opening). */

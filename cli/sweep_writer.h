@@ -7,10 +7,12 @@
  *   DIR/results.csv    one row per run (analysis/results.h)
  *   DIR/manifest.json  date, versions, host, seed, the command, the plan, a summary
  * Resuming keeps every complete line of results.json but the failed runs (an "error" key),
- * which run again, and cuts off a torn last line; results.csv is rewritten from the rows kept.
- * Every row records the model revision that made it (report_model_revision()): rows of
- * another are refused on resuming, or with rerun_other moved to DIR/superseded.json and run
- * again.
+ * which run again, and a configuration's good rows after its first (a copy), and cuts off a
+ * torn last line; results.csv is rewritten from the rows kept.
+ * Every row records the model revision that made it (report_model_revision()), and a
+ * plugin's row the build of the plugin (plugin_hash): rows of another revision, or of another
+ * build of the plan's plugin, are refused on resuming, or with rerun_other moved to
+ * DIR/superseded.json and run again.
  * The manifest's summary counts every row in the directory, those from earlier runs too.
  */
 
@@ -37,7 +39,10 @@ struct sweep_writer {
 	char **done_keys; /* keys of the runs kept when opened (failed ones not), sorted */
 	size_t ndone;
 	long retried;		/* failed rows dropped on opening, to run again */
-	long superseded; /* rows of another model revision moved to superseded.json, to run again */
+	long duplicates;        /* good rows of a configuration that had one already, dropped */
+	long superseded; /* rows of another model revision or plugin build moved to superseded.json
+			  */
+	long superseded_builds; /* of them, those of another build of the plugin */
 	struct sweep_tally now; /* the rows written since opening */
 	struct sweep_tally all; /* every row in results.json: those kept on opening too */
 	/* The configurations of the sweep (its shard) still without a good row: set by the
@@ -57,7 +62,8 @@ struct sweep_writer {
  * user's, is refused. Existing rows are refused (-2) unless resume; every row's key must end
  * in plan p's mode (sweep_plan_mode()), and on resume the plan manifest.json records must have
  * it: another plan's rows or manifest are refused (-2), before anything changes. Good rows of
- * another model revision are refused (-2) too, unless rerun_other: then they are appended to
+ * another model revision, or of another build of p's plugin (their plugin_hash not
+ * p->plugin_hash), are refused (-2) too, unless rerun_other: then they are appended to
  * DIR/superseded.json and dropped, to run again. Returns 0, -2 (a usage error), or -1 with a
  * one-line message in err. Close with sweep_writer_close(). */
 int sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_plan *p,

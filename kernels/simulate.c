@@ -63,16 +63,14 @@ model_create(const struct spec *spec, const struct onepass *op, int *rc, char *e
 
 /* Runs d's kernel once more into a recording at rec->path, with no model: every access as the
  * kernel makes it, whatever cache a replay will use. Returns 0, or -EIO with a message in err;
- * a regular file left incomplete is removed. */
+ * a recording left incomplete is removed (mtrace_writer_close()). */
 static int
 record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t errlen)
 {
 	struct mtrace_writer *w = mtrace_writer_open(rec->path, rec->command, err, errlen);
 	struct trace_sink sink;
 	struct trace_ctx *t;
-	struct stat st;
-	char why[400];
-	size_t n;
+	char why[4400];
 
 	if (!w) {
 		snprintf(why, sizeof(why), "%s", err);
@@ -86,9 +84,6 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 	if (mtrace_writer_close(w, why, sizeof(why)) == 0)
 		return 0;
 	snprintf(err, errlen, "recording: %s", why);
-	if (strcmp(rec->path, "-") != 0 && stat(rec->path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    remove(rec->path) == 0 && (n = strlen(err)) < errlen)
-		snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
 	return -EIO;
 }
 

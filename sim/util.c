@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,16 +273,58 @@ write_fd_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Writes data over the file at path (following a link), cut to its length. Returns 0 or a
- * negative errno. */
-static int
-write_in_place(const char *path, const void *data, size_t len)
+int
+open_regular_read(const char *path, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
+	struct stat st;
+	int fd, rc;
 
-	rc = fd < 0 ? -errno : write_fd_all(fd, data, len);
-	if (fd >= 0 && close(fd) && !rc)
+	/* O_NONBLOCK: opening a FIFO for reading does not wait for a writer; refused below. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	rc = fstat(fd, &st) ? -errno : 0;
+	if (!rc && !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "%s is not a regular file: refused", path);
+	} else if (!rc && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		rc = -errno;
+	}
+	if (rc) {
+		if (rc != -EINVAL)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int
+file_fnv1a64(const char *path, uint64_t *out, char *err, size_t errlen)
+{
+	unsigned char buf[65536];
+	uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a's offset basis */
+	int fd = open_regular_read(path, err, errlen), rc = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * UINT64_C(0x100000001b3); /* FNV's 64-bit prime */
+	}
+	close(fd);
+	*out = h;
 	return rc;
 }
 
@@ -301,14 +344,133 @@ keep_attributes(int fd, const struct stat *old)
 	return fchmod(fd, old->st_mode & 07777) == 0;
 }
 
+/* The temporaries of whole files open now, for whole_file_remove_temps(): a slot is FREE,
+ * being CLAIMED (its path not written yet) or holds a temporary's path (READY). */
+enum { TEMP_FREE, TEMP_CLAIMED, TEMP_READY };
+#define TEMP_SLOTS 8
+static struct {
+	atomic_int state;
+	char path[4096];
+} temp_slots[TEMP_SLOTS];
+
+/* Records tmp for whole_file_remove_temps(); the slot's index, or -1 when all are taken (the
+ * file is still written whole, only not removed by a signal). */
+static int
+temp_register(const char *tmp)
+{
+	if (strlen(tmp) >= sizeof(temp_slots[0].path))
+		return -1;
+	for (int i = 0; i < TEMP_SLOTS; i++) {
+		int want = TEMP_FREE;
+
+		if (atomic_compare_exchange_strong(&temp_slots[i].state, &want, TEMP_CLAIMED)) {
+			strcpy(temp_slots[i].path, tmp);
+			atomic_store(&temp_slots[i].state, TEMP_READY);
+			return i;
+		}
+	}
+	return -1;
+}
+
+void
+whole_file_remove_temps(void)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (atomic_load(&temp_slots[i].state) == TEMP_READY)
+			unlink(temp_slots[i].path);
+}
+
+/* Clears f's slot, closes it and frees its names. */
+static void
+whole_file_release(struct whole_file *f)
+{
+	if (f->slot >= 0)
+		atomic_store(&temp_slots[f->slot].state, TEMP_FREE);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f->tmp);
+	f->slot = f->fd = -1;
+	f->path = f->tmp = NULL;
+}
+
+int
+whole_file_open(struct whole_file *f, const char *path)
+{
+	static atomic_uint serial;
+	struct stat st;
+	bool exists = lstat(path, &st) == 0;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->slot = -1;
+	f->path = xstrdup(path);
+	/* A link, a device, a FIFO: replacing it would break what it stands for. A second hard
+	 * link would keep the old contents: written in place, so every name sees the new ones. */
+	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1))
+		goto in_place;
+	f->tmp = xzalloc(strlen(path) + 48);
+	sprintf(f->tmp, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
+	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (f->fd < 0) {
+		rc = -errno;
+		f->fd = -1;
+		whole_file_release(f);
+		return rc;
+	}
+	f->slot = temp_register(f->tmp);
+	if (!exists || keep_attributes(f->fd, &st))
+		return 0;
+	/* Another user's file we may write but not give away: in place keeps its owner. */
+	unlink(f->tmp);
+	close(f->fd);
+	free(f->tmp);
+	f->tmp = NULL;
+	if (f->slot >= 0)
+		atomic_store(&temp_slots[f->slot].state, TEMP_FREE);
+	f->slot = -1;
+in_place:
+	f->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (f->fd < 0) {
+		rc = -errno;
+		whole_file_release(f);
+		return rc;
+	}
+	return 0;
+}
+
+int
+whole_file_commit(struct whole_file *f, char *err, size_t errlen)
+{
+	int rc = close(f->fd) ? -errno : 0;
+
+	f->fd = -1;
+	/* rename() last: until then the file at path is the old one, whole. */
+	if (!rc && f->tmp && rename(f->tmp, f->path))
+		rc = -errno;
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", f->path, strerror(-rc));
+		if (f->tmp)
+			unlink(f->tmp);
+	}
+	whole_file_release(f);
+	return rc;
+}
+
+bool
+whole_file_discard(struct whole_file *f)
+{
+	bool removed = f->tmp && unlink(f->tmp) == 0;
+
+	whole_file_release(f);
+	return removed;
+}
+
 int
 write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-	static unsigned serial;
-	struct stat st;
-	bool exists;
-	char *tmp;
-	int fd, rc;
+	struct whole_file f;
+	int rc;
 
 	if (strcmp(path, "-") == 0) {
 		/* What stdio holds goes first, so the output keeps its order. */
@@ -317,37 +479,12 @@ write_file_whole(const char *path, const void *data, size_t len, char *err, size
 			snprintf(err, errlen, "cannot write standard output: %s", strerror(-rc));
 		return rc;
 	}
-	exists = lstat(path, &st) == 0;
-	/* A link, a device, a FIFO: replacing it would break what it stands for. A second hard
-	 * link would keep the old contents: written in place, so every name sees the new ones. */
-	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
-		rc = write_in_place(path, data, len);
-		if (rc)
-			snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
-		return rc;
-	}
-	tmp = xzalloc(strlen(path) + 48);
-	sprintf(tmp, "%s.tmp%ld.%u", path, (long)getpid(), serial++);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		rc = -errno;
-	} else if (exists && !keep_attributes(fd, &st)) {
-		/* Another user's file we may write but not give away: in place keeps its owner. */
-		close(fd);
-		unlink(tmp);
-		rc = write_in_place(path, data, len);
-	} else {
-		rc = write_fd_all(fd, data, len);
-		if (close(fd) && !rc)
-			rc = -errno;
-		if (!rc && rename(tmp, path))
-			rc = -errno;
-		if (rc)
-			unlink(tmp);
-	}
-	if (rc)
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
-	free(tmp);
+	rc = whole_file_open(&f, path);
+	if (!rc && (rc = write_fd_all(f.fd, data, len)))
+		whole_file_discard(&f);
+	else if (!rc)
+		return whole_file_commit(&f, err, errlen);
+	snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 	return rc;
 }
 

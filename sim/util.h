@@ -88,6 +88,18 @@ uint64_t mem_available_bytes(void);
  * errno (-EIO for a write that wrote nothing). */
 int write_fd_all(int fd, const void *buf, size_t len);
 
+/* Opens the file at path for reading (following a link) where it is a regular file: a FIFO,
+ * whose open or first read would wait for a writer forever, a device, a directory or a socket
+ * is refused ("PATH is not a regular file: refused"), as the writers of output directories
+ * refuse them. Returns the descriptor (O_CLOEXEC, blocking), or a negative errno with a
+ * one-line message in err ("PATH: why"; -ENOENT where path does not exist). */
+int open_regular_read(const char *path, char *err, size_t errlen);
+
+/* The 64-bit FNV-1a hash of the bytes of the regular file at path into *out: what a file is,
+ * to tell two builds at one path apart (not against an adversary). Returns 0, or a negative
+ * errno with "PATH: why" in err. */
+int file_fnv1a64(const char *path, uint64_t *out, char *err, size_t errlen);
+
 /*
  * Writes len bytes to path, a path the user gave (--json FILE), whole or not at all where that
  * can be had:
@@ -101,6 +113,33 @@ int write_fd_all(int fd, const void *buf, size_t len);
  * Every write is checked. Returns 0, or a negative errno with "cannot write PATH: why" in err.
  */
 int write_file_whole(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* A file written whole by a writer that streams it (a recording), by write_file_whole()'s
+ * rules: opened first, put in place at the end. */
+struct whole_file {
+	int fd;     /* write here */
+	char *path; /* as given */
+	char *tmp;  /* the temporary renamed over path at the end; NULL where written in place */
+	int slot;   /* its place among the temporaries whole_file_remove_temps() removes, or -1 */
+};
+
+/* Opens path (not "-") for writing whole: a regular file with one link, or none yet, gets a
+ * new temporary beside it ("PATH.tmpPID.N", O_EXCL, with the file's mode and owner), so the
+ * file stays as it was until whole_file_commit() and two writers never write into one file;
+ * anything else is opened in place, truncated. Returns 0 or a negative errno. */
+int whole_file_open(struct whole_file *f, const char *path);
+
+/* Closes f and renames its temporary over the path. Returns 0, or a negative errno with
+ * "cannot write PATH: why" in err (the temporary removed, the path as it was). */
+int whole_file_commit(struct whole_file *f, char *err, size_t errlen);
+
+/* Closes f without putting it in place: its temporary is removed and the path stays as it was
+ * (a file written in place keeps what was written). Returns whether a temporary was removed. */
+bool whole_file_discard(struct whole_file *f);
+
+/* Removes the temporaries of every whole file open now, for a signal handler of a process that
+ * ends before it commits them (async-signal-safe: unlink() alone). */
+void whole_file_remove_temps(void);
 
 /*
  * Output directories (sweep --out, merge --out, profile --out): memsim opens the files it names

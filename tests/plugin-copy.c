@@ -7,12 +7,15 @@
  * --param crash=N dies in run() (SIGSEGV) where --N is N, for the sweep's failed rows;
  * --param fail=N returns an error there; --param wrap=N loads 128 bytes from 2^64 - 64 there, a
  * range past the end of the address space.
+ * --param endless=N repeats the passes where --N is N until the process is stopped, 20 ms
+ * apart: a run that is still recording when a test stops it.
  */
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "memsim/plugin.h"
 
@@ -86,7 +89,13 @@ run(const struct memsim_kernel_config *c, void *const *a, struct memsim_trace *t
 	}
 	for (uint64_t i = 0; i < n * d; i++)
 		A[i] = (float)(i % 7);
-	for (uint64_t p = 0; p < passes; p++)
+	if (param(c, "endless", 0) == c->N)
+		passes = UINT64_MAX;
+	for (uint64_t p = 0; p < passes; p++) {
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
+
+		if (p && passes == UINT64_MAX)
+			nanosleep(&pause, NULL);
 		for (uint64_t r = 0; r < n; r += c->Br) {
 			uint64_t k = (n - r < c->Br ? n - r : c->Br) * d;
 
@@ -102,6 +111,7 @@ run(const struct memsim_kernel_config *c, void *const *a, struct memsim_trace *t
 				TR_STORE_ELEM(t, &B[r * d + i]);
 			}
 		}
+	}
 	return 0;
 }
 
@@ -131,7 +141,7 @@ formula(const struct memsim_kernel_config *c, uint64_t capacity, uint32_t line,
 	return 0;
 }
 
-static const char *const params[] = { "passes", "crash", "fail", "wrap", NULL };
+static const char *const params[] = { "passes", "crash", "fail", "wrap", "endless", NULL };
 
 static const struct memsim_kernel_plugin copy_plugin = {
 	MEMSIM_PLUGIN_ABI,

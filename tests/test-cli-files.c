@@ -393,6 +393,28 @@ test_merge_atomic(void **state)
 	assert_int_equal(sh("test -z \"$(ls -A am | grep memsim-tmp)\""), 0);
 }
 
+/* A merge that runs out of room (a full disk; here a file-size limit) stops with one line
+ * naming the file and the reason, exit 1, and leaves no results.json and no temporary. */
+static void
+test_merge_full_disk(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* Rows past stdio's buffer, so that a row's write fails, not the last flush. */
+	for (int i = 0; i < 2; i++)
+		expect_ok("sweep --kernel naive,flash2 --N 256,512,1024,2048 --d 32,64 "
+			  "--formula-only --out fd%d --shard %d/2",
+			  i, i);
+	r = shell("rm -rf fdm && ulimit -f 2 && trap '' XFSZ && %s merge --out fdm fd0 fd1",
+		  MEMSIM_BIN);
+	print_commented(r.err);
+	assert_int_equal(r.rc, 1);
+	assert_true(one_line_with(r.err, "merge: cannot write fdm/results.json: File too large"));
+	result_free(&r);
+	assert_int_equal(sh("test -z \"$(ls -A fdm | grep -v '^.memsim-lock$')\""), 0);
+}
+
 /* Writes a shard directory of a sweep of n configurations holding them all. */
 static void
 write_big_shard(const char *dir, long n)
@@ -491,6 +513,25 @@ test_json_keeps_file(void **state)
 	assert_int_equal(sh("! ls -A | grep -q tmp"), 0);
 }
 
+/* A FIFO where a reader looks for a sweep's results.json (planted, or left by a tool) is
+ * refused in one line naming it, exit 1, by table and merge alike: never waited on (the
+ * timeout says a hang). */
+static void
+test_readers_refuse_fifo(void **state)
+{
+	static const char *const readers[] = { "table ff", "table --exact ff", "merge --out fm ff",
+					       NULL };
+
+	(void)state;
+	expect_ok(FSWEEP " --out ff");
+	assert_int_equal(sh("rm ff/results.json && mkfifo ff/results.json"), 0);
+	memsim_env = "timeout 20";
+	for (int i = 0; readers[i]; i++)
+		expect_error(readers[i], 1, "ff/results.json is not a regular file: refused");
+	memsim_env = "";
+	expect_error(FSWEEP " --out ff --resume", 1, "ff/results.json is not a regular file");
+}
+
 int
 main(void)
 {
@@ -502,8 +543,10 @@ main(void)
 		cmocka_unit_test(test_merge_partial),
 		cmocka_unit_test(test_merge_estimates),
 		cmocka_unit_test(test_merge_atomic),
+		cmocka_unit_test(test_merge_full_disk),
 		cmocka_unit_test(test_merge_many_rows),
 		cmocka_unit_test(test_json_keeps_file),
+		cmocka_unit_test(test_readers_refuse_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

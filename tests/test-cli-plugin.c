@@ -153,7 +153,7 @@ test_plugin_errors(void **state)
 	expect_error("run --kernel " PLUGIN_DIR "/plugin-copy-native.so", 2,
 		     "a native build (-DMEMSIM_NATIVE) where the traced one is needed");
 	expect_error("run --kernel " COPY " --param window=3", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap, endless)");
 	expect_error("run --kernel " COPY " --param passes=2 --param passes=3", 2,
 		     "--param: 'passes' given twice");
 	expect_error("run --kernel " COPY " --param passes", 2, "'passes' is not key=value");
@@ -281,7 +281,7 @@ test_plugin_sweep_rows_as_run(void **state)
 	result_free(&r);
 	rows_equal_run("sh", 6, "", 0);
 	expect_error("sweep --out x --kernel " COPY " --param window=2", 2,
-		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap)");
+		     "--param: copy takes no 'window' (it takes: passes, crash, fail, wrap, endless)");
 	expect_error("sweep --out x --kernel " PLUGIN_DIR "/plugin-badabi.so", 2,
 		     "built for plugin ABI 99, this memsim takes 1");
 	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
@@ -555,10 +555,18 @@ test_plugin_record_errors(void **state)
 					 "incomplete recording was removed)"));
 	result_free(&r);
 	assert_int_equal(sh("test ! -e big.mt"), 0);
-	/* The plugin's own failure while recording: its message, no recording left. */
+	/* The plugin's own failure while recording: its message, no recording left; a recording
+	 * that was there stays as it was. */
 	expect_error("run --kernel " COPY " --N 64 --param fail=64 --record fail.mt", 1,
 		     "copy: asked to fail at N=64 (the incomplete recording was removed)");
 	assert_int_equal(sh("test ! -e fail.mt"), 0);
+	assert_int_equal(sh("%s run --kernel " COPY " --N 64 --record fail.mt >/dev/null && "
+			    "cp fail.mt fail.old",
+			    MEMSIM_BIN),
+			 0);
+	expect_error("run --kernel " COPY " --N 64 --param fail=64 --record fail.mt", 1,
+		     "copy: asked to fail at N=64 (the incomplete recording was removed)");
+	assert_int_equal(sh("cmp fail.mt fail.old && rm fail.mt fail.old"), 0);
 	assert_int_equal(sh("rm -rf dir"), 0);
 }
 
@@ -737,6 +745,155 @@ test_plugin_params_not_utf8(void **state)
 	assert_int_equal(sh("rm -rf pu"), 0);
 }
 
+#define REBUILT "--kernel ./k.so --d 16 --Br 8 --jobs 1"
+
+/* The plugin_hash of every row of tmpdir/dir/results.json, which must all be one: "fnv1a64:"
+ * and 16 hex digits; caller frees. */
+static char *
+rows_plugin_hash(const char *dir)
+{
+	char path[700], *text, *save = NULL, *hash = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
+	text = slurp_text(path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *row = cJSON_Parse(l);
+		const cJSON *h = cJSON_GetObjectItem(row, "plugin_hash");
+
+		assert_true(cJSON_IsString(h));
+		assert_int_equal(strlen(h->valuestring), strlen("fnv1a64:") + 16);
+		assert_int_equal(strncmp(h->valuestring, "fnv1a64:", 8), 0);
+		if (hash)
+			assert_string_equal(hash, h->valuestring);
+		else
+			hash = strdup(h->valuestring);
+		cJSON_Delete(row);
+	}
+	free(text);
+	assert_non_null(hash);
+	return hash;
+}
+
+/* A plugin rebuilt at the same path (here its file changed by bytes appended) is another
+ * build: every row and the manifest record the file's hash, and --resume refuses rows of
+ * another build in one line naming the plugin (results.json untouched, nothing run), as it
+ * refuses rows with no hash; --rerun-other-revisions moves them to superseded.json and runs
+ * them again; merge refuses shards of two builds; --slurm again refuses shards of another
+ * build before submitting, and with --rerun-other-revisions submits them again. */
+static void
+test_plugin_sweep_rebuilt(void **state)
+{
+	char *old, *now;
+	struct result r;
+	cJSON *m;
+
+	(void)state;
+	assert_int_equal(sh("cp " COPY " k.so"), 0);
+	expect_ok("sweep --out pr " REBUILT " --N 16,32");
+	expect_ok("sweep --out pm0 " REBUILT " --N 16,32 --shard 0/2");
+	old = rows_plugin_hash("pr");
+	m = read_json("pr/manifest.json");
+	assert_string_equal(cJSON_GetObjectItem(m, "plugin_hash")->valuestring, old);
+	cJSON_Delete(m);
+	assert_int_equal(sh("cp pr/results.json pr.was && printf rebuilt >>k.so"), 0);
+
+	r = memsim("sweep --out pr " REBUILT " --N 16,32,64 --resume");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "pr/results.json holds 2 rows of plugin ./k.so made by "
+					 "another build of it (fnv1a64:"));
+	assert_non_null(strstr(r.err, old));
+	assert_non_null(strstr(r.err, "the plugin changed; sweep into another --out, or pass "
+				      "--rerun-other-revisions to run them again"));
+	result_free(&r);
+	assert_int_equal(sh("cmp pr/results.json pr.was"), 0);
+
+	expect_ok("sweep --out pm1 " REBUILT " --N 16,32 --shard 1/2");
+	r = memsim("merge --out pmm pm0 pm1");
+	assert_int_equal(r.rc, 2);
+	assert_true(one_line_with(r.err, "pm0 holds rows of plugin ./k.so as one build of it made "
+					 "them (fnv1a64:"));
+	assert_non_null(strstr(r.err, "pm1/results.json:1 as another (fnv1a64:"));
+	result_free(&r);
+	assert_int_equal(sh("test ! -e pmm/results.json"), 0);
+
+	r = memsim("sweep --out pr " REBUILT " --N 16,32,64 --resume --rerun-other-revisions");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "2 rows of another build of plugin ./k.so moved to "
+				      "pr/superseded.json: they run again"));
+	assert_non_null(strstr(r.err, "3 configurations, 0 already done, 3 to run"));
+	result_free(&r);
+	now = rows_plugin_hash("pr");
+	assert_string_not_equal(now, old);
+	assert_int_equal(sh("test $(wc -l <pr/results.json) = 3 && "
+			    "test $(wc -l <pr/superseded.json) = 2"),
+			 0);
+	/* Rows of a memsim from before rows recorded the build. */
+	assert_int_equal(sh("sed -i 's/,\"plugin_hash\":\"[^\"]*\"//' pr/results.json"), 0);
+	expect_error("sweep --out pr " REBUILT " --N 16,32,64 --resume", 2,
+		     "pr/results.json holds 3 rows of plugin ./k.so that record no build of it");
+
+	/* --slurm: the shards' manifests say which build made their rows. */
+	memsim_env = "MEMSIM_SBATCH=/nonexistent/sbatch";
+	expect_ok("sweep --out ps " REBUILT " --N 16,32 --slurm 2 --dry-run");
+	assert_int_equal(sh("for i in 0 1; do SLURM_ARRAY_TASK_ID=$i sh ps/slurm/sweep.sbatch "
+			    "2>/dev/null || exit 1; done && printf again >>k.so"),
+			 0);
+	expect_error("sweep --out ps " REBUILT " --N 16,32 --slurm 2 --dry-run", 2,
+		     "/ps/shards/0 (and others) holds rows of plugin ./k.so made by another "
+		     "build of it (fnv1a64:");
+	r = memsim("sweep --out ps " REBUILT " --N 16,32 --slurm 2 --dry-run "
+		   "--rerun-other-revisions");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--array=0-1 "));
+	result_free(&r);
+	memsim_env = "";
+	free(old);
+	free(now);
+	assert_int_equal(sh("rm -rf k.so pr pr.was pm0 pm1 pmm ps"), 0);
+}
+
+/* Starts "memsim run" of the plugin recording to w.mt without end (--param endless) in the
+ * background, as the start of a shell group ("{ ...; }": sh() puts "cd tmpdir &&" before it)
+ * that goes on once the recording has begun (its temporary exists, or w.mt is no longer
+ * w.old): $p is its pid. */
+#define ENDLESS_RECORDING                                                                          \
+	"{ %s run --kernel " COPY " --N 4096 --d 64 --cache lab --param endless=4096 "             \
+	"--record w.mt >/dev/null 2>&1 & p=$!; "                                                   \
+	"i=0; while ! ls w.mt.tmp* >/dev/null 2>&1 && cmp -s w.mt w.old && [ $i -lt 400 ]; do "    \
+	"sleep 0.02; i=$((i + 1)); done; "
+
+/* --record writes the recording whole: a run stopped while it records (SIGTERM) leaves the
+ * recording that was there byte for byte and no temporary; another run recording to the same
+ * path meanwhile (a built-in kernel) writes its own whole file, which the first one's later
+ * writes do not touch, and which replays. */
+static void
+test_plugin_record_whole(void **state)
+{
+	struct result r;
+
+	(void)state;
+	assert_int_equal(sh("%s run --kernel flash2 --N 64 --record w.mt >/dev/null && "
+			    "cp w.mt w.old",
+			    MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh(ENDLESS_RECORDING "sleep 0.1; kill -TERM $p; wait $p; test $? = 143; }",
+			    MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh("cmp w.mt w.old && ! ls w.mt.tmp* 2>/dev/null"), 0);
+	assert_int_equal(sh(ENDLESS_RECORDING "%s run --kernel flash1 --N 64 --record w.mt "
+					      ">/dev/null && cp w.mt w.flash1 && sleep 0.2; "
+					      "kill -TERM $p; wait $p; test $? = 143; }",
+			    MEMSIM_BIN, MEMSIM_BIN),
+			 0);
+	assert_int_equal(sh("cmp w.mt w.flash1 && ! ls w.mt.tmp* 2>/dev/null"), 0);
+	r = memsim("replay w.mt --cache lab --json -");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "--kernel flash1 --N 64 --record w.mt"));
+	result_free(&r);
+	assert_int_equal(sh("rm w.mt w.old w.flash1"), 0);
+}
+
 int
 main(void)
 {
@@ -759,6 +916,8 @@ main(void)
 		cmocka_unit_test(test_plugin_exit),
 		cmocka_unit_test(test_plugin_in_list),
 		cmocka_unit_test(test_plugin_params_not_utf8),
+		cmocka_unit_test(test_plugin_record_whole),
+		cmocka_unit_test(test_plugin_sweep_rebuilt),
 		cmocka_unit_test(test_plugin_xcheck),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);

@@ -589,6 +589,50 @@ test_status(void **state)
 	expect_error("sweep --status st --N 64", 2, "--status DIR takes no other options");
 }
 
+/* A FIFO where --status or a resubmission reads (jobs.json, a shard's results.json or
+ * manifest.json) is refused naming it, never waited on (the timeout says a hang): --status
+ * says the shard's file cannot be read and goes on with the others; the submission refuses in
+ * one line. jobs.json's tasks and configurations must be whole numbers. */
+static void
+test_status_fifo(void **state)
+{
+	char line[2200];
+	struct result r;
+
+	(void)state;
+	stand_ins();
+	expect_ok("sweep --out sf " PLAN " --slurm 2");
+	run_task("sf", 0);
+	run_task("sf", 1);
+	snprintf(line, sizeof(line), "%s timeout 20", env);
+	memsim_env = line;
+	assert_int_equal(sh("rm sf/shards/0/results.json && mkfifo sf/shards/0/results.json && "
+			    "rm sf/shards/1/manifest.json && mkfifo sf/shards/1/manifest.json"),
+			 0);
+	r = memsim("sweep --status sf");
+	print_commented(r.out);
+	print_commented(r.err);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\n0      unreadable  yes "));
+	assert_non_null(strstr(r.out, "\n1      2/2         no  "));
+	assert_non_null(strstr(r.err, "sf/shards/0/results.json is not a regular file: refused\n"));
+	assert_non_null(
+		strstr(r.err, "sf/shards/1/manifest.json is not a regular file: refused\n"));
+	result_free(&r);
+	expect_error("sweep --out sf " PLAN " --slurm 2", 1,
+		     "sf/shards/1/manifest.json is not a regular file: refused");
+	assert_int_equal(sh("cp sf/slurm/jobs.json jobs.json.was && rm sf/slurm/jobs.json && "
+			    "mkfifo sf/slurm/jobs.json"),
+			 0);
+	expect_error("sweep --status sf", 1, "sf/slurm/jobs.json is not a regular file: refused");
+	assert_int_equal(sh("rm sf/slurm/jobs.json && sed 's/\"tasks\":[[:space:]]*2/"
+			    "\"tasks\": 1.5/' jobs.json.was >sf/slurm/jobs.json && "
+			    "grep -q 1.5 sf/slurm/jobs.json && rm jobs.json.was"),
+			 0);
+	expect_error("sweep --status sf", 1, "no whole number of tasks and configurations");
+	memsim_env = env;
+}
+
 /* Each error one line, exit 2 for usage and 1 for the rest; /tmp a warning only. */
 static void
 test_errors(void **state)
@@ -883,6 +927,7 @@ main(void)
 		cmocka_unit_test(test_max_array),
 		cmocka_unit_test(test_max_array_limits),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_status_fifo),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split_words),
 		cmocka_unit_test(test_interrupted),

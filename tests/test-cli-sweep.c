@@ -1,11 +1,11 @@
 /*
  * A sweep's rows as a user resumes them (issue 18): a worker that dies is replaced and its
  * configuration marked failed with the signal while the rest run; --resume runs failed rows
- * again; --resume with another plan's mode is refused and changes nothing, and so are rows of
- * another model revision, which --rerun-other-revisions runs again (a study's cross-checks
- * and profile of another revision are made again); the manifest's
- * summary counts every row in the directory; tables label estimates and the settings that
- * tell rows apart, and never count an estimate as byte-equal.
+ * again and keeps a configuration's copied rows once; --resume with another plan's mode is refused
+ * and changes nothing, and so are rows of another model revision, which --rerun-other-revisions
+ * runs again (a study's cross-checks and profile of another revision are made again); the
+ * manifest's summary counts every row in the directory; tables label estimates and the settings
+ * that tell rows apart, and never count an estimate as byte-equal.
  */
 
 #include "config.h"
@@ -232,6 +232,42 @@ test_failed_row_retried(void **state)
 	assert_int_equal(summary("small", "runs_done"), 6);
 	assert_int_equal(summary("small", "exact_within_5pct"), 6);
 	assert_int_equal(summary("small", "complete"), 1);
+}
+
+#define DUP "sweep --out dup --kernel naive,flash2 --N 64,128,256 --formula-only"
+
+/* A results.json holding a configuration's row twice (or three times: a file joined by hand):
+ * --resume keeps the first, drops the copies saying how many, and counts each configuration
+ * once: never more done than the plan has, nor more rows in the summary or the table. */
+static void
+test_resume_duplicate_rows(void **state)
+{
+	struct result r;
+	char *table;
+
+	(void)state;
+	expect_ok(DUP);
+	assert_int_equal(sh("head -1 dup/results.json >>dup/results.json && "
+			    "head -1 dup/results.json >>dup/results.json && "
+			    "sed -n 4p dup/results.json >>dup/results.json"),
+			 0);
+	r = memsim(DUP " --resume");
+	print_commented(r.err);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "dup/results.json held 3 rows of configurations it had a "
+				      "row of already: dropped, the first row of each kept\n"));
+	assert_non_null(strstr(r.err, "6 configurations, 6 already done, 0 to run"));
+	result_free(&r);
+	assert_int_equal(lines_of("dup", "results.json"), 6);
+	assert_int_equal(lines_of("dup", "results.csv"), 7);
+	assert_int_equal(summary("dup", "runs_done"), 6);
+	assert_int_equal(summary("dup", "complete"), 1);
+	r = memsim("table dup");
+	assert_int_equal(r.rc, 0);
+	table = r.out;
+	for (int n = 0; (table = strstr(table, " naive ")); table++)
+		assert_true(++n <= 3);
+	result_free(&r);
 }
 
 /* --resume with another mode than the directory's rows: exit 2, one line naming both, the
@@ -746,6 +782,7 @@ main(void)
 		cmocka_unit_test(test_dead_worker),
 		cmocka_unit_test(test_dead_onepass_worker),
 		cmocka_unit_test(test_failed_row_retried),
+		cmocka_unit_test(test_resume_duplicate_rows),
 		cmocka_unit_test(test_resume_other_plan),
 		cmocka_unit_test(test_resume_other_plan_no_rows),
 		cmocka_unit_test(test_resume_other_revision),

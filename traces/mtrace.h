@@ -41,8 +41,12 @@ enum mtrace_ctrl {
 struct mtrace_writer;
 
 /* Creates path ("-" for stdout) and records command and this tool's version in the header.
- * The header is written with the first access, so arrays and phases declared before it land
- * in the header tables. Returns NULL with a message in err. Close with mtrace_writer_close(). */
+ * A regular file is written whole (sim/util.h whole_file_open()): into a temporary beside it,
+ * renamed over it by mtrace_writer_close(), so a run that stops first leaves the file that was
+ * there as it was, and two writers of one path each a whole file. The header is written with
+ * the first access, so arrays and phases declared before it land in the header tables.
+ * Returns NULL with a message in err. Close with mtrace_writer_close() or
+ * mtrace_writer_discard(). */
 struct mtrace_writer *mtrace_writer_open(const char *path, const char *command, char *err,
 					 size_t errlen);
 
@@ -60,6 +64,13 @@ void mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, u
 /* A sink for trace_ctx_create() that records into w (which stays the caller's). */
 struct trace_sink mtrace_writer_sink(struct mtrace_writer *w);
 
-/* Writes the end record and closes. Returns 0, or a negative errno with a message in err if
- * any write failed (the file is then incomplete and says so to readers). Frees w. */
+/* Writes the end record, closes and puts the file in place. Returns 0, or a negative errno
+ * with a message in err if any write failed: the temporary is then removed (the message ends
+ * "(the incomplete recording was removed)"); a file written in place is incomplete and says
+ * so to readers. Frees w. */
 int mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen);
+
+/* Closes a recording that is not to be kept (the run it records failed): the temporary is
+ * removed, the file at the path left as it was; what reached a file written in place stays
+ * without an end record. Returns whether a temporary was removed. Frees w. */
+bool mtrace_writer_discard(struct mtrace_writer *w);

@@ -27,7 +27,8 @@ struct decl {
 
 struct mtrace_writer {
 	int fd;
-	bool owns_fd;
+	bool owns_fd; /* out is open: the file, written whole */
+	struct whole_file out;
 	int error;
 	char *path;
 	char *command;
@@ -157,12 +158,14 @@ mtrace_writer_open(const char *path, const char *command, char *err, size_t errl
 	if (strcmp(path, "-") == 0) {
 		w->fd = STDOUT_FILENO;
 	} else {
-		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (w->fd < 0) {
-			snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		int rc = whole_file_open(&w->out, path);
+
+		if (rc) {
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
 			free(w);
 			return NULL;
 		}
+		w->fd = w->out.fd;
 		w->owns_fd = true;
 	}
 	w->path = xstrdup(path);
@@ -355,9 +358,28 @@ mtrace_writer_sink(struct mtrace_writer *w)
 	return (struct trace_sink){ w, sink_array, sink_phase, sink_set_phase, sink_access };
 }
 
+static void
+writer_free(struct mtrace_writer *w)
+{
+	free(w->decls);
+	free(w->buf);
+	free(w->path);
+	free(w->command);
+	free(w);
+}
+
+/* The note a message ends with where a recording that did not complete was removed: the
+ * file at the path, if any, is the one that was there before. */
+static const char *
+removed_note(bool removed)
+{
+	return removed ? " (the incomplete recording was removed)" : "";
+}
+
 int
 mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen)
 {
+	char why[4300];
 	int rc = 0;
 
 	flush_pending(w);
@@ -368,16 +390,30 @@ mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen)
 	put_varint(w, w->records + 1); /* the end record counts itself */
 	put_varint(w, w->accesses);
 	flush_buf(w);
-	if (w->owns_fd && close(w->fd) && !w->error)
-		w->error = errno;
 	if (w->error) {
-		snprintf(err, errlen, "writing %s: %s", w->path, strerror(w->error));
+		snprintf(err, errlen, "writing %s: %s%s", w->path, strerror(w->error),
+			 removed_note(w->owns_fd && whole_file_discard(&w->out)));
 		rc = -w->error;
+	} else if (w->owns_fd && (rc = whole_file_commit(&w->out, why, sizeof(why)))) {
+		snprintf(err, errlen, "writing %s: %s", w->path, strerror(-rc));
 	}
-	free(w->decls);
-	free(w->buf);
-	free(w->path);
-	free(w->command);
-	free(w);
+	writer_free(w);
 	return rc;
+}
+
+bool
+mtrace_writer_discard(struct mtrace_writer *w)
+{
+	bool removed = false;
+
+	/* What reached a file written in place stays, without an end record: readers see it cut
+	 * short. */
+	flush_pending(w);
+	if (!w->header_done)
+		write_header(w);
+	flush_buf(w);
+	if (w->owns_fd)
+		removed = whole_file_discard(&w->out);
+	writer_free(w);
+	return removed;
 }
