@@ -48,8 +48,8 @@ memsim_trace_create(struct memsim_hierarchy *h, const char *record_path, char *e
 				  h ? h->spec.tiles_in_scratch : 0);
 	if (!t->ctx) {
 		snprintf(err, errlen, "cannot create the trace");
-		if (t->rec)
-			mtrace_writer_close(t->rec, NULL, 0);
+		if (t->rec) /* a file that was there stays as it was */
+			mtrace_writer_discard(t->rec);
 		free(t);
 		return NULL;
 	}
