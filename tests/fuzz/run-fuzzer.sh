@@ -1,14 +1,14 @@
 #!/bin/sh
 # Runs one libFuzzer harness over its seeds for a bounded time, as one TAP test.
 #   run-fuzzer.sh HARNESS NAME SEEDS DICT WORKDIR
-# MEMSIM_FUZZ_SECONDS sets the time [20]. The corpus starts from the seeds every run (WORKDIR
+# MEMSIM_FUZZ_SECONDS sets the time [10]. The corpus starts from the seeds every run (WORKDIR
 # holds this run's corpus and log), so a run tries the same kind of inputs each time. A crash,
 # leak, timeout or broken check fails the test and names the reproducer; `HARNESS FILE` replays it.
 set -u
 harness=$1 name=$2 seeds=$3 dict=$4 work=$5
 # meson passes the harness relative to the build directory; the replay hint needs it whole.
 harness="$(cd "$(dirname "$harness")" && pwd)/$(basename "$harness")"
-secs=${MEMSIM_FUZZ_SECONDS:-20}
+secs=${MEMSIM_FUZZ_SECONDS:-10}
 
 rm -rf "$work/corpus"
 mkdir -p "$work/corpus" "$work/artifacts"
