@@ -420,6 +420,9 @@ class PlanCheck:
             wait_gone(workers)
             steps.append("%s & sleep %.3f; kill -%s $!; wait" %
                          (self.q(args), delay, "KILL" if sig == signal.SIGKILL else "INT"))
+            if rc is None:  # a sweep that does not end after a signal is a defect
+                self.fail("resume", "the sweep hung after its signal (killed after %d s)"
+                          % TIMEOUT, "; ".join(steps))
             rows, _, lines = read_dir(self.path("d"))
             for line, r in zip(lines, rows):
                 if "error" not in r:
@@ -459,6 +462,9 @@ class PlanCheck:
             return
         first = "%s & sleep %.3f; kill -KILL $(cut -d' ' -f1 /proc/$!/task/$!/children); " \
             "wait" % (self.q(args), delay)
+        if rc is None:
+            self.fail("worker", "a worker killed: the sweep hung (killed after %d s)" % TIMEOUT,
+                      first)
         rows, _, _ = read_dir(self.path("w"))
         have = {r.get("key") for r in rows}
         lost = [k for k in a if k not in have]
