@@ -30,20 +30,27 @@ def text(name, v):
     return v
 
 
+def argv_bytes(name, v, what):
+    """v (a str) as bytes os.fsencode() can give the command line: no NUL, and lone surrogates
+    only where os.fsdecode() made them from bytes that are not UTF-8; else a UsageError saying
+    v is not `what`."""
+    if "\0" in v:
+        raise UsageError(f"{name}: contains a NUL byte")
+    try:
+        os.fsencode(v)
+    except UnicodeEncodeError as e:
+        raise UsageError(f"{name}: {v!r:.40} is not {what} (character {e.start}: "
+                         f"{e.reason})") from None
+    return v
+
+
 def argv_text(name, v):
     """A str for the command line that may stand for bytes that are not UTF-8, as os.fsdecode()
     escapes them (a --param value: memsim's JSON writes each such byte back as \\udcXX); other
     lone surrogates are not text."""
     if not isinstance(v, str):
         raise ArgumentTypeError(f"{name}: expected a str, got {type(v).__name__} {v!r:.40}")
-    if "\0" in v:
-        raise UsageError(f"{name}: contains a NUL byte")
-    try:
-        os.fsencode(v)
-    except UnicodeEncodeError as e:
-        raise UsageError(f"{name}: {v!r:.40} is not UTF-8 text or bytes os.fsdecode() escaped "
-                         f"(character {e.start}: {e.reason})") from None
-    return v
+    return argv_bytes(name, v, "UTF-8 text or bytes os.fsdecode() escaped")
 
 
 def flag(name, v):
@@ -64,15 +71,7 @@ def path(name, v):
     gives them back), other text that is no file name is not."""
     if not isinstance(v, (str, os.PathLike)) or not isinstance(os.fspath(v), str):
         raise ArgumentTypeError(f"{name}: expected a path, got {type(v).__name__} {v!r:.40}")
-    v = os.fspath(v)
-    if "\0" in v:
-        raise UsageError(f"{name}: contains a NUL byte")
-    try:
-        os.fsencode(v)
-    except UnicodeEncodeError as e:
-        raise UsageError(f"{name}: {v!r:.40} is not a file name (character {e.start}: "
-                         f"{e.reason})") from None
-    return v
+    return argv_bytes(name, os.fspath(v), "a file name")
 
 
 def kernel(v):
