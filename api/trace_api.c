@@ -121,10 +121,11 @@ memsim_array(struct memsim_trace *t, const char *name, const void *p, size_t byt
 	for (unsigned i = 0; i < t->nnames; i++)
 		if (strncmp(t->names[i], name, sizeof(t->names[i]) - 1) == 0) {
 			if (!t->error[0])
-				snprintf(t->error, sizeof(t->error),
-					 "memsim_array: an array named '%.31s' was declared already "
-					 "(its counts would be split in two)",
-					 name);
+				snprintf(
+					t->error, sizeof(t->error),
+					"memsim_array: an array named '%.31s' was declared already "
+					"(its counts would be split in two)",
+					name);
 			return -EEXIST;
 		}
 	rc = trace_array(t->ctx, name, p, bytes, (enum trace_space)space);
