@@ -2,7 +2,7 @@
  * The GPU model of PyTorch's flash SDPA (kernels/sdpa_plan.c, kernels/sdpa_sim.c,
  * sim/tilelru.c, `memsim sdpa`): FlashAttention's launch against the grids Nsight Compute
  * measured, the tile LRU against sim/cache.c, the model against every measured row of
- * docs/gpu-run/sdpa/sdpa.csv (the bounds docs/gpu.md states), and the command's errors.
+ * tests/data/gpu/sdpa.csv (the bounds docs/gpu.md states), and the command's errors.
  */
 
 #include "config.h"
@@ -621,7 +621,7 @@ test_spill_frames(void **state)
 static unsigned
 probe_steps(char *cmd, size_t len, double *size, unsigned max)
 {
-	char *text = slurp(L2_POLICY_DIR "/cases.json", NULL);
+	char *text = slurp(L2_POLICY_CASES, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL, *c;
 	unsigned n = 0;
 
@@ -659,7 +659,7 @@ probe_score(const char *opts)
 {
 	static double size[512], ncu_r[512], ncu_w[512];
 	static char cmd[6000];
-	FILE *f = fopen(L2_POLICY_DIR "/l2-policy.csv", "r");
+	FILE *f = fopen(L2_POLICY_CSV, "r");
 	char line[512];
 	unsigned n, i = 0, used = 0;
 	double sum = 0;

@@ -11,7 +11,7 @@ import pytest
 import memsim
 from memsim import _cli
 
-CSV = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "gpu-run", "sdpa", "sdpa.csv")
+CSV = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "gpu", "sdpa.csv")
 
 
 def test_equals_command_line():
