@@ -35,8 +35,6 @@ int cmd_formula(int argc, char **argv);
 void usage_formula(FILE *f);
 int cmd_sdpa(int argc, char **argv);
 void usage_sdpa(FILE *f);
-int cmd_l2probe(int argc, char **argv);
-void usage_l2probe(FILE *f);
 int cmd_native(int argc, char **argv);
 void usage_native(FILE *f);
 int cmd_sweep(int argc, char **argv);

@@ -7,11 +7,6 @@
  *   memsim-gpu time [config] [--reps R]   median times (CUDA events), FLOP/s, bandwidth
  *   memsim-gpu idle --ms T                a kernel that waits T ms and moves no data: under
  *                                         ncu, the traffic a kernel of that length gets anyway
- *   memsim-gpu l2probe --kind K [...]     one L2 microbenchmark (kernels/cuda/l2probe_gpu.h;
- *                                         tools/gpu-l2/probe.sh runs a grid under ncu):
- *       --kind rewrite [--tile KIB] [--region KIB] [--steps S] [--local] [--out-tile KIB]
- *       --kind tiles [--tile KIB] [--total MIB] [--stream MIB]
- *       --kind crossread [--tile KIB] [--buffer MIB] [--lag K] [--same-half]
  *
  * config: --kernel naive|flash2 --N LIST --N-kv K --d D --heads H --kv-heads H --batch B
  *         --dtype fp32|fp16|bf16 --causal --seed S (LIST: 128,512,1024; N_kv: keys and
@@ -32,7 +27,6 @@
 #include "kernels/attn.h"
 #include "kernels/cuda/attn_gpu.h"
 #include "kernels/cuda/idle_gpu.h"
-#include "kernels/cuda/l2probe_gpu.h"
 #include "sim/util.h"
 
 struct opts {
@@ -46,12 +40,9 @@ struct opts {
 static void
 usage_text(FILE *f)
 {
-	fprintf(f,
-		"memsim-gpu probe|idle --ms T|l2probe --kind rewrite|tiles|crossread [--tile KIB] "
-		"[--region KIB] [--steps S] [--local] [--out-tile KIB] [--total MIB] [--stream "
-		"MIB] [--buffer MIB] [--lag K] [--same-half]|check|run|time [--kernel "
-		"naive|flash2] [--N LIST] [--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch "
-		"B] [--dtype fp32|fp16|bf16] [--causal] [--seed S] [--reps R]");
+	fprintf(f, "memsim-gpu probe|idle --ms T|check|run|time [--kernel naive|flash2] [--N LIST] "
+		   "[--N-kv K] [--d D] [--heads H] [--kv-heads H] [--batch B] "
+		   "[--dtype fp32|fp16|bf16] [--causal] [--seed S] [--reps R]");
 }
 
 /* The option layer's one-line usage error (cli/optparse.c calls it), memsim-gpu's way: the
@@ -304,129 +295,6 @@ idle(int argc, char **argv)
 	return 0;
 }
 
-enum {
-	P_TILE,
-	P_REGION,
-	P_STEPS,
-	P_TOTAL,
-	P_STREAM,
-	P_BUFFER,
-	P_LAG,
-	P_SAME_HALF,
-	P_LOCAL,
-	P_OUT_TILE,
-	P_N
-};
-
-/* memsim-gpu l2probe: an option of another kind is refused rather than ignored. */
-static int
-l2probe_parse(int argc, char **argv, struct l2probe_config *c)
-{
-	static const char *const kinds[] = { "rewrite", "tiles", "crossread", NULL };
-	static const char *const names[P_N] = {
-		"tile",   "region", "steps",     "total", "stream",
-		"buffer", "lag",    "same-half", "local", "out-tile"
-	};
-	/* the options each kind takes */
-	static const char *const takes[] = { "\x00\x01\x02\x08\x09", "\x00\x03\x04",
-					     "\x00\x05\x06\x07" };
-	static const unsigned ntakes[] = { 5, 3, 4 };
-	unsigned kind = 0;
-	uint64_t v[P_N] = { 32, 4, 124, 64, 0, 40, 8, 0, 0, 0 };
-	bool given[P_N] = { false }, kind_given = false, same_half = false, local = false;
-	const uint64_t most = 1u << 30;
-	const struct optparse_option opts[] = {
-		{ "kind", 0, OPTPARSE_CHOICE, .dest = &kind, .words = kinds, .given = &kind_given },
-		{ "tile", 0, OPTPARSE_U64, .dest = &v[P_TILE], .min = 1, .max = most,
-		  .expect = "a whole number from 1 to 2^30", .given = &given[P_TILE] },
-		{ "region", 0, OPTPARSE_U64, .dest = &v[P_REGION], .max = most,
-		  .expect = "a whole number from 0 to 2^30", .given = &given[P_REGION] },
-		{ "steps", 0, OPTPARSE_U64, .dest = &v[P_STEPS], .min = 1, .max = most,
-		  .expect = "a whole number from 1 to 2^30", .given = &given[P_STEPS] },
-		{ "total", 0, OPTPARSE_U64, .dest = &v[P_TOTAL], .min = 1, .max = most,
-		  .expect = "a whole number from 1 to 2^30", .given = &given[P_TOTAL] },
-		{ "stream", 0, OPTPARSE_U64, .dest = &v[P_STREAM], .max = most,
-		  .expect = "a whole number from 0 to 2^30", .given = &given[P_STREAM] },
-		{ "buffer", 0, OPTPARSE_U64, .dest = &v[P_BUFFER], .min = 1, .max = most,
-		  .expect = "a whole number from 1 to 2^30", .given = &given[P_BUFFER] },
-		{ "lag", 0, OPTPARSE_U64, .dest = &v[P_LAG], .min = 1, .max = most,
-		  .expect = "a whole number from 1 to 2^30", .given = &given[P_LAG] },
-		{ "same-half", 0, OPTPARSE_FLAG, .dest = &same_half, .given = &given[P_SAME_HALF] },
-		{ "local", 0, OPTPARSE_FLAG, .dest = &local, .given = &given[P_LOCAL] },
-		{ "out-tile", 0, OPTPARSE_U64, .dest = &v[P_OUT_TILE], .max = most,
-		  .expect = "a whole number from 0 to 2^30", .given = &given[P_OUT_TILE] },
-		{ .name = "help", .kind = OPTPARSE_HELP },
-		{ .name = NULL },
-	};
-	const struct optparse_command cmd = { .name = "l2probe",
-					      .usage = usage_out,
-					      .options = opts };
-	char err[256];
-	int rc;
-
-	if ((rc = optparse_argv(&cmd, argc - 1, argv + 1)))
-		return rc == OPTPARSE_HELP_SHOWN ? -1 : rc;
-	if (optind != argc - 1)
-		return usage("l2probe: unexpected argument");
-	if (!kind_given)
-		return usage("l2probe: --kind is needed");
-	for (unsigned i = 0; i < P_N; i++)
-		if (given[i] && !memchr(takes[kind], (int)i, ntakes[kind])) {
-			snprintf(err, sizeof(err), "--%s: not an option of --kind %s", names[i],
-				 kinds[kind]);
-			return usage(err);
-		}
-	*c = (struct l2probe_config){ (enum l2probe_kind)kind,
-				      v[P_TILE] << 10,
-				      v[P_REGION] << 10,
-				      v[P_STEPS],
-				      v[P_TOTAL] << 20,
-				      v[P_STREAM] << 20,
-				      v[P_BUFFER] << 20,
-				      v[P_LAG],
-				      !same_half,
-				      local,
-				      v[P_OUT_TILE] << 10 };
-	if (l2probe_config_check(c, err, sizeof(err)))
-		return usage(err);
-	return 0;
-}
-
-/* memsim-gpu l2probe: one kernel, and one line with what it asked for (tools/gpu-l2/). */
-static int
-l2probe(int argc, char **argv)
-{
-	struct l2probe_config c;
-	struct l2probe_result r;
-	char err[512];
-	int rc;
-
-	if ((rc = l2probe_parse(argc, argv, &c)))
-		return rc < 0 ? 0 : rc;
-	if (l2probe_gpu_run(&c, &r, err, sizeof(err))) {
-		fprintf(stderr, "memsim-gpu: %s\n", err);
-		return 1;
-	}
-	printf("l2probe kind=%s sms=%u blocks=%u tile=%llu region=%llu local=%d steps=%llu "
-	       "total=%llu "
-	       "stream=%llu buffer=%llu lag=%llu cross=%d read_bytes=%llu write_bytes=%llu "
-	       "rewritten=%llu reread=%llu reuse_distance=%llu out_tile=%llu pid=%ld device=%s\n",
-	       l2probe_kind_name(c.kind), r.sms, r.blocks, (unsigned long long)c.tile,
-	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.region : 0),
-	       c.kind == L2PROBE_REWRITE && c.local,
-	       (unsigned long long)r.steps,
-	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.total : 0),
-	       (unsigned long long)(c.kind == L2PROBE_TILES ? c.stream : 0),
-	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.buffer : 0),
-	       (unsigned long long)(c.kind == L2PROBE_CROSSREAD ? c.lag : 0),
-	       c.kind == L2PROBE_CROSSREAD && c.cross, (unsigned long long)r.read_bytes,
-	       (unsigned long long)r.write_bytes, (unsigned long long)r.rewritten,
-	       (unsigned long long)r.reread, (unsigned long long)r.reuse_distance,
-	       (unsigned long long)(c.kind == L2PROBE_REWRITE ? c.out_tile : 0), (long)getpid(),
-	       r.device);
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -446,8 +314,6 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "idle") == 0)
 		return idle(argc, argv);
-	if (strcmp(argv[1], "l2probe") == 0)
-		return l2probe(argc, argv);
 	if (strcmp(argv[1], "check") && strcmp(argv[1], "run") && strcmp(argv[1], "time"))
 		return usage("unknown command");
 	if ((rc = parse(argc, argv, &o)))

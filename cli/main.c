@@ -26,8 +26,6 @@ const struct command commands[] = {
 	  "time the native build of a kernel (what Cachegrind and PAPI measure)" },
 	{ "sdpa", cmd_sdpa, usage_sdpa,
 	  "PyTorch's flash SDPA on a GPU: the kernel, its HBM bytes, time and tokens/s bounds" },
-	{ "l2probe", cmd_l2probe, usage_l2probe,
-	  "an L2 model on whole-buffer steps, to score it against the H100's microbenchmarks" },
 	{ "gpucheck", cmd_gpucheck, usage_gpucheck,
 	  "the CUDA kernels' DRAM bytes under Nsight Compute next to memsim's h100 preset" },
 	{ "report", cmd_report, usage_report,

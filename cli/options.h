@@ -53,7 +53,7 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
  */
 int params_option(const char *cmd, const struct optparse_option *opt, const char *value);
 
-/* --policy, --l2-policy (l2probe, sdpa): lru, srrip or random, an OPTPARSE_CALL into the
+/* --l2-policy (sdpa): lru, srrip or random, an OPTPARSE_CALL into the
  * enum l2sets_policy at opt->dest. */
 int l2_policy_option(const char *cmd, const struct optparse_option *opt, const char *value);
 

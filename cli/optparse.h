@@ -56,7 +56,7 @@ struct optparse_command {
 	void (*usage)(FILE *f);
 	const struct optparse_option *options;
 	const struct optparse_option *extra; /* a second table (its own rows), or NULL */
-	/* options stop at the first operand (getopt's "+": l2probe's steps) */
+	/* options stop at the first operand (getopt's "+") */
 	bool operands_last;
 	/* called after each option is applied (NULL: none), with ctx; 0 or EXIT_USAGE */
 	int (*each)(void *ctx, const struct optparse_option *o, const char *value);

@@ -28,7 +28,7 @@
 const struct cuda_blocks_gpu cuda_blocks_h100 = { 132, 65536, 233472, 2048, 1024 };
 
 /* Registers a thread, as ptxas allocated them for sm_90 (ncu's
- * launch__registers_per_thread_allocated, docs/gpu-run/grid/occupancy.csv). */
+ * launch__registers_per_thread_allocated, 03313eb:docs/gpu-run/grid/occupancy.csv). */
 static const uint32_t regs_scores = 40, regs_softmax = 24, regs_av = 32, regs_flash2 = 40;
 
 enum launch_kind { SCORES, SOFTMAX, AV, FLASH2 };

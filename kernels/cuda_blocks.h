@@ -46,7 +46,7 @@ unsigned cuda_blocks_launches(const struct attn_config *c);
 
 /* Blocks an SM holds for launch `launch` of c on g: the least of the thread, register and
  * shared memory limits (registers per thread as ptxas allocated them for sm_90, measured by
- * ncu: docs/gpu-run/grid/occupancy.csv). */
+ * ncu: 03313eb:docs/gpu-run/grid/occupancy.csv). */
 uint32_t cuda_blocks_per_sm(const struct attn_config *c, unsigned launch,
 			    const struct cuda_blocks_gpu *g);
 

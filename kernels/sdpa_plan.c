@@ -30,8 +30,8 @@ sdpa_array_name(enum sdpa_array a)
  * L2 as the h100 preset models it: one 22 MiB LRU, what one kernel was measured to keep of
  * the two 25 MB partitions (docs/gpu.md); or as hashed sets (--l2-model hashed): the 50 MiB
  * of the datasheet in two partitions, 32-way LRU sets, at most 16 dirty lines a set, the
- * model that best reproduces the H100's L2 microbenchmarks (docs/gpu-run/l2-policy/,
- * tools/gpu-sdpa/l2fit.py). */
+ * model that best reproduces the H100's L2 microbenchmarks (03313eb:docs/gpu-run/l2-policy/,
+ * 03313eb:tools/gpu-sdpa/l2fit.py). */
 static const struct sdpa_gpu gpus[] = {
 	{ "h100", 132, 65536, 233472, 22u << 20, 0, 50u << 20, 32, 16, 2, 3.35e12,
 	  "H100 SXM5 datasheet: 132 SMs, 3.35 TB/s HBM3; L2 as one 22 MiB LRU (docs/gpu.md)" },
@@ -51,7 +51,7 @@ sdpa_gpu_find(const char *name)
 	return NULL;
 }
 
-/* docs/gpu.md's table (tools/gpu-sdpa/report.py, 1 set in 16): 72 shapes of PyTorch's flash
+/* docs/gpu.md's table (03313eb:tools/gpu-sdpa/report.py, 1 set in 16): 72 shapes of PyTorch's flash
  * SDPA on the H100 under Nsight Compute; test-sdpa test_validation holds these to it. */
 static const struct sdpa_validation h100_validation[] = {
 	{ "decode, one query row", 12, 0.997, 1.000, NULL },
@@ -150,8 +150,8 @@ head_dim_case(uint32_t d)
 }
 
 /* Blocks per SM: FlashAttention's forward kernels use 246 to 255 registers a thread (ncu's
- * launch__registers_per_thread, docs/gpu-run/sdpa/ncu.csv.gz), allocated 256 a thread; shared
- * memory holds the Q, K and V tiles. */
+ * launch__registers_per_thread, 03313eb:docs/gpu-run/sdpa/ncu.csv.gz), allocated 256 a thread;
+ * shared memory holds the Q, K and V tiles. */
 static uint32_t
 occupancy(const struct sdpa_gpu *g, uint32_t bm, uint32_t bn, uint32_t d, uint32_t warps)
 {
@@ -164,10 +164,10 @@ occupancy(const struct sdpa_gpu *g, uint32_t bm, uint32_t bn, uint32_t d, uint32
 
 /* The local memory (spilled registers) of flash_fwd_kernel, bytes a thread: what it stores
  * once a block, outside the K/V loop (cold), and what it stores every K/V step (hot). Read off
- * the SASS of the kernels PyTorch 2.11 ships (docs/gpu-run/sdpa-frames/frames.csv,
- * tools/gpu-sdpa/frames_parse.py): frame offsets stored in the main loop, and those stored only
- * outside it. ncu's local store sectors agree (docs/gpu-run/sdpa-excess: 88 + 24 a step a
- * thread for d 64, exactly). Local words interleave the 32 threads of a warp, so each frame
+ * the SASS of the kernels PyTorch 2.11 ships (03313eb:docs/gpu-run/sdpa-frames/frames.csv,
+ * 03313eb:tools/gpu-sdpa/frames_parse.py): frame offsets stored in the main loop, and those stored
+ * only outside it. ncu's local store sectors agree (03313eb:docs/gpu-run/sdpa-excess: 88 + 24 a
+ * step a thread for d 64, exactly). Local words interleave the 32 threads of a warp, so each frame
  * word is a 128-byte line of its own: cold and hot parts never share a line. The split-KV
  * kernel (246 registers, frame 0) and fp16/bf16 alike (same frames). */
 static const struct spill_frame {

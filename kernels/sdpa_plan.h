@@ -57,8 +57,9 @@ struct sdpa_gpu {
 const struct sdpa_gpu *sdpa_gpu_find(const char *name);
 
 /* How the default model (memsim sdpa's) compared with Nsight Compute on the measured shapes of
- * one kind (docs/gpu-run/sdpa/, docs/gpu.md "Against Nsight Compute"): the model's bytes read
- * and written over ncu's, at their extremes. test-sdpa checks them against the measurements. */
+ * one kind (03313eb:docs/gpu-run/sdpa/, docs/gpu.md "Against Nsight Compute"): the model's bytes
+ * read and written over ncu's, at their extremes. test-sdpa checks them against the measurements.
+ */
 struct sdpa_validation {
 	const char
 		*kind;   /* "decode, one query row", "prefill, batch 1", "prefill, batch above 1" */

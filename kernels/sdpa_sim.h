@@ -69,7 +69,7 @@ struct sdpa_traffic {
 };
 
 /* sdpa_model.line_ways's default with by_page: the H100's sets are 16-way
- * (docs/gpu-run/l2-evict/) */
+ * (03313eb:docs/gpu-run/l2-evict/) */
 #define SDPA_PAGE_WAYS 16
 
 /* sdpa_model.sample's default: 1 set in 16 (test-sdpa checks it against all sets) */

@@ -18,8 +18,8 @@
 
 /* by_page (sim/l2sets.h): 2 MiB pages of 2^14 lines; y takes 9 bits, x adds the line's address
  * bits 17 to 20 (page line bits 10 to 13) to its page's colour; the partition is the H100's
- * XOR of address bits 12, 13, 16, 17 and 19 within the page (docs/gpu-run/l2-reread/), flipped
- * by a page term. */
+ * XOR of address bits 12, 13, 16, 17 and 19 within the page (03313eb:docs/gpu-run/l2-reread/),
+ * flipped by a page term. */
 #define PAGE_SHIFT 21
 #define PAGE_LINE_BITS 14
 #define PAGE_YBITS 9

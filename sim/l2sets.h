@@ -7,7 +7,7 @@
  * "distant", a hit makes it "near", the victim is a distant one, aging all when none is), or
  * random. An optional cap on the dirty lines of a set cleans its oldest dirty line (writes it,
  * keeps it) when a store would pass the cap: the H100 writes dirty lines back while keeping
- * them (docs/gpu-run/l2-policy/).
+ * them (03313eb:docs/gpu-run/l2-policy/).
  *
  * Notes: line o of tile id is line key (id, o), hashed. Set sampling: with sample k, only the
  * lines whose hash falls in 1 set of k are simulated, in sets of the same size as the whole
@@ -40,10 +40,10 @@ struct l2sets_config {
 	enum l2sets_policy policy;
 	uint64_t seed; /* the hash of lines to sets and random replacement */
 	/* Lines by address (l2sets_access_at()), hashed by 2 MiB page as the H100's eviction sets
-	 * show (docs/gpu-run/l2-evict/): a partition's sets are n x 512 (n >= 16: 25 on the H100),
-	 * a line's set (x, y) has y a linear function of its bits within the page, x its page's
-	 * colour plus its address bits 17 to 20, mod n; colours and the partition's page term are
-	 * drawn from the seed per page (physical pages are not known). */
+	 * show (03313eb:docs/gpu-run/l2-evict/): a partition's sets are n x 512 (n >= 16: 25 on the
+	 * H100), a line's set (x, y) has y a linear function of its bits within the page, x its
+	 * page's colour plus its address bits 17 to 20, mod n; colours and the partition's page
+	 * term are drawn from the seed per page (physical pages are not known). */
 	bool by_page;
 };
 

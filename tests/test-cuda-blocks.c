@@ -3,7 +3,7 @@
  * blocks`): the occupancy against what ncu measured, one slot against the traced CPU kernel
  * (the same loads and stores one block after another), a grouped-query decode's K and V read
  * once when a group's blocks run together (hand-computed), and the model against the stored
- * Nsight Compute measurements of docs/gpu-run/grid.
+ * Nsight Compute measurements of 03313eb:docs/gpu-run/grid.
  */
 
 #include "config.h"
@@ -53,9 +53,9 @@ cache_of(const char *text)
 	return s.cache;
 }
 
-/* ncu's launch__occupancy_limit_* for memsim-gpu on the H100 (docs/gpu-run/grid/occupancy.csv):
- * flash2 2 blocks an SM at d = 64 and 1 at d = 128 (shared memory), scores 6 (registers),
- * softmax and av 8 (threads). */
+/* ncu's launch__occupancy_limit_* for memsim-gpu on the H100
+ * (03313eb:docs/gpu-run/grid/occupancy.csv): flash2 2 blocks an SM at d = 64 and 1 at d = 128
+ * (shared memory), scores 6 (registers), softmax and av 8 (threads). */
 static void
 test_occupancy(void **state)
 {
@@ -167,10 +167,11 @@ test_gqa_decode_by_hand(void **state)
 	assert_int_equal(rd, q + 4 * kv);
 }
 
-/* The stored Nsight Compute measurements (docs/gpu-run/grid, `tools/gpu-grid/grid.sh run`) of
- * the shapes that run here in a second: the model on the h100 preset against ncu's DRAM bytes
- * less the idle kernel's (docs/gpu.md), within 5% (the whole grid is within 10%: 9.9% at
- * worst, where the idle kernel's background is a third of the bytes). */
+/* The stored Nsight Compute measurements (03313eb:docs/gpu-run/grid,
+ * `03313eb:tools/gpu-grid/grid.sh run`) of the shapes that run here in a second: the model on the
+ * h100 preset against ncu's DRAM bytes less the idle kernel's (docs/gpu.md), within 5% (the whole
+ * grid is within 10%: 9.9% at worst, where the idle kernel's background is a third of the bytes).
+ */
 static void
 test_measured(void **state)
 {

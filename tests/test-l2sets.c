@@ -296,8 +296,8 @@ page_l2(uint32_t sample, uint64_t seed)
 }
 
 /* A page's 16384 lines take 8192 distinct sets in each partition (the H100's sets hold one
- * line of a page each, docs/gpu-run/l2-evict/), the sets' x a window of 16 of the 25 values;
- * the partition is the XOR of address bits 12, 13, 16, 17 and 19, flipped per page. */
+ * line of a page each, 03313eb:docs/gpu-run/l2-evict/), the sets' x a window of 16 of the 25
+ * values; the partition is the XOR of address bits 12, 13, 16, 17 and 19, flipped per page. */
 static void
 test_page_hash(void **state)
 {
@@ -369,7 +369,7 @@ page_reread_misses(uint32_t sample, uint64_t w, uint64_t piece, uint64_t stride)
 
 /* What the page hash is for: 512 KiB pieces 2 MiB apart use a quarter of each page's window,
  * and their re-read misses more than the same bytes contiguous (the H100 at 24 MiB: 9.8
- * against 3.8 MiB, docs/gpu-run/l2-pieces/), where a random hash per line misses alike. A
+ * against 3.8 MiB, 03313eb:docs/gpu-run/l2-pieces/), where a random hash per line misses alike. A
  * re-read of the same addresses finds them (a line's key is its address), and 1 set in 16
  * estimates every set's count. */
 static void

@@ -15,6 +15,7 @@
 
 #include "kernels/sdpa_sim.h"
 #include "sim/cache.h"
+#include "sim/l2sets.h"
 #include "sim/tilelru.h"
 #include "tests/unit.h"
 
@@ -393,9 +394,9 @@ test_measured_rows(void **state)
 }
 
 /* The L2's read lookup misses (the loads the SM's own partition lacked) against ncu's on the six
- * shapes of docs/gpu-run/sdpa-locals/locals.csv: the share of them the other partition served
- * (lookup misses less DRAM reads, over lookup misses) within 0.06 of the GPU's on every shape
- * (0.15 to 0.45 there), and the lookup misses within 10% on the two shapes not among the rows
+ * shapes of 03313eb:docs/gpu-run/sdpa-locals/locals.csv: the share of them the other partition
+ * served (lookup misses less DRAM reads, over lookup misses) within 0.06 of the GPU's on every
+ * shape (0.15 to 0.45 there), and the lookup misses within 10% on the two shapes not among the rows
  * test_measured_rows lists (the other four are, docs/gpu.md). */
 static void
 test_lookup_misses(void **state)
@@ -555,9 +556,9 @@ test_hashed_sampling(void **state)
 }
 
 /* The spill frames against their two sources: the plan's table equals frames.csv (read off the
- * kernels' SASS by tools/gpu-sdpa/frames_parse.py), and ncu's local store bytes on the shapes of
- * docs/gpu-run/sdpa-excess (N_kv from 1K to 32K: the frame once a block, the hot part every
- * step) are within 1.5% of the blocks' cold bytes plus their steps' hot bytes. */
+ * kernels' SASS by 03313eb:tools/gpu-sdpa/frames_parse.py), and ncu's local store bytes on the
+ * shapes of 03313eb:docs/gpu-run/sdpa-excess (N_kv from 1K to 32K: the frame once a block, the hot
+ * part every step) are within 1.5% of the blocks' cold bytes plus their steps' hot bytes. */
 static void
 test_spill_frames(void **state)
 {
@@ -616,154 +617,130 @@ test_spill_frames(void **state)
 	assert_int_equal(rows, 15);
 }
 
-/* docs/gpu-run/l2-policy's cases as `memsim l2probe` steps, appended to cmd; the steps' sizes
- * in MiB into size[] (flushes 0); returns how many steps (0 on a read error). */
+#define PROBE_CHUNK (32u << 10)    /* a buffer is its 32 KiB chunks, read in order */
+#define PROBE_FLUSH (256ull << 20) /* a flush reads a 256 MiB buffer of its own */
+#define PROBE_STEPS 512
+
+struct probe_step {
+	bool write;   /* a fill: every line written, none read */
+	unsigned buf; /* 0, 1: the cases' buffers x and b in order of first use; 8: the flush's */
+	uint64_t bytes;
+};
+
+/* tests/data/gpu/l2-policy-cases.json's steps, in the GPU's order; returns how many. */
 static unsigned
-probe_steps(char *cmd, size_t len, double *size, unsigned max)
+probe_steps(struct probe_step *st, unsigned max)
 {
 	char *text = slurp(L2_POLICY_CASES, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL, *c;
+	int first = -1; /* the buffer used first: 'x' or 'b' */
 	unsigned n = 0;
 
 	free(text);
+	assert_non_null(j);
 	cJSON_ArrayForEach (c, cJSON_GetObjectItem(j, "cases")) {
 		int x = cJSON_GetObjectItem(c, "x")->valueint,
 		    b = cJSON_GetObjectItem(c, "b")->valueint;
-		cJSON *st;
+		cJSON *v;
 
-		cJSON_ArrayForEach (st, cJSON_GetObjectItem(c, "steps")) {
-			const char *v = st->valuestring;
-			bool isb = strstr(v, " b") != NULL;
-			size_t used = strlen(cmd);
+		cJSON_ArrayForEach (v, cJSON_GetObjectItem(c, "steps")) {
+			int name = strstr(v->valuestring, " b") ? 'b' : 'x';
 
 			if (n == max)
 				break;
-			if (strcmp(v, "flush") == 0)
-				snprintf(cmd + used, len - used, " flush"), size[n] = 0;
-			else
-				snprintf(cmd + used, len - used, " %s:%s:%dM",
-					 strncmp(v, "fill", 4) ? "read" : "fill", isb ? "b" : "x",
-					 isb ? b : x),
-					size[n] = isb ? b : x;
-			n++;
+			if (strcmp(v->valuestring, "flush") == 0) {
+				st[n++] = (struct probe_step){ false, 8, PROBE_FLUSH };
+				continue;
+			}
+			if (first < 0)
+				first = name;
+			st[n++] = (struct probe_step){ strncmp(v->valuestring, "fill", 4) == 0,
+						       name != first,
+						       (uint64_t)(name == 'b' ? b : x) << 20 };
 		}
 	}
 	cJSON_Delete(j);
 	return n;
 }
 
-/* The RMS over steps but flushes of (|read - ncu's| + |written - ncu's|) / the step's size, as
- * tools/gpu-sdpa/l2fit.py scores a model. */
-static double
-probe_score(const char *opts)
+/* One step through the hashed L2 (sim/l2sets.h), each chunk from a fixed side as one grid's
+ * blocks read the same chunks; its DRAM bytes are the counters' growth. */
+static struct tilelru_traffic
+probe_run(struct l2sets *s, const struct probe_step *st)
 {
-	static double size[512], ncu_r[512], ncu_w[512];
-	static char cmd[6000];
-	FILE *f = fopen(L2_POLICY_CSV, "r");
-	char line[512];
-	unsigned n, i = 0, used = 0;
-	double sum = 0;
-	struct result r;
-	cJSON *j, *st;
+	struct tilelru_traffic before = l2sets_dram(s, TILELRU_CLASSES), after;
+	uint64_t chunks = (st->bytes + PROBE_CHUNK - 1) / PROBE_CHUNK;
 
-	snprintf(cmd, sizeof(cmd), "l2probe --sample 8 %s --json out.json", opts);
-	n = probe_steps(cmd, sizeof(cmd), size, 512);
+	for (uint64_t i = 0; i < chunks; i++) {
+		uint64_t rest = st->bytes - i * PROBE_CHUNK;
+
+		l2sets_access(s, (uint64_t)st->buf << 24 | i,
+			      (uint32_t)(rest < PROBE_CHUNK ? rest : PROBE_CHUNK), 0, st->write,
+			      (unsigned)((i * 0x9e3779b97f4a7c15ull) >> 63));
+	}
+	after = l2sets_dram(s, TILELRU_CLASSES);
+	return (struct tilelru_traffic){ after.read_bytes - before.read_bytes,
+					 after.write_bytes - before.write_bytes };
+}
+
+/* The RMS over steps but flushes of (|read - ncu's| + |written - ncu's|) / the step's size,
+ * the score the L2 models were compared by. */
+static double
+probe_score(const struct l2sets_config *cfg)
+{
+	static struct probe_step st[PROBE_STEPS];
+	FILE *f = fopen(L2_POLICY_CSV, "r");
+	unsigned n = probe_steps(st, PROBE_STEPS), used = 0;
+	const char *why = NULL;
+	struct l2sets *s = l2sets_create(cfg, &why);
+	char line[512];
+	double sum = 0;
+
 	assert_non_null(f);
+	assert_non_null(s);
+	assert_true(n > 200);
 	assert_non_null(fgets(line, sizeof(line), f));
-	while (fgets(line, sizeof(line), f) && i < n) {
+	for (unsigned i = 0; i < n; i++) {
+		struct tilelru_traffic t = probe_run(s, &st[i]);
 		char *tok = line;
+		double ncu_r, ncu_w, mib = (double)st[i].bytes / 1048576, e;
 
 		/* exp,x_mib,b_mib,step,name,dram_read_mib,dram_write_mib,... */
+		assert_non_null(fgets(line, sizeof(line), f));
 		for (int k = 0; k < 5; k++)
 			tok = strchr(tok, ',') + 1;
-		ncu_r[i] = strtod(tok, &tok);
-		ncu_w[i] = strtod(tok + 1, NULL);
-		i++;
+		ncu_r = strtod(tok, &tok);
+		ncu_w = strtod(tok + 1, NULL);
+		if (st[i].buf == 8)
+			continue;
+		e = (fabs((double)t.read_bytes / 1048576 - ncu_r) +
+		     fabs((double)t.write_bytes / 1048576 - ncu_w)) /
+		    mib;
+		sum += e * e;
+		used++;
 	}
 	fclose(f);
-	assert_int_equal(i, n);
-	assert_true(n > 200);
-	r = memsim("%s", cmd);
-	assert_int_equal(r.rc, 0);
-	result_free(&r);
-	j = read_json("out.json");
-	assert_non_null(j);
-	i = 0;
-	cJSON_ArrayForEach (st, cJSON_GetObjectItem(j, "steps")) {
-		double rd = cJSON_GetObjectItem(st, "dram_read_bytes")->valuedouble / 1048576;
-		double wr = cJSON_GetObjectItem(st, "dram_write_bytes")->valuedouble / 1048576;
-		double e;
-
-		if (size[i] > 0) {
-			e = (fabs(rd - ncu_r[i]) + fabs(wr - ncu_w[i])) / size[i];
-			sum += e * e;
-			used++;
-		}
-		i++;
-	}
-	cJSON_Delete(j);
-	assert_int_equal(i, n);
+	l2sets_destroy(s);
 	return sqrt(sum / used);
 }
 
 /* The hashed L2's parameters reproduce the H100's L2 microbenchmarks (every cyclic re-read,
- * scan and fill of docs/gpu-run/l2-policy/) with an RMS error of 0.059 of each step's bytes;
- * the 22 MiB LRU the tile model uses, 0.44. */
+ * scan and fill of tests/data/gpu/l2-policy.csv) with an RMS error of 0.059 of each step's
+ * bytes; the 22 MiB LRU the tile model uses, 0.44. */
 static void
 test_microbenchmarks(void **state)
 {
-	double hashed = probe_score("--l2 50M --partitions 2 --ways 32 --dirty-ways 16");
-	double lru = probe_score("--l2 22M --ways 64");
+	double hashed = probe_score(&(struct l2sets_config){ .capacity_bytes = 50ull << 20,
+							     .ways = 32,
+							     .dirty_ways = 16,
+							     .partitions = 2,
+							     .sample = 8 });
+	double lru = probe_score(
+		&(struct l2sets_config){ .capacity_bytes = 22ull << 20, .ways = 64, .sample = 8 });
 
 	(void)state;
 	assert_true(hashed < 0.060);
 	assert_true(lru > 0.4);
-}
-
-/* `memsim l2probe`: a buffer that fits is read again from L2 (but 1%); a fill beyond the capacity
- * writes back during the fill; bad steps and options are one line, exit 2. */
-static void
-test_cli_l2probe(void **state)
-{
-	struct result r;
-	cJSON *j, *st;
-
-	(void)state;
-	r = memsim("l2probe --l2 4M --ways 16 --json out.json read:x:2M read:x:2M fill:y:16M");
-	assert_int_equal(r.rc, 0);
-	result_free(&r);
-	j = read_json("out.json");
-	assert_non_null(j);
-	st = cJSON_GetObjectItem(j, "steps");
-	assert_int_equal(cJSON_GetArraySize(st), 3);
-	assert_int_equal(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 0), "dram_read_bytes")->valuedouble,
-		2 << 20);
-	/* hashed sets: a set or two of 2 MiB's lines overflows */
-	assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(st, 1), "dram_read_bytes")->valuedouble <
-		    (2 << 20) / 100);
-	assert_true(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(st, 2), "dram_write_bytes")->valuedouble >
-		11 << 20);
-	cJSON_Delete(j);
-	r = memsim("l2probe flush read:x:1M");
-	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "read:x:1M"));
-	result_free(&r);
-	expect_error("l2probe", 2, "needs at least one STEP");
-	expect_error("l2probe read:x", 2, "step 'read:x' is not");
-	expect_error("l2probe write:x:1M", 2, "step 'write:x:1M' is not");
-	expect_error("l2probe read:x:0", 2, "step 'read:x:0' is not");
-	expect_error("l2probe --policy plru flush", 2, "--policy: 'plru'");
-	expect_error("l2probe --ways 0 flush", 2, "--ways: '0'");
-	expect_error("l2probe --sample 3 flush", 2, "power of two");
-	expect_error("l2probe --sample 0 flush", 2, "--sample: '0' is not a number from 1 to 1048576");
-	expect_error("l2probe --l2 1M --ways 64 --sample 1024 flush", 2, "at least the sample");
-	expect_error("l2probe --dirty-ways 20 flush", 2, "dirty ways above");
-	expect_error("l2probe --partitions 3 flush", 2, "--partitions: '3'");
-	expect_error("l2probe read:a:1M read:b:1M read:c:1M read:d:1M read:e:1M read:f:1M "
-		     "read:g:1M read:h:1M read:i:1M",
-		     2, "step 'read:i:1M' is not");
 }
 
 /* The spilled registers: each kernel kind's frame (bytes a thread stored once a block and every
@@ -1032,7 +1009,6 @@ main(void)
 		cmocka_unit_test(test_lookup_misses),
 		cmocka_unit_test(test_hashed_sampling),
 		cmocka_unit_test(test_microbenchmarks),
-		cmocka_unit_test(test_cli_l2probe),
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_spill_frames),
 		cmocka_unit_test(test_l2_alternatives),

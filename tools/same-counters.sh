@@ -42,7 +42,7 @@ for b in "$base" "$new"; do
 	}
 done
 
-# Hierarchies, one spec a line. The first 17 are docs/speed-notes.md's "Method" set.
+# Hierarchies, one spec a line. The first 17 are 03313eb:docs/speed-notes.md's "Method" set.
 specs="L1=32K:8:64,L2=1M:16:64
 L1=32K:8:64:fifo,L2=1M:16:64:fifo
 L1=32K:8:64:random,L2=1M:16:64:random

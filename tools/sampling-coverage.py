@@ -22,8 +22,7 @@ take about 5 minutes on 2 cores (--jobs 2).
 of running again); --compare OLD, a FILE of another binary's runs (the same --seed and
 --count), prints how the estimated_error changed on the runs OLD already covered.
 --commands FILE runs each line of FILE (a `memsim run ... --sample-sets K` command, `memsim`
-standing for the binary) exact and sampled instead, and prints each run's errors: the
-audit's table A.4 is tools/sampling-audit-a4.txt.
+standing for the binary) exact and sampled instead, and prints each run's errors.
 """
 
 import argparse
