@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 struct buf {
 	char *s;

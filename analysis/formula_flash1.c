@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "analysis/formula_kernels.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 static uint64_t
 f1_first(const struct flash_geometry *f, uint64_t jb)

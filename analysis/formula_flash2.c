@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "analysis/formula_kernels.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* Rows of K (and V) query block ib reads: whole key blocks up to its last (causal) row's
  * position, N_kv - N past it. */

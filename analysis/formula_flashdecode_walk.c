@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "analysis/formula_kernels.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 enum { A_Q, A_O, A_K, A_V, A_LSE, A_OACC, A_LACC, A_BT, A_N };
 

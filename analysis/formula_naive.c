@@ -31,7 +31,7 @@
 
 #include "analysis/formula_kernels.h"
 #include "analysis/formula_naive_internal.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* ---- windows ---- */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analysis/formula_naive_internal.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* ---- distinct lines of unions of row segments ---- */
 

@@ -26,7 +26,7 @@
 
 #include "analysis/formula_kernels.h"
 #include "analysis/formula_proj_internal.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 static const char *const pj_names[NPA] = { "x", "O", "W_Q", "W_K", "W_V",
 					   "W_O", "Q", "K", "V", "y" };

@@ -5,7 +5,7 @@
 
 #include "analysis/formula_kernels.h"
 #include "analysis/formula_proj_internal.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* ---- edge lines ---- */
 

@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "analysis/formula_kernels.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 struct formula_array *
 formula_array_named(struct formula_result *r, const char *name)

@@ -1,5 +1,5 @@
 /*
- * JSON text in and out (analysis/json_text.h): cJSON's printer and parser, with sim/utf8.h's
+ * JSON text in and out (analysis/json_text.h): cJSON's printer and parser, with base/utf8.h's
  * escapes for the bytes that are not UTF-8 (cJSON copies such bytes as they are).
  */
 
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "analysis/json_text.h"
-#include "sim/utf8.h"
-#include "sim/util.h"
+#include "base/utf8.h"
+#include "base/util.h"
 
 char *
 json_text_print(const cJSON *obj, bool formatted)

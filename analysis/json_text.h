@@ -3,7 +3,7 @@
 /*
  * JSON text in and out: every JSON text memsim writes is printed here and every one it reads
  * parsed here, so that a string holding bytes that are not UTF-8 (a path, a --param value, a
- * name) is written as valid UTF-8 and read back as the same bytes (sim/utf8.h's rule: each
+ * name) is written as valid UTF-8 and read back as the same bytes (base/utf8.h's rule: each
  * such byte as the escape \udcXX, as Python's os.fsdecode() names it).
  */
 

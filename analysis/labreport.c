@@ -14,7 +14,7 @@
 #include "analysis/report.h"
 #include "analysis/report_decode.h"
 #include "analysis/results.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* The text of one number at file/row/path, scaled and formatted; NULL when absent. */
 const char *

@@ -8,7 +8,7 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 struct lookup_file {
 	char name[LOOKUP_FILE_MAX];

@@ -24,7 +24,7 @@
 #include "analysis/plot.h"
 #include "analysis/plot_impl.h"
 #include "analysis/report.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* Image size in pixels, and fonts for each terminal. */
 #define PLOT_WIDTH 1000

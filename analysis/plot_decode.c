@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analysis/plot_impl.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 #define DECODE_LAYOUTS 6
 

@@ -18,7 +18,7 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 static const char *const source_paths[PLOT_SOURCES] = {
 	[PLOT_SOURCE_LAB] = "lab/results.json",

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "analysis/plot_impl.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 /* The naive layer's operations, in execution order, and their colours (Okabe-Ito). */
 static const char *const layer_ops[] = { "qkv_proj", "scores", "softmax", "av", "out_proj" };

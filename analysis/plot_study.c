@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "analysis/plot_impl.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 #define PLOT_MUCH_BETTER 2.0
 #define MAX_COLUMNS 16

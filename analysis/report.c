@@ -12,8 +12,8 @@
 
 #include "analysis/json_text.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "sim/sample.h"
-#include "sim/util.h"
 
 static void
 add_u64(cJSON *obj, const char *key, uint64_t v)

@@ -53,24 +53,24 @@ char *report_command_line(int argc, char **argv);
 /* Prints the per-level table, the DRAM bytes and the per-array / per-phase split. */
 void report_print_cache(FILE *f, struct cache *c);
 
-/* Writes obj to path ("-" for stdout) with write_file_whole() (sim/util.h): a regular file
+/* Writes obj to path ("-" for stdout) with write_file_whole() (base/util.h): a regular file
  * through a temporary file renamed into place, so a reader never sees half a file; a device, a
  * symlink or a file with other hard links in place. Returns 0, or a negative errno with a
  * message in err. */
 int report_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);
 
 /* Writes obj to file name of output directory dirfd (path dir) with write_file_whole_at()
- * (sim/util.h): whole, never through a link. Returns 0, or a negative errno with a message. */
+ * (base/util.h): whole, never through a link. Returns 0, or a negative errno with a message. */
 int report_write_json_at(int dirfd, const char *dir, const char *name, const cJSON *obj, char *err,
 			 size_t errlen);
 
 /* Reads the JSON document at path (a regular file of at most 64 MiB: open_regular_read(),
- * sim/util.h, so a FIFO there is refused, never waited on). Returns it (caller frees with
+ * base/util.h, so a FIFO there is refused, never waited on). Returns it (caller frees with
  * cJSON_Delete()), or NULL with "path: what" in err. */
 cJSON *report_read_json(const char *path, char *err, size_t errlen);
 
 /* report_read_json() of file name in output directory dirfd (path dir), opened with
- * outdir_file_open() (sim/util.h): a symbolic link there is refused. A missing file is NULL
+ * outdir_file_open() (base/util.h): a symbolic link there is refused. A missing file is NULL
  * with *missing set (missing may be NULL). */
 cJSON *report_read_json_at(int dirfd, const char *dir, const char *name, bool *missing, char *err,
 			   size_t errlen);

@@ -6,10 +6,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "sim/util.h"
-
 #include "analysis/json_text.h"
-#include "sim/utf8.h"
+#include "base/utf8.h"
+#include "base/util.h"
 
 int
 results_read(const char *path, int (*row)(const cJSON *r, unsigned long line, void *ctx), void *ctx,

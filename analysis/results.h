@@ -11,7 +11,7 @@
  *   said (results_info.torn), never passed off as a row;
  * - any other line that is not a JSON object is an error, "path:line: not a JSON object";
  * - a path that is not a regular file (a FIFO, a device) is refused, never waited on
- *   (open_regular_read(), sim/util.h).
+ *   (open_regular_read(), base/util.h).
  */
 
 #include <cJSON.h>

@@ -15,7 +15,7 @@
 #include "analysis/report.h"
 #include "analysis/results.h"
 #include "analysis/xcheck.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 static int
 row_cmp(const void *a, const void *b)

@@ -15,7 +15,7 @@
 #pragma GCC visibility pop
 
 #include "api/api.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 const char *
 memsim_version(void)

@@ -19,7 +19,7 @@
 #pragma GCC visibility pop
 
 #include "api/api.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 struct memsim_trace *
 memsim_trace_create(struct memsim_hierarchy *h, const char *record_path, char *err,

@@ -7,11 +7,11 @@
 
 #include "analysis/formulas.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "kernels/simulate.h"
 #include "measure/modes_bench.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 #define MISS_SPEC "L1=1M:16:128:wv,tiles=scratch"
 

@@ -26,11 +26,11 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "kernels/simulate.h"
 #include "measure/replay_bench.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 #define TARGET_PER_CORE 0.7 /* issue 24: naive and flash2 at H100 size */
 

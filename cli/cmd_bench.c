@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/bench_modes.h"
 #include "cli/bench_threads.h"
 #include "cli/commands.h"
@@ -33,7 +34,6 @@
 #include "measure/replay_bench.h"
 #include "measure/spawn.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 #include "traces/mtrace.h"
 
 /* Targets of the issue "Simulation at model scale", printed next to the ratios they bound. */

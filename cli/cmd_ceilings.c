@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "cli/steps.h"
 #include "measure/ceilings.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 /* Assumed when the host preset cannot be read: larger than most server LLCs. */
 #define FALLBACK_LLC_BYTES (UINT64_C(256) << 20)

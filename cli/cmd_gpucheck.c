@@ -25,6 +25,7 @@
 
 #include "analysis/formulas.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "kernels/attn.h"
@@ -33,7 +34,6 @@
 #include "measure/ncu.h"
 #include "measure/spawn.h"
 #include "sim/trace.h"
-#include "sim/util.h"
 
 #define LAUNCH_MAX 3
 #define GPU_TOLERANCE 0.15

@@ -18,11 +18,11 @@
 #include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/name_index.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "measure/ceilings.h"
-#include "sim/name_index.h"
-#include "sim/util.h"
 
 void
 usage_merge(FILE *f)

@@ -19,11 +19,11 @@
 #define CALLGRIND_DUMP_STATS_AT(s)
 #endif
 
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/plugin.h"
 #include "measure/papi_count.h"
-#include "sim/util.h"
 
 /* What one count of a line-based PAPI strategy stands for: the line of x86 and most Arm
  * cores. */

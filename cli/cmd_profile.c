@@ -18,11 +18,11 @@
 
 #include "analysis/json_text.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
 #include "measure/profile.h"
-#include "sim/util.h"
 
 void
 usage_profile(FILE *f)

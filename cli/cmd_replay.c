@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 #include "traces/reader.h"
 #include "traces/replay.h"
 

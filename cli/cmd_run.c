@@ -10,11 +10,11 @@
 #include "analysis/evaluate.h"
 #include "analysis/formulas.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/plugin.h"
 #include "cli/steps.h"
-#include "sim/util.h"
 
 void
 usage_run(FILE *f)

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/optparse.h"
 #include "kernels/sdpa_sim.h"
-#include "sim/util.h"
 
 /* The most block steps (sdpa_steps()) a shape may take to simulate: past it, a mistyped size
  * (2^30 for 2^20) would run for years. */

@@ -9,23 +9,22 @@
  * the layer profile; the Valgrind cross-checks; the plots and the report.
  */
 
+#include <cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "analysis/tables.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
 #include "cli/sweep.h"
 #include "measure/spawn.h"
-#include "sim/util.h"
 
 void
 usage_study(FILE *f)

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/sweep.h"
 #include "cli/sweep_slurm.h"
 #include "sim/cache.h"
-#include "sim/util.h"
 
 void
 usage_sweep(FILE *f)

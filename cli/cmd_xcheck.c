@@ -24,6 +24,8 @@
 #include "analysis/evaluate.h"
 #include "analysis/report.h"
 #include "analysis/xcheck.h"
+#include "base/progress.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
@@ -31,8 +33,6 @@
 #include "cli/xcheck_valgrind.h"
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
-#include "sim/progress.h"
-#include "sim/util.h"
 
 #if defined(HAVE_PAPI) && HAVE_PAPI
 #define WITH_PAPI_BUILT 1

@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include "analysis/formulas.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "kernels/attn.h"
 #include "kernels/cuda/attn_gpu.h"
 #include "kernels/cuda/idle_gpu.h"
-#include "sim/util.h"
 
 struct opts {
 	struct attn_config cfg;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/progress.h"
+#include "base/utf8.h"
+#include "base/util.h"
 #include "cli/commands.h"
-#include "sim/progress.h"
 #include "sim/sample.h"
-#include "sim/utf8.h"
-#include "sim/util.h"
 
 static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *f);

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli/commands.h"
 #include "kernels/sdpa_plan.h"
 #include "sim/l2sets.h"
-#include "sim/util.h"
 
 void
 kernel_options_init(struct kernel_options *o)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/commands.h"
-#include "sim/util.h"
 
 /* getopt_long's val for row i: past every short option's character */
 #define ROW_VAL(i) (256 + (i))

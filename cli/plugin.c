@@ -17,11 +17,11 @@
 
 #define MEMSIM_NO_TR_MACROS
 #include "api/api.h"
+#include "base/utf8.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/plugin.h"
 #include "kernels/simulate.h"
-#include "sim/utf8.h"
-#include "sim/util.h"
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "measure/spawn.h"
-#include "sim/util.h"
 
 static const char *const names[SLURM_TOOL_COUNT] = { "sbatch", "squeue", "sacct", "scancel",
 						     "scontrol" };

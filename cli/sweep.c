@@ -6,13 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
 #include "kernels/simulate.h"
 #include "sim/sample.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 void
 sweep_run_options_init(struct sweep_run_options *o)

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 void
 sweep_plan_init(struct sweep_plan *p)

@@ -16,9 +16,9 @@
 #include "analysis/evaluate.h"
 #include "analysis/json_text.h"
 #include "analysis/report.h"
+#include "base/util.h"
 #include "kernels/simulate.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 #define POOL_MAX_JOBS 256
 

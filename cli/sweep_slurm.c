@@ -12,11 +12,11 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/slurm_tools.h"
 #include "cli/sweep_slurm_submit.h"
 #include "sim/cache.h"
-#include "sim/util.h"
 
 #define SLURM_ARGS_MAX 48
 #define TMPFS_MAGIC_NUMBER 0x01021994 /* linux/magic.h TMPFS_MAGIC */

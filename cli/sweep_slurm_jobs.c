@@ -9,10 +9,10 @@
 #include <time.h>
 
 #include "analysis/report.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/slurm_tools.h"
 #include "cli/sweep_slurm_submit.h"
-#include "sim/util.h"
 
 /* The words of a command line, shell-quoted, into f. */
 static void

@@ -12,10 +12,10 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/util.h"
 #include "cli/commands.h"
 #include "cli/slurm_tools.h"
 #include "cli/sweep_slurm.h"
-#include "sim/util.h"
 
 /* Array k of submission sub: its job id and first shard. A jobs.json from before
  * "array_jobs" has one, its "array_job", at shard 0. Returns false past the last. */

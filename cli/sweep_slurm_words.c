@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/sweep_slurm.h"
-#include "sim/util.h"
 
 /* One word of text from *p on (past blanks) into out; *p after it. Returns 1 for a word, 0
  * at the end, -1 for an unterminated quote. */

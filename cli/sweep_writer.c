@@ -11,11 +11,11 @@
 #include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/name_index.h"
+#include "base/util.h"
 #include "cli/sweep_writer.h"
 #include "measure/ceilings.h"
-#include "sim/name_index.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 /* Adds what one row says to t. */
 static void

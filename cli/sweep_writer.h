@@ -58,7 +58,7 @@ struct sweep_writer {
 /* Locks dir (a second sweep into it is refused, naming the first one's pid) and opens its
  * results for appending (creating dir and them), after reading the runs already there and
  * dropping the failed ones. Every file is opened inside the directory's descriptor without
- * following links (outdir_open(), sim/util.h): a link planted there, or a directory of another
+ * following links (outdir_open(), base/util.h): a link planted there, or a directory of another
  * user's, is refused. Existing rows are refused (-2) unless resume; every row's key must end
  * in plan p's mode (sweep_plan_mode()), and on resume the plan manifest.json records must have
  * it: another plan's rows or manifest are refused (-2), before anything changes. Good rows of

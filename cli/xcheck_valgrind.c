@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "measure/spawn.h"
-#include "sim/util.h"
 
 #define KERNEL_REGION "Client Request: memsim-kernel"
 

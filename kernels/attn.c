@@ -11,9 +11,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/progress.h"
+#include "base/util.h"
 #include "kernels/pace.h"
-#include "sim/progress.h"
-#include "sim/util.h"
 
 static const char *kernel_names[] = { "naive", "flash1", "flash2", "proj", "flashdecode" };
 static const char *dtype_names[] = { "fp32", "fp16", "bf16" };

@@ -3,14 +3,13 @@
  * attn_check()), moved out of kernels/attn.c.
  */
 
-#include "kernels/attn.h"
-
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
+#include "kernels/attn.h"
 
 static double
 at(const void *base, uint64_t i, enum attn_dtype t)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 enum attn_dtype {
 	ATTN_FP32 = 0,

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 static ALWAYS_INLINE float
 attn_exp(float x)

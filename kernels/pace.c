@@ -8,7 +8,7 @@
 
 #include "kernels/pace.h"
 
-#include "sim/progress.h"
+#include "base/progress.h"
 
 /* Phase k of the plan: array a of `bytes`, walked `passes` times a region at a time. */
 static void

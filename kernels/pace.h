@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * The progress line of a traced kernel run (sim/progress.h): which array each phase of each
+ * The progress line of a traced kernel run (base/progress.h): which array each phase of each
  * kernel walks forward through, and in what units, read by the tracing layer (trace_pace()).
  * Kept here, beside the kernels' loop orders, not in their bodies.
  */

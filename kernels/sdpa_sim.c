@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/progress.h"
 #include "sim/cache.h"
 #include "sim/l2expect.h"
-#include "sim/progress.h"
 #include "sim/tilelru.h"
 
 #define LINE 128

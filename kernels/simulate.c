@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "kernels/attn_split.h"
 #include "sim/cache_feed.h"
 #include "sim/trace.h"
-#include "sim/util.h"
 #include "traces/mtrace.h"
 
 /* bytes as "1.5 GiB" or "12.0 MiB" in buf. */

@@ -14,11 +14,11 @@
 
 #include <math.h>
 
+#include "base/util.h"
 #include "kernels/attn.h"
 #include "kernels/exp.h"
 #include "kernels/names.h"
 #include "sim/trace.h"
-#include "sim/util.h"
 
 /* Element offset of row r of head h in batch b of a [batch][nh][N][d] array, in bytes. */
 static ALWAYS_INLINE char *

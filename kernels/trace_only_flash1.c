@@ -6,8 +6,8 @@
 
 #include <stdlib.h>
 
+#include "base/util.h"
 #include "kernels/trace_only.h"
-#include "sim/util.h"
 
 void
 attn_trace_only_flash1_init(struct attn_data *d, struct trace_ctx *t)

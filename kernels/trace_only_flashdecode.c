@@ -6,8 +6,8 @@
 
 #include <stdlib.h>
 
+#include "base/util.h"
 #include "kernels/trace_only.h"
-#include "sim/util.h"
 
 /* Query block r0 (nr rows) of head (b, h) of x->c (attn_decode_view()) against key blocks
  * [jb0, jb1): flashdecode.c's split_block(). */

@@ -6,8 +6,8 @@
 
 #include <stdlib.h>
 
+#include "base/util.h"
 #include "kernels/trace_only.h"
-#include "sim/util.h"
 
 /* proj.c's matmul(): C[b] = A[b] W for every batch, A N x K, W K x ncols. */
 static void

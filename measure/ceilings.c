@@ -34,10 +34,10 @@
 #define CEILINGS_X86 0
 #endif
 
+#include "base/progress.h"
+#include "base/util.h"
 #include "measure/ceilings.h"
-#include "sim/progress.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 /* The progress line's steps: the triad's first touch, its runs on one core and on all, the
  * FLOP loop's calibration, its runs on one core and on all. */

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
+#include "base/util.h"
 #include "measure/spawn.h"
-#include "sim/utf8.h"
-#include "sim/util.h"
 
 /* Runs argv (argv[0] a path, or a name on $PATH) with stdout and stderr to /dev/null; returns
  * its wall time, or a negative value if it could not run, failed or was interrupted. */
@@ -78,7 +78,7 @@ child_run_report(const char *path, struct child_run_figures *f)
 	const cJSON *cpu;
 
 	if (text) {
-		utf8_json_unescape(text, strlen(text)); /* memsim's escapes (sim/utf8.h) */
+		utf8_json_unescape(text, strlen(text)); /* memsim's escapes (base/utf8.h) */
 		j = cJSON_Parse(text);
 	}
 	cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");

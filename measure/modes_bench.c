@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "kernels/simulate.h"
-#include "sim/util.h"
 
 #define SWEEP_SIZES 12
 #define SAMPLE_SETS 8

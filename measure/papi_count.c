@@ -40,8 +40,8 @@
 #include <unistd.h>
 #endif
 
+#include "base/util.h"
 #include "measure/papi_count.h"
-#include "sim/util.h"
 
 #if !HAVE_PAPI
 

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
+#include "base/util.h"
 #include "kernels/simulate.h"
 #include "measure/ceilings.h"
-#include "sim/progress.h"
-#include "sim/util.h"
 
 void
 profile_config_init(struct profile_config *c)

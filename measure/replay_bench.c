@@ -25,8 +25,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "base/util.h"
 #include "measure/spawn.h"
-#include "sim/util.h"
 #include "traces/replay.h"
 
 #define BENCH_N 4096u

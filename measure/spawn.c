@@ -13,7 +13,7 @@
 #include <sys/prctl.h>
 #endif
 
-#include "sim/progress.h"
+#include "base/progress.h"
 
 static volatile sig_atomic_t guard_signal; /* the first SIGINT or SIGTERM seen, or 0 */
 static volatile sig_atomic_t guard_child;  /* the pid spawn_wait() waits for, or 0 */

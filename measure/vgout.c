@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 bool
 vg_counts_get(const struct vg_counts *c, const char *name, uint64_t *out)

@@ -44,14 +44,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/name_index.h"
+#include "base/util.h"
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
 #include "sim/cache_plain.h"
 #include "sim/cache_sets.h"
-#include "sim/name_index.h"
 #include "sim/sample.h"
 #include "sim/stackdist.h"
-#include "sim/util.h"
 
 /* array_transfer() of addr's array. Out of line and not static (cache_flush.c calls it), as
  * it was out of line before cache_account.h: inlined at every miss, it grew the access

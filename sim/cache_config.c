@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "base/util.h"
 #include "sim/cache_internal.h"
-#include "sim/util.h"
 
 static const char *repl_names[] = { "lru", "fifo", "random", "plru" };
 static const char *write_names[] = { "wb", "wt" };

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/name_index.h"
+#include "base/util.h"
 #include "sim/cache_internal.h"
-#include "sim/name_index.h"
 #include "sim/sample.h"
 #include "sim/stackdist.h"
-#include "sim/util.h"
 
 /* ---- construction ---- */
 

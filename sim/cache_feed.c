@@ -44,9 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "sim/cache_feed_internal.h"
 #include "sim/cache_run.h"
-#include "sim/util.h"
 
 /* ---- the producer's side ---- */
 

@@ -5,9 +5,9 @@
 
 #include <string.h>
 
+#include "base/util.h"
 #include "sim/cache_feed_internal.h"
 #include "sim/cache_run.h"
-#include "sim/util.h"
 
 /* The name in the events from e. */
 static void

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/util.h"
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
 #include "sim/stackdist.h"
-#include "sim/util.h"
 
 /* ---- flush ---- */
 

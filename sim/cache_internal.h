@@ -8,8 +8,8 @@
  * (phases, arrays, getters, set sampling) and cache_onepass.c (one pass for many sizes).
  */
 
+#include "base/name_index.h"
 #include "sim/cache.h"
-#include "sim/name_index.h"
 #include "sim/sample.h"
 #include "sim/stackdist.h"
 

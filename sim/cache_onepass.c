@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "sim/cache_internal.h"
-#include "sim/util.h"
 
 /* ---- one pass for many sizes ---- */
 

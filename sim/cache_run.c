@@ -4,7 +4,7 @@
 
 #include "sim/cache_run.h"
 
-#include "sim/util.h"
+#include "base/util.h"
 
 bool
 cache_run_aligned(const struct cache_run *r)

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "sim/cache_internal.h"
 #include "sim/slots.h"
-#include "sim/util.h"
 
 /* ---- set operations ---- */
 

@@ -14,13 +14,12 @@
  *    slices), no cache (an access is its own DRAM transfer), set sampling.
  */
 
-#include "sim/cache.h"
-
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+#include "sim/cache.h"
 #include "sim/cache_internal.h"
-#include "sim/util.h"
 
 /* The most slices level l allows (a power of two), up to cap: sets / (chunk / line). */
 static unsigned

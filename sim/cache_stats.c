@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "sim/cache_internal.h"
-#include "sim/util.h"
 
 /* ---- phases ---- */
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 void
 sample_units_init(struct sample_units *u, unsigned chunk_shift, unsigned kbits, uint64_t classes)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 const struct spec_preset spec_presets[] = {
 	{ "host", NULL, "this machine's data caches, read from sysfs, else from sysconf()",

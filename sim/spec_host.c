@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "sim/spec.h"
-#include "sim/util.h"
 
 static int
 read_sysfs_line(const char *dir, const char *entry, const char *file, char *buf, size_t len)

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 #define NIL UINT32_MAX
 #define HASH_MIN 4096

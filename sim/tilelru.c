@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 #define NONE UINT32_MAX
 

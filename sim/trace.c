@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/name_index.h"
+#include "base/progress.h"
+#include "base/util.h"
 #include "sim/cache_feed.h"
-#include "sim/name_index.h"
-#include "sim/progress.h"
-#include "sim/util.h"
 
 /* Accesses to the pace array between two looks at the clock: a query block's new lines of Q
  * for flash2 in fp16 with d = 128 and Br = 64. */

@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/util.h"
 #include "sim/cache.h"
 #include "sim/trace_types.h"
-#include "sim/util.h"
 
 #define TRACE_MAX_MERGE 65535u
 
@@ -78,7 +78,7 @@ struct trace_ctx *trace_ctx_create(struct cache *c, const struct trace_sink *sin
 void trace_ctx_destroy(struct trace_ctx *t);
 
 /*
- * Where a run stands, read off the addresses it reaches, for the progress line (sim/progress.h):
+ * Where a run stands, read off the addresses it reaches, for the progress line (base/progress.h):
  * one entry per phase, in the order the kernel starts them, naming the array its accesses walk
  * forward through (the first access to each new line of it reaches the tracing layer's
  * out-of-line path, which compares the address with one range, so the cost is nil when off). A

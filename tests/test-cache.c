@@ -18,7 +18,7 @@
 #include "sim/cache.h"
 #include "sim/cache_feed.h"
 #include "sim/spec.h"
-#include "sim/util.h"
+#include "base/util.h"
 #include "tests/unit.h"
 
 struct lvl_expect {

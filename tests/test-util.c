@@ -1,6 +1,6 @@
 /*
- * sim/util.c: the strict number parsers, size formatting, and mkdir_p() on the paths it must
- * create and the ones it must refuse; sim/utf8.c: strict UTF-8, printable lines and JSON's
+ * base/util.c: the strict number parsers, size formatting, and mkdir_p() on the paths it must
+ * create and the ones it must refuse; base/utf8.c: strict UTF-8, printable lines and JSON's
  * escapes for the bytes that are not UTF-8.
  */
 
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sim/utf8.h"
-#include "sim/util.h"
+#include "base/utf8.h"
+#include "base/util.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "util"

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/reader_impl.h"
 
 /* A hex digit's value plus one; 0 for any other byte (NUL included). A table lookup per

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/progress.h"
-#include "sim/util.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 /* The fuzz harnesses build this file with a smaller buffer (tests/fuzz/meson.build): under
  * ASan a 1 MiB allocation per open costs more than decoding their inputs, which stay under

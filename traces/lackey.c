@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/reader_impl.h"
 
 static bool

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/reader_impl.h"
 
 /* ---- reader ---- */

@@ -41,7 +41,7 @@ enum mtrace_ctrl {
 struct mtrace_writer;
 
 /* Creates path ("-" for stdout) and records command and this tool's version in the header.
- * A regular file is written whole (sim/util.h whole_file_open()): into a temporary beside it,
+ * A regular file is written whole (base/util.h whole_file_open()): into a temporary beside it,
  * renamed over it by mtrace_writer_close(), so a run that stops first leaves the file that was
  * there as it was, and two writers of one path each a whole file. The header is written with
  * the first access, so arrays and phases declared before it land in the header tables.

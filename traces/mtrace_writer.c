@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/mtrace.h"
 #include "traces/reader_impl.h"
 

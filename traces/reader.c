@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/mtrace.h"
 #include "traces/reader_impl.h"
 

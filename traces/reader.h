@@ -36,7 +36,7 @@ struct trace_reader;
 struct trace_reader *trace_reader_open(const char *path, enum trace_format format, char *err,
 				       size_t errlen);
 void trace_reader_close(struct trace_reader *r);
-/* Stops r's progress reports (sim/progress.h, one line per process): for a reader that runs
+/* Stops r's progress reports (base/progress.h, one line per process): for a reader that runs
  * on a thread beside the one that reports. */
 void trace_reader_quiet(struct trace_reader *r);
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/progress.h"
-#include "sim/util.h"
+#include "base/progress.h"
+#include "base/util.h"
 
 static int
 declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in_scratch, char *err,

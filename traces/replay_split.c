@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/progress.h"
+#include "base/util.h"
 #include "sim/cache_feed.h"
-#include "sim/progress.h"
-#include "sim/util.h"
 #include "traces/replay.h"
 
 /* One slice: its reader, its model, and how its run ended. */

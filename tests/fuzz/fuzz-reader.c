@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "sim/spec.h"
-#include "sim/util.h"
+#include "base/util.h"
 #include "traces/replay.h"
 
 #define CHECK(cond, ...)                                                                           \

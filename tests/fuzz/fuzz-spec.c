@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "sim/spec.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \

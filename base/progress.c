@@ -1,18 +1,18 @@
 /*
- * The progress line (sim/progress.h). Notes: the line is rewritten in place with '\r' and
+ * The progress line (base/progress.h). Notes: the line is rewritten in place with '\r' and
  * ended with the erase-to-end-of-line sequence, cut to the terminal's width less one so it
  * never wraps (a wrapped line cannot be rewritten); a terminal that reports no width counts
  * as 80 columns.
  */
 
-#include "sim/progress.h"
+#include "base/progress.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 #define REDRAW_S 0.1
 

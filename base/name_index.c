@@ -1,9 +1,9 @@
-#include "sim/name_index.h"
+#include "base/name_index.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/util.h"
+#include "base/util.h"
 
 /* FNV-1a: short names, no adversary that could not just declare fewer. */
 static uint32_t

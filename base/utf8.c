@@ -1,7 +1,7 @@
 /*
  * UTF-8 and the bytes that are not: strict validation (RFC 3629: no overlong forms, no
  * surrogates, nothing past U+10FFFF), printable copies for messages, and JSON's escape rule
- * (sim/utf8.h).
+ * (base/utf8.h).
  */
 
 #include "config.h"
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/utf8.h"
-#include "sim/util.h"
+#include "base/utf8.h"
+#include "base/util.h"
 
 size_t
 utf8_sequence(const unsigned char *s, size_t n)
