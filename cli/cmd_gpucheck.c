@@ -28,9 +28,9 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gpu/cuda_blocks.h"
+#include "gpu/sdpa_plan.h"
 #include "kernels/attn.h"
-#include "kernels/cuda_blocks.h"
-#include "kernels/sdpa_plan.h"
 #include "measure/ncu.h"
 #include "measure/spawn.h"
 #include "sim/trace.h"
@@ -101,7 +101,7 @@ usage_gpucheck(FILE *f)
 }
 
 /* memsim's side under --model blocks: each launch's thread blocks in flight on a fresh cache
- * (kernels/cuda_blocks.h). */
+ * (gpu/cuda_blocks.h). */
 static int
 model_blocks(struct gpucheck *g, const struct spec *spec, char *err, size_t errlen)
 {

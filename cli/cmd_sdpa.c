@@ -1,6 +1,6 @@
 /*
  * `memsim sdpa`: the HBM bytes of PyTorch's F.scaled_dot_product_attention (flash backend) on
- * a GPU, from the GPU model of FlashAttention-2's kernels (kernels/sdpa_sim.h).
+ * a GPU, from the GPU model of FlashAttention-2's kernels (gpu/sdpa_sim.h).
  */
 
 #include <cJSON.h>
@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/optparse.h"
-#include "kernels/sdpa_sim.h"
+#include "gpu/sdpa_sim.h"
 
 /* The most block steps (sdpa_steps()) a shape may take to simulate: past it, a mistyped size
  * (2^30 for 2^20) would run for years. */

@@ -1,5 +1,5 @@
 /*
- * memsim-gpu: the CUDA attention kernels (kernels/cuda/attn_gpu.cu) run, checked and timed.
+ * memsim-gpu: the CUDA attention kernels (gpu/cuda/attn_gpu.cu) run, checked and timed.
  *
  *   memsim-gpu probe                      the device's name, or why there is none (exit 1)
  *   memsim-gpu check [config]             outputs against the CPU double-precision reference
@@ -25,9 +25,9 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
+#include "gpu/cuda/attn_gpu.h"
+#include "gpu/cuda/idle_gpu.h"
 #include "kernels/attn.h"
-#include "kernels/cuda/attn_gpu.h"
-#include "kernels/cuda/idle_gpu.h"
 
 struct opts {
 	struct attn_config cfg;

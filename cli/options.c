@@ -8,8 +8,8 @@
 
 #include "base/util.h"
 #include "cli/commands.h"
-#include "kernels/sdpa_plan.h"
-#include "sim/l2sets.h"
+#include "gpu/l2sets.h"
+#include "gpu/sdpa_plan.h"
 
 void
 kernel_options_init(struct kernel_options *o)

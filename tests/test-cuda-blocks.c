@@ -1,5 +1,5 @@
 /*
- * memsim's CUDA kernels as thread blocks in flight (kernels/cuda_blocks.c, `gpucheck --model
+ * memsim's CUDA kernels as thread blocks in flight (gpu/cuda_blocks.c, `gpucheck --model
  * blocks`): the occupancy against what ncu measured, one slot against the traced CPU kernel
  * (the same loads and stores one block after another), a grouped-query decode's K and V read
  * once when a group's blocks run together (hand-computed), and the model against the stored
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kernels/attn.h"
-#include "kernels/cuda_blocks.h"
+#include "gpu/cuda_blocks.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
 #include "sim/trace.h"

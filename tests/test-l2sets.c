@@ -1,5 +1,5 @@
 /*
- * The hashed L2 models (sim/l2sets.c, sim/l2expect.c): l2sets' LRU against sim/cache.c line by
+ * The hashed L2 models (gpu/l2sets.c, gpu/l2expect.c): l2sets' LRU against sim/cache.c line by
  * line, SRRIP, the dirty cap and the partitions on hand-computed sequences, l2expect's stack
  * distances against a hand count, and l2sets against l2expect on random tile streams.
  */
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "sim/cache.h"
-#include "sim/l2expect.h"
-#include "sim/l2sets.h"
+#include "gpu/l2expect.h"
+#include "gpu/l2sets.h"
 #include "tests/unit.h"
 
 static uint64_t

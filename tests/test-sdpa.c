@@ -1,6 +1,6 @@
 /*
- * The GPU model of PyTorch's flash SDPA (kernels/sdpa_plan.c, kernels/sdpa_sim.c,
- * sim/tilelru.c, `memsim sdpa`): FlashAttention's launch against the grids Nsight Compute
+ * The GPU model of PyTorch's flash SDPA (gpu/sdpa_plan.c, gpu/sdpa_sim.c,
+ * gpu/tilelru.c, `memsim sdpa`): FlashAttention's launch against the grids Nsight Compute
  * measured, the tile LRU against sim/cache.c, the model against every measured row of
  * tests/data/gpu/sdpa.csv (the bounds docs/gpu.md states), and the command's errors.
  */
@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/sdpa_sim.h"
+#include "gpu/sdpa_sim.h"
 #include "sim/cache.h"
-#include "sim/l2sets.h"
-#include "sim/tilelru.h"
+#include "gpu/l2sets.h"
+#include "gpu/tilelru.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "sdpa"
@@ -663,7 +663,7 @@ probe_steps(struct probe_step *st, unsigned max)
 	return n;
 }
 
-/* One step through the hashed L2 (sim/l2sets.h), each chunk from a fixed side as one grid's
+/* One step through the hashed L2 (gpu/l2sets.h), each chunk from a fixed side as one grid's
  * blocks read the same chunks; its DRAM bytes are the counters' growth. */
 static struct tilelru_traffic
 probe_run(struct l2sets *s, const struct probe_step *st)

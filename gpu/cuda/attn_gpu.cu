@@ -14,7 +14,7 @@
  *   148 KiB at d = 128 (the most this build allows).
  */
 
-#include "kernels/cuda/attn_gpu.h"
+#include "gpu/cuda/attn_gpu.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -2,13 +2,13 @@
 
 /*
  * An L2 of 128-byte lines whose addresses are hashed to sets, as a GPU's L2 hashes them,
- * counted in expectation over the hash, one step per whole-tile access (as sim/tilelru.h):
+ * counted in expectation over the hash, one step per whole-tile access (as gpu/tilelru.h):
  * LRU in sets of `ways` lines. A line hits when fewer than `ways` of the distinct lines touched
  * since its last access fell in its set; with a uniform hash that count is Binomial(D / line,
  * 1 / sets), D the distinct bytes touched since (the LRU stack distance, exact, from the access
  * sequence alone), taken as Poisson(D x ways / capacity). So a tile's expected misses are
  * bytes x P(Poisson >= ways): near the capacity the misses rise smoothly, not at once as in a
- * fully associative LRU. sim/l2sets.h simulates the same cache line by line (tests compare).
+ * fully associative LRU. gpu/l2sets.h simulates the same cache line by line (tests compare).
  *
  * Notes: loads fetch the missing lines; stores allocate without fetching (write-validate) and
  * make the whole tile dirty; a dirty line evicted before its next access is written then
@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/tilelru.h"
+#include "gpu/tilelru.h"
 
 #define L2EXPECT_LINE 128      /* bytes */
-#define L2EXPECT_WAYS_MAX 1024 /* above, the Poisson tail table gets long; use sim/tilelru.h */
+#define L2EXPECT_WAYS_MAX 1024 /* above, the Poisson tail table gets long; use gpu/tilelru.h */
 
 struct l2expect;
 

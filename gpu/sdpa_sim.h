@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * The GPU model of FlashAttention's SDPA kernels (kernels/sdpa_plan.h): thread blocks issued
+ * The GPU model of FlashAttention's SDPA kernels (gpu/sdpa_plan.h): thread blocks issued
  * in grid order to the SMs' block slots, every resident block advancing one K/V tile step per
  * round, a finished block's slot taken by the next block in grid order; all their tile loads
  * and stores go through one L2 model, and DRAM bytes are its misses and dirty evictions during
@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/sdpa_plan.h"
-#include "sim/l2sets.h"
+#include "gpu/l2sets.h"
+#include "gpu/sdpa_plan.h"
 
 enum sdpa_backend {
-	SDPA_BACKEND_TILES = 0, /* sim/tilelru.h: fully associative LRU, one step per tile */
+	SDPA_BACKEND_TILES = 0, /* gpu/tilelru.h: fully associative LRU, one step per tile */
 	SDPA_BACKEND_LINES,     /* sim/cache.c: fully associative LRU of 128-byte lines */
 	/* two L2 partitions of l2_bytes / 2 each, every tile's halves homed one in each; a
 	 * block's side is its SM's; a load looks in its side's partition, then in the home
@@ -24,10 +24,10 @@ enum sdpa_backend {
 	 * partition caches data for the SMs of the GPCs directly connected to it); stores go
 	 * to the home partition only; consecutive slots alternate sides */
 	SDPA_BACKEND_PARTITIONS,
-	/* sim/l2expect.h: LRU in sets of line_ways 128-byte lines, in expectation over a
+	/* gpu/l2expect.h: LRU in sets of line_ways 128-byte lines, in expectation over a
 	 * uniform hash of lines to sets (one partition, no dirty cap) */
 	SDPA_BACKEND_SETS,
-	/* sim/l2sets.h: hashed sets of line_ways 128-byte lines, simulated line by line on a
+	/* gpu/l2sets.h: hashed sets of line_ways 128-byte lines, simulated line by line on a
 	 * sample of the sets, policy and dirty cap below */
 	SDPA_BACKEND_HASHED,
 };
@@ -39,7 +39,7 @@ struct sdpa_model {
 	uint64_t l2_bytes; /* 0: the GPU's l2_model_bytes */
 	uint32_t slots;    /* resident blocks; 0: SMs x the plan's blocks per SM */
 	/* K/V tiles a set holds: sets = l2_bytes / (ways x K tile bytes), tiles hashed to sets
-	 * (sim/tilelru.h); 0: fully associative; SDPA_WAYS_GPU: the GPU's l2_ways */
+	 * (gpu/tilelru.h); 0: fully associative; SDPA_WAYS_GPU: the GPU's l2_ways */
 	uint32_t ways;
 	uint64_t random_seed;      /* 0: LRU; else random replacement from this seed */
 	/* SDPA_BACKEND_SETS, SDPA_BACKEND_HASHED: 128-byte lines a set holds; 0: the GPU's */
@@ -48,12 +48,12 @@ struct sdpa_model {
 	uint32_t sample;           /* SDPA_BACKEND_HASHED: 1 set in sample; 0: 16 */
 	enum l2sets_policy policy; /* SDPA_BACKEND_HASHED */
 	uint32_t partitions;       /* SDPA_BACKEND_HASHED: 1 or 2; 0: the GPU's */
-	/* SDPA_BACKEND_HASHED: lines by address, hashed by 2 MiB page (sim/l2sets.h by_page),
+	/* SDPA_BACKEND_HASHED: lines by address, hashed by 2 MiB page (gpu/l2sets.h by_page),
 	 * each array in pages of its own as PyTorch's allocator gives them; page_seed draws
 	 * the pages' colours */
 	bool by_page;
 	uint64_t page_seed;
-	bool no_spill;             /* leave out the spilled registers (kernels/sdpa_plan.h) */
+	bool no_spill;             /* leave out the spilled registers (gpu/sdpa_plan.h) */
 	enum sdpa_backend backend; /* SDPA_BACKEND_LINES: fully associative LRU only */
 };
 

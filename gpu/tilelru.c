@@ -1,6 +1,6 @@
 /*
  * Tile-granular LRU, fully associative or in hashed sets, or random replacement
- * (sim/tilelru.h).
+ * (gpu/tilelru.h).
  *
  * Notes: each tile keeps how many of its bytes are held and how many of those are dirty. Held
  * bytes are always the tile's newest: eviction takes the oldest tile's bytes first, and a
@@ -9,7 +9,7 @@
  * max(0, e - clean) of them.
  */
 
-#include "sim/tilelru.h"
+#include "gpu/tilelru.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * FlashAttention-2's forward launch as PyTorch 2.11 runs it (kernels/sdpa_plan.h).
+ * FlashAttention-2's forward launch as PyTorch 2.11 runs it (gpu/sdpa_plan.h).
  *
  * Notes: every number here is FlashAttention's (Dao-AILab/flash-attention
  * csrc/flash_attn/src/flash_fwd_launch_template.h for sm90, fp16/bf16, no dropout; flash_api.cpp
@@ -9,7 +9,7 @@
  * ncu's DRAM counters work in sectors.
  */
 
-#include "kernels/sdpa_plan.h"
+#include "gpu/sdpa_plan.h"
 
 #include <math.h>
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Arrays, as tile classes (sim/tilelru.h). */
+/* Arrays, as tile classes (gpu/tilelru.h). */
 enum sdpa_array {
 	SDPA_Q = 0,
 	SDPA_K,

@@ -1,5 +1,5 @@
 /*
- * A hashed set-associative LRU counted in expectation, per tile (sim/l2expect.h).
+ * A hashed set-associative LRU counted in expectation, per tile (gpu/l2expect.h).
  *
  * Notes: LRU stack distances in bytes come from a Fenwick tree over access times: the slot of
  * each tile's last access holds its bytes, so the distinct bytes touched since time t are the
@@ -7,7 +7,7 @@
  * (amortized O(1) an access). P(Poisson(lambda) >= ways) is tabulated once and interpolated.
  */
 
-#include "sim/l2expect.h"
+#include "gpu/l2expect.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * The attention kernels on an NVIDIA GPU (kernels/cuda/attn_gpu.cu), for the hardware check:
+ * The attention kernels on an NVIDIA GPU (gpu/cuda/attn_gpu.cu), for the hardware check:
  * the same layout as the CPU kernels ([batch][heads][N][d], fp32, fp16 or bf16 storage, fp32
  * compute), so the CPU double-precision reference checks them and memsim's traced kernels
  * predict their traffic.

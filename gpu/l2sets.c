@@ -1,5 +1,5 @@
 /*
- * A hashed set-associative L2, line by line on sampled sets (sim/l2sets.h).
+ * A hashed set-associative L2, line by line on sampled sets (gpu/l2sets.h).
  *
  * Notes: a tile's sampled lines are those whose offset o has (o + h) % sample == 0, h a hash
  * of the tile id, so that every tile, however few lines it has, is sampled in proportion, and
@@ -7,7 +7,7 @@
  * sampled line's set is a hash of (tile, offset) over the simulated sets.
  */
 
-#include "sim/l2sets.h"
+#include "gpu/l2sets.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #define RRPV_MAX 3
 #define RRPV_INSERT 2
 
-/* by_page (sim/l2sets.h): 2 MiB pages of 2^14 lines; y takes 9 bits, x adds the line's address
+/* by_page (gpu/l2sets.h): 2 MiB pages of 2^14 lines; y takes 9 bits, x adds the line's address
  * bits 17 to 20 (page line bits 10 to 13) to its page's colour; the partition is the H100's
  * XOR of address bits 12, 13, 16, 17 and 19 within the page (03313eb:docs/gpu-run/l2-reread/),
  * flipped by a page term. */

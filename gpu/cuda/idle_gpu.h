@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * An idle kernel for the GPU check (kernels/cuda/idle_gpu.cu): one block per SM that waits for
+ * An idle kernel for the GPU check (gpu/cuda/idle_gpu.cu): one block per SM that waits for
  * a given time and touches no memory but one word per block at the end. Under Nsight Compute
  * it shows the DRAM and L2 traffic that a kernel of that length gets without asking for any:
  * the background that the attention kernels' counters include.

@@ -1,7 +1,7 @@
 /*
  * memsim's CUDA kernels as thread blocks in flight: see cuda_blocks.h. Each kernel is its grid
  * and, per block, a number of steps and the loads and stores of each step, read off
- * kernels/cuda/attn_gpu.cu:
+ * gpu/cuda/attn_gpu.cu:
  *
  *  scores   block (x: 16 keys, y: 16 queries, z: batch x head); step k0 (16 of d): 16 Q row
  *           pieces and 16 K row pieces of 16 elements; the last also stores the 16 x 16 S tile.
@@ -14,7 +14,7 @@
  *           also loads the block's Q rows, the last stores its O rows and logsumexp.
  */
 
-#include "kernels/cuda_blocks.h"
+#include "gpu/cuda_blocks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

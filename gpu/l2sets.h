@@ -3,7 +3,7 @@
 /*
  * A set-associative L2 of 128-byte lines whose addresses are hashed to sets, as a GPU's L2
  * hashes them, simulated line by line on a sample of the sets, for whole-tile accesses (as
- * sim/tilelru.h). Replacement: LRU, SRRIP (2-bit re-reference prediction: a line comes in as
+ * gpu/tilelru.h). Replacement: LRU, SRRIP (2-bit re-reference prediction: a line comes in as
  * "distant", a hit makes it "near", the victim is a distant one, aging all when none is), or
  * random. An optional cap on the dirty lines of a set cleans its oldest dirty line (writes it,
  * keeps it) when a store would pass the cap: the H100 writes dirty lines back while keeping
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/tilelru.h"
+#include "gpu/tilelru.h"
 
 enum l2sets_policy {
 	L2SETS_LRU = 0,

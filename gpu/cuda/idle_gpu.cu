@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "kernels/cuda/idle_gpu.h"
+#include "gpu/cuda/idle_gpu.h"
 
 static __device__ __forceinline__ unsigned long long
 global_ns(void)

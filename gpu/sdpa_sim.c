@@ -1,18 +1,18 @@
 /*
- * The block scheduler and L2 of the GPU SDPA model (kernels/sdpa_sim.h).
+ * The block scheduler and L2 of the GPU SDPA model (gpu/sdpa_sim.h).
  *
- * Notes: the slots are SMs x blocks per SM (kernels/sdpa_plan.c derives 2 for the kernels
+ * Notes: the slots are SMs x blocks per SM (gpu/sdpa_plan.c derives 2 for the kernels
  * measured, as ncu's waves column shows: grid / 264). A round visits the slots in order and
  * each resident block does one step: its Q tile on the first, one K and one V tile on each,
  * its outputs on the last. A block that finishes hands its slot to the next block in grid
  * order (x fastest), which starts in the next round. Blocks of a causal kernel have different
  * step counts, so the blocks in flight drift apart through the grid, as on the GPU.
- * The L2 is one LRU by default (sim/tilelru.h: per tile; SDPA_BACKEND_LINES feeds the same
+ * The L2 is one LRU by default (gpu/tilelru.h: per tile; SDPA_BACKEND_LINES feeds the same
  * accesses line by line to sim/cache.c, for tests), or random replacement, or hashed sets, or
  * two partitions (SDPA_BACKEND_PARTITIONS): the alternatives docs/gpu.md compares.
  */
 
-#include "kernels/sdpa_sim.h"
+#include "gpu/sdpa_sim.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 
 #include "base/progress.h"
+#include "gpu/l2expect.h"
+#include "gpu/tilelru.h"
 #include "sim/cache.h"
-#include "sim/l2expect.h"
-#include "sim/tilelru.h"
 
 #define LINE 128
 #define SECTOR 32

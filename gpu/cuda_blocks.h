@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * memsim's CUDA kernels (kernels/cuda/attn_gpu.cu) as their thread blocks run on a GPU, for
+ * memsim's CUDA kernels (gpu/cuda/attn_gpu.cu) as their thread blocks run on a GPU, for
  * `memsim gpucheck --model blocks`: the grid issued in launch order (x fastest, then y, then z)
  * to the SMs' block slots; every resident block does one step a round (flash2: a K/V tile;
  * the naive products: a 16-wide slice of the inner dimension; softmax: one pass over its
@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/l2sets.h"
 #include "kernels/attn.h"
 #include "sim/cache.h"
-#include "sim/l2sets.h"
 
 /* The GPU's resources that set how many blocks an SM holds (H100 SXM5: CUDA programming guide,
  * compute capability 9.0). */
@@ -51,7 +51,7 @@ uint32_t cuda_blocks_per_sm(const struct attn_config *c, unsigned launch,
 			    const struct cuda_blocks_gpu *g);
 
 /* Simulates launch `launch` of c on a fresh cache built from cfg (every level taken fully
- * associative), or, where hashed is not NULL, on that hashed L2 (sim/l2sets.h: the H100's L2
+ * associative), or, where hashed is not NULL, on that hashed L2 (gpu/l2sets.h: the H100's L2
  * as its microbenchmarks show it; a slot's SM on side slot % 2). Returns 0, or -1 with a
  * one-line message in err (the model cannot be allocated, or hashed is out of range). */
 int cuda_blocks_simulate(const struct attn_config *c, unsigned launch,
