@@ -1,12 +1,12 @@
 /*
- * measure/replay_bench.c: the synthetic traces' sizes, the replays' agreement with the
+ * bench/replay_bench.c: the synthetic traces' sizes, the replays' agreement with the
  * generator fed straight into the model (what `memsim bench` checks at 50M accesses), the
  * naive trace's miss rate, and the floor's count.
  */
 
 #include <stdio.h>
 
-#include "measure/replay_bench.h"
+#include "bench/replay_bench.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "replay-bench"

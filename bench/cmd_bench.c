@@ -10,7 +10,7 @@
  *  - unblocked: j runs over all 4096 key rows for each i, so K streams through L1 with a miss
  *    per line (about 3% of accesses miss L1, half of those miss L2 too).
  * With pad = 0 the column's lines all fall in one L1 set (a 16 KiB stride) and thrash it.
- *  - naive: a whole naive attention head, a query row at a time (measure/replay_bench.c), a
+ *  - naive: a whole naive attention head, a query row at a time (bench/replay_bench.c), a
  *    quarter of its accesses missing L1; bench also reads the binary file without the model,
  *    the floor a replay cannot beat, and prints the replay's time over it.
  */
@@ -25,13 +25,13 @@
 
 #include "analysis/report.h"
 #include "base/util.h"
-#include "cli/bench_modes.h"
-#include "cli/bench_threads.h"
+#include "bench/bench_modes.h"
+#include "bench/bench_threads.h"
+#include "bench/child_run.h"
+#include "bench/replay_bench.h"
 #include "cli/commands.h"
 #include "cli/optparse.h"
 #include "kernels/attn.h"
-#include "measure/child_run.h"
-#include "measure/replay_bench.h"
 #include "measure/spawn.h"
 #include "sim/spec.h"
 #include "traces/mtrace.h"

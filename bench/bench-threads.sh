@@ -5,7 +5,7 @@
 # thread counts THREADS; tables and JSON in $OUT (or out/bench-threads), then one CSV of every
 # row (with what as many one-thread runs at once got a core: bench's copies); each timing the
 # best of REPEAT runs (1). Usage: MEMSIM=path [THREADS=2,4,8,15] [N=2048]
-# [N_TRACE=16384] [HEADS=16] [CACHE=h100] [REPEAT=1] sh tools/bench-threads.sh
+# [N_TRACE=16384] [HEADS=16] [CACHE=h100] [REPEAT=1] sh bench/bench-threads.sh
 set -eu
 MEMSIM=${MEMSIM:-build/memsim}
 THREADS=${THREADS:-2,4,8,15}

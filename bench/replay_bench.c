@@ -1,5 +1,5 @@
 /*
- * The replay benchmark's traces and timing loops (measure/replay_bench.h).
+ * The replay benchmark's traces and timing loops (bench/replay_bench.h).
  *
  * blocked and unblocked are the S = Q K^T loop nest of an attention kernel: for a query row i
  * and a key row j, a dot product over k that interleaves two row streams (Q[i][k], K[j][k],
@@ -17,7 +17,7 @@
  * target is reached.
  */
 
-#include "measure/replay_bench.h"
+#include "bench/replay_bench.h"
 
 #include <inttypes.h>
 #include <stdio.h>

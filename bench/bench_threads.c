@@ -1,5 +1,5 @@
 /*
- * memsim bench --threads: see cli/bench_threads.h.
+ * memsim bench --threads: see bench/bench_threads.h.
  *
  * A computing run on T threads keeps one more busy: the caller's, which simulates its
  * trace-only form while T threads compute its values. A trace-only run hands its accesses to
@@ -14,7 +14,7 @@
  * to what the copies got a core: the most any split of the run could.
  */
 
-#include "cli/bench_threads.h"
+#include "bench/bench_threads.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -27,9 +27,9 @@
 
 #include "analysis/report.h"
 #include "base/util.h"
+#include "bench/replay_bench.h"
 #include "cli/commands.h"
 #include "kernels/simulate.h"
-#include "measure/replay_bench.h"
 #include "sim/spec.h"
 
 #define TARGET_PER_CORE 0.7 /* issue 24: naive and flash2 at H100 size */

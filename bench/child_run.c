@@ -1,8 +1,8 @@
 /*
- * Whole-process measurements of child runs (measure/child_run.h).
+ * Whole-process measurements of child runs (bench/child_run.h).
  */
 
-#include "measure/child_run.h"
+#include "bench/child_run.h"
 
 #include <cJSON.h>
 #include <stdint.h>

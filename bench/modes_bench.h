@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * The timings of `memsim bench --modes` (cli/bench_modes.c): a kernel's trace-only run
+ * The timings of `memsim bench --modes` (bench/bench_modes.c): a kernel's trace-only run
  * against a sampled one, and 12 sizes of L2 run separately against one pass.
  */
 

@@ -1,8 +1,8 @@
 /*
- * The timings of `memsim bench --modes` (measure/modes_bench.h).
+ * The timings of `memsim bench --modes` (bench/modes_bench.h).
  */
 
-#include "measure/modes_bench.h"
+#include "bench/modes_bench.h"
 
 #include <math.h>
 #include <stdio.h>

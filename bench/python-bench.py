@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """memsim.Cache.access() from numpy against a pure-C replay of the same accesses, in one run.
 
-    PYTHONPATH=build/python python3 tools/python-bench.py [--accesses 20000000] [--repeat 3]
+    PYTHONPATH=build/python python3 bench/python-bench.py [--accesses 20000000] [--repeat 3]
 
 Writes one access stream (numpy) to a file, times `bench-replay FILE SPEC` (C calling
 memsim_load/memsim_store once per access, and once more with one memsim_access_batch call)

@@ -1,4 +1,4 @@
-#include "cli/bench_modes.h"
+#include "bench/bench_modes.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "base/util.h"
+#include "bench/modes_bench.h"
 #include "cli/commands.h"
 #include "kernels/simulate.h"
-#include "measure/modes_bench.h"
 #include "sim/spec.h"
 
 #define MISS_SPEC "L1=1M:16:128:wv,tiles=scratch"
