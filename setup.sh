@@ -37,8 +37,10 @@ install_missing() {
 	fi
 }
 
+# $1: -Dbench=true for the tests (memsim-bench, the speed harness; never installed).
 build() {
 	[ -f build/build.ninja ] || meson setup build -Dwerror=true "$PY"
+	[ -z "${1:-}" ] || meson configure build "$1" >/dev/null
 	ninja -C build
 }
 
@@ -48,7 +50,7 @@ build() {
 build_asan() {
 	[ -f build-asan/build.ninja ] ||
 		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=disabled \
-			"$PY"
+			-Dbench=true "$PY"
 	ninja -C build-asan
 }
 
@@ -60,7 +62,7 @@ main)
 	;;
 test)
 	install_missing "$TEST_PKGS"
-	build
+	build -Dbench=true
 	build_asan
 	exec sh tests/run.sh build build-asan
 	;;

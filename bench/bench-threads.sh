@@ -7,7 +7,7 @@
 # best of REPEAT runs (1). Usage: MEMSIM=path [THREADS=2,4,8,15] [N=2048]
 # [N_TRACE=16384] [HEADS=16] [CACHE=h100] [REPEAT=1] sh bench/bench-threads.sh
 set -eu
-MEMSIM=${MEMSIM:-build/memsim}
+MEMSIM=${MEMSIM:-build/bench/memsim-bench}
 THREADS=${THREADS:-2,4,8,15}
 N=${N:-2048}
 N_TRACE=${N_TRACE:-16384}

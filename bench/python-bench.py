@@ -67,12 +67,12 @@ def main():
     ap.add_argument("--accesses", type=int, default=20_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--replay", default=os.environ.get(
-                        "MEMSIM_BENCH_REPLAY", os.path.join(here, "..", "build", "python",
+                        "MEMSIM_BENCH_REPLAY", os.path.join(here, "..", "build", "bench",
                                                             "bench-replay")),
-                    help="the bench-replay program (build/python/bench-replay)")
+                    help="the bench-replay program (build/bench/bench-replay)")
     a = ap.parse_args()
     if not os.access(a.replay, os.X_OK):
-        sys.exit(f"bench: {a.replay} not found: build memsim (ninja -C build), or --replay")
+        sys.exit(f"bench: {a.replay} not found: build with -Dbench=true (meson configure build -Dbench=true && ninja -C build), or --replay")
     addrs, sizes, writes = stream(a.accesses)
     n = len(addrs)
     with tempfile.TemporaryDirectory(prefix="memsim-pybench-") as d:

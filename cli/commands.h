@@ -55,6 +55,7 @@ int cmd_report(int argc, char **argv);
 void usage_report(FILE *f);
 int cmd_xcheck(int argc, char **argv);
 void usage_xcheck(FILE *f);
+/* memsim-bench only (bench/, built with -Dbench=true) */
 int cmd_bench(int argc, char **argv);
 void usage_bench(FILE *f);
 int cmd_ceilings(int argc, char **argv);

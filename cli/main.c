@@ -47,8 +47,10 @@ const struct command commands[] = {
 	  "replay a trace (din, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,
 	  "list the cache presets with their geometry and sources" },
+#ifdef MEMSIM_BENCH
 	{ "bench", cmd_bench, usage_bench,
 	  "measure replay speed on a synthetic attention-shaped trace" },
+#endif
 	{ "help", cmd_help, usage_help, "show help for memsim or one command" },
 	{ "version", cmd_version, usage_version, "print the version" },
 	{ NULL, NULL, NULL, NULL },

@@ -22,6 +22,8 @@
 
 /* Shell words put before memsim by memsim() and expect_error(): "VAR=value", "ulimit -v N &&". */
 static const char *memsim_env = "";
+/* The program memsim() and expect_error() run: memsim, or memsim-bench from bench_begin(). */
+static const char *memsim_bin = MEMSIM_BIN;
 
 struct result {
 	int rc; /* the exit status, or 128 + the signal that ended it */
@@ -77,13 +79,35 @@ static inline struct result
 memsim(const char *fmt, ...)
 {
 	char line[6144];
-	int n = snprintf(line, sizeof(line), "%s %s ", memsim_env, MEMSIM_BIN);
+	int n = snprintf(line, sizeof(line), "%s %s ", memsim_env, memsim_bin);
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
 	return run_line(0, line);
+}
+
+/* The bench command's cases: memsim() and expect_error() run memsim-bench (memsim with
+ * `bench`, built with -Dbench=true) until bench_end(). False, after saying so, where it was not
+ * built. memsim-bench runs every other command as memsim does, so a case that fails before
+ * bench_end() leaves the next ones valid. */
+static inline bool
+bench_begin(void)
+{
+#ifdef MEMSIM_BENCH_BIN
+	memsim_bin = MEMSIM_BENCH_BIN;
+	return true;
+#else
+	printf("# not run: memsim-bench, built with -Dbench=true\n");
+	return false;
+#endif
+}
+
+static inline void
+bench_end(void)
+{
+	memsim_bin = MEMSIM_BIN;
 }
 
 /* Runs a shell command line in tmpdir, its output where the test's goes; returns its exit

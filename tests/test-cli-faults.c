@@ -237,7 +237,7 @@ start(char *const argv[], char *const env[], const char *err_name)
 			*eq = '\0';
 			setenv(env[i], eq + 1, 1);
 		}
-		execv(MEMSIM_BIN, argv);
+		execv(memsim_bin, argv);
 		_exit(98);
 	}
 	return pid;
@@ -354,6 +354,8 @@ test_bench_interrupt(void **state)
 	pid_t m, child = 0;
 
 	(void)state;
+	if (!bench_begin())
+		return;
 	for (int keep = 0; keep < 2; keep++) {
 		r = shell("rm -rf bt && mkdir bt");
 		result_free(&r);
@@ -399,6 +401,7 @@ test_bench_interrupt(void **state)
 	assert_true(empty_dir("bk"));
 	r = shell("rm -rf bk fakebin");
 	result_free(&r);
+	bench_end();
 }
 
 /* An --out with control bytes, in the errors of sweep, study and profile that name it. */

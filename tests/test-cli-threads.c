@@ -511,6 +511,8 @@ test_bench_threads(void **state)
 	unsigned n = 0;
 
 	(void)state;
+	if (!bench_begin())
+		return;
 	r = memsim("bench --threads 2 --N 128 --heads 2 --cache L1=32K:8:64 --json -");
 	if (r.rc != 0)
 		fail_msg("bench --threads: exit %d: %s", r.rc, r.err);
@@ -577,6 +579,7 @@ test_bench_threads(void **state)
 	assert_int_equal(r.rc, 2);
 	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
 	result_free(&r);
+	bench_end();
 }
 
 /* DIR/results.json's rows without what may differ between runs of the same counters (the

@@ -90,11 +90,14 @@ if [ "$headers" = "memsim/hierarchy.h memsim/memsim.h memsim/plugin.h memsim/tra
 else
 	not_ok "installs the public headers only" "found: $headers"
 fi
-# python/bench-replay is a benchmark of the source tree, not a program to install.
-if [ -z "$(find "$dest" -name 'bench-replay*')" ]; then
-	ok "does not install bench-replay"
+# bench/ (memsim-bench, bench-replay) measures the source tree: nothing of it is installed, and
+# the installed memsim has no bench command.
+found=$(find "$dest" -name 'bench-replay*' -o -name 'memsim-bench*')
+if [ -z "$found" ] && [ -n "$(find "$dest" -path '*/bin/memsim')" ] &&
+	! "$(find "$dest" -path '*/bin/memsim' | head -1)" help 2>&1 | grep -q '^  *bench '; then
+	ok "installs nothing of bench/"
 else
-	not_ok "does not install bench-replay" "$(find "$dest" -name 'bench-replay*')"
+	not_ok "installs nothing of bench/" "found: $found"
 fi
 # The Python package: every module, and a _config.py naming the installed files (under the
 # prefix, not the destdir); imported from the destdir with those files given by hand, it runs.

@@ -13,7 +13,8 @@
 #
 # DIR (default: a new directory under $TMPDIR or /tmp) keeps the traces and the baseline's
 # reports; a rerun with the same DIR and the same baseline binary reuses both, so checking a
-# new build after each change only runs the new binary. ACCESSES sets the bench traces' length
+# new build after each change only runs the new binary. BENCH is a memsim with the bench command
+# that writes the traces [BASELINE_BIN, else memsim-bench beside it]. ACCESSES sets their length
 # [3000000], JOBS the parallel runs [the number of CPUs].
 set -eu
 
@@ -34,6 +35,15 @@ dir=${3:-$(mktemp -d "${TMPDIR:-/tmp}/same-counters.XXXXXX")}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 accesses=${ACCESSES:-3000000}
+# The traces come from `bench`: the baseline's own, or memsim-bench beside it (-Dbench=true).
+bench=${BENCH:-$base}
+if ! "$bench" help bench >/dev/null 2>&1; then
+	bench=$(dirname "$base")/bench/memsim-bench
+	[ -x "$bench" ] || {
+		echo "$0: $base has no bench command and $bench is missing: build with -Dbench=true or set BENCH" >&2
+		exit 2
+	}
+fi
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 for b in "$base" "$new"; do
 	[ -x "$b" ] || {
@@ -87,7 +97,7 @@ if [ ! -f "$traces/.done" ]; then
 		unblocked-pad0) args="--shape unblocked --pad 0" ;;
 		esac
 		# shellcheck disable=SC2086
-		"$base" bench -n "$accesses" -r 1 --keep -d "$traces" $args >/dev/null \
+		"$bench" bench -n "$accesses" -r 1 --keep -d "$traces" $args >/dev/null \
 			2>"$traces/bench.err"
 		kept=$(sed -n 's/^memsim: bench: the trace files are in //p' "$traces/bench.err")
 		mv "$kept/trace.mtr" "$traces/$shape.mtr"
