@@ -66,7 +66,7 @@ bool compare_within_interval(double measured, double low, double high, double to
 void compare_build(struct cache *c, const struct attn_config *cfg, const struct formula_result *f,
 		   struct comparison *out);
 
-/* Adds "formulas" and "compare" (the keys of docs/results.md) to obj. */
+/* Adds "formulas" and "compare" (the keys of docs/schema.md) to obj. */
 void compare_add_json(cJSON *obj, const struct formula_result *f, const struct comparison *cmp);
 
 /* Prints the per-array table and the two verdicts. */

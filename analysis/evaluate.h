@@ -2,7 +2,7 @@
 
 /*
  * One configuration end to end: simulate the kernel (or only evaluate the formulas), compare,
- * and build its report, the JSON object of docs/results.md. `memsim run` prints it; `memsim sweep`
+ * and build its report, the JSON object of docs/schema.md. `memsim run` prints it; `memsim sweep`
  * writes one per line.
  */
 

@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * Reports of a cache model's counters: the JSON objects of docs/results.md ("levels", "dram",
+ * Reports of a cache model's counters: the JSON objects of docs/schema.md ("levels", "dram",
  * "scratch", "arrays", "phases") built with cJSON, a readable text table, and safe writing of
  * JSON files.
  */
@@ -17,7 +17,7 @@
 /* Adds "levels", "dram", "scratch", "cpu", "arrays" and "phases" for model c to obj. */
 void report_add_cache(cJSON *obj, struct cache *c);
 
-/* Adds "config": the kernel configuration of the keys of docs/results.md and the cache as parsed.
+/* Adds "config": the kernel configuration of the keys of docs/schema.md and the cache as parsed.
  */
 void report_add_config(cJSON *obj, const struct attn_config *c, const struct spec *s, bool flush,
 		       uint64_t seed);
@@ -27,7 +27,7 @@ void report_add_header(cJSON *obj, int argc, char **argv);
 
 /* The revision of memsim's model: what computes the numbers of a report. A sweep records it in
  * every row and in its manifest ("model_revision"), and sweep --resume and merge never mix rows
- * of two revisions (docs/results.md, "Model revisions"). The rule: bump it in the commit that
+ * of two revisions (docs/schema.md, "Model revisions"). The rule: bump it in the commit that
  * makes a change that could change any number a row reports: the cache model (sim/), the
  * accesses the kernels trace (traces/, kernels/), the formulas and comparisons (analysis/), a
  * default a configuration's key leaves unsaid. A memsim release is a new revision by itself: the

@@ -236,7 +236,7 @@ test_run_and_formula(void **state)
 	}
 	root = cJSON_Parse(json);
 	assert_non_null(root);
-	/* the keys of docs/results.md. */
+	/* the keys of docs/schema.md. */
 	assert_string_equal(
 		cJSON_GetObjectItem(cJSON_GetObjectItem(root, "config"), "kernel")->valuestring,
 		"flash2");

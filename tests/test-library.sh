@@ -123,8 +123,8 @@ if [ "$python" != none ]; then
 	fi
 fi
 docdir=$(find "$dest" -type d -path '*/share/doc/memsim')
-if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/library.md" ] &&
-	[ -f "$docdir/model.md" ]; then
+if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/docs/library.md" ] &&
+	[ -f "$docdir/docs/index.md" ] && [ -f "$docdir/docs/img/roofline.png" ]; then
 	ok "installs the docs under share/doc/memsim"
 else
 	not_ok "installs the docs" "found: $(find "$dest" -name '*.md' | head -3)"

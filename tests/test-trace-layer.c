@@ -92,7 +92,7 @@ same(struct cache *x, struct cache *y)
  * rows at every offset in their lines. Every counter must be equal on every cache: TR_ZIP
  * reports each element, and skips work only where the skipped accesses are hits that change
  * nothing. The 32-byte lines of 8 ways are those where it once reported a line at a time
- * (docs/model.md: a replay then differed from the live run).
+ * (a replay then differed from the live run: model revision 1, docs/schema.md).
  */
 static void
 test_zip_equals_elements(void **state)
