@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/xcheck_plugin.h"
+#include "cli/xcheck_rows.h"
 
 /* The name in xp->functions of the function at addr, a pointer into the native build. */
 static const char *
