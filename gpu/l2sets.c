@@ -7,7 +7,7 @@
  * sampled line's set is a hash of (tile, offset) over the simulated sets.
  */
 
-#include "gpu/l2sets.h"
+#include "gpu/l2sets_test.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -83,16 +83,5 @@ struct tilelru_traffic l2sets_dram(const struct l2sets *s, unsigned cls);
  * two partitions a miss is served by the other partition (its home) or by DRAM. */
 uint64_t l2sets_read_lookup_misses(const struct l2sets *s, unsigned cls);
 
-/* Lines the sets hold now, dirty ones in *dirty (for tests; not scaled). */
+/* Lines the sets hold now, dirty ones in *dirty (not scaled). */
 uint64_t l2sets_held_lines(const struct l2sets *s, uint64_t *dirty);
-
-/* The sets simulated (all sets / sample). */
-uint32_t l2sets_nsets(const struct l2sets *s);
-
-/* The simulated set, in [0, l2sets_nsets()), of line `line` of tile id, and with two
- * partitions its home, the first half or the second (for tests). */
-uint32_t l2sets_set_of(const struct l2sets *s, uint64_t id, uint32_t line);
-
-/* A by_page cache's set of the line at addr in its partition (in [0, sets a partition), all
- * sets, sampled or not), and the partition in *home (for tests). */
-uint32_t l2sets_page_set_of(const struct l2sets *s, uint64_t addr, unsigned *home);

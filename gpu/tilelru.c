@@ -9,7 +9,7 @@
  * max(0, e - clean) of them.
  */
 
-#include "gpu/tilelru.h"
+#include "gpu/tilelru_test.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -51,5 +51,3 @@ struct tilelru_traffic tilelru_dram(const struct tilelru *t, unsigned cls);
 /* True when all bytes of tile id are held; changes nothing. */
 bool tilelru_holds(const struct tilelru *t, uint64_t id, uint32_t bytes);
 
-/* Bytes held now (for tests). */
-uint64_t tilelru_held_bytes(const struct tilelru *t);

@@ -13,7 +13,7 @@
 
 #include "sim/cache.h"
 #include "gpu/l2expect.h"
-#include "gpu/l2sets.h"
+#include "gpu/l2sets_test.h"
 #include "tests/unit.h"
 
 static uint64_t

@@ -16,7 +16,7 @@
 #include "gpu/sdpa_sim.h"
 #include "sim/cache.h"
 #include "gpu/l2sets.h"
-#include "gpu/tilelru.h"
+#include "gpu/tilelru_test.h"
 #include "tests/unit.h"
 
 #define TMPDIR_NAME "sdpa"
