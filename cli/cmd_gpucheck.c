@@ -404,10 +404,10 @@ profile(const char *ncu, const char *gpu, char *const *args, const char *const *
 
 /*
  * The background: the DRAM bytes a kernel of the launch's length is charged for without
- * moving any. On an H100 under ncu, something outside the SMs writes about 30 MB/s into L2
- * (evict-first sectors of device memory, from no SM and no other L2 partition) and about
- * 19 MB/s of it reaches DRAM: 23 MB in the 1.2 s of flash2 at N = 16384. `memsim-gpu idle`
- * waits as long as the launch (at least IDLE_MIN_MS, then scaled to the launch's time) and
+ * moving any. On an H100 under ncu, something outside the SMs writes into L2 (evict-first
+ * sectors of device memory, from no SM and no other L2 partition) and part of it reaches
+ * DRAM, in proportion to the launch's time (docs/gpu.md, "Running the GPU check"). `memsim-gpu
+ * idle` waits as long as the launch (at least IDLE_MIN_MS, then scaled to the launch's time) and
  * ncu counts what it gets.
  */
 #define IDLE_MIN_MS 10.0

@@ -54,7 +54,7 @@ int sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, boo
  * start in well under a millisecond) that splits into units (kernels/attn_split.h); the cores
  * online as a power of two up to SIM_TRACE_ONLY_THREADS for a trace-only run of 10^10 FLOPs or
  * more (about 0.1 s) with tiles in scratch over a write-validate L1 (the GPU presets), whose
- * sets split (03313eb:docs/speed-notes.md: elsewhere its split does not pay); else 1. */
+ * sets split (elsewhere its split does not pay: docs/speed.md, "Threads"); else 1. */
 unsigned sim_default_threads(const struct attn_config *cfg, const struct spec *spec,
 			     bool trace_only);
 

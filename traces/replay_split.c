@@ -1,6 +1,6 @@
 /*
  * Replay on several threads, split by set (traces/replay.h, replay_file_split()), two ways,
- * whichever measured faster (03313eb:docs/speed-notes.md, "replay --threads"):
+ * whichever is faster (docs/speed.md, "How memsim replay --threads splits a trace"):
  *  - memsim's binary format from a regular file: each thread reads and decodes the whole file
  *    with its own reader and simulates its slice of every level (cache_set_slice()). Its
  *    fused loop decodes and simulates in one pass, and decoding is most of a replay's time,
