@@ -51,12 +51,14 @@ struct submit {
 	char moved_from[4096]; /* where DIR was when last submitted, if elsewhere (jobs.json) */
 	bool wrote_jobs;       /* jobs.json written: jobs were submitted */
 	struct slurm_tools tools;
+	char *err; /* the failure's line (cli/sweep.h sweep_fail()) */
+	size_t errlen;
 };
 
-/* Writes DIR/slurm/sweep.sbatch and merge.sbatch. Returns 0, or 1 after one line. */
+/* Writes DIR/slurm/sweep.sbatch and merge.sbatch. Returns 0, or -EIO with its line in u->err. */
 int sweep_slurm_write_scripts(struct submit *u);
 
 /* Submits the shards in u->todo (if any), as one array, or one array per block of u->max_array
  * shards where they pass it, and a merge after them all; records them in DIR/slurm/jobs.json
- * and prints them. Returns 0 or the exit status after one line. */
+ * and prints them. Returns 0, or a failure (cli/sweep.h) with its line in u->err. */
 int sweep_slurm_submit_jobs(struct submit *u);
