@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +130,7 @@ run_plugin(const struct kernel_options *o, const struct spec *spec, const struct
 	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, rec, err,
 				  sizeof(err)))) {
 		plugin_unload(&pl);
-		return rc == EXIT_USAGE ? usage_error("run", "%s", err) : print_error("%s", err);
+		return rc == -EINVAL ? usage_error("run", "%s", err) : print_error("%s", err);
 	}
 	if ((rc = check_sample_estimate("run", ev.cache)))
 		goto done;
