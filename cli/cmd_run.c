@@ -8,14 +8,14 @@
 #include <string.h>
 
 #include "analysis/compare.h"
-#include "analysis/evaluate.h"
 #include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/plugin.h"
 #include "cli/steps.h"
+#include "run/evaluate.h"
+#include "run/plugin.h"
 
 void
 usage_run(FILE *f)

@@ -24,8 +24,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
-#include "cli/sweep.h"
 #include "measure/spawn.h"
+#include "run/sweep.h"
 
 void
 usage_study(FILE *f)

@@ -1,5 +1,5 @@
 /*
- * `memsim sweep`: the options; the work is cli/sweep.h's.
+ * `memsim sweep`: the options; the work is run/sweep.h's.
  */
 
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/sweep.h"
-#include "cli/sweep_slurm.h"
+#include "run/sweep.h"
+#include "run/sweep_slurm.h"
 #include "sim/cache.h"
 
 void

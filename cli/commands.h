@@ -72,7 +72,7 @@ FILE *text_stream(const char *json_path);
  * EXIT_OK (also without sampling) or EXIT_USAGE. */
 int check_sample_estimate(const char *cmd, struct cache *c);
 
-/* The exit status of a sweep's return rc (cli/sweep.h: 0 or a failure with its line in err),
+/* The exit status of a sweep's return rc (run/sweep.h: 0 or a failure with its line in err),
  * after printing the line: 2 for a usage error (with usage_error()'s pointer to help), 1 for a
  * failed run. */
 int sweep_exit(int rc, const char *err);

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "cli/optparse.h"
-#include "cli/plugin.h"
 #include "kernels/attn.h"
+#include "run/plugin.h"
 #include "sim/spec.h"
 
 struct kernel_options {
@@ -30,7 +30,7 @@ struct kernel_options {
 	const char *json_path;
 	bool need_memory; /* the arrays must fit in memory [true]; false for formulas alone */
 	bool trace_only;  /* the kernel runs trace-only: its arrays need address space alone */
-	const char *plugin_path; /* --kernel PATH: a plugin (cli/plugin.h), or NULL */
+	const char *plugin_path; /* --kernel PATH: a plugin (run/plugin.h), or NULL */
 	struct plugin_params params; /* --param key=value, plugins only */
 	bool plugins_ok; /* the command takes --kernel PATH (set after kernel_options_init()) */
 };

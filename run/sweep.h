@@ -1,15 +1,15 @@
 #pragma once
 
 /*
- * Running a sweep: its plan (cli/sweep_plan.h) on a worker pool (cli/sweep_pool.h) into a
- * results directory (cli/sweep_writer.h). `memsim sweep` and `memsim study` call it.
+ * Running a sweep: its plan (run/sweep_plan.h) on a worker pool (run/sweep_pool.h) into a
+ * results directory (run/sweep_writer.h). `memsim sweep` and `memsim study` call it.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/sweep_plan.h"
+#include "run/sweep_plan.h"
 
 struct sweep_run_options {
 	const char *out;
@@ -32,7 +32,7 @@ struct sweep_item *sweep_check_items(const struct sweep_plan *p, size_t *count, 
 				     size_t errlen);
 
 /*
- * A sweep's failures, here and in cli/sweep_slurm.h: a negative errno and one line in err, the
+ * A sweep's failures, here and in run/sweep_slurm.h: a negative errno and one line in err, the
  * text after "memsim: ", for the caller to print:
  *   -EINVAL  a usage error: the options, or what they name, cannot run (a bad configuration,
  *            DIR holding another sweep's results)

@@ -1,4 +1,4 @@
-#include "cli/sweep.h"
+#include "run/sweep.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,9 +9,9 @@
 
 #include "base/message.h"
 #include "base/util.h"
-#include "cli/sweep_pool.h"
-#include "cli/sweep_writer.h"
 #include "kernels/simulate.h"
+#include "run/sweep_pool.h"
+#include "run/sweep_writer.h"
 #include "sim/sample.h"
 #include "sim/spec.h"
 

@@ -1,4 +1,4 @@
-#include "cli/slurm_tools.h"
+#include "run/slurm_tools.h"
 
 #include <errno.h>
 #include <signal.h>

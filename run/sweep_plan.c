@@ -1,4 +1,4 @@
-#include "cli/sweep_plan.h"
+#include "run/sweep_plan.h"
 
 #include <errno.h>
 #include <stdarg.h>

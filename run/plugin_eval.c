@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
-#include "cli/plugin.h"
+#include "run/plugin.h"
 
 /* Whether the cache is the one plugin formulas describe (include/memsim/plugin.h): one fully
  * associative LRU write-back write-allocate level, tiles in scratch, flushed. */

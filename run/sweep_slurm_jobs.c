@@ -12,8 +12,8 @@
 #include "analysis/report.h"
 #include "base/message.h"
 #include "base/util.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm_submit.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm_submit.h"
 
 /* The words of a command line, shell-quoted, into f. */
 static void

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/plugin.h"
 #include "kernels/attn.h"
+#include "run/plugin.h"
 
 #define SWEEP_LIST_MAX 256
 #define SWEEP_CACHES_MAX 64
@@ -27,7 +27,7 @@ struct u64_list {
 /* The caches one --cache-sweep made of one --cache, each size at the associativity the
  * --cache gave (sim/cache.h cache_config_resize()): one pass over their sizes where it applies
  * (cache_onepass_method()) and their models fit in memory, else passes that fit
- * (cli/sweep_pool.c). */
+ * (run/sweep_pool.c). */
 struct sweep_cache_group {
 	unsigned first, n; /* caches[first .. first + n) */
 	unsigned level;    /* the swept level, 0 for L1 */

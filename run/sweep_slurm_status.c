@@ -14,8 +14,8 @@
 #include "analysis/results.h"
 #include "base/message.h"
 #include "base/util.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm.h"
 
 /* Array k of submission sub: its job id and first shard. A jobs.json from before
  * "array_jobs" has one, its "array_job", at shard 0. Returns false past the last. */

@@ -1,4 +1,4 @@
-#include "cli/sweep_slurm.h"
+#include "run/sweep_slurm.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include "analysis/results.h"
 #include "base/message.h"
 #include "base/util.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm_submit.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm_submit.h"
 #include "sim/cache.h"
 
 #define SLURM_ARGS_MAX 48
