@@ -25,12 +25,6 @@ slurm_tool_name(enum slurm_tool which)
 	return e && *e ? e : names[which];
 }
 
-const char *
-slurm_tool_env(enum slurm_tool which)
-{
-	return envs[which];
-}
-
 void
 slurm_tools_init(struct slurm_tools *t)
 {
