@@ -22,8 +22,8 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/plugin.h"
 #include "measure/papi_count.h"
+#include "run/plugin.h"
 
 /* What one count of a line-based PAPI strategy stands for: the line of x86 and most Arm
  * cores. */

@@ -1,20 +1,21 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/compare.h"
-#include "analysis/evaluate.h"
 #include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/plugin.h"
 #include "cli/steps.h"
+#include "run/evaluate.h"
+#include "run/plugin.h"
 
 void
 usage_run(FILE *f)
@@ -129,7 +130,7 @@ run_plugin(const struct kernel_options *o, const struct spec *spec, const struct
 	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, rec, err,
 				  sizeof(err)))) {
 		plugin_unload(&pl);
-		return rc == EXIT_USAGE ? usage_error("run", "%s", err) : print_error("%s", err);
+		return rc == -EINVAL ? usage_error("run", "%s", err) : print_error("%s", err);
 	}
 	if ((rc = check_sample_estimate("run", ev.cache)))
 		goto done;

@@ -10,6 +10,7 @@
  */
 
 #include <cJSON.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
-#include "cli/sweep.h"
 #include "measure/spawn.h"
+#include "run/sweep.h"
 
 void
 usage_study(FILE *f)
@@ -133,7 +134,7 @@ run_sweep(const struct study_sweep *sw, const char *out, bool resume, bool rerun
 {
 	struct sweep_plan p;
 	struct sweep_run_options ro;
-	char dir[4200];
+	char dir[4200], err[8192];
 	int rc = 0;
 
 	snprintf(dir, sizeof(dir), "%s/%s", out, sw->dir);
@@ -147,31 +148,33 @@ run_sweep(const struct study_sweep *sw, const char *out, bool resume, bool rerun
 	ro.argv = argv;
 	p.simulate = !sw->formula_only;
 	p.trace_only = sw->trace_only;
-	rc = sweep_plan_kernels(&p, sw->kernels);
+	rc = sweep_plan_kernels(&p, sw->kernels, err, sizeof(err));
 	if (!rc && sw->N)
-		rc = sweep_list_parse("--N", sw->N, &p.N, false);
+		rc = sweep_list_parse("--N", sw->N, &p.N, false, err, sizeof(err));
 	if (!rc && sw->d)
-		rc = sweep_list_parse("--d", sw->d, &p.d, false);
+		rc = sweep_list_parse("--d", sw->d, &p.d, false, err, sizeof(err));
 	if (!rc && sw->Br)
-		rc = sweep_list_parse("--Br", sw->Br, &p.Br, false);
+		rc = sweep_list_parse("--Br", sw->Br, &p.Br, false, err, sizeof(err));
 	if (!rc && sw->Bc)
-		rc = sweep_list_parse("--Bc", sw->Bc, &p.Bc, false);
+		rc = sweep_list_parse("--Bc", sw->Bc, &p.Bc, false, err, sizeof(err));
 	if (!rc && sw->N_kv) {
-		rc = sweep_list_parse("--N-kv", sw->N_kv, &p.N_kv, false);
+		rc = sweep_list_parse("--N-kv", sw->N_kv, &p.N_kv, false, err, sizeof(err));
 		p.nkv_given = true;
 	}
 	if (!rc && sw->heads)
-		rc = sweep_list_parse("--heads", sw->heads, &p.heads, false);
+		rc = sweep_list_parse("--heads", sw->heads, &p.heads, false, err, sizeof(err));
 	if (!rc && sw->kv_heads) {
-		rc = sweep_list_parse("--kv-heads", sw->kv_heads, &p.kv_heads, false);
+		rc = sweep_list_parse("--kv-heads", sw->kv_heads, &p.kv_heads, false, err,
+				      sizeof(err));
 		p.kv_given = true;
 	}
 	if (!rc && sw->dtypes)
-		rc = sweep_plan_dtypes(&p, sw->dtypes);
+		rc = sweep_plan_dtypes(&p, sw->dtypes, err, sizeof(err));
 	for (int i = 0; i < 2 && sw->caches[i] && !rc; i++)
-		rc = sweep_plan_cache(&p, sw->caches[i], sw->cache_sweep);
+		rc = sweep_plan_cache(&p, sw->caches[i], sw->cache_sweep, err, sizeof(err));
 	if (!rc)
-		rc = sweep_run(&p, &ro);
+		rc = sweep_run(&p, &ro, err, sizeof(err));
+	rc = sweep_exit(rc, err);
 	sweep_plan_finish(&p);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
- * `memsim sweep`: the options; the work is cli/sweep.h's.
+ * `memsim sweep`: the options; the work is run/sweep.h's.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,8 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/sweep.h"
-#include "cli/sweep_slurm.h"
+#include "run/sweep.h"
+#include "run/sweep_slurm.h"
 #include "sim/cache.h"
 
 void
@@ -163,7 +164,8 @@ kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg
 	if (!plugin_path_like(arg)) {
 		if (p->plugin.p)
 			return usage_error(cmd, "--kernel: a plugin or built-in kernels, not both");
-		return sweep_plan_kernels(p, arg);
+		return sweep_plan_kernels(p, arg, err, sizeof(err)) ? usage_error(cmd, "%s", err)
+								    : 0;
 	}
 	if (p->plugin.p || p->nkernels)
 		return usage_error(cmd,
@@ -262,11 +264,13 @@ static int
 list_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
 	struct u64_list *list = opt->dest;
-	char name[32];
+	char name[32], err[1024];
 	int rc;
 
 	snprintf(name, sizeof(name), "--%s", opt->name);
-	rc = sweep_list_parse(name, arg, list, false);
+	if (sweep_list_parse(name, arg, list, false, err, sizeof(err)))
+		return usage_error(cmd, "%s", err);
+	rc = 0;
 	for (unsigned i = 0; !rc && opt->min && i < list->n; i++)
 		if (list->v[i] == 0)
 			rc = usage_error(cmd, "%s must be at least 1", name);
@@ -276,13 +280,19 @@ list_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 static int
 dtypes_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	return sweep_plan_dtypes(opt->dest, arg);
+	char err[1024];
+
+	return sweep_plan_dtypes(opt->dest, arg, err, sizeof(err)) ? usage_error(cmd, "%s", err)
+								   : 0;
 }
 
 static int
 causal_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
-	return sweep_plan_causal(opt->dest, arg);
+	char err[1024];
+
+	return sweep_plan_causal(opt->dest, arg, err, sizeof(err)) ? usage_error(cmd, "%s", err)
+								   : 0;
 }
 
 static int
@@ -428,9 +438,22 @@ sweep_check(struct sweep_args *a, int argc, char **argv)
 }
 
 int
+sweep_exit(int rc, const char *err)
+{
+	if (rc == 0)
+		return EXIT_OK;
+	if (rc == -EINVAL)
+		return usage_error("sweep", "%s", err);
+	if (err[0])
+		print_error("%s", err);
+	return rc == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+int
 cmd_sweep(int argc, char **argv)
 {
 	struct sweep_args a;
+	char err[8192];
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -445,16 +468,19 @@ cmd_sweep(int argc, char **argv)
 	else if (!rc && a.status)
 		rc = a.others || optind != argc
 			     ? usage_error("sweep", "--status DIR takes no other options")
-			     : sweep_slurm_status(a.status);
+			     : sweep_exit(sweep_slurm_status(a.status, err, sizeof(err)), err);
 	else if (!rc) {
 		rc = sweep_check(&a, argc, argv);
 		if (!rc && a.ncache_args == 0)
 			a.caches[a.ncache_args++] = "lab";
 		for (unsigned i = 0; i < a.ncache_args && !rc; i++)
-			rc = sweep_plan_cache(&a.p, a.caches[i], a.cache_sweep);
+			if (sweep_plan_cache(&a.p, a.caches[i], a.cache_sweep, err, sizeof(err)))
+				rc = usage_error("sweep", "%s", err);
 		if (!rc)
-			rc = a.sl.tasks ? sweep_slurm_submit(&a.sl, &a.p, &a.ro)
-					: sweep_run(&a.p, &a.ro);
+			rc = sweep_exit(a.sl.tasks ? sweep_slurm_submit(&a.sl, &a.p, &a.ro, err,
+									sizeof(err))
+						   : sweep_run(&a.p, &a.ro, err, sizeof(err)),
+					err);
 	}
 	sweep_slurm_finish(&a.sl);
 	sweep_plan_finish(&a.p);

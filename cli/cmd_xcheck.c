@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/evaluate.h"
 #include "analysis/report.h"
 #include "analysis/xcheck.h"
 #include "base/progress.h"
@@ -34,6 +33,7 @@
 #include "cli/xcheck_valgrind.h"
 #include "measure/papi_count.h"
 #include "measure/spawn.h"
+#include "run/evaluate.h"
 
 #if defined(HAVE_PAPI) && HAVE_PAPI
 #define WITH_PAPI_BUILT 1

@@ -73,6 +73,11 @@ FILE *text_stream(const char *json_path);
  * EXIT_OK (also without sampling) or EXIT_USAGE. */
 int check_sample_estimate(const char *cmd, struct cache *c);
 
+/* The exit status of a sweep's return rc (run/sweep.h: 0 or a failure with its line in err),
+ * after printing the line: 2 for a usage error (with usage_error()'s pointer to help), 1 for a
+ * failed run. */
+int sweep_exit(int rc, const char *err);
+
 /* Parses "i/n" with 0 <= i < n, both whole numbers, nothing after them (sweep --shard). */
 bool parse_shard(const char *text, uint64_t *i, uint64_t *n);
 

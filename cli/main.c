@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/message.h"
 #include "base/progress.h"
-#include "base/utf8.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "sim/sample.h"
@@ -80,50 +80,24 @@ usage_main(FILE *f)
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
-/* Writes s to stderr on one line, whatever a user or a file put in it: control characters (a
- * newline too), DEL, C1 controls and bytes that are not UTF-8 are shown as \xNN; printable
- * ASCII and valid UTF-8 pass through (utf8_printable()). */
-static void
-put_escaped(const char *s)
+int
+usage_error(const char *cmd, const char *fmt, ...)
 {
-	size_t n = strlen(s);
-	char *line = xzalloc(4 * n + 1);
-
-	fputs(utf8_printable(s, n, line, 4 * n + 1), stderr);
-	free(line);
-}
-
-/* fmt and ap formatted; caller frees with free(). */
-static char *
-format_message(const char *fmt, va_list ap)
-{
-	va_list again;
-	int n;
+	va_list ap, again;
 	char *msg;
+	int n;
 
+	va_start(ap, fmt);
 	va_copy(again, ap);
 	n = vsnprintf(NULL, 0, fmt, again);
 	va_end(again);
 	msg = xzalloc(n > 0 ? (size_t)n + 1 : 1);
 	if (n > 0)
 		vsnprintf(msg, (size_t)n + 1, fmt, ap);
-	return msg;
-}
-
-int
-usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	msg = format_message(fmt, ap);
 	va_end(ap);
 	/* One line whatever the user typed: a control character in an argument (a newline in
 	 * --cache) is shown as an escape. */
-	fprintf(stderr, "memsim: ");
-	put_escaped(msg);
-	fprintf(stderr, " (see 'memsim help%s%s')\n", cmd ? " " : "", cmd ? cmd : "");
+	message_line("%s (see 'memsim help%s%s')", msg, cmd ? " " : "", cmd ? cmd : "");
 	free(msg);
 	return EXIT_USAGE;
 }
@@ -132,15 +106,10 @@ int
 print_error(const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	msg = format_message(fmt, ap);
+	message_vline(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "memsim: ");
-	put_escaped(msg);
-	fprintf(stderr, "\n");
-	free(msg);
 	return EXIT_RUNTIME;
 }
 

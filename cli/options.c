@@ -81,30 +81,6 @@ params_option(const char *cmd, const struct optparse_option *opt, const char *ar
 	return 0;
 }
 
-uint64_t
-kernel_default_splits(const struct attn_config *c, const char *preset,
-		      enum attn_splits_source *source)
-{
-	/* both H100 presets model the SXM part: sdpa_plan.c's "h100" */
-	const struct sdpa_gpu *g = strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0
-					   ? sdpa_gpu_find("h100")
-					   : NULL;
-	uint64_t tc = attn_blocks(attn_nkv(c), c->Bc), bnm;
-	/* packed (N = 1, grouped heads): kv_heads heads of g rows, as FlashAttention counts
-	 * them after seqlenq_ngroups_swapped */
-	const struct attn_config v = attn_decode_view(c);
-
-	*source = ATTN_SPLITS_CPU;
-	if (!g || c->Br == 0 || c->Bc == 0)
-		return 1;
-	*source = ATTN_SPLITS_HEURISTIC;
-	if (__builtin_mul_overflow(v.batch, v.heads, &bnm) ||
-	    __builtin_mul_overflow(bnm, attn_blocks(v.N, v.Br), &bnm))
-		bnm = UINT64_MAX;
-	/* flash_api.cpp: num_splits_heuristic(b h m_blocks, 2 SMs, n_blocks, 128) */
-	return sdpa_num_splits(bnm, 2 * g->sms, tc > UINT32_MAX ? UINT32_MAX : (uint32_t)tc, 128);
-}
-
 /* flashdecode's S: the default where not given, clamped to the key blocks with a note. */
 static void
 resolve_splits(struct kernel_options *o, const char *preset)
@@ -113,7 +89,7 @@ resolve_splits(struct kernel_options *o, const char *preset)
 	uint64_t tc = c->Bc ? attn_blocks(attn_nkv(c), c->Bc) : 0;
 
 	if (!o->splits_given)
-		c->splits = kernel_default_splits(c, preset, &c->splits_source);
+		c->splits = sdpa_default_splits(c, preset, &c->splits_source);
 	else
 		c->splits_source = ATTN_SPLITS_GIVEN;
 	if (tc && c->splits > tc) {

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "cli/optparse.h"
-#include "cli/plugin.h"
 #include "kernels/attn.h"
+#include "run/plugin.h"
 #include "sim/spec.h"
 
 struct kernel_options {
@@ -30,7 +30,7 @@ struct kernel_options {
 	const char *json_path;
 	bool need_memory; /* the arrays must fit in memory [true]; false for formulas alone */
 	bool trace_only;  /* the kernel runs trace-only: its arrays need address space alone */
-	const char *plugin_path; /* --kernel PATH: a plugin (cli/plugin.h), or NULL */
+	const char *plugin_path; /* --kernel PATH: a plugin (run/plugin.h), or NULL */
 	struct plugin_params params; /* --param key=value, plugins only */
 	bool plugins_ok; /* the command takes --kernel PATH (set after kernel_options_init()) */
 };
@@ -64,18 +64,10 @@ void kernel_options_init(struct kernel_options *o);
 /* After parsing: checks the combination (kernel given, kv_heads dividing heads, memory when
  * o->need_memory and not o->trace_only) and parses the cache spec into *spec. A paged run's
  * block table is drawn from --seed (cfg.kv_seed). flashdecode
- * without --splits gets S from kernel_default_splits() for the cache's preset; S past the key
- * blocks is clamped to them with a note on stderr. Returns 0 or
- * EXIT_USAGE after a one-line message. */
+ * without --splits gets S from sdpa_default_splits() (gpu/sdpa_plan.h) for the cache's preset; S
+ * past the key blocks is clamped to them with a note on stderr. Returns 0 or EXIT_USAGE after a
+ * one-line message. */
 int kernel_options_finish(struct kernel_options *o, struct spec *spec, const char *cmd);
-
-/* flashdecode's S where --splits is not given, and where it comes from: on a GPU preset
- * (h100, h100-50m: 132 SMs) FlashAttention's num_splits_heuristic() over batch x heads x
- * query blocks on twice the SMs and the T_c key blocks, at most 128 (sdpa_num_splits(), with
- * c's B_r and B_c as the tiles; packed grouped-query decode counts kv_heads heads of g
- * rows, attn_decode_view()); 1 on a CPU preset, lab or an explicit spec. */
-uint64_t kernel_default_splits(const struct attn_config *c, const char *preset,
-			       enum attn_splits_source *source);
 
 /* "naive N=1024 d=64 heads=1 kv_heads=1 batch=1 fp32 Br=64 Bc=64" and flags. */
 char *kernel_config_str(const struct attn_config *c, char *buf, size_t len);

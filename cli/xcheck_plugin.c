@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -225,14 +226,14 @@ xcheck_plugin_models(struct xcheck *x, struct xcheck_plugin *xp, const struct ke
 
 	rc = plugin_eval_run(&ev, &xp->traced, &o->cfg, &o->params, cg, false, NULL, err, errlen);
 	if (rc)
-		return rc;
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	xcheck_memsim_row(ev.cache, cg->cache.level[1].line_bytes, ev.seconds, false,
 			  &x->rows[XCHECK_MEMSIM_CG]);
 	plugin_eval_finish(&ev);
 	/* Flushed, for the formula; the row's write-backs leave the flush out. */
 	rc = plugin_eval_run(&ev, &xp->traced, &o->cfg, &o->params, clg, true, NULL, err, errlen);
 	if (rc)
-		return rc;
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	xcheck_memsim_row(ev.cache, clg->cache.level[1].line_bytes, ev.seconds, true,
 			  &x->rows[XCHECK_MEMSIM_CLG]);
 	if (ev.have_formula)

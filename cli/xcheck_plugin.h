@@ -20,9 +20,9 @@
 
 #include "analysis/xcheck.h"
 #include "cli/options.h"
-#include "cli/plugin.h"
 #include "measure/elfsyms.h"
 #include "measure/papi_count.h"
+#include "run/plugin.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
 

@@ -12,6 +12,7 @@
 #include "gpu/sdpa_plan.h"
 
 #include <math.h>
+#include <string.h>
 
 #define SECTOR 32
 #define MAX_SPLITS 128 /* flash_api.cpp: num_splits_heuristic(..., 128) */
@@ -395,4 +396,28 @@ sdpa_array_bytes(const struct sdpa_plan *p, enum sdpa_array a)
 	default:
 		return 0;
 	}
+}
+
+uint64_t
+sdpa_default_splits(const struct attn_config *c, const char *preset,
+		    enum attn_splits_source *source)
+{
+	/* both H100 presets model the SXM part: sdpa_plan.c's "h100" */
+	const struct sdpa_gpu *g = strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0
+					   ? sdpa_gpu_find("h100")
+					   : NULL;
+	uint64_t tc = attn_blocks(attn_nkv(c), c->Bc), bnm;
+	/* packed (N = 1, grouped heads): kv_heads heads of g rows, as FlashAttention counts
+	 * them after seqlenq_ngroups_swapped */
+	const struct attn_config v = attn_decode_view(c);
+
+	*source = ATTN_SPLITS_CPU;
+	if (!g || c->Br == 0 || c->Bc == 0)
+		return 1;
+	*source = ATTN_SPLITS_HEURISTIC;
+	if (__builtin_mul_overflow(v.batch, v.heads, &bnm) ||
+	    __builtin_mul_overflow(bnm, attn_blocks(v.N, v.Br), &bnm))
+		bnm = UINT64_MAX;
+	/* flash_api.cpp: num_splits_heuristic(b h m_blocks, 2 SMs, n_blocks, 128) */
+	return sdpa_num_splits(bnm, 2 * g->sms, tc > UINT32_MAX ? UINT32_MAX : (uint32_t)tc, 128);
 }

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/attn.h"
+
 /* Arrays, as tile classes (gpu/tilelru.h). */
 enum sdpa_array {
 	SDPA_Q = 0,
@@ -105,6 +107,14 @@ void sdpa_plan_make(const struct sdpa_shape *s, const struct sdpa_gpu *gpu, stru
  * slots (it passes twice the SMs), n_blocks K/V blocks, at most max_splits. */
 uint32_t sdpa_num_splits(uint64_t batch_nheads_mblocks, uint32_t sms, uint32_t n_blocks,
 			 uint32_t max_splits);
+
+/* flashdecode's S where --splits is not given, and where it comes from: on a GPU preset
+ * (h100, h100-50m: 132 SMs) FlashAttention's num_splits_heuristic() over batch x heads x
+ * query blocks on twice the SMs and the T_c key blocks, at most 128 (sdpa_num_splits(), with
+ * c's B_r and B_c as the tiles; packed grouped-query decode counts kv_heads heads of g
+ * rows, attn_decode_view()); 1 on a CPU preset, lab or an explicit spec. */
+uint64_t sdpa_default_splits(const struct attn_config *c, const char *preset,
+			     enum attn_splits_source *source);
 
 /* One tile access: array, tile index in it (below plan->tiles[array]), bytes (rounded up to
  * 32-byte sectors), byte offset in the array, load or store. */

@@ -75,16 +75,3 @@ dtype_store(void *row, uint64_t i, float v, enum attn_dtype t)
 	}
 }
 
-/* The value v takes once stored as t (what a kernel can read back). */
-static ALWAYS_INLINE float
-dtype_round(float v, enum attn_dtype t)
-{
-	switch (t) {
-	case ATTN_FP16:
-		return (float)(_Float16)v;
-	case ATTN_BF16:
-		return bf16_to_float(float_to_bf16(v));
-	default:
-		return v;
-	}
-}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The dependency rule of docs/architecture.md: includes only point downward,
-#   bench -> cli -> api -> analysis, measure, gpu -> kernels -> traces -> sim -> base,
+#   bench -> cli -> run -> api -> analysis, measure, gpu -> kernels -> traces -> sim -> base,
 # and analysis, measure and gpu do not include each other. Prints every include that breaks it and
 # fails. Output is TAP (one case). Usage: check-layers.sh [SOURCE_ROOT]
 set -u
@@ -8,13 +8,13 @@ cd "${1:-$(dirname "$0")/..}" || exit 2
 rank() {
 	case "$1" in
 	base) echo 0 ;; sim) echo 1 ;; traces) echo 2 ;; kernels) echo 3 ;;
-	analysis | measure | gpu) echo 4 ;; api) echo 5 ;; cli) echo 6 ;; bench) echo 7 ;;
-	*) echo - ;;
+	analysis | measure | gpu) echo 4 ;; api) echo 5 ;; run) echo 6 ;; cli) echo 7 ;;
+	bench) echo 8 ;; *) echo - ;;
 	esac
 }
 echo "1..1"
 bad=0
-for f in $(find base sim traces kernels analysis measure gpu api cli bench -name '*.[ch]' -o -name '*.cu' | LC_ALL=C sort); do
+for f in $(find base sim traces kernels analysis measure gpu api run cli bench -name '*.[ch]' -o -name '*.cu' | LC_ALL=C sort); do
 	from=${f%%/*}
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$inc" in */*) to=${inc%%/*} ;; *) continue ;; esac

@@ -1,5 +1,5 @@
 /*
- * Kernel plugins (cli/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
+ * Kernel plugins (run/plugin.c) through the memsim binary: tests/plugin-copy.c's counters
  * against a hand count and its formula, and the one-line refusals of what is not a plugin;
  * `run --kernel ./x.so --record FILE` replayed against `run` under the same and another cache;
  * tests/plugin-bad.c's misbehaviour (names, messages, exit()) refused or reported in one line.

@@ -1,4 +1,4 @@
-#include "cli/slurm_tools.h"
+#include "run/slurm_tools.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -23,12 +23,6 @@ slurm_tool_name(enum slurm_tool which)
 	const char *e = getenv(envs[which]);
 
 	return e && *e ? e : names[which];
-}
-
-const char *
-slurm_tool_env(enum slurm_tool which)
-{
-	return envs[which];
 }
 
 void

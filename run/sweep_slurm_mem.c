@@ -2,8 +2,8 @@
  * `memsim sweep --slurm`: the memory a task asks for (#SBATCH --mem).
  */
 
-#include "cli/sweep_slurm.h"
 #include "kernels/attn.h"
+#include "run/sweep_slurm.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
 

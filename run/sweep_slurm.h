@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/slurm_tools.h"
-#include "cli/sweep.h"
-#include "cli/sweep_plan.h"
+#include "run/slurm_tools.h"
+#include "run/sweep.h"
+#include "run/sweep_plan.h"
 
 #define SWEEP_SLURM_MAX_TASKS 10000
 /* Job arrays a submission may be split into where the cluster's MaxArraySize is smaller than
@@ -43,16 +43,17 @@ void sweep_slurm_forward(struct sweep_slurm *s, const char *name, const char *va
 
 /* Writes the scripts and submits the array and the merge (or, resubmitting, the shards not
  * complete; only the merge where all are), for plan p into ro->out with ro->jobs workers a
- * task. Returns the exit status after one line for each failure: 2 for a usage error (another
- * sweep's DIR, a bad --slurm-args), 1 for a runtime one (no sbatch, a rejected submission,
- * jobs of this sweep still queued or running). */
+ * task. Returns 0, or a failure as run/sweep.h says, its line in err: -EINVAL for a usage
+ * error (another sweep's DIR, a bad --slurm-args), -EEXIST for another sweep's shard, another
+ * negative errno for a runtime one (no sbatch, a rejected submission, jobs of this sweep still
+ * queued or running, a signal). */
 int sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
-		       const struct sweep_run_options *ro);
+		       const struct sweep_run_options *ro, char *err, size_t errlen);
 
 /* Prints each shard's rows done/total and its task's state (squeue, else sacct, else the files
- * alone, saying so) and the merge job's. Returns 0, or 1 after one line when dir holds no
- * --slurm sweep. */
-int sweep_slurm_status(const char *dir);
+ * alone, saying so) and the merge job's. Returns 0, or -EIO with a line in err when dir holds
+ * no --slurm sweep or a signal cut it short. */
+int sweep_slurm_status(const char *dir, char *err, size_t errlen);
 
 /* The ids of submission sub's array jobs, separated by blanks, into ids. Returns how many. */
 int sweep_slurm_sub_arrays(const cJSON *sub, char *ids, size_t len);
@@ -70,7 +71,7 @@ bool sweep_slurm_sub_states(struct slurm_tools *t, const cJSON *sub, uint64_t n,
 
 /* A task's --mem in MiB: jobs workers each running the largest of the n items (its arrays and
  * its cache models), plus a margin for the process, the allocator and the tracing layer
- * (cli/sweep_slurm_mem.c). */
+ * (run/sweep_slurm_mem.c). */
 uint64_t sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *items,
 				  size_t n, unsigned jobs);
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/sweep_plan.h"
+#include "run/sweep_plan.h"
 
 /* What a set of rows says. */
 struct sweep_tally {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "cli/sweep_slurm.h"
+#include "run/sweep_slurm.h"
 
 /* One word of text from *p on (past blanks) into out; *p after it. Returns 1 for a word, 0
  * at the end, -1 for an unterminated quote. */

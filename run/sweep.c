@@ -1,16 +1,17 @@
-#include "cli/sweep.h"
+#include "run/sweep.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/message.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/sweep_pool.h"
-#include "cli/sweep_writer.h"
 #include "kernels/simulate.h"
+#include "run/sweep_pool.h"
+#include "run/sweep_writer.h"
 #include "sim/sample.h"
 #include "sim/spec.h"
 
@@ -49,7 +50,7 @@ on_died(void *ctx, long index, const char *why)
 	struct run_state *s = ctx;
 
 	fputc('\n', stderr);
-	print_error("sweep: %s: %s", s->items[index].key, why);
+	message_line("sweep: %s: %s", s->items[index].key, why);
 }
 
 static void
@@ -72,16 +73,29 @@ on_progress(void *ctx, size_t finished, size_t n)
 	s->shown = f;
 }
 
+int
+sweep_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err[0])
+		message_line("%s", err);
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 struct sweep_item *
-sweep_check_items(const struct sweep_plan *p, size_t *count)
+sweep_check_items(const struct sweep_plan *p, size_t *count, char *err, size_t errlen)
 {
 	struct sweep_item *items;
 	uint64_t memory;
-	char err[600];
+	char why[600];
 
 	if (sim_memory_setting(&memory) < 0) {
-		usage_error("sweep", "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
-			    getenv("MEMSIM_MEMORY"));
+		snprintf(err, errlen, "MEMSIM_MEMORY: '%s' is not a size (512M, 16G)",
+			 getenv("MEMSIM_MEMORY"));
 		return NULL;
 	}
 	items = sweep_plan_items(p, count);
@@ -89,19 +103,19 @@ sweep_check_items(const struct sweep_plan *p, size_t *count)
 	 * starts, not a failed row. */
 	for (size_t i = 0; i < *count; i++) {
 		int crc = p->trace_only
-				  ? attn_config_check_trace_only(&items[i].cfg, err, sizeof(err))
-				  : attn_config_check(&items[i].cfg, err, sizeof(err));
+				  ? attn_config_check_trace_only(&items[i].cfg, why, sizeof(why))
+				  : attn_config_check(&items[i].cfg, why, sizeof(why));
 		struct spec spec;
 
 		/* Set sampling needs sets to sample in every cache. */
 		if (p->sample_sets > 1 && (!i || items[i].cache != items[i - 1].cache) &&
-		    spec_parse(p->caches[items[i].cache], &spec, err, sizeof(err)) == 0) {
+		    spec_parse(p->caches[items[i].cache], &spec, why, sizeof(why)) == 0) {
 			spec.cache.sample_sets = p->sample_sets;
-			crc = cache_config_validate(&spec.cache, err, sizeof(err)) ? -EINVAL : crc;
+			crc = cache_config_validate(&spec.cache, why, sizeof(why)) ? -EINVAL : crc;
 		}
 		if (crc && (p->simulate || crc != -ENOMEM)) {
+			snprintf(err, errlen, "%s", why);
 			free(items);
-			usage_error("sweep", "%s", err);
 			return NULL;
 		}
 	}
@@ -109,7 +123,7 @@ sweep_check_items(const struct sweep_plan *p, size_t *count)
 }
 
 int
-sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
+sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o, char *msg, size_t msglen)
 {
 	static const struct sweep_pool_ops ops = { on_row, on_died, on_progress };
 	struct sweep_item *items;
@@ -122,21 +136,21 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	struct sweep_task *tasks = NULL;
 	char err[600];
 	bool interrupted = false;
-	int rc = EXIT_RUNTIME, prc, orc;
+	int rc = -EIO, prc, orc;
 
-	if (sweep_plan_check(p))
-		return EXIT_USAGE;
-	items = sweep_check_items(p, &nitems);
+	msg[0] = '\0';
+	if (sweep_plan_check(p, msg, msglen))
+		return -EINVAL;
+	items = sweep_check_items(p, &nitems, msg, msglen);
 	if (!items)
-		return EXIT_USAGE;
+		return -EINVAL;
 	s.items = items;
 	orc = sweep_writer_open(&w, o->out, p, o->resume, o->rerun_other, err, sizeof(err));
 	if (orc) {
 		free(items);
 		if (orc == -2)
-			return usage_error("sweep", "%s", err);
-		print_error("sweep: %s", err);
-		return EXIT_RUNTIME;
+			return sweep_fail(msg, msglen, -EINVAL, "%s", err);
+		return sweep_fail(msg, msglen, -EIO, "sweep: %s", err);
 	}
 	todo = xzalloc((nitems + 1) * sizeof(*todo));
 	for (size_t i = 0; i < nitems; i++) {
@@ -151,58 +165,59 @@ sweep_run(const struct sweep_plan *p, const struct sweep_run_options *o)
 	ntasks = sweep_plan_tasks(p, items, nitems, todo, ntodo, tasks);
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		print_error("sweep: %s", err);
+		sweep_fail(msg, msglen, -EIO, "sweep: %s", err);
 		goto out;
 	}
 	if (w.superseded > w.superseded_builds)
-		print_error("sweep: %ld rows of another model revision moved to "
-			    "%s/superseded.json: they run again",
-			    w.superseded - w.superseded_builds, o->out);
+		message_line("sweep: %ld rows of another model revision moved to "
+			     "%s/superseded.json: they run again",
+			     w.superseded - w.superseded_builds, o->out);
 	if (w.superseded_builds)
-		print_error("sweep: %ld rows of another build of plugin %s moved to "
-			    "%s/superseded.json: they run again",
-			    w.superseded_builds, p->plugin.path, o->out);
+		message_line("sweep: %ld rows of another build of plugin %s moved to "
+			     "%s/superseded.json: they run again",
+			     w.superseded_builds, p->plugin.path, o->out);
 	if (w.duplicates)
-		print_error("sweep: %s/results.json held %ld rows of configurations it had a row "
-			    "of already: dropped, the first row of each kept",
-			    o->out, w.duplicates);
+		message_line("sweep: %s/results.json held %ld rows of configurations it had a row "
+			     "of already: dropped, the first row of each kept",
+			     o->out, w.duplicates);
 	/* Done: this sweep's (shard's) configurations with a row, not the directory's rows. */
-	print_error("sweep: %zu configurations, %zu already done, %zu to run%s on %u workers -> %s",
-		    nitems, nmine - ntodo, ntodo, w.retried ? " (failed runs again)" : "",
-		    o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
+	message_line(
+		"sweep: %zu configurations, %zu already done, %zu to run%s on %u workers -> %s",
+		nitems, nmine - ntodo, ntodo, w.retried ? " (failed runs again)" : "",
+		o->jobs < ntasks ? o->jobs : (unsigned)(ntasks ? ntasks : 1), o->out);
 	prc = sweep_pool_run(p, items, todo, tasks, ntasks, o->jobs, &ops, &s, &interrupted, err,
 			     sizeof(err));
 	if (s.tty)
 		fprintf(stderr, "\n");
 	if (prc) {
-		print_error("sweep: %s", s.err[0] ? s.err : err);
+		sweep_fail(msg, msglen, -EIO, "sweep: %s", s.err[0] ? s.err : err);
 		goto out;
 	}
 	if (sweep_writer_manifest(&w, p, o->shard_i, o->shard_n, nitems, o->argc, o->argv, err,
 				  sizeof(err))) {
-		print_error("sweep: %s", err);
+		sweep_fail(msg, msglen, -EIO, "sweep: %s", err);
 		goto out;
 	}
 	if (interrupted) {
-		print_error("sweep interrupted: %ld of %zu runs kept in %s; --resume continues",
-			    w.now.rows, ntodo, o->out);
+		sweep_fail(msg, msglen, -EIO,
+			   "sweep interrupted: %ld of %zu runs kept in %s; --resume continues",
+			   w.now.rows, ntodo, o->out);
 		goto out;
 	}
 	if (w.now.sample_too_small)
-		print_error("sweep: warning: %ld of %ld rows sampled too few chunks for the "
-			    "estimate's %.0f%% bound (estimate.sample_too_small and reason in "
-			    "results.json)",
-			    w.now.sample_too_small, w.now.rows, 100 * SAMPLE_ERROR_BOUND);
+		message_line("sweep: warning: %ld of %ld rows sampled too few chunks for the "
+			     "estimate's %.0f%% bound (estimate.sample_too_small and reason in "
+			     "results.json)",
+			     w.now.sample_too_small, w.now.rows, 100 * SAMPLE_ERROR_BOUND);
 	if (w.now.errors)
-		print_error("sweep: %ld of %ld runs failed (their rows say why); --resume runs them "
-			    "again",
-			    w.now.errors, w.now.rows);
-	rc = w.now.errors || w.missing ? EXIT_RUNTIME : EXIT_OK;
+		sweep_fail(msg, msglen, -EIO,
+			   "sweep: %ld of %ld runs failed (their rows say why); --resume runs them "
+			   "again",
+			   w.now.errors, w.now.rows);
+	rc = w.now.errors || w.missing ? -EIO : 0;
 out:
-	if (sweep_writer_close(&w, err, sizeof(err))) {
-		print_error("sweep: %s", err);
-		rc = EXIT_RUNTIME;
-	}
+	if (sweep_writer_close(&w, err, sizeof(err)))
+		rc = sweep_fail(msg, msglen, -EIO, "sweep: %s", err);
 	free(tasks);
 	free(todo);
 	free(items);

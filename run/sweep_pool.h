@@ -2,7 +2,7 @@
 
 /*
  * The worker pool of a sweep: configurations run in forked worker processes (each builds its
- * report, the JSON object of analysis/evaluate.h, and sends it as one line); the parent hands
+ * report, the JSON object of run/evaluate.h, and sends it as one line); the parent hands
  * out tasks and receives the lines, so it alone writes the output files. A task is one
  * configuration, or one configuration over the sizes of a --cache-sweep run in one pass, or
  * in passes that fit in the memory the worker may take (each row's "onepass" says which).
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/sweep_plan.h"
+#include "run/sweep_plan.h"
 
 struct sweep_pool_ops {
 	/* A finished run: its report as one JSON line (no newline). Returns 0, or a nonzero
@@ -26,7 +26,7 @@ struct sweep_pool_ops {
 	void (*progress)(void *ctx, size_t finished, size_t n);
 };
 
-/* Runs tasks[0 .. ntasks) (over items[todo[...]], cli/sweep_plan.h) on jobs workers; a task
+/* Runs tasks[0 .. ntasks) (over items[todo[...]], run/sweep_plan.h) on jobs workers; a task
  * of a one-pass group sends a row per item. SIGINT and SIGTERM stop it: runs in flight are
  * abandoned, *interrupted is set and 0 returned. Returns 0, ops->row's nonzero value, or -1
  * with a message in err (a pipe or fork failed). */

@@ -1,13 +1,14 @@
-#include "cli/sweep_plan.h"
+#include "run/sweep_plan.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/report.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/options.h"
+#include "gpu/sdpa_plan.h"
 #include "sim/spec.h"
 
 void
@@ -59,30 +60,47 @@ next_item(char **cursor)
 	return s;
 }
 
+/* A usage error: the message into err, -EINVAL. */
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 static int
-empty_item(const char *opt, const char *text)
+fail(char *err, size_t errlen, const char *fmt, ...)
 {
-	return usage_error("sweep", "%s: empty item in '%s'", opt, text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int
+empty_item(const char *opt, const char *text, char *err, size_t errlen)
+{
+	return fail(err, errlen, "%s: empty item in '%s'", opt, text);
 }
 
 /* Appends v, which item gave; a value already listed is refused: two equal values would give
  * two configurations with one key, and their rows would count twice. */
 static int
-list_add(struct u64_list *l, uint64_t v, const char *opt, const char *item)
+list_add(struct u64_list *l, uint64_t v, const char *opt, const char *item, char *err,
+	 size_t errlen)
 {
 	for (unsigned i = 0; i < l->n; i++)
 		if (l->v[i] == v)
-			return usage_error("sweep", "%s: '%s' repeats %llu: give each value once",
-					   opt, item, (unsigned long long)v);
+			return fail(err, errlen, "%s: '%s' repeats %llu: give each value once", opt,
+				    item, (unsigned long long)v);
 	if (l->n == SWEEP_LIST_MAX)
-		return usage_error("sweep", "%s: more than %d values", opt, SWEEP_LIST_MAX);
+		return fail(err, errlen, "%s: more than %d values", opt, SWEEP_LIST_MAX);
 	l->v[l->n++] = v;
 	return 0;
 }
 
 /* The values of the range "lo:hi:xF" or "lo:hi:+S" (item, cut in place) appended to out. */
 static int
-range_add(struct u64_list *out, char *item, const char *opt, const char *text, bool size_units)
+range_add(struct u64_list *out, char *item, const char *opt, const char *text, bool size_units,
+	  char *err, size_t errlen)
 {
 	char *c1 = strchr(item, ':'), *c2 = strchr(c1 + 1, ':');
 	char shown[128];
@@ -93,15 +111,15 @@ range_add(struct u64_list *out, char *item, const char *opt, const char *text, b
 	snprintf(shown, sizeof(shown), "%s", item);
 	*c1 = '\0';
 	if (!c2 || (c2[1] != 'x' && c2[1] != '+'))
-		return usage_error("sweep", "%s: range '%s:...' needs :xF or :+S", opt, item);
+		return fail(err, errlen, "%s: range '%s:...' needs :xF or :+S", opt, item);
 	*c2 = '\0';
 	geometric = c2[1] == 'x';
 	if (!parse_value(item, &lo, size_units) || !parse_value(c1 + 1, &hi, size_units) ||
 	    !parse_value(c2 + 2, &step, size_units && !geometric) || step == 0 ||
 	    (geometric && step < 2) || lo == 0 || hi < lo)
-		return usage_error("sweep", "%s: bad range in '%s'", opt, text);
+		return fail(err, errlen, "%s: bad range in '%s'", opt, text);
 	for (uint64_t v = lo; v <= hi && !rc; v = geometric ? v * step : v + step) {
-		rc = list_add(out, v, opt, shown);
+		rc = list_add(out, v, opt, shown, err, errlen);
 		if (geometric ? v > UINT64_MAX / step : v > UINT64_MAX - step)
 			break;
 	}
@@ -109,7 +127,8 @@ range_add(struct u64_list *out, char *item, const char *opt, const char *text, b
 }
 
 int
-sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units)
+sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units,
+		 char *err, size_t errlen)
 {
 	char *copy = xstrdup(text), *cursor = copy, *item;
 	int rc = 0;
@@ -119,20 +138,20 @@ sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool s
 		uint64_t v;
 
 		if (!*item)
-			rc = empty_item(opt, text);
+			rc = empty_item(opt, text, err, errlen);
 		else if (strchr(item, ':'))
-			rc = range_add(out, item, opt, text, size_units);
+			rc = range_add(out, item, opt, text, size_units, err, errlen);
 		else if (!parse_value(item, &v, size_units))
-			rc = usage_error("sweep", "%s: '%s' is not a number", opt, item);
+			rc = fail(err, errlen, "%s: '%s' is not a number", opt, item);
 		else
-			rc = list_add(out, v, opt, item);
+			rc = list_add(out, v, opt, item, err, errlen);
 	}
 	free(copy);
 	return rc;
 }
 
 int
-sweep_plan_kernels(struct sweep_plan *p, const char *list)
+sweep_plan_kernels(struct sweep_plan *p, const char *list, char *err, size_t errlen)
 {
 	char *copy = xstrdup(list), *cursor = copy, *k;
 	int rc = 0;
@@ -143,17 +162,17 @@ sweep_plan_kernels(struct sweep_plan *p, const char *list)
 		unsigned i = 0;
 
 		if (!*k) {
-			rc = empty_item("--kernel", list);
+			rc = empty_item("--kernel", list, err, errlen);
 			break;
 		}
 		if (!attn_kernel_parse(k, &kernel)) {
-			rc = usage_error("sweep", "--kernel: unknown kernel '%s'", k);
+			rc = fail(err, errlen, "--kernel: unknown kernel '%s'", k);
 			break;
 		}
 		while (i < p->nkernels && p->kernels[i] != kernel)
 			i++;
 		if (i < p->nkernels || i == ATTN_KERNEL_COUNT)
-			rc = usage_error("sweep", "--kernel: '%s' is listed twice", k);
+			rc = fail(err, errlen, "--kernel: '%s' is listed twice", k);
 		else
 			p->kernels[p->nkernels++] = kernel;
 	}
@@ -162,7 +181,7 @@ sweep_plan_kernels(struct sweep_plan *p, const char *list)
 }
 
 int
-sweep_plan_dtypes(struct sweep_plan *p, const char *list)
+sweep_plan_dtypes(struct sweep_plan *p, const char *list, char *err, size_t errlen)
 {
 	char *copy = xstrdup(list), *cursor = copy, *k;
 	int rc = 0;
@@ -173,17 +192,17 @@ sweep_plan_dtypes(struct sweep_plan *p, const char *list)
 		unsigned i = 0;
 
 		if (!*k) {
-			rc = empty_item("--dtype", list);
+			rc = empty_item("--dtype", list, err, errlen);
 			break;
 		}
 		if (!attn_dtype_parse(k, &dtype)) {
-			rc = usage_error("sweep", "--dtype: unknown dtype '%s'", k);
+			rc = fail(err, errlen, "--dtype: unknown dtype '%s'", k);
 			break;
 		}
 		while (i < p->ndtypes && p->dtypes[i] != dtype)
 			i++;
 		if (i < p->ndtypes || i == 3)
-			rc = usage_error("sweep", "--dtype: '%s' is listed twice", k);
+			rc = fail(err, errlen, "--dtype: '%s' is listed twice", k);
 		else
 			p->dtypes[p->ndtypes++] = dtype;
 	}
@@ -192,7 +211,7 @@ sweep_plan_dtypes(struct sweep_plan *p, const char *list)
 }
 
 int
-sweep_plan_causal(struct sweep_plan *p, const char *list)
+sweep_plan_causal(struct sweep_plan *p, const char *list, char *err, size_t errlen)
 {
 	char *copy, *cursor, *v;
 	int rc = 0;
@@ -208,11 +227,11 @@ sweep_plan_causal(struct sweep_plan *p, const char *list)
 		bool yes = strcmp(v, "yes") == 0 || strcmp(v, "1") == 0;
 
 		if (!*v)
-			rc = empty_item("--causal", list);
+			rc = empty_item("--causal", list, err, errlen);
 		else if (!yes && strcmp(v, "no") != 0 && strcmp(v, "0") != 0)
-			rc = usage_error("sweep", "--causal: '%s' is not no or yes", v);
+			rc = fail(err, errlen, "--causal: '%s' is not no or yes", v);
 		else if (p->ncausal == 2 || (p->ncausal == 1 && p->causal[0] == yes))
-			rc = usage_error("sweep", "--causal: '%s' is listed twice", v);
+			rc = fail(err, errlen, "--causal: '%s' is listed twice", v);
 		else
 			p->causal[p->ncausal++] = yes;
 	}
@@ -222,24 +241,25 @@ sweep_plan_causal(struct sweep_plan *p, const char *list)
 
 /* Applies "--cache-sweep L2=32K:64M:x2" to a base spec: one spec per size of that level. */
 static int
-expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
+expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep, char *err,
+		   size_t errlen)
 {
 	const char *eq = strchr(sweep, '=');
-	char level[8], err[512];
+	char level[8], why[512];
 	struct u64_list sizes;
 	struct sweep_cache_group *g;
 	struct spec s;
 	int rc;
 
 	if (!eq || eq - sweep > 2)
-		return usage_error("sweep", "--cache-sweep: '%s' is not LEVEL=lo:hi:xF", sweep);
+		return fail(err, errlen, "--cache-sweep: '%s' is not LEVEL=lo:hi:xF", sweep);
 	memcpy(level, sweep, (size_t)(eq - sweep));
 	level[eq - sweep] = '\0';
 	level[0] = (char)(level[0] == 'l' ? 'L' : level[0]);
-	if ((rc = sweep_list_parse("--cache-sweep", eq + 1, &sizes, true)))
+	if ((rc = sweep_list_parse("--cache-sweep", eq + 1, &sizes, true, err, errlen)))
 		return rc;
-	if (spec_parse(base, &s, err, sizeof(err)))
-		return usage_error("sweep", "--cache: %s", err);
+	if (spec_parse(base, &s, why, sizeof(why)))
+		return fail(err, errlen, "--cache: %s", why);
 	g = &p->groups[p->ngroups];
 	memset(g, 0, sizeof(*g));
 	g->first = p->ncaches;
@@ -248,23 +268,22 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 		if (strcmp(s.cache.level[k].name, level) == 0)
 			g->level = k;
 	if (g->level == s.cache.levels)
-		return usage_error("sweep", "--cache-sweep: %s is not a level of '%s'", level,
-				   base);
+		return fail(err, errlen, "--cache-sweep: %s is not a level of '%s'", level, base);
 	for (unsigned i = 0; i < sizes.n; i++) {
 		struct spec one = s;
 		char buf[1024];
 
 		/* Every size at the associativity the --cache gave (cache_config_resize()), in a
 		 * label that spec_parse() reads back as that cache. */
-		if (cache_config_resize(&s.cache, g->level, sizes.v[i], &one.cache, err,
-					sizeof(err)))
-			return usage_error("sweep", "--cache-sweep: %s", err);
+		if (cache_config_resize(&s.cache, g->level, sizes.v[i], &one.cache, why,
+					sizeof(why)))
+			return fail(err, errlen, "--cache-sweep: %s", why);
 		/* N ways that make one set: the label says N (not "full"), so that the size's
 		 * spec also says the ways the others keep. */
 		if (one.cache.level[g->level].assoc)
 			one.cache.level[g->level].fully_assoc = false;
 		if (p->ncaches == SWEEP_CACHES_MAX)
-			return usage_error("sweep", "more than %d caches", SWEEP_CACHES_MAX);
+			return fail(err, errlen, "more than %d caches", SWEEP_CACHES_MAX);
 		p->caches[p->ncaches++] = xstrdup(spec_format(&one, buf, sizeof(buf)));
 	}
 	g->n = sizes.n;
@@ -274,17 +293,18 @@ expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep)
 }
 
 int
-sweep_plan_cache(struct sweep_plan *p, const char *text, const char *cache_sweep)
+sweep_plan_cache(struct sweep_plan *p, const char *text, const char *cache_sweep, char *err,
+		 size_t errlen)
 {
 	struct spec s;
-	char err[512], buf[1024];
+	char why[512], buf[1024];
 
 	if (cache_sweep)
-		return expand_cache_sweep(p, text, cache_sweep);
-	if (spec_parse(text, &s, err, sizeof(err)))
-		return usage_error("sweep", "--cache: %s", err);
+		return expand_cache_sweep(p, text, cache_sweep, err, errlen);
+	if (spec_parse(text, &s, why, sizeof(why)))
+		return fail(err, errlen, "--cache: %s", why);
 	if (p->ncaches == SWEEP_CACHES_MAX)
-		return usage_error("sweep", "more than %d --cache", SWEEP_CACHES_MAX);
+		return fail(err, errlen, "more than %d --cache", SWEEP_CACHES_MAX);
 	/* A preset keeps its name (reports show it); a spec its canonical form. */
 	p->caches[p->ncaches++] =
 		xstrdup(s.preset[0] ? s.preset : spec_format(&s, buf, sizeof(buf)));
@@ -463,8 +483,8 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 		it->cfg.splits_source = ATTN_SPLITS_GIVEN;
 		it->cfg.splits = p->splits_given
 					 ? p->splits.v[w->at[DIM_SPLITS]]
-					 : kernel_default_splits(&it->cfg, p->caches[it->cache],
-								 &it->cfg.splits_source);
+					 : sdpa_default_splits(&it->cfg, p->caches[it->cache],
+							       &it->cfg.splits_source);
 		/* no P to keep apart (memsim run refuses the flag) */
 		it->cfg.softmax_separate = false;
 		/* clamped as memsim run clamps it */
@@ -514,7 +534,7 @@ left_out(const struct attn_config *c)
 }
 
 int
-sweep_plan_check(const struct sweep_plan *p)
+sweep_plan_check(const struct sweep_plan *p, char *err, size_t errlen)
 {
 	struct walk w;
 	struct sweep_item it;
@@ -531,18 +551,18 @@ sweep_plan_check(const struct sweep_plan *p)
 			snprintf(count, sizeof(count), "more than 2^64");
 		else
 			snprintf(count, sizeof(count), "%llu", (unsigned long long)total);
-		return usage_error("sweep",
-				   "the lists give %s configurations, over the limit of %d: "
-				   "shorten a list or split the sweep",
-				   count, SWEEP_PLAN_MAX);
+		return fail(err, errlen,
+			    "the lists give %s configurations, over the limit of %d: "
+			    "shorten a list or split the sweep",
+			    count, SWEEP_PLAN_MAX);
 	}
 	for (unsigned i = 0; i < p->ncaches; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(p->caches[i], p->caches[j]) == 0)
-				return usage_error("sweep",
-						   "--cache: '%s' is given twice: give each cache "
-						   "once",
-						   p->caches[i]);
+				return fail(err, errlen,
+					    "--cache: '%s' is given twice: give each cache "
+					    "once",
+					    p->caches[i]);
 	while (walk_next(&w, p, &it))
 		left[left_out(&it.cfg)]++;
 	if (left[KEPT] == 0) {
@@ -561,8 +581,8 @@ sweep_plan_check(const struct sweep_plan *p)
 				 "--causal",
 				 kv[0] || causal[0] ? ", " : "",
 				 (unsigned long long)left[LEFT_OUT_NKV]);
-		return usage_error("sweep", "no configuration remains of the %llu listed: %s%s%s",
-				   (unsigned long long)total, kv, causal, nkv);
+		return fail(err, errlen, "no configuration remains of the %llu listed: %s%s%s",
+			    (unsigned long long)total, kv, causal, nkv);
 	}
 	return 0;
 }

@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
-#include "cli/commands.h"
-#include "cli/plugin.h"
+#include "run/plugin.h"
 
 /* Whether the cache is the one plugin formulas describe (include/memsim/plugin.h): one fully
  * associative LRU write-back write-allocate level, tiles in scratch, flushed. */
@@ -113,27 +112,27 @@ plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct at
 
 	memset(ev, 0, sizeof(*ev));
 	if (plugin_config(pl, c, pp, &ev->kc, err, errlen))
-		return EXIT_USAGE;
+		return -EINVAL;
 	rc = plugin_arrays_create(pl, &ev->kc, &ev->pa, err, errlen);
 	if (rc)
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		return rc == -EINVAL ? -EINVAL : -EIO;
 	ev->cache = cache_create(&spec->cache);
 	if (!ev->cache) {
 		snprintf(err, errlen, "cannot allocate the cache model (%.1f MiB)",
 			 (double)cache_model_bytes(&spec->cache) / 1048576.0);
 		plugin_arrays_destroy(&ev->pa);
-		return EXIT_RUNTIME;
+		return -ENOMEM;
 	}
 	/* The recording first, a pass of its own, then the live run as without it. */
 	if (rec && (plugin_record(pl, &ev->kc, &ev->pa, rec, err, errlen) ||
 		    plugin_arrays_zero(&ev->pa, err, errlen))) {
 		plugin_eval_finish(ev);
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	if (plugin_simulate(pl, &ev->kc, &ev->pa, ev->cache, spec, flush, &ev->seconds, err,
 			    errlen)) {
 		plugin_eval_finish(ev);
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	eval_formula(ev, pl, spec, flush);
 	return 0;

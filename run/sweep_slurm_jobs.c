@@ -3,16 +3,17 @@
  */
 
 #include <cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "analysis/report.h"
+#include "base/message.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm_submit.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm_submit.h"
 
 /* The words of a command line, shell-quoted, into f. */
 static void
@@ -103,7 +104,7 @@ sweep_slurm_write_scripts(struct submit *u)
 					 strlen(merge), err, sizeof(err));
 	free(sweep);
 	free(merge);
-	return rc ? print_error("sweep: %s", err) : 0;
+	return rc ? sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err) : 0;
 }
 
 /* "--array=0-3" or "--array=1,3,5-7": the shards to run. Caller frees with free(). */
@@ -163,20 +164,20 @@ sbatch(struct submit *u, const char *first, const char *script, const char *arg,
 		return 0;
 	}
 	if (rc == 0) {
-		print_error("sweep: %s printed no job id for %s ('%.80s')",
-			    slurm_tool_name(SLURM_SBATCH), script, out ? out : "");
+		sweep_fail(u->err, u->errlen, -EIO, "sweep: %s printed no job id for %s ('%.80s')",
+			   slurm_tool_name(SLURM_SBATCH), script, out ? out : "");
 		free(out);
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	free(out);
 	/* Interrupted: the caller says so, in one line. */
 	if (rc < 0 && slurm_tools_interrupted())
-		return EXIT_RUNTIME;
+		return -EIO;
 	if (rc < 0)
-		return print_error("sweep: %s: submitting %s: %s", slurm_tool_name(SLURM_SBATCH),
-				   script, last);
-	return print_error("sweep: %s rejected %s (exit %d): %s", slurm_tool_name(SLURM_SBATCH),
-			   script, rc, last[0] ? last : "no message");
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s: submitting %s: %s",
+				  slurm_tool_name(SLURM_SBATCH), script, last);
+	return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s rejected %s (exit %d): %s",
+			  slurm_tool_name(SLURM_SBATCH), script, rc, last[0] ? last : "no message");
 }
 
 /* Writes DIR/slurm/jobs.json (whole, renamed into place): the sweep, and each submission with
@@ -229,7 +230,7 @@ record(struct submit *u, const char *merge)
 	rc = report_write_json_at(u->slurm_fd, u->slurm_dir, "jobs.json", j, err, sizeof(err));
 	cJSON_Delete(j);
 	u->wrote_jobs |= rc == 0;
-	return rc ? print_error("sweep: %s", err) : 0;
+	return rc ? sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err) : 0;
 }
 
 /* The superseded merge job goes before its successor is submitted. */
@@ -243,9 +244,9 @@ cancel_stale(struct submit *u)
 		return;
 	if (slurm_tool_run(&u->tools, SLURM_SCANCEL, args, &out, last, sizeof(last)) != 0 &&
 	    !slurm_tools_interrupted())
-		print_error("sweep: warning: cannot cancel the earlier merge job %s (%s): scancel "
-			    "it",
-			    u->stale_merge, last);
+		message_line("sweep: warning: cannot cancel the earlier merge job %s (%s): scancel "
+			     "it",
+			     u->stale_merge, last);
 	free(out);
 }
 
@@ -321,7 +322,7 @@ sweep_slurm_submit_jobs(struct submit *u)
 	}
 	if (record(u, merge_id) || rc) {
 		free(dep);
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	printf("submitted merge job %s%s%s%s -> %s; memsim sweep --status %s follows them\n",
 	       merge_id, u->narrays ? " (" : "", u->narrays ? dep + strlen("--dependency=") : "",

@@ -1,4 +1,4 @@
-#include "cli/sweep_pool.h"
+#include "run/sweep_pool.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -13,11 +13,11 @@
 #endif
 #include <unistd.h>
 
-#include "analysis/evaluate.h"
 #include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "kernels/simulate.h"
+#include "run/evaluate.h"
 #include "sim/spec.h"
 
 #define POOL_MAX_JOBS 256

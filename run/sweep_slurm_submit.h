@@ -1,8 +1,8 @@
 #pragma once
 
 /*
- * `memsim sweep --slurm N`, inside: what a submission works with (cli/sweep_slurm.c checks it),
- * and its scripts and sbatch calls (cli/sweep_slurm_jobs.c).
+ * `memsim sweep --slurm N`, inside: what a submission works with (run/sweep_slurm.c checks it),
+ * and its scripts and sbatch calls (run/sweep_slurm_jobs.c).
  */
 
 #include <cJSON.h>
@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/slurm_tools.h"
-#include "cli/sweep.h"
-#include "cli/sweep_plan.h"
-#include "cli/sweep_slurm.h"
+#include "run/slurm_tools.h"
+#include "run/sweep.h"
+#include "run/sweep_plan.h"
+#include "run/sweep_slurm.h"
 
 /* What a submission works with. */
 struct submit {
@@ -51,12 +51,14 @@ struct submit {
 	char moved_from[4096]; /* where DIR was when last submitted, if elsewhere (jobs.json) */
 	bool wrote_jobs;       /* jobs.json written: jobs were submitted */
 	struct slurm_tools tools;
+	char *err; /* the failure's line (run/sweep.h sweep_fail()) */
+	size_t errlen;
 };
 
-/* Writes DIR/slurm/sweep.sbatch and merge.sbatch. Returns 0, or 1 after one line. */
+/* Writes DIR/slurm/sweep.sbatch and merge.sbatch. Returns 0, or -EIO with its line in u->err. */
 int sweep_slurm_write_scripts(struct submit *u);
 
 /* Submits the shards in u->todo (if any), as one array, or one array per block of u->max_array
  * shards where they pass it, and a merge after them all; records them in DIR/slurm/jobs.json
- * and prints them. Returns 0 or the exit status after one line. */
+ * and prints them. Returns 0, or a failure (run/sweep.h) with its line in u->err. */
 int sweep_slurm_submit_jobs(struct submit *u);

@@ -19,9 +19,8 @@
 #include "api/api.h"
 #include "base/utf8.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/plugin.h"
 #include "kernels/simulate.h"
+#include "run/plugin.h"
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)
@@ -42,7 +41,7 @@ exit_guard(void)
 		return;
 	fprintf(stderr, "memsim: %s: its %s called exit(): the run did not finish\n",
 		utf8_printable(calling_who, strlen(calling_who), who, sizeof(who)), calling_what);
-	_exit(EXIT_RUNTIME);
+	_exit(EXIT_FAILURE); /* 1, a runtime failure's status */
 }
 
 static void

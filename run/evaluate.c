@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "analysis/evaluate.h"
 #include "analysis/report.h"
+#include "run/evaluate.h"
 
 int
 evaluation_run(struct evaluation *ev, const struct attn_config *cfg, const struct spec *spec,

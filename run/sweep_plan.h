@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/plugin.h"
 #include "kernels/attn.h"
+#include "run/plugin.h"
 
 #define SWEEP_LIST_MAX 256
 #define SWEEP_CACHES_MAX 64
@@ -27,7 +27,7 @@ struct u64_list {
 /* The caches one --cache-sweep made of one --cache, each size at the associativity the
  * --cache gave (sim/cache.h cache_config_resize()): one pass over their sizes where it applies
  * (cache_onepass_method()) and their models fit in memory, else passes that fit
- * (cli/sweep_pool.c). */
+ * (run/sweep_pool.c). */
 struct sweep_cache_group {
 	unsigned first, n; /* caches[first .. first + n) */
 	unsigned level;    /* the swept level, 0 for L1 */
@@ -89,23 +89,26 @@ void sweep_plan_init(struct sweep_plan *p);
 /* Frees the caches' texts. */
 void sweep_plan_finish(struct sweep_plan *p);
 
-/* The setters below return 0, or EXIT_USAGE after a one-line message naming opt. */
+/* The setters below return 0, or -EINVAL with a one-line message naming opt in err (a usage
+ * error: the caller says so). */
 
 /* "a,b,c", "lo:hi:xF" (geometric) or "lo:hi:+S" (arithmetic); sizes may carry K/M/G when
  * size_units. An empty item and a value given twice are refused, here and below. */
-int sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units);
+int sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bool size_units,
+		     char *err, size_t errlen);
 /* "naive,flash2", "fp32,fp16", "no,yes" (NULL: yes). */
-int sweep_plan_kernels(struct sweep_plan *p, const char *list);
-int sweep_plan_dtypes(struct sweep_plan *p, const char *list);
-int sweep_plan_causal(struct sweep_plan *p, const char *list);
+int sweep_plan_kernels(struct sweep_plan *p, const char *list, char *err, size_t errlen);
+int sweep_plan_dtypes(struct sweep_plan *p, const char *list, char *err, size_t errlen);
+int sweep_plan_causal(struct sweep_plan *p, const char *list, char *err, size_t errlen);
 /* Adds a cache spec or preset; with cache_sweep ("L2=32K:64M:x2") one spec per size of that
  * level instead. */
-int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_sweep);
+int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_sweep, char *err,
+		     size_t errlen);
 
-/* Before sweep_plan_items(): refuses, with EXIT_USAGE after a one-line message, a plan of
+/* Before sweep_plan_items(): refuses, with -EINVAL and a one-line message in err, a plan of
  * more than SWEEP_PLAN_MAX configurations (counted, nothing made), a cache given twice, and a
  * plan of which the kernels accept no configuration. Returns 0 otherwise. */
-int sweep_plan_check(const struct sweep_plan *p);
+int sweep_plan_check(const struct sweep_plan *p, char *err, size_t errlen);
 
 /* The configurations, in the order above; those the kernels do not accept (kv_heads not
  * dividing heads, proj with causal) are left out. The items and their keys are one block:

@@ -13,8 +13,8 @@
 #include "analysis/results.h"
 #include "base/name_index.h"
 #include "base/util.h"
-#include "cli/sweep_writer.h"
 #include "measure/ceilings.h"
+#include "run/sweep_writer.h"
 #include "sim/spec.h"
 
 /* Adds what one row says to t. */

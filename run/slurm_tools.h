@@ -36,9 +36,8 @@ void slurm_tools_finish(struct slurm_tools *t);
 /* The SIGINT or SIGTERM seen since slurm_tools_init() (also after finish), or 0. */
 int slurm_tools_interrupted(void);
 
-/* "sbatch", ... as found, or as the variable named it; its variable's name. */
+/* "sbatch", ... as found, or as the variable named it. */
 const char *slurm_tool_name(enum slurm_tool which);
-const char *slurm_tool_env(enum slurm_tool which);
 
 /* Runs tool which with args (NULL-terminated, after the program itself). *out gets its
  * standard output (caller frees with free()), last its last stderr line ("" for none).

@@ -12,10 +12,10 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/message.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm.h"
 
 /* Array k of submission sub: its job id and first shard. A jobs.json from before
  * "array_jobs" has one, its "array_job", at shard 0. Returns false past the last. */
@@ -167,12 +167,12 @@ print_shards(struct status *st, const char *dir, uint64_t configs)
 		/* A file that cannot be read (not a regular file, a line that is not JSON) is
 		 * said, not counted as rows. */
 		if (rc && rc != -ENOENT)
-			print_error("sweep: --status: %s", err);
+			message_line("sweep: --status: %s", err);
 		snprintf(path, sizeof(path), "%s/shards/%llu/manifest.json", dir,
 			 (unsigned long long)i);
 		m = access(path, F_OK) == 0 ? report_read_json(path, err, sizeof(err)) : NULL;
 		if (!m && access(path, F_OK) == 0)
-			print_error("sweep: --status: %s", err);
+			message_line("sweep: --status: %s", err);
 		snprintf(err, sizeof(err), "%ld/%llu", good, (unsigned long long)share);
 		printf("%-6llu %-11s %-9s %-14s %s\n", (unsigned long long)i,
 		       rc == -ENOENT ? "not started"
@@ -185,7 +185,7 @@ print_shards(struct status *st, const char *dir, uint64_t configs)
 }
 
 int
-sweep_slurm_status(const char *dir)
+sweep_slurm_status(const char *dir, char *msg, size_t msglen)
 {
 	char path[4300], err[600], job[64] = "-", merge_from[1300] = "";
 	char merge_state[1][SLURM_STATE_LEN] = { "" };
@@ -195,19 +195,23 @@ sweep_slurm_status(const char *dir)
 	cJSON *j, *m;
 	int sig;
 
+	msg[0] = '\0';
 	snprintf(path, sizeof(path), "%s/slurm/jobs.json", dir);
 	j = report_read_json(path, err, sizeof(err));
 	if (!j)
-		return print_error("sweep: --status: %s (not a memsim sweep --slurm directory)",
-				   err);
+		return sweep_fail(msg, msglen, -EIO,
+				  "sweep: --status: %s (not a memsim sweep --slurm directory)",
+				  err);
 	tasks = results_number(j, "tasks", 0);
 	configs = results_number(j, "configurations", 0);
 	if (tasks < 1 || tasks > SWEEP_SLURM_MAX_TASKS || configs < 0 ||
 	    configs > 9007199254740992.0 || floor(tasks) != tasks || floor(configs) != configs) {
 		cJSON_Delete(j);
-		return print_error("sweep: --status: %s: no whole number of tasks and "
-				   "configurations recorded",
-				   path);
+		return sweep_fail(
+			msg, msglen, -EIO,
+			"sweep: --status: %s: no whole number of tasks and configurations "
+			"recorded",
+			path);
 	}
 	st.n = (uint64_t)tasks;
 	st.subs = cJSON_GetObjectItem(j, "submissions");
@@ -242,8 +246,8 @@ sweep_slurm_status(const char *dir)
 	cJSON_Delete(j);
 	/* After the signal no squeue or sacct ran: the states are not all there. */
 	if ((sig = slurm_tools_interrupted())) {
-		print_error("sweep: --status interrupted by signal %d", sig);
-		return 1;
+		return sweep_fail(msg, msglen, -EINTR, "sweep: --status interrupted by signal %d",
+				  sig);
 	}
 	return 0;
 }

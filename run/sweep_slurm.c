@@ -1,4 +1,4 @@
-#include "cli/sweep_slurm.h"
+#include "run/sweep_slurm.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -12,10 +12,10 @@
 
 #include "analysis/report.h"
 #include "analysis/results.h"
+#include "base/message.h"
 #include "base/util.h"
-#include "cli/commands.h"
-#include "cli/slurm_tools.h"
-#include "cli/sweep_slurm_submit.h"
+#include "run/slurm_tools.h"
+#include "run/sweep_slurm_submit.h"
 #include "sim/cache.h"
 
 #define SLURM_ARGS_MAX 48
@@ -57,9 +57,9 @@ warn_local(const char *dir)
 	tmpfs = statfs(dir, &st) == 0 && (unsigned long)st.f_type == TMPFS_MAGIC_NUMBER;
 #endif
 	if (tmpfs || strncmp(dir, "/tmp/", 5) == 0 || strcmp(dir, "/tmp") == 0)
-		print_error("sweep: warning: %s is %s: compute nodes may not share it (use a "
-			    "shared filesystem for --out)",
-			    dir, tmpfs ? "on tmpfs" : "under /tmp");
+		message_line("sweep: warning: %s is %s: compute nodes may not share it (use a "
+			     "shared filesystem for --out)",
+			     dir, tmpfs ? "on tmpfs" : "under /tmp");
 }
 
 /* A --cache-sweep runs a configuration's sizes in one pass only where they share a task: shard i
@@ -76,10 +76,10 @@ warn_onepass(const struct submit *u)
 	if (!onepass || !p->simulate || p->separate_runs || p->sample_sets > 1 ||
 	    per % u->s->tasks == 0)
 		return;
-	print_error("sweep: warning: --slurm %llu does not divide the %zu configurations of each "
-		    "cache: a configuration's --cache-sweep sizes land in different tasks and run "
-		    "apart, not in one pass (a --slurm N dividing %zu keeps them together)",
-		    (unsigned long long)u->s->tasks, per, per);
+	message_line("sweep: warning: --slurm %llu does not divide the %zu configurations of each "
+		     "cache: a configuration's --cache-sweep sizes land in different tasks and run "
+		     "apart, not in one pass (a --slurm N dividing %zu keeps them together)",
+		     (unsigned long long)u->s->tasks, per, per);
 }
 
 /* Opens DIR (made when missing) and DIR/slurm, and takes DIR/slurm's lock. */
@@ -90,15 +90,17 @@ open_dirs(struct submit *u)
 	int fd = outdir_open(u->ro->out, err, sizeof(err));
 
 	if (fd < 0)
-		return print_error("sweep: %s", err);
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err);
 	close(fd);
 	/* The tasks run elsewhere: every path they get is absolute. */
 	if (u->ro->out[0] != '/' && !getcwd(u->dir, sizeof(u->dir)))
-		return print_error("sweep: --out %s: cannot make the path absolute", u->ro->out);
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: --out %s: cannot make the path absolute", u->ro->out);
 	if (u->ro->out[0] == '/')
 		u->dir[0] = '\0';
 	if (strlen(u->dir) + strlen(u->ro->out) + 2 > 4000)
-		return print_error("sweep: --out %s: the path is too long", u->ro->out);
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: --out %s: the path is too long",
+				  u->ro->out);
 	if (u->dir[0])
 		strcat(u->dir, "/");
 	strcat(u->dir, u->ro->out);
@@ -106,17 +108,17 @@ open_dirs(struct submit *u)
 		u->dir[strlen(u->dir) - 1] = '\0';
 	/* sbatch reads #SBATCH --output=PATH itself: no quoting there. */
 	if (strpbrk(u->dir, " \t\n'\"\\%$`"))
-		return usage_error("sweep",
-				   "--out %s: a --slurm sweep's directory may not have "
-				   "blanks, quotes, '\\', '$', '`' or '%%' in its path",
-				   u->dir);
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "--out %s: a --slurm sweep's directory may not have "
+				  "blanks, quotes, '\\', '$', '`' or '%%' in its path",
+				  u->dir);
 	snprintf(u->slurm_dir, sizeof(u->slurm_dir), "%s/slurm", u->dir);
 	u->slurm_fd = outdir_open(u->slurm_dir, err, sizeof(err));
 	if (u->slurm_fd < 0)
-		return print_error("sweep: %s", err);
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err);
 	u->lock = lock_dir(u->slurm_fd, u->slurm_dir, err, sizeof(err));
 	if (u->lock < 0)
-		return print_error("sweep: %s", err);
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err);
 	return 0;
 }
 
@@ -131,14 +133,14 @@ check_recorded(struct submit *u)
 	u->recorded = report_read_json_at(u->slurm_fd, u->slurm_dir, "jobs.json", &missing, err,
 					  sizeof(err));
 	if (!u->recorded)
-		return missing ? 0 : print_error("sweep: %s", err);
+		return missing ? 0 : sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err);
 	plan = results_string(u->recorded, "plan");
 	if (results_number(u->recorded, "tasks", -1) != (double)u->s->tasks)
-		return usage_error("sweep",
-				   "%s/jobs.json records %.0f tasks, not %llu: the same "
-				   "--slurm N resumes; another sweep needs another --out",
-				   u->slurm_dir, results_number(u->recorded, "tasks", -1),
-				   (unsigned long long)u->s->tasks);
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "%s/jobs.json records %.0f tasks, not %llu: the same "
+				  "--slurm N resumes; another sweep needs another --out",
+				  u->slurm_dir, results_number(u->recorded, "tasks", -1),
+				  (unsigned long long)u->s->tasks);
 	if (strcmp(plan, u->plan) != 0) {
 		/* The same plan into where DIR was: a directory moved since, the same sweep. */
 		const char *was = results_string(u->recorded, "out");
@@ -147,10 +149,10 @@ check_recorded(struct submit *u)
 
 		free(there);
 		if (!moved)
-			return usage_error("sweep",
-					   "%s/jobs.json records another sweep (%s): the same "
-					   "options resume it; another sweep needs another --out",
-					   u->slurm_dir, plan);
+			return sweep_fail(u->err, u->errlen, -EINVAL,
+					  "%s/jobs.json records another sweep (%s): the same "
+					  "options resume it; another sweep needs another --out",
+					  u->slurm_dir, plan);
 		snprintf(u->moved_from, sizeof(u->moved_from), "%s", was);
 	}
 	return 0;
@@ -230,7 +232,7 @@ check_shard(struct submit *u, uint64_t i, bool *complete)
 		return 0;
 	m = report_read_json(path, err, sizeof(err));
 	if (!m)
-		return print_error("sweep: %s", err);
+		return sweep_fail(u->err, u->errlen, -EIO, "sweep: %s", err);
 	got = results_string(m, "sweep_command");
 	/* The shard's plan into the directory it ran in: DIR/shards/i, or where DIR was then. */
 	snprintf(ran, sizeof(ran), "%s", shard);
@@ -242,13 +244,14 @@ check_shard(struct submit *u, uint64_t i, bool *complete)
 			(unsigned long long)u->s->tasks);
 	*complete = results_true(m, "results_summary.complete");
 	if (strcmp(got, full) != 0) {
-		print_error("sweep: %s holds another sweep's shard (%s): the same options resume "
-			    "it; another sweep needs another --out",
-			    shard, got);
+		sweep_fail(u->err, u->errlen, -EEXIST,
+			   "sweep: %s holds another sweep's shard (%s): the same options resume "
+			   "it; another sweep needs another --out",
+			   shard, got);
 		free(want);
 		free(full);
 		cJSON_Delete(m);
-		return EXIT_USAGE;
+		return -EEXIST;
 	}
 	note_revision(u, i, m);
 	note_build(u, i, m);
@@ -276,11 +279,12 @@ refuse_unknown(const struct submit *u, const char *jobs, const char *why)
 {
 	/* Interrupted while squeue ran: the caller says so, in one line. */
 	if (slurm_tools_interrupted())
-		return EXIT_RUNTIME;
-	return print_error("sweep: cannot tell whether %s still queued or running (%s): nothing "
-			   "submitted; run this again once Slurm answers (memsim sweep --status %s "
-			   "shows what it says)",
-			   jobs, why, u->dir);
+		return -EIO;
+	return sweep_fail(u->err, u->errlen, -EIO,
+			  "sweep: cannot tell whether %s still queued or running (%s): nothing "
+			  "submitted; run this again once Slurm answers (memsim sweep --status %s "
+			  "shows what it says)",
+			  jobs, why, u->dir);
 }
 
 /* The last submission's jobs must have ended before shards are submitted again (a shard run
@@ -298,7 +302,7 @@ check_active(struct submit *u)
 
 	if (!last || !u->tools.path[SLURM_SQUEUE][0]) {
 		if (last)
-			print_error(
+			message_line(
 				"sweep: warning: %s not found: cannot tell whether jobs %s and %s "
 				"still run",
 				slurm_tool_name(SLURM_SQUEUE), array, merge);
@@ -314,20 +318,22 @@ check_active(struct submit *u)
 	if (active && u->moved_from[0]) {
 		free(st);
 		/* Their scripts name the old paths: they would write there, not here. */
-		return print_error("sweep: %s was moved from %s since array job%s %s was "
-				   "submitted, and %u of its tasks are still queued or running, "
-				   "writing to %s: scancel %s (or move the directory back and wait "
-				   "for them), then run this again",
-				   u->dir, u->moved_from, narrays > 1 ? "s" : "", array, active,
-				   u->moved_from, array);
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: %s was moved from %s since array job%s %s was "
+				  "submitted, and %u of its tasks are still queued or running, "
+				  "writing to %s: scancel %s (or move the directory back and wait "
+				  "for them), then run this again",
+				  u->dir, u->moved_from, narrays > 1 ? "s" : "", array, active,
+				  u->moved_from, array);
 	}
 	if (active) {
 		free(st);
-		return print_error("sweep: array job%s %s still ha%s %u tasks queued or running: "
-				   "wait for them (memsim sweep --status %s), or scancel %s, then "
-				   "run this again",
-				   narrays > 1 ? "s" : "", array, narrays > 1 ? "ve" : "s", active,
-				   u->dir, array);
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: array job%s %s still ha%s %u tasks queued or running: "
+				  "wait for them (memsim sweep --status %s), or scancel %s, then "
+				  "run this again",
+				  narrays > 1 ? "s" : "", array, narrays > 1 ? "ve" : "s", active,
+				  u->dir, array);
 	}
 	if (!answered) {
 		free(st);
@@ -344,10 +350,11 @@ check_active(struct submit *u)
 		if (strcmp(st[0], "PENDING") == 0)
 			snprintf(u->stale_merge, sizeof(u->stale_merge), "%s", merge);
 		else if (slurm_state_active(st[0])) {
-			print_error("sweep: merge job %s is %s: wait for it, then run this again",
-				    merge, st[0]);
+			sweep_fail(u->err, u->errlen, -EIO,
+				   "sweep: merge job %s is %s: wait for it, then run this again",
+				   merge, st[0]);
 			free(st);
-			return EXIT_RUNTIME;
+			return -EIO;
 		}
 	}
 	free(st);
@@ -406,14 +413,14 @@ check_builds(struct submit *u, bool done)
 	if (!u->nbuild || (done && !u->ro->rerun_other))
 		return 0;
 	if (done)
-		return usage_error("sweep",
-				   "%s holds the merged sweep, of another build of plugin %s (%s) "
-				   "than the file there now (%s): to compute it again with this "
-				   "build, sweep into another --out",
-				   u->dir, u->p->plugin.path, build_of(u), u->p->plugin_hash);
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "%s holds the merged sweep, of another build of plugin %s (%s) "
+				  "than the file there now (%s): to compute it again with this "
+				  "build, sweep into another --out",
+				  u->dir, u->p->plugin.path, build_of(u), u->p->plugin_hash);
 	if (!u->ro->rerun_other)
-		return usage_error(
-			"sweep",
+		return sweep_fail(
+			u->err, u->errlen, -EINVAL,
 			"%s/shards/%llu%s holds rows of plugin %s made by another build "
 			"of it (%s), not the file there now (%s): the plugin changed; "
 			"sweep into another --out, or pass --rerun-other-revisions to run "
@@ -436,22 +443,20 @@ check_revisions(struct submit *u)
 	if (!u->nother || (done && !u->ro->rerun_other))
 		return check_builds(u, done);
 	if (done)
-		return usage_error(
-			"sweep",
-			"%s holds the merged sweep, of model revision (%s), not this "
-			"memsim's (%s): to compute it again with this memsim, sweep into "
-			"another --out",
-			u->dir, u->other_rev, report_model_revision());
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "%s holds the merged sweep, of model revision (%s), not this "
+				  "memsim's (%s): to compute it again with this memsim, sweep into "
+				  "another --out",
+				  u->dir, u->other_rev, report_model_revision());
 	if (!u->ro->rerun_other)
-		return usage_error(
-			"sweep",
-			"%s/shards/%llu%s holds rows of another model revision (%s) than "
-			"this memsim's (%s): sweep into another --out, or pass "
-			"--rerun-other-revisions to run them again (the old rows kept in "
-			"each shard's superseded.json)",
-			u->dir, (unsigned long long)u->other_first,
-			u->nother > 1 ? " (and others)" : "", u->other_rev,
-			report_model_revision());
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "%s/shards/%llu%s holds rows of another model revision (%s) than "
+				  "this memsim's (%s): sweep into another --out, or pass "
+				  "--rerun-other-revisions to run them again (the old rows kept in "
+				  "each shard's superseded.json)",
+				  u->dir, (unsigned long long)u->other_first,
+				  u->nother > 1 ? " (and others)" : "", u->other_rev,
+				  report_model_revision());
 	return check_builds(u, done);
 }
 
@@ -466,18 +471,19 @@ check_max_array(struct submit *u)
 
 	u->max_array = slurm_max_array(&u->tools, what, sizeof(what), why, sizeof(why));
 	if (u->max_array == 0)
-		return print_error("sweep: this cluster's MaxArraySize is 0 (%s show config): job "
-				   "arrays are disabled, and --slurm submits its shards as arrays; "
-				   "run memsim sweep --shard i/n in jobs of your own",
-				   slurm_tool_name(SLURM_SCONTROL));
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: this cluster's MaxArraySize is 0 (%s show config): job "
+				  "arrays are disabled, and --slurm submits its shards as arrays; "
+				  "run memsim sweep --shard i/n in jobs of your own",
+				  slurm_tool_name(SLURM_SCONTROL));
 	arrays = (n + u->max_array - 1) / u->max_array;
 	if (arrays > SWEEP_SLURM_MAX_ARRAYS)
-		return usage_error("sweep",
-				   "--slurm %llu needs %llu job arrays under this cluster's %s "
-				   "tasks an array, more than %d: --slurm %llu at most",
-				   (unsigned long long)n, (unsigned long long)arrays, what,
-				   SWEEP_SLURM_MAX_ARRAYS,
-				   (unsigned long long)u->max_array * SWEEP_SLURM_MAX_ARRAYS);
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "--slurm %llu needs %llu job arrays under this cluster's %s "
+				  "tasks an array, more than %d: --slurm %llu at most",
+				  (unsigned long long)n, (unsigned long long)arrays, what,
+				  SWEEP_SLURM_MAX_ARRAYS,
+				  (unsigned long long)u->max_array * SWEEP_SLURM_MAX_ARRAYS);
 	/* Said after the refusals, so that each of them is one line. */
 	if (why[0] && n > u->max_array)
 		snprintf(u->arrays_note, sizeof(u->arrays_note),
@@ -501,23 +507,25 @@ submit_checked(struct submit *u)
 	char err[600];
 
 	if (u->s->tasks > u->nitems)
-		return usage_error("sweep",
-				   "--slurm %llu: more tasks than the plan's %zu "
-				   "configurations",
-				   (unsigned long long)u->s->tasks, u->nitems);
+		return sweep_fail(u->err, u->errlen, -EINVAL,
+				  "--slurm %llu: more tasks than the plan's %zu "
+				  "configurations",
+				  (unsigned long long)u->s->tasks, u->nitems);
 	u->nwords = u->s->args ? sweep_slurm_split(u->s->args, SLURM_ARGS_MAX, &u->words, err,
 						   sizeof(err))
 			       : 0;
 	if (u->nwords < 0)
-		return usage_error("sweep", "%s", err);
+		return sweep_fail(u->err, u->errlen, -EINVAL, "%s", err);
 	ssize_t n = readlink("/proc/self/exe", u->self, sizeof(u->self) - 1);
 	if (n <= 0)
-		return print_error("sweep: cannot find the memsim executable (/proc/self/exe)");
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: cannot find the memsim executable (/proc/self/exe)");
 	u->self[n] = '\0';
 	if (!u->s->dry_run && !u->tools.path[SLURM_SBATCH][0])
-		return print_error("sweep: %s not found%s (install slurm-client, or use --dry-run)",
-				   slurm_tool_name(SLURM_SBATCH),
-				   getenv("MEMSIM_SBATCH") ? "" : " on PATH");
+		return sweep_fail(u->err, u->errlen, -EIO,
+				  "sweep: %s not found%s (install slurm-client, or use --dry-run)",
+				  slurm_tool_name(SLURM_SBATCH),
+				  getenv("MEMSIM_SBATCH") ? "" : " on PATH");
 	if ((rc = check_max_array(u)) || (rc = open_dirs(u)))
 		return rc;
 	u->plan = sweep_plan_command(u->p, u->dir);
@@ -526,67 +534,71 @@ submit_checked(struct submit *u)
 	if (!u->s->dry_run && (rc = check_active(u)))
 		return rc;
 	if (slurm_tools_interrupted())
-		return EXIT_RUNTIME; /* said by the caller */
+		return -EIO; /* said by the caller */
 	if (!u->ntodo && merged(u)) {
 		printf("all %llu shards are complete and merged into %s: nothing to submit\n",
 		       (unsigned long long)u->s->tasks, u->dir);
 		if (u->nother)
-			print_error("sweep: note: its rows are of model revision (%s), not this "
-				    "memsim's (%s)",
-				    u->other_rev, report_model_revision());
+			message_line("sweep: note: its rows are of model revision (%s), not this "
+				     "memsim's (%s)",
+				     u->other_rev, report_model_revision());
 		if (u->nbuild)
-			print_error("sweep: note: its rows are of another build of plugin %s (%s) "
-				    "than the file there now (%s)",
-				    u->p->plugin.path, build_of(u), u->p->plugin_hash);
+			message_line("sweep: note: its rows are of another build of plugin %s (%s) "
+				     "than the file there now (%s)",
+				     u->p->plugin.path, build_of(u), u->p->plugin_hash);
 		return 0;
 	}
 	/* After the refusals, so that each of them is one line. */
 	warn_local(u->dir);
 	warn_onepass(u);
 	if (u->arrays_note[0])
-		print_error("sweep: %s", u->arrays_note);
+		message_line("sweep: %s", u->arrays_note);
 	if (u->moved_from[0])
-		print_error("sweep: note: %s was at %s when last submitted (its jobs.json): the "
-			    "scripts now name %s",
-			    u->dir, u->moved_from, u->dir);
+		message_line("sweep: note: %s was at %s when last submitted (its jobs.json): the "
+			     "scripts now name %s",
+			     u->dir, u->moved_from, u->dir);
 	if ((rc = sweep_slurm_write_scripts(u)))
 		return rc;
 	if (!u->ntodo)
-		print_error("sweep: all %llu shards are complete: submitting the merge alone",
-			    (unsigned long long)u->s->tasks);
+		message_line("sweep: all %llu shards are complete: submitting the merge alone",
+			     (unsigned long long)u->s->tasks);
 	else if (u->ntodo < u->s->tasks)
-		print_error("sweep: %zu of %llu shards are not complete: submitting those",
-			    u->ntodo, (unsigned long long)u->s->tasks);
+		message_line("sweep: %zu of %llu shards are not complete: submitting those",
+			     u->ntodo, (unsigned long long)u->s->tasks);
 	return sweep_slurm_submit_jobs(u);
 }
 
 /* After SIGINT or SIGTERM (slurm_tools_init() holds them): one line saying what was
- * submitted, and exit 1, as an interrupted xcheck, bench or sweep. */
+ * submitted, a failure (exit 1), as an interrupted xcheck, bench or sweep. */
 static int
 interrupted(const struct submit *u, int sig)
 {
 	if (u->wrote_jobs)
-		print_error("sweep: interrupted by signal %d: the jobs submitted are recorded in "
-			    "%s/jobs.json; the same command again submits the rest",
-			    sig, u->slurm_dir);
-	else
-		print_error("sweep: interrupted by signal %d: nothing submitted", sig);
-	return 1;
+		return sweep_fail(u->err, u->errlen, -EINTR,
+				  "sweep: interrupted by signal %d: the jobs submitted are "
+				  "recorded in %s/jobs.json; the same command again submits the "
+				  "rest",
+				  sig, u->slurm_dir);
+	return sweep_fail(u->err, u->errlen, -EINTR,
+			  "sweep: interrupted by signal %d: nothing submitted", sig);
 }
 
 int
 sweep_slurm_submit(const struct sweep_slurm *s, const struct sweep_plan *p,
-		   const struct sweep_run_options *ro)
+		   const struct sweep_run_options *ro, char *err, size_t errlen)
 {
-	struct submit u = { .s = s, .p = p, .ro = ro, .slurm_fd = -1, .lock = -1 };
+	struct submit u = {
+		.s = s, .p = p, .ro = ro, .slurm_fd = -1, .lock = -1, .err = err, .errlen = errlen
+	};
 	struct sweep_item *items;
 	int rc;
 
-	if (sweep_plan_check(p))
-		return EXIT_USAGE;
-	items = sweep_check_items(p, &u.nitems);
+	err[0] = '\0';
+	if (sweep_plan_check(p, err, errlen))
+		return -EINVAL;
+	items = sweep_check_items(p, &u.nitems, err, errlen);
 	if (!items)
-		return EXIT_USAGE;
+		return -EINVAL;
 	u.mem_mib = sweep_slurm_task_mem_mib(p, items, u.nitems, ro->jobs);
 	free(items);
 	slurm_tools_init(&u.tools);

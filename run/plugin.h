@@ -145,8 +145,9 @@ struct plugin_eval {
 };
 
 /* Runs c (with pp) of pl on spec, recording it first into rec where not NULL
- * (plugin_record(); the arrays are then zeroed again for the live run). Returns 0, EXIT_USAGE
- * or EXIT_RUNTIME (cli/commands.h) with a one-line message in err. Free with
+ * (plugin_record(); the arrays are then zeroed again for the live run). Returns 0, or with a
+ * one-line message in err -EINVAL where c or pp is not the plugin's (a usage error), -ENOMEM
+ * where the model cannot be allocated, -EIO where the run or its recording failed. Free with
  * plugin_eval_finish(). */
 int plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
 		    const struct plugin_params *pp, const struct spec *spec, bool flush,
