@@ -10,7 +10,7 @@
 #include "base/util.h"
 #include "bench/modes_bench.h"
 #include "cli/commands.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 
 #define MISS_SPEC "L1=1M:16:128:wv,tiles=scratch"

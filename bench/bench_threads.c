@@ -29,7 +29,7 @@
 #include "base/util.h"
 #include "bench/replay_bench.h"
 #include "cli/commands.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 
 #define TARGET_PER_CORE 0.7 /* issue 24: naive and flash2 at H100 size */

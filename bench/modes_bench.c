@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 
 #define SWEEP_SIZES 12
 #define SAMPLE_SETS 8

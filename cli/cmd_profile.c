@@ -1,5 +1,5 @@
 /*
- * `memsim profile`: the per-operation profile of an attention layer (measure/profile.h), one JSON
+ * `memsim profile`: the per-operation profile of an attention layer (run/profile.h), one JSON
  * line per row in DIR/results.json, written and flushed as each row is measured, a
  * DIR/manifest.json, and a table.
  */
@@ -22,7 +22,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/steps.h"
-#include "measure/profile.h"
+#include "run/profile.h"
 
 void
 usage_profile(FILE *f)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "cli/options.h"
-#include "measure/profile.h"
+#include "run/profile.h"
 #include "sim/spec.h"
 
 /* Where memsim ceilings keeps this machine's ceilings by default. */

@@ -133,7 +133,7 @@ struct attn_data *attn_data_create_trace_only(const struct attn_config *c, char 
 					      size_t errlen);
 void attn_data_destroy(struct attn_data *d);
 /* Tiles of d's sizes for v, a view of d's arrays that another thread runs natively
- * (kernels/attn_split.h): v's tile pointers (those d has; the others NULL) point into one
+ * (run/attn_split.h): v's tile pointers (those d has; the others NULL) point into one
  * block, returned for free(); NULL when memory is short. */
 void *attn_tiles_alloc(const struct attn_data *d, struct attn_data *v);
 

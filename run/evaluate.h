@@ -13,7 +13,7 @@
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
 #include "kernels/attn.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 
 /* What evaluation_run() does beside the formulas: nothing, or run the kernel through the model,

@@ -19,8 +19,8 @@
 #include "api/api.h"
 #include "base/utf8.h"
 #include "base/util.h"
-#include "kernels/simulate.h"
 #include "run/plugin.h"
+#include "run/simulate.h"
 
 #define ARENA_ALIGN (UINT64_C(1) << 30)
 #define ARENA_PAGE UINT64_C(4096)

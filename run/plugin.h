@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "kernels/attn.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 /* memsim's own sources keep sim/trace.h's TR_* macros. */
 #ifndef MEMSIM_NO_TR_MACROS
 #define MEMSIM_NO_TR_MACROS

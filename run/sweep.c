@@ -9,7 +9,7 @@
 
 #include "base/message.h"
 #include "base/util.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "run/sweep_pool.h"
 #include "run/sweep_writer.h"
 #include "sim/sample.h"

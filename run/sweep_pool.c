@@ -16,8 +16,8 @@
 #include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "base/util.h"
-#include "kernels/simulate.h"
 #include "run/evaluate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 
 #define POOL_MAX_JOBS 256

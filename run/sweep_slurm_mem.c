@@ -45,7 +45,7 @@ sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *it
 
 	/* With --threads, each slice thread holds a model of its own, besides the caller's,
 	 * where the sets split (trace-only runs, one-pass groups, plugins); a computing run
-	 * keeps one model and computes its values on the threads (kernels/attn_split.h). */
+	 * keeps one model and computes its values on the threads (run/attn_split.h). */
 	if (p->simulate)
 		for (unsigned c = 0; c < p->ncaches; c++) {
 			bool onepass;

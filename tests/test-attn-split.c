@@ -1,5 +1,5 @@
 /*
- * A kernel's values on several threads (kernels/attn_split.h) against its native run on one:
+ * A kernel's values on several threads (run/attn_split.h) against its native run on one:
  * every output array equal byte for byte, for every kernel, causal and not, grouped-query
  * heads, batch 2 and 3, each dtype, queries and keys of different lengths, paged K/V,
  * flashdecode's splits and its packed grouped decode, proj; on 1 to 7 threads, more threads
@@ -9,7 +9,7 @@
 
 #include <errno.h>
 
-#include "kernels/attn_split.h"
+#include "run/attn_split.h"
 #include "tests/unit.h"
 
 static const char *const configs[] = {

@@ -385,7 +385,7 @@ static void
 test_run_kernels(void **state)
 {
 	static const char *const kernels[] = {
-		/* at least two units each (kernels/attn_split.h), so computing runs split */
+		/* at least two units each (run/attn_split.h), so computing runs split */
 		"--kernel naive --N 96 --d 32 --heads 2",
 		"--kernel naive --N 64 --d 16 --causal --softmax-separate --batch 2",
 		"--kernel flash1 --N 128 --d 32 --Br 32 --Bc 16 --heads 3",

@@ -13,7 +13,7 @@
 #include "analysis/compare.h"
 #include "analysis/formula_kernels.h"
 #include "analysis/formulas.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "tests/unit.h"
 
 static void

@@ -16,7 +16,7 @@
 
 #include "kernels/attn.h"
 #include "kernels/exp.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 

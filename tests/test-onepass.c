@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "kernels/attn.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 #include "sim/stackdist.h"
 #include "tests/counters.h"

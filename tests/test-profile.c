@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/simulate.h"
-#include "measure/profile.h"
+#include "run/profile.h"
+#include "run/simulate.h"
 #include "tests/unit.h"
 
 static void

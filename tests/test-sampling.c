@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernels/attn.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/sample.h"
 #include "sim/spec.h"
 #include "tests/unit.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kernels/attn.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "sim/spec.h"
 #include "tests/counters.h"
 #include "tests/unit.h"

@@ -10,7 +10,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/formulas.h"
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 #include "tests/unit.h"
 
 static void

@@ -1,4 +1,4 @@
-#include "kernels/simulate.h"
+#include "run/simulate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "kernels/attn_split.h"
+#include "run/attn_split.h"
 #include "sim/cache_feed.h"
 #include "sim/trace.h"
 #include "traces/mtrace.h"
@@ -116,7 +116,7 @@ split_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
 
 /* The live pass of a computing run on k > 1 threads: the kernel's trace-only form on this
  * thread into the model (the counters of the computing kernel, bit for bit: test-trace-only),
- * while its native build computes the values on k threads (kernels/attn_split.h). Returns 0,
+ * while its native build computes the values on k threads (run/attn_split.h). Returns 0,
  * or -ENOMEM with err. */
 static int
 values_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k,
@@ -277,7 +277,7 @@ plan_threads(const struct spec *spec, unsigned want, struct sim_result *out)
 }
 
 /* The threads a computing run's values can take, up to want, and why not more: its units
- * (kernels/attn_split.h). The model runs on the caller's thread, whatever the cache. */
+ * (run/attn_split.h). The model runs on the caller's thread, whatever the cache. */
 static unsigned
 plan_values(const struct attn_config *cfg, unsigned want, struct sim_result *out)
 {

@@ -51,7 +51,7 @@ int sim_kernel_split(const struct attn_config *cfg, const struct spec *spec, boo
 
 /* The threads a run of cfg on spec takes when none are asked for: every core online (up to
  * 64) for a computing run of 10^8 FLOPs or more (about 0.1 s of the traced kernel; threads
- * start in well under a millisecond) that splits into units (kernels/attn_split.h); the cores
+ * start in well under a millisecond) that splits into units (run/attn_split.h); the cores
  * online as a power of two up to SIM_TRACE_ONLY_THREADS for a trace-only run of 10^10 FLOPs or
  * more (about 0.1 s) with tiles in scratch over a write-validate L1 (the GPU presets), whose
  * sets split (elsewhere its split does not pay: docs/speed.md, "Threads"); else 1. */

@@ -1,5 +1,5 @@
 /*
- * A kernel's values on several threads: see kernels/attn_split.h.
+ * A kernel's values on several threads: see run/attn_split.h.
  *
  * Notes:
  *  - A view is d's config with batch 1 and the unit's heads, and d's pointers moved to the
@@ -14,7 +14,7 @@
  *    which thread runs a unit changes nothing in its values.
  */
 
-#include "kernels/attn_split.h"
+#include "run/attn_split.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,10 +1,10 @@
 /*
  * `memsim profile`'s measurements: the semantics (timing, quantiles, which bytes) are in the
- * Notes of measure/profile.h. Per T, the proj kernel's data and traced run come first (its two
+ * Notes of run/profile.h. Per T, the proj kernel's data and traced run come first (its two
  * rows go into every layer row), then each attention kernel's, freed before the next.
  */
 
-#include "measure/profile.h"
+#include "run/profile.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 
 #include "base/progress.h"
 #include "base/util.h"
-#include "kernels/simulate.h"
 #include "measure/ceilings.h"
+#include "run/simulate.h"
 
 void
 profile_config_init(struct profile_config *c)
