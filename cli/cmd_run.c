@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/compare.h"
-#include "analysis/formulas.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "cli/commands.h"
@@ -112,49 +110,57 @@ struct run_extra {
 	struct bandwidth bw; /* --bandwidth */
 };
 
-/* run --kernel PATH: a plugin's traced build through the model. */
-static int
-run_plugin(const struct kernel_options *o, const struct spec *spec, const struct sim_record *rec,
-	   int argc, char **argv)
+/* The text report's head: the kernel and its configuration, the cache, the run's time. */
+static void
+print_head(FILE *out, const struct evaluation *ev)
 {
-	struct plugin pl;
-	struct plugin_eval ev;
-	FILE *out;
-	char err[1024], buf[512];
-	int rc;
+	const struct attn_config *c = &ev->cfg;
+	char buf[512], on[32];
 
-	if (o->trace_only)
-		return usage_error("run", "--trace-only is for built-in kernels");
-	if (plugin_load(&pl, o->plugin_path, false, err, sizeof(err)))
-		return usage_error("run", "%s", err);
-	if ((rc = plugin_eval_run(&ev, &pl, &o->cfg, &o->params, spec, o->flush, rec, err,
-				  sizeof(err)))) {
-		plugin_unload(&pl);
-		return rc == -EINVAL ? usage_error("run", "%s", err) : print_error("%s", err);
-	}
-	if ((rc = check_sample_estimate("run", ev.cache)))
-		goto done;
-	out = text_stream(rec && strcmp(rec->path, "-") == 0 ? "-" : o->json_path);
-	fprintf(out, "memsim run: plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu batch=%llu "
-		     "Br=%llu Bc=%llu%s\ncache %s\ntraced in %.3f s\n\n",
-		pl.p->name, pl.path, (unsigned long long)o->cfg.N, (unsigned long long)o->cfg.d,
-		(unsigned long long)o->cfg.heads, (unsigned long long)o->cfg.kv_heads,
-		(unsigned long long)o->cfg.batch, (unsigned long long)o->cfg.Br,
-		(unsigned long long)o->cfg.Bc, o->cfg.causal ? " causal" : "",
-		spec_format(spec, buf, sizeof(buf)), ev.seconds);
-	report_print_cache(out, ev.cache);
-	plugin_eval_print(out, &ev, &pl);
-	if (o->json_path) {
-		cJSON *root = plugin_eval_json(&ev, &pl, &o->cfg, &o->params, spec, o->flush,
-					       o->seed, argc, argv);
+	if (ev->plugin)
+		fprintf(out,
+			"memsim run: plugin %s (%s) N=%llu d=%llu heads=%llu kv_heads=%llu "
+			"batch=%llu Br=%llu Bc=%llu%s",
+			ev->plugin->p->name, ev->plugin->path, (unsigned long long)c->N,
+			(unsigned long long)c->d, (unsigned long long)c->heads,
+			(unsigned long long)c->kv_heads, (unsigned long long)c->batch,
+			(unsigned long long)c->Br, (unsigned long long)c->Bc,
+			c->causal ? " causal" : "");
+	else
+		fprintf(out, "memsim run: %s", kernel_config_str(c, buf, sizeof(buf)));
+	snprintf(on, sizeof(on), " on %u threads", ev->sim.threads);
+	/* A plugin's text leaves its sampling to the warning and the JSON. */
+	fprintf(out, "\ncache %s\ntraced%s in %.3f s%s%s\n\n",
+		spec_format(&ev->spec, buf, sizeof(buf)), ev->trace_only ? " (trace-only)" : "",
+		ev->sim.seconds, ev->sim.threads > 1 ? on : "",
+		ev->spec.cache.sample_sets > 1 && !ev->plugin ? " (an estimate: set sampling)"
+							      : "");
+}
 
-		if (report_write_json(o->json_path, root, err, sizeof(err)))
-			rc = print_error("%s", err);
-		cJSON_Delete(root);
+/* The run's reports: the text on out, the JSON where --json asks. Returns an exit status. */
+static int
+write_reports(const struct evaluation *ev, const struct kernel_options *o,
+	      const struct run_extra *x, FILE *out, int argc, char **argv)
+{
+	cJSON *root;
+	char err[512];
+	int rc = EXIT_OK;
+
+	print_head(out, ev);
+	evaluation_print(out, ev);
+	if (!o->json_path)
+		return EXIT_OK;
+	root = evaluation_json(ev, argc, argv);
+	if (x->threads_given) {
+		cJSON *th = cJSON_AddObjectToObject(root, "threads");
+
+		cJSON_AddNumberToObject(th, "asked", (double)x->threads);
+		cJSON_AddNumberToObject(th, "used", ev->sim.threads);
+		cJSON_AddStringToObject(th, "why_not_more", ev->sim.threads_why);
 	}
-done:
-	plugin_eval_finish(&ev);
-	plugin_unload(&pl);
+	if (report_write_json(o->json_path, root, err, sizeof(err)))
+		rc = print_error("%s", err);
+	cJSON_Delete(root);
 	return rc;
 }
 
@@ -192,7 +198,6 @@ command_line(int argc, char **argv)
 int
 cmd_run(int argc, char **argv)
 {
-	enum evaluation_mode mode;
 	struct kernel_options o;
 	struct run_extra x = { 0 };
 	const struct optparse_option extra[] = {
@@ -207,13 +212,13 @@ cmd_run(int argc, char **argv)
 	};
 	const struct kernel_command cmd = { "run", usage_run, extra };
 	struct sim_record rec;
-	FILE *out;
 	struct spec spec;
-	struct evaluation st;
-	struct per_token pt;
-	char err[512], buf[512], on[32];
+	struct plugin pl = { 0 };
+	struct evaluation ev;
+	struct evaluation_job job;
+	FILE *out;
+	char err[1024];
 	char *command = NULL;
-	unsigned threads;
 	int rc;
 
 	kernel_options_init(&o);
@@ -227,7 +232,12 @@ cmd_run(int argc, char **argv)
 		return usage_error("run", "--record - and --json - both want stdout");
 	/* The report's text leaves stdout to whichever of them writes there. */
 	out = text_stream(x.record && strcmp(x.record, "-") == 0 ? "-" : o.json_path);
-	mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE;
+	if (o.plugin_path && x.threads_given)
+		return usage_error("run", "--threads is for built-in kernels");
+	if (o.plugin_path && o.trace_only)
+		return usage_error("run", "--trace-only is for built-in kernels");
+	if (o.plugin_path && plugin_load(&pl, o.plugin_path, false, err, sizeof(err)))
+		return usage_error("run", "%s", err);
 	if (x.record) {
 		signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
 		signal(SIGINT, on_record_signal);
@@ -237,62 +247,37 @@ cmd_run(int argc, char **argv)
 	}
 	rec.path = x.record;
 	rec.command = command;
-	if (o.plugin_path) {
-		if (x.threads_given) {
-			free(command);
-			return usage_error("run", "--threads is for built-in kernels");
-		}
-		rc = run_plugin(&o, &spec, x.record ? &rec : NULL, argc, argv);
-		free(command);
-		return rc;
-	}
-	/* Without --threads, a run long enough to pay (and whose split pays) takes the cores. */
-	threads = x.threads_given ? (unsigned)x.threads
-				  : sim_default_threads(&o.cfg, &spec, o.trace_only);
-	rc = evaluation_run_recorded(&st, &o.cfg, &spec, o.flush, o.seed, mode,
-				     x.record ? &rec : NULL, threads, err, sizeof(err));
+	job = (struct evaluation_job){
+		.plugin = pl.p ? &pl : NULL,
+		.params = &o.params,
+		.cfg = &o.cfg,
+		.spec = &spec,
+		.flush = o.flush,
+		.seed = o.seed,
+		.rec = x.record ? &rec : NULL,
+		.mode = o.trace_only ? EVALUATION_TRACE_ONLY : EVALUATION_SIMULATE,
+		/* Without --threads, a run long enough to pay (and whose split pays) takes
+		 * the cores. */
+		.threads = x.threads_given || pl.p
+				   ? (unsigned)x.threads
+				   : sim_default_threads(&o.cfg, &spec, o.trace_only),
+	};
+	rc = evaluation_run(&ev, &job, err, sizeof(err));
 	free(command);
 	if (rc) {
-		print_error("%s", err);
-		return EXIT_RUNTIME;
+		rc = rc == -EINVAL ? usage_error("run", "%s", err) : print_error("%s", err);
+		goto unload;
 	}
-	if (x.threads_given && st.sim.threads < x.threads)
+	if (x.threads_given && ev.sim.threads < x.threads)
 		print_error("note: --threads %llu: %u thread%s: %s", (unsigned long long)x.threads,
-			    st.sim.threads, st.sim.threads == 1 ? "" : "s", st.sim.threads_why);
-	if ((rc = check_sample_estimate("run", st.sim.cache))) {
-		evaluation_finish(&st);
-		return rc;
-	}
-	snprintf(on, sizeof(on), " on %u threads", st.sim.threads);
-	fprintf(out, "memsim run: %s\ncache %s\ntraced%s in %.3f s%s%s\n\n",
-		kernel_config_str(&o.cfg, buf, sizeof(buf)), spec_format(&spec, err, sizeof(err)),
-		o.trace_only ? " (trace-only)" : "", st.sim.seconds, st.sim.threads > 1 ? on : "",
-		x.sample_sets > 1 ? " (an estimate: set sampling)" : "");
-	report_print_cache(out, st.sim.cache);
-	compare_print(out, &st.f, &st.cmp);
-	/* the same bytes as the JSON's (evaluation_json()) */
-	st.bandwidth_gbps = x.bw.gbps;
-	st.bandwidth_source = x.bw.source;
-	report_per_token(&pt, &o.cfg, &spec, st.cmp.exact.measured, x.bw.gbps, x.bw.source);
-	report_print_per_token(out, &pt);
-	rc = EXIT_OK;
-	if (o.json_path) {
-		cJSON *root = evaluation_json(&st, argc, argv);
-
-		if (x.threads_given) {
-			cJSON *th = cJSON_AddObjectToObject(root, "threads");
-
-			cJSON_AddNumberToObject(th, "asked", (double)x.threads);
-			cJSON_AddNumberToObject(th, "used", st.sim.threads);
-			cJSON_AddStringToObject(th, "why_not_more", st.sim.threads_why);
-		}
-
-		if (report_write_json(o.json_path, root, err, sizeof(err))) {
-			print_error("%s", err);
-			rc = EXIT_RUNTIME;
-		}
-		cJSON_Delete(root);
-	}
-	evaluation_finish(&st);
+			    ev.sim.threads, ev.sim.threads == 1 ? "" : "s", ev.sim.threads_why);
+	ev.bandwidth_gbps = x.bw.gbps;
+	ev.bandwidth_source = x.bw.source;
+	if (!(rc = check_sample_estimate("run", ev.sim.cache)))
+		rc = write_reports(&ev, &o, &x, out, argc, argv);
+	evaluation_finish(&ev);
+unload:
+	if (pl.p)
+		plugin_unload(&pl);
 	return rc;
 }

@@ -204,13 +204,15 @@ papi_rows(struct xcheck *x, const struct kernel_options *o, struct papi_report *
 {
 	struct spec host;
 	struct evaluation st;
+	struct evaluation_job job = {
+		.cfg = &o->cfg, .spec = &host, .seed = o->seed, .mode = EVALUATION_SIMULATE
+	};
 	struct attn_data *d;
 	uint64_t line = 64, evict = 256ull << 20;
 	int rc;
 
 	if (xcheck_host_spec(x, &host) == 0) {
-		if (evaluation_run(&st, &o->cfg, &host, false, o->seed, EVALUATION_SIMULATE, err,
-				   errlen))
+		if (evaluation_run(&st, &job, err, errlen))
 			return -1;
 		xcheck_host_row(x, &host, st.sim.cache, st.sim.seconds, &line, &evict);
 		evaluation_finish(&st);
@@ -314,26 +316,31 @@ memsim_rows(struct xcheck *x, const struct kernel_options *o, const struct spec 
 	    const struct spec *clg_spec, struct xcheck_plugin *xp, char *err, size_t errlen)
 {
 	struct xcheck_row *cg = &x->rows[XCHECK_MEMSIM_CG], *clg = &x->rows[XCHECK_MEMSIM_CLG];
+	struct evaluation_job job = { .plugin = xp ? &xp->traced : NULL,
+				      .params = &o->params,
+				      .cfg = &o->cfg,
+				      .spec = cg_spec,
+				      .seed = o->seed,
+				      .mode = EVALUATION_SIMULATE };
 	struct evaluation st;
 	char buf[512];
 	int rc;
 
-	if (xp) {
-		if ((rc = xcheck_plugin_models(x, xp, o, cg_spec, clg_spec, err, errlen)))
-			return rc;
-	} else {
-		if (evaluation_run(&st, &o->cfg, cg_spec, false, o->seed, EVALUATION_SIMULATE, err,
-				   errlen))
-			return EXIT_RUNTIME;
-		memsim_row(&st, false, cg);
-		evaluation_finish(&st);
-		if (evaluation_run(&st, &o->cfg, clg_spec, true, o->seed, EVALUATION_SIMULATE, err,
-				   errlen))
-			return EXIT_RUNTIME;
+	if ((rc = evaluation_run(&st, &job, err, errlen)))
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	memsim_row(&st, false, cg);
+	evaluation_finish(&st);
+	/* Flushed, for the formulas; the row's write-backs leave the flush out. */
+	job.spec = clg_spec;
+	job.flush = true;
+	if ((rc = evaluation_run(&st, &job, err, errlen)))
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	if (!xp)
 		formula_rows(x, &st);
-		memsim_row(&st, true, clg);
-		evaluation_finish(&st);
-	}
+	else if (st.have_formula)
+		xcheck_plugin_formula_row(x, &st, xp);
+	memsim_row(&st, true, clg);
+	evaluation_finish(&st);
 	cg->shown = clg->shown = true;
 	snprintf(cg->source, sizeof(cg->source), "memsim");
 	snprintf(cg->model, sizeof(cg->model), "Cachegrind's");

@@ -183,23 +183,19 @@ xcheck_plugin_callgrind_keep(const char *object, const char *fn, void *arg)
 /* The plugin's formula against the flushed run on the Callgrind model: an estimate there (two
  * set-associative levels), of its DRAM arrays (its tiles are in memory here; the formula puts
  * them in scratch). */
-static void
-formula_row(struct xcheck *x, const struct plugin_eval *ev, const struct xcheck_plugin *xp,
-	    const struct spec *clg)
+void
+xcheck_plugin_formula_row(struct xcheck *x, const struct evaluation *ev,
+			  const struct xcheck_plugin *xp)
 {
 	struct xcheck_row *r = &x->rows[XCHECK_EXACT];
 	uint64_t pred = 0, meas = 0;
-	unsigned n = cache_array_count(ev->cache);
 	char size[64];
 
 	for (unsigned i = 0; i < ev->pa.n; i++) {
 		if (ev->pa.a[i].space != MEMSIM_SPACE_DRAM)
 			continue;
 		pred += ev->formula[i].read_bytes + ev->formula[i].write_bytes;
-		for (unsigned k = 1; k < n; k++)
-			if (strcmp(cache_array_name(ev->cache, k), ev->pa.a[i].name) == 0)
-				meas += cache_array_traffic(ev->cache, k)->read_bytes +
-					cache_array_traffic(ev->cache, k)->write_bytes;
+		meas += ev->measured[i].read_bytes + ev->measured[i].write_bytes;
 	}
 	r->shown = true;
 	snprintf(r->source, sizeof(r->source), "%.32s's formula", xp->traced.p->name);
@@ -213,33 +209,8 @@ formula_row(struct xcheck *x, const struct plugin_eval *ev, const struct xcheck_
 		 "associative LRU cache, final flush included, against memsim's bytes of those "
 		 "arrays with its flush: an estimate here (%s), exact only on the model "
 		 "include/memsim/plugin.h names",
-		 format_size_bytes(clg->cache.level[1].size_bytes, size, sizeof(size)),
+		 format_size_bytes(ev->spec.cache.level[1].size_bytes, size, sizeof(size)),
 		 ev->scope_why);
-}
-
-int
-xcheck_plugin_models(struct xcheck *x, struct xcheck_plugin *xp, const struct kernel_options *o,
-		     const struct spec *cg, const struct spec *clg, char *err, size_t errlen)
-{
-	struct plugin_eval ev;
-	int rc;
-
-	rc = plugin_eval_run(&ev, &xp->traced, &o->cfg, &o->params, cg, false, NULL, err, errlen);
-	if (rc)
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-	xcheck_memsim_row(ev.cache, cg->cache.level[1].line_bytes, ev.seconds, false,
-			  &x->rows[XCHECK_MEMSIM_CG]);
-	plugin_eval_finish(&ev);
-	/* Flushed, for the formula; the row's write-backs leave the flush out. */
-	rc = plugin_eval_run(&ev, &xp->traced, &o->cfg, &o->params, clg, true, NULL, err, errlen);
-	if (rc)
-		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-	xcheck_memsim_row(ev.cache, clg->cache.level[1].line_bytes, ev.seconds, true,
-			  &x->rows[XCHECK_MEMSIM_CLG]);
-	if (ev.have_formula)
-		formula_row(x, &ev, xp, clg);
-	plugin_eval_finish(&ev);
-	return 0;
 }
 
 int
@@ -247,7 +218,12 @@ xcheck_plugin_papi(struct xcheck *x, struct xcheck_plugin *xp, const struct kern
 		   struct papi_report *rep, char *err, size_t errlen)
 {
 	struct spec host;
-	struct plugin_eval ev;
+	struct evaluation ev;
+	struct evaluation_job job = { .plugin = &xp->traced,
+				      .params = &o->params,
+				      .cfg = &o->cfg,
+				      .spec = &host,
+				      .mode = EVALUATION_SIMULATE };
 	struct memsim_kernel_config kc;
 	struct plugin_arrays pa;
 	struct plugin_native_run run = { .pl = &xp->native, .kc = &kc, .pa = &pa };
@@ -255,11 +231,10 @@ xcheck_plugin_papi(struct xcheck *x, struct xcheck_plugin *xp, const struct kern
 	int rc;
 
 	if (xcheck_host_spec(x, &host) == 0) {
-		if (plugin_eval_run(&ev, &xp->traced, &o->cfg, &o->params, &host, false, NULL, err,
-				    errlen))
+		if (evaluation_run(&ev, &job, err, errlen))
 			return -1;
-		xcheck_host_row(x, &host, ev.cache, ev.seconds, &line, &evict);
-		plugin_eval_finish(&ev);
+		xcheck_host_row(x, &host, ev.sim.cache, ev.sim.seconds, &line, &evict);
+		evaluation_finish(&ev);
 	}
 	if (plugin_config(&xp->native, &o->cfg, &o->params, &kc, err, errlen) ||
 	    plugin_arrays_create(&xp->native, &kc, &pa, err, errlen))

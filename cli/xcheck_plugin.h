@@ -22,6 +22,7 @@
 #include "cli/options.h"
 #include "measure/elfsyms.h"
 #include "measure/papi_count.h"
+#include "run/evaluate.h"
 #include "run/plugin.h"
 #include "sim/cache.h"
 #include "sim/spec.h"
@@ -47,11 +48,9 @@ void xcheck_plugin_close(struct xcheck_plugin *xp);
 bool xcheck_plugin_cachegrind_keep(const char *object, const char *fn, void *arg);
 bool xcheck_plugin_callgrind_keep(const char *object, const char *fn, void *arg);
 
-/* memsim's rows under Cachegrind's (cg) and Callgrind's (clg) models, and the plugin's formula
- * beside the flushed run where it gives one. Returns 0, or EXIT_USAGE / EXIT_RUNTIME with a
- * one-line message in err. */
-int xcheck_plugin_models(struct xcheck *x, struct xcheck_plugin *xp, const struct kernel_options *o,
-			 const struct spec *cg, const struct spec *clg, char *err, size_t errlen);
+/* The plugin's formula against ev, its flushed run on Callgrind's model, where it gives one. */
+void xcheck_plugin_formula_row(struct xcheck *x, const struct evaluation *ev,
+			       const struct xcheck_plugin *xp);
 
 /* The PAPI row (and memsim on the host preset beside it) for the native build, run in this
  * process. Returns 0, or -1 with a message when the run itself could not be made. */

@@ -702,3 +702,16 @@ plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, dou
 	call_leave();
 	return true;
 }
+
+void
+plugin_config_json(cJSON *cfg, const struct plugin *pl, const struct plugin_params *pp)
+{
+	cJSON *params;
+
+	cJSON_ReplaceItemInObjectCaseSensitive(cfg, "kernel", cJSON_CreateString(pl->p->name));
+	cJSON_DeleteItemFromObjectCaseSensitive(cfg, "softmax_separate");
+	cJSON_AddStringToObject(cfg, "plugin", pl->path);
+	params = cJSON_AddObjectToObject(cfg, "params");
+	for (unsigned i = 0; i < pp->n; i++)
+		cJSON_AddStringToObject(params, pp->keys[i], pp->values[i]);
+}

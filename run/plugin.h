@@ -8,7 +8,6 @@
 #include <cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "kernels/attn.h"
 #include "run/simulate.h"
@@ -131,46 +130,5 @@ int plugin_formula(const struct plugin *pl, const struct memsim_kernel_config *k
 /* The plugin's flops() for kc into *flops; false where it has none. */
 bool plugin_flops(const struct plugin *pl, const struct memsim_kernel_config *kc, double *flops);
 
-/* One configuration of a plugin end to end: arrays, the run through the model, the plugin's
- * formula where it gives one. */
-struct plugin_eval {
-	struct memsim_kernel_config kc;
-	struct plugin_arrays pa;
-	struct cache *cache; /* owned */
-	double seconds;
-	bool have_formula;
-	struct memsim_array_bytes formula[PLUGIN_MAX_ARRAYS];
-	bool exact;          /* the formula's model is the cache's: byte-equal is claimed */
-	char scope_why[160]; /* why not, where not exact */
-};
-
-/* Runs c (with pp) of pl on spec, recording it first into rec where not NULL
- * (plugin_record(); the arrays are then zeroed again for the live run). Returns 0, or with a
- * one-line message in err -EINVAL where c or pp is not the plugin's (a usage error), -ENOMEM
- * where the model cannot be allocated, -EIO where the run or its recording failed. Free with
- * plugin_eval_finish(). */
-int plugin_eval_run(struct plugin_eval *ev, const struct plugin *pl, const struct attn_config *c,
-		    const struct plugin_params *pp, const struct spec *spec, bool flush,
-		    const struct sim_record *rec, char *err, size_t errlen);
-void plugin_eval_finish(struct plugin_eval *ev);
-
-/* plugin_eval_run() for n sizes of cache level `level` in one pass of method how
- * (cache_create_onepass()): outs[k] as a run on specs[k] (specs[0] the pass's base) would
- * give, counter for counter. Returns 0, or with a one-line message in err -ENOMEM when the
- * pass's models cannot be allocated or memory ran out, -EINVAL for anything else (each
- * size may still run alone). */
-int plugin_eval_onepass(struct plugin_eval *outs, const struct plugin *pl,
-			const struct attn_config *c, const struct plugin_params *pp,
-			const struct spec *specs, unsigned level, const uint64_t *sizes, unsigned n,
-			enum cache_onepass how, bool flush, char *err, size_t errlen);
-
-/* The report object of `memsim run --json` for a plugin: header (where argv), config (with
- * "kernel" the plugin's name, "plugin" its path, "params"), levels, dram, arrays, phases,
- * "formulas" {"exact"} where it has a formula, flops and intensity where it counts flops. */
-cJSON *plugin_eval_json(const struct plugin_eval *ev, const struct plugin *pl,
-			const struct attn_config *c, const struct plugin_params *pp,
-			const struct spec *spec, bool flush, uint64_t seed, int argc, char **argv);
 /* A report's "config" object for a plugin: "kernel" its name, "plugin" its path, "params". */
 void plugin_config_json(cJSON *cfg, const struct plugin *pl, const struct plugin_params *pp);
-/* The formula comparison as text (nothing without a formula). */
-void plugin_eval_print(FILE *out, const struct plugin_eval *ev, const struct plugin *pl);

@@ -95,24 +95,6 @@ error_report(const struct sweep_plan *p, const struct sweep_item *it, const char
 	return r;
 }
 
-/* A plugin's configuration on its own, as `memsim run --kernel PATH --json` reports it. */
-static cJSON *
-plugin_row(const struct sweep_plan *p, const struct sweep_item *it, const struct spec *spec)
-{
-	struct plugin_eval ev;
-	char err[1024];
-	cJSON *r;
-
-	if (plugin_eval_run(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, NULL, err,
-			    sizeof(err)))
-		return error_report(p, it, err);
-	r = plugin_eval_json(&ev, &p->plugin, &it->cfg, &p->params, spec, p->flush, p->seed, 0,
-			     NULL);
-	plugin_eval_finish(&ev);
-	return r;
-}
-
-/* One configuration on its own: its report, or its error. */
 /* With --threads, the threads a row's simulation took, as memsim run reports them. */
 static void
 add_threads(cJSON *r, const struct sweep_plan *p, const struct sim_result *sim)
@@ -127,32 +109,44 @@ add_threads(cJSON *r, const struct sweep_plan *p, const struct sim_result *sim)
 	cJSON_AddStringToObject(th, "why_not_more", sim->threads_why);
 }
 
+/* The evaluation of cfg on spec as plan p asks for it. */
+static struct evaluation_job
+plan_job(const struct sweep_plan *p, const struct attn_config *cfg, const struct spec *spec)
+{
+	return (struct evaluation_job){
+		.plugin = p->plugin.p ? &p->plugin : NULL,
+		.params = &p->params,
+		.cfg = cfg,
+		.spec = spec,
+		.flush = p->flush,
+		.seed = p->seed,
+		.mode = !p->simulate    ? EVALUATION_FORMULA
+			: p->trace_only ? EVALUATION_TRACE_ONLY
+					: EVALUATION_SIMULATE,
+		.threads = p->threads,
+	};
+}
+
+/* One configuration on its own: its report, or its error. */
 static cJSON *
 one_row(const struct sweep_plan *p, const struct sweep_item *it)
 {
-	enum evaluation_mode mode = !p->simulate    ? EVALUATION_FORMULA
-				    : p->trace_only ? EVALUATION_TRACE_ONLY
-						    : EVALUATION_SIMULATE;
+	struct evaluation_job job;
 	struct spec spec;
 	struct evaluation ev;
-	char err[512];
+	char err[1024];
 	cJSON *r;
 
-	int rc = spec_parse(p->caches[it->cache], &spec, err, sizeof(err));
-
+	if (spec_parse(p->caches[it->cache], &spec, err, sizeof(err)))
+		return error_report(p, it, err);
 	spec.cache.sample_sets = p->sample_sets;
 	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
-	if (!rc && p->plugin.p)
-		return plugin_row(p, it, &spec);
-	if (rc || evaluation_run_recorded(&ev, &it->cfg, &spec, p->flush, p->seed, mode, NULL,
-					  p->threads, err, sizeof(err))) {
-		r = error_report(p, it, err);
-	} else {
-		r = evaluation_json(&ev, 0, NULL);
-		if (ev.simulated)
-			add_threads(r, p, &ev.sim);
-		evaluation_finish(&ev);
-	}
+	job = plan_job(p, &it->cfg, &spec);
+	if (evaluation_run(&ev, &job, err, sizeof(err)))
+		return error_report(p, it, err);
+	r = evaluation_json(&ev, 0, NULL);
+	add_threads(r, p, &ev.sim);
+	evaluation_finish(&ev);
 	return r;
 }
 
@@ -190,52 +184,6 @@ add_onepass(cJSON *r, const struct group_run *gr, enum cache_onepass how, unsign
 		cJSON_AddStringToObject(o, "why", why);
 }
 
-static void run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why);
-
-/* run_pass() for a plugin's items (m >= 2). */
-static void
-run_plugin_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why)
-{
-	const struct sweep_plan *p = gr->p;
-	const struct attn_config *cfg = &gr->items[gr->idx[list[0]]].cfg;
-	struct plugin_eval *outs = xzalloc(m * sizeof(*outs));
-	struct spec *specs = xzalloc(m * sizeof(*specs));
-	uint64_t *sizes = xzalloc(m * sizeof(*sizes));
-	char err[1024];
-	int rc;
-
-	for (unsigned j = 0; j < m; j++) {
-		sizes[j] = gr->sizes[list[j]];
-		specs[j] = gr->specs[list[j]];
-	}
-	rc = plugin_eval_onepass(outs, &p->plugin, cfg, &p->params, specs, gr->g->level, sizes, m,
-				 gr->g->method, p->flush, err, sizeof(err));
-	free(sizes);
-	if (rc == -ENOMEM) {
-		free(outs);
-		free(specs);
-		run_pass(gr, list, m / 2, err);
-		run_pass(gr, list + m / 2, m - m / 2, err);
-		return;
-	}
-	for (unsigned j = 0; j < m; j++) {
-		cJSON *r;
-
-		if (rc) {
-			r = one_row(p, &gr->items[gr->idx[list[j]]]);
-			add_onepass(r, gr, CACHE_ONEPASS_SEPARATE, 1, err);
-		} else {
-			r = plugin_eval_json(&outs[j], &p->plugin, cfg, &p->params, &specs[j],
-					     p->flush, p->seed, 0, NULL);
-			plugin_eval_finish(&outs[j]);
-			add_onepass(r, gr, gr->g->method, m, why);
-		}
-		gr->rows[list[j]] = r;
-	}
-	free(outs);
-	free(specs);
-}
-
 /* Runs items list[0 .. m) of gr in one pass (one alone: a separate run) and makes their rows.
  * A pass whose models cannot be allocated runs as two halves, down to sizes alone, whose
  * failure is their row's error; why says why this is not all the task's sizes at once. */
@@ -244,9 +192,11 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 {
 	const struct sweep_plan *p = gr->p;
 	const struct attn_config *cfg = &gr->items[gr->idx[list[0]]].cfg;
-	struct sim_result *outs;
+	struct evaluation_job job = plan_job(p, cfg, NULL);
+	struct evaluation *outs;
+	struct spec *specs;
 	uint64_t *sizes;
-	char err[512];
+	char err[1024];
 	int rc;
 
 	if (m == 1) {
@@ -254,20 +204,19 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 		add_onepass(gr->rows[list[0]], gr, CACHE_ONEPASS_SEPARATE, 1, why);
 		return;
 	}
-	if (p->plugin.p) {
-		run_plugin_pass(gr, list, m, why);
-		return;
-	}
 	outs = xzalloc(m * sizeof(*outs));
+	specs = xzalloc(m * sizeof(*specs));
 	sizes = xzalloc(m * sizeof(*sizes));
-	for (unsigned j = 0; j < m; j++)
+	for (unsigned j = 0; j < m; j++) {
 		sizes[j] = gr->sizes[list[j]];
+		specs[j] = gr->specs[list[j]];
+	}
 	/* The first size's spec is the base: it has the associativity every size keeps
 	 * (cache_config_resize()), and what L1 looks like to the tracing layer in this pass. */
-	rc = sim_kernel_onepass_split(cfg, &gr->specs[list[0]], gr->g->level, sizes, m,
-				      gr->g->method, p->flush, p->seed, p->trace_only, p->threads,
-				      outs, err, sizeof(err));
+	rc = evaluation_onepass(outs, &job, specs, gr->g->level, sizes, m, gr->g->method, err,
+				sizeof(err));
 	free(sizes);
+	free(specs);
 	if (rc == -ENOMEM) {
 		free(outs);
 		run_pass(gr, list, m / 2, err);
@@ -275,18 +224,15 @@ run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why
 		return;
 	}
 	for (unsigned j = 0; j < m; j++) {
-		struct evaluation ev;
 		cJSON *r;
 
 		if (rc) {
 			r = one_row(p, &gr->items[gr->idx[list[j]]]);
 			add_onepass(r, gr, CACHE_ONEPASS_SEPARATE, 1, err);
 		} else {
-			evaluation_of_sim(&ev, cfg, &gr->specs[list[j]], p->flush, p->seed,
-					  p->trace_only, &outs[j]);
-			r = evaluation_json(&ev, 0, NULL);
-			add_threads(r, p, &ev.sim);
-			evaluation_finish(&ev);
+			r = evaluation_json(&outs[j], 0, NULL);
+			add_threads(r, p, &outs[j].sim);
+			evaluation_finish(&outs[j]);
 			/* Which pass made these counters: the same as a run of this size alone. */
 			add_onepass(r, gr, gr->g->method, m, why);
 		}
