@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "sim/progress.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 #include "sim/utf8.h"
 #include "sim/util.h"
 

@@ -10,7 +10,7 @@
 #include "cli/sweep_pool.h"
 #include "cli/sweep_writer.h"
 #include "kernels/simulate.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "kernels/attn_split.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 #include "sim/trace.h"
 #include "sim/util.h"
 #include "traces/mtrace.h"
@@ -87,7 +87,7 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 	return -EIO;
 }
 
-/* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
+/* The live pass on k > 1 threads (sim/drive/feed.h): d's kernel on this thread into the feed
  * model, the slices on theirs; out->cache is their sum. With tiles in scratch the kernel hands
  * out little but runs of rows (its tiles tallied in bulk), so this thread is one of the k that
  * simulate the slices: k threads busy, not k + 1. Returns 0, or -ENOMEM with err. */

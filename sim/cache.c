@@ -49,8 +49,8 @@
 #include "sim/cache_plain.h"
 #include "sim/cache_sets.h"
 #include "sim/name_index.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
+#include "sim/drive/sample.h"
+#include "sim/drive/stackdist.h"
 #include "sim/util.h"
 
 /* array_transfer() of addr's array. Out of line and not static (cache_flush.c calls it), as
@@ -585,7 +585,7 @@ cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op
 	}
 	c->sample_bytes[write] += bytes;
 	if (c->ndata == 0) {
-		/* A feed model's (sim/cache_feed.h): counted and kept off scratch as here */
+		/* A feed model's (sim/drive/feed.h): counted and kept off scratch as here */
 		if (c->feed)
 			cache_feed_route(c, addr, size, op, count, bytes);
 		else if (c->nfan)
@@ -779,7 +779,7 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 
 /* ---- one pass for many sizes: the access path ---- */
 
-/* The rest of the one-pass model is in cache_onepass.c, its flush in cache_flush.c. */
+/* The rest of the one-pass model is in drive/onepass.c, its flush in cache_flush.c. */
 
 /* One request of level-above traffic inside one line of the swept level, for every size at
  * once: what level_ref() does at a write-back, write-allocate LRU level above DRAM, with the

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "sim/cache_internal.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 
 /* ---- accounting ---- */
 

@@ -12,8 +12,8 @@
 
 #include "sim/cache_internal.h"
 #include "sim/name_index.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
+#include "sim/drive/sample.h"
+#include "sim/drive/stackdist.h"
 #include "sim/util.h"
 
 /* ---- construction ---- */

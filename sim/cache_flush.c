@@ -9,7 +9,7 @@
 
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
-#include "sim/stackdist.h"
+#include "sim/drive/stackdist.h"
 #include "sim/util.h"
 
 /* ---- flush ---- */

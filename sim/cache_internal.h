@@ -5,13 +5,13 @@
  * cache.c (the hierarchy, access, the one-pass access path), cache_create.c (construction),
  * cache_sets.h (set operations, inline), cache_account.h (arrays' DRAM traffic, inline),
  * cache_flush.c (the final flush), cache_config.c (policy names, validation), cache_stats.c
- * (phases, arrays, getters, set sampling) and cache_onepass.c (one pass for many sizes).
+ * (phases, arrays, getters, set sampling) and drive/onepass.c (one pass for many sizes).
  */
 
 #include "sim/cache.h"
 #include "sim/name_index.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
+#include "sim/drive/sample.h"
+#include "sim/drive/stackdist.h"
 
 #define TAG_INVALID UINT64_MAX
 #define INDEX_WAYS 64 /* above this, a level keeps a hash index instead of scanning sets */
@@ -148,7 +148,7 @@ struct cache {
 	unsigned slice_shift;
 	uint64_t slice_mask, slice_residue;
 	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
-	/* A feed model (sim/cache_feed.h): what it gets goes to the slices' ring, not to levels. */
+	/* A feed model (sim/drive/feed.h): what it gets goes to the slices' ring, not to levels. */
 	struct cache_feed *feed;
 	/* A one-pass model whose sizes run on slice threads (cache_feed_attach_below()): what
 	 * leaves its levels above the swept one goes to the slices' rings, not to its sizes. */
@@ -192,7 +192,7 @@ unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req r
 bool cache_scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint32_t count,
 			  uint64_t bytes);
 
-/* cache_feed.c: what a feed model gets, passed to the slices (its own counts kept here) */
+/* drive/feed.c: what a feed model gets, passed to the slices (its own counts kept here) */
 void cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
 		      uint32_t count, uint64_t bytes);
 /* cache_access_refs() on a feed model */
@@ -207,5 +207,5 @@ void cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req re
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);
 
-/* cache_onepass.c */
+/* drive/onepass.c */
 void cache_stack_settle(struct cache *c);

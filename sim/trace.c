@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 #include "sim/name_index.h"
 #include "sim/progress.h"
 #include "sim/util.h"
@@ -32,7 +32,7 @@ struct trace_state {
 	struct cache *cache;
 	struct trace_sink sink;
 	bool recording;
-	bool feed; /* cache is a feed model (sim/cache_feed.h): accesses go to it unmerged */
+	bool feed; /* cache is a feed model (sim/drive/feed.h): accesses go to it unmerged */
 	int tiles_in_scratch;
 	struct trace_range *ranges;
 	unsigned nranges, last;

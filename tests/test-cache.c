@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "sim/cache.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 #include "sim/spec.h"
 #include "sim/util.h"
 #include "tests/unit.h"
@@ -667,7 +667,7 @@ assert_same_counts(struct cache *whole, struct cache *sum)
 	assert_memory_equal(cache_cpu(whole), cache_cpu(sum), sizeof(struct cache_cpu_stats));
 }
 
-/* A feed model and its slice threads (sim/cache_feed.h) count what one model counts, every
+/* A feed model and its slice threads (sim/drive/feed.h) count what one model counts, every
  * counter: levels, phases, DRAM, arrays, the processor and scratch; with and without the L1
  * hit filter (an LRU write-back write-allocate L1 over no inclusive level takes it). */
 static void

@@ -1,6 +1,6 @@
 #!/bin/sh
 # sweep --threads on one-pass runs (#24 item 2: the one-pass sweep split by set, each slice
-# thread a one-pass model of its sets, sim/cache_feed.c): naive and flash2 at N (4 heads),
+# thread a one-pass model of its sets, sim/drive/feed.c): naive and flash2 at N (4 heads),
 # --trace-only, L3 of 1 to 64 MiB in one pass, by the stack pass (LRU) and by fan-out (FIFO);
 # best of 2 wall and CPU seconds each, and that every row's counters equal one thread's.
 # Usage: MEMSIM=path [THREADS="1 2 4 8 16"] [N=4096] sh tools/onepass-threads.sh; writes

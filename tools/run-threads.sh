@@ -1,6 +1,6 @@
 #!/bin/sh
 # run --threads, run --trace-only --threads and replay --threads of a din trace (#24 items 2-3,
-# one producer feeding the slice threads, sim/cache_feed.c): naive and flash2 at N (4 heads)
+# one producer feeding the slice threads, sim/drive/feed.c): naive and flash2 at N (4 heads)
 # through two hierarchies, and the din file of a `bench --shape naive` trace of ACCESSES
 # accesses; best of 3 wall and CPU seconds each, and that every report's counters equal one
 # thread's. tools/replay-threads.sh measures the binary trace format. Usage: MEMSIM=path

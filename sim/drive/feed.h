@@ -7,8 +7,8 @@
  * would reach its levels goes, cut at chunk bounds (the largest line of any level), into a
  * ring of fixed-size batches of the slice that owns the chunk (chunk index modulo the slices:
  * cache_feed_slices()), and arrays and phases into every ring; the threads simulate the
- * slices' batches. The counts are the one-thread run's, exactly (sim/cache_feed.c,
- * sim/cache_slice.c say why), whichever thread simulated which batch.
+ * slices' batches. The counts are the one-thread run's, exactly (sim/drive/feed.c,
+ * sim/drive/slice.c say why), whichever thread simulated which batch.
  */
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * What the producer's and the slices' sides of a feed share (sim/cache_feed.c, sim/cache_feed.h):
+ * What the producer's and the slices' sides of a feed share (sim/drive/feed.c, sim/drive/feed.h):
  * the events in the rings, the rings, and the feed itself.
  */
 

@@ -1,5 +1,5 @@
 /*
- * One producer feeding the slices of a run split by set (sim/cache_feed.h).
+ * One producer feeding the slices of a run split by set (sim/drive/feed.h).
  *
  * Notes:
  *  - The feed model does what a whole model does before its levels: it counts the processor's
@@ -12,13 +12,13 @@
  *    those chunk bits', as in cache_set_slice(). There are more slices than threads where the
  *    sets and memory allow (cache_feed_slices_for()).
  *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
- *    its chunks, and they change as in the one-thread run (sim/cache_slice.c says why), so the
+ *    its chunks, and they change as in the one-thread run (sim/drive/slice.c says why), so the
  *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch
  *    bytes are the feed model's; the slices get every array as not scratch, so that no piece
  *    of an access that was not scratch is taken for one.
  *  - Rings of batches, one per slice; a batch goes at FEED_BATCH events, or once its runs
  *    hold FEED_BATCH_WORK accesses. A thread takes the slice furthest behind that no other
- *    holds and simulates its next batch (sim/cache_feed_slice.c), so a slice's batches go in
+ *    holds and simulates its next batch (sim/drive/feed_slice.c), so a slice's batches go in
  *    order, one thread at a time (the mutex orders its model's state between them), and which
  *    thread took which never changes a count. A thread on a slow core holds one slice at a
  *    time; the others take the rest. The producer's thread takes batches too where a ring it
@@ -36,7 +36,7 @@
  *    Any other way to L1 forgets the sets it touches.
  */
 
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cache_feed_internal.h"
+#include "sim/drive/feed_internal.h"
 #include "sim/cache_run.h"
 #include "sim/util.h"
 

@@ -1,11 +1,11 @@
 /*
- * The slices' side of a feed (sim/cache_feed.h; sim/cache_feed.c's Notes say how it works):
+ * The slices' side of a feed (sim/drive/feed.h; sim/drive/feed.c's Notes say how it works):
  * each slice applies its batches of events to its model, on its own thread or the caller's.
  */
 
 #include <string.h>
 
-#include "sim/cache_feed_internal.h"
+#include "sim/drive/feed_internal.h"
 #include "sim/cache_run.h"
 #include "sim/util.h"
 

@@ -111,7 +111,7 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		return CACHE_ONEPASS_SEPARATE;
 	}
 	/* The stack pass: the simple write-back, fetch-on-write LRU level at the bottom, and
-	 * caches nested by inclusion (sim/stackdist.h): one set count (fully associative, or
+	 * caches nested by inclusion (sim/drive/stackdist.h): one set count (fully associative, or
 	 * sizes that change the ways), or a fixed associativity of a few ways (sizes that change
 	 * the set count). */
 	if (l->repl != CACHE_REPL_LRU)
@@ -158,7 +158,7 @@ stack_geometry(const struct cache_level_config *l, const uint64_t *sizes, unsign
 }
 
 /* The stack for those caches: a fixed set count grows the ways, a fixed associativity the
- * sets (sim/stackdist.h: nested either way). NULL when memory is short. */
+ * sets (sim/drive/stackdist.h: nested either way). NULL when memory is short. */
 static struct stackdist *
 stack_create(const uint64_t *sets, const uint32_t *ways, unsigned n)
 {
