@@ -71,7 +71,7 @@ int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, u
 
 /* sim_kernel_onepass() on up to `threads` threads (0: 1), split by set: the levels above the
  * swept one run on this thread, and each slice thread keeps a one-pass model of its sets of the
- * swept level and below (sim/drive/feed.h cache_feed_attach_below()); their sum holds every
+ * swept level and below (sim/cache.h cache_onepass_attach_threads()); their sum holds every
  * size's counters exactly. One thread where the sizes do not split (cache_onepass_slices_max()),
  * saying why in each outs[k].threads_why. */
 int sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec, unsigned level,

@@ -91,7 +91,7 @@ struct cache_config {
 	/* Set sampling, an estimate (0 or 1: off, exact): 1 set in k of every level reaches the
 	 * caches, chosen by address chunk (the largest line of any level): one chunk index in
 	 * each run of k (CACHE_SAMPLE_RESIDUE() in the first run, a hashed offset from it in the
-	 * others: sim/cache_internal.h sample_keeps()); cache_sample_scale() multiplies the
+	 * others: sim/drive/sample_sets.c keeps()); cache_sample_scale() multiplies the
 	 * counts by k. A power of two; every level needs k sets at least per chunk (never fully
 	 * assoc). */
 	uint32_t sample_sets;
@@ -442,6 +442,22 @@ bool cache_onepass_failed(const struct cache *c);
 /* The model of sizes[k], after the run (and flush): every counter as if it had run alone.
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);
+
+/* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
+ * with method how, not yet accessed) run its sizes on `threads` threads (2 ..
+ * cache_onepass_slices_max()), one slice each (sim/drive/feed.h): c simulates the levels above
+ * the swept one itself, on the caller's thread, and hands what leaves them, in order, to the
+ * slice that owns its chunk, whose one-pass model counts its sets for every size. Arrays and
+ * phases go to every slice. Returns 0, or -ENOMEM with a one-line message in err (c
+ * unchanged). */
+int cache_onepass_attach_threads(struct cache *c, const struct cache_config *cfg, unsigned level,
+				 const uint64_t *sizes, unsigned n, enum cache_onepass how,
+				 unsigned threads, char *err, size_t errlen);
+/* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
+ * models, and they are added into c's, which then holds what one thread's pass would, counter
+ * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a
+ * thread's stack pass ran out of memory, -1 otherwise. */
+int cache_onepass_detach_threads(struct cache *c, bool flush, char *err, size_t errlen);
 
 /* The most slices of a run split by set (cache_slices_max()), up to want, that the one-pass
  * model of these sizes splits into exactly: the fewest any size's config allows; 1 where the

@@ -19,8 +19,8 @@
 static inline void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
 static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags);
 
-/* A whole line of plain level L to what lies below it: line_below() for plain levels. Only a
- * one-pass model's levels below (fan_ref()) may answer RES_DIRTY. */
+/* A whole line of plain level L to what lies below it: line_below() for plain levels. Only what
+ * a driver puts below the last level (c->drive->below) may answer RES_DIRTY. */
 static inline unsigned
 plain_below(struct cache *c, const struct level *L, uint64_t line, bool write, unsigned flags)
 {
@@ -33,11 +33,8 @@ plain_below(struct cache *c, const struct level *L, uint64_t line, bool write, u
 			plain_read(c, L->lower, line, flags);
 		return 0;
 	}
-	if (c->nfan)
-		return cache_fan_ref(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ,
-				     1, flags);
-	cache_dram_transfer(c, addr, L->cfg.line_bytes, write, flags);
-	return 0;
+	return c->drive->below(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ, 1,
+			       flags);
 }
 
 /* allocate() at a plain level: the victim is the last slot, the fetch (when `fetch`) goes

@@ -75,20 +75,30 @@ bool cache_feed_run(struct cache *model, const struct cache_run *r);
 int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err,
 		      size_t errlen);
 
-/* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
- * with method how, not yet accessed) run its sizes on `threads` threads (2 ..
- * cache_onepass_slices_max()), one slice each: c simulates the levels above the swept one
- * itself, on the caller's thread, and hands what leaves them, in order, to the slice that owns
- * its chunk, whose one-pass model counts its sets for every size. Arrays and phases go to
- * every slice.
- * Returns 0, or -ENOMEM with a one-line message in err (c unchanged). */
-int cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
-			    const uint64_t *sizes, unsigned n, enum cache_onepass how,
-			    unsigned threads, char *err, size_t errlen);
-/* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
- * models, and they are added into c's, which then holds what one thread's pass would, counter
- * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a
- * thread's stack pass ran out of memory, -1 otherwise. */
-int cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen);
 /* Stops the threads and frees f, for a producer that failed. */
 void cache_feed_abort(struct cache_feed *f);
+
+/*
+ * For a one-pass model's sizes on slice threads (sim/drive/onepass.c): the slices' models made
+ * by make(ctx) (each of model_bytes, for the message), one a thread, no feed model and no hit
+ * filter: the producer's own model simulates the levels above the swept one and sends what
+ * leaves them with cache_feed_below(). Returns NULL with a one-line message in err when memory
+ * is short or a thread cannot start.
+ */
+struct cache_feed *cache_feed_start_models(const struct cache_config *cfg, unsigned threads,
+					   struct cache *(*make)(void *ctx), void *ctx,
+					   uint64_t model_bytes, char *err, size_t errlen);
+/* A request (enum req of sim/cache_internal.h) leaving the producer's last level, to the slice
+ * that owns its chunk, whose model takes it below its own levels. */
+void cache_feed_below(struct cache_feed *f, uint64_t addr, uint64_t size, unsigned req,
+		      uint32_t count, unsigned flags);
+/* An array, a phase, a phase switch: to every slice, in order with the requests. */
+void cache_feed_array(struct cache_feed *f, const char *name, uint64_t base, uint64_t bytes);
+void cache_feed_phase(struct cache_feed *f, const char *name);
+void cache_feed_set_phase(struct cache_feed *f, int phase);
+/* Ends the input and waits for the threads (each slice flushed first with flush); the slices'
+ * models are then cache_feed_slice_model(f, 0 .. cache_feed_slices(f) - 1), borrowed until
+ * cache_feed_free(f). */
+void cache_feed_stop(struct cache_feed *f, bool flush);
+struct cache *cache_feed_slice_model(const struct cache_feed *f, unsigned i);
+void cache_feed_free(struct cache_feed *f);

@@ -21,7 +21,7 @@ enum {
 	EV_SET_PHASE,               /* addr the phase */
 	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
 	EV_BELOW, /* addr, size a request below the levels above a one-pass model's swept one;
-		   * then addr count | req << 32 | flags << 40 (cache_feed_attach_below()) */
+		   * then addr count | req << 32 | flags << 40 (cache_feed_below()) */
 	EV_RUN,   /* addr, size n, count op | kind << 2 | line_shift << 4 of a struct cache_run;
 		   * then addr stride, size rows, kind elem (cache_feed_run()) */
 };

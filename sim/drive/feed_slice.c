@@ -53,8 +53,8 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owne
 		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
 		return i + 1;
 	case EV_BELOW:
-		cache_fan_ref(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
-			      (uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
+		c->drive->below(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
+				(uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
 		return i + 1;
 	default: /* EV_SET_PHASE */
 		cache_set_phase(c, (int)e->addr);

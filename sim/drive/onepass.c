@@ -1,7 +1,8 @@
 /*
- * One pass for many sizes of a level: which method a sweep can take, and a one-pass model's
- * construction and hand-out. Its access path stays in cache.c beside the hierarchy it calls
- * into (span_ref(): inlined there), its flush is in cache_flush.c.
+ * One pass for many sizes of a level as a driver (sim/cache.h, cache_create_onepass()): which
+ * method a sweep can take, the one-pass model (what leaves the levels above the swept one goes
+ * to a model per size, or to one LRU stack pass that counts for all of them), its flush, the
+ * hand-out of each size's model, and its sizes on slice threads (sim/drive/feed.h).
  */
 
 #include <errno.h>
@@ -9,10 +10,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cache_account.h"
 #include "sim/cache_internal.h"
+#include "sim/drive/feed.h"
+#include "sim/drive/stackdist.h"
 #include "sim/util.h"
 
-/* ---- one pass for many sizes ---- */
+/* Counts of a stack pass's references of one zone z, for each of the sizes 0 .. z-1. */
+struct stack_zone {
+	uint64_t read_misses, write_misses, rfo_misses, ifetch_misses, fills;
+};
+
+/* A one-pass model's state (c->mode): what leaves level fan_level - 1 (every access when
+ * fan_level is 0) goes to each model of fan[], one per size of level fan_level, or, with
+ * stack, to one LRU stack pass that counts into all of them. */
+struct onepass {
+	struct cache **fan;
+	unsigned nfan, fan_level;
+	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
+	bool *taken;  /* fan[k] handed out by cache_onepass_take() */
+	struct stackdist *stack;
+	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
+	struct stackdist_victim *victims; /* per stack cache */
+	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
+	uint64_t stack_reads, stack_writes;
+	/* Stack pass: what the sizes that missed count, by the reference's zone z (sizes 0 ..
+	 * z-1 missed), not yet added to the models (cache_stack_settle()). */
+	struct stack_zone *stack_zone;    /* [z], z = 0 .. nfan */
+	struct cache_traffic *stack_fill; /* [array * (nfan + 1) + z]: the fills' bytes */
+	unsigned *stack_fill_used;        /* the cells of stack_fill in use, in no order */
+	unsigned stack_fill_nused;
+	uint64_t *stack_evictions; /* [stack cache k] */
+	bool stack_unsettled;
+	/* The sizes on slice threads (cache_onepass_attach_threads()): what leaves the levels
+	 * above goes to the slices' rings, not to fan or stack. */
+	struct cache_feed *below;
+};
+
+static void cache_stack_settle(struct cache *c);
+/* The drivers a one-pass model runs as (below): chosen by where the sizes lie. */
+static const struct cache_drive forward_drive, top_drive, below_drive;
 
 const char *
 cache_onepass_str(enum cache_onepass m)
@@ -179,6 +216,7 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 		     unsigned n, enum cache_onepass how)
 {
 	enum cache_onepass can = cache_onepass_method(cfg, level, sizes, n, NULL);
+	struct onepass *op;
 	struct cache *c;
 
 	if (how == CACHE_ONEPASS_SEPARATE || how > can)
@@ -186,39 +224,45 @@ cache_create_onepass(const struct cache_config *cfg, unsigned level, const uint6
 	c = cache_build(cfg, level, CACHE_MAX_LEVELS);
 	if (!c)
 		return NULL;
-	c->fan_level = level;
-	c->fan = xzalloc(n * sizeof(*c->fan));
-	c->taken = xzalloc(n * sizeof(*c->taken));
-	c->nfan = n;
+	op = xzalloc(sizeof(*op));
+	c->mode = op;
+	if (level > 0)
+		c->drive = &below_drive;
+	else
+		c->drive = how == CACHE_ONEPASS_FANOUT ? &forward_drive : &top_drive;
+	op->fan_level = level;
+	op->fan = xzalloc(n * sizeof(*op->fan));
+	op->taken = xzalloc(n * sizeof(*op->taken));
+	op->nfan = n;
 	for (unsigned k = 0; k < n; k++) {
 		struct cache_config one;
 		char err[256];
 
 		cache_config_resize(cfg, level, sizes[k], &one, err, sizeof(err));
 		/* The stack holds the swept level's lines: its models only count. */
-		c->fan[k] = cache_build(&one, one.levels,
-				  how == CACHE_ONEPASS_STACK ? level : CACHE_MAX_LEVELS);
-		if (!c->fan[k]) {
+		op->fan[k] = cache_build(&one, one.levels,
+					 how == CACHE_ONEPASS_STACK ? level : CACHE_MAX_LEVELS);
+		if (!op->fan[k]) {
 			cache_destroy(c);
 			return NULL;
 		}
 	}
-	c->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
+	op->forward = level == 0 && how == CACHE_ONEPASS_FANOUT;
 	if (how == CACHE_ONEPASS_STACK) {
 		uint32_t ways[STACKDIST_MAX_CACHES];
 		uint64_t sets[STACKDIST_MAX_CACHES];
 
-		c->stack_order = xzalloc(n * sizeof(*c->stack_order));
-		c->victims = xzalloc(n * sizeof(*c->victims));
-		stack_geometry(&cfg->level[level], sizes, n, c->stack_order, sets, ways);
-		c->stack = stack_create(sets, ways, n);
-		c->stack_zone = calloc(n + 1, sizeof(*c->stack_zone));
-		c->stack_fill = calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill));
-		c->stack_fill_used =
-			calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*c->stack_fill_used));
-		c->stack_evictions = calloc(n, sizeof(*c->stack_evictions));
-		if (!c->stack || !c->stack_zone || !c->stack_fill || !c->stack_fill_used ||
-		    !c->stack_evictions) {
+		op->stack_order = xzalloc(n * sizeof(*op->stack_order));
+		op->victims = xzalloc(n * sizeof(*op->victims));
+		stack_geometry(&cfg->level[level], sizes, n, op->stack_order, sets, ways);
+		op->stack = stack_create(sets, ways, n);
+		op->stack_zone = calloc(n + 1, sizeof(*op->stack_zone));
+		op->stack_fill = calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*op->stack_fill));
+		op->stack_fill_used =
+			calloc((CACHE_MAX_ARRAYS + 1) * (n + 1), sizeof(*op->stack_fill_used));
+		op->stack_evictions = calloc(n, sizeof(*op->stack_evictions));
+		if (!op->stack || !op->stack_zone || !op->stack_fill || !op->stack_fill_used ||
+		    !op->stack_evictions) {
 			cache_destroy(c);
 			return NULL;
 		}
@@ -259,18 +303,192 @@ cache_onepass_bytes(const struct cache_config *cfg, unsigned level, const uint64
 	return bytes;
 }
 
+/* ---- the access path ---- */
+
+/* One request of level-above traffic inside one line of the swept level, for every size at
+ * once: what level_ref() does at a write-back, write-allocate LRU level above DRAM, with the
+ * hit or miss and the victim of each size from the stack. */
+static void
+stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t count,
+	  unsigned flags)
+{
+	struct onepass *op = c->mode;
+	const struct level *L0 = &op->fan[0]->lv[op->fan_level];
+	unsigned shift = L0->line_shift;
+	uint64_t line = addr >> shift, bytes = L0->cfg.line_bytes;
+	bool write = req != REQ_READ;
+	bool fetch = !write || size != bytes; /* a whole-line write needs no fetch */
+	unsigned z = stackdist_ref(op->stack, line, write, op->victims);
+	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
+	/* Every size's model has the arrays of this one, at the same indices: the line's array
+	 * is looked up once for all the fills. */
+	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
+	struct stack_zone *sz;
+
+	if (write)
+		op->stack_writes += count;
+	else
+		op->stack_reads += count;
+	if (z == 0)
+		return;
+	/* The misses and fills of sizes 0 .. z-1 are alike but for the size: counted once, by
+	 * zone, and added to the sizes' models when they settle. */
+	sz = &op->stack_zone[z];
+	if (write) {
+		sz->write_misses++;
+	} else {
+		sz->read_misses++;
+		sz->rfo_misses += (flags & F_RFO) != 0;
+		sz->ifetch_misses += (flags & F_IFETCH) != 0;
+	}
+	if (fetch) {
+		unsigned cell = fill_array * (op->nfan + 1) + z;
+
+		if (op->stack_fill[cell].read_bytes == 0)
+			op->stack_fill_used[op->stack_fill_nused++] = cell;
+		traffic_add(&op->stack_fill[cell], bytes, false, fill_flags);
+		sz->fills++;
+	}
+	op->stack_unsettled = true;
+	/* The victims differ: sizes smallest first, the ones that missed are 0 .. z-1. */
+	for (unsigned k = 0; k < z; k++) {
+		const struct stackdist_victim *v = &op->victims[k];
+
+		op->stack_evictions[k] += v->valid;
+		if (v->valid && v->dirty) {
+			struct cache *s = op->fan[op->stack_order[k]];
+			struct level *L = &s->lv[op->fan_level];
+
+			L->st.writebacks++;
+			if (flags & F_FLUSH)
+				L->st.flush_writebacks++;
+			cache_dram_transfer(s, v->line << shift, bytes, true, flags & F_FLUSH);
+		}
+	}
+}
+
+static unsigned
+fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count, unsigned flags)
+{
+	struct onepass *op = c->mode;
+	unsigned res = 0;
+
+	flags &= ~F_COUNTED;
+	if (op->below) {
+		/* The sizes run on slice threads; their answer is always 0 (a swept level is
+		 * never exclusive, and only an exclusive level hands a line up). */
+		cache_feed_below(op->below, addr, size, req, count, flags);
+		return 0;
+	}
+	if (op->stack) {
+		uint64_t line_bytes = op->fan[0]->lv[op->fan_level].cfg.line_bytes;
+		uint64_t last = addr + (size - 1);
+
+		for (;;) {
+			uint64_t piece_last = addr | (line_bytes - 1);
+
+			if (piece_last > last)
+				piece_last = last;
+			stack_ref(c, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
+			if (piece_last == last)
+				break;
+			addr = piece_last + 1;
+		}
+		return 0;
+	}
+	for (unsigned k = 0; k < op->nfan; k++) {
+		struct cache *s = op->fan[k];
+
+		res |= cache_span_ref(s, &s->lv[op->fan_level], addr, size, req, count, flags);
+	}
+	return res;
+}
+
+/* The whole access to every size's model (a fan-out of L1): each counts it all. */
+static void
+forward_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+	       uint64_t bytes)
+{
+	const struct onepass *o = c->mode;
+
+	for (unsigned k = 0; k < o->nfan; k++)
+		cache_access_merged(o->fan[k], addr, size, op, count, bytes);
+}
+
+/* No level above the swept L1 (the stack pass): the plain model's counts, then the stack. */
+static void
+top_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+	   uint64_t bytes)
+{
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	if (op == CACHE_OP_IFETCH) {
+		if (c->icache >= 0)
+			cache_level_access(c, &c->lv[c->icache], addr, size, false, count,
+					   F_IFETCH);
+		return;
+	}
+	if (c->nscratch && cache_scratch_bytes(c, addr, op, bytes))
+		return;
+	fan_ref(c, addr, size, op == CACHE_OP_STORE ? REQ_WRITE : REQ_READ, count, 0);
+}
+
+/* A store's repeats settle above the swept level only: one that passes the last level would
+ * reach the sizes. */
+static bool
+onepass_repeats(const struct cache *c, const uint64_t *addrs, const bool *stores, unsigned n)
+{
+	return cache_plain_repeats(c, addrs, stores, n, false);
+}
+
+/* ---- arrays, phases, flush ---- */
+
+static void
+onepass_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes, bool scratch)
+{
+	struct onepass *op = c->mode;
+
+	for (unsigned k = 0; k < op->nfan; k++)
+		cache_add_array(op->fan[k], name, base, bytes, scratch);
+	if (op->below)
+		cache_feed_array(op->below, name, base, bytes);
+}
+
+static void
+onepass_phase(struct cache *c, const char *name)
+{
+	struct onepass *op = c->mode;
+
+	for (unsigned k = 0; k < op->nfan; k++)
+		cache_add_phase(op->fan[k], name);
+	if (op->below)
+		cache_feed_phase(op->below, name);
+}
+
+static void
+onepass_set_phase(struct cache *c, int phase)
+{
+	struct onepass *op = c->mode;
+
+	if (op->below)
+		cache_feed_set_phase(op->below, phase);
+	cache_stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
+	for (unsigned k = 0; k < op->nfan; k++)
+		cache_set_phase(op->fan[k], phase);
+}
+
 /* Adds what stack_ref() counted by zone to the model of stack cache k: the references of zones
  * above k missed in it. */
 static void
-settle_size(struct cache *c, unsigned k)
+settle_size(struct onepass *op, unsigned k)
 {
-	struct cache *s = c->fan[c->stack_order[k]];
-	struct level *L = &s->lv[c->fan_level];
+	struct cache *s = op->fan[op->stack_order[k]];
+	struct level *L = &s->lv[op->fan_level];
 	struct phase *p = &s->phases[s->cur_phase];
-	unsigned zones = c->nfan + 1;
+	unsigned zones = op->nfan + 1;
 
 	for (unsigned z = k + 1; z < zones; z++) {
-		const struct stack_zone *sz = &c->stack_zone[z];
+		const struct stack_zone *sz = &op->stack_zone[z];
 
 		L->st.read_misses += sz->read_misses;
 		L->st.write_misses += sz->write_misses;
@@ -278,11 +496,11 @@ settle_size(struct cache *c, unsigned k)
 		L->st.ifetch_misses += sz->ifetch_misses;
 		L->st.fills += sz->fills;
 	}
-	L->st.evictions += c->stack_evictions[k];
+	L->st.evictions += op->stack_evictions[k];
 	/* Only the cells in use: a trace may change phase every few accesses. */
-	for (unsigned i = 0; i < c->stack_fill_nused; i++) {
-		unsigned cell = c->stack_fill_used[i];
-		const struct cache_traffic *f = &c->stack_fill[cell];
+	for (unsigned i = 0; i < op->stack_fill_nused; i++) {
+		unsigned cell = op->stack_fill_used[i];
+		const struct cache_traffic *f = &op->stack_fill[cell];
 		struct cache_traffic *t = &p->per_array[cell / zones];
 
 		if (cell % zones > k) {
@@ -296,36 +514,136 @@ settle_size(struct cache *c, unsigned k)
 /* Adds what the stack pass counted for all sizes at once (the reads and writes, which every
  * size counts alike; the misses, fills and evictions, by zone) to each size's model: before
  * anything that changes how a model counts (its phase) and before its counters are read. */
-void
+static void
 cache_stack_settle(struct cache *c)
 {
-	if (c->stack_unsettled) {
-		unsigned zones = c->nfan + 1;
+	struct onepass *op = c->mode;
 
-		for (unsigned k = 0; k < c->nfan; k++)
-			settle_size(c, k);
-		memset(c->stack_zone, 0, zones * sizeof(*c->stack_zone));
-		for (unsigned i = 0; i < c->stack_fill_nused; i++)
-			memset(&c->stack_fill[c->stack_fill_used[i]], 0, sizeof(*c->stack_fill));
-		c->stack_fill_nused = 0;
-		memset(c->stack_evictions, 0, c->nfan * sizeof(*c->stack_evictions));
-		c->stack_unsettled = false;
+	if (op->stack_unsettled) {
+		unsigned zones = op->nfan + 1;
+
+		for (unsigned k = 0; k < op->nfan; k++)
+			settle_size(op, k);
+		memset(op->stack_zone, 0, zones * sizeof(*op->stack_zone));
+		for (unsigned i = 0; i < op->stack_fill_nused; i++)
+			memset(&op->stack_fill[op->stack_fill_used[i]], 0, sizeof(*op->stack_fill));
+		op->stack_fill_nused = 0;
+		memset(op->stack_evictions, 0, op->nfan * sizeof(*op->stack_evictions));
+		op->stack_unsettled = false;
 	}
-	if (c->stack_reads | c->stack_writes) {
-		for (unsigned k = 0; k < c->nfan; k++) {
-			struct level *L = &c->fan[k]->lv[c->fan_level];
+	if (op->stack_reads | op->stack_writes) {
+		for (unsigned k = 0; k < op->nfan; k++) {
+			struct level *L = &op->fan[k]->lv[op->fan_level];
 
-			L->st.reads += c->stack_reads;
-			L->st.writes += c->stack_writes;
+			L->st.reads += op->stack_reads;
+			L->st.writes += op->stack_writes;
 		}
-		c->stack_reads = c->stack_writes = 0;
+		op->stack_reads = op->stack_writes = 0;
 	}
+}
+
+static void
+stack_flush_line(void *ctx, uint64_t line, unsigned from)
+{
+	struct onepass *op = ctx;
+
+	for (unsigned k = from; k < op->nfan; k++) {
+		struct cache *s = op->fan[op->stack_order[k]];
+		struct level *L = &s->lv[op->fan_level];
+
+		L->st.writebacks++;
+		L->st.flush_writebacks++;
+		cache_dram_transfer(s, line << L->line_shift, L->cfg.line_bytes, true, F_FLUSH);
+	}
+}
+
+/* The flush below the levels of a one-pass model: each size's levels, or the stack's lines. */
+static void
+onepass_flush(struct cache *c)
+{
+	struct onepass *op = c->mode;
+
+	cache_stack_settle(c);
+	if (op->stack) {
+		stackdist_flush(op->stack, stack_flush_line, op);
+	} else {
+		for (unsigned k = 0; k < op->nfan; k++)
+			cache_flush_levels(op->fan[k], op->fan_level);
+	}
+	for (unsigned k = 0; k < op->nfan; k++)
+		cache_sync_phase(op->fan[k]);
+}
+
+static void
+onepass_destroy(struct cache *c)
+{
+	struct onepass *op = c->mode;
+
+	for (unsigned k = 0; k < op->nfan; k++)
+		if (!op->taken[k])
+			cache_destroy(op->fan[k]);
+	free(op->fan);
+	free(op->taken);
+	stackdist_destroy(op->stack);
+	free(op->stack_order);
+	free(op->victims);
+	free(op->stack_zone);
+	free(op->stack_fill);
+	free(op->stack_fill_used);
+	free(op->stack_evictions);
+	free(op);
+}
+
+/* Fan-out of L1: nothing of its own. */
+static const struct cache_drive forward_drive = {
+	.access = forward_access,
+	.refs = cache_refs_each,
+	.below = cache_dram_below,
+	.array = onepass_array,
+	.phase = onepass_phase,
+	.set_phase = onepass_set_phase,
+	.flush = onepass_flush,
+	.destroy = onepass_destroy,
+};
+
+/* The stack pass over L1: no level above. */
+static const struct cache_drive top_drive = {
+	.access = top_access,
+	.refs = cache_refs_each,
+	.below = fan_ref,
+	.array = onepass_array,
+	.phase = onepass_phase,
+	.set_phase = onepass_set_phase,
+	.flush = onepass_flush,
+	.destroy = onepass_destroy,
+};
+
+/* The levels above the swept one run the plain path; the sizes lie below them. */
+static const struct cache_drive below_drive = {
+	.access = cache_plain_access,
+	.refs = cache_plain_refs,
+	.below = fan_ref,
+	.repeats = onepass_repeats,
+	.array = onepass_array,
+	.phase = onepass_phase,
+	.set_phase = onepass_set_phase,
+	.flush = onepass_flush,
+	.destroy = onepass_destroy,
+	.inline_l1 = true,
+};
+
+static bool
+is_onepass(const struct cache *c)
+{
+	return c->drive == &forward_drive || c->drive == &top_drive || c->drive == &below_drive;
 }
 
 bool
 cache_onepass_failed(const struct cache *c)
 {
-	return c->stack && stackdist_failed(c->stack);
+	const struct onepass *op = c->mode;
+
+	return is_onepass(c) && op->stack && stackdist_failed(op->stack);
 }
 
 /* Copies what c counted above the swept level (the levels, the processor, scratch bytes) into
@@ -351,18 +669,38 @@ copy_above(struct cache *c, struct cache *s)
 	}
 }
 
+/* A fan-out of L1's own counts, the scratch accesses it was told of (cache_scratch_add()),
+ * added to model s, which counted every other access itself. */
+static void
+add_scratch(const struct cache *c, struct cache *s)
+{
+	for (unsigned i = 0; i < CACHE_OP_COUNT; i++) {
+		s->cpu.ops[i] += c->cpu.ops[i];
+		s->cpu.bytes[i] += c->cpu.bytes[i];
+	}
+	s->cpu.scratch_read_bytes += c->cpu.scratch_read_bytes;
+	s->cpu.scratch_write_bytes += c->cpu.scratch_write_bytes;
+	for (unsigned a = 0; a < c->narrays && a < s->narrays; a++) {
+		s->arrays[a].scratch_bytes[0] += c->arrays[a].scratch_bytes[0];
+		s->arrays[a].scratch_bytes[1] += c->arrays[a].scratch_bytes[1];
+	}
+}
+
 struct cache *
 cache_onepass_take(struct cache *c, unsigned k)
 {
+	struct onepass *op = c->mode;
 	struct cache *s;
 
-	if (k >= c->nfan || c->taken[k])
+	if (!is_onepass(c) || k >= op->nfan || op->taken[k])
 		return NULL;
 	cache_stack_settle(c);
-	s = c->fan[k];
-	if (!c->forward)
+	s = op->fan[k];
+	if (op->forward)
+		add_scratch(c, s);
+	else
 		copy_above(c, s);
-	c->taken[k] = true;
+	op->taken[k] = true;
 	return s;
 }
 
@@ -391,4 +729,80 @@ cache_onepass_slices_max(const struct cache_config *cfg, unsigned level, const u
 		}
 	}
 	return k;
+}
+
+/* ---- the sizes on slice threads ---- */
+
+/* cache_create_onepass()'s arguments, for each slice's model. */
+struct onepass_sizes {
+	const struct cache_config *cfg;
+	unsigned level;
+	const uint64_t *sizes;
+	unsigned n;
+	enum cache_onepass how;
+};
+
+static struct cache *
+make_slice(void *ctx)
+{
+	const struct onepass_sizes *z = ctx;
+
+	return cache_create_onepass(z->cfg, z->level, z->sizes, z->n, z->how);
+}
+
+int
+cache_onepass_attach_threads(struct cache *c, const struct cache_config *cfg, unsigned level,
+			     const uint64_t *sizes, unsigned n, enum cache_onepass how,
+			     unsigned threads, char *err, size_t errlen)
+{
+	struct onepass *op = c->mode;
+	struct onepass_sizes z = { cfg, level, sizes, n, how };
+
+	op->below = cache_feed_start_models(cfg, threads, make_slice, &z,
+					    cache_onepass_bytes(cfg, level, sizes, n, how), err,
+					    errlen);
+	return op->below ? 0 : -ENOMEM;
+}
+
+/* Adds what slice model s counted for each size to c's: -ENOMEM where its stack ran out of
+ * memory, -1 where it saw other sizes, arrays or phases. */
+static int
+add_slice_sizes(struct cache *c, struct cache *s)
+{
+	struct onepass *op = c->mode, *so = s->mode;
+
+	if (cache_onepass_failed(s))
+		return -ENOMEM;
+	cache_stack_settle(s);
+	if (so->nfan != op->nfan)
+		return -1;
+	for (unsigned k = 0; k < op->nfan; k++)
+		if (cache_add_slice(op->fan[k], so->fan[k]))
+			return -1;
+	return 0;
+}
+
+int
+cache_onepass_detach_threads(struct cache *c, bool flush, char *err, size_t errlen)
+{
+	struct onepass *op = c->mode;
+	struct cache_feed *f = op->below;
+	unsigned k = cache_feed_slices(f);
+	int rc = 0;
+
+	op->below = NULL;
+	cache_feed_stop(f, flush);
+	cache_stack_settle(c);
+	/* What each thread's stack pass counted, settled; then each size's models added up. */
+	for (unsigned i = 0; i < k && !rc; i++) {
+		rc = add_slice_sizes(c, cache_feed_slice_model(f, i));
+		if (rc == -ENOMEM)
+			snprintf(err, errlen,
+				 "memory ran out during the one pass (thread %u of %u)", i + 1, k);
+		else if (rc)
+			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
+				 i + 1);
+	}
+	cache_feed_free(f);
+	return rc;
 }
