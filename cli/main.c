@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "sim/progress.h"
+#include "sim/drive/feed.h"
 #include "sim/drive/sample.h"
+#include "sim/progress.h"
 #include "sim/utf8.h"
 #include "sim/util.h"
 
@@ -259,6 +260,31 @@ shows_progress(const struct command *c)
 	return false;
 }
 
+/* The thread feed's measurement knobs, from the environment: MEMSIM_FEED_SLICES_A_THREAD (a
+ * power of two, the slices a thread) and MEMSIM_FEED_TIMES (set: where a split run's wall time
+ * went, on stderr at its end). */
+static void
+feed_knobs(void)
+{
+	const char *env = getenv("MEMSIM_FEED_SLICES_A_THREAD");
+	FILE *times = getenv("MEMSIM_FEED_TIMES") ? stderr : NULL;
+	unsigned long v = 0;
+	char *end = NULL;
+
+	if (env) {
+		v = strtoul(env, &end, 10);
+		if (!*env || *end || v == 0 || v > CACHE_CLASSES_MAX ||
+		    cache_feed_measure((unsigned)v, times)) {
+			fprintf(stderr,
+				"memsim: MEMSIM_FEED_SLICES_A_THREAD=%s ignored: not a power of two "
+				"from 1 to %u\n",
+				env, CACHE_CLASSES_MAX);
+			v = 0;
+		}
+	}
+	cache_feed_measure((unsigned)v, times);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -277,5 +303,6 @@ main(int argc, char **argv)
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	progress_enable(!quiet && shows_progress(c) && isatty(STDERR_FILENO));
+	feed_knobs();
 	return finish(c->run(argc - 1, argv + 1));
 }

@@ -22,8 +22,8 @@
  *    order, one thread at a time (the mutex orders its model's state between them), and which
  *    thread took which never changes a count. A thread on a slow core holds one slice at a
  *    time; the others take the rest. The producer's thread takes batches too where a ring it
- *    fills is full (that slice's first), and all it can at the end: on 16 cores the 8-thread
- *    naive run's caller had waited for room 40% of the time. Threads wait on condition
+ *    fills is full (that slice's first), and all it can at the end, so that it does not sit
+ *    waiting for room while batches wait for a thread. Threads wait on condition
  *    variables, never spin, so a machine with fewer cores than threads runs them in turns. A
  *    slice settles loads and stores inside one L1 line inline, as traces/mtrace.c does.
  *  - The hit filter: with an LRU L1 (slot 0 holds the last line accessed in its set) that is
@@ -44,8 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/drive/feed_internal.h"
 #include "sim/cache_run.h"
+#include "sim/drive/feed_internal.h"
+#include "sim/drive/feed_test.h"
 #include "sim/util.h"
 
 /* ---- the producer's side ---- */
@@ -481,10 +482,23 @@ feed_free(struct cache_feed *f)
 	free(f);
 }
 
-/* Where a run's wall time went, to stderr (MEMSIM_FEED_TIMES set): which thread held the
- * others up. */
+/* The measurement knobs (cache_feed_measure()): the process's, set before any feed starts. */
+static unsigned slices_a_thread = FEED_SLICES_A_THREAD;
+static FILE *times_to;
+
+int
+cache_feed_measure(unsigned slices, FILE *times)
+{
+	if (slices > CACHE_CLASSES_MAX || (slices & (slices - 1)))
+		return -EINVAL;
+	slices_a_thread = slices ? slices : FEED_SLICES_A_THREAD;
+	times_to = times;
+	return 0;
+}
+
+/* Where a run's wall time went, to out: which thread held the others up. */
 static void
-feed_times(const struct cache_feed *f)
+feed_times(const struct cache_feed *f, FILE *out)
 {
 	double lo = 0, hi = 0;
 
@@ -494,7 +508,7 @@ feed_times(const struct cache_feed *f)
 		lo = i == 0 || t < lo ? t : lo;
 		hi = t > hi ? t : hi;
 	}
-	fprintf(stderr,
+	fprintf(out,
 		"memsim: feed of %u slices on %u threads: %.3f s; the caller's thread simulated "
 		"batches %.3f s and waited for room %.3f s; the other threads waited for batches "
 		"%.3f to %.3f s\n",
@@ -502,7 +516,8 @@ feed_times(const struct cache_feed *f)
 }
 
 /* Publishes what is left, ends the input, simulates batches on this thread too until none is
- * left to take, and joins the threads; with report, MEMSIM_FEED_TIMES's line. */
+ * left to take, and joins the threads; with report, where the wall time went
+ * (cache_feed_measure()). */
 static void
 feed_end(struct cache_feed *f, bool flush, bool report)
 {
@@ -535,8 +550,8 @@ feed_end(struct cache_feed *f, bool flush, bool report)
 	pthread_mutex_unlock(&f->mu);
 	for (unsigned i = 0; i < f->started; i++)
 		pthread_join(f->tid[i], NULL);
-	if (report && getenv("MEMSIM_FEED_TIMES"))
-		feed_times(f);
+	if (report && times_to)
+		feed_times(f, times_to);
 	f->started = 0;
 }
 
@@ -563,32 +578,10 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
-/* The slices a thread: FEED_SLICES_A_THREAD, or MEMSIM_FEED_SLICES_A_THREAD where it is a
- * power of two from 1 to 128 (to measure). */
-static unsigned
-slices_a_thread(void)
-{
-	const char *env = getenv("MEMSIM_FEED_SLICES_A_THREAD");
-	char *end;
-	unsigned long v;
-
-	if (!env)
-		return FEED_SLICES_A_THREAD;
-	v = strtoul(env, &end, 10);
-	if (*end || !*env || v < 1 || v > CACHE_CLASSES_MAX || (v & (v - 1))) {
-		fprintf(stderr,
-			"memsim: MEMSIM_FEED_SLICES_A_THREAD=%s ignored: not a power of two from 1 "
-			"to %u\n",
-			env, CACHE_CLASSES_MAX);
-		return FEED_SLICES_A_THREAD;
-	}
-	return (unsigned)v;
-}
-
 unsigned
 cache_feed_slices_for(const struct cache_config *cfg, unsigned threads)
 {
-	unsigned most = cache_classes_max(cfg), k = threads, want = threads * slices_a_thread();
+	unsigned most = cache_classes_max(cfg), k = threads, want = threads * slices_a_thread;
 	uint64_t bytes = cache_model_bytes(cfg);
 
 	while (k < want && k * 2 <= most && (uint64_t)k * 2 * bytes <= FEED_MODELS_BYTES)

@@ -13,13 +13,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sim/cache.h"
 #include "sim/cache_run.h"
 
 struct cache_feed;
 
-/* Builds the slice models of cfg (cache_feed_slices_for() of them) and the feed model, and
+/* Measurement knobs of the process, set before any feed starts (cli/main.c sets them from
+ * MEMSIM_FEED_SLICES_A_THREAD and MEMSIM_FEED_TIMES): the slices a feed takes a thread where
+ * the sets and memory allow (a power of two from 1 to CACHE_CLASSES_MAX; 0: the default), and
+ * where each feed says at its end where its wall time went (NULL: nowhere, the default).
+ * Returns 0, or -EINVAL (nothing changed) for slices_a_thread out of range. */
+int cache_feed_measure(unsigned slices_a_thread, FILE *times);
+
+/* Builds the slice models of cfg (cache_feed_slices() says how many) and the feed model, and
  * starts `threads` threads (2 .. cache_slices_max(cfg)) to simulate the slices; with
  * caller_thread one fewer: the caller's thread is one of them (for a producer with little work
  * of its own, such as a trace-only kernel whose tiles are scratch). A thread takes whichever
@@ -29,19 +37,11 @@ struct cache_feed;
 struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned threads,
 				    bool caller_thread, char *err, size_t errlen);
 
-/* The slices a feed of cfg on `threads` threads (a power of two the config splits by) has:
- * FEED_SLICES_A_THREAD a thread (or MEMSIM_FEED_SLICES_A_THREAD, a power of two, to
- * measure), as many as the levels' sets allow (cache_classes_max()) and while their models
- * take 1 GiB or less; never fewer than the threads. A slice owns the chunks whose index modulo
- * the slices is its own. */
-unsigned cache_feed_slices_for(const struct cache_config *cfg, unsigned threads);
-
-/* The slices of f (cache_feed_slices_for(), fewer where their models did not fit). */
+/* The slices of f: FEED_SLICES_A_THREAD a thread (cache_feed_measure()), as many as the
+ * levels' sets allow and while their models take 1 GiB or less, fewer where they did not fit;
+ * never fewer than the threads. A slice owns the chunks whose index modulo the slices is its
+ * own. */
 unsigned cache_feed_slices(const struct cache_feed *f);
-
-/* While held, the slice threads take no batch: the caller's thread simulates every batch
- * itself, as rings fill and at the end. The counts are the same (for tests). */
-void cache_feed_hold(struct cache_feed *f, bool hold);
 
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as

@@ -29,7 +29,7 @@ enum {
 /* Events a name takes (CACHE_NAME_MAX bytes). */
 #define NAME_EVS (CACHE_NAME_MAX / sizeof(struct cache_ref))
 
-#define FEED_BATCH 4096 /* events a batch: 64 KiB (larger and smaller measured slower) */
+#define FEED_BATCH 4096 /* events a batch: 64 KiB */
 #define FEED_RING 8
 /* Accesses a batch's runs may hold before it goes: a run of rows is two events but may carry
  * hundreds of a slice's accesses, and a batch of 4096 such would keep its slice busy for long
@@ -38,7 +38,7 @@ enum {
 
 /* Slices a thread, where the sets and memory allow: a thread on a slow core then holds half
  * its share at a time, and the others take the rest. More cost each slice's share of every run
- * of rows (on the 16-core host 4 a thread were no faster, 8 slower; docs/speed-notes.md). */
+ * of rows. */
 #define FEED_SLICES_A_THREAD 2
 /* The slices' models together take no more than this, or than one a thread. */
 #define FEED_MODELS_BYTES (UINT64_C(1) << 30)
@@ -78,7 +78,7 @@ struct slice {
 /* A slice thread's own figures. */
 struct worker {
 	struct cache_feed *f;
-	double idle_s; /* waiting for a batch (MEMSIM_FEED_TIMES) */
+	double idle_s; /* waiting for a batch (cache_feed_measure()'s times) */
 };
 
 struct cache_feed {
@@ -95,8 +95,8 @@ struct cache_feed {
 	bool caller;
 	bool done, flush, producer_waits, hold;
 	unsigned idle; /* slice threads waiting for a batch */
-	/* Wall seconds (MEMSIM_FEED_TIMES): since the start, the caller's thread waiting for room
-	 * and simulating batches itself. */
+	/* Wall seconds (cache_feed_measure()'s times): since the start, the caller's thread
+	 * waiting for room and simulating batches itself. */
 	double t0, room_s, help_s;
 	pthread_mutex_t mu;
 	pthread_cond_t room, more;
