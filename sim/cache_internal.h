@@ -68,7 +68,7 @@ struct level {
 	bool fast_read, fast_write;
 	/* LRU in ordered slots, write-back, write-allocate, neither inclusive nor exclusive, no
 	 * write-validate or quiet write-backs, and plain levels of the same line size below if
-	 * any: its misses may take cache_plain.h's path. */
+	 * any: its misses may take cache.c's plain path. */
 	bool plain;
 	struct cache_level_stats st;
 };
