@@ -3,11 +3,12 @@
  *
  * Notes:
  *  - The feed model does what a whole model does before its levels: it counts the processor's
- *    accesses and the scratch bytes (scratch accesses stop there), in the same code
- *    (cache_access_merged()). What would reach its levels goes, as struct cache_ref events,
- *    to the ring of the slice that owns its chunk (the largest line of any level); an access
- *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
- *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
+ *    accesses and the scratch bytes (scratch accesses stop there), as the plain model's
+ *    access counts them (feed_model_access()). What would reach its levels goes, as struct
+ *    cache_ref events, to the ring of the slice that owns its chunk (the largest line of any
+ *    level); an access over chunks is cut at their bounds, each piece to its slice, as
+ *    cache_set_slice()'s slices cut it. Arrays and phases go to every slice, in order with the
+ *    accesses.
  *  - Slice i owns the chunks whose index modulo the slices is i: its sets at every level are
  *    those chunk bits', as in cache_set_slice(). There are more slices than threads where the
  *    sets and memory allow (cache_feed_slices_for()).

@@ -1,6 +1,7 @@
 /*
  * A run split by set over threads (sim/cache.h, cache_slices_max()): which configs split
- * exactly, a slice's model, and the sum of the slices' counts.
+ * exactly, a slice's model (a driver: struct slice, its chunks), and the sum of the slices'
+ * counts.
  *
  * Notes:
  *  - Slices are by chunk, the largest line of any level (as set sampling's classes): every
