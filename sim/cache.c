@@ -89,10 +89,14 @@ span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum re
 }
 
 unsigned
-cache_span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum req req,
-	       uint32_t count, unsigned flags)
+cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr, uint64_t size,
+		enum req req, uint32_t count, unsigned flags)
 {
-	return span_ref(c, B, addr, size, req, count, flags);
+	unsigned res = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		res |= span_ref(m[k], &m[k]->lv[li], addr, size, req, count, flags);
+	return res;
 }
 
 static int

@@ -165,10 +165,10 @@ void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line
 void cache_plain_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
 			uint32_t count, uint64_t bytes);
 size_t cache_plain_refs(struct cache *c, const struct cache_ref *refs, size_t n);
-/* A request for [addr, addr + size) to level B of model c, split into B's lines (a one-pass
- * model's fan-out to each size's level). */
-unsigned cache_span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size,
-			enum req req, uint32_t count, unsigned flags);
+/* The same request for [addr, addr + size) to level li of each model of m[0 .. n), split into
+ * that level's lines: a one-pass model's fan-out to each size. Returns the answers or'ed. */
+unsigned cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr,
+			 uint64_t size, enum req req, uint32_t count, unsigned flags);
 /* refs one cache_access() each, up to the first that is not an access: how many. */
 size_t cache_refs_each(struct cache *c, const struct cache_ref *refs, size_t n);
 /* One access of the processor through level L (L1, or I1 with F_IFETCH), line by line, not

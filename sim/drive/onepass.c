@@ -371,7 +371,6 @@ static unsigned
 fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count, unsigned flags)
 {
 	struct onepass *op = c->mode;
-	unsigned res = 0;
 
 	flags &= ~F_COUNTED;
 	if (op->below) {
@@ -396,12 +395,7 @@ fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t co
 		}
 		return 0;
 	}
-	for (unsigned k = 0; k < op->nfan; k++) {
-		struct cache *s = op->fan[k];
-
-		res |= cache_span_ref(s, &s->lv[op->fan_level], addr, size, req, count, flags);
-	}
-	return res;
+	return cache_span_refs(op->fan, op->nfan, op->fan_level, addr, size, req, count, flags);
 }
 
 /* The whole access to every size's model (a fan-out of L1): each counts it all. */
