@@ -13,7 +13,7 @@
 #include "analysis/json_text.h"
 #include "analysis/report.h"
 #include "base/util.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 
 static void
 add_u64(cJSON *obj, const char *key, uint64_t v)
@@ -78,7 +78,7 @@ level_json(const struct cache_level_config *l, const struct cache_level_stats *s
 }
 
 /* Set sampling's "estimate": the factor, what the sampled sets saw and the judgement of
- * sim/sample.h. */
+ * sim/drive/sample.h. */
 static void
 estimate_json(cJSON *obj, struct cache *c)
 {

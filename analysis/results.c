@@ -297,7 +297,7 @@ static const struct csv_column csv_columns[] = {
 };
 
 /* Set sampling's columns: "sampled 1/K", its estimated error, whether the sample is too small
- * for the bound (sim/sample.h); "exact", 0, 0 for counts not sampled; empty for a row without
+ * for the bound (sim/drive/sample.h); "exact", 0, 0 for counts not sampled; empty for a row without
  * counts (a failed run, a formula). */
 static void
 csv_estimate(FILE *f, const cJSON *r, enum csv_kind kind)

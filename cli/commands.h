@@ -67,7 +67,7 @@ void usage_profile(FILE *f);
  * (--json -), so that stdout holds one JSON document and nothing else; stdout otherwise. */
 FILE *text_stream(const char *json_path);
 
-/* Set sampling's judgement of model c (sim/sample.h) for command cmd, before anything is
+/* Set sampling's judgement of model c (sim/drive/sample.h) for command cmd, before anything is
  * printed: a sample that no access reached is refused (usage_error(): every count would be
  * estimated 0); one too small for SAMPLE_ERROR_BOUND gets a warning line on stderr. Returns
  * EXIT_OK (also without sampling) or EXIT_USAGE. */

@@ -9,9 +9,11 @@
 
 #include "base/message.h"
 #include "base/progress.h"
+#include "base/utf8.h"
 #include "base/util.h"
 #include "cli/commands.h"
-#include "sim/sample.h"
+#include "sim/drive/feed.h"
+#include "sim/drive/sample.h"
 
 static int cmd_help(int argc, char **argv);
 static void usage_help(FILE *f);
@@ -228,6 +230,31 @@ shows_progress(const struct command *c)
 	return false;
 }
 
+/* The thread feed's measurement knobs, from the environment: MEMSIM_FEED_SLICES_A_THREAD (a
+ * power of two, the slices a thread) and MEMSIM_FEED_TIMES (set: where a split run's wall time
+ * went, on stderr at its end). */
+static void
+feed_knobs(void)
+{
+	const char *env = getenv("MEMSIM_FEED_SLICES_A_THREAD");
+	FILE *times = getenv("MEMSIM_FEED_TIMES") ? stderr : NULL;
+	unsigned long v = 0;
+	char *end = NULL;
+
+	if (env) {
+		v = strtoul(env, &end, 10);
+		if (!*env || *end || v == 0 || v > CACHE_CLASSES_MAX ||
+		    cache_feed_measure((unsigned)v, times)) {
+			fprintf(stderr,
+				"memsim: MEMSIM_FEED_SLICES_A_THREAD=%s ignored: not a power of two "
+				"from 1 to %u\n",
+				env, CACHE_CLASSES_MAX);
+			v = 0;
+		}
+	}
+	cache_feed_measure((unsigned)v, times);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -246,5 +273,6 @@ main(int argc, char **argv)
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	progress_enable(!quiet && shows_progress(c) && isatty(STDERR_FILENO));
+	feed_knobs();
 	return finish(c->run(argc - 1, argv + 1));
 }

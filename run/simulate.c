@@ -8,9 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/util.h"
 #include "run/attn_split.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 #include "sim/trace.h"
 #include "traces/mtrace.h"
 
@@ -87,7 +86,7 @@ record_pass(struct attn_data *d, const struct sim_record *rec, char *err, size_t
 	return -EIO;
 }
 
-/* The live pass on k > 1 threads (sim/cache_feed.h): d's kernel on this thread into the feed
+/* The live pass on k > 1 threads (sim/drive/feed.h): d's kernel on this thread into the feed
  * model, the slices on theirs; out->cache is their sum. With tiles in scratch the kernel hands
  * out little but runs of rows (its tiles tallied in bulk), so this thread is one of the k that
  * simulate the slices: k threads busy, not k + 1. Returns 0, or -ENOMEM with err. */
@@ -157,8 +156,8 @@ values_pass(struct attn_data *d, const struct spec *spec, bool flush, unsigned k
 /* sim_kernel(), or with trace_only sim_kernel_trace_only() (check is then false), on a fresh
  * model, or with op on a one-pass model (out->cache is then it); with rec recorded first; on
  * k slice threads where k > 1 (with op: the levels above the swept one on this thread, the
- * sizes on the slices', cache_feed_attach_below()). The arrays come first: the model takes what
- * their mapping leaves (attn_data_create() reserves more while it maps). */
+ * sizes on the slices', cache_onepass_attach_threads()). The arrays come first: the model takes
+ * what their mapping leaves (attn_data_create() reserves more while it maps). */
 static int
 simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uint64_t seed,
 	 bool check, bool trace_only, const struct onepass *op, const struct sim_record *rec,
@@ -198,8 +197,9 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 		attn_data_destroy(d);
 		return rc;
 	}
-	if (k > 1 && (rc = cache_feed_attach_below(out->cache, &spec->cache, op->level, op->sizes,
-						   op->n, op->how, k, err, errlen))) {
+	if (k > 1 &&
+	    (rc = cache_onepass_attach_threads(out->cache, &spec->cache, op->level, op->sizes,
+					       op->n, op->how, k, err, errlen))) {
 		sim_result_finish(out);
 		attn_data_destroy(d);
 		return rc;
@@ -225,7 +225,7 @@ simulate(const struct attn_config *cfg, const struct spec *spec, bool flush, uin
 	if (flush)
 		cache_flush(out->cache);
 	if (k > 1) {
-		if ((rc = cache_feed_detach_below(out->cache, flush, err, errlen))) {
+		if ((rc = cache_onepass_detach_threads(out->cache, flush, err, errlen))) {
 			sim_result_finish(out);
 			attn_data_destroy(d);
 			return rc == -ENOMEM ? rc : -EINVAL;

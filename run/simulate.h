@@ -38,7 +38,7 @@ int sim_kernel_trace_only(const struct attn_config *cfg, const struct spec *spec
 			  struct sim_result *out, char *err, size_t errlen);
 
 /* sim_kernel() (or with trace_only sim_kernel_trace_only()) on up to `threads` threads (0: 1):
- * the kernel runs on this thread into a feed model (sim/cache_feed.h) and the sets are split
+ * the kernel runs on this thread into a feed model (sim/drive/feed.h) and the sets are split
  * between slice threads, so the counters are those of one thread, exactly. Runs one thread
  * where the config does not split (cache_slices_max()), saying why in out->threads_why; with
  * 1, it is sim_kernel() itself. */
@@ -71,7 +71,7 @@ int sim_kernel_onepass(const struct attn_config *cfg, const struct spec *spec, u
 
 /* sim_kernel_onepass() on up to `threads` threads (0: 1), split by set: the levels above the
  * swept one run on this thread, and each slice thread keeps a one-pass model of its sets of the
- * swept level and below (sim/cache_feed.h cache_feed_attach_below()); their sum holds every
+ * swept level and below (sim/cache.h cache_onepass_attach_threads()); their sum holds every
  * size's counters exactly. One thread where the sizes do not split (cache_onepass_slices_max()),
  * saying why in each outs[k].threads_why. */
 int sim_kernel_onepass_split(const struct attn_config *cfg, const struct spec *spec, unsigned level,

@@ -12,7 +12,7 @@
 #include "run/simulate.h"
 #include "run/sweep_pool.h"
 #include "run/sweep_writer.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 #include "sim/spec.h"
 
 void

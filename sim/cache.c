@@ -48,10 +48,7 @@
 #include "base/util.h"
 #include "sim/cache_account.h"
 #include "sim/cache_internal.h"
-#include "sim/cache_plain.h"
 #include "sim/cache_sets.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
 
 /* array_transfer() of addr's array. Out of line and not static (cache_flush.c calls it), as
  * it was out of line before cache_account.h: inlined at every miss, it grew the access
@@ -59,7 +56,7 @@
 void
 cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags)
 {
-	array_transfer(c, find_array(c, addr), addr, bytes, write, flags);
+	array_transfer(c, find_array(c, addr), bytes, write, flags);
 }
 
 /* ---- the hierarchy ---- */
@@ -69,11 +66,9 @@ cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, 
 
 static unsigned level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size,
 			  enum req req, uint32_t count, unsigned flags);
-static unsigned fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-			unsigned flags);
 
 /* Sends a request for [addr, addr + size) to level B of model c, split into B's lines. */
-static unsigned
+static inline unsigned
 span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum req req,
 	 uint32_t count, unsigned flags)
 {
@@ -93,6 +88,17 @@ span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum re
 	return res;
 }
 
+unsigned
+cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr, uint64_t size,
+		enum req req, uint32_t count, unsigned flags)
+{
+	unsigned res = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		res |= span_ref(m[k], &m[k]->lv[li], addr, size, req, count, flags);
+	return res;
+}
+
 static int
 level_index(const struct cache *c, const struct level *L)
 {
@@ -107,13 +113,8 @@ to_below(struct cache *c, const struct level *L, uint64_t addr, uint64_t size, e
 {
 	struct level *B = L->lower;
 
-	if (!B) {
-		if (c->nfan)
-			return fan_ref(c, addr, size, req, count, flags);
-		cache_dram_transfer(c, addr, req == REQ_READ ? size : size * count, req != REQ_READ,
-			      flags);
-		return 0;
-	}
+	if (!B)
+		return c->drive->below(c, addr, size, req, count, flags);
 	return span_ref(c, B, addr, size, req, count, flags);
 }
 
@@ -126,12 +127,8 @@ line_below(struct cache *c, const struct level *L, uint64_t line, enum req req, 
 
 	if (L->lower_whole)
 		return level_ref(c, L->lower, addr, L->cfg.line_bytes, req, 1, flags);
-	if (!L->lower) {
-		if (c->nfan)
-			return fan_ref(c, addr, L->cfg.line_bytes, req, 1, flags);
-		cache_dram_transfer(c, addr, L->cfg.line_bytes, req != REQ_READ, flags);
-		return 0;
-	}
+	if (!L->lower)
+		return c->drive->below(c, addr, L->cfg.line_bytes, req, 1, flags);
 	return to_below(c, L, addr, L->cfg.line_bytes, req, 1, flags);
 }
 
@@ -356,8 +353,8 @@ level_ref(struct cache *c, struct level *L, uint64_t addr, uint32_t size, enum r
 	}
 }
 
-static bool
-scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
+bool
+cache_scratch_bytes(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes)
 {
 	struct array *a;
 
@@ -379,8 +376,7 @@ bool
 cache_scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint32_t count,
 		     uint64_t bytes)
 {
-	if (!c->nscratch || c->forward || op > CACHE_OP_STORE ||
-	    !scratch_access(c, addr, op, bytes))
+	if (!c->nscratch || op > CACHE_OP_STORE || !cache_scratch_bytes(c, addr, op, bytes))
 		return false;
 	c->cpu.ops[op] += count;
 	c->cpu.bytes[op] += bytes;
@@ -540,58 +536,43 @@ level_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool
 	}
 }
 
-static void slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
-			uint32_t count, unsigned flags);
+void
+cache_level_access(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+		   uint32_t count, unsigned flags)
+{
+	access_lines(c, L, addr, size, write, count, flags);
+}
 
 void
 cache_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count)
 {
-	cache_access_merged(c, addr, size, op, count, (uint64_t)size * count);
+	c->drive->access(c, addr, size, op, count, (uint64_t)size * count);
 }
 
 void
 cache_access_merged(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
 		    uint64_t bytes)
 {
+	c->drive->access(c, addr, size, op, count, bytes);
+}
+
+void
+cache_plain_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+		   uint64_t bytes)
+{
 	bool write = op == CACHE_OP_STORE;
 
-	if (c->forward) {
-		for (unsigned k = 0; k < c->nfan; k++)
-			cache_access_merged(c->fan[k], addr, size, op, count, bytes);
-		return;
-	}
 	c->cpu.ops[op] += count;
 	c->cpu.bytes[op] += bytes;
-	/* A slice of a split run (c->sliced) fails the sampling test always: its own test is
-	 * off the common path. */
 	if (op == CACHE_OP_IFETCH) {
-		if (c->icache < 0)
-			return;
-		if (c->feed)
-			cache_feed_route(c, addr, size, op, count, bytes);
-		else if (sample_keeps(c, addr)) {
-			c->sample_bytes[0] += bytes;
+		if (c->icache >= 0)
 			access_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
-		} else if (c->sliced)
-			slice_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
 		return;
 	}
-	if (c->nscratch && scratch_access(c, addr, op, bytes))
+	if (c->nscratch && cache_scratch_bytes(c, addr, op, bytes))
 		return;
-	if (!sample_keeps(c, addr)) {
-		if (c->sliced)
-			slice_lines(c, &c->lv[0], addr, size, write, count, 0);
-		return; /* in a set that sampling leaves out, or another thread's slice */
-	}
-	c->sample_bytes[write] += bytes;
 	if (c->ndata == 0) {
-		/* A feed model's (sim/cache_feed.h): counted and kept off scratch as here */
-		if (c->feed)
-			cache_feed_route(c, addr, size, op, count, bytes);
-		else if (c->nfan)
-			fan_ref(c, addr, size, write ? REQ_WRITE : REQ_READ, count, 0);
-		else
-			cache_dram_transfer(c, addr, bytes, write, 0);
+		cache_dram_transfer(c, addr, bytes, write, 0);
 		return;
 	}
 	access_lines(c, &c->lv[0], addr, size, write, count, 0);
@@ -602,11 +583,6 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 {
 	struct array *a = &c->arrays[i];
 
-	if (c->forward) {
-		for (unsigned k = 0; k < c->nfan; k++)
-			cache_scratch_add(c->fan[k], i, op, accesses, bytes);
-		return;
-	}
 	c->cpu.ops[op] += accesses;
 	c->cpu.bytes[op] += bytes;
 	a->scratch_bytes[op == CACHE_OP_STORE] += bytes;
@@ -614,6 +590,125 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 		c->cpu.scratch_write_bytes += bytes;
 	else
 		c->cpu.scratch_read_bytes += bytes;
+}
+
+/* ---- plain levels' misses ---- */
+
+/* The miss path of plain levels (struct level's `plain`): LRU in ordered slots, write-back,
+ * write-allocate, neither inclusive nor exclusive, no write-validate, no quiet write-backs,
+ * lines as large as the plain level below, if any, and nothing but plain levels below. For
+ * them, level_ref()/level_read()/level_write()/allocate() above reduce to what is here: a whole
+ * line goes down at a time, nothing below hands a dirty line up, a victim keeps its slot until
+ * the new line takes it. The same steps in the same order, so the same counters, without the
+ * tests and arguments of the general path. */
+
+static inline void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
+static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags);
+
+/* A whole line of plain level L to what lies below it: line_below() for plain levels. Only what
+ * a driver puts below the last level (c->drive->below) may answer RES_DIRTY. */
+static inline unsigned
+plain_below(struct cache *c, const struct level *L, uint64_t line, bool write, unsigned flags)
+{
+	uint64_t addr = line << L->line_shift;
+
+	if (L->lower) {
+		if (write)
+			plain_writeback(c, L->lower, line, flags);
+		else
+			plain_read(c, L->lower, line, flags);
+		return 0;
+	}
+	return c->drive->below(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ, 1,
+			       flags);
+}
+
+/* allocate() at a plain level: the victim is the last slot, the fetch (when `fetch`) goes
+ * below, the line is installed at the front, then the victim is written back if dirty. */
+static ALWAYS_INLINE void
+plain_allocate(struct cache *c, struct level *L, uint64_t *set, uint64_t line, bool dirty,
+	       bool fetch, unsigned flags)
+{
+	uint64_t victim = set[L->ways - 1];
+
+	if (victim != TAG_INVALID)
+		L->st.evictions++;
+	if (fetch) {
+		dirty |= plain_below(c, L, line, false, flags & (F_RFO | F_IFETCH | F_FLUSH)) &
+			 RES_DIRTY;
+		L->st.fills++;
+	}
+	slots_up(set, L->ways - 1);
+	set[0] = (line << 1) | (dirty ? 1 : 0);
+	if (victim != TAG_INVALID && (victim & 1)) {
+		L->st.writebacks++;
+		if (flags & F_FLUSH)
+			L->st.flush_writebacks++;
+		plain_below(c, L, victim >> 1, true, flags & F_FLUSH);
+	}
+}
+
+/* touch() at a plain level: slot w's line moves to the front. */
+static ALWAYS_INLINE void
+plain_touch(uint64_t *set, uint32_t w)
+{
+	uint64_t e = set[w];
+
+	slots_up(set, w);
+	set[0] = e;
+}
+
+/* level_ref(REQ_READ) of a whole line at plain level L, from the level above. */
+static inline void
+plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags)
+{
+	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
+	int w = scan_way(set, L->ways, line);
+
+	L->st.reads++;
+	if (w >= 0) {
+		plain_touch(set, (uint32_t)w);
+		return;
+	}
+	L->st.read_misses++;
+	if (flags & F_RFO)
+		L->st.rfo_misses++;
+	if (flags & F_IFETCH)
+		L->st.ifetch_misses++;
+	plain_allocate(c, L, set, line, false, true, flags);
+}
+
+/* level_ref(REQ_WRITEBACK) of a whole line at plain level L: a hit marks it dirty and most
+ * recent; a miss allocates it dirty without a fetch (the write covers the line). */
+static inline void
+plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags)
+{
+	uint64_t *set = L->tags + (line & L->set_mask) * L->ways;
+	int w = scan_way(set, L->ways, line);
+
+	L->st.writes++;
+	if (w >= 0) {
+		plain_touch(set, (uint32_t)w);
+		set[0] |= 1;
+		return;
+	}
+	L->st.write_misses++;
+	plain_allocate(c, L, set, line, true, false, flags | F_RFO);
+}
+
+/* cache_fast_miss() at a plain L1: a load or store of [addr, addr + size) inside one line
+ * that the set does not hold, counted as an access already. */
+static inline void
+plain_miss(struct cache *c, struct level *L, uint64_t *set, uint64_t line, uint32_t size,
+	   unsigned op)
+{
+	if (op) {
+		L->st.write_misses++;
+		plain_allocate(c, L, set, line, true, size != L->cfg.line_bytes, F_RFO);
+	} else {
+		L->st.read_misses++;
+		plain_allocate(c, L, set, line, false, true, 0);
+	}
 }
 
 void
@@ -647,7 +742,7 @@ cache_merge_is_exact(const struct cache *c)
  * hits at every level below it without changing its state, or passes a no-write-allocate level
  * unallocated, down to a write-back level that holds the line dirty or to DRAM. */
 static bool
-store_repeats_settled(const struct cache *c, const struct level *L, uint64_t addr)
+store_repeats_settled(const struct level *L, uint64_t addr, bool dram_below)
 {
 	for (const struct level *B = L->lower; B; B = B->lower) {
 		uint64_t line = addr >> B->line_shift, set_idx = line & B->set_mask;
@@ -664,31 +759,36 @@ store_repeats_settled(const struct cache *c, const struct level *L, uint64_t add
 		if (B->cfg.write == CACHE_WRITE_BACK)
 			return set[w] & 1;
 	}
-	return c->nfan == 0 && !c->below;
+	return dram_below;
 }
 
 bool
 cache_repeats_settled(const struct cache *c, const uint64_t *addrs, const bool *stores, unsigned n)
 {
+	return c->drive->repeats && c->drive->repeats(c, addrs, stores, n);
+}
+
+bool
+cache_plain_repeats(const struct cache *c, const uint64_t *addrs, const bool *stores, unsigned n,
+		    bool dram_below)
+{
 	const struct level *L = &c->lv[0];
 
-	if (c->ndata == 0 || c->forward || c->feed || c->sliced || L->mask)
+	if (c->ndata == 0 || L->mask)
 		return false;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t line = addrs[i] >> L->line_shift, set_idx = line & L->set_mask;
 		const uint64_t *set = L->tags + set_idx * L->ways;
 		int w;
 
-		/* in a set sampling leaves out: the repeats are dropped as the access was */
-		if (!sample_keeps(c, addrs[i]))
-			continue;
 		w = find_way(L, set, set_idx, line);
 		if (w < 0)
 			return false;
 		if (!stores[i])
 			continue;
-		if (L->cfg.write == CACHE_WRITE_BACK ? !(set[w] & 1)
-						     : !store_repeats_settled(c, L, addrs[i]))
+		if (L->cfg.write == CACHE_WRITE_BACK
+			    ? !(set[w] & 1)
+			    : !store_repeats_settled(L, addrs[i], dram_below))
 			return false;
 	}
 	return true;
@@ -705,7 +805,7 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	unsigned shift;
 	size_t i, end;
 
-	if (c->ndata == 0 || c->nscratch || !L->fast_write || c->sample_mask || c->sliced) {
+	if (c->ndata == 0 || c->nscratch || !L->fast_write) {
 		for (i = 0; i < n && refs[i].kind <= CACHE_OP_STORE; i++)
 			cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
 				     refs[i].count);
@@ -763,10 +863,14 @@ data_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 size_t
 cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 {
+	return c->drive->refs(c, refs, n);
+}
+
+size_t
+cache_plain_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+{
 	size_t i = 0;
 
-	if (c->feed)
-		return cache_feed_refs(c, refs, n);
 	while (i < n) {
 		i += data_refs(c, refs + i, n - i);
 		for (; i < n && refs[i].kind == CACHE_OP_IFETCH; i++)
@@ -777,132 +881,36 @@ cache_access_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 	return i;
 }
 
-/* ---- one pass for many sizes: the access path ---- */
-
-/* The rest of the one-pass model is in cache_onepass.c, its flush in cache_flush.c. */
-
-/* One request of level-above traffic inside one line of the swept level, for every size at
- * once: what level_ref() does at a write-back, write-allocate LRU level above DRAM, with the
- * hit or miss and the victim of each size from the stack. */
-static void
-stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t count,
-	  unsigned flags)
+size_t
+cache_refs_each(struct cache *c, const struct cache_ref *refs, size_t n)
 {
-	const struct level *L0 = &c->fan[0]->lv[c->fan_level];
-	unsigned shift = L0->line_shift;
-	uint64_t line = addr >> shift, bytes = L0->cfg.line_bytes;
-	bool write = req != REQ_READ;
-	bool fetch = !write || size != bytes; /* a whole-line write needs no fetch */
-	unsigned z = stackdist_ref(c->stack, line, write, c->victims);
-	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
-	/* Every size's model has the arrays of this one, at the same indices: the line's array
-	 * is looked up once for all the fills. */
-	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
-	struct stack_zone *sz;
+	size_t i;
 
-	if (write)
-		c->stack_writes += count;
-	else
-		c->stack_reads += count;
-	if (z == 0)
-		return;
-	/* The misses and fills of sizes 0 .. z-1 are alike but for the size: counted once, by
-	 * zone, and added to the sizes' models when they settle. */
-	sz = &c->stack_zone[z];
-	if (write) {
-		sz->write_misses++;
-	} else {
-		sz->read_misses++;
-		sz->rfo_misses += (flags & F_RFO) != 0;
-		sz->ifetch_misses += (flags & F_IFETCH) != 0;
-	}
-	if (fetch) {
-		unsigned cell = fill_array * (c->nfan + 1) + z;
-
-		if (c->stack_fill[cell].read_bytes == 0)
-			c->stack_fill_used[c->stack_fill_nused++] = cell;
-		traffic_add(&c->stack_fill[cell], bytes, false, fill_flags);
-		sz->fills++;
-	}
-	c->stack_unsettled = true;
-	/* The victims differ: sizes smallest first, the ones that missed are 0 .. z-1. */
-	for (unsigned k = 0; k < z; k++) {
-		const struct stackdist_victim *v = &c->victims[k];
-
-		c->stack_evictions[k] += v->valid;
-		if (v->valid && v->dirty) {
-			struct cache *s = c->fan[c->stack_order[k]];
-			struct level *L = &s->lv[c->fan_level];
-
-			L->st.writebacks++;
-			if (flags & F_FLUSH)
-				L->st.flush_writebacks++;
-			cache_dram_transfer(s, v->line << shift, bytes, true, flags & F_FLUSH);
-		}
-	}
-}
-
-static unsigned
-fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count, unsigned flags)
-{
-	unsigned res = 0;
-
-	flags &= ~F_COUNTED;
-	if (c->below) {
-		/* The sizes run on slice threads; their answer is always 0 (a swept level is
-		 * never exclusive, and only an exclusive level hands a line up). */
-		cache_feed_below(c, addr, size, req, count, flags);
-		return 0;
-	}
-	if (c->stack) {
-		uint64_t line_bytes = c->fan[0]->lv[c->fan_level].cfg.line_bytes;
-		uint64_t last = addr + (size - 1);
-
-		for (;;) {
-			uint64_t piece_last = addr | (line_bytes - 1);
-
-			if (piece_last > last)
-				piece_last = last;
-			stack_ref(c, addr, (uint32_t)(piece_last - addr + 1), req, count, flags);
-			if (piece_last == last)
-				break;
-			addr = piece_last + 1;
-		}
-		return 0;
-	}
-	for (unsigned k = 0; k < c->nfan; k++) {
-		struct cache *s = c->fan[k];
-
-		res |= span_ref(s, &s->lv[c->fan_level], addr, size, req, count, flags);
-	}
-	return res;
+	for (i = 0; i < n && refs[i].kind < CACHE_OP_COUNT; i++)
+		cache_access(c, refs[i].addr, refs[i].size, (enum cache_op)refs[i].kind,
+			     refs[i].count);
+	return i;
 }
 
 unsigned
-cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-	      unsigned flags)
+cache_dram_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+		 unsigned flags)
 {
-	return fan_ref(c, addr, size, req, count, flags);
+	array_transfer(c, find_array(c, addr), req == REQ_READ ? size : size * count,
+		       req != REQ_READ, flags);
+	return 0;
 }
 
-/* access_lines() for a slice of a run split by set (cache_set_slice()): the pieces of the
- * access in this slice's chunks, in order. Lines never cross chunks, so each line of the
- * access is simulated by the one slice that holds its sets, as a whole run would. */
-static void
-slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
-	    uint32_t count, unsigned flags)
+static bool
+plain_repeats(const struct cache *c, const uint64_t *addrs, const bool *stores, unsigned n)
 {
-	unsigned shift = c->slice_shift;
-	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
-
-	for (uint64_t k = first;; k++) {
-		if ((k & c->slice_mask) == c->slice_residue) {
-			uint64_t lo = k == first ? addr : k << shift;
-			uint64_t hi = k == last ? addr + size : (k + 1) << shift;
-
-			access_lines(c, L, lo, (uint32_t)(hi - lo), write, count, flags);
-		}
-		if (k == last)
-			break;
-	}
+	return cache_plain_repeats(c, addrs, stores, n, true);
 }
+
+const struct cache_drive cache_plain_drive = {
+	.access = cache_plain_access,
+	.refs = cache_plain_refs,
+	.below = cache_dram_below,
+	.repeats = plain_repeats,
+	.inline_l1 = true,
+};

@@ -91,7 +91,7 @@ struct cache_config {
 	/* Set sampling, an estimate (0 or 1: off, exact): 1 set in k of every level reaches the
 	 * caches, chosen by address chunk (the largest line of any level): one chunk index in
 	 * each run of k (CACHE_SAMPLE_RESIDUE() in the first run, a hashed offset from it in the
-	 * others: sim/cache_internal.h sample_keeps()); cache_sample_scale() multiplies the
+	 * others: sim/drive/sample_sets.c keeps()); cache_sample_scale() multiplies the
 	 * counts by k. A power of two; every level needs k sets at least per chunk (never fully
 	 * assoc). */
 	uint32_t sample_sets;
@@ -390,13 +390,13 @@ const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigne
 /*
  * One pass for many sizes of one level (the swept level): the levels above it are simulated
  * once and what leaves them feeds a model per size ("fanout"), or, for an LRU last level,
- * one LRU stack pass that counts for every size at once ("stack", sim/stackdist.h). Each
+ * one LRU stack pass that counts for every size at once ("stack", sim/drive/stackdist.h). Each
  * size's model then holds every counter a model run on its own with that size would hold.
  * It applies when the swept level's input does not depend on its size: no inclusive level at
  * or below it (back-invalidation reaches above), the swept level not exclusive (it hands
  * lines back up), no straddle=once level below L1. The stack pass needs, besides, the last level,
  * LRU, write-back, write-allocate, no I1 beside a swept L1, and caches nested by inclusion
- * (sim/stackdist.h): one set count (fully associative), or a fixed associativity of at most
+ * (sim/drive/stackdist.h): one set count (fully associative), or a fixed associativity of at most
  * STACKDIST_MAX_SET_WAYS ways (the sizes change the set count).
  */
 #define CACHE_ONEPASS_MAX 256
@@ -443,6 +443,22 @@ bool cache_onepass_failed(const struct cache *c);
  * Caller frees with cache_destroy(); NULL when k is out of range or already taken. */
 struct cache *cache_onepass_take(struct cache *c, unsigned k);
 
+/* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
+ * with method how, not yet accessed) run its sizes on `threads` threads (2 ..
+ * cache_onepass_slices_max()), one slice each (sim/drive/feed.h): c simulates the levels above
+ * the swept one itself, on the caller's thread, and hands what leaves them, in order, to the
+ * slice that owns its chunk, whose one-pass model counts its sets for every size. Arrays and
+ * phases go to every slice. Returns 0, or -ENOMEM with a one-line message in err (c
+ * unchanged). */
+int cache_onepass_attach_threads(struct cache *c, const struct cache_config *cfg, unsigned level,
+				 const uint64_t *sizes, unsigned n, enum cache_onepass how,
+				 unsigned threads, char *err, size_t errlen);
+/* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
+ * models, and they are added into c's, which then holds what one thread's pass would, counter
+ * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a
+ * thread's stack pass ran out of memory, -1 otherwise. */
+int cache_onepass_detach_threads(struct cache *c, bool flush, char *err, size_t errlen);
+
 /* The most slices of a run split by set (cache_slices_max()), up to want, that the one-pass
  * model of these sizes splits into exactly: the fewest any size's config allows; 1 where the
  * swept level is L1 (the producer filters L1 hits before the split, for one L1). why as in
@@ -457,7 +473,7 @@ unsigned cache_onepass_slices_max(const struct cache_config *cfg, unsigned level
 void cache_sample_scale(struct cache *c);
 
 /* What set sampling saw: the sample behind an estimate, in the sample's own counts (before
- * cache_sample_scale()'s factor). sim/sample.h judges it. */
+ * cache_sample_scale()'s factor). sim/drive/sample.h judges it. */
 struct cache_sample {
 	uint32_t sample_sets; /* k; 1 when not sampled, and the rest is then zero */
 	/* Bytes the processor loaded and stored outside scratch and fetched through an I1, all
@@ -473,7 +489,7 @@ struct cache_sample {
 	uint64_t dram_bytes;                   /* the sampled sets' DRAM bytes, read and written */
 	uint64_t dram_chunks; /* chunks (the largest line of any level) that moved them */
 	/* sum(y)^2 / sum(y^2) over those chunks, y a chunk's DRAM bytes: the chunk count when
-	 * each moved as many bytes, fewer when a few moved most (sim/sample.h) */
+	 * each moved as many bytes, fewer when a few moved most (sim/drive/sample.h) */
 	double dram_effective_chunks;
 	/* The sampled set classes (cache_sample_classes()) and the relative variance of their
 	 * DRAM bytes: s^2 / mean^2 over the classes, those that moved none included. */
@@ -488,7 +504,7 @@ void cache_sample_get(struct cache *c, struct cache_sample *out);
  * A run split by set over threads (replay --threads): slice i of k (k a power of two) is a
  * model that simulates only the accesses, or their pieces, in chunks (the largest line of any
  * level) whose index is i modulo k. The k slices run the whole trace each; the sum of their
- * level and DRAM counts (cache_add_slice()) is the whole run's, exactly (sim/cache_slice.c
+ * level and DRAM counts (cache_add_slice()) is the whole run's, exactly (sim/drive/slice.c
  * says why). Each slice counts every access as the processor's, and scratch bytes, whole.
  */
 #define CACHE_MAX_SLICES 64

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "sim/cache_internal.h"
-#include "sim/sample.h"
 
 /* ---- accounting ---- */
 
@@ -59,13 +58,10 @@ traffic_add(struct cache_traffic *t, uint64_t bytes, bool write, unsigned flags)
 
 /* cache_dram_transfer() of an address in array a. */
 static inline void
-array_transfer(struct cache *c, unsigned a, uint64_t addr, uint64_t bytes, bool write,
-	       unsigned flags)
+array_transfer(struct cache *c, unsigned a, uint64_t bytes, bool write, unsigned flags)
 {
 	struct phase *p = &c->phases[c->cur_phase];
 
 	/* Only the (phase, array) cell: the totals are summed from the cells when asked for. */
 	traffic_add(&p->per_array[a], bytes, write, flags);
-	if (c->sample_units.bytes)
-		sample_units_add(&c->sample_units, addr, bytes);
 }

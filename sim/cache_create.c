@@ -13,8 +13,6 @@
 #include "base/name_index.h"
 #include "base/util.h"
 #include "sim/cache_internal.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
 
 /* ---- construction ---- */
 
@@ -159,8 +157,8 @@ phase_name_at(const void *owner, uint32_t i)
 	return ((const struct cache *)owner)->phases[i].name;
 }
 
-/* A model of cfg's levels 0 .. ndata-1 (and I1); below the last of them lies DRAM, or, in a
- * one-pass model, the models of its fan. Level `bare` (CACHE_MAX_LEVELS: none) gets no arrays
+/* A plain model of cfg's levels 0 .. ndata-1 (and I1); below the last of them lies DRAM, or
+ * what a driver puts there. Level `bare` (CACHE_MAX_LEVELS: none) gets no arrays
  * (level_init()). NULL when memory is short. */
 struct cache *
 cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
@@ -169,18 +167,7 @@ cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 
 	c->cfg = *cfg;
 	c->ndata = ndata;
-	if (cfg->sample_sets > 1) {
-		unsigned kbits = log2_u64(cfg->sample_sets);
-
-		c->sample_shift = cache_chunk_shift(cfg);
-		c->sample_mask = cfg->sample_sets - 1;
-		c->sample_residue = CACHE_SAMPLE_RESIDUE(cfg->sample_sets);
-		c->sample_block_shift = c->sample_shift + kbits;
-		c->sample_block_mask = cache_sample_classes(cfg) - 1;
-		c->sample_hash_shift = 64 - kbits;
-		sample_units_init(&c->sample_units, c->sample_shift, kbits,
-				  cache_sample_classes(cfg));
-	}
+	c->drive = &cache_plain_drive;
 	c->icache = -1;
 	for (unsigned i = 0; i < ndata; i++) {
 		c->nlv = i + 1; /* what cache_destroy() frees */
@@ -235,16 +222,6 @@ cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare)
 	return c;
 }
 
-struct cache *
-cache_create(const struct cache_config *cfg)
-{
-	char err[256];
-
-	if (cache_config_validate(cfg, err, sizeof(err)))
-		return NULL;
-	return cache_build(cfg, cfg->levels, CACHE_MAX_LEVELS);
-}
-
 uint64_t
 cache_model_bytes(const struct cache_config *cfg)
 {
@@ -262,18 +239,8 @@ cache_destroy(struct cache *c)
 {
 	if (!c)
 		return;
-	for (unsigned k = 0; k < c->nfan; k++)
-		if (!c->taken[k])
-			cache_destroy(c->fan[k]);
-	free(c->fan);
-	free(c->taken);
-	stackdist_destroy(c->stack);
-	free(c->stack_order);
-	free(c->victims);
-	free(c->stack_zone);
-	free(c->stack_fill);
-	free(c->stack_fill_used);
-	free(c->stack_evictions);
+	if (c->drive->destroy)
+		c->drive->destroy(c);
 	for (unsigned i = 0; i < c->nlv; i++) {
 		free(c->lv[i].tags);
 		free(c->lv[i].mask);
@@ -287,7 +254,6 @@ cache_destroy(struct cache *c)
 	}
 	free(c->phases);
 	name_index_finish(&c->phase_names);
-	sample_units_finish(&c->sample_units);
 	free(c);
 }
 

@@ -10,17 +10,16 @@
 
 #include "sim/cache_internal.h"
 
-/* cache_fast_l1_without_scratch(), for a slice too where slice. */
-static bool
-fast_l1(struct cache *c, struct cache_fast_l1 *v, bool slice)
+bool
+cache_fill_fast_l1(struct cache *c, struct cache_fast_l1 *v)
 {
 	struct level *L = &c->lv[0];
 
-	if (c->ndata == 0 || !L->fast_write || c->sample_mask || (c->sliced && !slice))
+	if (c->ndata == 0 || !L->fast_write)
 		return false;
-	v->slice_shift = c->slice_shift;
-	v->slice_mask = c->sliced ? c->slice_mask : 0;
-	v->slice_residue = c->slice_residue;
+	v->slice_shift = 0;
+	v->slice_mask = 0;
+	v->slice_residue = 0;
 	v->tags = L->tags;
 	v->set_mask = L->set_mask;
 	v->ways = L->ways;
@@ -41,19 +40,13 @@ fast_l1(struct cache *c, struct cache_fast_l1 *v, bool slice)
 bool
 cache_fast_l1(struct cache *c, struct cache_fast_l1 *v)
 {
-	return !c->nscratch && fast_l1(c, v, false);
-}
-
-bool
-cache_fast_l1_slice(struct cache *c, struct cache_fast_l1 *v)
-{
-	return !c->nscratch && fast_l1(c, v, true);
+	return c->drive->inline_l1 && !c->nscratch && cache_fill_fast_l1(c, v);
 }
 
 bool
 cache_fast_l1_without_scratch(struct cache *c, struct cache_fast_l1 *v)
 {
-	return fast_l1(c, v, false);
+	return c->drive->inline_l1 && cache_fill_fast_l1(c, v);
 }
 
 void

@@ -1,24 +1,18 @@
 /*
- * The cache model's final flush: dirty lines written back level by level, and below a
- * one-pass model's levels each size's levels or the stack's lines (the order: cache.c's
- * notes).
+ * The cache model's final flush: dirty lines written back level by level (the order: cache.c's
+ * notes), then what its driver keeps below them.
  */
 
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "sim/cache_account.h"
 #include "sim/cache_internal.h"
-#include "sim/stackdist.h"
 
 /* ---- flush ---- */
 
-static void onepass_flush(struct cache *c);
-
-/* The final flush of levels first .. ndata-1. */
-static void
-flush_levels(struct cache *c, unsigned first)
+void
+cache_flush_levels(struct cache *c, unsigned first)
 {
 	for (unsigned li = first; li < c->ndata; li++) {
 		struct level *L = &c->lv[li];
@@ -59,44 +53,8 @@ void
 cache_flush(struct cache *c)
 {
 	cache_set_phase(c, cache_add_phase(c, "flush"));
-	flush_levels(c, 0);
-	if (c->nfan)
-		onepass_flush(c);
+	cache_flush_levels(c, 0);
+	if (c->drive->flush)
+		c->drive->flush(c); /* what a driver keeps below the levels: a one pass's sizes */
 	cache_sync_phase(c);
-}
-
-struct flush_ctx {
-	struct cache *c;
-};
-
-static void
-stack_flush_line(void *ctx, uint64_t line, unsigned from)
-{
-	struct cache *c = ((struct flush_ctx *)ctx)->c;
-
-	for (unsigned k = from; k < c->nfan; k++) {
-		struct cache *s = c->fan[c->stack_order[k]];
-		struct level *L = &s->lv[c->fan_level];
-
-		L->st.writebacks++;
-		L->st.flush_writebacks++;
-		cache_dram_transfer(s, line << L->line_shift, L->cfg.line_bytes, true, F_FLUSH);
-	}
-}
-
-/* The flush below the levels of a one-pass model: each size's levels, or the stack's lines. */
-static void
-onepass_flush(struct cache *c)
-{
-	cache_stack_settle(c);
-	if (c->stack) {
-		struct flush_ctx fc = { c };
-
-		stackdist_flush(c->stack, stack_flush_line, &fc);
-	} else {
-		for (unsigned k = 0; k < c->nfan; k++)
-			flush_levels(c->fan[k], c->fan_level);
-	}
-	for (unsigned k = 0; k < c->nfan; k++)
-		cache_sync_phase(c->fan[k]);
 }

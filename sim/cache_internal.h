@@ -2,16 +2,14 @@
 
 /*
  * The cache model's internals, shared by its files (not an interface: sim/cache.h is):
- * cache.c (the hierarchy, access, the one-pass access path), cache_create.c (construction),
- * cache_sets.h (set operations, inline), cache_account.h (arrays' DRAM traffic, inline),
- * cache_flush.c (the final flush), cache_config.c (policy names, validation), cache_stats.c
- * (phases, arrays, getters, set sampling) and cache_onepass.c (one pass for many sizes).
+ * cache.c (the hierarchy and the access path), cache_create.c (construction), cache_sets.h
+ * (set operations, inline), cache_account.h (arrays' DRAM traffic, inline), cache_flush.c
+ * (the final flush), cache_config.c (policy names, validation), cache_stats.c (phases,
+ * arrays, getters), and the drivers of sim/drive/ (struct cache_drive), which wrap a model.
  */
 
 #include "base/name_index.h"
 #include "sim/cache.h"
-#include "sim/sample.h"
-#include "sim/stackdist.h"
 
 #define TAG_INVALID UINT64_MAX
 #define INDEX_WAYS 64 /* above this, a level keeps a hash index instead of scanning sets */
@@ -70,7 +68,7 @@ struct level {
 	bool fast_read, fast_write;
 	/* LRU in ordered slots, write-back, write-allocate, neither inclusive nor exclusive, no
 	 * write-validate or quiet write-backs, and plain levels of the same line size below if
-	 * any: its misses may take cache_plain.h's path. */
+	 * any: its misses may take cache.c's plain path. */
 	bool plain;
 	struct cache_level_stats st;
 };
@@ -90,38 +88,46 @@ struct phase {
 	struct cache_level_stats lvl[CACHE_MAX_LEVELS + 1];
 };
 
-/* Counts of a stack pass's references of one zone z, for each of the sizes 0 .. z-1. */
-struct stack_zone {
-	uint64_t read_misses, write_misses, rfo_misses, ifetch_misses, fills;
+/*
+ * What a model runs as (Dinero IV's d4cache carries its `ref` function the same way): the
+ * entry points of its accesses and what lies below its last data level, chosen when the model
+ * is created. The plain model's are cache_plain_drive (cache.c): its levels, then DRAM. A run
+ * mode that wraps a model (sim/drive/: one pass, set sampling, a slice, the thread feed) gives
+ * its own and keeps its state in c->mode, so the plain path tests no mode.
+ */
+struct cache_drive {
+	/* cache_access_merged() */
+	void (*access)(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+		       uint32_t count, uint64_t bytes);
+	/* cache_access_refs() */
+	size_t (*refs)(struct cache *c, const struct cache_ref *refs, size_t n);
+	/* A request leaving the last data level for what lies below it (a line of that level,
+	 * or a write that passes it); returns RES_DIRTY where a line handed up is dirty. */
+	unsigned (*below)(struct cache *c, uint64_t addr, uint64_t size, enum req req,
+			  uint32_t count, unsigned flags);
+	/* cache_repeats_settled(); NULL: never. */
+	bool (*repeats)(const struct cache *c, const uint64_t *addrs, const bool *stores,
+			unsigned n);
+	/* Told of an array and a phase after the model has them, and of a phase switch
+	 * before it (NULL: nothing to tell). */
+	void (*array)(struct cache *c, const char *name, uint64_t base, uint64_t bytes,
+		      bool scratch);
+	void (*phase)(struct cache *c, const char *name);
+	void (*set_phase)(struct cache *c, int phase);
+	/* cache_flush(), after the model's levels (NULL: nothing more) */
+	void (*flush)(struct cache *c);
+	/* frees c->mode (NULL: nothing to free) */
+	void (*destroy)(struct cache *c);
+	/* the inline L1 path (cache_fast_l1()) may settle its loads and stores */
+	bool inline_l1;
 };
 
 struct cache {
 	struct cache_config cfg;
 	struct level lv[CACHE_MAX_LEVELS + 1];
 	unsigned nlv;
-	unsigned
-		ndata; /* data levels simulated here: cfg.levels, or a one-pass model's fan_level */
-	/* A one-pass model (cache_create_onepass()): what leaves level fan_level - 1 (every access
-	 * when fan_level is 0) goes to each model of fan[], one per size of level fan_level, or,
-	 * with stack, to one LRU stack pass that counts into all of them. */
-	struct cache **fan;
-	unsigned nfan, fan_level;
-	bool forward; /* fan_level 0 without stack: the whole access goes to every model */
-	struct stackdist *stack;
-	unsigned *stack_order;            /* stack cache k is fan[stack_order[k]] */
-	struct stackdist_victim *victims; /* per stack cache */
-	bool *taken;                      /* fan[k] handed out by cache_onepass_take() */
-	/* Stack pass: reads and writes every size counts alike, not yet added to the models. */
-	uint64_t stack_reads, stack_writes;
-	/* Stack pass: what the sizes that missed count, by the reference's zone z (sizes 0 ..
-	 * z-1 missed), not yet added to the models (cache_stack_settle()). */
-	struct stack_zone *stack_zone;    /* [z], z = 0 .. nfan */
-	struct cache_traffic *stack_fill; /* [array * (nfan + 1) + z]: the fills' bytes */
-	unsigned *stack_fill_used;        /* the cells of stack_fill in use, in no order */
-	unsigned stack_fill_nused;
-	uint64_t *stack_evictions; /* [stack cache k] */
-	bool stack_unsettled;
-	int icache; /* index of I1 in lv, or -1 */
+	unsigned ndata; /* data levels simulated here: cfg.levels, or fewer (a one-pass model's) */
+	int icache;     /* index of I1 in lv, or -1 */
 	struct cache_traffic dram;
 	struct cache_cpu_stats cpu;
 	struct array arrays[CACHE_MAX_ARRAYS + 1];
@@ -134,42 +140,9 @@ struct cache {
 	struct name_index phase_names; /* named phases (1 ..) by name */
 	unsigned cur_phase;
 	struct cache_level_stats snap[CACHE_MAX_LEVELS + 1];
-	/* Set sampling: an access reaches the caches when sample_keeps() (below). sample_mask 0
-	 * and sample_residue 0: every access. */
-	unsigned sample_shift, sample_block_shift, sample_hash_shift;
-	uint64_t sample_mask, sample_residue, sample_block_mask;
-	uint64_t sample_bytes[2]; /* bytes loaded (fetched), stored in the sampled sets */
-	bool sample_scaled;
-	/* A slice of a run split by set (cache_set_slice()): an access reaches the caches where
-	 * it lies in chunks (2^slice_shift bytes) whose index is slice_residue modulo
-	 * slice_mask + 1; sample_residue is then 1 with sample_mask 0, so the sampling test
-	 * always fails and sends the access to the slice's test. */
-	bool sliced;
-	unsigned slice_shift;
-	uint64_t slice_mask, slice_residue;
-	struct sample_units sample_units; /* DRAM bytes per sampled chunk: the estimate's error */
-	/* A feed model (sim/cache_feed.h): what it gets goes to the slices' ring, not to levels. */
-	struct cache_feed *feed;
-	/* A one-pass model whose sizes run on slice threads (cache_feed_attach_below()): what
-	 * leaves its levels above the swept one goes to the slices' rings, not to its sizes. */
-	struct cache_feed *below;
+	const struct cache_drive *drive;
+	void *mode; /* the driver's state; NULL for the plain model */
 };
-
-/* Set sampling's choice: chunk i (addr >> sample_shift) is in the run of k chunks numbered
- * b = i / k modulo the runs, and is kept where i modulo k is sample_residue XOR the top log2 k
- * bits of b times the golden-ratio constant (Fibonacci hashing: b = 0 gives 0, so the first
- * run keeps CACHE_SAMPLE_RESIDUE(k)). A fixed residue in every run kept the same columns of
- * an array whose rows span a multiple of k chunks: the offsets spread them. */
-#define SAMPLE_HASH UINT64_C(0x9E3779B97F4A7C15)
-
-static inline bool
-sample_keeps(const struct cache *c, uint64_t addr)
-{
-	uint64_t run = (addr >> c->sample_block_shift) & c->sample_block_mask;
-	uint64_t offset = (run * SAMPLE_HASH) >> c->sample_hash_shift;
-
-	return (((addr >> c->sample_shift) ^ offset) & c->sample_mask) == c->sample_residue;
-}
 
 /* cache_config.c */
 unsigned cache_chunk_shift(const struct cache_config *cfg);
@@ -182,30 +155,44 @@ uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_
 struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
 
 /* cache.c */
+extern const struct cache_drive cache_plain_drive;
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
+/* cache_plain_drive's below: DRAM, the request's bytes (a write's count times). */
+unsigned cache_dram_below(struct cache *c, uint64_t addr, uint64_t size, enum req req,
+			  uint32_t count, unsigned flags);
 void cache_flush_writeback(struct cache *c, const struct level *L, uint64_t line);
-/* fan_ref() of cache.c, for cache_plain.h: a request to a one-pass model's fan. */
-unsigned cache_fan_ref(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-		       unsigned flags);
+/* cache_plain_drive's access and refs, for drivers that run the plain model's levels. */
+void cache_plain_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
+			uint32_t count, uint64_t bytes);
+size_t cache_plain_refs(struct cache *c, const struct cache_ref *refs, size_t n);
+/* The same request for [addr, addr + size) to level li of each model of m[0 .. n), split into
+ * that level's lines: a one-pass model's fan-out to each size. Returns the answers or'ed. */
+unsigned cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr,
+			 uint64_t size, enum req req, uint32_t count, unsigned flags);
+/* refs one cache_access() each, up to the first that is not an access: how many. */
+size_t cache_refs_each(struct cache *c, const struct cache_ref *refs, size_t n);
+/* One access of the processor through level L (L1, or I1 with F_IFETCH), line by line, not
+ * counted as the processor's. */
+void cache_level_access(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+			uint32_t count, unsigned flags);
+/* The bytes of a load or store of a scratch array, counted to it and to the processor's
+ * scratch bytes: true; false, nothing counted, where addr lies in no scratch array. */
+bool cache_scratch_bytes(struct cache *c, uint64_t addr, enum cache_op op, uint64_t bytes);
 /* A load or store of a scratch array, counted as cache_access_merged() counts it: true; false,
  * nothing counted, where addr lies in no scratch array. */
 bool cache_scratch_access(struct cache *c, uint64_t addr, enum cache_op op, uint32_t count,
 			  uint64_t bytes);
+/* cache_repeats_settled() of the plain model; with dram_below false, a store whose repeats
+ * would pass the last data level is not settled (something other than DRAM lies below). */
+bool cache_plain_repeats(const struct cache *c, const uint64_t *addrs, const bool *stores,
+			 unsigned n, bool dram_below);
 
-/* cache_feed.c: what a feed model gets, passed to the slices (its own counts kept here) */
-void cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op,
-		      uint32_t count, uint64_t bytes);
-/* cache_access_refs() on a feed model */
-size_t cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n);
-void cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes);
-void cache_feed_phase(struct cache *c, const char *name);
-void cache_feed_set_phase(struct cache *c, int phase);
-/* fan_ref() of a model with c->below: the request to the slice that owns its chunk */
-void cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
-		      unsigned flags);
+/* cache_fast.c: fills *v from L1 (and L2) where the model's levels allow the inline path,
+ * whatever its driver and scratch ranges; slice fields zero. */
+bool cache_fill_fast_l1(struct cache *c, struct cache_fast_l1 *v);
+
+/* cache_flush.c: the final flush of data levels first .. ndata-1. */
+void cache_flush_levels(struct cache *c, unsigned first);
 
 /* cache_stats.c */
 void cache_sync_phase(struct cache *c);
-
-/* cache_onepass.c */
-void cache_stack_settle(struct cache *c);

@@ -3,7 +3,7 @@
 /*
  * A run of accesses in rows, as the tracing layer reports a tile or a matrix row: rows rows
  * stride bytes apart, n elements of elem bytes each from addr, in order. A feed model
- * (sim/cache_feed.h) hands one as a single event to every slice that owns a chunk of it, and
+ * (sim/drive/feed.h) hands one as a single event to every slice that owns a chunk of it, and
  * each slice cuts out the lines in its own chunks, so the producer no longer walks the lines.
  */
 

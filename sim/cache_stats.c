@@ -1,4 +1,4 @@
-/* The cache model's statistics: phases, arrays, the getters and set sampling's scaling. */
+/* The cache model's statistics: phases, arrays and the getters. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,9 +40,6 @@ cache_add_phase(struct cache *c, const char *name)
 	i = name_index_find(&c->phase_names, cut);
 	if (i >= 0)
 		return (int)i;
-	/* A one-pass model's models keep the same phases, at the same indices. */
-	for (unsigned k = 0; k < c->nfan; k++)
-		cache_add_phase(c->fan[k], name);
 	/* The final flush always finds room: its phase is the one past the cap. */
 	if (c->nphases > CACHE_MAX_PHASES && strcmp(cut, "flush") != 0)
 		return -ENOSPC;
@@ -54,8 +51,9 @@ cache_add_phase(struct cache *c, const char *name)
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", cut);
 	name_index_add(&c->phase_names, p->name, c->nphases);
-	if (c->feed || c->below)
-		cache_feed_phase(c, cut);
+	/* a one-pass model's models, a feed's slices: the same phases at the same indices */
+	if (c->drive->phase)
+		c->drive->phase(c, cut);
 	return (int)c->nphases++;
 }
 
@@ -64,11 +62,8 @@ cache_set_phase(struct cache *c, int phase)
 {
 	if (phase < 0 || (unsigned)phase >= c->nphases || (unsigned)phase == c->cur_phase)
 		return;
-	if (c->feed || c->below)
-		cache_feed_set_phase(c, phase);
-	cache_stack_settle(c); /* what the stack pass counted belongs to the phase that ends */
-	for (unsigned k = 0; k < c->nfan; k++)
-		cache_set_phase(c->fan[k], phase);
+	if (c->drive->set_phase)
+		c->drive->set_phase(c, phase);
 	cache_sync_phase(c);
 	c->cur_phase = (unsigned)phase;
 }
@@ -89,10 +84,8 @@ cache_add_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes
 	a->len = bytes;
 	a->scratch = scratch;
 	c->last_array = c->prev_array = 0; /* the new range may hide part of an older one */
-	for (unsigned k = 0; k < c->nfan; k++)
-		cache_add_array(c->fan[k], name, base, bytes, scratch);
-	if (c->feed || c->below)
-		cache_feed_array(c, name, base, bytes);
+	if (c->drive->array)
+		c->drive->array(c, name, base, bytes, scratch);
 	if (scratch && bytes) {
 		/* The span's last byte, not its end, which may lie at 2^64. */
 		uint64_t lo = base, last = base + (bytes - 1);
@@ -236,81 +229,4 @@ cache_phase_level_stats(struct cache *c, unsigned p, unsigned i)
 {
 	cache_sync_phase(c);
 	return &c->phases[p].lvl[i];
-}
-
-/* ---- set sampling ---- */
-
-static void
-stats_scale(struct cache_level_stats *st, uint64_t k)
-{
-	uint64_t *w = (uint64_t *)st;
-
-	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
-		w[i] *= k;
-}
-
-static void
-traffic_scale(struct cache_traffic *t, uint64_t k)
-{
-	t->read_bytes *= k;
-	t->write_bytes *= k;
-	t->rfo_bytes *= k;
-	t->flush_write_bytes *= k;
-	t->flush_read_bytes *= k;
-}
-
-void
-cache_sample_scale(struct cache *c)
-{
-	uint64_t k = c->cfg.sample_sets;
-
-	if (k <= 1 || c->sample_scaled)
-		return;
-	cache_sync_phase(c);
-	for (unsigned i = 0; i < c->nlv; i++) {
-		stats_scale(&c->lv[i].st, k);
-		c->snap[i] = c->lv[i].st;
-		for (unsigned p = 0; p < c->nphases; p++)
-			stats_scale(&c->phases[p].lvl[i], k);
-	}
-	for (unsigned p = 0; p < c->nphases; p++)
-		for (unsigned a = 0; a < c->narrays; a++)
-			traffic_scale(&c->phases[p].per_array[a], k);
-	c->sample_scaled = true;
-}
-
-void
-cache_sample_get(struct cache *c, struct cache_sample *out)
-{
-	uint64_t k = c->cfg.sample_sets > 1 ? c->cfg.sample_sets : 1;
-	uint64_t div = c->sample_scaled ? k : 1; /* back to the sample's own counts */
-	const struct cache_cpu_stats *cs = &c->cpu;
-	const struct cache_traffic *t = cache_dram(c);
-	struct sample_spread sp;
-
-	memset(out, 0, sizeof(*out));
-	out->sample_sets = (uint32_t)k;
-	if (k == 1)
-		return;
-	out->cached_read_bytes = cs->bytes[CACHE_OP_LOAD] - cs->scratch_read_bytes;
-	out->cached_write_bytes = cs->bytes[CACHE_OP_STORE] - cs->scratch_write_bytes;
-	if (c->icache >= 0)
-		out->cached_read_bytes += cs->bytes[CACHE_OP_IFETCH];
-	out->cached_bytes = out->cached_read_bytes + out->cached_write_bytes;
-	out->sampled_read_bytes = c->sample_bytes[0];
-	out->sampled_write_bytes = c->sample_bytes[1];
-	out->levels = c->nlv;
-	for (unsigned i = 0; i < c->nlv; i++) {
-		const struct cache_level_stats *st = &c->lv[i].st;
-
-		out->misses[i] = (st->read_misses + st->write_misses) / div;
-		if (i == 0 || (int)i == c->icache)
-			out->refs += (st->reads + st->writes) / div;
-	}
-	out->dram_bytes = (t->read_bytes + t->write_bytes) / div;
-	sample_units_spread(&c->sample_units, &sp);
-	out->dram_chunks = sp.chunks;
-	out->dram_effective_chunks = sp.effective_chunks;
-	out->set_classes = sp.classes;
-	out->class_rel_variance = sp.class_rel_variance;
 }

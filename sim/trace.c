@@ -8,7 +8,7 @@
 #include "base/name_index.h"
 #include "base/progress.h"
 #include "base/util.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 
 /* Accesses to the pace array between two looks at the clock: a query block's new lines of Q
  * for flash2 in fp16 with d = 128 and Br = 64. */
@@ -32,7 +32,7 @@ struct trace_state {
 	struct cache *cache;
 	struct trace_sink sink;
 	bool recording;
-	bool feed; /* cache is a feed model (sim/cache_feed.h): accesses go to it unmerged */
+	bool feed; /* cache is a feed model (sim/drive/feed.h): accesses go to it unmerged */
 	int tiles_in_scratch;
 	struct trace_range *ranges;
 	unsigned nranges, last;

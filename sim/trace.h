@@ -139,7 +139,7 @@ bool trace_scratch_add(struct trace_ctx *t, const void *p, uint64_t accesses, ui
 void trace_run(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, enum cache_op op);
 
 /* trace_run() of each of `rows` rows stride bytes apart from p, in order; a feed model
- * (sim/cache_feed.h) gets them as one event that every slice cuts. */
+ * (sim/drive/feed.h) gets them as one event that every slice cuts. */
 void trace_run_rows(struct trace_ctx *t, const void *p, uint32_t elem, uint64_t n, uint64_t rows,
 		    uint64_t stride, enum cache_op op);
 

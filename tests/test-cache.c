@@ -6,6 +6,7 @@
  * Then property tests: merged repeats, random replacement, independent models.
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "sim/cache.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed_test.h"
 #include "sim/spec.h"
 #include "base/util.h"
 #include "tests/unit.h"
@@ -667,7 +668,7 @@ assert_same_counts(struct cache *whole, struct cache *sum)
 	assert_memory_equal(cache_cpu(whole), cache_cpu(sum), sizeof(struct cache_cpu_stats));
 }
 
-/* A feed model and its slice threads (sim/cache_feed.h) count what one model counts, every
+/* A feed model and its slice threads (sim/drive/feed.h) count what one model counts, every
  * counter: levels, phases, DRAM, arrays, the processor and scratch; with and without the L1
  * hit filter (an LRU write-back write-allocate L1 over no inclusive level takes it). */
 static void
@@ -764,9 +765,9 @@ test_feed_runs(void **state)
 		uint64_t x = 5 + s;
 
 		if (s == 5)
-			setenv("MEMSIM_FEED_SLICES_A_THREAD", "32", 1);
+			assert_int_equal(cache_feed_measure(32, NULL), 0);
 		f = cache_feed_start(cache_get_config(whole), 4, s % 2, err, sizeof(err));
-		unsetenv("MEMSIM_FEED_SLICES_A_THREAD");
+		cache_feed_measure(0, NULL);
 		assert_int_equal(cache_feed_slices(f), s == 5 ? 128 : 8);
 		fm = cache_feed_model(f);
 
@@ -887,7 +888,7 @@ test_run_classes(void **state)
 
 /* The slices of a feed: two a thread, as the levels' sets allow (128 chunk classes on h100,
  * 64 and 16 where L1 has 64 and 16 sets) and while their models take 1 GiB (over 8 bytes a line);
- * never fewer than the threads; MEMSIM_FEED_SLICES_A_THREAD where it is a power of two. */
+ * never fewer than the threads; cache_feed_measure()'s slices a thread, a power of two. */
 static void
 test_feed_slices(void **state)
 {
@@ -917,17 +918,20 @@ test_feed_slices(void **state)
 	assert_non_null(f);
 	assert_int_equal(cache_feed_slices(f), 16);
 	cache_feed_abort(f);
-	setenv("MEMSIM_FEED_SLICES_A_THREAD", "4", 1);
+	assert_int_equal(cache_feed_measure(4, NULL), 0);
 	f = cache_feed_start(cache_get_config(c), 8, true, err, sizeof(err));
 	assert_int_equal(cache_feed_slices(f), 32);
 	cache_feed_abort(f);
-	setenv("MEMSIM_FEED_SLICES_A_THREAD", "1", 1);
+	assert_int_equal(cache_feed_measure(1, NULL), 0);
 	assert_int_equal(cache_feed_slices_for(cache_get_config(c), 4), 4);
-	setenv("MEMSIM_FEED_SLICES_A_THREAD", "3", 1); /* not a power of two: the default */
+	/* not a power of two: refused, the value before stays */
+	assert_int_equal(cache_feed_measure(3, NULL), -EINVAL);
+	assert_int_equal(cache_feed_slices_for(cache_get_config(c), 4), 4);
+	assert_int_equal(cache_feed_measure(256, NULL), -EINVAL);
+	assert_int_equal(cache_feed_measure(0, NULL), 0); /* the default */
 	f = cache_feed_start(cache_get_config(c), 8, false, err, sizeof(err));
 	assert_int_equal(cache_feed_slices(f), 16);
 	cache_feed_abort(f);
-	unsetenv("MEMSIM_FEED_SLICES_A_THREAD");
 	cache_destroy(c);
 }
 

@@ -20,7 +20,7 @@
 #include "kernels/attn.h"
 #include "run/simulate.h"
 #include "sim/spec.h"
-#include "sim/stackdist.h"
+#include "sim/drive/stackdist.h"
 #include "tests/counters.h"
 #include "tests/unit.h"
 
@@ -237,7 +237,7 @@ count_flush(void *ctx, uint64_t line, unsigned from)
 		fc->fwb[k]++;
 }
 
-/* Caches of sets[k] sets and ways[k] ways (0 ends the rows), nested as sim/stackdist.h says. */
+/* Caches of sets[k] sets and ways[k] ways (0 ends the rows), nested as sim/drive/stackdist.h says. */
 static const struct stack_geometry {
 	uint64_t sets[8];
 	uint32_t ways[8];

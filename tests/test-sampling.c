@@ -4,7 +4,7 @@
  * must lie within SAMPLING_BOUND and SAMPLING_MISS_BOUND of the full run's (relative errors;
  * the largest measured are printed). Also: the estimate is labelled in the model's config, and
  * the counts not sampled (the processor's) stay exact. The judgement of a sample
- * (sim/sample.h): its rules and the parts of its error (chunks, set classes with Student's t,
+ * (sim/drive/sample.h): its rules and the parts of its error (chunks, set classes with Student's t,
  * the shares of loads and stores) on made-up samples, which chunks 1 in k keeps, a footprint
  * of a few lines refused or flagged at K = 64, on footprints from a few lines up, at K = 2 to
  * 64, every estimate it lets pass within SAMPLING_BOUND, and runs whose error it once missed
@@ -18,7 +18,7 @@
 
 #include "kernels/attn.h"
 #include "run/simulate.h"
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 #include "sim/spec.h"
 #include "tests/unit.h"
 

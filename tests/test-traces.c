@@ -280,7 +280,7 @@ test_memsim_fused_replay(void **state)
 		"L1=4K:1:64,L2=8K:2:64:excl,L3=64K:8:64",
 		"L1=8K:16:128,L2=64K:8:128:quietwb",
 		"I1=2K:2:64,L1=4K:8:64,L2=32K:8:64",
-		/* cache_plain.h's path: three plain levels, one thrashing pair with dirty victims
+		/* cache.c's plain path: three plain levels, one thrashing pair with dirty victims
 		 * at both, and a plain L1 over a level of longer lines (not plain) */
 		"L1=2K:4:64,L2=8K:4:64,L3=32K:8:64",
 		"L1=1K:2:64,L2=4K:4:64",

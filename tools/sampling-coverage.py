@@ -42,7 +42,7 @@ DS = [1, 2, 3, 4, 7, 8, 16, 24, 32, 40, 64, 72, 128]
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 POLICIES = ["lru", "fifo", "plru", "random"]
 SMALL_FOOTPRINT = 256 << 10  # bytes: the audit's line between small and large footprints
-BOUND = 0.10  # sim/sample.h SAMPLE_ERROR_BOUND: flagged above it
+BOUND = 0.10  # sim/drive/sample.h SAMPLE_ERROR_BOUND: flagged above it
 MAX_WORK = 6e7  # accesses, roughly: keeps each run under about a second
 
 

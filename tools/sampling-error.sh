@@ -7,7 +7,7 @@
 # 128-byte lines, tiles in scratch, Cachegrind's straddling I1/D1/LL, an inclusive L3), then
 # the same sweep sampled at each K. For each K it prints the largest relative error of the
 # DRAM bytes by the sample's effective number of chunks m (estimate.sample_events.
-# dram_effective_chunks, sim/sample.h), how many runs the judgement flags (sample_too_small:
+# dram_effective_chunks, sim/drive/sample.h), how many runs the judgement flags (sample_too_small:
 # estimated error over the 10% bound), the largest DRAM-byte and level-miss errors of the runs
 # it does not flag, and the largest ratio of error to estimated error. MEMSIM defaults to
 # build/memsim, DIR to a new directory; SIZES, DS, CACHES and KS override the lists (a

@@ -42,7 +42,7 @@ int replay_file(const char *path, enum trace_format format, const struct spec *s
 /* replay_file() on up to `threads` threads (0: 1), the sets split between them: the counts
  * are replay_file()'s, exactly. memsim's binary format from a regular file is read whole by
  * every thread (cache_set_slice()); text formats and pipes by one reader feeding the threads
- * (sim/cache_feed.h), whichever measured faster. Runs fewer where the config does not split
+ * (sim/drive/feed.h), whichever measured faster. Runs fewer where the config does not split
  * (cache_slices_max()), saying why in out->threads_why; with 1, it is replay_file(). */
 int replay_file_split(const char *path, enum trace_format format, const struct spec *spec,
 		      bool flush, unsigned threads, struct replay_result *out, char *err,

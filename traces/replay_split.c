@@ -5,7 +5,7 @@
  *    with its own reader and simulates its slice of every level (cache_set_slice()). Its
  *    fused loop decodes and simulates in one pass, and decoding is most of a replay's time,
  *    so one reader handing out the accesses was slower (it does all the decoding alone).
- *  - text formats and pipes: one reader decodes once into a feed (sim/cache_feed.h) and each
+ *  - text formats and pipes: one reader decodes once into a feed (sim/drive/feed.h) and each
  *    slice thread simulates its chunks' accesses. Parsing text costs more than simulating,
  *    so parsing it on every thread costs more than handing it out.
  *  - Either way each slice is flushed on its own thread and the sum is taken after all have
@@ -20,7 +20,7 @@
 
 #include "base/progress.h"
 #include "base/util.h"
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 #include "traces/replay.h"
 
 /* One slice: its reader, its model, and how its run ended. */

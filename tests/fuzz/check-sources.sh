@@ -1,12 +1,12 @@
 #!/bin/sh
-# Every source file of sim/ and traces/ is compiled for the fuzz harnesses (an object in the
-# fuzz build directory, named as tests/fuzz/meson.build names it): a file added to a layer
-# cannot be left out of them.
+# Every source file of sim/ (sim/drive/ too) and traces/ is compiled for the fuzz harnesses (an
+# object in the fuzz build directory, named as tests/fuzz/meson.build names it): a file added to
+# a layer cannot be left out of them.
 #
 # check-sources.sh SOURCE_ROOT FUZZ_BUILD_DIR   (TAP on stdout)
 src=$1 build=$2
 n=0 failed=0
-for f in "$src"/sim/*.c "$src"/traces/*.c; do
+for f in "$src"/sim/*.c "$src"/sim/drive/*.c "$src"/traces/*.c; do
 	rel=${f#"$src"/}
 	obj=$(printf '%s' "$rel" | tr -c 'A-Za-z0-9_\n' '_').o
 	n=$((n + 1))

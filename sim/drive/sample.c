@@ -9,7 +9,7 @@
  *    DRAM bytes proportional to the bytes accessed, so it is taken as it is.
  */
 
-#include "sim/sample.h"
+#include "sim/drive/sample.h"
 
 #include <math.h>
 #include <stdio.h>

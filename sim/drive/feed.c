@@ -1,29 +1,30 @@
 /*
- * One producer feeding the slices of a run split by set (sim/cache_feed.h).
+ * One producer feeding the slices of a run split by set (sim/drive/feed.h).
  *
  * Notes:
  *  - The feed model does what a whole model does before its levels: it counts the processor's
- *    accesses and the scratch bytes (scratch accesses stop there), in the same code
- *    (cache_access_merged()). What would reach its levels goes, as struct cache_ref events,
- *    to the ring of the slice that owns its chunk (the largest line of any level); an access
- *    over chunks is cut at their bounds, each piece to its slice, as cache_set_slice()'s
- *    slices cut it. Arrays and phases go to every slice, in order with the accesses.
+ *    accesses and the scratch bytes (scratch accesses stop there), as the plain model's
+ *    access counts them (feed_model_access()). What would reach its levels goes, as struct
+ *    cache_ref events, to the ring of the slice that owns its chunk (the largest line of any
+ *    level); an access over chunks is cut at their bounds, each piece to its slice, as
+ *    cache_set_slice()'s slices cut it. Arrays and phases go to every slice, in order with the
+ *    accesses.
  *  - Slice i owns the chunks whose index modulo the slices is i: its sets at every level are
  *    those chunk bits', as in cache_set_slice(). There are more slices than threads where the
  *    sets and memory allow (cache_feed_slices_for()).
  *  - A slice is a whole model that sees only the pieces in its chunks: its sets are those of
- *    its chunks, and they change as in the one-thread run (sim/cache_slice.c says why), so the
+ *    its chunks, and they change as in the one-thread run (sim/drive/slice.c says why), so the
  *    level and DRAM counts add up (cache_add_slice()). The processor's counts and scratch
  *    bytes are the feed model's; the slices get every array as not scratch, so that no piece
  *    of an access that was not scratch is taken for one.
  *  - Rings of batches, one per slice; a batch goes at FEED_BATCH events, or once its runs
  *    hold FEED_BATCH_WORK accesses. A thread takes the slice furthest behind that no other
- *    holds and simulates its next batch (sim/cache_feed_slice.c), so a slice's batches go in
+ *    holds and simulates its next batch (sim/drive/feed_slice.c), so a slice's batches go in
  *    order, one thread at a time (the mutex orders its model's state between them), and which
  *    thread took which never changes a count. A thread on a slow core holds one slice at a
  *    time; the others take the rest. The producer's thread takes batches too where a ring it
- *    fills is full (that slice's first), and all it can at the end: on 16 cores the 8-thread
- *    naive run's caller had waited for room 40% of the time. Threads wait on condition
+ *    fills is full (that slice's first), and all it can at the end, so that it does not sit
+ *    waiting for room while batches wait for a thread. Threads wait on condition
  *    variables, never spin, so a machine with fewer cores than threads runs them in turns. A
  *    slice settles loads and stores inside one L1 line inline, as traces/mtrace.c does.
  *  - The hit filter: with an LRU L1 (slot 0 holds the last line accessed in its set) that is
@@ -36,7 +37,7 @@
  *    Any other way to L1 forgets the sets it touches.
  */
 
-#include "sim/cache_feed.h"
+#include "sim/drive/feed.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -45,8 +46,9 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "sim/cache_feed_internal.h"
 #include "sim/cache_run.h"
+#include "sim/drive/feed_internal.h"
+#include "sim/drive/feed_test.h"
 
 /* ---- the producer's side ---- */
 
@@ -169,11 +171,11 @@ kept(struct cache_feed *f, uint64_t addr, unsigned op)
 	return false;
 }
 
-void
-cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
-		 uint64_t bytes)
+/* What would reach the feed model's levels, to the slices that own its chunks. */
+static void
+route(struct cache_feed *f, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+      uint64_t bytes)
 {
-	struct cache_feed *f = c->feed;
 	uint64_t first = addr >> f->shift, last = (addr + size - 1) >> f->shift;
 
 	if (f->filt && op != CACHE_OP_IFETCH)
@@ -194,11 +196,28 @@ cache_feed_route(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op
 	}
 }
 
+/* The feed model's access: counted as the processor's, and scratch bytes kept, as a plain
+ * model counts them; the rest goes to the slices. */
+static void
+feed_model_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+		  uint64_t bytes)
+{
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	if (op == CACHE_OP_IFETCH) {
+		if (c->icache >= 0)
+			route(c->mode, addr, size, op, count, bytes);
+		return;
+	}
+	if (c->nscratch && cache_scratch_bytes(c, addr, op, bytes))
+		return;
+	route(c->mode, addr, size, op, count, bytes);
+}
+
 void
-cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, uint32_t count,
+cache_feed_below(struct cache_feed *f, uint64_t addr, uint64_t size, unsigned req, uint32_t count,
 		 unsigned flags)
 {
-	struct cache_feed *f = c->below;
 	/* A request from a level above lies in one of its lines, so in one chunk. */
 	struct cache_ref *e = slot(f, slice_of(f, addr >> f->shift), 2);
 
@@ -206,10 +225,11 @@ cache_feed_below(struct cache *c, uint64_t addr, uint64_t size, enum req req, ui
 	e[1] = (struct cache_ref){ count | (uint64_t)req << 32 | (uint64_t)flags << 40, 0, 0, 0 };
 }
 
-size_t
-cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
+/* cache_access_refs() on the feed model */
+static size_t
+feed_model_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->mode;
 	const unsigned shift = f->shift;
 	const uint64_t mask = f->mask, lo = c->scratch_lo, len = c->scratch_len;
 	uint64_t ops = 0, st_ops = 0, bytes = 0, st_bytes = 0;
@@ -273,7 +293,7 @@ cache_feed_refs(struct cache *c, const struct cache_ref *refs, size_t n)
 bool
 cache_feed_run(struct cache *c, const struct cache_run *r)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->mode;
 	const uint64_t len = (uint64_t)r->n * r->elem;
 	uint64_t span, acc;
 	cache_classes classes;
@@ -321,16 +341,10 @@ cache_feed_run(struct cache *c, const struct cache_run *r)
 	return true;
 }
 
-bool
-cache_is_feed(const struct cache *c)
-{
-	return c->feed != NULL;
-}
-
 void
 cache_feed_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->mode;
 	uint64_t chunk = addr >> f->shift;
 	struct slice *s = slice_of(f, chunk);
 
@@ -356,9 +370,9 @@ bool
 cache_feed_repeats_kept(struct cache *c, const uint64_t *addrs, const uint32_t *sizes,
 			const bool *stores, unsigned n, uint32_t count)
 {
-	struct cache_feed *f = c->feed;
+	struct cache_feed *f = c->mode;
 
-	if (!f || !f->filt)
+	if (!cache_is_feed(c) || !f->filt)
 		return false;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t line = addrs[i] >> f->l1_shift, e = f->filt[line & f->filt_mask];
@@ -378,9 +392,8 @@ cache_feed_repeats_kept(struct cache *c, const uint64_t *addrs, const uint32_t *
 }
 
 void
-cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes)
+cache_feed_array(struct cache_feed *f, const char *name, uint64_t base, uint64_t bytes)
 {
-	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e = slot(f, &f->sl[i], 2 + NAME_EVS);
@@ -393,9 +406,8 @@ cache_feed_array(struct cache *c, const char *name, uint64_t base, uint64_t byte
 }
 
 void
-cache_feed_phase(struct cache *c, const char *name)
+cache_feed_phase(struct cache_feed *f, const char *name)
 {
-	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	for (unsigned i = 0; i < f->k; i++) {
 		struct cache_ref *e = slot(f, &f->sl[i], 1 + NAME_EVS);
@@ -407,13 +419,47 @@ cache_feed_phase(struct cache *c, const char *name)
 }
 
 void
-cache_feed_set_phase(struct cache *c, int phase)
+cache_feed_set_phase(struct cache_feed *f, int phase)
 {
-	struct cache_feed *f = c->feed ? c->feed : c->below;
 
 	send_hits(f); /* counted to the phase that ends */
 	for (unsigned i = 0; i < f->k; i++)
 		*slot(f, &f->sl[i], 1) = (struct cache_ref){ (uint64_t)phase, 0, EV_SET_PHASE, 0 };
+}
+
+static void
+feed_model_array(struct cache *c, const char *name, uint64_t base, uint64_t bytes, bool scratch)
+{
+	(void)scratch; /* the slices' arrays are never scratch (see Notes) */
+	cache_feed_array(c->mode, name, base, bytes);
+}
+
+static void
+feed_model_phase(struct cache *c, const char *name)
+{
+	cache_feed_phase(c->mode, name);
+}
+
+static void
+feed_model_set_phase(struct cache *c, int phase)
+{
+	cache_feed_set_phase(c->mode, phase);
+}
+
+/* The feed model holds no lines: what would reach its levels goes to the slices. */
+static const struct cache_drive feed_drive = {
+	.access = feed_model_access,
+	.refs = feed_model_refs,
+	.below = cache_dram_below,
+	.array = feed_model_array,
+	.phase = feed_model_phase,
+	.set_phase = feed_model_set_phase,
+};
+
+bool
+cache_is_feed(const struct cache *c)
+{
+	return c->drive == &feed_drive;
 }
 
 /* ---- start and end ---- */
@@ -437,10 +483,23 @@ feed_free(struct cache_feed *f)
 	free(f);
 }
 
-/* Where a run's wall time went, to stderr (MEMSIM_FEED_TIMES set): which thread held the
- * others up. */
+/* The measurement knobs (cache_feed_measure()): the process's, set before any feed starts. */
+static unsigned slices_a_thread = FEED_SLICES_A_THREAD;
+static FILE *times_to;
+
+int
+cache_feed_measure(unsigned slices, FILE *times)
+{
+	if (slices > CACHE_CLASSES_MAX || (slices & (slices - 1)))
+		return -EINVAL;
+	slices_a_thread = slices ? slices : FEED_SLICES_A_THREAD;
+	times_to = times;
+	return 0;
+}
+
+/* Where a run's wall time went, to out: which thread held the others up. */
 static void
-feed_times(const struct cache_feed *f)
+feed_times(const struct cache_feed *f, FILE *out)
 {
 	double lo = 0, hi = 0;
 
@@ -450,7 +509,7 @@ feed_times(const struct cache_feed *f)
 		lo = i == 0 || t < lo ? t : lo;
 		hi = t > hi ? t : hi;
 	}
-	fprintf(stderr,
+	fprintf(out,
 		"memsim: feed of %u slices on %u threads: %.3f s; the caller's thread simulated "
 		"batches %.3f s and waited for room %.3f s; the other threads waited for batches "
 		"%.3f to %.3f s\n",
@@ -458,7 +517,8 @@ feed_times(const struct cache_feed *f)
 }
 
 /* Publishes what is left, ends the input, simulates batches on this thread too until none is
- * left to take, and joins the threads; with report, MEMSIM_FEED_TIMES's line. */
+ * left to take, and joins the threads; with report, where the wall time went
+ * (cache_feed_measure()). */
 static void
 feed_end(struct cache_feed *f, bool flush, bool report)
 {
@@ -491,8 +551,8 @@ feed_end(struct cache_feed *f, bool flush, bool report)
 	pthread_mutex_unlock(&f->mu);
 	for (unsigned i = 0; i < f->started; i++)
 		pthread_join(f->tid[i], NULL);
-	if (report && getenv("MEMSIM_FEED_TIMES"))
-		feed_times(f);
+	if (report && times_to)
+		feed_times(f, times_to);
 	f->started = 0;
 }
 
@@ -519,32 +579,10 @@ filter_init(struct cache_feed *f, const struct cache_config *cfg)
 	f->l1_shift = log2_u64(l1->line_bytes);
 }
 
-/* The slices a thread: FEED_SLICES_A_THREAD, or MEMSIM_FEED_SLICES_A_THREAD where it is a
- * power of two from 1 to 128 (to measure). */
-static unsigned
-slices_a_thread(void)
-{
-	const char *env = getenv("MEMSIM_FEED_SLICES_A_THREAD");
-	char *end;
-	unsigned long v;
-
-	if (!env)
-		return FEED_SLICES_A_THREAD;
-	v = strtoul(env, &end, 10);
-	if (*end || !*env || v < 1 || v > CACHE_CLASSES_MAX || (v & (v - 1))) {
-		fprintf(stderr,
-			"memsim: MEMSIM_FEED_SLICES_A_THREAD=%s ignored: not a power of two from 1 "
-			"to %u\n",
-			env, CACHE_CLASSES_MAX);
-		return FEED_SLICES_A_THREAD;
-	}
-	return (unsigned)v;
-}
-
 unsigned
 cache_feed_slices_for(const struct cache_config *cfg, unsigned threads)
 {
-	unsigned most = cache_classes_max(cfg), k = threads, want = threads * slices_a_thread();
+	unsigned most = cache_classes_max(cfg), k = threads, want = threads * slices_a_thread;
 	uint64_t bytes = cache_model_bytes(cfg);
 
 	while (k < want && k * 2 <= most && (uint64_t)k * 2 * bytes <= FEED_MODELS_BYTES)
@@ -552,28 +590,20 @@ cache_feed_slices_for(const struct cache_config *cfg, unsigned threads)
 	return k;
 }
 
-/* The sizes of a one-pass model split by set (cache_feed_attach_below()), NULL for a plain run. */
-struct feed_onepass {
-	unsigned level;
-	const uint64_t *sizes;
-	unsigned n;
-	enum cache_onepass how;
+/* How the slices' models are made: make(ctx), each of model_bytes; with producer, a feed model
+ * and the hit filter too (a plain run), else neither (a one-pass model's sizes, which get only
+ * what leaves the levels above the swept one from a producer that simulates those itself). */
+struct feed_models {
+	struct cache *(*make)(void *ctx);
+	void *ctx;
+	uint64_t model_bytes;
+	bool producer;
 };
 
-/* How many slices for `threads` threads: cache_feed_slices_for(), or for a one-pass model
- * one a thread (its models are large and grow with what they see). */
-static unsigned
-feed_slice_count(const struct cache_config *cfg, unsigned threads, bool onepass)
-{
-	return onepass ? threads : cache_feed_slices_for(cfg, threads);
-}
-
-/* The slices' models (cfg's, or with op the one-pass models of its sizes, which get only what
- * leaves the levels above the swept one), their rings and the slice threads; with op no feed
- * model and no hit filter (the producer's model simulates those levels itself). */
+/* The slices' models, their rings and the slice threads. */
 static struct cache_feed *
 feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, bool caller_thread,
-		  const struct feed_onepass *op, bool *short_of_memory, char *err, size_t errlen)
+		  const struct feed_models *m, bool *short_of_memory, char *err, size_t errlen)
 {
 	struct cache_feed *f = xzalloc(sizeof(*f));
 	unsigned n = threads - caller_thread;
@@ -589,14 +619,15 @@ feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, 
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->room, NULL);
 	pthread_cond_init(&f->more, NULL);
-	if (!op) {
+	if (m->producer) {
 		f->model = cache_build(cfg, 0, CACHE_MAX_LEVELS);
 		if (!f->model) {
 			snprintf(err, errlen, "cannot allocate the threads' feed");
 			feed_free(f);
 			return NULL;
 		}
-		f->model->feed = f;
+		f->model->drive = &feed_drive;
+		f->model->mode = f;
 	}
 	for (unsigned i = 0; i < k; i++) {
 		struct slice *s = &f->sl[i];
@@ -604,15 +635,10 @@ feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, 
 		s->f = f;
 		s->ring = calloc(FEED_RING, sizeof(*s->ring));
 		s->cur = s->ring;
-		s->c = op ? cache_create_onepass(cfg, op->level, op->sizes, op->n, op->how)
-			  : cache_create(cfg);
+		s->c = m->make(m->ctx);
 		if (!s->ring || !s->c) {
-			uint64_t bytes =
-				op ? cache_onepass_bytes(cfg, op->level, op->sizes, op->n, op->how)
-				   : cache_model_bytes(cfg);
-
 			snprintf(err, errlen, "cannot allocate %u cache models (%.1f MiB each)", k,
-				 (double)bytes / 1048576.0);
+				 (double)m->model_bytes / 1048576.0);
 			feed_free(f);
 			*short_of_memory = true;
 			return NULL;
@@ -627,7 +653,7 @@ feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, 
 		s->fast = cache_fast_l1(s->c, &s->v);
 		cache_prefault(s->c);
 	}
-	if (!op)
+	if (m->producer)
 		filter_init(f, cfg);
 	f->t0 = now_seconds();
 	for (; f->started < n; f->started++) {
@@ -647,17 +673,25 @@ feed_start_slices(const struct cache_config *cfg, unsigned threads, unsigned k, 
 	return f;
 }
 
-/* feed_start_slices() with feed_slice_count() slices, or where their models or the threads do
- * not fit, half as many down to one a thread: more slices than threads only spread the work. */
-static struct cache_feed *
-feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread,
-	   const struct feed_onepass *op, char *err, size_t errlen)
+static struct cache *
+make_plain(void *cfg)
 {
-	unsigned k = feed_slice_count(cfg, threads, op != NULL);
+	return cache_create(cfg);
+}
+
+/* feed_start_slices() with cache_feed_slices_for() slices, or where their models or the
+ * threads do not fit, half as many down to one a thread: more slices than threads only spread
+ * the work. */
+struct cache_feed *
+cache_feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread, char *err,
+		 size_t errlen)
+{
+	const struct feed_models m = { make_plain, (void *)cfg, cache_model_bytes(cfg), true };
+	unsigned k = cache_feed_slices_for(cfg, threads);
 	bool short_of_memory = false;
 	struct cache_feed *f;
 
-	while (!(f = feed_start_slices(cfg, threads, k, caller_thread, op, &short_of_memory, err,
+	while (!(f = feed_start_slices(cfg, threads, k, caller_thread, &m, &short_of_memory, err,
 				       errlen)) &&
 	       short_of_memory && k > threads) {
 		k /= 2;
@@ -667,21 +701,14 @@ feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread,
 }
 
 struct cache_feed *
-cache_feed_start(const struct cache_config *cfg, unsigned threads, bool caller_thread, char *err,
-		 size_t errlen)
-{
-	return feed_start(cfg, threads, caller_thread, NULL, err, errlen);
-}
-
-int
-cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
-			const uint64_t *sizes, unsigned n, enum cache_onepass how, unsigned threads,
+cache_feed_start_models(const struct cache_config *cfg, unsigned threads,
+			struct cache *(*make)(void *ctx), void *ctx, uint64_t model_bytes,
 			char *err, size_t errlen)
 {
-	const struct feed_onepass op = { level, sizes, n, how };
+	const struct feed_models m = { make, ctx, model_bytes, false };
+	bool short_of_memory = false;
 
-	c->below = feed_start(cfg, threads, false, &op, err, errlen);
-	return c->below ? 0 : -ENOMEM;
+	return feed_start_slices(cfg, threads, threads, false, &m, &short_of_memory, err, errlen);
 }
 
 unsigned
@@ -754,36 +781,20 @@ cache_feed_abort(struct cache_feed *f)
 	feed_free(f);
 }
 
-int
-cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen)
+void
+cache_feed_stop(struct cache_feed *f, bool flush)
 {
-	struct cache_feed *f = c->below;
-	int rc = 0;
-
-	c->below = NULL;
 	feed_end(f, flush, true);
-	cache_stack_settle(c);
-	for (unsigned i = 0; i < f->k && !rc; i++) {
-		struct cache *s = f->sl[i].c;
+}
 
-		if (cache_onepass_failed(s)) {
-			snprintf(err, errlen,
-				 "memory ran out during the one pass (thread %u of %u)", i + 1,
-				 f->k);
-			rc = -ENOMEM;
-			break;
-		}
-		/* What the stack pass counted, settled; then each size's models added up. */
-		cache_stack_settle(s);
-		if (s->nfan != c->nfan)
-			rc = -1;
-		for (unsigned k = 0; k < c->nfan && !rc; k++)
-			if (cache_add_slice(c->fan[k], s->fan[k]))
-				rc = -1;
-		if (rc)
-			snprintf(err, errlen, "internal: thread %u saw other arrays or phases",
-				 i + 1);
-	}
+struct cache *
+cache_feed_slice_model(const struct cache_feed *f, unsigned i)
+{
+	return f->sl[i].c;
+}
+
+void
+cache_feed_free(struct cache_feed *f)
+{
 	feed_free(f);
-	return rc;
 }

@@ -1,13 +1,13 @@
 /*
- * The slices' side of a feed (sim/cache_feed.h; sim/cache_feed.c's Notes say how it works):
+ * The slices' side of a feed (sim/drive/feed.h; sim/drive/feed.c's Notes say how it works):
  * each slice applies its batches of events to its model, on its own thread or the caller's.
  */
 
 #include <string.h>
 
-#include "base/util.h"
-#include "sim/cache_feed_internal.h"
 #include "sim/cache_run.h"
+#include "base/util.h"
+#include "sim/drive/feed_internal.h"
 
 /* The name in the events from e. */
 static void
@@ -53,8 +53,8 @@ apply(struct cache *c, const struct cache_ref *ev, unsigned i, const struct owne
 		cache_count_fast(c, e->addr, ev[i + 1].addr, 0, 0);
 		return i + 1;
 	case EV_BELOW:
-		cache_fan_ref(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
-			      (uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
+		c->drive->below(c, e->addr, e->size, (enum req)((ev[i + 1].addr >> 32) & 0xff),
+				(uint32_t)ev[i + 1].addr, (unsigned)(ev[i + 1].addr >> 40));
 		return i + 1;
 	default: /* EV_SET_PHASE */
 		cache_set_phase(c, (int)e->addr);

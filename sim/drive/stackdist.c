@@ -25,7 +25,7 @@
  *    (stackdist_failed()) and every later reference returns 0 without changing anything.
  */
 
-#include "sim/stackdist.h"
+#include "sim/drive/stackdist.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,19 +7,27 @@
  * would reach its levels goes, cut at chunk bounds (the largest line of any level), into a
  * ring of fixed-size batches of the slice that owns the chunk (chunk index modulo the slices:
  * cache_feed_slices()), and arrays and phases into every ring; the threads simulate the
- * slices' batches. The counts are the one-thread run's, exactly (sim/cache_feed.c,
- * sim/cache_slice.c say why), whichever thread simulated which batch.
+ * slices' batches. The counts are the one-thread run's, exactly (sim/drive/feed.c,
+ * sim/drive/slice.c say why), whichever thread simulated which batch.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sim/cache.h"
 #include "sim/cache_run.h"
 
 struct cache_feed;
 
-/* Builds the slice models of cfg (cache_feed_slices_for() of them) and the feed model, and
+/* Measurement knobs of the process, set before any feed starts (cli/main.c sets them from
+ * MEMSIM_FEED_SLICES_A_THREAD and MEMSIM_FEED_TIMES): the slices a feed takes a thread where
+ * the sets and memory allow (a power of two from 1 to CACHE_CLASSES_MAX; 0: the default), and
+ * where each feed says at its end where its wall time went (NULL: nowhere, the default).
+ * Returns 0, or -EINVAL (nothing changed) for slices_a_thread out of range. */
+int cache_feed_measure(unsigned slices_a_thread, FILE *times);
+
+/* Builds the slice models of cfg (cache_feed_slices() says how many) and the feed model, and
  * starts `threads` threads (2 .. cache_slices_max(cfg)) to simulate the slices; with
  * caller_thread one fewer: the caller's thread is one of them (for a producer with little work
  * of its own, such as a trace-only kernel whose tiles are scratch). A thread takes whichever
@@ -29,19 +37,11 @@ struct cache_feed;
 struct cache_feed *cache_feed_start(const struct cache_config *cfg, unsigned threads,
 				    bool caller_thread, char *err, size_t errlen);
 
-/* The slices a feed of cfg on `threads` threads (a power of two the config splits by) has:
- * FEED_SLICES_A_THREAD a thread (or MEMSIM_FEED_SLICES_A_THREAD, a power of two, to
- * measure), as many as the levels' sets allow (cache_classes_max()) and while their models
- * take 1 GiB or less; never fewer than the threads. A slice owns the chunks whose index modulo
- * the slices is its own. */
-unsigned cache_feed_slices_for(const struct cache_config *cfg, unsigned threads);
-
-/* The slices of f (cache_feed_slices_for(), fewer where their models did not fit). */
+/* The slices of f: FEED_SLICES_A_THREAD a thread (cache_feed_measure()), as many as the
+ * levels' sets allow and while their models take 1 GiB or less, fewer where they did not fit;
+ * never fewer than the threads. A slice owns the chunks whose index modulo the slices is its
+ * own. */
 unsigned cache_feed_slices(const struct cache_feed *f);
-
-/* While held, the slice threads take no batch: the caller's thread simulates every batch
- * itself, as rings fill and at the end. The counts are the same (for tests). */
-void cache_feed_hold(struct cache_feed *f, bool hold);
 
 /* The model to drive: cache_access(), cache_access_merged(), cache_access_refs(),
  * cache_scratch_add(), cache_add_array(), cache_add_phase() and cache_set_phase() act on it as
@@ -75,20 +75,30 @@ bool cache_feed_run(struct cache *model, const struct cache_run *r);
 int cache_feed_finish(struct cache_feed *f, bool flush, struct cache **out, char *err,
 		      size_t errlen);
 
-/* Makes one-pass model c (cache_create_onepass() of cfg for sizes[0 .. n) of level `level`
- * with method how, not yet accessed) run its sizes on `threads` threads (2 ..
- * cache_onepass_slices_max()), one slice each: c simulates the levels above the swept one
- * itself, on the caller's thread, and hands what leaves them, in order, to the slice that owns
- * its chunk, whose one-pass model counts its sets for every size. Arrays and phases go to
- * every slice.
- * Returns 0, or -ENOMEM with a one-line message in err (c unchanged). */
-int cache_feed_attach_below(struct cache *c, const struct cache_config *cfg, unsigned level,
-			    const uint64_t *sizes, unsigned n, enum cache_onepass how,
-			    unsigned threads, char *err, size_t errlen);
-/* Ends it (after the caller's cache_flush(c), with flush): each thread flushes its sizes'
- * models, and they are added into c's, which then holds what one thread's pass would, counter
- * for counter (cache_onepass_take()). Returns 0, or with a message in err -ENOMEM where a
- * thread's stack pass ran out of memory, -1 otherwise. */
-int cache_feed_detach_below(struct cache *c, bool flush, char *err, size_t errlen);
 /* Stops the threads and frees f, for a producer that failed. */
 void cache_feed_abort(struct cache_feed *f);
+
+/*
+ * For a one-pass model's sizes on slice threads (sim/drive/onepass.c): the slices' models made
+ * by make(ctx) (each of model_bytes, for the message), one a thread, no feed model and no hit
+ * filter: the producer's own model simulates the levels above the swept one and sends what
+ * leaves them with cache_feed_below(). Returns NULL with a one-line message in err when memory
+ * is short or a thread cannot start.
+ */
+struct cache_feed *cache_feed_start_models(const struct cache_config *cfg, unsigned threads,
+					   struct cache *(*make)(void *ctx), void *ctx,
+					   uint64_t model_bytes, char *err, size_t errlen);
+/* A request (enum req of sim/cache_internal.h) leaving the producer's last level, to the slice
+ * that owns its chunk, whose model takes it below its own levels. */
+void cache_feed_below(struct cache_feed *f, uint64_t addr, uint64_t size, unsigned req,
+		      uint32_t count, unsigned flags);
+/* An array, a phase, a phase switch: to every slice, in order with the requests. */
+void cache_feed_array(struct cache_feed *f, const char *name, uint64_t base, uint64_t bytes);
+void cache_feed_phase(struct cache_feed *f, const char *name);
+void cache_feed_set_phase(struct cache_feed *f, int phase);
+/* Ends the input and waits for the threads (each slice flushed first with flush); the slices'
+ * models are then cache_feed_slice_model(f, 0 .. cache_feed_slices(f) - 1), borrowed until
+ * cache_feed_free(f). */
+void cache_feed_stop(struct cache_feed *f, bool flush);
+struct cache *cache_feed_slice_model(const struct cache_feed *f, unsigned i);
+void cache_feed_free(struct cache_feed *f);

@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * What the producer's and the slices' sides of a feed share (sim/cache_feed.c, sim/cache_feed.h):
+ * What the producer's and the slices' sides of a feed share (sim/drive/feed.c, sim/drive/feed.h):
  * the events in the rings, the rings, and the feed itself.
  */
 
@@ -21,7 +21,7 @@ enum {
 	EV_SET_PHASE,               /* addr the phase */
 	EV_HITS,                    /* addr loads; then addr stores: L1 hits the producer kept */
 	EV_BELOW, /* addr, size a request below the levels above a one-pass model's swept one;
-		   * then addr count | req << 32 | flags << 40 (cache_feed_attach_below()) */
+		   * then addr count | req << 32 | flags << 40 (cache_feed_below()) */
 	EV_RUN,   /* addr, size n, count op | kind << 2 | line_shift << 4 of a struct cache_run;
 		   * then addr stride, size rows, kind elem (cache_feed_run()) */
 };
@@ -29,7 +29,7 @@ enum {
 /* Events a name takes (CACHE_NAME_MAX bytes). */
 #define NAME_EVS (CACHE_NAME_MAX / sizeof(struct cache_ref))
 
-#define FEED_BATCH 4096 /* events a batch: 64 KiB (larger and smaller measured slower) */
+#define FEED_BATCH 4096 /* events a batch: 64 KiB */
 #define FEED_RING 8
 /* Accesses a batch's runs may hold before it goes: a run of rows is two events but may carry
  * hundreds of a slice's accesses, and a batch of 4096 such would keep its slice busy for long
@@ -38,7 +38,7 @@ enum {
 
 /* Slices a thread, where the sets and memory allow: a thread on a slow core then holds half
  * its share at a time, and the others take the rest. More cost each slice's share of every run
- * of rows (on the 16-core host 4 a thread were no faster, 8 slower; docs/speed-notes.md). */
+ * of rows. */
 #define FEED_SLICES_A_THREAD 2
 /* The slices' models together take no more than this, or than one a thread. */
 #define FEED_MODELS_BYTES (UINT64_C(1) << 30)
@@ -78,7 +78,7 @@ struct slice {
 /* A slice thread's own figures. */
 struct worker {
 	struct cache_feed *f;
-	double idle_s; /* waiting for a batch (MEMSIM_FEED_TIMES) */
+	double idle_s; /* waiting for a batch (cache_feed_measure()'s times) */
 };
 
 struct cache_feed {
@@ -95,8 +95,8 @@ struct cache_feed {
 	bool caller;
 	bool done, flush, producer_waits, hold;
 	unsigned idle; /* slice threads waiting for a batch */
-	/* Wall seconds (MEMSIM_FEED_TIMES): since the start, the caller's thread waiting for room
-	 * and simulating batches itself. */
+	/* Wall seconds (cache_feed_measure()'s times): since the start, the caller's thread
+	 * waiting for room and simulating batches itself. */
 	double t0, room_s, help_s;
 	pthread_mutex_t mu;
 	pthread_cond_t room, more;

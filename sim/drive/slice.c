@@ -1,6 +1,7 @@
 /*
  * A run split by set over threads (sim/cache.h, cache_slices_max()): which configs split
- * exactly, a slice's model, and the sum of the slices' counts.
+ * exactly, a slice's model (a driver: struct slice, its chunks), and the sum of the slices'
+ * counts.
  *
  * Notes:
  *  - Slices are by chunk, the largest line of any level (as set sampling's classes): every
@@ -15,6 +16,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -107,18 +109,94 @@ cache_classes_max(const struct cache_config *cfg)
 	return slices_max(cfg, CACHE_CLASSES_MAX, CACHE_CLASSES_MAX, why, sizeof(why));
 }
 
+/* A slice's chunks: index & mask == residue. */
+struct slice {
+	unsigned shift;
+	uint64_t mask, residue;
+};
+
+/* The pieces of an access in this slice's chunks, in order, through level L. Lines never cross
+ * chunks, so each line of the access is simulated by the one slice that holds its sets, as a
+ * whole run would. */
+static void
+slice_lines(struct cache *c, struct level *L, uint64_t addr, uint32_t size, bool write,
+	    uint32_t count, unsigned flags)
+{
+	const struct slice *s = c->mode;
+	unsigned shift = s->shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	for (uint64_t k = first;; k++) {
+		if ((k & s->mask) == s->residue) {
+			uint64_t lo = k == first ? addr : k << shift;
+			uint64_t hi = k == last ? addr + size : (k + 1) << shift;
+
+			cache_level_access(c, L, lo, (uint32_t)(hi - lo), write, count, flags);
+		}
+		if (k == last)
+			break;
+	}
+}
+
+/* Every access counted as the processor's, whole; only its pieces in this slice's chunks reach
+ * the levels. */
+static void
+slice_access(struct cache *c, uint64_t addr, uint32_t size, enum cache_op op, uint32_t count,
+	     uint64_t bytes)
+{
+	c->cpu.ops[op] += count;
+	c->cpu.bytes[op] += bytes;
+	if (op == CACHE_OP_IFETCH) {
+		if (c->icache >= 0)
+			slice_lines(c, &c->lv[c->icache], addr, size, false, count, F_IFETCH);
+		return;
+	}
+	if (c->nscratch && cache_scratch_bytes(c, addr, op, bytes))
+		return;
+	slice_lines(c, &c->lv[0], addr, size, op == CACHE_OP_STORE, count, 0);
+}
+
+static void
+slice_destroy(struct cache *c)
+{
+	free(c->mode);
+}
+
+static const struct cache_drive slice_drive = {
+	.access = slice_access,
+	.refs = cache_refs_each,
+	.below = cache_dram_below,
+	.destroy = slice_destroy,
+};
+
 void
 cache_set_slice(struct cache *c, unsigned slices, unsigned index)
 {
+	struct slice *s;
+
 	if (slices <= 1)
 		return;
-	c->sliced = true;
-	c->slice_shift = cache_chunk_shift(&c->cfg);
-	c->slice_mask = slices - 1;
-	c->slice_residue = index;
-	c->sample_mask = 0;
-	c->sample_block_mask = 0;
-	c->sample_residue = 1; /* the sampling test fails always: see cache_access_merged() */
+	s = xzalloc(sizeof(*s));
+	s->shift = cache_chunk_shift(&c->cfg);
+	s->mask = slices - 1;
+	s->residue = index;
+	c->drive = &slice_drive;
+	c->mode = s;
+}
+
+bool
+cache_fast_l1_slice(struct cache *c, struct cache_fast_l1 *v)
+{
+	const struct slice *s = c->mode;
+
+	if (c->drive != &slice_drive)
+		return cache_fast_l1(c, v);
+	if (c->nscratch || !cache_fill_fast_l1(c, v))
+		return false;
+	v->slice_shift = s->shift;
+	v->slice_mask = s->mask;
+	v->slice_residue = s->residue;
+	return true;
 }
 
 static void
