@@ -1,5 +1,5 @@
 #!/bin/sh
-# python/bench-replay (the Python package's C benchmark): a FILE written by hand, replayed one
+# bench/bench-replay (the Python package's C benchmark): a FILE written by hand, replayed one
 # access at a time and through memsim_access_batch, gives the same report and the hand count;
 # a missing, truncated or bad FILE and a bad spec or usage give one line on stderr, exit 1/2.
 #
