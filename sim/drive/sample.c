@@ -199,11 +199,3 @@ sample_judge(const struct cache_sample *s, struct sample_judgement *out)
 	out->verdict = SAMPLE_TOO_SMALL;
 	too_small_reason(s, out, out->reason, sizeof(out->reason));
 }
-
-const char *
-sample_verdict_str(enum sample_verdict v)
-{
-	static const char *names[] = { "ok", "too_small", "empty" };
-
-	return names[v];
-}

@@ -121,5 +121,3 @@ void sample_judge(const struct cache_sample *s, struct sample_judgement *out);
 /* The 97.5% quantile of Student's t with df degrees of freedom (df >= 1): two-sided 95%. */
 double sample_t975(unsigned df);
 
-/* "ok", "too_small", "empty". */
-const char *sample_verdict_str(enum sample_verdict v);
