@@ -51,6 +51,8 @@ build_asan() {
 	[ -f build-asan/build.ninja ] ||
 		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=disabled \
 			-Dbench=true "$PY"
+	# a build-asan made before bench/ existed gets it too, as build does
+	meson configure build-asan -Dbench=true >/dev/null
 	ninja -C build-asan
 }
 
