@@ -2,9 +2,8 @@
 
 /*
  * The cache model's internals, shared by its files (not an interface: sim/cache.h is):
- * cache.c (the hierarchy and the access path), cache_create.c (construction), cache_sets.h
- * (set operations, inline), cache_account.h (arrays' DRAM traffic, inline), cache_flush.c
- * (the final flush), cache_config.c (policy names, validation), cache_stats.c (phases,
+ * cache.c (the hierarchy, the whole access path: accounting, set operations, inclusion),
+ * cache_create.c (construction), cache_flush.c (the final flush), cache_config.c (policy names, validation), cache_stats.c (phases,
  * arrays, getters), and the drivers of sim/drive/ (struct cache_drive), which wrap a model.
  */
 
@@ -147,9 +146,6 @@ struct cache {
 /* cache_config.c */
 unsigned cache_chunk_shift(const struct cache_config *cfg);
 
-/* cache_inclusion.c */
-bool cache_back_invalidate(struct cache *c, int li, uint64_t line);
-
 /* cache_create.c */
 uint64_t cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_ways);
 struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsigned bare);
@@ -157,6 +153,8 @@ struct cache *cache_build(const struct cache_config *cfg, unsigned ndata, unsign
 /* cache.c */
 extern const struct cache_drive cache_plain_drive;
 void cache_dram_transfer(struct cache *c, uint64_t addr, uint64_t bytes, bool write, unsigned flags);
+unsigned cache_array_of(struct cache *c, uint64_t addr);
+void cache_traffic_add(struct cache_traffic *t, uint64_t bytes, bool write, unsigned flags);
 /* cache_plain_drive's below: DRAM, the request's bytes (a write's count times). */
 unsigned cache_dram_below(struct cache *c, uint64_t addr, uint64_t size, enum req req,
 			  uint32_t count, unsigned flags);

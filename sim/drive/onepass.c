@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "sim/cache_account.h"
 #include "sim/cache_internal.h"
 #include "sim/drive/feed.h"
 #include "sim/drive/stackdist.h"
@@ -322,7 +321,7 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 	unsigned fill_flags = (flags | (write ? F_RFO : 0)) & (F_RFO | F_FLUSH);
 	/* Every size's model has the arrays of this one, at the same indices: the line's array
 	 * is looked up once for all the fills. */
-	unsigned fill_array = z && fetch ? find_array(c, addr & ~(bytes - 1)) : 0;
+	unsigned fill_array = z && fetch ? cache_array_of(c, addr & ~(bytes - 1)) : 0;
 	struct stack_zone *sz;
 
 	if (write)
@@ -346,7 +345,7 @@ stack_ref(struct cache *c, uint64_t addr, uint32_t size, enum req req, uint32_t 
 
 		if (op->stack_fill[cell].read_bytes == 0)
 			op->stack_fill_used[op->stack_fill_nused++] = cell;
-		traffic_add(&op->stack_fill[cell], bytes, false, fill_flags);
+		cache_traffic_add(&op->stack_fill[cell], bytes, false, fill_flags);
 		sz->fills++;
 	}
 	op->stack_unsettled = true;
