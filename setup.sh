@@ -16,8 +16,10 @@ papi-tools valgrind gnuplot-nox python3 python3-numpy"
 # harnesses with clang (libclang-rt-14-dev holds libFuzzer and clang's sanitizer runtimes);
 # procps gives the tests pgrep; pytest runs the Python package's tests, pandas its DataFrames;
 # slurm-wlm and munge give tests/test-slurm.sh a private one-node Slurm on localhost (munged,
-# slurmctld, slurmd started by hand, no systemd) for `memsim sweep --slurm`.
-TEST_PKGS="chromium clang libclang-rt-14-dev procps python3-pytest python3-pandas slurm-wlm munge"
+# slurmctld, slurmd started by hand, no systemd) for `memsim sweep --slurm`; nbconvert, ipykernel
+# and matplotlib run the notebooks of examples/ headless, with their tables and plots.
+TEST_PKGS="chromium clang libclang-rt-14-dev procps python3-pytest python3-pandas slurm-wlm munge
+jupyter-nbconvert python3-ipykernel python3-matplotlib"
 
 # The Python package is built for and tested with Debian's interpreter, whatever python3 comes
 # first on PATH.

@@ -10,7 +10,7 @@ import tempfile
 import warnings
 from typing import Any, Mapping, Sequence, Union
 
-from . import _args, _cli
+from . import _args, _cli, _show
 from ._lib import lib
 from .errors import ArgumentTypeError, Error, RowsFailedWarning, UsageError
 from .result import Result
@@ -169,7 +169,7 @@ def _frame(out):
     except ImportError:
         return None
     try:
-        return pandas.read_csv(os.path.join(out, "results.csv"))
+        return _show.sweep_frame(pandas.read_csv(os.path.join(out, "results.csv")))
     except UnicodeDecodeError as e:  # memsim writes UTF-8: a file of another writer
         raise Error(f"{out}/results.csv: {e}") from None
 
@@ -224,7 +224,7 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
                 return df
             if frame:
                 raise Error("frame=True needs pandas, which is not importable")
-        return rows
+        return _show.SweepRows(rows, _show.read_csv(os.path.join(out, "results.csv")))
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

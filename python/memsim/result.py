@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from . import _show
+
 
 class Result:
     """One report. ``to_dict()`` is the JSON report itself (identical keys and numbers);
@@ -17,6 +19,9 @@ class Result:
     formulas    the lab and exact formulas with their comparison to the run
     flops, intensity   FLOPs of the kernel, FLOP per DRAM byte
     text        the text report the command line prints
+
+    In a notebook it shows itself as tables (DRAM bytes, per array, the formulas' verdicts);
+    plot() draws each array's DRAM bytes (matplotlib).
     """
 
     def __init__(self, report: dict[str, Any], text: str = "") -> None:
@@ -75,3 +80,11 @@ class Result:
         what = "run" if self.measured else "formula"
         return (f"<memsim {what} {c.get('kernel')} N={c.get('N')} d={c.get('d')} "
                 f"cache={c.get('cache')!r}: {self.dram_bytes} DRAM bytes>")
+
+    def _repr_html_(self) -> str:
+        return _show.report_html(self._report)
+
+    def plot(self, ax=None):
+        """Bars of each array's DRAM bytes, read and written (formula(): the exact formula's).
+        Returns the matplotlib axes; Error without matplotlib."""
+        return _show.report_plot(self._report, ax)
