@@ -138,6 +138,17 @@ if [ "$python" != none ]; then
 		not_ok "the install's PYTHONPATH note" "got: $got" "searched: $quiet"
 	fi
 fi
+# The examples the docs name, every file of examples/ (notebooks included), under
+# share/memsim/examples.
+exdir=$(find "$dest" -type d -path '*/share/memsim/examples')
+missing=$(cd "$src/examples" && find . -type f | while read -r f; do
+	[ -f "$exdir/$f" ] || echo "$f"; done)
+if [ -n "$exdir" ] && [ -z "$missing" ] && [ -f "$exdir/lab01_bytes.py" ] &&
+	[ -f "$exdir/library/count.c" ] && [ -f "$exdir/sliding-window/Makefile" ]; then
+	ok "installs examples/ under ${exdir#$dest}"
+else
+	not_ok "installs the examples" "dir: '$exdir'" "missing: $(echo $missing | cut -c1-300)"
+fi
 docdir=$(find "$dest" -type d -path '*/share/doc/memsim')
 if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/docs/library.md" ] &&
 	[ -f "$docdir/docs/index.md" ] && [ -f "$docdir/docs/img/roofline.png" ]; then
