@@ -70,6 +70,15 @@ sys.exit(any(a[k] != b[k] for k in ("levels", "dram", "arrays", "phases")))' "$t
 		not_ok "built with '$line'" "$(cat "$tmp/cc.log" "$tmp/out" | head -5)"
 	fi
 done
+# ... and its memsim_* calls bind to the executable, not to the library loaded for it.
+binds=$(LD_DEBUG=bindings env -u LD_LIBRARY_PATH "$imemsim" run --kernel "$tmp/ex/my_kernel.so" \
+	--N 8 --d 4 --param window=2 2>&1 >/dev/null | grep 'binding file .*my_kernel\.so .*`memsim_')
+if [ -n "$binds" ] && ! echo "$binds" | grep -v 'my_kernel.so .0.: normal symbol `memsim_kernel_plugin_v1' |
+	grep -qv "to $imemsim "; then
+	ok "linked with --libs: its memsim_* calls bind to the memsim executable"
+else
+	not_ok "linked with --libs: bindings" "$(echo "$binds" | grep -v "to $imemsim " | head -3)"
+fi
 # Linked with --libs, in a memsim with no libmemsim.so.0 installed beside it: one line that
 # names the cause and the fix, exit 2.
 mkdir "$tmp/alone" && cp "$imemsim" "$tmp/alone/memsim" || exit 1
