@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Lab 01, the bytes-moved delta of Flash vs naive, with memsim from Python.
 
-Blocks A to D of the lab (../shared/seeds: "Lab 01 — The Bytes-Moved Delta"): the lab's
+Blocks A to D of the course's lab 01, "The Bytes-Moved Delta of Flash vs Naive": the lab's
 closed forms next to memsim's formulas at the lab's sizes, the intensities, the simulated
 bytes with the lab's 30% check, and bytes vs N with the intensity ratio plotted. Run:
 
     PYTHONPATH=build/python python3 examples/lab01_bytes.py --max-N 4096 --out lab01
 
-(an installed memsim needs no PYTHONPATH). Plots: matplotlib where it is installed, else
+(an installed memsim needs no PYTHONPATH; it installs this file as
+PREFIX/share/memsim/examples/lab01_bytes.py). Plots: matplotlib where it is installed, else
 memsim's own (gnuplot) from the sweep directory.
 """
 

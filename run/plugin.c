@@ -236,6 +236,33 @@ call_entry(void *h, const char *path, const char **why)
 	return p;
 }
 
+/* The libmemsim.so.N installed with this memsim (MEMSIM_LIB_FROM_BIN, from the executable's
+ * directory), else the one a build tree holds beside its executable, loaded by absolute path:
+ * a plugin linked with `pkg-config --libs memsim` needs it, and a prefix of one's own is not on
+ * the loader's path. The plugin's DT_NEEDED is then met by soname, and its memsim_* calls still
+ * bind to this executable's copies, which come first in the lookup. Returns true if loaded;
+ * tried is the installed path. The library stays loaded for the process. */
+static bool
+preload_library(char *tried, size_t len)
+{
+	const char *rel = MEMSIM_LIB_FROM_BIN, *soname = strrchr(rel, '/') + 1;
+	char exe[4096], beside[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	if (rel[0] == '/')
+		snprintf(tried, len, "%s", rel);
+	else
+		snprintf(tried, len, "%s/%s", exe, rel);
+	snprintf(beside, sizeof(beside), "%s/%s", exe, soname);
+	return (n > 0 && dlopen(tried, RTLD_NOW | RTLD_LOCAL)) ||
+	       (n > 0 && dlopen(beside, RTLD_NOW | RTLD_LOCAL));
+}
+
 int
 plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t errlen)
 {
@@ -260,13 +287,32 @@ plugin_load(struct plugin *pl, const char *path, bool native, char *err, size_t 
 	}
 	dlerror();
 	h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
-	free(here);
 	if (!h) {
-		const char *e = dlerror();
+		const char *soname = strrchr(MEMSIM_LIB_FROM_BIN, '/') + 1, *e = dlerror();
+		char first[1024], tried[4400] = "";
+		bool needs_lib;
 
-		snprintf(err, errlen, "--kernel: cannot load %s", e ? e : path);
-		return -1;
+		snprintf(first, sizeof(first), "%s", e ? e : path);
+		needs_lib = strstr(first, soname) != NULL;
+		if (needs_lib && preload_library(tried, sizeof(tried)))
+			h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
+		e = h ? NULL : dlerror();
+		if (!h && needs_lib && strstr(first, "cannot open shared object file"))
+			snprintf(
+				err, errlen,
+				"--kernel: %s needs %s (it was linked with `pkg-config --libs "
+				"memsim`), which is neither on the loader's path nor at %s: a plugin "
+				"takes memsim_* from the memsim executable, so build it with "
+				"`pkg-config --cflags memsim` alone",
+				path, soname, tried);
+		else if (!h)
+			snprintf(err, errlen, "--kernel: cannot load %s", e ? e : first);
+		if (!h) {
+			free(here);
+			return -1;
+		}
 	}
+	free(here);
 	pl->p = call_entry(h, path, &why);
 	if (pl->p)
 		why = plugin_defect(pl->p, buf, sizeof(buf));

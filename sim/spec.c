@@ -47,7 +47,7 @@ const struct spec_preset spec_presets[] = {
 	  "than half of it (see the h100 preset)" },
 	{ "lab", "none,tiles=scratch",
 	  "the lab formulas' machine: tiles in on-chip scratch, no cache below them",
-	  "lab 'Bytes-Moved Delta of Flash vs Naive' (shared/seeds/002): every load or store of "
+	  "the course's lab 01, 'The Bytes-Moved Delta of Flash vs Naive': every load or store of "
 	  "an array in memory moves its own bytes to or from DRAM" },
 	{ NULL, NULL, NULL, NULL },
 };

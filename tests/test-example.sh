@@ -41,6 +41,55 @@ else
 fi
 sw=$tmp/ex/sliding_window.so
 
+# The plugin build line of docs/plugins.md (and docs/library.md: the same line), as written,
+# and library.md's program line (`--cflags --libs`) applied to a plugin: both load in the
+# installed memsim, whose loader path has no $dest (meson test's LD_LIBRARY_PATH, which names
+# the build tree, is unset; memsim loads the libmemsim.so.0 installed beside it for the
+# second), and count what the Makefile's build counts.
+imemsim=$(find "$dest" -path '*/bin/memsim')
+doc_line=$(grep '^cc .* -shared my_kernel\.c \$(pkg-config --cflags memsim) .*-o my_kernel\.so$' \
+	"$src/docs/plugins.md")
+libs_line=$(grep '^cc -std=c11 count\.c \$(pkg-config --cflags --libs memsim) -o count$' "$src/docs/library.md")
+if [ -n "$doc_line" ] && grep -qxF "$doc_line   # a plugin" "$src/docs/library.md" && [ -n "$libs_line" ]; then
+	ok "docs/plugins.md and docs/library.md give one plugin build line: $doc_line"
+else
+	not_ok "one plugin build line" "plugins.md: $doc_line" "library.md's program line: $libs_line"
+fi
+cp "$src/examples/sliding-window/sliding_window.c" "$tmp/ex/my_kernel.c"
+"$memsim" run --kernel "$sw" --N 64 --d 16 --param window=8 --json "$tmp/want.json" >/dev/null 2>&1
+for line in "$doc_line" "$(echo "$libs_line" | sed 's/count\.c/-fPIC -shared my_kernel.c/; s/-o count$/-lm -o my_kernel.so/')"; do
+	rm -f "$tmp/ex/my_kernel.so" "$tmp/got.json"
+	if (cd "$tmp/ex" && eval "$line") >"$tmp/cc.log" 2>&1 &&
+		env -u LD_LIBRARY_PATH "$imemsim" run --kernel "$tmp/ex/my_kernel.so" --N 64 --d 16 --param window=8 \
+			--json "$tmp/got.json" >"$tmp/out" 2>&1 &&
+		python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(any(a[k] != b[k] for k in ("levels", "dram", "arrays", "phases")))' "$tmp/want.json" "$tmp/got.json"; then
+		ok "built with '$line', it runs in the installed memsim with the Makefile build's counts"
+	else
+		not_ok "built with '$line'" "$(cat "$tmp/cc.log" "$tmp/out" | head -5)"
+	fi
+done
+# ... and its memsim_* calls bind to the executable, not to the library loaded for it.
+binds=$(LD_DEBUG=bindings env -u LD_LIBRARY_PATH "$imemsim" run --kernel "$tmp/ex/my_kernel.so" \
+	--N 8 --d 4 --param window=2 2>&1 >/dev/null | grep 'binding file .*my_kernel\.so .*`memsim_')
+if [ -n "$binds" ] && ! echo "$binds" | grep -v 'my_kernel.so .0.: normal symbol `memsim_kernel_plugin_v1' |
+	grep -qv "to $imemsim "; then
+	ok "linked with --libs: its memsim_* calls bind to the memsim executable"
+else
+	not_ok "linked with --libs: bindings" "$(echo "$binds" | grep -v "to $imemsim " | head -3)"
+fi
+# Linked with --libs, in a memsim with no libmemsim.so.0 installed beside it: one line that
+# names the cause and the fix, exit 2.
+mkdir "$tmp/alone" && cp "$imemsim" "$tmp/alone/memsim" || exit 1
+env -u LD_LIBRARY_PATH "$tmp/alone/memsim" run --kernel "$tmp/ex/my_kernel.so" --N 8 >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+	grep -q "my_kernel.so needs libmemsim.so.0 (it was linked with \`pkg-config --libs memsim\`).*build it with \`pkg-config --cflags memsim\` alone" "$tmp/err"; then
+	ok "linked with --libs, no library beside memsim: $(cat "$tmp/err")"
+else
+	not_ok "linked with --libs, no library beside memsim" "rc $rc" "$(cat "$tmp/err")"
+fi
+
 # run CACHE ARGS...: memsim run of the plugin into $tmp/run.json.
 run() {
 	cache=$1; shift

@@ -122,6 +122,33 @@ if [ "$python" != none ]; then
 		fi
 	fi
 fi
+# A --prefix whose site-packages the interpreter does not search: the install says where the
+# package went and what PYTHONPATH to set (python/install_note.py, meson's install script);
+# nothing where it searches it.
+if [ "$python" != none ]; then
+	site=$tmp/P/lib/python3.11/site-packages
+	mkdir -p "$site"
+	got=$("$python" "$src/python/install_note.py" "$site" 2>&1)
+	quiet=$(PYTHONPATH=$site "$python" "$src/python/install_note.py" "$site" 2>&1)
+	exe=$("$python" -c 'import sys; print(sys.executable)')
+	if [ "$got" = "memsim: the Python package is in $site, which $exe does not search: set PYTHONPATH=$site to import memsim" ] &&
+		[ -z "$quiet" ]; then
+		ok "a --prefix install names the package's directory and PYTHONPATH"
+	else
+		not_ok "the install's PYTHONPATH note" "got: $got" "searched: $quiet"
+	fi
+fi
+# The examples the docs name, every file of examples/ (notebooks included), under
+# share/memsim/examples.
+exdir=$(find "$dest" -type d -path '*/share/memsim/examples')
+missing=$(cd "$src/examples" && find . -type f | while read -r f; do
+	[ -f "$exdir/$f" ] || echo "$f"; done)
+if [ -n "$exdir" ] && [ -z "$missing" ] && [ -f "$exdir/lab01_bytes.py" ] &&
+	[ -f "$exdir/library/count.c" ] && [ -f "$exdir/sliding-window/Makefile" ]; then
+	ok "installs examples/ under ${exdir#$dest}"
+else
+	not_ok "installs the examples" "dir: '$exdir'" "missing: $(echo $missing | cut -c1-300)"
+fi
 docdir=$(find "$dest" -type d -path '*/share/doc/memsim')
 if [ -n "$docdir" ] && [ -f "$docdir/README.md" ] && [ -f "$docdir/docs/library.md" ] &&
 	[ -f "$docdir/docs/index.md" ] && [ -f "$docdir/docs/img/roofline.png" ]; then

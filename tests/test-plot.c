@@ -638,6 +638,19 @@ test_usage(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "Usage: memsim plot DIR [--format png,svg]"));
 	assert_non_null(strstr(r.out, "MEMSIM_GNUPLOT"));
+	/* Every plot the command can draw is listed (bytes_vs_n_CACHE for each cache). */
+	for (int i = 0; all_plots[i]; i++) {
+		const char *name = strncmp(all_plots[i], "bytes_vs_n_", 11) ? all_plots[i]
+									    : "bytes_vs_n_CACHE";
+		const char *at = r.out;
+
+		while ((at = strstr(at, name)) &&
+		       !(at > r.out && (at[-1] == ' ' || at[-1] == '\n') &&
+			 (at[strlen(name)] == ' ' || at[strlen(name)] == ',')))
+			at++;
+		if (!at)
+			fail_msg("memsim help plot does not list %s", name);
+	}
 	result_free(&r);
 	r = memsim("", "help");
 	assert_non_null(strstr(r.out, "  plot "));
