@@ -3,8 +3,8 @@
 /*
  * Closed-form DRAM bytes of the attention kernels.
  *
- * The lab formulas, exactly as the lab states them (shared/seeds/002, fp32 units scaled by
- * s/4): naive (12 N d + 16 N^2) s/4 per head (leaves out the O write), flash
+ * The lab formulas, exactly as lab 01 (The Bytes-Moved Delta) states them (fp32 units scaled
+ * by s/4): naive (12 N d + 16 N^2) s/4 per head (leaves out the O write), flash
  * 8 N d (1 + N / B_r) s/4 per head (FlashAttention-2 loop order: Q read, O written, K and V
  * read once per query block). With N_kv keys (decode, chunked prefill) they read
  * (4 N d + 8 N_kv d + 16 N N_kv) s/4 and 8 d (N + N_kv N / B_r) s/4, the lab's at N_kv = N.

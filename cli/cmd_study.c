@@ -1,7 +1,7 @@
 /*
  * `memsim study`: the default study, every step called as a function in this process.
  *
- * The study is the bytes-moved lab's sweep (shared/seeds/002): naive vs flash2, d = 64,
+ * The study is the bytes-moved lab's sweep (the course's lab 01): naive vs flash2, d = 64,
  * B_r = B_c = 64, fp32 and fp16, N from 256 doubling to --max-N, on the lab preset and the
  * lab machine's preset (i5-8250u); then the exactness sweep: every kernel at N = 256 .. 2048
  * on a fully associative LRU cache from 32 KiB to 64 MiB with tiles in scratch; the formulas
