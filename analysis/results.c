@@ -277,7 +277,7 @@ static const struct csv_column csv_columns[] = {
 	{ "dram.flush_write_bytes", NULL, CSV_COUNT, NULL },
 	{ "formulas.exact.bytes", "formulas.exact.predicted_bytes", CSV_COUNT, NULL },
 	{ "compare[formula=exact].ratio", "formulas.exact.ratio", CSV_REAL, NULL },
-	{ "compare[formula=exact].within", NULL, CSV_TRUTH, NULL },
+	{ "compare[formula=exact].within", "formulas.exact.within", CSV_TRUTH, NULL },
 	{ "formulas.exact.arrays_within", NULL, CSV_TRUTH, NULL },
 	{ "formulas.lab.bytes", NULL, CSV_COUNT, "formulas.lab.applicable" },
 	{ "compare[formula=lab].measured_bytes", NULL, CSV_COUNT, NULL },

@@ -163,7 +163,8 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 		w->lab_within = results_true(e, "within");
 		snprintf(w->why_not, sizeof(w->why_not), "%s", results_string(e, "why_not"));
 	}
-	w->exact_within = results_true(r, "compare[formula=exact].within");
+	w->exact_within = results_true(r, "compare[formula=exact].within") ||
+			  results_true(r, "formulas.exact.within"); /* a plugin's */
 	/* The array furthest from its formula. */
 	per = results_get(r, "formulas.exact.per_array");
 	w->worst_ratio = 1;

@@ -26,7 +26,9 @@ tally_row(struct sweep_tally *t, const cJSON *r)
 	t->rows++;
 	t->errors += cJSON_GetObjectItem(r, "error") != NULL;
 	t->sample_too_small += results_true(r, "estimate.sample_too_small");
-	t->exact_within += results_true(r, "compare[formula=exact].within");
+	/* a plugin's row keeps its verdict with its formula */
+	t->exact_within += results_true(r, "compare[formula=exact].within") ||
+			   results_true(r, "formulas.exact.within");
 	if (lab && results_true(r, "regime.within_lab_assumptions")) {
 		t->lab_in_regime++;
 		t->lab_in_regime_within += results_true(lab, "within");

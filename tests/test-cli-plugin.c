@@ -326,11 +326,13 @@ test_plugin_sweep_param_lists(void **state)
 		strstr(text, "\"key\":\"plugin=" COPY " param:passes=3 param:fail=99 N=32 "));
 	assert_non_null(strstr(text, "\"params\":{\"passes\":\"1\",\"fail\":\"99\"}"));
 	free(text);
-	/* Each row's params in their columns, last. */
+	/* Each row's params in their columns, last; a plugin's exact verdicts filled as a
+	 * built-in kernel's (exact_bytes, exact_ratio, exact_within, arrays_within). */
 	snprintf(path, sizeof(path), "%s/pl/results.csv", tmpdir);
 	csv = slurp(path, NULL);
 	assert_non_null(csv);
 	assert_non_null(strstr(csv, ",splits,kv_page,param_passes,param_fail\n"));
+	assert_non_null(strstr(csv, ",1,1,1,,,,,,\"\","));
 	assert_non_null(strstr(csv, ",,,1,99\n"));
 	assert_non_null(strstr(csv, ",,,3,99\n"));
 	free(csv);

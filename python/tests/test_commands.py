@@ -270,9 +270,9 @@ def test_sweep_rows_missing_values(plugin_dir, tmp_path):
 
 
 def test_sweep_frame_missing_values(plugin_dir, tmp_path):
-    """results.csv as a DataFrame: a plugin's exact bytes, ratio and time as its JSON says; NaN,
-    never 0, for what a row does not hold (a failed run's bytes, a lab formula the plugin has
-    not, the measurement of a --formula-only row)."""
+    """results.csv as a DataFrame: a plugin's exact bytes, ratio, verdicts and time as its JSON
+    says, as a built-in kernel's; NaN, never 0, for what a row does not hold (a failed run's
+    bytes, a lab formula the plugin has not, the measurement of a --formula-only row)."""
     pandas = pytest.importorskip("pandas")
     df = _stream_sweep(plugin_dir, tmp_path / "s", True)
     with open(tmp_path / "s" / "results.json", encoding="utf-8") as f:
@@ -283,7 +283,10 @@ def test_sweep_frame_missing_values(plugin_dir, tmp_path):
     assert good["exact_ratio"] == 1
     assert good["traced_seconds"] == pytest.approx(rows["fp32"]["timing"]["traced_seconds"],
                                                    rel=1e-5)
-    for col in ("lab_bytes", "lab_ratio", "exact_within"):
+    exact = rows["fp32"]["formulas"]["exact"]
+    assert exact["within"] is True and exact["arrays_within"] is True
+    assert good["exact_within"] == 1 and good["arrays_within"] == 1
+    for col in ("lab_bytes", "lab_ratio"):
         assert math.isnan(good[col]), col
     assert bad["error"] == rows["fp16"]["error"]
     for col in ("dram_read_bytes", "dram_write_bytes", "exact_bytes", "exact_ratio", "flops",
