@@ -336,6 +336,12 @@ test_plugin_sweep_param_lists(void **state)
 	assert_non_null(strstr(csv, ",,,1,99\n"));
 	assert_non_null(strstr(csv, ",,,3,99\n"));
 	free(csv);
+	/* table tells the rows apart by their params */
+	r = memsim("table pl");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, " passes=1 fail=99 "));
+	assert_non_null(strstr(r.out, " passes=3 fail=99 "));
+	result_free(&r);
 	/* a longer list resumes: the rows of passes 1 and 3 kept */
 	r = memsim("sweep --out pl --jobs 2 --resume --kernel " COPY " --N 16,32 --d 16 --Br 8 "
 		   "--param passes=1,2,3 --param fail=99 --cache L1=1K:full:64,tiles=scratch");
