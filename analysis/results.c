@@ -277,7 +277,7 @@ static const struct csv_column csv_columns[] = {
 	{ "dram.flush_write_bytes", NULL, CSV_COUNT, NULL },
 	{ "formulas.exact.bytes", "formulas.exact.predicted_bytes", CSV_COUNT, NULL },
 	{ "compare[formula=exact].ratio", "formulas.exact.ratio", CSV_REAL, NULL },
-	{ "compare[formula=exact].within", NULL, CSV_TRUTH, NULL },
+	{ "compare[formula=exact].within", "formulas.exact.within", CSV_TRUTH, NULL },
 	{ "formulas.exact.arrays_within", NULL, CSV_TRUTH, NULL },
 	{ "formulas.lab.bytes", NULL, CSV_COUNT, "formulas.lab.applicable" },
 	{ "compare[formula=lab].measured_bytes", NULL, CSV_COUNT, NULL },
@@ -351,10 +351,42 @@ csv_field(FILE *f, const cJSON *r, const struct csv_column *c)
 int
 results_csv_row(FILE *f, const cJSON *r)
 {
+	return results_csv_row_params(f, r, NULL, 0);
+}
+
+int
+results_csv_header_params(FILE *f, const char *const *keys, unsigned n)
+{
+	fwrite(results_csv_header, 1, strlen(results_csv_header) - 1, f);
+	for (unsigned i = 0; i < n; i++) {
+		char *name = xzalloc(strlen(keys[i]) + 8);
+
+		sprintf(name, "param_%s", keys[i]);
+		fputc(',', f);
+		csv_text(f, name, false);
+		free(name);
+	}
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int
+results_csv_row_params(FILE *f, const cJSON *r, const char *const *keys, unsigned n)
+{
+	const cJSON *params = results_get(r, "config.params");
+
 	for (size_t i = 0; i < sizeof(csv_columns) / sizeof(csv_columns[0]); i++) {
 		if (i)
 			fputc(',', f);
 		csv_field(f, r, &csv_columns[i]);
+	}
+	/* by name, not results_get(): a key may hold a dot or a bracket */
+	for (unsigned i = 0; i < n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, keys[i]);
+
+		fputc(',', f);
+		if (cJSON_IsString(v))
+			csv_text(f, v->valuestring, false);
 	}
 	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;

@@ -60,3 +60,9 @@ bool results_true(const cJSON *obj, const char *path);
 extern const char results_csv_header[];
 /* Returns 0, or -EIO when the write failed. */
 int results_csv_row(FILE *f, const cJSON *run);
+
+/* A plugin sweep's results.csv: the header and rows above with a column "param_KEY" for each
+ * of the n keys after the others, the row's config.params.KEY (empty where it has none).
+ * Return as results_csv_row(). */
+int results_csv_header_params(FILE *f, const char *const *keys, unsigned n);
+int results_csv_row_params(FILE *f, const cJSON *run, const char *const *keys, unsigned n);

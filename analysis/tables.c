@@ -26,6 +26,8 @@ row_cmp(const void *a, const void *b)
 	if (!c)
 		c = strcmp(x->kernel, y->kernel);
 	if (!c)
+		c = strcmp(x->params, y->params);
+	if (!c)
 		c = strcmp(x->dtype, y->dtype);
 	for (int i = 0; !c && i < TABLE_SETTINGS; i++)
 		c = (x->setting[i] > y->setting[i]) - (x->setting[i] < y->setting[i]);
@@ -57,12 +59,15 @@ setting_of(const cJSON *r, const char *path)
 	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
-/* Labels each row with the settings that differ between the rows, and its estimate. */
+/* Labels each row with the settings that differ between the rows (a plugin's params first),
+ * and its estimate. */
 static void
 label_rows(struct table_rows *t)
 {
-	bool varies[TABLE_SETTINGS] = { false };
+	bool varies[TABLE_SETTINGS] = { false }, params_vary = false;
 
+	for (size_t i = 1; i < t->n; i++)
+		params_vary |= strcmp(t->rows[i].params, t->rows[0].params) != 0;
 	for (size_t i = 1; i < t->n; i++)
 		for (int k = 0; k < TABLE_SETTINGS; k++)
 			varies[k] |= t->rows[i].setting[k] != t->rows[0].setting[k];
@@ -75,6 +80,8 @@ label_rows(struct table_rows *t)
 		size_t used = 0;
 
 		w->config[0] = '\0';
+		if (params_vary)
+			used = (size_t)snprintf(w->config, sizeof(w->config), "%s", w->params);
 		for (int k = 0; k < TABLE_SETTINGS; k++)
 			if (varies[k] && used < sizeof(w->config))
 				used += (size_t)snprintf(w->config + used, sizeof(w->config) - used,
@@ -123,7 +130,7 @@ static int
 take_row(const cJSON *r, unsigned long line, void *ctx)
 {
 	struct table_rows *t = ctx;
-	const cJSON *e, *per;
+	const cJSON *e, *per, *p;
 	struct table_row *w;
 
 	(void)line;
@@ -136,6 +143,11 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 	w = &t->rows[t->n++];
 	memset(w, 0, sizeof(*w));
 	snprintf(w->kernel, sizeof(w->kernel), "%s", results_string(r, "config.kernel"));
+	cJSON_ArrayForEach (p, results_get(r, "config.params"))
+		if (cJSON_IsString(p))
+			snprintf(w->params + strlen(w->params),
+				 sizeof(w->params) - strlen(w->params), "%s%s=%s",
+				 w->params[0] ? " " : "", p->string, p->valuestring);
 	snprintf(w->dtype, sizeof(w->dtype), "%s", results_string(r, "config.dtype"));
 	snprintf(w->cache, sizeof(w->cache), "%s",
 		 results_string(r, "config.preset")[0] ? results_string(r, "config.preset")
@@ -163,7 +175,8 @@ take_row(const cJSON *r, unsigned long line, void *ctx)
 		w->lab_within = results_true(e, "within");
 		snprintf(w->why_not, sizeof(w->why_not), "%s", results_string(e, "why_not"));
 	}
-	w->exact_within = results_true(r, "compare[formula=exact].within");
+	w->exact_within = results_true(r, "compare[formula=exact].within") ||
+			  results_true(r, "formulas.exact.within"); /* a plugin's */
 	/* The array furthest from its formula. */
 	per = results_get(r, "formulas.exact.per_array");
 	w->worst_ratio = 1;

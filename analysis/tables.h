@@ -36,6 +36,7 @@ struct table_row {
 	/* The settings that differ between the rows of the table ("d=128 Br=32"), and
 	 * "sampled 1/K" for an estimate: what tells apart rows of one kernel, dtype, cache and N. */
 	char config[160];
+	char params[96];      /* a plugin's config.params, "window=64 ostore=span" */
 	unsigned sample_sets; /* > 1: the counts are estimates by set sampling (1 set in K) */
 	double N, measured, lab, exact, lab_measured, lab_ratio, exact_ratio, intensity;
 	bool lab_within, exact_within, arrays_within, in_regime;

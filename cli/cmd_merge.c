@@ -179,6 +179,7 @@ check_shards(const char *out, char **dirs, int n, struct shard *sh)
 }
 
 #define MERGE_KEYS_MAX (UINT32_C(1) << 30)
+#define MERGE_PARAMS_MAX 32 /* as PLUGIN_MAX_PARAMS */
 
 /* What is known of a configuration's key. */
 enum key_state {
@@ -198,6 +199,10 @@ struct merge {
 	long runs, dups, failed;
 	long estimates, sample_too_small; /* rows of --sample-sets, and those over its bound */
 	struct shard *shard;
+	/* A plugin sweep's --param keys (the first plugin row's config.params), a column each in
+	 * results.csv as the sweep writes it; owned. */
+	char *param_keys[MERGE_PARAMS_MAX];
+	unsigned nparams;
 	/* The model revision of the good rows (report_row_revision()), and the first shard with
 	 * one; a row of another stops the merge, saying so in mixed. */
 	char revision[160];
@@ -228,7 +233,7 @@ write_row(struct merge *m, const cJSON *r)
 	errno = 0;
 	if (!text || fprintf(m->results, "%s\n", text) < 0)
 		m->write_failed = "results.json";
-	else if (results_csv_row(m->csv, r))
+	else if (results_csv_row_params(m->csv, r, (const char *const *)m->param_keys, m->nparams))
 		m->write_failed = "results.csv";
 	if (m->write_failed) {
 		m->write_errno = errno ? errno : EIO;
@@ -375,6 +380,8 @@ merge_finish(struct merge *m)
 	free(m->keys);
 	free(m->state);
 	free(m->held);
+	for (unsigned i = 0; i < m->nparams; i++)
+		free(m->param_keys[i]);
 	name_index_finish(&m->index);
 }
 
@@ -454,6 +461,36 @@ partial_reason(const struct shard *sh, int nsh, long failed, char *why, size_t l
 	if (failed)
 		add_reason(why, len, "%ld configuration%s only failed (rows with \"error\")",
 			   failed, failed == 1 ? "" : "s");
+}
+
+/* Takes the keys of row r's config.params, where it has them, into m; 1 then (stops). */
+static int
+take_params(const cJSON *r, unsigned long line, void *ctx)
+{
+	struct merge *m = ctx;
+	const cJSON *params = results_get(r, "config.params"), *p;
+
+	if (!cJSON_IsObject(params))
+		return 0;
+	cJSON_ArrayForEach (p, params)
+		if (m->nparams < MERGE_PARAMS_MAX)
+			m->param_keys[m->nparams++] = xstrdup(p->string);
+	return 1;
+}
+
+/* The --param keys of the shards' plugin sweep into m (none for built-in kernels), from the
+ * first shard with a plugin row: every shard is of one sweep (check_shards()). A shard that
+ * cannot be read is said by read_shards(). */
+static void
+find_params(struct merge *m, char **dirs, int n)
+{
+	char path[4200], err[700];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/results.json", dirs[i]);
+		if (results_read(path, take_params, m, NULL, err, sizeof(err)) == 1)
+			return;
+	}
 }
 
 /* Reads every shard's rows into the temporaries of m. Returns 0, or -1 (EXIT_USAGE for rows of
@@ -648,7 +685,8 @@ cmd_merge(int argc, char **argv)
 	m.csv = m.results ? temp_stream(dirfd, out, "results.csv", ctmp, sizeof(ctmp)) : NULL;
 	if (!m.results || !m.csv)
 		goto out;
-	fputs(results_csv_header, m.csv);
+	find_params(&m, argv + optind, nsh);
+	results_csv_header_params(m.csv, (const char *const *)m.param_keys, m.nparams);
 	names = cJSON_CreateArray();
 	if ((rc = read_shards(&m, argv + optind, nsh, sh, names, out))) {
 		rc = rc == EXIT_USAGE ? EXIT_USAGE : EXIT_RUNTIME;

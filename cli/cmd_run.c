@@ -95,7 +95,8 @@ usage_run(FILE *f)
 		"                      docs/library.md): memsim maps its arrays, runs its traced\n"
 		"                      build and compares its formula where it gives one\n"
 		"  --param KEY=VALUE   a plugin's own option (repeatable; unknown keys are refused\n"
-		"                      with the list it takes)\n"
+		"                      with the list it takes); one value, without a comma: a\n"
+		"                      comma separates the values memsim sweep runs one by one\n"
 		"\n"
 		"Exit status: 0 ok, 1 the run or the recording failed (an incomplete recording is\n"
 		"removed), 2 bad options.\n");

@@ -28,7 +28,7 @@ usage_sweep(FILE *f)
 		"                    [--resume [--rerun-other-revisions]]\n"
 		"                    [--shard i/n] [--formula-only]\n"
 		"                    [--trace-only] [--separate-runs] [--sample-sets K]\n"
-		"                    [--kernel PATH [--param KEY=VALUE]...]\n"
+		"                    [--kernel PATH [--param KEY=LIST]...]\n"
 		"                    [--slurm N [--slurm-args \"...\"] [--dry-run]]\n"
 		"       memsim sweep --status DIR\n"
 		"\n"
@@ -47,8 +47,11 @@ usage_sweep(FILE *f)
 		"heuristic on an h100 cache, else 1; S past the key blocks is clamped to them;\n"
 		"--kv-page (flash2's and flashdecode's page of P tokens, a list; other kernels run\n"
 		"once, unpaged) = unpaged.\n"
-		"--kernel PATH sweeps a kernel plugin (docs/library.md) instead, with its own\n"
-		"--param KEY=VALUE (repeatable); its keys name the path and the params. A plugin\n"
+		"--kernel PATH sweeps a kernel plugin (docs/plugins.md) instead, with its own\n"
+		"--param KEY=LIST (repeatable): LIST is values separated by commas, each value\n"
+		"once (--param window=64,128,256), every combination of the lists a configuration;\n"
+		"a value cannot hold a comma (memsim run refuses one too). The rows' keys name the\n"
+		"path and each param's value, results.csv has a column param_KEY per key. A plugin\n"
 		"that crashes fails that row (the signal in its \"error\"), never the others.\n"
 		"\n"
 		"A --cache-sweep runs each configuration once for all its sizes where the level's\n"
@@ -180,16 +183,17 @@ kernel_value(const char *cmd, const struct optparse_option *opt, const char *arg
 	return 0;
 }
 
-/* What a plugin's sweep cannot have. */
+/* What a plugin's sweep cannot have; cuts its --param lists. */
 static int
-sweep_plugin_check(const struct sweep_plan *p)
+sweep_plugin_check(struct sweep_plan *p)
 {
 	char err[1024];
 
 	if (!p->plugin.p)
 		return p->params.n ? usage_error("sweep", "--param is for plugins (--kernel PATH)")
 				   : 0;
-	if (plugin_params_check(&p->plugin, &p->params, err, sizeof(err)))
+	if (plugin_params_check(&p->plugin, &p->params, err, sizeof(err)) ||
+	    sweep_plan_params(p, err, sizeof(err)))
 		return usage_error("sweep", "%s", err);
 	if (!p->simulate || p->trace_only)
 		return usage_error("sweep", "a plugin is simulated: no --formula-only or "
@@ -306,6 +310,16 @@ cache_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 	return 0;
 }
 
+/* --param KEY=V1,V2,...: a list, cut by sweep_plan_params() once the plugin is known. */
+static int
+param_value(const char *cmd, const struct optparse_option *opt, const char *arg)
+{
+	char err[256];
+
+	return plugin_params_add(opt->dest, arg, err, sizeof(err)) ? usage_error(cmd, "%s", err)
+								   : 0;
+}
+
 static int
 json_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
@@ -353,7 +367,7 @@ sweep_parse(struct sweep_args *a, int argc, char **argv)
 		{ "seed", 0, OPTPARSE_U64, .dest = &p->seed, .expect = "a number" },
 		{ "json", 0, OPTPARSE_CALL, .call = json_value },
 		{ .name = "help", .kind = OPTPARSE_HELP },
-		{ "param", 0, OPTPARSE_CALL, .dest = &p->params, .call = params_option },
+		{ "param", 0, OPTPARSE_CALL, .dest = &p->params, .call = param_value },
 		{ "out", 0, OPTPARSE_STRING, .dest = &a->ro.out },
 		{ "cache-sweep", 0, OPTPARSE_STRING, .dest = &a->cache_sweep },
 		{ "jobs", 0, OPTPARSE_U64, .dest = &a->jobs, .min = 1, .max = 256,

@@ -74,10 +74,17 @@ l2_policy_option(const char *cmd, const struct optparse_option *opt, const char 
 int
 params_option(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
+	const char *eq = strchr(arg, '=');
 	char err[256];
 
 	if (plugin_params_add(opt->dest, arg, err, sizeof(err)))
 		return usage_error(cmd, "%s", err);
+	if (strchr(eq, ','))
+		return usage_error(
+			cmd,
+			"--param %s: one value per key here; a comma separates the values "
+			"of a list, which memsim sweep runs one by one",
+			arg);
 	return 0;
 }
 

@@ -50,7 +50,8 @@ int kernel_options_parse(struct kernel_options *o, struct spec *spec,
 			 const struct kernel_command *cmd, int argc, char **argv);
 
 /* --param KEY=VALUE, an OPTPARSE_CALL into the struct plugin_params at opt->dest (repeatable).
- */
+ * A VALUE with a comma is refused: a comma separates a sweep's values (memsim sweep --param
+ * KEY=V1,V2), so one command line means one thing in run and in sweep. */
 int params_option(const char *cmd, const struct optparse_option *opt, const char *value);
 
 /* --l2-policy (sdpa): lru, srrip or random, an OPTPARSE_CALL into the

@@ -293,7 +293,7 @@ plugin_formula_json(const struct evaluation *ev)
 {
 	cJSON *f = cJSON_CreateObject(), *arrays = cJSON_AddArrayToObject(f, "arrays");
 	uint64_t pred = 0, meas = 0;
-	bool all_equal = true;
+	bool all_equal = true, arrays_within = true;
 
 	cJSON_AddStringToObject(f, "scope", ev->exact ? "exact" : "estimate");
 	if (!ev->exact)
@@ -311,6 +311,9 @@ plugin_formula_json(const struct evaluation *ev)
 		if (ev->exact)
 			cJSON_AddBoolToObject(a, "byte_equal", mr == fr && mw == fw);
 		all_equal = all_equal && mr == fr && mw == fw;
+		arrays_within = arrays_within &&
+				compare_within((double)mr, (double)fr, COMPARE_EXACT_TOLERANCE) &&
+				compare_within((double)mw, (double)fw, COMPARE_EXACT_TOLERANCE);
 		pred += fr + fw;
 		meas += mr + mw;
 		cJSON_AddItemToArray(arrays, a);
@@ -325,6 +328,12 @@ plugin_formula_json(const struct evaluation *ev)
 		cJSON_AddNullToObject(f, "ratio");
 	if (ev->exact)
 		cJSON_AddBoolToObject(f, "byte_equal", all_equal);
+	/* the verdicts a built-in kernel's exact formula gives, at its tolerance, so that a
+	 * table or a results.csv reads both alike; byte_equal is the claim of scope exact */
+	cJSON_AddNumberToObject(f, "tolerance", COMPARE_EXACT_TOLERANCE);
+	cJSON_AddBoolToObject(f, "within",
+			      compare_within((double)meas, (double)pred, COMPARE_EXACT_TOLERANCE));
+	cJSON_AddBoolToObject(f, "arrays_within", arrays_within);
 	return f;
 }
 

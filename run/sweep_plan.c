@@ -34,6 +34,12 @@ sweep_plan_finish(struct sweep_plan *p)
 	for (unsigned i = 0; i < p->ncaches; i++)
 		free(p->caches[i]);
 	p->ncaches = 0;
+	for (unsigned i = 0; i < PLUGIN_MAX_PARAMS; i++) {
+		for (unsigned k = 0; k < p->param_lists[i].n; k++)
+			free(p->param_lists[i].given[k]);
+		free(p->param_lists[i].given);
+		p->param_lists[i] = (struct sweep_param_list){ NULL, 0 };
+	}
 	plugin_unload(&p->plugin);
 }
 
@@ -239,6 +245,102 @@ sweep_plan_causal(struct sweep_plan *p, const char *list, char *err, size_t errl
 	return rc;
 }
 
+/* --param given ("KEY=V1,V2") cut into l: "KEY=V" for each value. A value without a comma
+ * is one value as it is, "" too (as memsim run takes it). */
+static int
+param_list(struct sweep_param_list *l, const char *given, const char *key, char *err, size_t errlen)
+{
+	size_t klen = strlen(key);
+	char *copy = xstrdup(given + klen + 1), *cursor = copy, *v;
+	int rc = 0;
+
+	while (!rc && (v = next_item(&cursor))) {
+		char *kv;
+
+		if (!*v && (l->n || cursor)) {
+			rc = fail(err, errlen, "--param: empty item in '%s'", given);
+			break;
+		}
+		for (unsigned k = 0; k < l->n && !rc; k++)
+			if (strcmp(l->given[k] + klen + 1, v) == 0)
+				rc = fail(err, errlen,
+					  "--param %s: '%s' is listed twice: give each "
+					  "value once",
+					  key, v);
+		if (rc)
+			break;
+		if (l->n == SWEEP_LIST_MAX) {
+			rc = fail(err, errlen, "--param %s: more than %d values", key,
+				  SWEEP_LIST_MAX);
+			break;
+		}
+		kv = xzalloc(klen + strlen(v) + 2);
+		sprintf(kv, "%s=%s", key, v);
+		l->given = xrealloc(l->given, (l->n + 1) * sizeof(*l->given));
+		l->given[l->n++] = kv;
+	}
+	free(copy);
+	return rc;
+}
+
+/* How many values list i of the plan's --param has: one where it was not cut (a plan made
+ * without sweep_plan_params() runs each value whole). */
+static unsigned
+param_count(const struct sweep_plan *p, unsigned i)
+{
+	return p->param_lists[i].n ? p->param_lists[i].n : 1;
+}
+
+/* The number of combinations of the plan's --param lists. */
+static uint64_t
+param_combinations(const struct sweep_plan *p)
+{
+	uint64_t n = 1;
+
+	for (unsigned i = 0; i < p->params.n && n <= SWEEP_PLAN_MAX; i++)
+		n *= param_count(p, i);
+	return n;
+}
+
+int
+sweep_plan_params(struct sweep_plan *p, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < p->params.n; i++) {
+		int rc = param_list(&p->param_lists[i], p->params.given[i], p->params.keys[i], err,
+				    errlen);
+
+		if (rc)
+			return rc;
+	}
+	/* refused here, as their walk counts them in 32 bits; sweep_plan_check() the rest */
+	if (param_combinations(p) > SWEEP_PLAN_MAX)
+		return fail(err, errlen,
+			    "the --param lists give more than %d configurations, the limit: "
+			    "shorten a list or split the sweep",
+			    SWEEP_PLAN_MAX);
+	return 0;
+}
+
+void
+sweep_plan_item_params(const struct sweep_plan *p, const struct sweep_item *it,
+		       struct plugin_params *out)
+{
+	uint32_t at = it->params;
+
+	*out = p->params;
+	/* the first --param outermost, as the other lists run */
+	for (unsigned i = p->params.n; i-- > 0;) {
+		const struct sweep_param_list *l = &p->param_lists[i];
+		unsigned k = at % param_count(p, i);
+
+		at /= param_count(p, i);
+		if (l->n) {
+			out->given[i] = l->given[k];
+			out->values[i] = l->given[k] + strlen(p->params.keys[i]) + 1;
+		}
+	}
+}
+
 /* Applies "--cache-sweep L2=32K:64M:x2" to a base spec: one spec per size of that level. */
 static int
 expand_cache_sweep(struct sweep_plan *p, const char *base, const char *sweep, char *err,
@@ -366,9 +468,13 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 		/* The plugin by its path and its parameters, as given. */
 		put_str(t, "plugin=");
 		put_str(t, p->plugin.path);
-		for (unsigned i = 0; i < p->params.n; i++) {
+		struct plugin_params pp;
+
+		/* one value of each list: the key of a --param without a comma is as it was */
+		sweep_plan_item_params(p, it, &pp);
+		for (unsigned i = 0; i < pp.n; i++) {
 			put_str(t, " param:");
-			put_str(t, p->params.given[i]);
+			put_str(t, pp.given[i]);
 		}
 	} else {
 		put_str(t, attn_kernel_name(c->kernel));
@@ -408,6 +514,7 @@ item_key(const struct sweep_item *it, const struct sweep_plan *p, struct text *t
 enum {
 	DIM_CACHE,
 	DIM_KERNEL,
+	DIM_PARAMS, /* the combinations of a plugin's --param lists */
 	DIM_DTYPE,
 	DIM_CAUSAL,
 	DIM_HEADS,
@@ -434,6 +541,7 @@ walk_init(struct walk *w, const struct sweep_plan *p)
 {
 	const unsigned len[DIMS] = { p->ncaches,
 				     p->nkernels,
+				     (unsigned)param_combinations(p),
 				     p->ndtypes,
 				     p->ncausal,
 				     p->heads.n,
@@ -466,6 +574,7 @@ walk_next(struct walk *w, const struct sweep_plan *p, struct sweep_item *it)
 	memset(it, 0, sizeof(*it));
 	it->cache = w->at[DIM_CACHE];
 	it->cfg.kernel = p->kernels[w->at[DIM_KERNEL]];
+	it->params = w->at[DIM_PARAMS];
 	it->cfg.dtype = p->dtypes[w->at[DIM_DTYPE]];
 	it->cfg.causal = p->causal[w->at[DIM_CAUSAL]];
 	it->cfg.heads = p->heads.v[w->at[DIM_HEADS]];

@@ -2,10 +2,10 @@
 
 /*
  * A sweep's plan: the option lists of `memsim sweep` and the configurations they give, in a
- * fixed order (caches outermost, then kernel, dtype, causal, heads, kv_heads, batch, d, B_r,
- * B_c, N, N_kv innermost), each with its key: the text that names it in results.json, so that
- * --resume and `memsim merge` know a configuration again (a trace-only run's key says so, so
- * a sweep never resumes another mode's rows).
+ * fixed order (caches outermost, then kernel, a plugin's --param values, dtype, causal, heads,
+ * kv_heads, batch, d, B_r, B_c, N, N_kv innermost), each with its key: the text that names it
+ * in results.json, so that --resume and `memsim merge` know a configuration again (a
+ * trace-only run's key says so, so a sweep never resumes another mode's rows).
  */
 
 #include <stdbool.h>
@@ -33,6 +33,13 @@ struct sweep_cache_group {
 	unsigned level;    /* the swept level, 0 for L1 */
 	enum cache_onepass method;
 	const char *why; /* static: why a better method does not apply, or NULL */
+};
+
+/* One --param KEY=V1,V2,... of a sweep: a list like the others, cut at its commas (so no value
+ * of a sweep holds a comma), each value one configuration. */
+struct sweep_param_list {
+	char **given; /* "KEY=V" for each value; owned */
+	unsigned n;
 };
 
 struct sweep_plan {
@@ -67,6 +74,9 @@ struct sweep_plan {
 	 * every row records, so that rows of another build of the same path are known. */
 	char plugin_hash[32];
 	struct plugin_params params; /* --param key=value, for the plugin */
+	/* params.given[i] cut into its values (sweep_plan_params()); their product is a
+	 * dimension of the plan */
+	struct sweep_param_list param_lists[PLUGIN_MAX_PARAMS];
 };
 
 /* A worker's task: todo[start .. start + n), items that differ only in the size of a group's
@@ -80,13 +90,14 @@ struct sweep_task {
 struct sweep_item {
 	struct attn_config cfg;
 	unsigned cache;  /* index into plan->caches */
+	uint32_t params; /* which combination of the --param lists (sweep_plan_item_params()) */
 	const char *key; /* in the block sweep_plan_items() returned */
 };
 
 /* Defaults as `memsim run`: N 1024, d 64, one head, batch 1, fp32, B_r = B_c = 64, not
  * causal, flush, seed 1, simulated; no kernel and no cache yet. */
 void sweep_plan_init(struct sweep_plan *p);
-/* Frees the caches' texts. */
+/* Frees the caches' texts and the --param lists. */
 void sweep_plan_finish(struct sweep_plan *p);
 
 /* The setters below return 0, or -EINVAL with a one-line message naming opt in err (a usage
@@ -100,6 +111,12 @@ int sweep_list_parse(const char *opt, const char *text, struct u64_list *out, bo
 int sweep_plan_kernels(struct sweep_plan *p, const char *list, char *err, size_t errlen);
 int sweep_plan_dtypes(struct sweep_plan *p, const char *list, char *err, size_t errlen);
 int sweep_plan_causal(struct sweep_plan *p, const char *list, char *err, size_t errlen);
+/* Cuts each --param's value (p->params) at its commas into p->param_lists: call once, after
+ * the options. An empty item of a list and a value given twice are refused. */
+int sweep_plan_params(struct sweep_plan *p, char *err, size_t errlen);
+/* Item it's --param pairs, one value of each list, into out (borrowed from the plan). */
+void sweep_plan_item_params(const struct sweep_plan *p, const struct sweep_item *it,
+			    struct plugin_params *out);
 /* Adds a cache spec or preset; with cache_sweep ("L2=32K:64M:x2") one spec per size of that
  * level instead. */
 int sweep_plan_cache(struct sweep_plan *p, const char *spec, const char *cache_sweep, char *err,

@@ -82,14 +82,11 @@ error_report(const struct sweep_plan *p, const struct sweep_item *it, const char
 	cJSON_AddStringToObject(r, "error", why);
 	report_add_config(r, &it->cfg, &spec, p->flush, p->seed);
 	if (p->plugin.p) {
-		cJSON *cfg = cJSON_GetObjectItem(r, "config"), *params;
+		cJSON *cfg = cJSON_GetObjectItem(r, "config");
+		struct plugin_params pp;
 
-		cJSON_ReplaceItemInObjectCaseSensitive(cfg, "kernel",
-						       cJSON_CreateString(p->plugin.p->name));
-		cJSON_AddStringToObject(cfg, "plugin", p->plugin.path);
-		params = cJSON_AddObjectToObject(cfg, "params");
-		for (unsigned i = 0; i < p->params.n; i++)
-			cJSON_AddStringToObject(params, p->params.keys[i], p->params.values[i]);
+		sweep_plan_item_params(p, it, &pp);
+		plugin_config_json(cfg, &p->plugin, &pp);
 	}
 	cJSON_AddBoolToObject(cJSON_GetObjectItem(r, "config"), "trace_only", p->trace_only);
 	return r;
@@ -109,14 +106,17 @@ add_threads(cJSON *r, const struct sweep_plan *p, const struct sim_result *sim)
 	cJSON_AddStringToObject(th, "why_not_more", sim->threads_why);
 }
 
-/* The evaluation of cfg on spec as plan p asks for it. */
+/* The evaluation of item it's configuration on spec as plan p asks for it, its --param pairs
+ * in pp. */
 static struct evaluation_job
-plan_job(const struct sweep_plan *p, const struct attn_config *cfg, const struct spec *spec)
+plan_job(const struct sweep_plan *p, const struct sweep_item *it, const struct spec *spec,
+	 struct plugin_params *pp)
 {
+	sweep_plan_item_params(p, it, pp);
 	return (struct evaluation_job){
 		.plugin = p->plugin.p ? &p->plugin : NULL,
-		.params = &p->params,
-		.cfg = cfg,
+		.params = pp,
+		.cfg = &it->cfg,
 		.spec = spec,
 		.flush = p->flush,
 		.seed = p->seed,
@@ -132,6 +132,7 @@ static cJSON *
 one_row(const struct sweep_plan *p, const struct sweep_item *it)
 {
 	struct evaluation_job job;
+	struct plugin_params pp;
 	struct spec spec;
 	struct evaluation ev;
 	char err[1024];
@@ -141,7 +142,7 @@ one_row(const struct sweep_plan *p, const struct sweep_item *it)
 		return error_report(p, it, err);
 	spec.cache.sample_sets = p->sample_sets;
 	spec.cache.seed = p->seed; /* random replacement's, as memsim run's --seed */
-	job = plan_job(p, &it->cfg, &spec);
+	job = plan_job(p, it, &spec, &pp);
 	if (evaluation_run(&ev, &job, err, sizeof(err)))
 		return error_report(p, it, err);
 	r = evaluation_json(&ev, 0, NULL);
@@ -191,8 +192,8 @@ static void
 run_pass(struct group_run *gr, const unsigned *list, unsigned m, const char *why)
 {
 	const struct sweep_plan *p = gr->p;
-	const struct attn_config *cfg = &gr->items[gr->idx[list[0]]].cfg;
-	struct evaluation_job job = plan_job(p, cfg, NULL);
+	struct plugin_params pp;
+	struct evaluation_job job = plan_job(p, &gr->items[gr->idx[list[0]]], NULL, &pp);
 	struct evaluation *outs;
 	struct spec *specs;
 	uint64_t *sizes;
@@ -270,8 +271,11 @@ run_group(FILE *fout, const struct sweep_plan *p, const struct sweep_item *items
 	}
 	if (ok) {
 		/* Some room for what is not the models: the allocator, the tracing layer. */
-		avail = p->plugin.p ? plugin_memory_available(&p->plugin, &items[idx[0]].cfg,
-							      &p->params, workers, &what)
+		struct plugin_params pp;
+
+		sweep_plan_item_params(p, &items[idx[0]], &pp);
+		avail = p->plugin.p ? plugin_memory_available(&p->plugin, &items[idx[0]].cfg, &pp,
+							      workers, &what)
 				    : sim_memory_share(&items[idx[0]].cfg, p->trace_only, workers,
 						       &what);
 		budget = avail - (avail / 16 < (64u << 20) ? avail / 16 : 64u << 20);

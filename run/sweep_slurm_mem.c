@@ -55,10 +55,14 @@ sweep_slurm_task_mem_mib(const struct sweep_plan *p, const struct sweep_item *it
 			model[c] = bytes * (p->threads > 1 && split ? p->threads + 1 : 1);
 		}
 	for (size_t i = 0; i < n && p->simulate; i++) {
-		uint64_t arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg,
-									&p->params, UINT64_MAX / 4)
-				  : p->trace_only ? 0 /* address space, not memory */
-						  : attn_data_bytes(&items[i].cfg);
+		struct plugin_params pp;
+		uint64_t arrays;
+
+		sweep_plan_item_params(p, &items[i], &pp);
+		arrays = p->plugin.p     ? plugin_arrays_bytes(&p->plugin, &items[i].cfg, &pp,
+							       UINT64_MAX / 4)
+			 : p->trace_only ? 0 /* address space, not memory */
+					 : attn_data_bytes(&items[i].cfg);
 
 		if (arrays > UINT64_MAX / 8)
 			arrays = UINT64_MAX / 8;

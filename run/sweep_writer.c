@@ -26,7 +26,9 @@ tally_row(struct sweep_tally *t, const cJSON *r)
 	t->rows++;
 	t->errors += cJSON_GetObjectItem(r, "error") != NULL;
 	t->sample_too_small += results_true(r, "estimate.sample_too_small");
-	t->exact_within += results_true(r, "compare[formula=exact].within");
+	/* a plugin's row keeps its verdict with its formula */
+	t->exact_within += results_true(r, "compare[formula=exact].within") ||
+			   results_true(r, "formulas.exact.within");
 	if (lab && results_true(r, "regime.within_lab_assumptions")) {
 		t->lab_in_regime++;
 		t->lab_in_regime_within += results_true(lab, "within");
@@ -159,7 +161,7 @@ take_run(const cJSON *r, unsigned long line, void *ctx)
 	w->ndone++;
 	tally_row(&w->all, r);
 	count_apart(w, r);
-	return results_csv_row(w->csv, r);
+	return results_csv_row_params(w->csv, r, w->param_keys, w->nparams);
 }
 
 static const char *
@@ -487,7 +489,7 @@ open_results(struct sweep_writer *w, struct opening *o, char *err, size_t errlen
 		snprintf(err, errlen, "cannot write %s/results.csv: %s", dir, strerror(errno));
 		return -1;
 	}
-	fputs(results_csv_header, w->csv);
+	results_csv_header_params(w->csv, w->param_keys, w->nparams);
 	if (w->results >= 0)
 		rc = read_results(w, o, err, errlen);
 	else if (!(rc = check_manifest(w, o, err, errlen)))
@@ -532,6 +534,8 @@ sweep_writer_open(struct sweep_writer *w, const char *dir, const struct sweep_pl
 	memset(w, 0, sizeof(*w));
 	w->results = w->lock = w->dirfd = -1;
 	w->missing = -1;
+	for (unsigned i = 0; i < p->params.n; i++)
+		w->param_keys[w->nparams++] = p->params.keys[i];
 	name_index_init(&o.kept, w, done_key_at);
 	if (strlen(dir) >= 4000) {
 		snprintf(err, errlen, "--out: the path is too long");
@@ -584,7 +588,8 @@ sweep_writer_row(struct sweep_writer *w, const char *line, char *err, size_t err
 		/* No torn row: what is kept is whole rows. */
 		if (ftruncate(w->results, (off_t)w->results_bytes))
 			rc = -errno;
-	} else if (r && (results_csv_row(w->csv, r) || fflush(w->csv))) {
+	} else if (r && (results_csv_row_params(w->csv, r, w->param_keys, w->nparams) ||
+			 fflush(w->csv))) {
 		bad = "results.csv";
 		rc = -errno;
 	}

@@ -35,6 +35,9 @@ struct sweep_writer {
 	int lock;    /* lock_dir() of dir; -1 when none */
 	int results; /* results.json, opened O_APPEND; -1 when closed */
 	FILE *csv;
+	/* the plan's --param keys, a column each in results.csv (borrowed from the plan) */
+	const char *param_keys[PLUGIN_MAX_PARAMS];
+	unsigned nparams;
 	long long results_bytes; /* results.json's length after its last whole row */
 	char **done_keys; /* keys of the runs kept when opened (failed ones not), sorted */
 	size_t ndone;

@@ -178,12 +178,26 @@ test_plugin_errors(void **state)
 	}
 }
 
+/* " --param KEY=VALUE" for each of a row's config.params into buf: its --param options. */
+static const char *
+row_params(const cJSON *cfg, char *buf, size_t len)
+{
+	const cJSON *p;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach (p, cJSON_GetObjectItemCaseSensitive(cfg, "params"))
+		snprintf(buf + strlen(buf), len - strlen(buf), " --param %s=%s", p->string,
+			 p->valuestring);
+	return buf;
+}
+
 /* Each row of DIR/results.json (n of them, one failed where crash_n) against `memsim run` of
- * its configuration: the same levels, DRAM, arrays and formula comparison. */
+ * its configuration: the same levels, DRAM, arrays and formula comparison. params NULL: the
+ * row's own. */
 static void
 rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n)
 {
-	char path[700], *text, *line, *save = NULL;
+	char path[700], *text, *line, *save = NULL, own[512];
 	unsigned rows = 0, failed = 0;
 
 	snprintf(path, sizeof(path), "%s/%s/results.json", tmpdir, dir);
@@ -215,7 +229,8 @@ rows_equal_run(const char *dir, unsigned n, const char *params, unsigned crash_n
 		}
 		r = memsim("run --kernel " COPY " --N %.0f --d 16 --Br 8 %s --cache '%s' --json "
 			   "run.json",
-			   num(row, "config", "N", NULL), params,
+			   num(row, "config", "N", NULL),
+			   params ? params : row_params(cfg, own, sizeof(own)),
 			   cJSON_GetObjectItemCaseSensitive(cfg, "cache")->valuestring);
 		assert_int_equal(r.rc, 0);
 		result_free(&r);
@@ -286,6 +301,78 @@ test_plugin_sweep_rows_as_run(void **state)
 		     "built for plugin ABI 99, this memsim takes 1");
 	expect_error("sweep --out x --kernel naive,flash2 --kernel " COPY, 2,
 		     "one plugin a sweep, without built-in kernels");
+}
+
+/* --param KEY=V1,V2 is a list like --N's: one configuration each value, every combination of
+ * the lists, each row as `memsim run` with its values, its key and its column param_KEY in
+ * results.csv naming them; --resume and merge know the rows by them. */
+static void
+test_plugin_sweep_param_lists(void **state)
+{
+	char path[700], *csv, *text;
+	struct result r;
+
+	(void)state;
+	r = memsim("sweep --out pl --jobs 2 --kernel " COPY " --N 16,32 --d 16 --Br 8 "
+		   "--param passes=1,3 --param fail=99 --cache L1=1K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "4 configurations"));
+	result_free(&r);
+	rows_equal_run("pl", 4, NULL, 0);
+	snprintf(path, sizeof(path), "%s/pl/results.json", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(text);
+	assert_non_null(
+		strstr(text, "\"key\":\"plugin=" COPY " param:passes=3 param:fail=99 N=32 "));
+	assert_non_null(strstr(text, "\"params\":{\"passes\":\"1\",\"fail\":\"99\"}"));
+	free(text);
+	/* Each row's params in their columns, last; a plugin's exact verdicts filled as a
+	 * built-in kernel's (exact_bytes, exact_ratio, exact_within, arrays_within). */
+	snprintf(path, sizeof(path), "%s/pl/results.csv", tmpdir);
+	csv = slurp(path, NULL);
+	assert_non_null(csv);
+	assert_non_null(strstr(csv, ",splits,kv_page,param_passes,param_fail\n"));
+	assert_non_null(strstr(csv, ",1,1,1,,,,,,\"\","));
+	assert_non_null(strstr(csv, ",,,1,99\n"));
+	assert_non_null(strstr(csv, ",,,3,99\n"));
+	free(csv);
+	/* table tells the rows apart by their params */
+	r = memsim("table pl");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, " passes=1 fail=99 "));
+	assert_non_null(strstr(r.out, " passes=3 fail=99 "));
+	result_free(&r);
+	/* a longer list resumes: the rows of passes 1 and 3 kept */
+	r = memsim("sweep --out pl --jobs 2 --resume --kernel " COPY " --N 16,32 --d 16 --Br 8 "
+		   "--param passes=1,2,3 --param fail=99 --cache L1=1K:full:64,tiles=scratch");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "4 already done"));
+	result_free(&r);
+	rows_equal_run("pl", 6, NULL, 0);
+	/* shards merged: the same columns */
+	for (int i = 0; i < 2; i++) {
+		r = memsim("sweep --out ps%d --jobs 1 --shard %d/2 --kernel " COPY " --N 16 --d 16 "
+			   "--Br 8 --param passes=1,2 --cache L1=1K:full:64,tiles=scratch",
+			   i, i);
+		assert_int_equal(r.rc, 0);
+		result_free(&r);
+	}
+	r = memsim("merge --out pm ps0 ps1");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	snprintf(path, sizeof(path), "%s/pm/results.csv", tmpdir);
+	csv = slurp(path, NULL);
+	assert_non_null(csv);
+	assert_non_null(strstr(csv, ",kv_page,param_passes\n"));
+	assert_non_null(strstr(csv, ",,,2\n"));
+	free(csv);
+	/* a comma separates a sweep's values; memsim run takes one value */
+	expect_error("sweep --out x --kernel " COPY " --param passes=1,,2", 2,
+		     "--param: empty item in 'passes=1,,2'");
+	expect_error("sweep --out x --kernel " COPY " --param passes=2,1,2", 2,
+		     "--param passes: '2' is listed twice");
+	expect_error("run --kernel " COPY " --param passes=1,2", 2,
+		     "--param passes=1,2: one value per key here");
 }
 
 /* `table` of a plugin's sweep: each row's measured DRAM bytes and its formula's (kept as
@@ -907,6 +994,7 @@ main(void)
 		cmocka_unit_test(test_plugin_xcheck_refusals),
 		cmocka_unit_test(test_plugin_sweep_crash),
 		cmocka_unit_test(test_plugin_sweep_rows_as_run),
+		cmocka_unit_test(test_plugin_sweep_param_lists),
 		cmocka_unit_test(test_plugin_sweep_table),
 		cmocka_unit_test(test_plugin_record_replay),
 		cmocka_unit_test(test_plugin_record_errors),

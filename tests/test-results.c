@@ -251,6 +251,12 @@ test_csv_absent(void **state)
 		  "\"timing\":{\"traced_seconds\":0.25}}",
 		  "0,stream,64,64,,,,,,,,,\"\",,,32768,16384,0,2048,49152,1,,,,,,,,\"\",,,0.25,"
 		  "\"\",exact,0,0,," },
+		{ "a plugin's row with its verdicts",
+		  "{\"index\":0,\"config\":{\"kernel\":\"stream\",\"N\":64},"
+		  "\"dram\":{\"read_bytes\":32768,\"write_bytes\":16384},\"formulas\":{\"exact\":"
+		  "{\"bytes\":49152,\"ratio\":1,\"within\":true,\"arrays_within\":false}}}",
+		  "0,stream,64,64,,,,,,,,,\"\",,,32768,16384,,,49152,1,1,0,,,,,,\"\",,,,\"\",exact,0,"
+		  "0,," },
 		{ "a kernel the lab has no formula for",
 		  "{\"index\":0,\"config\":{\"kernel\":\"proj\",\"N\":64},\"mode\":\"simulated\","
 		  "\"dram\":{\"read_bytes\":10},\"formulas\":{\"lab\":{\"bytes\":0,"
@@ -271,14 +277,41 @@ test_csv_absent(void **state)
 	}
 }
 
+/* A plugin sweep's columns param_KEY, after the others: the row's config.params.KEY by name
+ * (a key may hold a dot or a comma), empty where the row has none. */
+static void
+test_csv_params(void **state)
+{
+	static const char *const keys[] = { "window", "a.b,c" };
+	cJSON *r = cJSON_Parse("{\"config\":{\"kernel\":\"sink\",\"params\":{\"a.b,c\":\"x y\","
+			       "\"window\":\"64\"}}}");
+	char path[600], *text;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/p.csv", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(results_csv_header_params(f, keys, 2), 0);
+	assert_int_equal(results_csv_row_params(f, r, keys, 2), 0);
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(r, "config"), "params");
+	assert_int_equal(results_csv_row_params(f, r, keys, 2), 0);
+	fclose(f);
+	cJSON_Delete(r);
+	text = slurp_text(path);
+	assert_non_null(strstr(text, ",splits,kv_page,param_window,\"param_a.b,c\"\n"));
+	assert_non_null(strstr(text, ",,,,,,64,x y\n"));
+	assert_non_null(strstr(text, ",,,,,,,\n"));
+	free(text);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_read),
-		cmocka_unit_test(test_paths),
-		cmocka_unit_test(test_csv),
-		cmocka_unit_test(test_csv_absent),
+		cmocka_unit_test(test_read),       cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_csv),        cmocka_unit_test(test_csv_absent),
+		cmocka_unit_test(test_csv_params),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -83,8 +83,22 @@ def kernel(v):
     return text("kernel", v)
 
 
-def params(v):
-    """--param KEY=VALUE options from a mapping of str to str, int or float."""
+def _param_value(name, value):
+    """One --param value as text: a str (no comma with lists: a comma separates them) or a
+    finite number."""
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral, numbers.Real)):
+        raise ArgumentTypeError(f"{name}: expected a str or number, got {value!r:.40}")
+    if isinstance(value, str):
+        return argv_text(name, value)
+    if not isinstance(value, numbers.Integral):
+        number(name, value)
+    return str(value)
+
+
+def params(v, lists=False):
+    """--param KEY=VALUE options from a mapping of str to str, int or float; with lists (a
+    sweep) a value may also be a list or tuple of them, --param KEY=V1,V2,..., every one a
+    configuration."""
     if v is None:
         return []
     if not hasattr(v, "items"):
@@ -94,12 +108,21 @@ def params(v):
         text("params key", key)
         if "=" in key:  # --param KEY=VALUE: the key ends at the first '='
             raise UsageError(f"params key {key!r:.40}: contains '=', which ends a key")
-        if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral, numbers.Real)):
-            raise ArgumentTypeError(f"params[{key!r}]: expected a str or number, got {value!r:.40}")
-        if isinstance(value, str):
-            argv_text(f"params[{key!r}]", value)
-        elif isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-            number(f"params[{key!r}]", value)
+        name = f"params[{key!r}]"
+        if isinstance(value, (list, tuple)) and not lists:
+            raise ArgumentTypeError(f"{name}: one value here, got the list {value!r:.40}: "
+                                    "sweep() runs a list, each value a configuration")
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise UsageError(f"{name}: an empty list")
+            items = [_param_value(name, x) for x in value]
+            for x in items:
+                if "," in x:
+                    raise UsageError(f"{name}: {x!r:.40} contains a comma, which separates "
+                                     "a sweep's values")
+            value = ",".join(items)
+        else:
+            value = _param_value(name, value)
         out += ["--param", f"{key}={value}"]
     return out
 

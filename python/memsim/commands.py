@@ -17,6 +17,7 @@ from .result import Result
 
 PathLike = Union[str, "os.PathLike[str]"]
 Params = Mapping[str, Union[str, int, float]]
+SweepParams = Mapping[str, Union[str, int, float, Sequence[Union[str, int, float]]]]
 SweepList = Union[int, str, Sequence[Union[int, str]], None]
 
 
@@ -142,7 +143,7 @@ def _sweep_args(lists, causal, cache, cache_sweep, flush, seed, jobs, trace_only
             args.append(opt)
     if sample_sets is not None:
         args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
-    return args + _args.params(params)
+    return args + _args.params(params, lists=True)
 
 
 def _read_rows(out):
@@ -181,14 +182,16 @@ def sweep(*, kernel: SweepList | PathLike = "naive", N: SweepList = None, d: Swe
           cache_sweep: str | None = None, flush: bool = True, seed: int = 1,
           jobs: int | None = None, trace_only: bool = False, formula_only: bool = False,
           separate_runs: bool = False, sample_sets: int | None = None,
-          params: Params | None = None, out: PathLike | None = None, resume: bool = False,
-          frame: bool | None = None, N_kv: SweepList = None,
+          params: SweepParams | None = None, out: PathLike | None = None,
+          resume: bool = False, frame: bool | None = None, N_kv: SweepList = None,
           kv_page: SweepList = None) -> "list[dict[str, Any]] | Any":
     """Every combination of the lists, as `memsim sweep` runs them (on `jobs` cores; a
     cache_sweep such as "L2=32K:64M:x2" in one pass where exact).
 
     A list is one value, a list of values, or memsim's range text ("256:16384:x2"); None is
-    memsim's default. cache is one spec or a list. Returns the rows of results.json (each a
+    memsim's default. cache is one spec or a list. A plugin's params are lists too
+    (params={"window": [64, 128]}: --param window=64,128, a column param_window in the
+    frame); a value cannot hold a comma. Returns the rows of results.json (each a
     run's report with its "key") as a list of dicts; with frame=True, or frame=None and
     pandas importable, results.csv as a pandas DataFrame. out keeps the directory (resume
     continues it); without it a temporary one is removed. Rows that failed are returned with

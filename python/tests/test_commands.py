@@ -196,6 +196,14 @@ def test_sweep_params_not_utf8(plugin_dir, tmp_path):
      "params key 'window=64': contains '='"),
     (lambda: memsim.run("./x.so", params={"w": "\ud800"}), ValueError,
      "params['w']: '\\ud800' is not UTF-8 text or bytes os.fsdecode() escaped"),
+    (lambda: memsim.run("./x.so", params={"w": [64, 128]}), TypeError,
+     "params['w']: one value here, got the list [64, 128]: sweep() runs a list"),
+    (lambda: memsim.sweep(kernel="./x.so", params={"w": []}), ValueError,
+     "params['w']: an empty list"),
+    (lambda: memsim.sweep(kernel="./x.so", params={"w": ["1,2"]}), ValueError,
+     "params['w']: '1,2' contains a comma, which separates a sweep's values"),
+    (lambda: memsim.sweep(kernel="./x.so", params={"w": [1, None]}), TypeError,
+     "params['w']: expected a str or number, got None"),
 ])
 def test_bad_arguments(call, exc, words):
     with pytest.raises(exc) as e:
@@ -221,6 +229,34 @@ def test_sweep_cache_sweep_one_pass():
     for row in rows:
         r = memsim.run("flash2", N=128, d=32, cache=row["config"]["cache"])
         assert row["dram"] == r["dram"]
+
+
+def test_sweep_param_lists(plugin_dir, tmp_path):
+    """A plugin's params as lists: one row per combination, each as run() with its values,
+    keyed apart, with a column param_KEY in the frame; resume keeps the rows it has. run()
+    takes one value: a comma in it is refused, not handed to the plugin."""
+    pytest.importorskip("pandas")
+    path = os.path.join(plugin_dir, "plugin-copy.so")
+    out = tmp_path / "s"
+    cache = "L1=1K:full:64,tiles=scratch"
+    rows = memsim.sweep(kernel=path, N=32, d=16, Br=8, params={"passes": [1, 3], "fail": 99},
+                        cache=cache, out=out, frame=False)
+    rows.sort(key=lambda r: r["config"]["params"]["passes"])  # in the order they finished
+    assert [r["config"]["params"] for r in rows] == [{"passes": "1", "fail": "99"},
+                                                     {"passes": "3", "fail": "99"}]
+    assert len({r["key"] for r in rows}) == 2
+    for r in rows:
+        one = memsim.run(path, N=32, d=16, Br=8, params=r["config"]["params"], cache=cache)
+        assert r["dram"] == one["dram"]
+        assert r["formulas"]["exact"]["bytes"] == one.formulas["exact"]["bytes"]
+    df = memsim.sweep(kernel=path, N=32, d=16, Br=8, params={"passes": (1, 2, 3), "fail": 99},
+                      cache=cache, out=out, resume=True)
+    df = df.sort_values("param_passes")
+    assert list(df["param_passes"]) == [1, 2, 3] and list(df["param_fail"]) == [99] * 3
+    assert [df["dram_read_bytes"].iloc[k] for k in (0, 2)] == [r["dram"]["read_bytes"]
+                                                               for r in rows]
+    with pytest.raises(memsim.UsageError, match="--param passes=1,2: one value per key here"):
+        memsim.run(path, N=32, params={"passes": "1,2"})
 
 
 def test_sweep_out_and_resume(tmp_path):
@@ -270,9 +306,9 @@ def test_sweep_rows_missing_values(plugin_dir, tmp_path):
 
 
 def test_sweep_frame_missing_values(plugin_dir, tmp_path):
-    """results.csv as a DataFrame: a plugin's exact bytes, ratio and time as its JSON says; NaN,
-    never 0, for what a row does not hold (a failed run's bytes, a lab formula the plugin has
-    not, the measurement of a --formula-only row)."""
+    """results.csv as a DataFrame: a plugin's exact bytes, ratio, verdicts and time as its JSON
+    says, as a built-in kernel's; NaN, never 0, for what a row does not hold (a failed run's
+    bytes, a lab formula the plugin has not, the measurement of a --formula-only row)."""
     pandas = pytest.importorskip("pandas")
     df = _stream_sweep(plugin_dir, tmp_path / "s", True)
     with open(tmp_path / "s" / "results.json", encoding="utf-8") as f:
@@ -283,7 +319,10 @@ def test_sweep_frame_missing_values(plugin_dir, tmp_path):
     assert good["exact_ratio"] == 1
     assert good["traced_seconds"] == pytest.approx(rows["fp32"]["timing"]["traced_seconds"],
                                                    rel=1e-5)
-    for col in ("lab_bytes", "lab_ratio", "exact_within"):
+    exact = rows["fp32"]["formulas"]["exact"]
+    assert exact["within"] is True and exact["arrays_within"] is True
+    assert good["exact_within"] == 1 and good["arrays_within"] == 1
+    for col in ("lab_bytes", "lab_ratio"):
         assert math.isnan(good[col]), col
     assert bad["error"] == rows["fp16"]["error"]
     for col in ("dram_read_bytes", "dram_write_bytes", "exact_bytes", "exact_ratio", "flops",
