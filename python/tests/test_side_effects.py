@@ -4,6 +4,8 @@ memsim.plot() takes any sweep directory."""
 
 import os
 
+import pytest
+
 import memsim
 
 # Numbers that stand for the measurement (memsim's test knob): nothing is measured here.
@@ -34,3 +36,34 @@ def test_bandwidth_measured_cached_not_in_cwd(tmp_path, monkeypatch, capsys):
     assert r.to_dict()["per_token"]["bandwidth_gbps"] == 25
     assert capsys.readouterr().err == ""
     assert os.listdir(wd) == []
+
+
+def _fake_gnuplot(tmp_path, monkeypatch):
+    """A stand-in for gnuplot that writes a small file per image: no gnuplot needed."""
+    fake = tmp_path / "gnuplot"
+    fake.write_text('#!/bin/sh\nb="${1%.gp}"; echo png >"$b.png"; echo svg >"$b.svg"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("MEMSIM_GNUPLOT", str(fake))
+
+
+def test_plot_sweep_dir(tmp_path, monkeypatch):
+    """memsim.plot() on memsim.sweep()'s directory: bytes vs N and the intensity ratio."""
+    _fake_gnuplot(tmp_path, monkeypatch)
+    out = tmp_path / "s"
+    memsim.sweep(kernel=["naive", "flash2"], N=[64, 128], d=16, cache="L1=16K:full:64",
+                 out=out, frame=False)
+    drawn = memsim.plot(out, formats="png")
+    names = sorted(os.path.basename(p) for p in drawn)
+    assert len(names) == 2 and names[1] == "intensity_ratio.png", names
+    assert names[0].startswith("bytes_vs_n_L1_16K")
+    assert all(os.path.isfile(p) for p in drawn)
+
+
+def test_plot_sweep_dir_nothing(tmp_path, monkeypatch):
+    """A sweep whose rows allow no plot: an Error, and no plots directory left behind."""
+    _fake_gnuplot(tmp_path, monkeypatch)
+    out = tmp_path / "s"
+    memsim.sweep(kernel="naive", N=64, d=16, out=out, frame=False)
+    with pytest.raises(memsim.Error, match="allow none of the plots"):
+        memsim.plot(out)
+    assert not (out / "plots").exists()
