@@ -78,8 +78,8 @@ usage_main(FILE *f)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
 		   "On a terminal, run, replay, xcheck, profile, ceilings, sdpa and formula\n"
-		   "(measuring --bandwidth measured) show one\n"
-		   "updating progress line on stderr; --quiet (with any command) leaves it out.\n"
+		   "(while --bandwidth measured measures) show one updating progress line on\n"
+		   "stderr; --quiet (with any command) leaves it out.\n"
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 

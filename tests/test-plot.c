@@ -467,7 +467,6 @@ test_missing_inputs(void **state)
 						"intensity_ratio", NULL };
 	static const char *const no_ceilings[] = { "dram_vs_cache_size", "perf", "perf_bytes",
 						   NULL };
-	static const char *const none[] = { NULL };
 	struct result r;
 
 	(void)state;
@@ -534,7 +533,6 @@ test_missing_inputs(void **state)
 	result_free(&r);
 	shell("test -e %s/gone/plots/mine.txt && test ! -e %s/gone/plots/index.json", tmpdir,
 	      tmpdir);
-	(void)none;
 
 	/* Decode rows without a bandwidth: bytes per token only, the bound skipped. */
 	shell("mkdir -p %s/nobw/decode && sed 's/\"tokens_per_s_bound\":[0-9.e+]*/"
