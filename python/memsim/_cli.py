@@ -77,8 +77,12 @@ def _run_echoing(argv):
                           stderr=subprocess.PIPE) as p:
         t = threading.Thread(target=pump, args=(p.stderr,), daemon=True)
         t.start()
-        out = p.stdout.read()
-        p.wait()
+        try:
+            out = p.stdout.read()
+            p.wait()
+        except BaseException:  # an interrupted notebook cell: no measurement left running
+            p.kill()
+            raise
         t.join()
     return subprocess.CompletedProcess(argv, p.returncode, out, b"".join(chunks))
 
