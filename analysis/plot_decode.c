@@ -23,6 +23,7 @@ static const char *const layout_colors[DECODE_LAYOUTS] = { "#D55E00", "#0072B2",
 
 /* The rows of the picked configuration as a grid: N_kv x layouts. */
 struct grid {
+	enum plot_source source; /* where the rows come from */
 	const struct plot_decode *pick;
 	unsigned kv[DECODE_LAYOUTS];
 	size_t nkv, nx, left_out;
@@ -78,6 +79,7 @@ static void
 grid_build(struct grid *g, const struct plot_input *in)
 {
 	memset(g, 0, sizeof(*g));
+	g->source = plot_input_source(in, PLOT_SOURCE_DECODE);
 	g->pick = &in->decode[0];
 	g->x = xrealloc(NULL, in->ndecode * sizeof(*g->x));
 	for (size_t i = 0; i < in->ndecode; i++) {
@@ -191,7 +193,7 @@ write_axes(FILE *gp, const struct grid *g, const char *ylabel)
 static int
 write_per_token(struct plot_set *set, const struct grid *g, char *err, size_t errlen)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_DECODE };
+	const enum plot_source inputs[] = { g->source };
 	double(*const cols[])[DECODE_LAYOUTS] = { g->bytes, g->exact };
 	static const char *const names[] = { "bytes", "exact" };
 	const struct plot_decode *p = g->pick;
@@ -231,7 +233,7 @@ write_per_token(struct plot_set *set, const struct grid *g, char *err, size_t er
 static int
 write_tokens_per_s(struct plot_set *set, const struct grid *g, char *err, size_t errlen)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_DECODE };
+	const enum plot_source inputs[] = { g->source };
 	double(*const cols[])[DECODE_LAYOUTS] = { g->tps };
 	static const char *const names[] = { "tokens_per_s" };
 	const struct plot_decode *p = g->pick;
@@ -269,24 +271,43 @@ write_tokens_per_s(struct plot_set *set, const struct grid *g, char *err, size_t
 int
 plot_decode_write(struct plot_set *set, const struct plot_input *in, char *err, size_t errlen)
 {
+	const enum plot_source src = plot_input_source(in, PLOT_SOURCE_DECODE);
 	struct grid g;
 	int rc;
 
-	if (!in->usable[PLOT_SOURCE_DECODE] || in->ndecode == 0) {
-		plot_skip_source(set, "decode_per_token", in, PLOT_SOURCE_DECODE,
-				 "memsim study writes it", "no run");
-		plot_skip_source(set, "decode_tokens_per_s", in, PLOT_SOURCE_DECODE,
-				 "memsim study writes it", "no run");
+	if (in->sweep && in->usable[src] && in->ndecode == 0) {
+		plot_skip(set, "decode_per_token", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(src), PLOT_NEEDS_DECODE);
+		plot_skip(set, "decode_tokens_per_s", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(src), PLOT_NEEDS_DECODE);
+		return 0;
+	}
+	if (!in->usable[src] || in->ndecode == 0) {
+		plot_skip_source(set, "decode_per_token", in, src, "memsim study writes it",
+				 "no run");
+		plot_skip_source(set, "decode_tokens_per_s", in, src, "memsim study writes it",
+				 "no run");
 		return 0;
 	}
 	grid_build(&g, in);
+	/* a sweep's single N_kv is no curve */
+	if (in->sweep && g.nx < 2) {
+		plot_skip(set, "decode_per_token", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(src), PLOT_NEEDS_DECODE);
+		plot_skip(set, "decode_tokens_per_s", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(src), PLOT_NEEDS_DECODE);
+		grid_finish(&g);
+		return 0;
+	}
 	rc = write_per_token(set, &g, err, errlen);
 	if (!rc && g.pick->gbps > 0)
 		rc = write_tokens_per_s(set, &g, err, errlen);
 	else if (!rc)
-		plot_skip(set, "decode_tokens_per_s", false,
-			  "the rows of %s/%s have no bandwidth (per_token.bandwidth_gbps is null)",
-			  in->dir, plot_source_path(PLOT_SOURCE_DECODE));
+		plot_skip(
+			set, "decode_tokens_per_s", false,
+			"the rows of %s/%s have no bandwidth (per_token.bandwidth_gbps is null%s)",
+			in->dir, plot_source_path(src),
+			in->sweep ? ": a preset with one, such as h100, gives it" : "");
 	grid_finish(&g);
 	return rc;
 }

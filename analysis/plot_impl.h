@@ -16,6 +16,21 @@
 
 #include "analysis/plot.h"
 
+/* What each plot needs of a sweep's rows (`memsim plot` on a sweep's directory), said after
+ * PLOT_SWEEP_LACKS where they do not allow it. */
+#define PLOT_SWEEP_LACKS "%s/%s has none of what it needs: %s"
+#define PLOT_NEEDS_BYTES_VS_N                                                                      \
+	"naive or flash2 rows over two or more N on one cache (memsim sweep --kernel "             \
+	"naive,flash2 --N 256:4096:x2)"
+#define PLOT_NEEDS_INTENSITY_RATIO                                                                 \
+	"naive and flash2 rows at the same N, over two or more N (as bytes_vs_n)"
+#define PLOT_NEEDS_DRAM_VS_CACHE_SIZE                                                              \
+	"naive, flash1 or flash2 rows over two or more sizes of one cache level (memsim "          \
+	"sweep --cache-sweep L2=64K:64M:x2)"
+#define PLOT_NEEDS_DECODE                                                                          \
+	"decode rows, fewer queries than keys, over two or more N_kv (memsim sweep "               \
+	"--kernel flash2 --N 1 --N-kv 1024:65536:x2)"
+
 /* Okabe-Ito colours, distinct for colour-blind readers. */
 #define PLOT_COLOR_NAIVE "#D55E00"
 #define PLOT_COLOR_FLASH1 "#009E73"

@@ -26,6 +26,7 @@ static const char *const source_paths[PLOT_SOURCES] = {
 	[PLOT_SOURCE_PROFILE] = "profile/results.json",
 	[PLOT_SOURCE_CEILINGS] = "ceilings.json",
 	[PLOT_SOURCE_DECODE] = "decode/results.json",
+	[PLOT_SOURCE_SWEEP] = "results.json",
 };
 
 const char *
@@ -290,6 +291,48 @@ fill_decode(struct ctx *c, const cJSON *row, void *out)
 	return read_decode(c, row, out);
 }
 
+/* A sweep's row with fewer queries than keys: a decode step. */
+static bool
+decode_row(const cJSON *row)
+{
+	const cJSON *n = results_get(row, "config.N"), *kv = results_get(row, "config.N_kv");
+
+	return cJSON_IsNumber(n) && cJSON_IsNumber(kv) && n->valuedouble < kv->valuedouble;
+}
+
+static bool
+fill_sweep_run(struct ctx *c, const cJSON *row, void *out)
+{
+	return !decode_row(row) && read_run(c, row, out);
+}
+
+static bool
+fill_sweep_decode(struct ctx *c, const cJSON *row, void *out)
+{
+	return decode_row(row) && read_decode(c, row, out);
+}
+
+/* A sweep's DIR/results.json at path into in's lab, exact (the same rows) and decode. */
+static long
+read_sweep(struct plot_input *in, const char *path, char *err, size_t errlen)
+{
+	long n, m;
+
+	n = read_lines(path, sizeof(*in->lab), (void **)&in->lab, fill_sweep_run, err, errlen);
+	if (n < 0)
+		return -1;
+	m = read_lines(path, sizeof(*in->decode), (void **)&in->decode, fill_sweep_decode, err,
+		       errlen);
+	if (m < 0)
+		return -1;
+	in->nlab = in->nexact = (size_t)n;
+	in->ndecode = (size_t)m;
+	in->exact = xrealloc(NULL, (n ? (size_t)n : 1) * sizeof(*in->exact));
+	if (n)
+		memcpy(in->exact, in->lab, (size_t)n * sizeof(*in->exact));
+	return n + m;
+}
+
 static bool
 fill_op(struct ctx *c, const cJSON *row, void *out)
 {
@@ -325,9 +368,19 @@ read_ceilings(const char *path, struct plot_ceilings *k, char *err, size_t errle
 	return !c.bad;
 }
 
+enum plot_source
+plot_input_source(const struct plot_input *in, enum plot_source s)
+{
+	if (in->sweep &&
+	    (s == PLOT_SOURCE_LAB || s == PLOT_SOURCE_EXACT || s == PLOT_SOURCE_DECODE))
+		return PLOT_SOURCE_SWEEP;
+	return s;
+}
+
 int
 plot_input_load(struct plot_input *in, const char *dir)
 {
+	char path[4200];
 	struct stat st;
 
 	memset(in, 0, sizeof(*in));
@@ -336,11 +389,15 @@ plot_input_load(struct plot_input *in, const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	snprintf(in->dir, sizeof(in->dir), "%s", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, source_paths[PLOT_SOURCE_SWEEP]);
+	in->sweep = stat(path, &st) == 0 || errno != ENOENT;
 	for (int s = 0; s < PLOT_SOURCES; s++) {
-		char path[4200], *err = in->error[s];
+		char *err = in->error[s];
 		size_t errlen = sizeof(in->error[s]);
 		long n = 0;
 
+		if ((int)plot_input_source(in, (enum plot_source)s) != s)
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, source_paths[s]);
 		if (stat(path, &st) != 0 && errno == ENOENT)
 			continue;
@@ -368,6 +425,9 @@ plot_input_load(struct plot_input *in, const char *dir)
 			n = read_lines(path, sizeof(*in->decode), (void **)&in->decode, fill_decode,
 				       err, errlen);
 			in->ndecode = n > 0 ? (size_t)n : 0;
+			break;
+		case PLOT_SOURCE_SWEEP:
+			n = read_sweep(in, path, err, errlen);
 			break;
 		}
 		in->usable[s] = n >= 0;

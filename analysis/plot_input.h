@@ -9,6 +9,10 @@
  *   DIR/ceilings.json         measured memory bandwidth and peak FLOP rate (one object)
  *   DIR/decode/results.json   one decode step over a KV cache (JSON lines, one run each)
  *
+ * or from a sweep's directory (`memsim sweep --out DIR`): DIR/results.json, whose rows stand
+ * for lab's and exact's (those with N_kv = N) and decode's (fewer queries than keys, N <
+ * N_kv); lab/, exact/ and decode/ are then not read.
+ *
  * A missing file is normal (its producer has not run): its plots are skipped. A file that is
  * there but unusable (not JSON, a key missing) is an error with "path:line: what". A sweep's
  * last line without its newline is a run cut off by an interrupt and is dropped, as
@@ -25,6 +29,7 @@ enum plot_source {
 	PLOT_SOURCE_PROFILE,
 	PLOT_SOURCE_CEILINGS,
 	PLOT_SOURCE_DECODE,
+	PLOT_SOURCE_SWEEP, /* DIR/results.json: a sweep's directory */
 	PLOT_SOURCES,
 };
 
@@ -89,6 +94,7 @@ struct plot_ceilings {
 
 struct plot_input {
 	char dir[4096];
+	bool sweep; /* DIR/results.json is there: lab, exact and decode come from it */
 	bool present[PLOT_SOURCES];    /* the file exists */
 	bool usable[PLOT_SOURCES];     /* it exists and was read in full */
 	char error[PLOT_SOURCES][600]; /* "path:line: what" where present but not usable */
@@ -105,6 +111,10 @@ struct plot_input {
  * whatever its files hold (see present, usable, error), else a negative errno. Release with
  * plot_input_finish() either way. */
 int plot_input_load(struct plot_input *in, const char *dir);
+
+/* Where the rows of source s come from in in: PLOT_SOURCE_SWEEP for lab, exact and decode
+ * in a sweep's directory, else s. */
+enum plot_source plot_input_source(const struct plot_input *in, enum plot_source s);
 
 /* Frees the tables; plot_input_finish() on a zeroed struct is a no-op. */
 void plot_input_finish(struct plot_input *in);

@@ -317,7 +317,7 @@ static int
 write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct pick *p,
 		 const char *cache, char *err, size_t errlen)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
+	const enum plot_source inputs[] = { plot_input_source(in, PLOT_SOURCE_LAB) };
 	struct bytes_vs_n b;
 	struct plot_out o;
 	char name[80], part[64], title[400], words[96], desc[400];
@@ -328,7 +328,7 @@ write_bytes_vs_n(struct plot_set *set, const struct plot_input *in, const struct
 	snprintf(name, sizeof(name), "bytes_vs_n_%s", part);
 	if (b.t.nrows == 0 || b.ymax <= 0) {
 		plot_skip(set, name, false, "no naive or flash2 run with DRAM bytes in %s/%s",
-			  in->dir, plot_source_path(PLOT_SOURCE_LAB));
+			  in->dir, plot_source_path(inputs[0]));
 		table_finish(&b.t);
 		return 0;
 	}
@@ -473,7 +473,7 @@ static int
 write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const struct pick *p,
 		      const char **caches, size_t ncaches, char *err, size_t errlen)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_LAB };
+	const enum plot_source inputs[] = { plot_input_source(in, PLOT_SOURCE_LAB) };
 	struct table t;
 	struct plot_out o;
 	char title[400], words[96], q[400];
@@ -488,7 +488,7 @@ write_intensity_ratio(struct plot_set *set, const struct plot_input *in, const s
 	if (ymax <= 0) {
 		plot_skip(set, "intensity_ratio", false,
 			  "no N with both naive and flash2 runs in %s/%s", in->dir,
-			  plot_source_path(PLOT_SOURCE_LAB));
+			  plot_source_path(inputs[0]));
 		table_finish(&t);
 		return 0;
 	}
@@ -625,10 +625,16 @@ static void
 dram_vs_size_collect(const struct plot_input *in, const struct pick *p, unsigned N,
 		     struct table *t, bool have[3], double yrange[2], char *pattern, size_t plen)
 {
+	char mine[200];
+
 	for (size_t i = 0; i < in->nexact; i++) {
 		const struct plot_run *r = &in->exact[i];
 
 		if (!picked(p, r) || r->N != N || r->ll_size_bytes <= 0)
+			continue;
+		/* one cache swept over its size: those of the first run's spec pattern */
+		spec_pattern(r->cache, mine, sizeof(mine));
+		if (pattern[0] && strcmp(mine, pattern))
 			continue;
 		for (int k = 0; k < 3; k++) {
 			if (strcmp(r->kernel, exact_kernels[k]))
@@ -636,7 +642,7 @@ dram_vs_size_collect(const struct plot_input *in, const struct pick *p, unsigned
 			table_set(t, r->ll_size_bytes, (size_t)k, r->dram_bytes);
 			have[k] = true;
 			if (!pattern[0])
-				spec_pattern(r->cache, pattern, plen);
+				snprintf(pattern, plen, "%s", mine);
 			if (r->dram_bytes > 0) {
 				yrange[0] = fmin(yrange[0], r->dram_bytes);
 				yrange[1] = fmax(yrange[1], r->dram_bytes);
@@ -649,7 +655,7 @@ static int
 write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char *err,
 			 size_t errlen)
 {
-	static const enum plot_source inputs[] = { PLOT_SOURCE_EXACT };
+	const enum plot_source inputs[] = { plot_input_source(in, PLOT_SOURCE_EXACT) };
 	const char *name = "dram_vs_cache_size";
 	struct pick p = pick_config(in->exact, in->nexact);
 	struct table t = { 0 };
@@ -664,12 +670,23 @@ write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char
 		if (picked(&p, &in->exact[i]) && in->exact[i].ll_size_bytes > 0 &&
 		    in->exact[i].N > N)
 			N = in->exact[i].N;
+	if (!N && in->sweep) {
+		plot_skip(set, name, false, PLOT_SWEEP_LACKS, in->dir, plot_source_path(inputs[0]),
+			  PLOT_NEEDS_DRAM_VS_CACHE_SIZE);
+		return 0;
+	}
 	if (!N) {
 		plot_skip(set, name, false, "no naive, flash1 or flash2 run with a cache in %s/%s",
-			  in->dir, plot_source_path(PLOT_SOURCE_EXACT));
+			  in->dir, plot_source_path(inputs[0]));
 		return 0;
 	}
 	dram_vs_size_collect(in, &p, N, &t, have, yrange, pattern, sizeof(pattern));
+	if (in->sweep && t.nrows < 2) {
+		plot_skip(set, name, false, PLOT_SWEEP_LACKS, in->dir, plot_source_path(inputs[0]),
+			  PLOT_NEEDS_DRAM_VS_CACHE_SIZE);
+		table_finish(&t);
+		return 0;
+	}
 	ymin = yrange[0], ymax = yrange[1];
 	/* The working sets, per head: naive's score matrix, and K with V. */
 	sz = (int)plot_dtype_bytes(p.dtype);
@@ -744,23 +761,58 @@ write_dram_vs_cache_size(struct plot_set *set, const struct plot_input *in, char
 	return plot_end(&o, err, errlen);
 }
 
+/* Of caches (n), those whose picked naive or flash2 runs span two N or more, kept in order:
+ * a sweep's single N is no curve. Returns how many are left. */
+static size_t
+caches_over_n(const struct plot_input *in, const struct pick *p, const char **caches, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t c = 0; c < n; c++) {
+		unsigned first = 0;
+		bool two = false;
+
+		for (size_t i = 0; i < in->nlab && !two; i++) {
+			const struct plot_run *r = &in->lab[i];
+
+			if (!picked(p, r) || strcmp(r->cache, caches[c]) ||
+			    !strcmp(r->kernel, "flash1"))
+				continue;
+			two = first && r->N != first;
+			first = r->N;
+		}
+		if (two)
+			caches[k++] = caches[c];
+	}
+	return k;
+}
+
 int
 plot_study_write(struct plot_set *set, const struct plot_input *in, char *err, size_t errlen)
 {
+	const enum plot_source lab = plot_input_source(in, PLOT_SOURCE_LAB),
+			       exact = plot_input_source(in, PLOT_SOURCE_EXACT);
 	const char *caches[MAX_COLUMNS / 2];
 	size_t ncaches = 0;
 	struct pick p = { 0 };
 	int rc;
 
-	if (in->usable[PLOT_SOURCE_LAB]) {
+	if (in->usable[lab]) {
 		p = pick_config(in->lab, in->nlab);
 		ncaches = list_caches(in->lab, in->nlab, &p, caches, MAX_COLUMNS / 2);
+		if (in->sweep)
+			ncaches = caches_over_n(in, &p, caches, ncaches);
 	}
-	if (!in->usable[PLOT_SOURCE_LAB] || ncaches == 0) {
-		plot_skip_source(set, "bytes_vs_n", in, PLOT_SOURCE_LAB, "memsim study writes it",
+	if (in->sweep && in->usable[lab] && ncaches == 0) {
+		plot_skip(set, "bytes_vs_n", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(lab), PLOT_NEEDS_BYTES_VS_N);
+		plot_skip(set, "intensity_ratio", false, PLOT_SWEEP_LACKS, in->dir,
+			  plot_source_path(lab), PLOT_NEEDS_INTENSITY_RATIO);
+	} else if (!in->usable[lab] || ncaches == 0) {
+		plot_skip_source(set, "bytes_vs_n", in, lab, "memsim study writes it",
 				 "no naive or flash2 run");
-		plot_skip_source(set, "intensity_ratio", in, PLOT_SOURCE_LAB,
-				 "memsim study writes it", "no naive or flash2 run");
+		plot_skip_source(set, "intensity_ratio", in, lab, "memsim study writes it",
+				 "no naive or flash2 run");
 	} else {
 		for (size_t c = 0; c < ncaches; c++) {
 			rc = write_bytes_vs_n(set, in, &p, caches[c], err, errlen);
@@ -771,9 +823,8 @@ plot_study_write(struct plot_set *set, const struct plot_input *in, char *err, s
 		if (rc)
 			return rc;
 	}
-	if (in->usable[PLOT_SOURCE_EXACT])
+	if (in->usable[exact])
 		return write_dram_vs_cache_size(set, in, err, errlen);
-	plot_skip_source(set, "dram_vs_cache_size", in, PLOT_SOURCE_EXACT, "memsim study writes it",
-			 "no run");
+	plot_skip_source(set, "dram_vs_cache_size", in, exact, "memsim study writes it", "no run");
 	return 0;
 }

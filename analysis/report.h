@@ -84,7 +84,7 @@ struct per_token {
 	double bytes;
 	double tokens_per_s; /* 0 without a bandwidth */
 	double gbps;
-	char source[160];
+	char source[4608]; /* holds struct bandwidth's (cli/steps.h): a cache path */
 };
 
 void report_per_token(struct per_token *p, const struct attn_config *c, const struct spec *s,

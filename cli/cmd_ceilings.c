@@ -1,6 +1,8 @@
 /*
  * `memsim ceilings`: the roofline's ceilings measured on this machine (measure/ceilings.h), kept
- * in DIR/ceilings.json and reused while the CPU model and the core count are the same.
+ * in DIR/ceilings.json and reused while the CPU model and the core count are the same; DIR is
+ * by default this machine's directory in the user's cache (ceilings_cache_dir()), never the
+ * working directory.
  */
 
 #include "config.h"
@@ -39,9 +41,12 @@ usage_ceilings(FILE *f)
 		"apart), and warns where they stay so. Writes DIR/ceilings.json and prints a\n"
 		"table.\n"
 		"\n"
-		"  --out DIR     where ceilings.json goes [out/ceilings]; an existing one measured\n"
-		"                on the same CPU model and core count is reused (not a quick one\n"
-		"                for a full run, nor an inconsistent one)\n"
+		"  --out DIR     where ceilings.json goes [this machine's cache directory,\n"
+		"                $XDG_CACHE_HOME/memsim/ceilings/CPU-Ncores, else\n"
+		"                ~/.cache/memsim/ceilings/CPU-Ncores: what --bandwidth measured\n"
+		"                reads]; an existing one measured on the same CPU model and core\n"
+		"                count is reused (not a quick one for a full run, nor an\n"
+		"                inconsistent one)\n"
 		"  --refresh     measure again even so\n"
 		"  --quick       arrays of at most 256 MiB for the three (may fit in the cache: not\n"
 		"                a DRAM bandwidth), 3 repetitions, short FLOP runs; for tests\n"
@@ -158,7 +163,7 @@ reusable(FILE *f, const char *path, bool quick, bool inconsistent_ok, struct cei
 int
 cmd_ceilings(int argc, char **argv)
 {
-	const char *out = CEILINGS_DIR, *json = NULL;
+	const char *out = NULL, *json = NULL;
 	bool refresh = false, quick = false;
 	const struct optparse_option opts[] = {
 		{ "out", 0, OPTPARSE_STRING, .dest = &out },
@@ -177,14 +182,14 @@ cmd_ceilings(int argc, char **argv)
 		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (optind != argc)
 		return usage_error("ceilings", "unexpected argument '%s'", argv[optind]);
-	if (!out[0])
+	if (out && !out[0])
 		return usage_error("ceilings", "--out: empty directory name");
 	return ceilings_into(out, quick, refresh, json);
 }
 
 /* This machine's ceilings, from out/ceilings.json where it stands for this machine (and
- * refresh is false), else measured and written there; what happens is said on f. Returns
- * EXIT_OK or EXIT_RUNTIME with the error printed. */
+ * refresh is false), else measured and written there; out NULL: measured and kept nowhere.
+ * What happens is said on f. Returns EXIT_OK or EXIT_RUNTIME with the error printed. */
 static int
 ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings *c)
 {
@@ -192,12 +197,13 @@ ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings
 	cJSON *doc;
 	int rc;
 
-	if ((rc = mkdir_p(out))) {
+	if (out && (rc = mkdir_p(out))) {
 		print_error("cannot create %s: %s", out, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	snprintf(path, sizeof(path), "%s/ceilings.json", out);
-	if (!refresh && reusable(f, path, quick, false, c)) {
+	if (out)
+		snprintf(path, sizeof(path), "%s/ceilings.json", out);
+	if (out && !refresh && reusable(f, path, quick, false, c)) {
 		fprintf(f,
 			"reusing %s: measured %s on the same CPU model and core count (--refresh "
 			"measures again)\n",
@@ -217,6 +223,8 @@ ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings
 	}
 	if (c->note[0])
 		fprintf(f, "note: %s\n", c->note);
+	if (!out)
+		return EXIT_OK;
 	doc = ceilings_json(c);
 	rc = report_write_json(path, doc, err, sizeof(err));
 	cJSON_Delete(doc);
@@ -229,15 +237,79 @@ ceilings_get(FILE *f, const char *out, bool quick, bool refresh, struct ceilings
 	return EXIT_OK;
 }
 
+/* The cache's base: $XDG_CACHE_HOME, else $HOME/.cache, each only as an absolute path (the XDG
+ * base directory rule), into buf; false where neither is. */
+static bool
+cache_base(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, len, "%s/.cache", home);
+	else
+		return false;
+	return n > 0 && (size_t)n < len;
+}
+
+char *
+ceilings_cache_dir(char *buf, size_t len)
+{
+	char base[3072], cpu[256], key[128];
+	size_t k = 0;
+	int n;
+
+	if (!cache_base(base, sizeof(base)))
+		return NULL;
+	/* the CPU model as letters, digits and single '-': "intel-r-xeon-r-gold-6230" */
+	ceilings_cpu_model(cpu, sizeof(cpu));
+	for (const char *p = cpu; *p && k + 1 < sizeof(key) - 16; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+			key[k++] = *p;
+		else if (*p >= 'A' && *p <= 'Z')
+			key[k++] = (char)(*p - 'A' + 'a');
+		else if (k > 0 && key[k - 1] != '-')
+			key[k++] = '-';
+	}
+	while (k > 0 && key[k - 1] == '-')
+		k--;
+	key[k] = '\0';
+	n = snprintf(buf, len, "%s/memsim/ceilings/%s-%ucores", base, k ? key : "unknown",
+		     ceilings_cores());
+	return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
+/* The cache directory made (ceilings_cache_dir()) into buf, or NULL with why there is none in
+ * why: the ceilings are then measured and kept nowhere. */
+static const char *
+made_cache_dir(char *buf, size_t len, char *why, size_t whylen)
+{
+	int rc;
+
+	if (!ceilings_cache_dir(buf, len)) {
+		snprintf(why, whylen, "neither XDG_CACHE_HOME nor HOME is an absolute path");
+		return NULL;
+	}
+	if ((rc = mkdir_p(buf))) {
+		snprintf(why, whylen, "cannot create %s (%s)", buf, strerror(-rc));
+		return NULL;
+	}
+	return buf;
+}
+
 int
 ceilings_into(const char *out, bool quick, bool refresh, const char *json)
 {
 	FILE *f = text_stream(json);
 	struct ceilings c;
-	char err[512];
+	char err[512], dir[4096], why[4200];
 	cJSON *doc;
 	int rc;
 
+	if (!out && !(out = made_cache_dir(dir, sizeof(dir), why, sizeof(why))))
+		fprintf(f, "note: %s: measuring, not caching\n", why);
 	if ((rc = ceilings_get(f, out, quick, refresh, &c)))
 		return rc;
 	print_table(f, &c);
@@ -260,6 +332,8 @@ bandwidth_option(const char *cmd, const struct optparse_option *opt, const char 
 	const struct optparse_option gbps = { "bandwidth", 0, OPTPARSE_POSITIVE, .dest = &b->gbps,
 					      .expect = "a positive number of GB/s" };
 	struct ceilings c;
+	char dir[4096], path[4200], from[4300], why[4200];
+	const char *out;
 	int rc;
 
 	if (strcmp(arg, "measured") != 0) {
@@ -268,20 +342,36 @@ bandwidth_option(const char *cmd, const struct optparse_option *opt, const char 
 	}
 	/* What ceilings says goes to stderr: stdout holds the command's report. A quick
 	 * measurement there will do, and an inconsistent one, said below (memsim ceilings
-	 * measures that again); a new one is a full one. */
-	if (!reusable(stderr, CEILINGS_DIR "/ceilings.json", true, true, &c) &&
-	    (rc = ceilings_get(stderr, CEILINGS_DIR, false, true, &c)))
-		return rc;
+	 * measures that again); a new one is a full one, said before it starts: it takes a
+	 * while, with the progress line on a terminal, and ended by a line of its own
+	 * (python/memsim/_cli.py shows what lies between while it runs). */
+	out = made_cache_dir(dir, sizeof(dir), why, sizeof(why));
+	if (out)
+		snprintf(path, sizeof(path), "%s/ceilings.json", out);
+	if (!out || !reusable(stderr, path, true, true, &c)) {
+		fprintf(stderr,
+			"memsim: --bandwidth measured: measuring this machine's bandwidth (a minute "
+			"or so), %s%s\n",
+			out ? "to be cached in " : "not cached: ", out ? out : why);
+		if ((rc = ceilings_get(stderr, out, false, true, &c)))
+			return rc;
+		fprintf(stderr,
+			"memsim: --bandwidth measured: %.2f GB/s, the triad on %u threads\n",
+			c.all_cores_bytes_per_s / 1e9, c.bw_threads);
+	}
 	b->gbps = c.all_cores_bytes_per_s / 1e9;
+	if (out)
+		snprintf(from, sizeof(from), "%s of %s", path, c.date);
+	else
+		snprintf(from, sizeof(from), "measured %s, not cached", c.date);
 	snprintf(b->source, sizeof(b->source),
-		 "--bandwidth measured: this machine's triad on %u threads, %s/ceilings.json of "
-		 "%s%s%s",
-		 c.bw_threads, CEILINGS_DIR, c.date, c.quick ? " (quick)" : "",
+		 "--bandwidth measured: this machine's triad on %u threads, %s%s%s", c.bw_threads,
+		 from, c.quick ? " (quick)" : "",
 		 c.consistent ? "" : ", an inconsistent measurement: unreliable");
 	if (!c.consistent)
-		print_error("warning: --bandwidth measured: %s/ceilings.json is inconsistent "
-			    "(%s): the tokens/s bound at %.2f GB/s is unreliable (memsim ceilings "
-			    "--refresh measures again)",
-			    CEILINGS_DIR, c.inconsistency, b->gbps);
+		print_error("warning: --bandwidth measured: %s is inconsistent (%s): the tokens/s "
+			    "bound at %.2f GB/s is unreliable (memsim ceilings --refresh measures "
+			    "again)",
+			    out ? path : "the measurement", c.inconsistency, b->gbps);
 	return 0;
 }

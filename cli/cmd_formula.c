@@ -24,8 +24,9 @@ usage_formula(FILE *f)
 		"the bytes per generated token (exact bytes / (batch x N): a decode step gives each\n"
 		"sequence N new tokens; --N-kv sets the cache's length) with the tokens/s bound at\n"
 		"--bandwidth GB/s, or at the preset's bandwidth where it has one (h100);\n"
-		"--bandwidth measured takes this machine's all-core bandwidth from\n"
-		CEILINGS_DIR "/ceilings.json (memsim ceilings), measuring it first where needed.\n");
+		"--bandwidth measured takes this machine's all-core bandwidth (memsim ceilings),\n"
+		"measured once, a minute or so, and cached in $XDG_CACHE_HOME/memsim/ceilings\n"
+		"(else ~/.cache/memsim/ceilings) for this CPU model and core count.\n");
 }
 
 int

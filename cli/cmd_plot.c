@@ -1,8 +1,8 @@
 /*
- * `memsim plot DIR`: every plot DIR's results allow (analysis/plot.h), drawn by gnuplot into
- * DIR/plots. The data files and scripts are written first, so they survive a missing or
- * failing gnuplot; each script is then run by itself, its stderr in NAME.log (removed when it
- * succeeds), and the first failure stops the run with gnuplot's last words.
+ * `memsim plot DIR`: every plot DIR's results allow (analysis/plot.h), a study's or a sweep's,
+ * drawn by gnuplot into DIR/plots. The data files and scripts are written first, so they survive a
+ * missing or failing gnuplot; each script is then run by itself, its stderr in NAME.log (removed
+ * when it succeeds), and the first failure stops the run with gnuplot's last words.
  */
 
 #include <errno.h>
@@ -24,24 +24,32 @@ usage_plot(FILE *f)
 	fprintf(f,
 		"Usage: memsim plot DIR [--format png,svg]\n"
 		"\n"
-		"Draws every plot the results in the study directory DIR allow into DIR/plots:\n"
-		"for each, NAME.dat (its data, whitespace columns), NAME.gp (a gnuplot script:\n"
-		"`gnuplot DIR/plots/NAME.gp` redraws it from anywhere) and NAME.png and NAME.svg;\n"
-		"then index.json, which lists them. A plot whose inputs are missing is skipped\n"
-		"with one line saying why.\n"
+		"Draws every plot the results in DIR allow into DIR/plots: for each, NAME.dat\n"
+		"(its data, whitespace columns), NAME.gp (a gnuplot script: `gnuplot\n"
+		"DIR/plots/NAME.gp` redraws it from anywhere) and NAME.png and NAME.svg; then\n"
+		"index.json, which lists them. A plot whose inputs are missing is skipped with\n"
+		"one line saying why; with none drawn, DIR/plots is not left behind.\n"
+		"\n"
+		"DIR is a study's directory (memsim study --out DIR), read as below, or a sweep's\n"
+		"(memsim sweep --out DIR): its DIR/results.json stands for lab, exact and decode\n"
+		"below, each plot drawn where the rows allow it, else a line says what it needs.\n"
 		"\n"
 		"  bytes_vs_n_CACHE    DRAM bytes vs N, naive and flash2, simulated and both\n"
-		"                      formulas, the crossover marked    (DIR/lab/results.json)\n"
+		"                      formulas, the crossover marked    (DIR/lab/results.json;\n"
+		"                      a sweep: naive or flash2 over two or more N)\n"
 		"  intensity_ratio     flash2 / naive arithmetic intensity vs N, per cache (same)\n"
 		"  dram_vs_cache_size  DRAM bytes vs cache size at the largest N, the working\n"
-		"                      sets marked                       (DIR/exact/results.json)\n"
+		"                      sets marked                       (DIR/exact/results.json;\n"
+		"                      a sweep: --cache-sweep over two or more sizes)\n"
 		"  perf, perf_bytes    the naive layer's per-operation p50 time and DRAM bytes,\n"
 		"                      stacked, per T                    (DIR/profile/results.json)\n"
 		"  roofline            every profiled operation under the measured ceilings\n"
 		"                      (DIR/profile/results.json and DIR/ceilings.json)\n"
-		"  decode_per_token    DRAM bytes per generated token vs N_kv, per head layout\n"
-		"                                                        (DIR/decode/results.json)\n"
-		"  decode_tokens_per_s the tokens/s bound at the rows' bandwidth vs N_kv (same)\n"
+		"  decode_per_token    bytes per generated token vs N_kv, per head layout\n"
+		"                      (DIR/decode/results.json; a sweep: rows with N < N_kv\n"
+		"                      over two or more N_kv)\n"
+		"  decode_tokens_per_s the tokens/s bound at the rows' bandwidth vs N_kv (same,\n"
+		"                      with a bandwidth: the h100 preset's)\n"
 		"\n"
 		"  --format LIST   image formats, png (pngcairo) and svg, both 1000x700 [png,svg]\n"
 		"\n"
@@ -102,6 +110,29 @@ draw_all(struct plot_set *set, const char *gnuplot)
 	return true;
 }
 
+/* No plot drawn: one line saying why, and no plots directory left behind (what an earlier run
+ * drew there went with plot_set_remove_stale(); a directory holding other files stays). */
+static void
+nothing_to_plot(const struct plot_set *set, const struct plot_input *in)
+{
+	char index[4400];
+
+	snprintf(index, sizeof(index), "%s/index.json", set->dir);
+	unlink(index);
+	rmdir(set->dir);
+	if (in->sweep && !in->usable[PLOT_SOURCE_SWEEP])
+		print_error("plot: nothing to plot in %s: %s", in->dir,
+			    in->error[PLOT_SOURCE_SWEEP]);
+	else if (in->sweep)
+		print_error("plot: nothing to plot in %s: the rows of its sweep (results.json) "
+			    "allow none of the plots (what each needs is said above)",
+			    in->dir);
+	else
+		print_error("plot: nothing to plot in %s: neither a sweep's results.json nor any "
+			    "of lab/, exact/, profile/, decode/results.json is usable",
+			    in->dir);
+}
+
 static int
 formats_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
@@ -127,7 +158,7 @@ cmd_plot(int argc, char **argv)
 	if ((rc = optparse_argv(&cmd, argc, argv)))
 		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
 	if (optind == argc)
-		return usage_error("plot", "plot needs a study directory DIR");
+		return usage_error("plot", "plot needs a study's or a sweep's directory DIR");
 	if (argc - optind > 1)
 		return usage_error("plot", "plot takes one directory, not '%s' too",
 				   argv[optind + 1]);
@@ -162,10 +193,9 @@ plot_into(const char *dir, unsigned formats)
 	}
 	rc = EXIT_OK;
 	if (set.nplots == 0) {
-		print_error("plot: nothing to plot in %s: none of lab/results.json, "
-			    "exact/results.json, profile/results.json is usable",
-			    dir);
+		nothing_to_plot(&set, &in);
 		rc = EXIT_RUNTIME;
+		goto out;
 	} else if (!spawn_find(env && *env ? env : "gnuplot", gnuplot, sizeof(gnuplot))) {
 		print_error(
 			"plot: %s not found%s; the data (.dat) and gnuplot scripts (.gp) "

@@ -77,8 +77,9 @@ usage_main(FILE *f)
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'memsim help COMMAND' for a command's options.\n"
-		   "On a terminal, run, replay, xcheck, profile, ceilings and sdpa show one\n"
-		   "updating progress line on stderr; --quiet (with any command) leaves it out.\n"
+		   "On a terminal, run, replay, xcheck, profile, ceilings, sdpa and formula\n"
+		   "(while --bandwidth measured measures) show one updating progress line on\n"
+		   "stderr; --quiet (with any command) leaves it out.\n"
 		   "Exit status: 0 ok, 1 runtime error, 2 usage error.\n");
 }
 
@@ -221,8 +222,8 @@ take_quiet(int *argc, char **argv)
 static bool
 shows_progress(const struct command *c)
 {
-	static const char *const names[] = { "run",     "replay",   "xcheck",
-					     "profile", "ceilings", "sdpa" };
+	static const char *const names[] = { "run",      "replay", "xcheck", "profile",
+					     "ceilings", "sdpa",   "formula" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(c->name, names[i]) == 0)

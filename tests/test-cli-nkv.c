@@ -120,7 +120,7 @@ test_gpucheck_decode(void **state)
 	result_free(&r);
 }
 
-/* --bandwidth measured: this machine's all-core bandwidth from out/ceilings/ceilings.json
+/* --bandwidth measured: this machine's all-core bandwidth from ceilings.json in the cache
  * (memsim ceilings' own file, a quick one here to stay fast, with consistent numbers given:
  * a loaded machine's would be inconsistent, and said), named as the bound's source; what
  * ceilings says goes to stderr, not into the report. */
@@ -161,6 +161,88 @@ test_bandwidth_measured(void **state)
 	result_free(&r);
 	expect_error("run --kernel flash2 --bandwidth measure", 2,
 		     "--bandwidth: 'measure' is not a positive number of GB/s");
+}
+
+/* --bandwidth measured keeps its measurement in the user's cache, keyed by the machine, and
+ * nothing in the working directory (the audit found ./out/ceilings made by a notebook):
+ * $XDG_CACHE_HOME first, else $HOME/.cache (a relative XDG_CACHE_HOME does not count); it
+ * says before measuring that it measures and where it keeps it, and reuses it quietly; where
+ * no cache is usable it measures all the same and says so in one line. */
+static void
+test_bandwidth_measured_cache(void **state)
+{
+	struct result r;
+	cJSON *o;
+
+	(void)state;
+	assert_int_equal(sh("mkdir -p wd home && echo > afile"), 0);
+	memsim_env =
+		"cd wd && env -u XDG_CACHE_HOME HOME=$PWD/../home MEMSIM_TEST_CEILINGS=12.5,25,95,190";
+	r = memsim("formula --kernel flash2 --N 1 --N-kv 4096 --bandwidth measured --json -");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "memsim: --bandwidth measured: measuring this machine's "
+				      "bandwidth (a minute or so), to be cached in "));
+	assert_non_null(strstr(r.err, "/home/.cache/memsim/ceilings/"));
+	assert_non_null(strstr(r.err, "memsim: --bandwidth measured: 25.00 GB/s, the triad on "));
+	o = cJSON_Parse(r.out);
+	assert_non_null(o);
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "per_token"), "bandwidth_gbps")
+			    ->valuedouble == 25);
+	cJSON_Delete(o);
+	result_free(&r);
+	assert_int_equal(sh("test -z \"$(ls -A wd)\""), 0); /* nothing in the working directory */
+	assert_int_equal(sh("ls home/.cache/memsim/ceilings/*cores/ceilings.json"), 0);
+
+	/* reused quietly, the relative XDG_CACHE_HOME ignored */
+	memsim_env = "cd wd && XDG_CACHE_HOME=rel HOME=$PWD/../home MEMSIM_TEST_CEILINGS=1,2,3,4";
+	r = memsim("formula --kernel flash2 --N 1 --N-kv 4096 --bandwidth measured --json -");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "measuring"));
+	o = cJSON_Parse(r.out);
+	assert_non_null(o);
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "per_token"), "bandwidth_gbps")
+			    ->valuedouble == 25);
+	assert_non_null(
+		strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "per_token"), "bandwidth_source")
+			       ->valuestring,
+		       "/home/.cache/memsim/ceilings/"));
+	cJSON_Delete(o);
+	result_free(&r);
+
+	/* memsim ceilings without --out reads and writes the same file */
+	r = memsim("ceilings");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "reusing "));
+	assert_non_null(strstr(r.out, "/home/.cache/memsim/ceilings/"));
+	result_free(&r);
+	assert_int_equal(sh("test -z \"$(ls -A wd)\""), 0);
+	memsim_env = "cd wd && env -u XDG_CACHE_HOME -u HOME MEMSIM_TEST_CEILINGS=12.5,30,95,190";
+	r = memsim("ceilings --quick");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "note: neither XDG_CACHE_HOME nor HOME is an absolute path: "
+				      "measuring, not caching\n"));
+	assert_null(strstr(r.out, "wrote"));
+	result_free(&r);
+
+	/* no cache: measured, said in one line, kept nowhere */
+	memsim_env = "cd wd && env -u XDG_CACHE_HOME -u HOME MEMSIM_TEST_CEILINGS=12.5,30,95,190";
+	r = memsim("run --kernel flash2 --N 1 --N-kv 256 --bandwidth measured");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "memsim: --bandwidth measured: measuring this machine's "
+				      "bandwidth (a minute or so), not cached: neither "
+				      "XDG_CACHE_HOME nor HOME is an absolute path\n"));
+	assert_non_null(strstr(r.out, "not cached"));
+	assert_non_null(strstr(r.out, "at 30 GB/s"));
+	result_free(&r);
+	memsim_env = "cd wd && XDG_CACHE_HOME=$PWD/../afile MEMSIM_TEST_CEILINGS=12.5,30,95,190";
+	r = memsim("run --kernel flash2 --N 1 --N-kv 256 --bandwidth measured");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "not cached: cannot create "));
+	assert_non_null(strstr(r.err, "/afile/memsim/ceilings/"));
+	assert_non_null(strstr(r.err, "(Not a directory)\n"));
+	result_free(&r);
+	memsim_env = "";
+	assert_int_equal(sh("test -z \"$(ls -A wd)\""), 0);
 }
 
 /* A decode step: config.N_kv, and per_token = DRAM bytes / (batch N) with the bound. */
@@ -347,6 +429,7 @@ main(void)
 		cmocka_unit_test(test_run_decode),
 		cmocka_unit_test(test_gpucheck_decode),
 		cmocka_unit_test(test_bandwidth_measured),
+		cmocka_unit_test(test_bandwidth_measured_cache),
 		cmocka_unit_test(test_formula_per_token),
 		cmocka_unit_test(test_decode_regime),
 		cmocka_unit_test(test_sweep),

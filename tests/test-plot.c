@@ -467,7 +467,6 @@ test_missing_inputs(void **state)
 						"intensity_ratio", NULL };
 	static const char *const no_ceilings[] = { "dram_vs_cache_size", "perf", "perf_bytes",
 						   NULL };
-	static const char *const none[] = { NULL };
 	struct result r;
 
 	(void)state;
@@ -508,15 +507,32 @@ test_missing_inputs(void **state)
 	assert_false(file_exists("noceil", "perf", ".png"));
 	assert_true(file_exists("noceil", "bytes_vs_n_lab", ".png"));
 
-	/* Nothing to plot at all. */
+	/* Nothing to plot at all: no plots directory left behind. */
 	shell("mkdir -p %s/empty", tmpdir);
 	r = memsim(fake_ok_env, "plot empty");
 	assert_int_equal(r.rc, 1);
 	assert_int_equal(count_substr(r.out, "skipped "), 8);
 	assert_int_equal(count_lines(r.err), 1);
-	assert_non_null(strstr(r.err, "nothing to plot in empty"));
+	assert_non_null(strstr(r.err, "nothing to plot in empty: neither a sweep's results.json "
+				      "nor any of lab/, exact/, profile/, decode/results.json"));
 	result_free(&r);
-	check_index("empty", none, 8, true);
+	shell("test ! -e %s/empty/plots", tmpdir);
+	/* nor the index of an earlier run whose inputs went away; others' files stay */
+	study_dir("gone", FIXTURE "/lab");
+	r = memsim(fake_ok_env, "plot gone");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	shell("rm -r %s/gone/lab", tmpdir);
+	r = memsim(fake_ok_env, "plot gone");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	shell("test ! -e %s/gone/plots", tmpdir);
+	shell("mkdir -p %s/gone/plots && touch %s/gone/plots/mine.txt", tmpdir, tmpdir);
+	r = memsim(fake_ok_env, "plot gone");
+	assert_int_equal(r.rc, 1);
+	result_free(&r);
+	shell("test -e %s/gone/plots/mine.txt && test ! -e %s/gone/plots/index.json", tmpdir,
+	      tmpdir);
 
 	/* Decode rows without a bandwidth: bytes per token only, the bound skipped. */
 	shell("mkdir -p %s/nobw/decode && sed 's/\"tokens_per_s_bound\":[0-9.e+]*/"
@@ -530,6 +546,85 @@ test_missing_inputs(void **state)
 	result_free(&r);
 	assert_true(file_exists("nobw", "decode_per_token", ".dat"));
 	assert_false(file_exists("nobw", "decode_tokens_per_s", ".dat"));
+}
+
+/* A sweep's directory (memsim sweep --out DIR, its rows in DIR/results.json; the fixtures'
+ * lab, exact and decode sweeps stand for three): each plot its rows allow is drawn, from
+ * "results.json"; what they do not allow says what it needs; rows allowing none leave no
+ * plots directory and one line on stderr (the audit: a plain sweep's directory was refused
+ * and left an empty plots/). */
+static void
+test_sweep_dir(void **state)
+{
+	static const char *const lab[] = { "bytes_vs_n_lab", "bytes_vs_n_i5-8250u",
+					   "intensity_ratio", NULL };
+	static const char *const decode[] = { "decode_per_token", "decode_tokens_per_s", NULL };
+	char path[800], *text;
+	struct result r;
+
+	(void)state;
+	study_dir("swlab", FIXTURE "/lab/results.json");
+	r = memsim(fake_ok_env, "plot swlab");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	assert_non_null(strstr(r.out, "skipped dram_vs_cache_size: swlab/results.json has none "
+				      "of what it needs: naive, flash1 or flash2 rows over two or "
+				      "more sizes of one cache level (memsim sweep --cache-sweep"));
+	assert_non_null(strstr(r.out, "skipped decode_per_token: swlab/results.json has none of "
+				      "what it needs: decode rows, fewer queries than keys, over "
+				      "two or more N_kv"));
+	result_free(&r);
+	check_index("swlab", lab, 6, true);
+	snprintf(path, sizeof(path), "%s/swlab/plots/index.json", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(strstr(text, "\"inputs\":\t[\"results.json\"]"));
+	free(text);
+	snprintf(path, sizeof(path), "%s/swlab/plots/bytes_vs_n_lab.dat", tmpdir);
+	text = slurp(path, NULL);
+	assert_non_null(strstr(text, "# from DIR/results.json "));
+	free(text);
+
+	/* a sweep over the cache's size: DRAM vs cache size */
+	study_dir("swexact", FIXTURE "/exact/results.json");
+	r = memsim(fake_ok_env, "plot swexact");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	assert_true(file_exists("swexact", "dram_vs_cache_size", ".dat"));
+
+	/* a decode sweep: the decode plots only */
+	study_dir("swdecode", FIXTURE "/decode/results.json");
+	r = memsim(fake_ok_env, "plot swdecode");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "skipped bytes_vs_n: swdecode/results.json has none of "
+				      "what it needs: naive or flash2 rows over two or more N on "
+				      "one cache (memsim sweep --kernel naive,flash2 --N "));
+	assert_non_null(strstr(r.out, "skipped intensity_ratio: swdecode/results.json has none"));
+	result_free(&r);
+	check_index("swdecode", decode, 6, true);
+
+	/* one row: nothing drawn, each plot's needs said, no plots directory */
+	shell("mkdir -p %s/one && head -n 1 %s/lab/results.json > %s/one/results.json", tmpdir,
+	      FIXTURE, tmpdir);
+	r = memsim(fake_ok_env, "plot one");
+	assert_int_equal(r.rc, 1);
+	assert_int_equal(count_substr(r.out, "has none of what it needs: "), 5);
+	assert_int_equal(count_substr(r.out, "skipped "), 8);
+	assert_int_equal(count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "memsim: plot: nothing to plot in one: the rows of its "
+				      "sweep (results.json) allow none of the plots (what each "
+				      "needs is said above)"));
+	result_free(&r);
+	shell("test ! -e %s/one/plots", tmpdir);
+
+	/* a broken results.json: its error, in one line */
+	shell("mkdir -p %s/broken && echo '{\"config\": 1}' > %s/broken/results.json", tmpdir,
+	      tmpdir);
+	r = memsim(fake_ok_env, "plot broken");
+	assert_int_equal(r.rc, 1);
+	assert_int_equal(count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "nothing to plot in broken: broken/results.json:1: "));
+	result_free(&r);
+	shell("test ! -e %s/broken/plots", tmpdir);
 }
 
 /* An input that is there but unusable: its plots skipped with the reason, the others drawn,
@@ -628,7 +723,7 @@ test_usage(void **state)
 	result_free(&r);
 	r = memsim("", "plot");
 	assert_int_equal(r.rc, 2);
-	assert_non_null(strstr(r.err, "plot needs a study directory DIR"));
+	assert_non_null(strstr(r.err, "plot needs a study's or a sweep's directory DIR"));
 	result_free(&r);
 	r = memsim("", "plot . --format gif");
 	assert_int_equal(r.rc, 2);
@@ -784,11 +879,12 @@ int
 main(void)
 {
 	struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xml_checker),   cmocka_unit_test(test_parse_formats),
-		cmocka_unit_test(test_input_errors),  cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_data_files),    cmocka_unit_test(test_missing_inputs),
-		cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_no_gnuplot),
-		cmocka_unit_test(test_gnuplot_fails), cmocka_unit_test(test_images),
+		cmocka_unit_test(test_xml_checker),  cmocka_unit_test(test_parse_formats),
+		cmocka_unit_test(test_input_errors), cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_data_files),   cmocka_unit_test(test_missing_inputs),
+		cmocka_unit_test(test_sweep_dir),    cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_no_gnuplot),   cmocka_unit_test(test_gnuplot_fails),
+		cmocka_unit_test(test_images),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 

@@ -5,7 +5,8 @@
  * TMPDIR_NAME ("cli", "traces", ...) before including; pass tmpdir_setup and tmpdir_teardown
  * to cmocka_run_group_tests(). The cases find it in tmpdir. It is made in $TMPDIR (an absolute
  * path), else /tmp: tests/run.sh gives the suite a private $TMPDIR and fails on anything left
- * in it.
+ * in it. XDG_CACHE_HOME is set to tmpdir/cache, so that no test writes into the user's cache
+ * (memsim ceilings and --bandwidth measured keep their measurement there).
  */
 
 #include <stdio.h>
@@ -18,12 +19,16 @@ static int
 tmpdir_setup(void **state)
 {
 	const char *base = getenv("TMPDIR");
+	char cache[sizeof(tmpdir) + 8];
 
 	(void)state;
 	if (!base || base[0] != '/' || strlen(base) > 200 || strchr(base, '\''))
 		base = "/tmp";
 	snprintf(tmpdir, sizeof(tmpdir), "%s/memsim-test-%s-XXXXXX", base, TMPDIR_NAME);
-	return mkdtemp(tmpdir) ? 0 : -1;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	return setenv("XDG_CACHE_HOME", cache, 1);
 }
 
 static int

@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import threading
 
 from .errors import Error, UsageError
 
@@ -43,12 +45,59 @@ def _message(stderr, rc):
     return line[len("memsim: "):] if line.startswith("memsim: ") else line
 
 
+def _measures(args):
+    """Whether memsim ARGS may measure this machine first (--bandwidth measured: a minute or
+    so the first time on a machine), so that what it says should be seen while it runs."""
+    return any(a == "--bandwidth" and b == "measured" for a, b in zip(args, args[1:]))
+
+
+_MEASURING = b"memsim: --bandwidth measured: "
+
+
+def _run_echoing(argv):
+    """subprocess.run(argv) capturing both streams; what memsim says while it measures (from
+    its "measuring" line to the line giving the bandwidth) and its warnings about the
+    measurement are also written to sys.stderr as they come, so that a notebook shows them
+    while it waits. The text report that stderr holds under --json - is not."""
+    chunks = []
+
+    def pump(stream):
+        echo = False
+        for line in iter(stream.readline, b""):
+            chunks.append(line)
+            start = line.startswith(_MEASURING + b"measuring ")
+            echo = echo or start
+            if echo or line.startswith(b"memsim: warning: --bandwidth measured:"):
+                sys.stderr.write(line.decode("utf-8", "backslashreplace"))
+                sys.stderr.flush()
+            if echo and not start and line.startswith(_MEASURING):
+                echo = False
+
+    with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as p:
+        t = threading.Thread(target=pump, args=(p.stderr,), daemon=True)
+        t.start()
+        try:
+            out = p.stdout.read()
+            p.wait()
+        except BaseException:  # an interrupted notebook cell: no measurement left running
+            p.kill()
+            raise
+        t.join()
+    return subprocess.CompletedProcess(argv, p.returncode, out, b"".join(chunks))
+
+
 def call(args, ok=(0,)):
     """Runs `memsim ARGS`; returns (exit status, stdout, stderr). An exit status outside ok
-    raises: UsageError for 2, Error otherwise."""
+    raises: UsageError for 2, Error otherwise. Where it may measure the machine first
+    (--bandwidth measured), its stderr is also echoed to sys.stderr as it runs."""
+    args = list(args)
     try:
-        p = subprocess.run([executable()] + list(args), stdin=subprocess.DEVNULL,
-                           capture_output=True, check=False)
+        if _measures(args):
+            p = _run_echoing([executable()] + args)
+        else:
+            p = subprocess.run([executable()] + args, stdin=subprocess.DEVNULL,
+                               capture_output=True, check=False)
     except OSError as e:
         raise Error(f"cannot run memsim: {e}") from None
     out = p.stdout.decode("utf-8", "surrogateescape")

@@ -298,10 +298,16 @@ def presets() -> list[dict[str, Any]]:
 
 
 def plot(directory: PathLike, *, formats: Sequence[str] = ("png", "svg")) -> list[str]:
-    """`memsim plot DIR`: every plot a study directory's results allow (a sweep of naive and
-    flash2 in DIR/lab gives bytes vs N and the intensity ratio), into DIR/plots. Returns the
-    paths of the files drawn. Without gnuplot raises Error (the data and gnuplot scripts are
-    written all the same)."""
+    """`memsim plot DIR`: every plot the results in DIR allow, into DIR/plots. Returns the
+    paths of the files drawn.
+
+    DIR is a study's directory (`memsim study`: DIR/lab, DIR/exact, DIR/profile, DIR/decode)
+    or a sweep's (sweep(out=DIR), or `memsim sweep --out DIR`): naive and flash2 rows over N
+    give bytes vs N per cache and the intensity ratio, a cache_sweep gives DRAM bytes vs cache
+    size, decode rows (N below N_kv) over N_kv the decode plots. A plot the rows do not allow
+    is skipped, and memsim says what it needs; when none is drawn, raises Error and leaves no
+    DIR/plots behind. Without gnuplot raises Error (the data and gnuplot scripts are written
+    all the same)."""
     directory = _args.path("directory", directory)
     if isinstance(formats, str):
         formats = [formats]
