@@ -173,11 +173,16 @@ def _varying(rows: Sequence[Mapping[str, Any]], col: str) -> bool:
     return len({str(r.get(col)) for r in rows}) > 1
 
 
+def _params(rows: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """A plugin's parameter columns (param_KEY), which a sweep varies like the others."""
+    return tuple(sorted({c for r in rows for c in r if c.startswith("param_")}))
+
+
 def sweep_html(rows: Sequence[Mapping[str, Any]], limit: int = 60) -> str:
     """The configuration columns that vary, DRAM bytes, the formulas' ratios."""
     if not rows:
         return "<p>memsim sweep: no rows</p>"
-    keys = [c for c in _SERIES if _varying(rows, c)] or ["kernel"]
+    keys = [c for c in _SERIES + _params(rows) if _varying(rows, c)] or ["kernel"]
     rows = sorted(rows, key=lambda r: r.get("index") or 0)
     head = keys + ["DRAM bytes", "exact ratio", "lab ratio", "error"]
     body = []
@@ -199,12 +204,13 @@ def sweep_plot(rows: Sequence[Mapping[str, Any]], x: str | None = None, y: str |
     Returns the axes."""
     rows = [r for r in rows if not r.get("error")]
     if x is None:
-        x = next((c for c in _X_AXES if _varying(rows, c)), None)
+        x = next((c for c in _X_AXES + _params(rows) if _varying(rows, c)
+                  and all(isinstance(r.get(c), (int, float)) for r in rows)), None)
         if x is None:
             raise Error("plot(): no numeric axis varies in this sweep (give x=)")
     get_y = dram_bytes if y is None else (lambda r: r.get(y))
     # N_kv defaults to N: a column that moves with x names no series.
-    series_cols = [c for c in _SERIES if c != x and _varying(rows, c)
+    series_cols = [c for c in _SERIES + _params(rows) if c != x and _varying(rows, c)
                    and len({(str(r.get(x)), str(r.get(c))) for r in rows})
                    > len({str(r.get(x)) for r in rows})]
     lines: dict[tuple, list] = {}

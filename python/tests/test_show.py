@@ -147,3 +147,20 @@ def test_decode_curve_bad_arguments():
         memsim.decode_curve(kv_heads=["x"])
     with pytest.raises(memsim.UsageError):
         memsim.decode_curve(N_kv=[1024], heads=8, kv_heads=[3])
+
+
+def test_sweep_param_axis(plt, plugin_dir):
+    """A plugin's swept parameter is a column of the table and the plot's x."""
+    import os
+
+    path = os.path.join(plugin_dir, "plugin-copy.so")
+    rows = memsim.sweep(kernel=path, N=[32, 64], d=16, Br=8, params={"passes": [1, 2, 3]},
+                        cache="L1=1K:full:64,tiles=scratch", frame=False)
+    assert "<th>param_passes</th>" in rows._repr_html_()
+    ax = rows.plot()  # N varies first: a line for each number of passes
+    assert {line.get_label() for line in ax.get_lines()} == {f"param_passes={p}"
+                                                            for p in (1, 2, 3)}
+    # the rows of one N: the parameter is the axis
+    ax = _show.sweep_plot([f for f in rows.flat if f["N"] == 32])
+    assert ax.get_xlabel() == "param_passes"
+    assert list(ax.get_lines()[0].get_xdata()) == [1, 2, 3]
