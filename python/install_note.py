@@ -8,5 +8,5 @@ import sys
 where = sys.argv[1].rstrip("/")
 searched = {os.path.realpath(p) for p in sys.path if p}
 if os.path.realpath(where) not in searched:
-    print(f"memsim: the Python package is in {where}, which {sys.executable} does not search: "
-          f"set PYTHONPATH={where} to import memsim")
+    print(f"memsim: meson install puts the Python package in {where}, which {sys.executable} "
+          f"does not search: set PYTHONPATH={where} to import memsim")

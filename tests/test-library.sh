@@ -131,11 +131,18 @@ if [ "$python" != none ]; then
 	got=$("$python" "$src/python/install_note.py" "$site" 2>&1)
 	quiet=$(PYTHONPATH=$site "$python" "$src/python/install_note.py" "$site" 2>&1)
 	exe=$("$python" -c 'import sys; print(sys.executable)')
-	if [ "$got" = "memsim: the Python package is in $site, which $exe does not search: set PYTHONPATH=$site to import memsim" ] &&
+	if [ "$got" = "memsim: meson install puts the Python package in $site, which $exe does not search: set PYTHONPATH=$site to import memsim" ] &&
 		[ -z "$quiet" ]; then
 		ok "a --prefix install names the package's directory and PYTHONPATH"
 	else
 		not_ok "the install's PYTHONPATH note" "got: $got" "searched: $quiet"
+	fi
+	# meson setup says it too: Debian 12's meson hides what an install script prints
+	if "$meson" setup "$tmp/cfg" "$src" --prefix "$tmp/P" -Dpython="$python" >"$tmp/cfg.log" 2>&1 &&
+		grep -q "memsim: meson install puts the Python package in $tmp/P/.*set PYTHONPATH=$tmp/P/" "$tmp/cfg.log"; then
+		ok "meson setup --prefix names the package's directory and PYTHONPATH"
+	else
+		not_ok "meson setup's PYTHONPATH note" "$(grep -i -e python -e error "$tmp/cfg.log" | tail -5)"
 	fi
 fi
 # The examples the docs name, every file of examples/ (notebooks included), under
