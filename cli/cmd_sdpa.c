@@ -46,11 +46,13 @@ usage_sdpa(FILE *f)
 		   "  --causal        is_causal=True (the mask aligned at the end)\n"
 		   "  --dtype T       fp16 or bf16 [fp16]; fp32 is refused, as the flash\n"
 		   "                  backend refuses it\n"
-		   "  --gpu NAME      h100 [h100]: 132 SMs, 3.35 TB/s (H100 SXM5 datasheet)\n"
+		   "  --gpu NAME      h100 or h200 [h100]: 132 SMs each; 3.35 TB/s and a 50 MiB L2\n"
+		   "                  (H100 SXM5 datasheet), 4.8 TB/s and a 60 MiB L2 (H200 SXM\n"
+		   "                  datasheet; the L2 as the device reports it)\n"
 		   "  --json FILE     the report as JSON (- for stdout)\n"
 		   "The model's knobs, for trying alternatives (docs/gpu.md compares them):\n"
-		   "  --l2 SIZE       the L2's size [hashed: 50M, the datasheet's; the others:\n"
-		   "                  22M, what one kernel keeps, docs/gpu.md]\n"
+		   "  --l2 SIZE       the L2's size [hashed: 50M on h100, 60M on h200; the\n"
+		   "                  others: what one kernel keeps, 22M and 28M, docs/gpu.md]\n"
 		   "  --l2-model M    hashed [hashed]: 128-byte lines hashed to sets, line by\n"
 		   "                  line on sampled sets, the model that reproduces the H100's\n"
 		   "                  L2 microbenchmarks (docs/gpu.md); lru (one\n"
@@ -317,17 +319,23 @@ validation(const struct sdpa_args *a, const struct sdpa_plan *p, const struct sd
 }
 
 static void
-print_validation(FILE *out, const struct sdpa_validation *v)
+print_validation(FILE *out, const struct sdpa_validation *v, const struct sdpa_gpu *g)
 {
+	char gpu[8];
+	size_t i;
+
 	if (!v) {
-		fprintf(out, "against Nsight Compute: not measured for this GPU or these model "
-			     "options (docs/gpu.md measures the default model on the h100)\n");
+		fprintf(out, "against Nsight Compute: not measured for these model options "
+			     "(docs/gpu.md measures the default model on the h100 and the h200)\n");
 		return;
 	}
+	for (i = 0; g->name[i] && i + 1 < sizeof(gpu); i++)
+		gpu[i] = (char)(g->name[i] == 'h' ? 'H' : g->name[i]);
+	gpu[i] = '\0';
 	fprintf(out,
 		"against Nsight Compute: on the %u measured shapes of this kind (%s) the model's "
-		"bytes were %.3f to %.3f of the H100's%s%s\n",
-		v->shapes, v->kind, v->lo, v->hi, v->note ? "; " : "", v->note ? v->note : "");
+		"bytes were %.3f to %.3f of the %s's%s%s\n",
+		v->shapes, v->kind, v->lo, v->hi, gpu, v->note ? "; " : "", v->note ? v->note : "");
 }
 
 static void
@@ -396,10 +404,10 @@ print_text(FILE *out, const struct sdpa_args *a, const struct sdpa_plan *p,
 		(rd + wr) / 1e6);
 	print_lookup(out, r);
 	fprintf(out, "time bound at %.2f TB/s (%s): %.3f us\n", g->hbm_bytes_per_s / 1e12,
-		"H100 SXM5 datasheet", t * 1e6);
+		g->hbm_source, t * 1e6);
 	fprintf(out, "tokens/s bound (batch x N = %.0f new tokens a call): %.4g\n", tokens,
 		t > 0 ? tokens / t : 0.0);
-	print_validation(out, validation(a, p, g));
+	print_validation(out, validation(a, p, g), g);
 }
 
 static cJSON *
@@ -541,7 +549,7 @@ cmd_sdpa(int argc, char **argv)
 	if ((rc = make_shape(&a, &s)))
 		return rc;
 	if (!(g = sdpa_gpu_find(a.gpu)))
-		return usage_error("sdpa", "--gpu: unknown GPU '%s' (h100)", a.gpu);
+		return usage_error("sdpa", "--gpu: unknown GPU '%s' (h100, h200)", a.gpu);
 	sdpa_plan_make(&s, g, &p);
 	if ((steps = sdpa_steps(&p)) > SDPA_STEPS_MAX)
 		return usage_error("sdpa",

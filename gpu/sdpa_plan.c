@@ -35,7 +35,18 @@ sdpa_array_name(enum sdpa_array a)
  * 03313eb:tools/gpu-sdpa/l2fit.py). */
 static const struct sdpa_gpu gpus[] = {
 	{ "h100", 132, 65536, 233472, 22u << 20, 0, 50u << 20, 32, 16, 2, 3.35e12,
+	  "H100 SXM5 datasheet",
 	  "H100 SXM5 datasheet: 132 SMs, 3.35 TB/s HBM3; L2 as one 22 MiB LRU (docs/gpu.md)" },
+	/* H200 SXM: the H100's SMs (compute capability 9.0, same registers and shared memory),
+	 * 4.8 TB/s HBM3e (NVIDIA H200 datasheet); the L2 as the device reports it (62914560
+	 * bytes, cudaDeviceProp::l2CacheSize and ncu), in the H100's two partitions of 32-way
+	 * sets with at most 16 dirty lines a set; as one LRU, what one kernel keeps of the data
+	 * it wrote, measured with Nsight Compute: 28.0 to 28.5 MiB of fills of 32 to 128 MiB
+	 * (docs/gpu.md, "The H200"). */
+	{ "h200", 132, 65536, 233472, 28u << 20, 0, 60u << 20, 32, 16, 2, 4.8e12,
+	  "H200 SXM datasheet",
+	  "H200 SXM datasheet: 132 SMs, 4.8 TB/s HBM3e; L2 of 60 MiB as the device reports it "
+	  "(docs/gpu.md)" },
 };
 
 const struct sdpa_gpu *
@@ -64,12 +75,29 @@ static const struct sdpa_validation h100_validation[] = {
 	  "where PyTorch's allocation lands (docs/gpu.md)" },
 };
 
+/* docs/gpu.md's H200 table (tools/gpu-sdpa-check.py report, 1 set in 16): 22 shapes of
+ * PyTorch's flash SDPA on the H200 under Nsight Compute (tests/data/gpu/sdpa-h200.csv);
+ * test-sdpa test_h200_rows holds these to it. */
+static const struct sdpa_validation h200_validation[] = {
+	{ "decode, one query row", 7, 0.996, 0.999, NULL },
+	{ "prefill, batch 1", 10, 0.903, 0.999,
+	  "the H200 writes back more of O while the kernel runs than the model's L2 does: its "
+	  "writes were up to 10 times the model's on d = 96 (docs/gpu.md)" },
+	{ "prefill, batch above 1", 5, 0.928, 0.994,
+	  "the H200 writes back more of O while the kernel runs than the model's L2 does "
+	  "(docs/gpu.md)" },
+};
+
 const struct sdpa_validation *
 sdpa_validation_of(const struct sdpa_shape *s, const struct sdpa_gpu *g)
 {
-	if (g != &gpus[0])
-		return NULL;
-	return &h100_validation[s->n_q == 1 ? 0 : s->batch == 1 ? 1 : 2];
+	unsigned kind = s->n_q == 1 ? 0 : s->batch == 1 ? 1 : 2;
+
+	if (g == &gpus[0])
+		return &h100_validation[kind];
+	if (g == &gpus[1])
+		return &h200_validation[kind];
+	return NULL;
 }
 
 const char *
@@ -402,10 +430,11 @@ uint64_t
 sdpa_default_splits(const struct attn_config *c, const char *preset,
 		    enum attn_splits_source *source)
 {
-	/* both H100 presets model the SXM part: sdpa_plan.c's "h100" */
+	/* both H100 presets model the SXM part: sdpa_plan.c's "h100"; h200 its "h200" */
 	const struct sdpa_gpu *g = strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0
 					   ? sdpa_gpu_find("h100")
-					   : NULL;
+				   : strcmp(preset, "h200") == 0 ? sdpa_gpu_find("h200")
+								   : NULL;
 	uint64_t tc = attn_blocks(attn_nkv(c), c->Bc), bnm;
 	/* packed (N = 1, grouped heads): kv_heads heads of g rows, as FlashAttention counts
 	 * them after seqlenq_ngroups_swapped */

@@ -52,10 +52,11 @@ struct sdpa_gpu {
 	uint64_t l2_hashed_bytes;
 	uint32_t l2_hashed_ways, l2_hashed_dirty_ways, l2_hashed_partitions;
 	double hbm_bytes_per_s;  /* peak */
+	const char *hbm_source;  /* the peak's: a datasheet */
 	const char *source;      /* where the numbers come from */
 };
 
-/* The GPU named name ("h100"), or NULL. */
+/* The GPU named name ("h100", "h200"), or NULL. */
 const struct sdpa_gpu *sdpa_gpu_find(const char *name);
 
 /* How the default model (memsim sdpa's) compared with Nsight Compute on the measured shapes of

@@ -45,6 +45,14 @@ const struct spec_preset spec_presets[] = {
 	  "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 50 MB L2 (taken as 50 MiB), "
 	  "128-byte lines; 25 ways give a power-of-two set count (16384). A kernel keeps less "
 	  "than half of it (see the h100 preset)" },
+	{ "h200", "L1=28M:28:128:wv,tiles=scratch",
+	  "NVIDIA H200 SXM as one kernel sees it: a 28 MiB L2 (of the 60 MiB), tiles in shared memory",
+	  "NVIDIA H200 datasheet: the H100's Hopper SMs with 4.8 TB/s of HBM3e; the L2 as the "
+	  "device reports it, 62914560 bytes (cudaDeviceProp::l2CacheSize), 128-byte lines, "
+	  "write-back, partial writes without fetching (write-validate). Measured with Nsight "
+	  "Compute on an H200 (driver 580.159.04, 2026-12-02; docs/gpu.md): a kernel that writes "
+	  "32 to 128 MiB keeps 28.0 to 28.5 MiB of it in L2 when it ends, so the L2 is modelled "
+	  "as one 28 MiB cache (28 ways, 8192 sets), as the h100 preset's 22 MiB of 50" },
 	{ "lab", "none,tiles=scratch",
 	  "the lab formulas' machine: tiles in on-chip scratch, no cache below them",
 	  "the course's lab 01, 'The Bytes-Moved Delta of Flash vs Naive': every load or store of "
@@ -59,6 +67,10 @@ spec_preset_bandwidth(const char *preset, const char **source)
 	if (strcmp(preset, "h100") == 0 || strcmp(preset, "h100-50m") == 0) {
 		*source = "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 3.35 TB/s of HBM3";
 		return 3350;
+	}
+	if (strcmp(preset, "h200") == 0) {
+		*source = "NVIDIA H200 Tensor Core GPU datasheet: H200 SXM, 4.8 TB/s of HBM3e";
+		return 4800;
 	}
 	*source = NULL;
 	return 0;

@@ -15,6 +15,7 @@
 
 #include "gpu/sdpa_sim.h"
 #include "sim/cache.h"
+#include "sim/spec.h"
 #include "gpu/l2sets.h"
 #include "gpu/tilelru_test.h"
 #include "tests/unit.h"
@@ -32,11 +33,11 @@ struct row {
 	double waves;
 };
 
-/* sdpa.csv's rows; returns how many (at most max). */
+/* The rows of path (sdpa.csv's columns); returns how many (at most max). */
 static unsigned
-read_rows(struct row *rows, unsigned max)
+read_rows_of(const char *path, struct row *rows, unsigned max)
 {
-	FILE *f = fopen(SDPA_CSV, "r");
+	FILE *f = fopen(path, "r");
 	char line[1024];
 	unsigned n = 0;
 
@@ -73,6 +74,13 @@ read_rows(struct row *rows, unsigned max)
 	}
 	fclose(f);
 	return n;
+}
+
+/* sdpa.csv's rows, the H100's. */
+static unsigned
+read_rows(struct row *rows, unsigned max)
+{
+	return read_rows_of(SDPA_CSV, rows, max);
 }
 
 /* FlashAttention's kernel choice, grid and split count, and the occupancy, against what ncu
@@ -319,12 +327,13 @@ score_kind(struct row_score *sc, const struct sdpa_shape *s, const struct sdpa_g
 /* Model m on every measured row: every row within 10% unless listed (with listed), decode
  * rows within 1%. */
 static struct row_score
-score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *))
+score_rows_of(const char *path, const char *gpu, const struct sdpa_model *m,
+	      bool (*listed)(const struct sdpa_shape *))
 {
 	static struct row rows[128];
 	static double err[128], rerr[128];
-	const struct sdpa_gpu *g = sdpa_gpu_find("h100");
-	unsigned n = read_rows(rows, 128);
+	const struct sdpa_gpu *g = sdpa_gpu_find(gpu);
+	unsigned n = read_rows_of(path, rows, 128);
 	struct row_score sc = { .lo = 2 };
 	char msg[256];
 
@@ -362,6 +371,13 @@ score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *)
 	return sc;
 }
 
+/* Model m on the H100's rows (sdpa.csv). */
+static struct row_score
+score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *))
+{
+	return score_rows_of(SDPA_CSV, "h100", m, listed);
+}
+
 /* The default model (memsim sdpa's: the hashed L2 of the h100's microbenchmarks, 50 MiB in two
  * partitions of 32-way sets, 16 dirty ways, with the spilled registers' frames) on every
  * measured row, 1 set in 64 simulated for speed (docs/gpu.md's table simulates 1 in 16):
@@ -391,6 +407,74 @@ test_measured_rows(void **state)
 		assert_true(fabs(sc.kind_lo[i] - v->lo) <= 0.02);
 		assert_true(fabs(sc.kind_hi[i] - v->hi) <= 0.02);
 	}
+}
+
+/* The default model on the H200 (--gpu h200: its 60 MiB L2 as the device reports it, in the
+ * H100's partitions and sets) on 22 shapes measured there (tests/data/gpu/sdpa-h200.csv,
+ * tools/gpu-sdpa-check.py): every row within 10%, the median within 3%, decode rows within
+ * 1%; and what memsim sdpa prints beside its number is what these rows give. */
+static void
+test_h200_rows(void **state)
+{
+	struct sdpa_model m = { .backend = SDPA_BACKEND_HASHED, .sample = 64 };
+	struct row_score sc = score_rows_of(SDPA_H200_CSV, "h200", &m, NULL);
+
+	(void)state;
+	print_message("# h200: %u within 10%%, median %.2f%%, %.3f to %.3f\n", sc.within,
+		      100 * sc.median, sc.lo, sc.hi);
+	assert_int_equal(sc.within, 22);
+	assert_true(sc.median <= 0.03);
+	for (unsigned i = 0; i < 3; i++) {
+		const struct sdpa_validation *v = sc.kind[i];
+
+		assert_non_null(v);
+		print_message("# %s: %u rows, %.3f to %.3f (printed: %u, %.3f to %.3f)\n", v->kind,
+			      sc.kind_rows[i], sc.kind_lo[i], sc.kind_hi[i], v->shapes, v->lo,
+			      v->hi);
+		assert_int_equal(sc.kind_rows[i], v->shapes);
+		assert_true(fabs(sc.kind_lo[i] - v->lo) <= 0.02);
+		assert_true(fabs(sc.kind_hi[i] - v->hi) <= 0.02);
+	}
+}
+
+/* The H200: --gpu h200 and the h200 cache preset carry its L2 as the device reports it
+ * (62914560 bytes), what one kernel keeps of it (28 MiB, measured), the datasheet's 4.8 TB/s,
+ * the H100's SMs (so FlashAttention's split heuristic splits alike), and name their sources. */
+static void
+test_h200_gpu(void **state)
+{
+	const struct sdpa_gpu *g = sdpa_gpu_find("h200"), *h = sdpa_gpu_find("h100");
+	struct attn_config c = { .N = 1, .N_kv = 131072, .d = 128, .heads = 32, .kv_heads = 8,
+				 .batch = 1, .Br = 64, .Bc = 64 };
+	enum attn_splits_source src;
+	struct spec s;
+	struct result r;
+	const char *source;
+	char err[256];
+
+	(void)state;
+	assert_non_null(g);
+	assert_int_equal(g->l2_hashed_bytes, 62914560);
+	assert_int_equal(g->l2_model_bytes, 28u << 20);
+	assert_int_equal(g->sms, h->sms);
+	assert_true(g->hbm_bytes_per_s == 4.8e12);
+	assert_non_null(strstr(g->hbm_source, "H200"));
+	assert_int_equal(spec_parse("h200", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.cache.level[0].size_bytes, 28u << 20);
+	assert_int_equal(s.cache.level[0].line_bytes, 128);
+	assert_true(s.tiles_in_scratch);
+	assert_true(spec_preset_bandwidth("h200", &source) == 4800);
+	assert_non_null(strstr(source, "H200"));
+	assert_int_equal(sdpa_default_splits(&c, "h200", &src),
+			 sdpa_default_splits(&c, "h100", &src));
+	assert_int_equal(src, ATTN_SPLITS_HEURISTIC);
+	r = memsim("sdpa --q 1,32,1,128 --k 1,8,131072,128 --gpu h200");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "L2: 60.0 MiB in 2 partitions"));
+	assert_non_null(strstr(r.out, "time bound at 4.80 TB/s (H200 SXM datasheet)"));
+	assert_non_null(strstr(r.out, "on the 7 measured shapes of this kind"));
+	assert_non_null(strstr(r.out, "of the H200's"));
+	result_free(&r);
 }
 
 /* The L2's read lookup misses (the loads the SM's own partition lacked) against ncu's on the six
@@ -882,8 +966,8 @@ test_cli_report(void **state)
 	result_free(&r);
 	r = memsim("sdpa --q 1,16,4096,128 --k 1,16,4096,128 --no-spill --json out.json");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "against Nsight Compute: not measured for this GPU or "
-				      "these model options"));
+	assert_non_null(strstr(r.out, "against Nsight Compute: not measured for these model "
+				      "options"));
 	result_free(&r);
 	j = read_json("out.json");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "validation")));
@@ -1009,6 +1093,8 @@ main(void)
 		cmocka_unit_test(test_tilelru_matches_lines),
 		cmocka_unit_test(test_tiles_equal_lines),
 		cmocka_unit_test(test_measured_rows),
+		cmocka_unit_test(test_h200_rows),
+		cmocka_unit_test(test_h200_gpu),
 		cmocka_unit_test(test_alternative_rows),
 		cmocka_unit_test(test_page_hash_rows),
 		cmocka_unit_test(test_lookup_misses),
