@@ -20,15 +20,16 @@ void
 usage_replay(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim replay [--format din|lackey|memsim] FILE|- --cache SPEC|PRESET\n"
-		"                     [--no-flush] [--seed N] [--sample-sets K] [--threads N]\n"
-		"                     [--json FILE]\n"
+		"Usage: memsim replay [--format din|lackey|memsim|dinbin] FILE|-\n"
+		"                     --cache SPEC|PRESET [--no-flush] [--seed N] [--sample-sets K]\n"
+		"                     [--threads N] [--json FILE]\n"
 		"\n"
 		"Replays a memory trace through a cache hierarchy and prints per-level counters and\n"
 		"the bytes moved to and from DRAM.\n"
 		"\n"
 		"  -f, --format FMT   din (Dinero IV text), lackey (valgrind --tool=lackey\n"
-		"                     --trace-mem=yes output) or memsim (binary) [sniffed]\n"
+		"                     --trace-mem=yes output), memsim (binary) [sniffed], or\n"
+		"                     dinbin (Dinero IV binary, -informat b: never sniffed)\n"
 		"  -c, --cache SPEC   a spec such as L1=32K:8:64,L2=1M:16:64 or a preset\n"
 		"                     (memsim presets lists them)\n"
 		"      --no-flush     leave dirty lines in the caches at the end (a hardware counter\n"
@@ -61,6 +62,8 @@ usage_replay(FILE *f)
 		"  - din references are 4 bytes at the address rounded down to 4 (as Dinero IV reads\n"
 		"    them); label 3 (misc) is a read; label 2 (instruction fetch) goes to I1 if the\n"
 		"    spec has one, else it is only counted.\n"
+		"  - dinbin references are the record's size in bytes at its address, as given;\n"
+		"    types as din's labels; size 0 and types 4-5 (copy-back, invalidate) are refused.\n"
 		"  - quietwb (the cachegrind preset's LL): write-backs from above do not touch recency,\n"
 		"    as in Cachegrind, which ignores write-backs.\n"
 		"  - lackey 'M' is a load then a store; accesses spanning lines touch each line and\n"
@@ -83,7 +86,8 @@ static int
 format_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
 	if (!trace_format_parse(arg, opt->dest))
-		return usage_error(cmd, "--format: unknown format '%s' (din, lackey, memsim)", arg);
+		return usage_error(
+			cmd, "--format: unknown format '%s' (din, lackey, memsim, dinbin)", arg);
 	return 0;
 }
 

@@ -46,7 +46,7 @@ const struct command commands[] = {
 	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
 	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
 	{ "replay", cmd_replay, usage_replay,
-	  "replay a trace (din, lackey, memsim) through a cache model" },
+	  "replay a trace (din, dinbin, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,
 	  "list the cache presets with their geometry and sources" },
 #ifdef MEMSIM_BENCH

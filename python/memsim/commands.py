@@ -86,7 +86,7 @@ def formula(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
 
 def replay(path: PathLike, *, cache: str, format: str | None = None, flush: bool = True,
            seed: int = 1, sample_sets: int | None = None) -> dict[str, Any]:
-    """Replays a trace file (din, lackey or memsim's own) through a cache model:
+    """Replays a trace file (din, dinbin, lackey or memsim's own) through a cache model:
     `memsim replay --json`'s report as a dict."""
     args = ["replay", _args.path("path", path), "--cache", _args.text("cache", cache)]
     if format is not None:
