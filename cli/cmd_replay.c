@@ -20,15 +20,16 @@ void
 usage_replay(FILE *f)
 {
 	fprintf(f,
-		"Usage: memsim replay [--format din|lackey|memsim] FILE|- --cache SPEC|PRESET\n"
-		"                     [--no-flush] [--seed N] [--sample-sets K] [--threads N]\n"
-		"                     [--json FILE]\n"
+		"Usage: memsim replay [--format din|lackey|memsim|dinbin] FILE|-\n"
+		"                     --cache SPEC|PRESET [--no-flush] [--seed N] [--sample-sets K]\n"
+		"                     [--threads N] [--record OUT] [--json FILE]\n"
 		"\n"
 		"Replays a memory trace through a cache hierarchy and prints per-level counters and\n"
 		"the bytes moved to and from DRAM.\n"
 		"\n"
 		"  -f, --format FMT   din (Dinero IV text), lackey (valgrind --tool=lackey\n"
-		"                     --trace-mem=yes output) or memsim (binary) [sniffed]\n"
+		"                     --trace-mem=yes output), memsim (binary) [sniffed], or\n"
+		"                     dinbin (Dinero IV binary, -informat b: never sniffed)\n"
 		"  -c, --cache SPEC   a spec such as L1=32K:8:64,L2=1M:16:64 or a preset\n"
 		"                     (memsim presets lists them)\n"
 		"      --no-flush     leave dirty lines in the caches at the end (a hardware counter\n"
@@ -45,6 +46,10 @@ usage_replay(FILE *f)
 		"                     too few sets, set sampling), with a note why. memsim\n"
 		"                     traces from a file are read by every thread, text and\n"
 		"                     pipes by one that feeds the others [1]\n"
+		"      --record OUT   also write the trace as a memsim trace (- for stdout; the\n"
+		"                     format memsim run --record writes): any format converts,\n"
+		"                     and replaying OUT gives this replay's counters. An\n"
+		"                     incomplete OUT is removed. One thread does it all\n"
 		"  -j, --json FILE    also write the report as JSON (- for stdout)\n"
 		"\n"
 		"Spec: LEVEL=SIZE:ASSOC:LINE[:WORD...] for LEVEL in L1..L4 and I1, sizes in B/K/M/G,\n"
@@ -61,6 +66,8 @@ usage_replay(FILE *f)
 		"  - din references are 4 bytes at the address rounded down to 4 (as Dinero IV reads\n"
 		"    them); label 3 (misc) is a read; label 2 (instruction fetch) goes to I1 if the\n"
 		"    spec has one, else it is only counted.\n"
+		"  - dinbin references are the record's size in bytes at its address, as given;\n"
+		"    types as din's labels; size 0 and types 4-5 (copy-back, invalidate) are refused.\n"
 		"  - quietwb (the cachegrind preset's LL): write-backs from above do not touch recency,\n"
 		"    as in Cachegrind, which ignores write-backs.\n"
 		"  - lackey 'M' is a load then a store; accesses spanning lines touch each line and\n"
@@ -74,7 +81,7 @@ usage_replay(FILE *f)
 /* Everything the command line gives replay. */
 struct replay_args {
 	enum trace_format format;
-	const char *spec_text, *json_path, *path;
+	const char *spec_text, *json_path, *path, *record;
 	bool flush, threads_given;
 	uint64_t seed, sample_sets, threads;
 };
@@ -83,7 +90,8 @@ static int
 format_value(const char *cmd, const struct optparse_option *opt, const char *arg)
 {
 	if (!trace_format_parse(arg, opt->dest))
-		return usage_error(cmd, "--format: unknown format '%s' (din, lackey, memsim)", arg);
+		return usage_error(
+			cmd, "--format: unknown format '%s' (din, lackey, memsim, dinbin)", arg);
 	return 0;
 }
 
@@ -102,6 +110,7 @@ replay_parse(struct replay_args *a, int argc, char **argv)
 		{ "threads", 0, OPTPARSE_U64, .dest = &a->threads, .max = CACHE_MAX_SLICES,
 		  .expect = "a number of threads from 0 to 64", .given = &a->threads_given },
 		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
+		{ "record", 0, OPTPARSE_STRING, .dest = &a->record },
 		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
 		{ .name = NULL },
 	};
@@ -117,7 +126,36 @@ replay_parse(struct replay_args *a, int argc, char **argv)
 						     ? "replay needs a trace FILE (or - for stdin)"
 						     : "replay takes one trace FILE");
 	a->path = argv[optind];
+	if (a->record && !a->record[0])
+		return usage_error("replay", "--record: the file name is empty");
+	if (a->record && a->json_path && strcmp(a->record, "-") == 0 &&
+	    strcmp(a->json_path, "-") == 0)
+		return usage_error("replay", "--record - and --json - both want stdout");
 	return 0;
+}
+
+/* The replay itself, recorded with --record (on one thread: the recording is written in the
+ * order the trace is read). Returns 0, or -1 with err. */
+static int
+replay_run(const struct replay_args *a, const struct spec *spec, struct replay_result *res,
+	   int argc, char **argv, char *err, size_t errlen)
+{
+	struct replay_record to = { .path = a->record };
+	char *command;
+	int rc;
+
+	if (!a->record)
+		return replay_file_split(a->path, a->format, spec, a->flush, (unsigned)a->threads,
+					 res, err, errlen);
+	record_signals();
+	command = record_command_line(argc, argv);
+	to.command = command;
+	rc = replay_file_record(a->path, a->format, spec, a->flush, &to, res, err, errlen);
+	free(command);
+	if (!rc && a->threads > 1)
+		snprintf(res->threads_why, sizeof(res->threads_why),
+			 "--record: one thread reads, records and simulates");
+	return rc;
 }
 
 /* The report as JSON into a->json_path. */
@@ -166,11 +204,14 @@ cmd_replay(int argc, char **argv)
 	struct replay_args a = { .format = TRACE_FORMAT_AUTO, .flush = true, .seed = 1 };
 	struct spec spec;
 	struct replay_result res;
-	char err[512];
+	char err[4608];
+	FILE *out;
 	int rc = replay_parse(&a, argc, argv);
 
 	if (rc)
 		return rc == OPTPARSE_HELP_SHOWN ? EXIT_OK : rc;
+	/* The text leaves stdout to whichever of the recording and the JSON writes there. */
+	out = text_stream(a.record && strcmp(a.record, "-") == 0 ? "-" : a.json_path);
 	if (!a.spec_text)
 		return usage_error("replay", "replay needs --cache SPEC|PRESET");
 	if (spec_parse(a.spec_text, &spec, err, sizeof(err)))
@@ -182,8 +223,7 @@ cmd_replay(int argc, char **argv)
 	if (spec.note[0])
 		print_error("note: %s", spec.note);
 
-	if (replay_file_split(a.path, a.format, &spec, a.flush, (unsigned)a.threads, &res, err,
-			      sizeof(err))) {
+	if (replay_run(&a, &spec, &res, argc, argv, err, sizeof(err))) {
 		print_error("%s", err);
 		return EXIT_RUNTIME;
 	}
@@ -194,12 +234,11 @@ cmd_replay(int argc, char **argv)
 		replay_result_finish(&res);
 		return rc;
 	}
-	fprintf(text_stream(a.json_path),
-		"trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", a.path,
+	fprintf(out, "trace %s (%s): %llu records, %llu accesses\ncache %s%s\n\n", a.path,
 		trace_format_name(res.format), (unsigned long long)res.records,
 		(unsigned long long)res.accesses, res.spec_text,
 		a.sample_sets > 1 ? " (an estimate: set sampling)" : "");
-	report_print_cache(text_stream(a.json_path), res.cache);
+	report_print_cache(out, res.cache);
 	if (a.json_path)
 		rc = replay_json(&a, &spec, &res, argc, argv);
 	replay_result_finish(&res);

@@ -2,7 +2,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,28 +173,6 @@ record_value(const char *cmd, const struct optparse_option *opt, const char *arg
 	return 0;
 }
 
-/* "memsim " and the run's arguments, for the recording's header. */
-/* A run stopped by a signal while it records: the recording's temporary goes with it (the
- * file it would replace stays as it was), then the signal ends memsim as it would have. */
-static void
-on_record_signal(int sig)
-{
-	whole_file_remove_temps();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static char *
-command_line(int argc, char **argv)
-{
-	char *args = report_command_line(argc, argv);
-	char *cmd = xzalloc(strlen(args) + 8);
-
-	sprintf(cmd, "memsim %s", args);
-	free(args);
-	return cmd;
-}
-
 int
 cmd_run(int argc, char **argv)
 {
@@ -240,11 +217,8 @@ cmd_run(int argc, char **argv)
 	if (o.plugin_path && plugin_load(&pl, o.plugin_path, false, err, sizeof(err)))
 		return usage_error("run", "%s", err);
 	if (x.record) {
-		signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
-		signal(SIGINT, on_record_signal);
-		signal(SIGTERM, on_record_signal);
-		signal(SIGHUP, on_record_signal);
-		command = command_line(argc, argv);
+		record_signals();
+		command = record_command_line(argc, argv);
 	}
 	rec.path = x.record;
 	rec.command = command;

@@ -67,6 +67,15 @@ void usage_profile(FILE *f);
  * (--json -), so that stdout holds one JSON document and nothing else; stdout otherwise. */
 FILE *text_stream(const char *json_path);
 
+/* For a command that writes a recording (--record FILE): a signal that stops memsim removes
+ * the recording's temporary (the file it would replace stays as it was), and a file size limit
+ * makes a write error, not a kill. */
+void record_signals(void);
+
+/* "memsim " and the command's arguments (argv[0] the command's name), for a recording's
+ * header. Caller frees. */
+char *record_command_line(int argc, char **argv);
+
 /* Set sampling's judgement of model c (sim/drive/sample.h) for command cmd, before anything is
  * printed: a sample that no access reached is refused (usage_error(): every count would be
  * estimated 0); one too small for SAMPLE_ERROR_BOUND gets a warning line on stderr. Returns

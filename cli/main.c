@@ -1,12 +1,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/report.h"
 #include "base/message.h"
 #include "base/progress.h"
 #include "base/utf8.h"
@@ -46,7 +48,7 @@ const struct command commands[] = {
 	{ "sweep", cmd_sweep, usage_sweep, "run every combination of option lists on all cores" },
 	{ "merge", cmd_merge, usage_merge, "join the results of sweep shards" },
 	{ "replay", cmd_replay, usage_replay,
-	  "replay a trace (din, lackey, memsim) through a cache model" },
+	  "replay a trace (din, dinbin, lackey, memsim) through a cache model" },
 	{ "presets", cmd_presets, usage_presets,
 	  "list the cache presets with their geometry and sources" },
 #ifdef MEMSIM_BENCH
@@ -120,6 +122,36 @@ FILE *
 text_stream(const char *json_path)
 {
 	return json_path && strcmp(json_path, "-") == 0 ? stderr : stdout;
+}
+
+/* A command stopped by a signal while it records: the recording's temporary goes with it (the
+ * file it would replace stays as it was), then the signal ends memsim as it would have. */
+static void
+on_record_signal(int sig)
+{
+	whole_file_remove_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void
+record_signals(void)
+{
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit: a write error, not a kill */
+	signal(SIGINT, on_record_signal);
+	signal(SIGTERM, on_record_signal);
+	signal(SIGHUP, on_record_signal);
+}
+
+char *
+record_command_line(int argc, char **argv)
+{
+	char *args = report_command_line(argc, argv);
+	char *cmd = xzalloc(strlen(args) + 8);
+
+	sprintf(cmd, "memsim %s", args);
+	free(args);
+	return cmd;
 }
 
 int

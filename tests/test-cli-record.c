@@ -14,6 +14,12 @@
  * pipe, --sample-sets (the recording is whole), and the failures: an empty name, --record -
  * with --json -, a directory, a missing directory, /dev/full, a file size limit (the torn file
  * removed), and a truncated recording refused by replay.
+ *
+ * `memsim replay IN --record OUT` (issue 45 item 1) converts din, Dinero IV binary, lackey (with
+ * straddling and repeated accesses) and memsim traces (a kernel's, with arrays, phases and
+ * tiles): under five caches, flushed and not, recording changes nothing in the replay's report,
+ * and a replay of OUT reports every counter and the text table as the replay of IN did. A
+ * garbled or truncated IN leaves no OUT (the file there before stays as it was).
  */
 
 #include "config.h"
@@ -226,6 +232,173 @@ test_record_errors(void **state)
 	assert_int_equal(sh("rm -rf dir whole.mt cut.mt"), 0);
 }
 
+/* Writes tmpdir/conv.lackey and tmpdir/conv.dinbin: pseudo-random accesses of 1 to 64 bytes,
+ * some straddling lines, some repeated back to back (the same straddling access twice,
+ * which a count would touch in another order), every kind. */
+static void
+write_conversion_inputs(void)
+{
+	char lpath[1200], bpath[1200];
+	FILE *l, *b;
+	uint64_t s = 7;
+
+	snprintf(lpath, sizeof(lpath), "%s/conv.lackey", tmpdir);
+	snprintf(bpath, sizeof(bpath), "%s/conv.dinbin", tmpdir);
+	l = fopen(lpath, "w");
+	b = fopen(bpath, "wb");
+	assert_non_null(l);
+	assert_non_null(b);
+	for (int i = 0; i < 6000; i++) {
+		unsigned addr, size, type, reps;
+
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		addr = 0x10000u * (unsigned)((s >> 20) % 3) + (unsigned)((s >> 30) % 8192);
+		size = 1 + (unsigned)((s >> 45) % 64);
+		type = (unsigned)((s >> 55) % 3);
+		reps = (s >> 60) % 4 == 0 ? 2 : 1;
+		for (unsigned k = 0; k < reps; k++) {
+			uint8_t rec[8] = { (uint8_t)addr,         (uint8_t)(addr >> 8),
+					   (uint8_t)(addr >> 16), (uint8_t)(addr >> 24),
+					   (uint8_t)size,         0,
+					   (uint8_t)type,         0 };
+
+			if (type == 2)
+				fprintf(l, "I  %08x,%u\n", addr, size);
+			else
+				fprintf(l, " %c %08x,%u\n", type ? 'S' : 'L', addr, size);
+			assert_int_equal(fwrite(rec, 1, 8, b), 8);
+		}
+	}
+	fclose(l);
+	fclose(b);
+}
+
+static void
+test_replay_record_converts(void **state)
+{
+	static const char *const inputs[] = {
+		TEST_DATA_DIR "/dinero/t4_mixed.din",
+		"conv.dinbin --format dinbin",
+		"conv.lackey",
+		"k.mt",
+	};
+	static const char *const caches[] = {
+		CACHE_A,
+		CACHE_B,
+		"L1=64:1:64", /* one line: a straddling access repeated evicts itself */
+		"I1=512:2:32,L1=1K:4:32:fifo,L2=8K:8:64:incl",
+		"lab",
+	};
+	static const char *const flushes[] = { "", "--no-flush" };
+
+	(void)state;
+	write_conversion_inputs();
+	expect_ok("run --kernel flash2 --causal " CONFIG " --trace-only --cache " CACHE_A
+		  " --record k.mt >/dev/null");
+	for (size_t i = 0; i < 4; i++)
+		for (size_t c = 0; c < 5; c++)
+			for (size_t f = 0; f < 2; f++) {
+				const char *in = inputs[i], *cache = caches[c], *fl = flushes[f];
+
+				print_message("# %s under %s %s\n", in, cache, fl);
+				expect_ok("replay %s --cache %s %s --json l.json >l.txt", in, cache,
+					  fl);
+				expect_ok("replay %s --cache %s %s --record out.mt --json a.json "
+					  ">a.txt",
+					  in, cache, fl);
+				expect_ok("replay out.mt --cache %s %s --json r.json >r.txt", cache,
+					  fl);
+				expect_same_reports("l.json", "a.json");
+				expect_same_reports("l.json", "r.json");
+				/* The text after its first line (the trace's name, format,
+				 * records). */
+				assert_int_equal(
+					sh("tail -n +2 l.txt >l2 && tail -n +2 a.txt >a2 && "
+					   "tail -n +2 r.txt >r2 && cmp -s l2 a2 && "
+					   "cmp -s l2 r2"),
+					0);
+			}
+	assert_int_equal(sh("rm -f ./*.mt ./*.json ./*.txt l2 a2 r2"), 0);
+}
+
+static void
+test_replay_record_stdout(void **state)
+{
+	struct result r;
+
+	(void)state;
+	write_file("s.din", "0 100\n1 104\n2 2000\n0 100\n");
+	/* The trace on stdout, the text report on stderr. */
+	r = shell("{ %s replay s.din --cache " CACHE_B " --record - | %s replay - --cache " CACHE_B
+		  " --json p.json >/dev/null; }",
+		  MEMSIM_BIN, MEMSIM_BIN);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "trace s.din (din): 4 records, 4 accesses"));
+	result_free(&r);
+	expect_ok("replay s.din --cache " CACHE_B " --json l.json");
+	expect_same_reports("l.json", "p.json");
+	/* One thread records, with a note why when more were asked for. */
+	r = memsim("replay s.din --cache " CACHE_B " --threads 2 --record t.mt --json t.json");
+	assert_int_equal(r.rc, 0);
+	assert_true(one_line_with(r.err, "note: --threads 2: 1 thread: --record: one thread "
+					 "reads, records and simulates"));
+	result_free(&r);
+	expect_same_reports("l.json", "t.json");
+	/* The recording's header holds the command that made it. */
+	r = memsim("replay t.mt --cache lab --json h.json");
+	assert_int_equal(r.rc, 0);
+	result_free(&r);
+	{
+		cJSON *h = read_json("h.json");
+		const char *cmd = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(h, "trace"), "recorded_command"));
+
+		assert_non_null(cmd);
+		/* as the report's header gives it: options first (getopt_long's order) */
+		assert_string_equal(cmd, "memsim replay --cache " CACHE_B
+					 " --threads 2 --record t.mt --json t.json s.din");
+		cJSON_Delete(h);
+	}
+	r = memsim("help replay");
+	assert_non_null(strstr(r.out, "--record OUT"));
+	result_free(&r);
+	assert_int_equal(sh("rm -f s.din ./*.json t.mt"), 0);
+}
+
+static void
+test_replay_record_errors(void **state)
+{
+	(void)state;
+	write_file("ok.din", "0 100\n1 104\n");
+	expect_error("replay ok.din --cache lab --record ''", 2,
+		     "--record: the file name is empty");
+	expect_error("replay ok.din --cache lab --record - --json -", 2,
+		     "--record - and --json - both want stdout");
+	expect_error("replay ok.din --cache lab --record nodir/f.mt", 1,
+		     "recording: cannot create nodir/f.mt");
+	expect_error("replay ok.din --cache lab --record /dev/full >/dev/null", 1,
+		     "recording: writing /dev/full: No space left on device");
+	/* A garbled or truncated trace: the file at OUT stays as it was, no temporary left. */
+	write_file("old.mt", "the file that was there\n");
+	write_file("bad.din", "0 100\n1 104\nx 108\n");
+	expect_error("replay bad.din --cache lab --record old.mt", 1,
+		     "bad.din:3: bad label in 'x 108' (expected 'LABEL ADDRESS') (the "
+		     "incomplete recording was removed)");
+	assert_int_equal(sh("printf '\\000\\001\\000\\000\\004\\000\\000\\000\\010' >cut.dinbin"),
+			 0);
+	expect_error("replay cut.dinbin --format dinbin --cache lab --record old.mt", 1,
+		     "cut.dinbin: truncated record 2 at byte 8: 1 of 8 bytes (the incomplete "
+		     "recording was removed)");
+	expect_error("replay cut.dinbin --cache lab", 1,
+		     "cut.dinbin: cannot tell the trace format; pass --format din|lackey|memsim, "
+		     "or dinbin for Dinero IV's binary format, which has no magic to tell it by");
+	assert_int_equal(sh("grep -qx 'the file that was there' old.mt"), 0);
+	assert_int_equal(sh("test \"$(ls -a | grep -c old.mt)\" = 1"), 0);
+	expect_error("replay bad.din --cache lab --record new.mt", 1, "bad.din:3: bad label");
+	assert_int_equal(sh("test ! -e new.mt"), 0);
+	assert_int_equal(sh("rm -f ok.din bad.din old.mt cut.dinbin"), 0);
+}
+
 int
 main(void)
 {
@@ -235,6 +408,9 @@ main(void)
 		cmocka_unit_test(test_record_stdout),
 		cmocka_unit_test(test_record_sampled),
 		cmocka_unit_test(test_record_errors),
+		cmocka_unit_test(test_replay_record_converts),
+		cmocka_unit_test(test_replay_record_stdout),
+		cmocka_unit_test(test_replay_record_errors),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

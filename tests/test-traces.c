@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sim/spec.h"
+#include "tests/counters.h"
 #include "tests/unit.h"
 #include "traces/replay.h"
 
@@ -681,6 +682,95 @@ test_open_errors(void **state)
 	assert_non_null(strstr(err, "not a memsim trace"));
 }
 
+/* A trace whose declarations come at every point: in the header, between accesses, and a
+ * phase declared after the last switch. */
+static void
+write_declarations(const char *path)
+{
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-traces --decl", err, sizeof(err));
+
+	assert_non_null(w);
+	mtrace_writer_array(w, "H", 0x1000, 0x1000, TRACE_SPACE_DRAM);
+	mtrace_writer_phase(w, "head");
+	for (uint64_t a = 0x1000; a < 0x3000; a += 24)
+		mtrace_writer_access(w, a % 3 ? TRACE_EV_LOAD : TRACE_EV_STORE, a, 8, 1);
+	mtrace_writer_array(w, "T", 0x2000, 0x800, TRACE_SPACE_TILE);
+	mtrace_writer_phase(w, "mid");
+	mtrace_writer_set_phase(w, 1);
+	for (uint64_t a = 0x1800; a < 0x2800; a += 40)
+		mtrace_writer_access(w, TRACE_EV_STORE, a, 16, 2);
+	mtrace_writer_set_phase(w, 0);
+	mtrace_writer_access(w, TRACE_EV_LOAD, 0x1000, 64, 1);
+	mtrace_writer_phase(w, "tail");
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+}
+
+/* The phases a reader of path knows at its end. */
+static unsigned
+phases_at_end(const char *path)
+{
+	char err[512];
+	struct trace_reader *r = trace_reader_open(path, TRACE_FORMAT_MEMSIM, err, sizeof(err));
+	unsigned n;
+
+	assert_non_null(r);
+	while (trace_reader_read(r, got, 1000) > 0)
+		;
+	n = trace_reader_phase_count(r);
+	trace_reader_close(r);
+	return n;
+}
+
+/* replay_file_record() of memsim traces with arrays (a tile, a scratch one) and phases
+ * declared in the header and mid-trace: a replay of the recording gives every counter of the
+ * replay that made it, per array and phase too, and its reader knows the same phases. */
+static void
+test_replay_record(void **state)
+{
+	static const char *specs[] = {
+		"L1=4K:8:64,L2=32K:16:64",
+		"L1=1K:2:32:fifo,L2=8K:4:64,tiles=scratch",
+		"L1=2K:4:64:plru:wt:nwa,L2=16K:8:64",
+		NULL,
+	};
+	static const char *names[] = { "round.mtr", "local.mtr", "decl.mtr" };
+	char path[512], out[512], err[4608];
+
+	(void)state;
+	path_in_tmp(out, sizeof(out), "recorded.mtr");
+	for (int t = 0; t < 3; t++) {
+		path_in_tmp(path, sizeof(path), names[t]);
+		if (t == 0)
+			write_sample(path, 20000);
+		else if (t == 1)
+			write_local_sample(path, 20000);
+		else
+			write_declarations(path);
+		for (int i = 0; specs[i]; i++) {
+			struct replay_record to = { out, "test-traces --record" };
+			struct replay_result a, b;
+			struct spec spec;
+
+			assert_int_equal(spec_parse(specs[i], &spec, err, sizeof(err)), 0);
+			if (replay_file_record(path, TRACE_FORMAT_AUTO, &spec, true, &to, &a, err,
+					       sizeof(err)) ||
+			    replay_file(out, TRACE_FORMAT_MEMSIM, &spec, true, &b, err,
+					sizeof(err)))
+				fail_msg("%s under %s: %s", names[t], specs[i], err);
+			if (!same_counters(a.cache, b.cache))
+				fail_msg("%s under %s: the recording replays otherwise", names[t],
+					 specs[i]);
+			assert_true(cache_phase_count(a.cache) > 1);
+			assert_int_equal(a.accesses, b.accesses);
+			assert_string_equal(b.recorded_command, "test-traces --record");
+			replay_result_finish(&a);
+			replay_result_finish(&b);
+		}
+		assert_int_equal(phases_at_end(out), phases_at_end(path));
+	}
+}
+
 int
 main(void)
 {
@@ -690,6 +780,7 @@ main(void)
 		cmocka_unit_test(test_memsim_access_sizes),
 		cmocka_unit_test(test_memsim_phase_cap),
 		cmocka_unit_test(test_memsim_fused_replay),
+		cmocka_unit_test(test_replay_record),
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_lackey),
 		cmocka_unit_test(test_lackey_modify_split),

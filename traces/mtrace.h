@@ -61,6 +61,12 @@ void mtrace_writer_set_phase(struct mtrace_writer *w, int phase);
 void mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64_t addr,
 			  uint32_t size, uint32_t count);
 
+/* Appends e (an access, size at most TRACE_MAX_ACCESS_BYTES, as every reader gives) as it is,
+ * with its count: never merged with the access before, so a reader of the file gives e back,
+ * one event for one (a count repeats a straddling access line by line, so two accesses merged
+ * into one count would touch the lines in another order). */
+void mtrace_writer_ref(struct mtrace_writer *w, const struct cache_ref *e);
+
 /* A sink for trace_ctx_create() that records into w (which stays the caller's). */
 struct trace_sink mtrace_writer_sink(struct mtrace_writer *w);
 

@@ -275,6 +275,14 @@ mtrace_writer_access(struct mtrace_writer *w, enum trace_event_kind kind, uint64
 	w->have_pending = true;
 }
 
+void
+mtrace_writer_ref(struct mtrace_writer *w, const struct cache_ref *e)
+{
+	flush_pending(w);
+	w->accesses += e->count;
+	emit(w, e);
+}
+
 static int
 add_decl(struct mtrace_writer *w, const struct decl *d)
 {

@@ -9,7 +9,7 @@
 #include "traces/mtrace.h"
 #include "traces/reader_impl.h"
 
-static const char *format_names[] = { "auto", "din", "lackey", "memsim" };
+static const char *format_names[] = { "auto", "din", "lackey", "memsim", "dinbin" };
 
 const char *
 trace_format_name(enum trace_format f)
@@ -20,7 +20,7 @@ trace_format_name(enum trace_format f)
 bool
 trace_format_parse(const char *name, enum trace_format *out)
 {
-	for (int f = TRACE_FORMAT_DIN; f <= TRACE_FORMAT_MEMSIM; f++) {
+	for (int f = TRACE_FORMAT_DIN; f <= TRACE_FORMAT_DINBIN; f++) {
 		if (strcasecmp(name, format_names[f]) == 0) {
 			*out = (enum trace_format)f;
 			return true;
@@ -94,7 +94,8 @@ trace_reader_open(const char *path, enum trace_format format, char *err, size_t 
 			else
 				snprintf(err, errlen,
 					 "%s: cannot tell the trace format; pass --format "
-					 "din|lackey|memsim",
+					 "din|lackey|memsim, or dinbin for Dinero IV's binary "
+					 "format, which has no magic to tell it by",
 					 r->in.path);
 			goto fail;
 		}
@@ -140,6 +141,9 @@ trace_reader_read(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		break;
 	case TRACE_FORMAT_LACKEY:
 		n = lackey_decode(r, buf, max);
+		break;
+	case TRACE_FORMAT_DINBIN:
+		n = dinbin_decode(r, buf, max);
 		break;
 	default:
 		n = r->done ? 0 : mtrace_decode(r, buf, max);

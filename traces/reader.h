@@ -1,10 +1,10 @@
 #pragma once
 
 /*
- * Streaming trace readers for Dinero IV's din text, Valgrind lackey's --trace-mem=yes output
- * and memsim's own binary format. Events are decoded in batches; the file is never loaded
- * whole. A garbled or truncated trace is an error naming the file and the line (text) or
- * record (binary): the valid prefix is never passed off as the whole trace.
+ * Streaming trace readers for Dinero IV's din text and binary formats, Valgrind lackey's
+ * --trace-mem=yes output and memsim's own binary format. Events are decoded in batches; the
+ * file is never loaded whole. A garbled or truncated trace is an error naming the file and the
+ * line (text) or record (binary): the valid prefix is never passed off as the whole trace.
  *
  * Events are struct cache_ref (sim/cache.h), so a batch goes straight to the model; kinds
  * past the three access kinds are trace controls the replayer handles.
@@ -17,9 +17,10 @@
 #include "sim/cache.h"
 #include "sim/trace_types.h"
 
-/* The longest access a trace may hold (lackey's and memsim's formats; din's are 4 bytes). A
- * longer one is an error: an access costs a line's work per line it spans, so a few bytes of
- * trace could otherwise ask for hours. memsim's writer splits longer accesses. */
+/* The longest access a trace may hold (lackey's and memsim's formats; din's are 4 bytes,
+ * dinbin's at most 65535). A longer one is an error: an access costs a line's work per line it
+ * spans, so a few bytes of trace could otherwise ask for hours. memsim's writer splits longer
+ * accesses. */
 #define TRACE_MAX_ACCESS_BYTES (UINT32_C(1) << 20)
 
 enum trace_format {
@@ -27,12 +28,13 @@ enum trace_format {
 	TRACE_FORMAT_DIN,
 	TRACE_FORMAT_LACKEY,
 	TRACE_FORMAT_MEMSIM,
+	TRACE_FORMAT_DINBIN, /* Dinero IV's binary format: no magic, never sniffed */
 };
 
 struct trace_reader;
 
-/* Opens path ("-" for stdin) in the given format (AUTO sniffs it). Returns NULL with a
- * one-line message in err on failure. Caller closes with trace_reader_close(). */
+/* Opens path ("-" for stdin) in the given format (AUTO sniffs it; never as DINBIN). Returns NULL
+ * with a one-line message in err on failure. Caller closes with trace_reader_close(). */
 struct trace_reader *trace_reader_open(const char *path, enum trace_format format, char *err,
 				       size_t errlen);
 void trace_reader_close(struct trace_reader *r);
@@ -54,7 +56,7 @@ long trace_reader_simulate(struct trace_reader *r, struct cache *c, struct cache
 
 enum trace_format trace_reader_format(const struct trace_reader *r);
 const char *trace_format_name(enum trace_format f);
-/* Parses "din", "lackey", "memsim"; returns false for anything else. */
+/* Parses "din", "lackey", "memsim", "dinbin"; returns false for anything else. */
 bool trace_format_parse(const char *name, enum trace_format *out);
 
 /* memsim format header fields (empty strings for text formats). Borrowed. */

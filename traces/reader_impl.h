@@ -38,6 +38,7 @@ long reader_fail(struct trace_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 long din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
+long dinbin_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
 long lackey_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);
 int mtrace_read_header(struct trace_reader *r);
 long mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max);

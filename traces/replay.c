@@ -6,6 +6,7 @@
 
 #include "base/progress.h"
 #include "base/util.h"
+#include "traces/replay_record.h"
 
 static int
 declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in_scratch, char *err,
@@ -22,9 +23,10 @@ declare_array(struct trace_reader *r, struct cache *c, unsigned i, bool tiles_in
 	return 0;
 }
 
-int
-replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch, uint64_t *accesses,
-	      char *err, size_t errlen)
+/* replay_reader(), recording into rec where it is given. */
+static int
+replay_events(struct trace_reader *r, struct cache *c, bool tiles_in_scratch,
+	      struct replay_recorder *rec, uint64_t *accesses, char *err, size_t errlen)
 {
 	const struct cache_cpu_stats *cpu = cache_cpu(c);
 	uint64_t before = cpu->ops[0] + cpu->ops[1] + cpu->ops[2];
@@ -37,10 +39,12 @@ replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch, ui
 			goto out;
 	for (;;) {
 		struct cache_ref ctl;
-		long got = trace_reader_simulate(r, c, &ctl);
+		long got = rec ? replay_recorder_simulate(rec, r, c, &ctl, err, errlen)
+			       : trace_reader_simulate(r, c, &ctl);
 
 		if (got < 0) {
-			snprintf(err, errlen, "%s", trace_reader_error(r));
+			if (!rec)
+				snprintf(err, errlen, "%s", trace_reader_error(r));
 			goto out;
 		}
 		if (got == 0)
@@ -73,11 +77,70 @@ out:
 }
 
 int
+replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch, uint64_t *accesses,
+	      char *err, size_t errlen)
+{
+	return replay_events(r, c, tiles_in_scratch, NULL, accesses, err, errlen);
+}
+
+/* Opens the recording of a replay of r into rec; returns 0, or -1 with err. */
+static int
+record_open(struct replay_recorder *rec, const struct replay_record *to,
+	    const struct trace_reader *r, char *err, size_t errlen)
+{
+	char why[4400];
+
+	rec->w = mtrace_writer_open(to->path, to->command ? to->command : "", why, sizeof(why));
+	if (!rec->w) {
+		snprintf(err, errlen, "recording: %s", why);
+		return -1;
+	}
+	if (replay_recorder_sync(rec, r, err, errlen)) {
+		mtrace_writer_discard(rec->w);
+		return -1;
+	}
+	return 0;
+}
+
+/* Ends the recording of a replay that ok says succeeded: put in place, or, failed, removed
+ * (saying so after the message in err). Returns 0, or -1 with err. */
+static int
+record_close(struct replay_recorder *rec, const struct trace_reader *r, bool ok, char *err,
+	     size_t errlen)
+{
+	char why[4400];
+	size_t n;
+
+	if (ok && replay_recorder_sync(rec, r, err, errlen))
+		ok = false;
+	if (!ok) {
+		n = strlen(err);
+		if (mtrace_writer_discard(rec->w) && n < errlen)
+			snprintf(err + n, errlen - n, " (the incomplete recording was removed)");
+		return -1;
+	}
+	if (mtrace_writer_close(rec->w, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(err, errlen, "recording: %s", why);
+	return -1;
+}
+
+int
 replay_file(const char *path, enum trace_format format, const struct spec *spec, bool flush,
 	    struct replay_result *out, char *err, size_t errlen)
 {
+	return replay_file_record(path, format, spec, flush, NULL, out, err, errlen);
+}
+
+int
+replay_file_record(const char *path, enum trace_format format, const struct spec *spec, bool flush,
+		   const struct replay_record *to, struct replay_result *out, char *err,
+		   size_t errlen)
+{
+	struct replay_recorder rec = { 0 };
 	struct trace_reader *r;
 	double t0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	r = trace_reader_open(path, format, err, errlen);
@@ -92,16 +155,24 @@ replay_file(const char *path, enum trace_format format, const struct spec *spec,
 		return -1;
 	}
 	spec_format(spec, out->spec_text, sizeof(out->spec_text));
-	progress_begin("replay");
-	t0 = now_seconds();
-	if (replay_reader(r, out->cache, spec->tiles_in_scratch, &out->accesses, err, errlen)) {
-		progress_end();
+	if (to && record_open(&rec, to, r, err, errlen)) {
 		trace_reader_close(r);
 		replay_result_finish(out);
 		return -1;
 	}
+	progress_begin("replay");
+	t0 = now_seconds();
+	rc = replay_events(r, out->cache, spec->tiles_in_scratch, to ? &rec : NULL, &out->accesses,
+			   err, errlen);
 	out->seconds = now_seconds() - t0;
 	progress_end();
+	if (to && record_close(&rec, r, rc == 0, err, errlen))
+		rc = -1;
+	if (rc) {
+		trace_reader_close(r);
+		replay_result_finish(out);
+		return -1;
+	}
 	if (flush)
 		cache_flush(out->cache);
 	cache_sample_scale(out->cache); /* set sampling's estimate; nothing otherwise */

@@ -39,6 +39,20 @@ int replay_reader(struct trace_reader *r, struct cache *c, bool tiles_in_scratch
 int replay_file(const char *path, enum trace_format format, const struct spec *spec, bool flush,
 		struct replay_result *out, char *err, size_t errlen);
 
+/* Where replay_file_record() writes what it replays: a memsim trace (traces/mtrace.h). */
+struct replay_record {
+	const char *path;    /* "-" for stdout */
+	const char *command; /* for the header; NULL: none */
+};
+
+/* replay_file() that also writes every event it replays into a memsim trace at to->path (as
+ * mtrace_writer_open() writes it: a temporary put in place at the end): a replay of it gives
+ * this replay's counters. On failure nothing is put in place, and err says so where a
+ * temporary was removed. to NULL: replay_file(). */
+int replay_file_record(const char *path, enum trace_format format, const struct spec *spec,
+		       bool flush, const struct replay_record *to, struct replay_result *out,
+		       char *err, size_t errlen);
+
 /* replay_file() on up to `threads` threads (0: 1), the sets split between them: the counts
  * are replay_file()'s, exactly. memsim's binary format from a regular file is read whole by
  * every thread (cache_set_slice()); text formats and pipes by one reader feeding the threads

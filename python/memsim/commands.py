@@ -85,9 +85,11 @@ def formula(kernel: PathLike, *, N: int = 1024, d: int = 64, heads: int = 1,
 
 
 def replay(path: PathLike, *, cache: str, format: str | None = None, flush: bool = True,
-           seed: int = 1, sample_sets: int | None = None) -> dict[str, Any]:
-    """Replays a trace file (din, lackey or memsim's own) through a cache model:
-    `memsim replay --json`'s report as a dict."""
+           seed: int = 1, sample_sets: int | None = None,
+           record: PathLike | None = None) -> dict[str, Any]:
+    """Replays a trace file (din, dinbin, lackey or memsim's own) through a cache model:
+    `memsim replay --json`'s report as a dict. record=PATH also writes the trace there in
+    memsim's own format."""
     args = ["replay", _args.path("path", path), "--cache", _args.text("cache", cache)]
     if format is not None:
         args += ["--format", _args.text("format", format)]
@@ -96,6 +98,8 @@ def replay(path: PathLike, *, cache: str, format: str | None = None, flush: bool
     args += ["--seed", str(_args.integer("seed", seed))]
     if sample_sets is not None:
         args += ["--sample-sets", str(_args.integer("sample_sets", sample_sets))]
+    if record is not None:
+        args += ["--record", _args.path("record", record)]
     return _cli.call_json(args)[0]
 
 

@@ -141,6 +141,17 @@ def test_record_and_replay(tmp_path):
     assert b["dram"] == c["dram"]
 
 
+def test_replay_records(tmp_path):
+    """replay(record=) converts a din trace to memsim's format, which replays alike."""
+    din = tmp_path / "t.din"
+    din.write_text("".join(f"{i % 3} {0x1000 + 52 * i:x}\n" for i in range(2000)))
+    a = memsim.replay(din, cache="L1=1K:2:64", record=tmp_path / "t.mt")
+    b = memsim.replay(tmp_path / "t.mt", cache="L1=1K:2:64")
+    assert b["trace"]["format"] == "memsim"
+    for k in ("levels", "dram", "cpu"):
+        assert a[k] == b[k], k
+
+
 def test_paths_not_utf8(tmp_path, monkeypatch):
     """A path of bytes that are not UTF-8, as os.fsdecode() gives it: the run works and its
     report names the path as the same str (memsim's JSON escapes the byte as \\udcff); a

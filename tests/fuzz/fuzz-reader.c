@@ -2,10 +2,10 @@
  * What the trace-reader harnesses check, for each input:
  *  1. Decoding with trace_reader_read() either ends cleanly or fails with a message, and keeps
  *     reader.h's contract: an access has size >= 1 and count >= 1 and does not wrap (a din
- *     reference is 4 bytes at a multiple of 4); a control event names a declared phase or
- *     array and ends its batch; the end and an error are sticky. This pass reads one event
- *     at a time, so it sees every event before an error (a failing batch returns none of
- *     its events).
+ *     reference is 4 bytes at a multiple of 4, a dinbin one at most 65535 bytes at a 32-bit
+ *     address); a control event names a declared phase or array and ends its batch; the
+ *     end and an error are sticky. This pass reads one event at a time, so it sees every
+ *     event before an error (a failing batch returns none of its events).
  *  2. The same file opened with TRACE_FORMAT_AUTO, when the sniffer picks this format,
  *     decodes in batches of a size the input picks (so batch ends fall everywhere: lackey's
  *     M lines split) to the same events, up to the error if any, and the same message.
@@ -142,6 +142,12 @@ decode(struct trace_reader *r, size_t batch, struct decoded *d)
 					      (e->size == 4 && e->count == 1 && !(e->addr & 3)),
 				      "din reference of %u bytes at %llx", e->size,
 				      (unsigned long long)e->addr);
+				/* Dinero IV binary: one reference, in 32 bits, of 16-bit size. */
+				CHECK(trace_reader_format(r) != TRACE_FORMAT_DINBIN ||
+					      (e->count == 1 && e->size <= 0xffff &&
+					       e->addr <= UINT32_MAX),
+				      "dinbin reference of %u bytes at %llx, count %u", e->size,
+				      (unsigned long long)e->addr, e->count);
 			} else {
 				CHECK(i == got - 1, "control event %ld of a batch of %ld", i, got);
 				CHECK(e->kind == TRACE_EV_PHASE || e->kind == TRACE_EV_ARRAY,

@@ -1,8 +1,8 @@
 #pragma once
 
 /*
- * The body of the trace-reader fuzz harnesses (fuzz-din.c, fuzz-lackey.c, fuzz-memsim.c):
- * each passes its input here with the format it fuzzes.
+ * The body of the trace-reader fuzz harnesses (fuzz-din.c, fuzz-dinbin.c, fuzz-lackey.c,
+ * fuzz-memsim.c): each passes its input here with the format it fuzzes.
  */
 
 #include <stddef.h>
