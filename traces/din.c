@@ -47,61 +47,63 @@ hex_field(const char *s, const char *end, uint64_t *out, size_t *digits)
 /* A byte in every lane of a 64-bit word: the constants of the 8-lane (SWAR) digit tests. */
 #define LANES(b) (UINT64_C(0x0101010101010101) * (b))
 
-/* The 8 bytes at p as a word whose lane i (bits 8i to 8i + 7) is p[i], on any host; written
- * out, not as a loop, so that compilers see one load. */
+/* The 8 bytes at p as a word read the way digits are, p[0] in the top lane (bits 56 to 63)
+ * and p[7] in lane 0, on any host; written out, not as a loop, so that compilers see one load
+ * and a byte swap. */
 static inline uint64_t
-load_lanes(const uint8_t *p)
+load_digits(const uint8_t *p)
 {
-	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-	       (uint64_t)p[7] << 56;
+	return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+	       (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+	       (uint64_t)p[6] << 8 | (uint64_t)p[7];
 }
 
-/* 0x80 in each lane of w that holds an ASCII hex digit, 0 in the others. Each range test adds
- * to a lane's low 7 bits, so no carry reaches the next lane; a byte with its top bit set is no
- * digit. Lanes 'A'-'F' test as 'a'-'f' (| 0x20); the digits test without it. */
+/* 0x80 in each lane of w that holds an ASCII hex digit, 0 in the others; lanes 'A'-'F' test
+ * as 'a'-'f' (| 0x20), the digits without it. A byte from 0x80 up fails both range tests by
+ * itself, but its sums may carry into the lane above and its differences borrow from it, so a
+ * lane above a non-digit may read wrong. The lowest non-digit always reads right (nothing
+ * carries from below it): whether all of a word's lanes are digits is exact. */
 static inline uint64_t
 hex_lanes(uint64_t w)
 {
-	const uint64_t low = w & LANES(0x7f), folded = low | LANES(0x20);
-	const uint64_t digit = (low + LANES(0x80 - '0')) & ~(low + LANES(0x7f - '9'));
+	const uint64_t folded = w | LANES(0x20);
+	const uint64_t digit = (w + LANES(0x80 - '0')) & ~(w + LANES(0x7f - '9'));
 	const uint64_t letter = (folded + LANES(0x80 - 'a')) & ~(folded + LANES(0x7f - 'f'));
 
-	return (digit | letter) & ~w & LANES(0x80);
+	return (digit | letter) & LANES(0x80);
 }
 
-/* w's first n lanes (1 to 8) moved up to the top, '0' digits in the lanes they leave: the
- * same number, now 8 digits long, with no byte of what follows them. */
+/* The number that the hex digits in w's lanes spell, lane 0 the least significant; lanes of
+ * zero count as 0 digits. A digit's value is its low nibble, plus 9 for a letter (bit 6 set);
+ * then three rounds merge neighbouring lanes into bytes, 16-bit and 32-bit halves. */
 static inline uint64_t
-digits_on_top(uint64_t w, unsigned n)
-{
-	const unsigned shift = 8 * (8 - n);
-
-	return w << shift | (LANES('0') & ~(~UINT64_C(0) << shift));
-}
-
-/* The number that the 8 hex digits in w spell, lane 0 the most significant. A digit's value is
- * its low nibble, plus 9 for a letter (bit 6 set); then each even lane takes its odd neighbour
- * as its low nibble, and two multiplies gather the four even lanes' bytes, most significant
- * first, into bits 32 to 63 (no partial product there overlaps another). */
-static inline uint64_t
-hex8_value(uint64_t w)
+hex_value(uint64_t w)
 {
 	uint64_t v = (w & LANES(0x0f)) + 9 * ((w >> 6) & LANES(1));
 
-	v = (v << 4) + (v >> 8);
-	return ((v & UINT64_C(0x000000ff000000ff)) * ((UINT64_C(1) << 56) + (1 << 8)) +
-		((v >> 16) & UINT64_C(0x000000ff000000ff)) * ((UINT64_C(1) << 48) + 1)) >>
-	       32;
+	v = (v | v >> 4) & UINT64_C(0x00ff00ff00ff00ff);
+	v = (v | v >> 8) & UINT64_C(0x0000ffff0000ffff);
+	return (v | v >> 16) & UINT64_C(0xffffffff);
 }
 
-/* Decodes line[0 .. len) into *e if it is the usual line "L ADDR\n": a label 0-3, one space,
- * 1 to 16 hex digits (0x allowed) and the newline at line[len - 1] (the digits hold no
- * newline, so that is the line's end). false for any other line (blank, commented, tabs,
- * '\r', garbled) or a wrong len: din_decode() then reads it the full way, which gives the same
- * reference for every line accepted here. Reads QUICK_LINE_MAX bytes from line. */
+/* The layout of a usual line "L ADDR\n" (quick_line()): the fast path expects each line to
+ * have the one before it. */
+struct shape {
+	size_t len;     /* bytes, '\n' included; 1 matches no line */
+	size_t last_at; /* where the last 8 digits' word is loaded from */
+	unsigned shift; /* bits of that load past the last digit */
+	uint64_t lanes; /* 0x80 in that word's lanes that hold digits, after the shift */
+	bool hex_0x;    /* 0x before the digits */
+	bool wide;      /* more than 8 digits: another word of them before the last */
+};
+
+/* Decodes the line at line into *e if it is a usual line of shape s: a label 0-3, one space,
+ * 0x if s has it, hex digits where s has them, the newline at line[s.len - 1] (the digits hold
+ * no newline, so that is the line's end). false for any other line or shape: the caller then
+ * measures the line (line_shape()) or reads it the full way, which gives the same reference
+ * for every line accepted here. Reads QUICK_LINE_MAX bytes from line. */
 static ALWAYS_INLINE bool
-quick_line(const uint8_t *line, size_t len, struct cache_ref *e)
+quick_line(const uint8_t *line, struct shape s, struct cache_ref *e)
 {
 	/* size, kind and count by label: Dinero's "misc" (3) is a read. */
 	static const struct cache_ref ref[4] = {
@@ -112,69 +114,64 @@ quick_line(const uint8_t *line, size_t len, struct cache_ref *e)
 	};
 	/* The label and its space as one number: 0-3 for "0 " to "3 ", more for anything else. */
 	const uint32_t label = (uint32_t)(line[0] | line[1] << 8) - ('0' | ' ' << 8);
-	const uint8_t *q = line + 2;
 	uint64_t w, addr;
-	size_t digits;
 
-	if (label > 3 || len < 4 || len > QUICK_LINE_MAX || line[len - 1] != '\n')
+	if (label > 3 || line[s.len - 1] != '\n')
 		return false;
-	if (q[0] == '0' && (q[1] | 0x20) == 'x')
-		q += 2;
-	digits = (size_t)(line + len - 1 - q);
-	if (digits == 0 || digits > 16)
+	/* Without 0x in s, a line that has it fails below: 'x' is no digit. */
+	if (s.hex_0x && (line[2] != '0' || (line[3] | 0x20) != 'x'))
 		return false;
-	w = load_lanes(q);
-	if (digits <= 8) {
-		w = digits_on_top(w, (unsigned)digits);
-		if (hex_lanes(w) != LANES(0x80))
-			return false;
-		addr = hex8_value(w);
-	} else {
-		uint64_t w1 = digits_on_top(load_lanes(q + 8), (unsigned)(digits - 8));
+	/* The digits' last word shifted down to the last digit: the lanes of what follows leave,
+	 * and the top lanes, now zero, must be the only ones that are not digits. */
+	w = load_digits(line + s.last_at) >> s.shift;
+	if (hex_lanes(w) != s.lanes)
+		return false;
+	addr = hex_value(w);
+	if (s.wide) {
+		const uint64_t w0 = load_digits(line + s.last_at - 8);
 
-		if ((hex_lanes(w) & hex_lanes(w1)) != LANES(0x80))
+		if (hex_lanes(w0) != LANES(0x80))
 			return false;
-		addr = hex8_value(w) << (4 * (digits - 8)) | hex8_value(w1);
+		addr |= hex_value(w0) << (64 - s.shift) / 2;
 	}
 	*e = ref[label];
 	e->addr = addr & ~UINT64_C(3);
 	return true;
 }
 
-/* The length of the line at line, '\n' included, if it is a usual line (quick_line()); else
- * 0 or a length quick_line() refuses. Reads QUICK_LINE_MAX bytes from line. */
-static inline size_t
-usual_length(const uint8_t *line)
+/* The shape of the line at line if it is a usual line; else a shape quick_line() refuses for
+ * it, or len 0 when its digits are not followed by a newline. Reads QUICK_LINE_MAX bytes from
+ * line. Out of line: it runs only where a line's shape changes. */
+static NOINLINE struct shape
+line_shape(const uint8_t *line)
 {
-	const uint8_t *q = line + 2;
+	struct shape s = { .hex_0x = line[2] == '0' && (line[3] | 0x20) == 'x' };
+	const size_t digits_at = s.hex_0x ? 4 : 2;
 	uint64_t not0, not1;
 	size_t digits;
 
-	if (q[0] == '0' && (q[1] | 0x20) == 'x')
-		q += 2;
-	/* The digits run up to the first lane that is not one, in the first word or the next. */
-	not0 = ~hex_lanes(load_lanes(q)) & LANES(0x80);
-	not1 = ~hex_lanes(load_lanes(q + 8)) & LANES(0x80);
+	/* The digits run up to the first lane that is not one, in the first word or the next
+	 * (hex_lanes() may read a lane above a non-digit wrong: quick_line() then refuses). */
+	not0 = ~hex_lanes(load_digits(line + digits_at)) & LANES(0x80);
+	not1 = ~hex_lanes(load_digits(line + digits_at + 8)) & LANES(0x80);
 	if (not0)
-		digits = (size_t)__builtin_ctzll(not0) / 8;
+		digits = (size_t)__builtin_clzll(not0) / 8;
 	else
-		digits = 8 + (not1 ? (size_t)__builtin_ctzll(not1) / 8 : 8);
-	return (size_t)(q + digits + 1 - line);
-}
-
-/* quick_line() for a line whose length differs from the one before: *len becomes its length.
- * Out of line, so that quick_lines()' loop stays small. */
-static NOINLINE bool
-quick_line_new_length(const uint8_t *line, size_t *len, struct cache_ref *e)
-{
-	*len = usual_length(line);
-	return quick_line(line, *len, e);
+		digits = 8 + (not1 ? (size_t)__builtin_clzll(not1) / 8 : 8);
+	if (digits == 0 || line[digits_at + digits] != '\n')
+		return (struct shape){ .len = 0 };
+	s.len = digits_at + digits + 1;
+	s.wide = digits > 8;
+	s.last_at = digits_at + (s.wide ? 8 : 0);
+	s.shift = 8 * (unsigned)((s.wide ? 16 : 8) - digits);
+	s.lanes = LANES(0x80) >> s.shift;
+	return s;
 }
 
 /* Decodes the usual lines (quick_line()) from the bytes read so far into buf, up to max; stops
  * at any other line and where fewer than QUICK_LINE_MAX bytes are left, for din_decode() to
  * read the full way (that one refills the buffer). Returns how many; consumes them.
- * Each line is first tried at the length of the one before: the next line's start then does
+ * Each line is first tried in the shape of the one before: the next line's start then does
  * not wait on this one's digits, the branch predictor carries it, and the CPU overlaps the
  * lines. Locals, not in's fields, carry the position: stores into buf could alias those. */
 static size_t
@@ -182,11 +179,16 @@ quick_lines(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	const uint8_t *line = r->in.buf + r->in.pos;
 	const uint8_t *const end = r->in.buf + r->in.len;
-	size_t n = 0, len = 0;
+	struct shape s = { .len = 1 };
+	size_t n = 0;
 
-	for (; n < max && end - line >= QUICK_LINE_MAX; n++, line += len)
-		if (!quick_line(line, len, &buf[n]) && !quick_line_new_length(line, &len, &buf[n]))
+	for (; n < max && end - line >= QUICK_LINE_MAX; n++, line += s.len) {
+		if (quick_line(line, s, &buf[n]))
+			continue;
+		s = line_shape(line);
+		if (s.len == 0 || !quick_line(line, s, &buf[n]))
 			break;
+	}
 	r->in.pos = (size_t)(line - r->in.buf);
 	r->records += n;
 	return n;
