@@ -89,7 +89,7 @@ hex_value(uint64_t w)
 /* The layout of a usual line "L ADDR\n" (quick_line()): the fast path expects each line to
  * have the one before it. */
 struct shape {
-	size_t len;     /* bytes, '\n' included; 1 matches no line */
+	size_t len;     /* bytes, '\n' included; 0: no usual line */
 	size_t last_at; /* where the last 8 digits' word is loaded from */
 	unsigned shift; /* bits of that load past the last digit */
 	uint64_t lanes; /* 0x80 in that word's lanes that hold digits, after the shift */
@@ -101,9 +101,10 @@ struct shape {
  * 0x if s has it, hex digits where s has them, the newline at line[s.len - 1] (the digits hold
  * no newline, so that is the line's end). false for any other line or shape: the caller then
  * measures the line (line_shape()) or reads it the full way, which gives the same reference
- * for every line accepted here. Reads QUICK_LINE_MAX bytes from line. */
+ * for every line accepted here. wide is s.wide, as a constant. Reads QUICK_LINE_MAX bytes
+ * from line. */
 static ALWAYS_INLINE bool
-quick_line(const uint8_t *line, struct shape s, struct cache_ref *e)
+quick_line(const uint8_t *line, struct shape s, bool wide, struct cache_ref *e)
 {
 	/* size, kind and count by label: Dinero's "misc" (3) is a read. */
 	static const struct cache_ref ref[4] = {
@@ -127,7 +128,7 @@ quick_line(const uint8_t *line, struct shape s, struct cache_ref *e)
 	if (hex_lanes(w) != s.lanes)
 		return false;
 	addr = hex_value(w);
-	if (s.wide) {
+	if (wide) {
 		const uint64_t w0 = load_digits(line + s.last_at - 8);
 
 		if (hex_lanes(w0) != LANES(0x80))
@@ -168,26 +169,65 @@ line_shape(const uint8_t *line)
 	return s;
 }
 
+/* Decodes up to max lines from line on while they have shape s into buf (wide is s.wide, as a
+ * constant); returns how many. The next line's start does not wait on this one's digits, only
+ * on s: the CPU overlaps the lines. */
+static ALWAYS_INLINE size_t
+same_shape(const uint8_t *line, struct shape s, bool wide, struct cache_ref *buf, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < max; n++, line += s.len)
+		if (!quick_line(line, s, wide, &buf[n]))
+			break;
+	return n;
+}
+
+/* same_shape() for up to 8 digits and for more, each a function of its own: each loop then
+ * carries only its own tests and gets the registers to itself. */
+static NOINLINE size_t
+same_shape_narrow(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
+{
+	return same_shape(line, s, false, buf, max);
+}
+
+static NOINLINE size_t
+same_shape_wide(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
+{
+	return same_shape(line, s, true, buf, max);
+}
+
 /* Decodes the usual lines (quick_line()) from the bytes read so far into buf, up to max; stops
  * at any other line and where fewer than QUICK_LINE_MAX bytes are left, for din_decode() to
- * read the full way (that one refills the buffer). Returns how many; consumes them.
- * Each line is first tried in the shape of the one before: the next line's start then does
- * not wait on this one's digits, the branch predictor carries it, and the CPU overlaps the
- * lines. Locals, not in's fields, carry the position: stores into buf could alias those. */
-static size_t
+ * read the full way (that one refills the buffer). Returns how many; consumes them. Lines
+ * come in runs of one shape, each run measured at its first line. Locals, not in's fields,
+ * carry the position: stores into buf could alias those. Out of line, so that din_decode()'s
+ * full parse does not take registers from this loop. */
+static NOINLINE size_t
 quick_lines(struct trace_reader *r, struct cache_ref *buf, size_t max)
 {
 	const uint8_t *line = r->in.buf + r->in.pos;
 	const uint8_t *const end = r->in.buf + r->in.len;
-	struct shape s = { .len = 1 };
 	size_t n = 0;
 
-	for (; n < max && end - line >= QUICK_LINE_MAX; n++, line += s.len) {
-		if (quick_line(line, s, &buf[n]))
-			continue;
-		s = line_shape(line);
-		if (s.len == 0 || !quick_line(line, s, &buf[n]))
+	while (n < max && end - line >= QUICK_LINE_MAX) {
+		const struct shape s = line_shape(line);
+		size_t run, fit;
+
+		if (s.len == 0)
 			break;
+		/* The lines of this shape that leave QUICK_LINE_MAX bytes from their start. */
+		fit = (size_t)(end - line - QUICK_LINE_MAX) / s.len + 1;
+		if (fit > max - n)
+			fit = max - n;
+		if (s.wide)
+			run = same_shape_wide(line, s, buf + n, fit);
+		else
+			run = same_shape_narrow(line, s, buf + n, fit);
+		if (run == 0) /* its shape, but not a usual line */
+			break;
+		n += run;
+		line += run * s.len;
 	}
 	r->in.pos = (size_t)(line - r->in.buf);
 	r->records += n;
