@@ -4,6 +4,9 @@
  * 1 data write, 2 instruction fetch, 3 "misc" (Dinero IV treats it as a read; so does memsim).
  * As Dinero IV does (dinfmt.c), every reference is 4 bytes at the address rounded down to a
  * multiple of 4. Labels 4 and 5 (copy-back and invalidate escapes) are refused.
+ * Lines of the usual form "L ADDR\n" (label 0-3, one space, 1 to 16 digits) are decoded 8 digits
+ * a word by quick_lines(); any other line (blanks, tabs, comments, '\r', errors) takes the full
+ * parse in din_decode(), which alone words the messages, so both give the same results.
  */
 
 #include <string.h>
