@@ -178,12 +178,12 @@ line_shape(const uint8_t *line)
 static ALWAYS_INLINE size_t
 same_shape(const uint8_t *line, struct shape s, bool wide, struct cache_ref *buf, size_t max)
 {
-	size_t n = 0;
+	struct cache_ref *e = buf, *const e_end = buf + max;
 
-	for (; n < max; n++, line += s.len)
-		if (!quick_line(line, s, wide, &buf[n]))
+	for (; e < e_end; e++, line += s.len)
+		if (!quick_line(line, s, wide, e))
 			break;
-	return n;
+	return (size_t)(e - buf);
 }
 
 /* same_shape() for up to 8 digits and for more, each a function of its own: each loop then
