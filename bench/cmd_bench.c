@@ -408,8 +408,9 @@ usage_bench(FILE *f)
 		"format and in din, replays both through the cache model and prints accesses per\n"
 		"second, with the rate of feeding the generator straight into the model for scale,\n"
 		"and the rate of reading the binary file without the model (the floor) and the\n"
-		"replay's time over the floor's, by wall and by user CPU time. All three must give\n"
-		"identical counters; bench fails if they do not.\n"
+		"replay's time over the floor's, by wall and by user CPU time; likewise the din\n"
+		"file parsed without the model and its time over reading its bytes alone. All\n"
+		"three must give identical counters; bench fails if they do not.\n"
 		"\n"
 		"  -n, --accesses N   at least this many accesses [50000000]\n"
 		"  -c, --cache SPEC   cache spec or preset [L1=32K:8:64,L2=1M:16:64]\n"
@@ -522,12 +523,14 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* The replay benchmark's state: its files, the four timings (the fourth, the binary file read
- * without the model, is the floor) and the models the first three left. */
+/* The replay benchmark's state: its files, the timings (t[3], the binary file read without
+ * the model, is the floor; t[4] the din file decoded without the model, t[5] its bytes only)
+ * and the models the first three left. */
+enum { BENCH_TIMINGS = 6 };
 struct trace_bench {
 	struct spec spec;
 	char work[4096], mt_path[4200], din_path[4200];
-	struct replay_timing t[4];
+	struct replay_timing t[BENCH_TIMINGS];
 	struct cache *result[3];
 };
 
@@ -577,7 +580,8 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 	if (spawn_guard_signal() || bench_write_files(tb, a) || spawn_guard_signal())
 		return EXIT_RUNTIME;
 	tb->t[1].file_bytes = tb->t[3].file_bytes = replay_bench_file_size(tb->mt_path);
-	tb->t[2].file_bytes = replay_bench_file_size(tb->din_path);
+	tb->t[2].file_bytes = tb->t[4].file_bytes = tb->t[5].file_bytes =
+		replay_bench_file_size(tb->din_path);
 
 	/* 3. Replays, best of `repeat`. */
 	if (replay_bench_time(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
@@ -585,14 +589,19 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 	    replay_bench_time(tb->din_path, TRACE_FORMAT_DIN, &tb->spec, (int)a->repeat, &tb->t[2],
 			      &tb->result[2], err, sizeof(err)) ||
 	    replay_bench_floor(tb->mt_path, TRACE_FORMAT_MEMSIM, (int)a->repeat, &tb->t[3], err,
-			       sizeof(err)))
+			       sizeof(err)) ||
+	    replay_bench_floor(tb->din_path, TRACE_FORMAT_DIN, (int)a->repeat, &tb->t[4], err,
+			       sizeof(err)) ||
+	    replay_bench_raw_read(tb->din_path, (int)a->repeat, &tb->t[5], err, sizeof(err)))
 		return print_error("%s", err);
+	/* The raw read decodes nothing: its rate is the din file's accesses over its time. */
+	tb->t[5].accesses = tb->t[4].accesses;
 	if (spawn_guard_signal())
 		return EXIT_RUNTIME;
 	if (!replay_bench_same_counters(tb->result[0], tb->result[1]) ||
 	    !replay_bench_same_counters(tb->result[0], tb->result[2]) ||
 	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses ||
-	    tb->t[3].accesses != tb->t[0].accesses)
+	    tb->t[3].accesses != tb->t[0].accesses || tb->t[4].accesses != tb->t[0].accesses)
 		return print_error("bench: the three replays disagree; this is a bug");
 	return EXIT_OK;
 }
@@ -619,15 +628,23 @@ bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_ar
 	fprintf(out, ", best of %" PRIu64 "\n\n", a->repeat);
 	fprintf(out, "%-38s %9s %9s %12s %12s %9s %8s\n", "source", "seconds", "user s",
 		"accesses/s", "by user s", "file MiB", "B/access");
-	for (int i = 0; i < 4; i++) {
-		fprintf(out, "%-38s %9.3f %9.3f %12.3e %12.3e %9.1f %8.2f\n", t[i].name, t[i].best,
-			t[i].best_user, (double)t[i].accesses / t[i].best,
-			(double)t[i].accesses / t[i].best_user, (double)t[i].file_bytes / 1048576.0,
+	for (int i = 0; i < BENCH_TIMINGS; i++) {
+		char by_user[32] = "-"; /* the raw read's time is the kernel's: no user time */
+
+		if (t[i].best_user > 0)
+			snprintf(by_user, sizeof(by_user), "%.3e",
+				 (double)t[i].accesses / t[i].best_user);
+		fprintf(out, "%-38s %9.3f %9.3f %12.3e %12s %9.1f %8.2f\n", t[i].name, t[i].best,
+			t[i].best_user, (double)t[i].accesses / t[i].best, by_user,
+			(double)t[i].file_bytes / 1048576.0,
 			(double)t[i].file_bytes / (double)t[i].accesses);
 	}
 	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
 	fprintf(out, "binary replay/floor: %.2f (by user time %.2f)\n", t[1].best / t[3].best,
 		t[1].best_user / t[3].best_user);
+	fprintf(out, "din parse: %.3e accesses/s, %.0f MB/s, %.2f x the raw read's time\n",
+		(double)t[4].accesses / t[4].best, (double)t[4].file_bytes / t[4].best / 1e6,
+		t[4].best / t[5].best);
 	fprintf(out,
 		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
 		l1_miss_percent(tb), (double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
@@ -650,8 +667,9 @@ bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int a
 	cJSON_AddNumberToObject(root, "replay_over_floor", tb->t[1].best / tb->t[3].best);
 	cJSON_AddNumberToObject(root, "replay_over_floor_user",
 				tb->t[1].best_user / tb->t[3].best_user);
+	cJSON_AddNumberToObject(root, "din_parse_over_raw_read", tb->t[4].best / tb->t[5].best);
 	runs = cJSON_AddArrayToObject(root, "runs");
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < BENCH_TIMINGS; i++) {
 		const struct replay_timing *t = &tb->t[i];
 		cJSON *o = cJSON_CreateObject();
 
@@ -677,7 +695,9 @@ bench_trace(const struct bench_args *a, int argc, char **argv)
 	struct trace_bench tb = { .t = { { .name = "direct (generator -> model)" },
 					 { .name = "memsim binary trace" },
 					 { .name = "din text trace" },
-					 { .name = "memsim binary, read only (the floor)" } } };
+					 { .name = "memsim binary, read only (the floor)" },
+					 { .name = "din text, parse only (no model)" },
+					 { .name = "din text, raw read (bytes only)" } } };
 	char err[512];
 	FILE *out;
 	int rc;

@@ -63,6 +63,12 @@ int replay_bench_time(const char *path, enum trace_format fmt, const struct spec
 int replay_bench_floor(const char *path, enum trace_format fmt, int repeat, struct replay_timing *t,
 		       char *err, size_t errlen);
 
+/* What a decoder of path cannot beat: its bytes read() into a buffer, `repeat` times, nothing
+ * decoded; t gets the times (t->accesses is left to the caller, who knows them). -1 with a
+ * message in err on failure. */
+int replay_bench_raw_read(const char *path, int repeat, struct replay_timing *t, char *err,
+			  size_t errlen);
+
 /* The size of the file at path in bytes, 0 if it cannot be read. */
 uint64_t replay_bench_file_size(const char *path);
 

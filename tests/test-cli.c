@@ -764,8 +764,8 @@ test_output_errors(void **state)
 }
 
 /* bench --shape naive: one query row of naive attention, a quarter of its accesses missing
- * L1, and the floor (the binary file read without the model) beside the replay, in the table
- * and the JSON. */
+ * L1, and the floor (the binary file read without the model) beside the replay, and the din
+ * file parsed without the model, in the table and the JSON. */
 static void
 test_bench_naive(void **state)
 {
@@ -782,6 +782,8 @@ test_bench_naive(void **state)
 	assert_non_null(strstr(r.out, "memsim bench: 134208 accesses, naive trace, cache "));
 	assert_non_null(strstr(r.out, "memsim binary, read only (the floor)"));
 	assert_non_null(strstr(r.out, "binary replay/floor: "));
+	assert_non_null(strstr(r.out, "din text, parse only (no model)"));
+	assert_non_null(strstr(r.out, "din parse: "));
 	assert_non_null(strstr(r.out, "counters identical across the three: yes"));
 	result_free(&r);
 	snprintf(path, sizeof(path), "%s/naive.json", tmpdir);
@@ -795,12 +797,17 @@ test_bench_naive(void **state)
 		fail_msg("naive: L1 miss rate %.2f%%, not about a quarter", miss);
 	assert_true(cJSON_GetObjectItem(root, "replay_over_floor")->valuedouble > 0);
 	runs = cJSON_GetObjectItem(root, "runs");
-	assert_int_equal(cJSON_GetArraySize(runs), 4);
+	assert_int_equal(cJSON_GetArraySize(runs), 6);
 	floor = cJSON_GetArrayItem(runs, 3);
 	assert_string_equal(cJSON_GetObjectItem(floor, "source")->valuestring,
 			    "memsim binary, read only (the floor)");
 	assert_true(cJSON_GetObjectItem(floor, "accesses_per_second")->valuedouble > 0);
 	assert_true(cJSON_GetObjectItem(floor, "best_user_seconds")->valuedouble >= 0);
+	floor = cJSON_GetArrayItem(runs, 4); /* the din file decoded without the model */
+	assert_string_equal(cJSON_GetObjectItem(floor, "source")->valuestring,
+			    "din text, parse only (no model)");
+	assert_true(cJSON_GetObjectItem(floor, "accesses_per_second")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(root, "din_parse_over_raw_read")->valuedouble > 0);
 	cJSON_Delete(root);
 	free(json);
 	bench_end();

@@ -95,6 +95,12 @@ test_replays_match_direct(void **state)
 	assert_true(cache_level_stats(model, 0)->read_misses > 0);
 	assert_true(replay_bench_same_counters(model, from_mt));
 	assert_true(replay_bench_same_counters(model, from_din));
+	/* The din file read without the model, and its bytes alone. */
+	assert_int_equal(replay_bench_floor(din_path, TRACE_FORMAT_DIN, 1, &din, err, sizeof(err)),
+			 0);
+	assert_int_equal(din.accesses, direct.accesses);
+	assert_int_equal(replay_bench_raw_read(din_path, 2, &din, err, sizeof(err)), 0);
+	assert_true(din.best > 0 && din.best <= din.worst);
 	cache_destroy(model);
 	cache_destroy(from_mt);
 	cache_destroy(from_din);
@@ -120,6 +126,9 @@ test_replay_missing_file(void **state)
 	err[0] = '\0';
 	assert_int_equal(replay_bench_floor(path, TRACE_FORMAT_DIN, 1, &t, err, sizeof(err)), -1);
 	assert_true(err[0] != '\0');
+	err[0] = '\0';
+	assert_int_equal(replay_bench_raw_read(path, 1, &t, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "absent.din"));
 }
 
 /* The naive trace on the default cache: a quarter of its accesses miss L1 (every V access

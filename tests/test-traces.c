@@ -548,6 +548,113 @@ test_din(void **state)
 	}
 }
 
+/* A random din line into f: a label, a space, 1 to 16 hex digits in mixed case (0x or 0X at
+ * times), a newline; now and then a comment, and with odds 1 in `bad_odds` a byte that is
+ * wrong somewhere (the line's length changes often, so the fast path's guess misses too). */
+static void
+random_din_line(FILE *f, uint64_t *seed, unsigned bad_odds)
+{
+	static const char digits[] = "0123456789abcdefABCDEF";
+	static const char wrong[] = "gG/:@`xX \t\r-+\x80\xb0\x01";
+	char line[64];
+	size_t n = 0, len;
+
+	line[n++] = (char)('0' + lcg(seed) % 4);
+	line[n++] = ' ';
+	if (lcg(seed) % 4 == 0) {
+		line[n++] = '0';
+		line[n++] = lcg(seed) % 2 ? 'x' : 'X';
+	}
+	len = 1 + lcg(seed) % 16;
+	for (size_t i = 0; i < len; i++)
+		line[n++] = digits[lcg(seed) % (sizeof(digits) - 1)];
+	if (lcg(seed) % 50 == 0)
+		n += (size_t)sprintf(line + n, " comment");
+	if (bad_odds && lcg(seed) % bad_odds == 0) {
+		size_t at = lcg(seed) % (n + 1);
+
+		if (at == n) /* one digit too many, or a label past 3 */
+			line[lcg(seed) % 2 ? n++ : 0] = lcg(seed) % 2 ? '7' : 'a';
+		else
+			line[at] = wrong[lcg(seed) % (sizeof(wrong) - 1)];
+	}
+	line[n++] = '\n';
+	fwrite(line, 1, n, f);
+}
+
+/* Reads path as din, and again with a tab before every line, which din.c's fast path for the
+ * usual line refuses and the full parse skips: the same events, or the same message up to the
+ * quoted line (that has the tab). */
+static void
+din_fast_equals_full(const char *path, const char *tabbed)
+{
+	static struct cache_ref full[NEV + 16];
+	char err[512], err_full[512], *quote;
+	long n, n_full;
+	FILE *in = fopen(path, "r"), *out = fopen(tabbed, "w");
+	int c, at_start = 1;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((c = getc(in)) != EOF) {
+		if (at_start)
+			putc('\t', out);
+		putc(c, out);
+		at_start = c == '\n';
+	}
+	fclose(in);
+	fclose(out);
+	err[0] = err_full[0] = '\0';
+	n = read_all(path, TRACE_FORMAT_DIN, got, NEV, err, sizeof(err));
+	n_full = read_all(tabbed, TRACE_FORMAT_DIN, full, NEV, err_full, sizeof(err_full));
+	assert_int_equal(n, n_full);
+	if (n >= 0) {
+		assert_memory_equal(got, full, (size_t)n * sizeof(got[0]));
+		return;
+	}
+	if ((quote = strchr(err, '\'')))
+		*quote = '\0';
+	if ((quote = strchr(err_full, '\'')))
+		*quote = '\0';
+	/* The messages name different files: compare from the line number on. */
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err_full, tabbed));
+	assert_string_equal(err + strlen(path), err_full + strlen(tabbed));
+}
+
+/* din.c's fast path for the usual line against the full parse, on random lines: long files of
+ * good lines of every length (across the reader's 1 MiB refills), and many short files with a
+ * wrong byte here and there, so that every place on a line is hit. */
+static void
+test_din_fast_path(void **state)
+{
+	char path[512], tabbed[512];
+	uint64_t seed = 45;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "fast.din");
+	path_in_tmp(tabbed, sizeof(tabbed), "tabbed.din");
+	for (int round = 0; round < 2; round++) {
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		for (int i = 0; i < NEV - 1000; i++)
+			random_din_line(f, &seed, 0);
+		fclose(f);
+		din_fast_equals_full(path, tabbed);
+	}
+	for (int round = 0; round < 2000; round++) {
+		FILE *f = fopen(path, "w");
+		int lines = 1 + (int)(lcg(&seed) % 40);
+
+		assert_non_null(f);
+		for (int i = 0; i < lines; i++)
+			random_din_line(f, &seed, 20);
+		fclose(f);
+		din_fast_equals_full(path, tabbed);
+	}
+}
+
 static void
 test_lackey(void **state)
 {
@@ -782,6 +889,7 @@ main(void)
 		cmocka_unit_test(test_memsim_fused_replay),
 		cmocka_unit_test(test_replay_record),
 		cmocka_unit_test(test_din),
+		cmocka_unit_test(test_din_fast_path),
 		cmocka_unit_test(test_lackey),
 		cmocka_unit_test(test_lackey_modify_split),
 		cmocka_unit_test(test_long_lines),

@@ -4,6 +4,9 @@
  * 1 data write, 2 instruction fetch, 3 "misc" (Dinero IV treats it as a read; so does memsim).
  * As Dinero IV does (dinfmt.c), every reference is 4 bytes at the address rounded down to a
  * multiple of 4. Labels 4 and 5 (copy-back and invalidate escapes) are refused.
+ * Lines of the usual form "L ADDR\n" (label 0-3, one space, 1 to 16 digits) are decoded 8 digits
+ * a word by quick_lines(); any other line (blanks, tabs, comments, '\r', errors) takes the full
+ * parse in din_decode(), which alone words the messages, so both give the same results.
  */
 
 #include <string.h>
@@ -40,35 +43,198 @@ hex_field(const char *s, const char *end, uint64_t *out, size_t *digits)
 	return s;
 }
 
-/* The usual line, "L ADDR\n": a label 0-3, one space, 1 to 16 hex digits (0x allowed), read
- * straight from the input buffer, without input_line()'s search for the newline and its
- * bookkeeping. Returns false, consuming nothing, for any other line (blank, commented, tabs,
- * '\r', garbled, or one that may run past the bytes read so far): din_decode() then reads it
- * the full way, which gives the same reference for every line accepted here. Such a line is
- * at most 21 bytes, far from input_line()'s length limit. */
-static bool
-quick_line(struct input *in, struct cache_ref *e)
-{
-	const uint8_t *p = in->buf + in->pos;
-	uint64_t v = 0;
-	unsigned label = hex_digit[p[0]], d, i;
+/* The usual line's longest form, "L 0x" and 16 hex digits and '\n': the fast path reads
+ * this many bytes from a line's start, whatever the line's length. */
+#define QUICK_LINE_MAX 21
 
-	/* The longest such line, "L 0x" and 16 digits and '\n', must lie in the bytes read. */
-	if (in->len - in->pos < 21 || label == 0 || label > 4 || p[1] != ' ')
+/* A byte in every lane of a 64-bit word: the constants of the 8-lane (SWAR) digit tests. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (b))
+
+/* The 8 bytes at p as a word read the way digits are, p[0] in the top lane (bits 56 to 63)
+ * and p[7] in lane 0, on any host; written out, not as a loop, so that compilers see one load
+ * and a byte swap. */
+static inline uint64_t
+load_digits(const uint8_t *p)
+{
+	return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+	       (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+	       (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+
+/* 0x80 in each lane of w that holds an ASCII hex digit, 0 in the others; lanes 'A'-'F' test
+ * as 'a'-'f' (| 0x20), the digits without it. A byte from 0x80 up fails both range tests by
+ * itself, but its sums may carry into the lane above and its differences borrow from it, so a
+ * lane above a non-digit may read wrong. The lowest non-digit always reads right (nothing
+ * carries from below it): whether all of a word's lanes are digits is exact. */
+static inline uint64_t
+hex_lanes(uint64_t w)
+{
+	const uint64_t folded = w | LANES(0x20);
+	const uint64_t digit = (w + LANES(0x80 - '0')) & ~(w + LANES(0x7f - '9'));
+	const uint64_t letter = (folded + LANES(0x80 - 'a')) & ~(folded + LANES(0x7f - 'f'));
+
+	return (digit | letter) & LANES(0x80);
+}
+
+/* The number that the hex digits in w's lanes spell, lane 0 the least significant; lanes of
+ * zero count as 0 digits. A digit's value is its low nibble, plus 9 for a letter (bit 6 set);
+ * then three rounds merge neighbouring lanes into bytes, 16-bit and 32-bit halves. */
+static inline uint64_t
+hex_value(uint64_t w)
+{
+	uint64_t v = (w & LANES(0x0f)) + 9 * ((w >> 6) & LANES(1));
+
+	v = (v | v >> 4) & UINT64_C(0x00ff00ff00ff00ff);
+	v = (v | v >> 8) & UINT64_C(0x0000ffff0000ffff);
+	return (v | v >> 16) & UINT64_C(0xffffffff);
+}
+
+/* The layout of a usual line "L ADDR\n" (quick_line()): the fast path expects each line to
+ * have the one before it. */
+struct shape {
+	size_t len;     /* bytes, '\n' included; 0: no usual line */
+	size_t last_at; /* where the last 8 digits' word is loaded from */
+	unsigned shift; /* bits of that load past the last digit */
+	uint64_t lanes; /* 0x80 in that word's lanes that hold digits, after the shift */
+	bool hex_0x;    /* 0x before the digits */
+	bool wide;      /* more than 8 digits: another word of them before the last */
+};
+
+/* Decodes the line at line into *e if it is a usual line of shape s: a label 0-3, one space,
+ * 0x if s has it, hex digits where s has them, the newline at line[s.len - 1] (the digits hold
+ * no newline, so that is the line's end). false for any other line or shape: the caller then
+ * measures the line (line_shape()) or reads it the full way, which gives the same reference
+ * for every line accepted here. wide is s.wide, as a constant. Reads QUICK_LINE_MAX bytes
+ * from line. */
+static ALWAYS_INLINE bool
+quick_line(const uint8_t *line, struct shape s, bool wide, struct cache_ref *e)
+{
+	/* size, kind and count by label: Dinero's "misc" (3) is a read. */
+	static const struct cache_ref ref[4] = {
+		{ .size = 4, .kind = TRACE_EV_LOAD, .count = 1 },
+		{ .size = 4, .kind = TRACE_EV_STORE, .count = 1 },
+		{ .size = 4, .kind = TRACE_EV_IFETCH, .count = 1 },
+		{ .size = 4, .kind = TRACE_EV_LOAD, .count = 1 },
+	};
+	/* The label and its space as one number: 0-3 for "0 " to "3 ", more for anything else. */
+	const uint32_t label = (uint32_t)(line[0] | line[1] << 8) - ('0' | ' ' << 8);
+	uint64_t w, addr;
+
+	if (label > 3 || line[s.len - 1] != '\n')
 		return false;
-	p += 2;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	for (i = 0; i < 16 && (d = hex_digit[p[i]]) != 0; i++)
-		v = (v << 4) | (d - 1);
-	if (i == 0 || p[i] != '\n')
+	/* Without 0x in s, a line that has it fails below: 'x' is no digit. */
+	if (s.hex_0x && (line[2] != '0' || (line[3] | 0x20) != 'x'))
 		return false;
-	in->pos = (size_t)(p + i + 1 - in->buf);
-	e->addr = v & ~UINT64_C(3);
-	e->size = 4;
-	e->kind = (uint16_t)(label == 4 ? TRACE_EV_LOAD : label - 1);
-	e->count = 1;
+	/* The digits' last word shifted down to the last digit: the lanes of what follows leave,
+	 * and the top lanes, now zero, must be the only ones that are not digits. */
+	w = load_digits(line + s.last_at) >> s.shift;
+	if (hex_lanes(w) != s.lanes)
+		return false;
+	addr = hex_value(w);
+	if (wide) {
+		const uint64_t w0 = load_digits(line + s.last_at - 8);
+
+		if (hex_lanes(w0) != LANES(0x80))
+			return false;
+		addr |= hex_value(w0) << (64 - s.shift) / 2;
+	}
+	*e = ref[label];
+	e->addr = addr & ~UINT64_C(3);
 	return true;
+}
+
+/* The shape of the line at line if it is a usual line; else a shape quick_line() refuses for
+ * it, or len 0 when its digits are not followed by a newline. Reads QUICK_LINE_MAX bytes from
+ * line. Out of line: it runs only where a line's shape changes. */
+static NOINLINE struct shape
+line_shape(const uint8_t *line)
+{
+	struct shape s = { .hex_0x = line[2] == '0' && (line[3] | 0x20) == 'x' };
+	const size_t digits_at = s.hex_0x ? 4 : 2;
+	uint64_t not0, not1;
+	size_t digits;
+
+	/* The digits run up to the first lane that is not one, in the first word or the next
+	 * (hex_lanes() may read a lane above a non-digit wrong: quick_line() then refuses). */
+	not0 = ~hex_lanes(load_digits(line + digits_at)) & LANES(0x80);
+	not1 = ~hex_lanes(load_digits(line + digits_at + 8)) & LANES(0x80);
+	if (not0)
+		digits = (size_t)__builtin_clzll(not0) / 8;
+	else
+		digits = 8 + (not1 ? (size_t)__builtin_clzll(not1) / 8 : 8);
+	if (digits == 0 || line[digits_at + digits] != '\n')
+		return (struct shape){ .len = 0 };
+	s.len = digits_at + digits + 1;
+	s.wide = digits > 8;
+	s.last_at = digits_at + (s.wide ? 8 : 0);
+	s.shift = 8 * (unsigned)((s.wide ? 16 : 8) - digits);
+	s.lanes = LANES(0x80) >> s.shift;
+	return s;
+}
+
+/* Decodes up to max lines from line on while they have shape s into buf (wide is s.wide, as a
+ * constant); returns how many. The next line's start does not wait on this one's digits, only
+ * on s: the CPU overlaps the lines. */
+static ALWAYS_INLINE size_t
+same_shape(const uint8_t *line, struct shape s, bool wide, struct cache_ref *buf, size_t max)
+{
+	struct cache_ref *e = buf, *const e_end = buf + max;
+
+	for (; e < e_end; e++, line += s.len)
+		if (!quick_line(line, s, wide, e))
+			break;
+	return (size_t)(e - buf);
+}
+
+/* same_shape() for up to 8 digits and for more, each a function of its own: each loop then
+ * carries only its own tests and gets the registers to itself. */
+static NOINLINE size_t
+same_shape_narrow(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
+{
+	return same_shape(line, s, false, buf, max);
+}
+
+static NOINLINE size_t
+same_shape_wide(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
+{
+	return same_shape(line, s, true, buf, max);
+}
+
+/* Decodes the usual lines (quick_line()) from the bytes read so far into buf, up to max; stops
+ * at any other line and where fewer than QUICK_LINE_MAX bytes are left, for din_decode() to
+ * read the full way (that one refills the buffer). Returns how many; consumes them. Lines
+ * come in runs of one shape, each run measured at its first line. Locals, not in's fields,
+ * carry the position: stores into buf could alias those. Out of line, so that din_decode()'s
+ * full parse does not take registers from this loop. */
+static NOINLINE size_t
+quick_lines(struct trace_reader *r, struct cache_ref *buf, size_t max)
+{
+	const uint8_t *line = r->in.buf + r->in.pos;
+	const uint8_t *const end = r->in.buf + r->in.len;
+	size_t n = 0;
+
+	while (n < max && end - line >= QUICK_LINE_MAX) {
+		const struct shape s = line_shape(line);
+		size_t run, fit;
+
+		if (s.len == 0)
+			break;
+		/* The lines of this shape that leave QUICK_LINE_MAX bytes from their start. */
+		fit = (size_t)(end - line - QUICK_LINE_MAX) / s.len + 1;
+		if (fit > max - n)
+			fit = max - n;
+		if (s.wide)
+			run = same_shape_wide(line, s, buf + n, fit);
+		else
+			run = same_shape_narrow(line, s, buf + n, fit);
+		if (run == 0) /* its shape, but not a usual line */
+			break;
+		n += run;
+		line += run * s.len;
+	}
+	r->in.pos = (size_t)(line - r->in.buf);
+	r->records += n;
+	return n;
 }
 
 long
@@ -83,11 +249,9 @@ din_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		const char *p, *end;
 		uint64_t label, addr;
 
-		if (quick_line(&r->in, &buf[n])) {
-			r->records++;
-			n++;
-			continue;
-		}
+		n += quick_lines(r, buf + n, max - n);
+		if (n == max)
+			break;
 		line = input_line(&r->in, &len, &too_long);
 		if (!line)
 			break;
