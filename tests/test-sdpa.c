@@ -378,6 +378,24 @@ score_rows(const struct sdpa_model *m, bool (*listed)(const struct sdpa_shape *)
 	return score_rows_of(SDPA_CSV, "h100", m, listed);
 }
 
+/* What memsim sdpa prints beside its number (sdpa_validation_of()) is what the measurements
+ * give: every kind's rows, and its extremes within sampling's 0.02. */
+static void
+check_kinds(const struct row_score *sc)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		const struct sdpa_validation *v = sc->kind[i];
+
+		assert_non_null(v);
+		print_message("# %s: %u rows, %.3f to %.3f (printed: %u, %.3f to %.3f)\n", v->kind,
+			      sc->kind_rows[i], sc->kind_lo[i], sc->kind_hi[i], v->shapes, v->lo,
+			      v->hi);
+		assert_int_equal(sc->kind_rows[i], v->shapes);
+		assert_true(fabs(sc->kind_lo[i] - v->lo) <= 0.02);
+		assert_true(fabs(sc->kind_hi[i] - v->hi) <= 0.02);
+	}
+}
+
 /* The default model (memsim sdpa's: the hashed L2 of the h100's microbenchmarks, 50 MiB in two
  * partitions of 32-way sets, 16 dirty ways, with the spilled registers' frames) on every
  * measured row, 1 set in 64 simulated for speed (docs/gpu.md's table simulates 1 in 16):
@@ -394,19 +412,7 @@ test_measured_rows(void **state)
 	assert_true(sc.within >= 66);
 	assert_true(sc.median <= 0.026);
 	assert_true(sc.lo >= 0.64 && sc.hi <= 1.10);
-	/* what memsim sdpa prints beside its number (sdpa_validation_of()) is what the
-	 * measurements give: every kind's rows, and its extremes within sampling's 0.02 */
-	for (unsigned i = 0; i < 3; i++) {
-		const struct sdpa_validation *v = sc.kind[i];
-
-		assert_non_null(v);
-		print_message("# %s: %u rows, %.3f to %.3f (printed: %u, %.3f to %.3f)\n", v->kind,
-			      sc.kind_rows[i], sc.kind_lo[i], sc.kind_hi[i], v->shapes, v->lo,
-			      v->hi);
-		assert_int_equal(sc.kind_rows[i], v->shapes);
-		assert_true(fabs(sc.kind_lo[i] - v->lo) <= 0.02);
-		assert_true(fabs(sc.kind_hi[i] - v->hi) <= 0.02);
-	}
+	check_kinds(&sc);
 }
 
 /* The default model on the H200 (--gpu h200: its 60 MiB L2 as the device reports it, in the
@@ -424,17 +430,7 @@ test_h200_rows(void **state)
 		      100 * sc.median, sc.lo, sc.hi);
 	assert_int_equal(sc.within, 22);
 	assert_true(sc.median <= 0.03);
-	for (unsigned i = 0; i < 3; i++) {
-		const struct sdpa_validation *v = sc.kind[i];
-
-		assert_non_null(v);
-		print_message("# %s: %u rows, %.3f to %.3f (printed: %u, %.3f to %.3f)\n", v->kind,
-			      sc.kind_rows[i], sc.kind_lo[i], sc.kind_hi[i], v->shapes, v->lo,
-			      v->hi);
-		assert_int_equal(sc.kind_rows[i], v->shapes);
-		assert_true(fabs(sc.kind_lo[i] - v->lo) <= 0.02);
-		assert_true(fabs(sc.kind_hi[i] - v->hi) <= 0.02);
-	}
+	check_kinds(&sc);
 }
 
 /* The H200: --gpu h200 and the h200 cache preset carry its L2 as the device reports it
