@@ -37,6 +37,17 @@ def axes(ax):
     return ax if ax is not None else pyplot().subplots(figsize=(7, 4.5))[1]
 
 
+def loglog(ax, xlabel: str, ylabel: str, legend: bool) -> None:
+    """The axes of a size against a size: log2 x, log y, labels, a light grid."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def mib(n: float | None) -> str:
     if n is None or (isinstance(n, float) and math.isnan(n)):
         return ""
@@ -225,13 +236,7 @@ def sweep_plot(rows: Sequence[Mapping[str, Any]], x: str | None = None, y: str |
         pts.sort()
         label = " ".join(f"{c}={k}" for c, k in zip(series_cols, key)) or None
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y or "DRAM bytes")
-    if series_cols:
-        ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
+    loglog(ax, x, y or "DRAM bytes", bool(series_cols))
     return ax
 
 

@@ -63,12 +63,7 @@ class DecodeCurve:
             left.plot(xs, [p["bytes_per_token"] for p in pts], marker="o", label=name)
             right.plot(xs, [p["tokens_per_s_bound"] for p in pts], marker="o", label=name)
         for ax, what in ((left, "DRAM bytes per token"), (right, "tokens/s bound")):
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("context length N_kv")
-            ax.set_ylabel(what)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
+            _show.loglog(ax, "context length N_kv", what, True)
         left.set_title(self.title, fontsize=9)
         return axes
 
