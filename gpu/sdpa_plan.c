@@ -80,10 +80,10 @@ static const struct sdpa_validation h100_validation[] = {
  * test-sdpa test_h200_rows holds these to it. */
 static const struct sdpa_validation h200_validation[] = {
 	{ "decode, one query row", 7, 0.996, 0.999, NULL },
-	{ "prefill, batch 1", 10, 0.903, 0.999,
+	{ "prefill, batch 1", 10, 0.924, 0.999,
 	  "the H200 writes back more of O while the kernel runs than the model's L2 does: its "
 	  "writes were up to 10 times the model's on d = 96 (docs/gpu.md)" },
-	{ "prefill, batch above 1", 5, 0.928, 0.994,
+	{ "prefill, batch above 1", 5, 0.929, 0.994,
 	  "the H200 writes back more of O while the kernel runs than the model's L2 does "
 	  "(docs/gpu.md)" },
 };
@@ -193,21 +193,38 @@ occupancy(const struct sdpa_gpu *g, uint32_t bm, uint32_t bn, uint32_t d, uint32
 
 /* The local memory (spilled registers) of flash_fwd_kernel, bytes a thread: what it stores
  * once a block, outside the K/V loop (cold), and what it stores every K/V step (hot). Read off
- * the SASS of the kernels PyTorch 2.11 ships (03313eb:docs/gpu-run/sdpa-frames/frames.csv,
- * 03313eb:tools/gpu-sdpa/frames_parse.py): frame offsets stored in the main loop, and those stored
- * only outside it. ncu's local store sectors agree (03313eb:docs/gpu-run/sdpa-excess: 88 + 24 a
- * step a thread for d 64, exactly). Local words interleave the 32 threads of a warp, so each frame
- * word is a 128-byte line of its own: cold and hot parts never share a line. The split-KV
- * kernel (246 registers, frame 0) and fp16/bf16 alike (same frames). */
+ * the SASS of the kernels PyTorch 2.11 ships (tests/data/gpu/frames.csv, by
+ * tools/gpu-sdpa-check.py frames): frame offsets stored in the main loop, and those stored only
+ * outside it. ncu's local store sectors agree (88 + 24 a step a thread for d 64, exactly; d 96
+ * and 256 in tests/data/gpu/sdpa-h200.csv). Local words interleave the 32 threads of a warp, so
+ * each frame word is a 128-byte line of its own: cold and hot parts never share a line. The
+ * split-KV kernel (246 registers, frame 0) and fp16/bf16 alike (same frames). A kernel of d
+ * over 128 is never Is_even_MN (run_flash_fwd()). */
 static const struct spill_frame {
 	uint32_t d;
 	bool causal, even_mn;
 	uint32_t cold, hot;
 } spill_frames[] = {
-	{ 64, false, true, 88, 24 },   { 64, false, false, 64, 24 },
-	{ 64, true, true, 104, 24 },   { 64, true, false, 184, 20 },
-	{ 128, false, true, 76, 56 },  { 128, false, false, 28, 32 },
-	{ 128, true, true, 72, 56 },   { 128, true, false, 332, 32 },
+	{ 32, false, true, 0, 0 },
+	{ 32, false, false, 80, 16 },
+	{ 32, true, true, 0, 0 },
+	{ 32, true, false, 188, 16 },
+	{ 64, false, true, 88, 24 },
+	{ 64, false, false, 64, 24 },
+	{ 64, true, true, 104, 24 },
+	{ 64, true, false, 184, 20 },
+	{ 96, false, true, 0, 0 },
+	{ 96, false, false, 44, 0 },
+	{ 96, true, true, 8, 0 },
+	{ 96, true, false, 0, 0 },
+	{ 128, false, true, 76, 56 },
+	{ 128, false, false, 28, 32 },
+	{ 128, true, true, 72, 56 },
+	{ 128, true, false, 332, 32 },
+	{ 192, false, false, 0, 0 },
+	{ 192, true, false, 0, 0 },
+	{ 256, false, false, 0, 0 },
+	{ 256, true, false, 32, 0 },
 };
 
 static void
@@ -265,7 +282,7 @@ sdpa_plan_make(const struct sdpa_shape *s, const struct sdpa_gpu *g, struct sdpa
 	}
 	p->n_blocks = (uint32_t)ceil_div(p->nkv, p->block_n);
 	p->blocks_per_sm = occupancy(g, p->block_m, p->block_n, dcase, p->warps);
-	p->even_mn = p->nq % p->block_m == 0 && p->nkv % p->block_n == 0;
+	p->even_mn = p->nq % p->block_m == 0 && p->nkv % p->block_n == 0 && dcase <= 128;
 	spill_frame(p, dcase);
 	p->tiles[SDPA_Q] = p->tiles[SDPA_O] = p->tiles[SDPA_LSE] =
 		(uint64_t)p->b * p->h * p->m_blocks;

@@ -92,7 +92,7 @@ struct sdpa_plan {
 	uint32_t combine_block_m;
 	uint64_t combine_grid;
 	uint64_t tiles[SDPA_ARRAYS]; /* tiles per array in the main kernel (spill: two per slot) */
-	bool even_mn;                /* FlashAttention's Is_even_MN: no partial tiles */
+	bool even_mn;                /* FlashAttention's Is_even_MN: no partial tiles, d <= 128 */
 	/* local memory (spilled registers) a block stores: once, outside its K/V loop (cold), and
 	 * every K/V step (hot); each slot's frame is the two side by side */
 	uint32_t spill_cold, spill_hot;

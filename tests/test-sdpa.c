@@ -670,7 +670,7 @@ test_spill_frames(void **state)
 		rows++;
 	}
 	fclose(f);
-	assert_int_equal(rows, 8);
+	assert_int_equal(rows, 20);
 	f = fopen(SDPA_EXCESS_CSV, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -697,27 +697,72 @@ test_spill_frames(void **state)
 	assert_int_equal(rows, 15);
 }
 
-#define PROBE_CHUNK (32u << 10)    /* a buffer is its 32 KiB chunks, read in order */
-#define PROBE_FLUSH (256ull << 20) /* a flush reads a 256 MiB buffer of its own */
+/* The spill frames on the H200 (the same sm_90 SASS): ncu's local store bytes on the rows of
+ * sdpa-h200.csv, d = 64 to 256, against the frames' cold bytes a block plus their hot bytes a
+ * step: within 1.5%, but d = 256 causal, where ncu counts 4 bytes a thread more than the
+ * SASS's frame in most blocks (11% over its 32). */
+static void
+test_h200_spills(void **state)
+{
+	const struct sdpa_gpu *g = sdpa_gpu_find("h200");
+	FILE *f = fopen(SDPA_H200_CSV, "r");
+	char line[1024];
+	unsigned rows = 0, spilled = 0;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned b, h, hk, d, causal;
+		unsigned long long n, nkv, local_st;
+		char *end = strrchr(line, ',');
+		struct sdpa_plan p;
+		double model, tol;
+
+		assert_int_equal(sscanf(line, "%u,%u,%u,%llu,%llu,%u,%u,", &b, &h, &hk, &n, &nkv, &d,
+					&causal),
+				 7);
+		*end = '\0';
+		local_st = strtoull(strrchr(line, ',') + 1, NULL, 10);
+		sdpa_plan_make(&(struct sdpa_shape){ b, h, hk, n, nkv, d, causal != 0, false }, g,
+			       &p);
+		model = (double)sdpa_spill_store_bytes(&p);
+		tol = d == 256 && causal ? 0.12 : 0.015;
+		if (local_st ? fabs(model / (double)local_st - 1) > tol : model != 0)
+			fail_msg("%s: model %.0f local store bytes, ncu %llu", line, model, local_st);
+		spilled += local_st > 0;
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, 22);
+	assert_int_equal(spilled, 12);
+}
+
+#define PROBE_CHUNK (32u << 10) /* a buffer is its 32 KiB chunks, read in order */
 #define PROBE_STEPS 512
 
 struct probe_step {
 	bool write;   /* a fill: every line written, none read */
+	bool idle;    /* a sleep: no access */
 	unsigned buf; /* 0, 1: the cases' buffers x and b in order of first use; 8: the flush's */
 	uint64_t bytes;
 };
 
-/* tests/data/gpu/l2-policy-cases.json's steps, in the GPU's order; returns how many. */
+/* A microbenchmark run's steps (cases.json), in the GPU's order; returns how many. A flush
+ * reads the run's flush_mib (256 MiB when absent) of a buffer of its own. */
 static unsigned
-probe_steps(struct probe_step *st, unsigned max)
+probe_steps(const char *cases, struct probe_step *st, unsigned max)
 {
-	char *text = slurp(L2_POLICY_CASES, NULL);
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *c;
+	char *text = slurp(cases, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL, *c, *flush_mib;
 	int first = -1; /* the buffer used first: 'x' or 'b' */
 	unsigned n = 0;
+	uint64_t flush;
 
 	free(text);
 	assert_non_null(j);
+	flush_mib = cJSON_GetObjectItem(j, "flush_mib");
+	flush = (uint64_t)(flush_mib ? flush_mib->valueint : 256) << 20;
 	cJSON_ArrayForEach (c, cJSON_GetObjectItem(j, "cases")) {
 		int x = cJSON_GetObjectItem(c, "x")->valueint,
 		    b = cJSON_GetObjectItem(c, "b")->valueint;
@@ -729,12 +774,16 @@ probe_steps(struct probe_step *st, unsigned max)
 			if (n == max)
 				break;
 			if (strcmp(v->valuestring, "flush") == 0) {
-				st[n++] = (struct probe_step){ false, 8, PROBE_FLUSH };
+				st[n++] = (struct probe_step){ false, false, 8, flush };
+				continue;
+			}
+			if (strcmp(v->valuestring, "sleep") == 0) {
+				st[n++] = (struct probe_step){ .idle = true };
 				continue;
 			}
 			if (first < 0)
 				first = name;
-			st[n++] = (struct probe_step){ strncmp(v->valuestring, "fill", 4) == 0,
+			st[n++] = (struct probe_step){ strncmp(v->valuestring, "fill", 4) == 0, false,
 						       name != first,
 						       (uint64_t)(name == 'b' ? b : x) << 20 };
 		}
@@ -763,14 +812,15 @@ probe_run(struct l2sets *s, const struct probe_step *st)
 					 after.write_bytes - before.write_bytes };
 }
 
-/* The RMS over steps but flushes of (|read - ncu's| + |written - ncu's|) / the step's size,
- * the score the L2 models were compared by. */
+/* The RMS over the steps that access (not flushes, not sleeps) of (|read - ncu's| + |written -
+ * ncu's|) / the step's size, the score the L2 models were compared by; cases and csv are a
+ * microbenchmark run's steps and its DRAM MiB a step. */
 static double
-probe_score(const struct l2sets_config *cfg)
+probe_score(const struct l2sets_config *cfg, const char *cases, const char *csv)
 {
 	static struct probe_step st[PROBE_STEPS];
-	FILE *f = fopen(L2_POLICY_CSV, "r");
-	unsigned n = probe_steps(st, PROBE_STEPS), used = 0;
+	FILE *f = fopen(csv, "r");
+	unsigned n = probe_steps(cases, st, PROBE_STEPS), used = 0;
 	const char *why = NULL;
 	struct l2sets *s = l2sets_create(cfg, &why);
 	char line[512];
@@ -791,7 +841,7 @@ probe_score(const struct l2sets_config *cfg)
 			tok = strchr(tok, ',') + 1;
 		ncu_r = strtod(tok, &tok);
 		ncu_w = strtod(tok + 1, NULL);
-		if (st[i].buf == 8)
+		if (st[i].buf == 8 || st[i].idle)
 			continue;
 		e = (fabs((double)t.read_bytes / 1048576 - ncu_r) +
 		     fabs((double)t.write_bytes / 1048576 - ncu_w)) /
@@ -806,7 +856,10 @@ probe_score(const struct l2sets_config *cfg)
 
 /* The hashed L2's parameters reproduce the H100's L2 microbenchmarks (every cyclic re-read,
  * scan and fill of tests/data/gpu/l2-policy.csv) with an RMS error of 0.059 of each step's
- * bytes; the 22 MiB LRU the tile model uses, 0.44. Numbers only, the same in every build: a
+ * bytes; the 22 MiB LRU the tile model uses, 0.44. On the H200's (l2-policy-h200.csv: those
+ * and dirty lines under a stream, tools/gpu-sdpa-check.py measure-l2) the same geometry on its
+ * 60 MiB scores 0.090, the best of 60 MiB's (no dirty cap 0.139, 8 or 24 dirty ways 0.144 and
+ * 0.113), the 28 MiB LRU of the h200 preset 0.41. Numbers only, the same in every build: a
  * sanitized build (where it took 40 s of the suite's time) leaves it to the main one, and
  * test-l2sets runs the model's memory paths there. */
 static void
@@ -818,14 +871,21 @@ test_microbenchmarks(void **state)
 					      .partitions = 2,
 					      .sample = 8 };
 	const struct l2sets_config lru = { .capacity_bytes = 22ull << 20, .ways = 64, .sample = 8 };
+	struct l2sets_config h200 = hashed, h200_lru = lru, h200_clean = hashed;
 
 	(void)state;
 	if (test_sanitized()) {
 		print_message("# not run in a sanitized build: the scores are the main build's\n");
 		return;
 	}
-	assert_true(probe_score(&hashed) < 0.060);
-	assert_true(probe_score(&lru) > 0.4);
+	assert_true(probe_score(&hashed, L2_POLICY_CASES, L2_POLICY_CSV) < 0.060);
+	assert_true(probe_score(&lru, L2_POLICY_CASES, L2_POLICY_CSV) > 0.4);
+	h200.capacity_bytes = h200_clean.capacity_bytes = 62914560;
+	h200_clean.dirty_ways = 0;
+	h200_lru.capacity_bytes = 28ull << 20;
+	assert_true(probe_score(&h200, L2_POLICY_H200_CASES, L2_POLICY_H200_CSV) < 0.095);
+	assert_true(probe_score(&h200_clean, L2_POLICY_H200_CASES, L2_POLICY_H200_CSV) > 0.13);
+	assert_true(probe_score(&h200_lru, L2_POLICY_H200_CASES, L2_POLICY_H200_CSV) > 0.4);
 }
 
 /* The spilled registers: each kernel kind's frame (bytes a thread stored once a block and every
@@ -1098,6 +1158,7 @@ main(void)
 		cmocka_unit_test(test_microbenchmarks),
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_spill_frames),
+		cmocka_unit_test(test_h200_spills),
 		cmocka_unit_test(test_l2_alternatives),
 		cmocka_unit_test(test_cli_report),
 		cmocka_unit_test(test_cli_errors),
