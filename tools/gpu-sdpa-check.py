@@ -442,22 +442,13 @@ def main():
     r.add_argument("--csv", help="also write the measured rows in tests/data/gpu/sdpa.csv's "
                                  "columns to this file")
     a = ap.parse_args()
-    if a.cmd == "shapes":
-        shapes_run(a.path)
-    elif a.cmd == "measure":
-        measure(a.out)
-    elif a.cmd == "l2-steps":
-        l2_steps(a.path)
-    elif a.cmd == "measure-l2":
-        measure_l2(a.out)
-    elif a.cmd == "report-l2":
-        report_l2(a.out)
-    elif a.cmd == "frames":
-        frames(a.raw)
-    elif a.cmd == "frames-report":
-        frames_report(a.raw)
-    else:
+    if a.cmd == "report":
         report(a.out, a.memsim, a.gpu, a.csv)
+        return
+    run = {"shapes": shapes_run, "measure": measure, "l2-steps": l2_steps,
+           "measure-l2": measure_l2, "report-l2": report_l2, "frames": frames,
+           "frames-report": frames_report}[a.cmd]
+    run(*(v for k, v in vars(a).items() if k != "cmd"))
 
 
 if __name__ == "__main__":
