@@ -75,15 +75,15 @@ static const struct sdpa_validation h100_validation[] = {
 	  "where PyTorch's allocation lands (docs/gpu.md)" },
 };
 
-/* docs/gpu.md's H200 table (tools/gpu-sdpa-check.py report, 1 set in 16): 22 shapes of
+/* docs/gpu.md's H200 table (tools/gpu-sdpa-check.py report, 1 set in 16): 28 shapes of
  * PyTorch's flash SDPA on the H200 under Nsight Compute (tests/data/gpu/sdpa-h200.csv);
  * test-sdpa test_h200_rows holds these to it. */
 static const struct sdpa_validation h200_validation[] = {
 	{ "decode, one query row", 7, 0.996, 0.999, NULL },
-	{ "prefill, batch 1", 10, 0.924, 0.999,
+	{ "prefill, batch 1", 14, 0.945, 1.004,
 	  "the H200 writes back more of O while the kernel runs than the model's L2 does: its "
 	  "writes were up to 10 times the model's on d = 96 (docs/gpu.md)" },
-	{ "prefill, batch above 1", 5, 0.929, 0.994,
+	{ "prefill, batch above 1", 7, 0.920, 0.995,
 	  "the H200 writes back more of O while the kernel runs than the model's L2 does "
 	  "(docs/gpu.md)" },
 };
