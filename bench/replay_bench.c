@@ -272,7 +272,7 @@ int
 replay_bench_floor(const char *path, enum trace_format fmt, int repeat, struct replay_timing *t,
 		   char *err, size_t errlen)
 {
-	enum { BATCH = 4096 };
+	enum { BATCH = 1024 };
 	struct cache_ref *buf = xzalloc(BATCH * sizeof(*buf));
 	int rc = 0;
 

@@ -633,8 +633,9 @@ test_plugin_record_errors(void **state)
 	expect_error(REC_RUN " --record nodir/f.mt", 1, "recording: cannot create nodir/f.mt");
 	expect_error(REC_RUN " --record /dev/full", 1,
 		     "recording: writing /dev/full: No space left on device");
-	/* A file size limit: SIGXFSZ ignored, the torn file removed. */
-	r = shell("ulimit -f 64 && %s run --kernel " COPY " --N 4096 --d 64 --cache lab "
+	/* A file size limit: SIGXFSZ ignored, the torn file removed. The copy kernel's loops
+	 * fold into repeat records: 65536 rows take some 8 KiB. */
+	r = shell("ulimit -f 4 && %s run --kernel " COPY " --N 65536 --d 64 --cache lab "
 		  "--record big.mt >/dev/null",
 		  MEMSIM_BIN);
 	assert_int_equal(r.rc, 1);

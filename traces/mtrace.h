@@ -1,7 +1,7 @@
 #pragma once
 
 /*
- * memsim's binary trace format, version 1 (little endian, LEB128 varints):
+ * memsim's binary trace format, version 2 (little endian, LEB128 varints):
  *
  *   header  "MEMSIMTR" | u32 version | str tool_version | str command
  *           | varint n_arrays | n x (str name, varint base, varint bytes, u8 space)
@@ -16,9 +16,17 @@
  *                         from the slot address, [varint size if S], [varint count if C]
  *   ctrl  111ttttt        t=1 phase switch (varint index), t=2 array (str, varint base,
  *                         varint bytes, u8 space), t=3 phase (str), t=4 end (varint records,
- *                         varint accesses)
- * str = varint length + bytes. The end record's counts let a reader tell a complete trace from
- * a truncated one.
+ *                         varint accesses), t=5 repeat (varint L, varint n, then L
+ *                         access records: the body)
+ * str = varint length + bytes. The end record's counts (every record, a repeat's body records
+ * each and its header once) let a reader tell a complete trace from a truncated one.
+ *
+ * A repeat (version 2) runs its body n times (n >= 2, L at most MTRACE_REPEAT_MAX_RECORDS):
+ * once as written, then n - 1 times each body record's access again, of the same kind, size
+ * and count, its address stepped by its slot's net step over the body (taken as signed; no
+ * access may leave the address space). A kernel's loop body becomes one record, and a reader
+ * emits its accesses without decoding a byte each. Version 1 is version 2 without repeats;
+ * readers read both, the writer writes version 2.
  */
 
 #include <stdbool.h>
@@ -29,13 +37,16 @@
 #include "traces/reader.h"
 
 #define MTRACE_MAGIC "MEMSIMTR"
-#define MTRACE_VERSION 1u
+#define MTRACE_VERSION 2u
+#define MTRACE_REPEAT_MAX_RECORDS 64u
+#define MTRACE_REPEAT_MAX_PERIODS (UINT64_C(1) << 32)
 
 enum mtrace_ctrl {
 	MTRACE_CTRL_PHASE = 1,
 	MTRACE_CTRL_ARRAY = 2,
 	MTRACE_CTRL_DECLARE_PHASE = 3,
 	MTRACE_CTRL_END = 4,
+	MTRACE_CTRL_REPEAT = 5,
 };
 
 struct mtrace_writer;

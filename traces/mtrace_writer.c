@@ -11,6 +11,7 @@
 
 #include "base/util.h"
 #include "traces/mtrace.h"
+#include "traces/mtrace_fold.h"
 #include "traces/reader_impl.h"
 
 #define WRITER_BUF_BYTES (1u << 20)
@@ -45,6 +46,7 @@ struct mtrace_writer {
 	bool have_pending;
 	struct cache_ref pending;
 	uint64_t records, accesses;
+	struct mtrace_fold fold; /* access records go through it */
 };
 
 static void
@@ -150,6 +152,18 @@ write_header(struct mtrace_writer *w)
 	w->header_done = true;
 }
 
+/* Writes what the repeat finder hands on. */
+static void
+put_records(void *ctx, const uint8_t *bytes, size_t n, uint64_t records)
+{
+	struct mtrace_writer *w = ctx;
+
+	reserve(w, n);
+	memcpy(w->buf + w->len, bytes, n);
+	w->len += n;
+	w->records += records;
+}
+
 struct mtrace_writer *
 mtrace_writer_open(const char *path, const char *command, char *err, size_t errlen)
 {
@@ -171,38 +185,34 @@ mtrace_writer_open(const char *path, const char *command, char *err, size_t errl
 	w->path = xstrdup(path);
 	w->command = xstrdup(command);
 	w->buf = xzalloc(WRITER_BUF_BYTES);
+	mtrace_fold_init(&w->fold, put_records, w);
 	for (int i = 0; i < MTRACE_SLOTS; i++)
 		w->slot_size[i] = 4;
 	return w;
 }
 
 static void
-emit(struct mtrace_writer *w, const struct cache_ref *e)
+rec_varint(struct mtrace_rec *r, uint64_t v)
 {
-	int best = -1, lru = 0;
-	uint64_t best_dist = UINT64_MAX;
-	int64_t delta;
-	uint64_t zig;
-	bool size_field, count_field;
+	while (v >= 0x80) {
+		r->bytes[r->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	r->bytes[r->len++] = (uint8_t)v;
+}
 
-	if (!w->header_done)
-		write_header(w);
-	reserve(w, 32);
-	w->records++;
-	w->tick++;
+/* The slot for an access that no short record can take: the nearest, or, far from all of
+ * them, the least recently used. */
+static int
+far_slot(const struct mtrace_writer *w, uint64_t addr)
+{
+	int best = 0, lru = 0;
+	uint64_t best_dist = UINT64_MAX;
+
 	for (int s = 0; s < MTRACE_SLOTS; s++) {
-		int64_t d = (int64_t)(e->addr - w->slot_addr[s]);
+		int64_t d = (int64_t)(addr - w->slot_addr[s]);
 		uint64_t dist = d < 0 ? (uint64_t)-d : (uint64_t)d;
 
-		if (e->kind <= TRACE_EV_STORE && e->count == 1 && e->size == w->slot_size[s] &&
-		    d % (int64_t)e->size == 0 && d / (int64_t)e->size >= -8 &&
-		    d / (int64_t)e->size <= 7) {
-			put_u8(w,
-			       (uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8)));
-			w->slot_addr[s] = e->addr;
-			w->slot_used[s] = w->tick;
-			return;
-		}
 		if (dist < best_dist) {
 			best_dist = dist;
 			best = s;
@@ -210,22 +220,62 @@ emit(struct mtrace_writer *w, const struct cache_ref *e)
 		if (w->slot_used[s] < w->slot_used[lru])
 			lru = s;
 	}
-	if (best_dist > FAR_DELTA)
-		best = lru;
-	delta = (int64_t)(e->addr - w->slot_addr[best]);
+	return best_dist > FAR_DELTA ? lru : best;
+}
+
+/* Encodes e against the slots into r, updating them. */
+static void
+encode(struct mtrace_writer *w, const struct cache_ref *e, struct mtrace_rec *r)
+{
+	int s;
+	int64_t delta;
+	uint64_t zig;
+	bool size_field, count_field;
+
+	r->len = 0;
+	r->addr = e->addr;
+	w->tick++;
+	for (s = 0; s < MTRACE_SLOTS; s++) {
+		int64_t d = (int64_t)(e->addr - w->slot_addr[s]);
+
+		if (e->kind <= TRACE_EV_STORE && e->count == 1 && e->size == w->slot_size[s] &&
+		    d % (int64_t)e->size == 0 && d / (int64_t)e->size >= -8 &&
+		    d / (int64_t)e->size <= 7) {
+			r->bytes[r->len++] =
+				(uint8_t)((e->kind << 6) | (s << 4) | (d / (int64_t)e->size + 8));
+			goto done;
+		}
+	}
+	s = far_slot(w, e->addr);
+	delta = (int64_t)(e->addr - w->slot_addr[s]);
 	zig = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
-	size_field = e->size != w->slot_size[best];
+	size_field = e->size != w->slot_size[s];
 	count_field = e->count != 1;
-	put_u8(w, (uint8_t)(0x80 | (e->kind << 5) | (best << 3) | (size_field << 2) |
-			    (count_field << 1)));
-	put_varint(w, zig);
+	r->bytes[r->len++] = (uint8_t)(0x80 | (e->kind << 5) | (s << 3) | (size_field << 2) |
+				       (count_field << 1));
+	rec_varint(r, zig);
 	if (size_field)
-		put_varint(w, e->size);
+		rec_varint(r, e->size);
 	if (count_field)
-		put_varint(w, e->count);
-	w->slot_addr[best] = e->addr;
-	w->slot_size[best] = e->size;
-	w->slot_used[best] = w->tick;
+		rec_varint(r, e->count);
+done:
+	r->delta = e->addr - w->slot_addr[s];
+	r->key = (uint64_t)e->size | (uint64_t)e->kind << 32 | (uint64_t)e->count << 40 |
+		 (uint64_t)s << 56;
+	w->slot_addr[s] = e->addr;
+	w->slot_size[s] = e->size;
+	w->slot_used[s] = w->tick;
+}
+
+static void
+emit(struct mtrace_writer *w, const struct cache_ref *e)
+{
+	struct mtrace_rec r;
+
+	if (!w->header_done)
+		write_header(w);
+	encode(w, e, &r);
+	mtrace_fold_push(&w->fold, &r);
 }
 
 static void
@@ -235,6 +285,14 @@ flush_pending(struct mtrace_writer *w)
 		emit(w, &w->pending);
 		w->have_pending = false;
 	}
+}
+
+/* Writes every access taken so far: before a control record and at the end. */
+static void
+flush_records(struct mtrace_writer *w)
+{
+	flush_pending(w);
+	mtrace_fold_flush(&w->fold);
 }
 
 void
@@ -286,7 +344,7 @@ mtrace_writer_ref(struct mtrace_writer *w, const struct cache_ref *e)
 static int
 add_decl(struct mtrace_writer *w, const struct decl *d)
 {
-	flush_pending(w);
+	flush_records(w);
 	if (!w->header_done) {
 		if (w->ndecls == w->decls_cap) {
 			w->decls_cap = w->decls_cap ? w->decls_cap * 2 : 16;
@@ -327,7 +385,7 @@ mtrace_writer_phase(struct mtrace_writer *w, const char *name)
 void
 mtrace_writer_set_phase(struct mtrace_writer *w, int phase)
 {
-	flush_pending(w);
+	flush_records(w);
 	if (!w->header_done)
 		write_header(w);
 	reserve(w, 16);
@@ -390,7 +448,7 @@ mtrace_writer_close(struct mtrace_writer *w, char *err, size_t errlen)
 	char why[4300];
 	int rc = 0;
 
-	flush_pending(w);
+	flush_records(w);
 	if (!w->header_done)
 		write_header(w);
 	reserve(w, 32);
@@ -416,7 +474,7 @@ mtrace_writer_discard(struct mtrace_writer *w)
 
 	/* What reached a file written in place stays, without an end record: readers see it cut
 	 * short. */
-	flush_pending(w);
+	flush_records(w);
 	if (!w->header_done)
 		write_header(w);
 	flush_buf(w);

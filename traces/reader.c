@@ -123,6 +123,7 @@ trace_reader_close(struct trace_reader *r)
 	for (unsigned i = 0; i < r->nphases; i++)
 		free(r->phases[i]);
 	free(r->phases);
+	free(r->rep);
 	free(r);
 }
 

@@ -27,6 +27,7 @@ struct trace_reader {
 	uint64_t slot_addr[MTRACE_SLOTS];
 	uint32_t slot_size[MTRACE_SLOTS];
 	uint64_t accesses;
+	struct mtrace_repeat *rep; /* the repeat record being emitted, or NULL before any */
 	/* lackey: the store half of an 'M' line that did not fit in the batch */
 	bool have_pending;
 	struct cache_ref pending;
