@@ -19,7 +19,8 @@
  * straddling and repeated accesses) and memsim traces (a kernel's, with arrays, phases and
  * tiles): under five caches, flushed and not, recording changes nothing in the replay's report,
  * and a replay of OUT reports every counter and the text table as the replay of IN did. A
- * garbled or truncated IN leaves no OUT (the file there before stays as it was).
+ * garbled or truncated IN leaves no OUT (the file there before stays as it was). A version-1
+ * memsim trace (issue 45 item 2) replays as the run it recorded, and converts to version 2.
  */
 
 #include "config.h"
@@ -321,6 +322,33 @@ test_replay_record_converts(void **state)
 	assert_int_equal(sh("rm -f ./*.mt ./*.json ./*.txt l2 a2 r2"), 0);
 }
 
+/* A version-1 recording (tests/data/mtrace/flash2-v1.mt, written by memsim before repeat
+ * records) still replays, to the counters of `memsim run` of the kernel it recorded, and so
+ * does its conversion to version 2, which is no larger. */
+static void
+test_replay_version1(void **state)
+{
+	static const char *const caches[] = { CACHE_A, CACHE_B, "L1=32K:8:64,L2=1M:16:64" };
+
+	(void)state;
+	for (size_t c = 0; c < 3; c++) {
+		expect_ok("run --kernel flash2 --causal --N 24 --d 8 --Br 8 --Bc 8 --trace-only "
+			  "--cache %s --json l.json >/dev/null",
+			  caches[c]);
+		expect_ok("replay " TEST_DATA_DIR "/mtrace/flash2-v1.mt --cache %s --json v1.json "
+			  "--record v2.mt >/dev/null",
+			  caches[c]);
+		expect_ok("replay v2.mt --cache %s --json v2.json >/dev/null", caches[c]);
+		expect_same_reports("l.json", "v1.json");
+		expect_same_reports("l.json", "v2.json");
+	}
+	assert_int_equal(sh("test $(od -A n -t u1 -j 8 -N 1 v2.mt) = 2"), 0);
+	assert_int_equal(sh("test $(wc -c <v2.mt) -le $(wc -c <" TEST_DATA_DIR
+			    "/mtrace/flash2-v1.mt)"),
+			 0);
+	assert_int_equal(sh("rm -f ./*.mt ./*.json"), 0);
+}
+
 static void
 test_replay_record_stdout(void **state)
 {
@@ -409,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_record_sampled),
 		cmocka_unit_test(test_record_errors),
 		cmocka_unit_test(test_replay_record_converts),
+		cmocka_unit_test(test_replay_version1),
 		cmocka_unit_test(test_replay_record_stdout),
 		cmocka_unit_test(test_replay_record_errors),
 	};

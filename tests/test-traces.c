@@ -266,8 +266,54 @@ replay_by_event(const char *path, struct cache *c)
 	trace_reader_close(r);
 }
 
+/* Loops as kernels write them, in repeat records: bodies of 1 to 4 streams, steps within a
+ * line and across lines, forward and back, stores, an access that straddles lines, a count,
+ * an instruction fetch, a size change; and a body that walks 10 lines of one L1 set (of 8
+ * ways, under the 4K specs), so a period evicts its own lines and never counts as the one
+ * before. The events go into want[] too. */
 static void
-test_memsim_fused_replay(void **state)
+write_loop_sample(const char *path, size_t nacc)
+{
+	static const int64_t steps[] = { 4, 8, -4, 64, 256, 0, 4096 };
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-traces --loops", err, sizeof(err));
+	uint64_t rng = 99;
+	size_t n = 0;
+
+	assert_non_null(w);
+	while (n < nacc) {
+		uint64_t r = lcg(&rng);
+		unsigned streams = 1 + (unsigned)(r % 4), iters = 2 + (unsigned)((r >> 8) % 200);
+		bool one_set = (r >> 16) % 5 == 0;
+
+		if (one_set)
+			streams = 10;
+		for (unsigned t = 0; t < iters; t++)
+			for (unsigned s = 0; s < streams && n < nacc; s++, n++) {
+				int64_t step = one_set ? 4 : steps[(s + (r >> 24)) % 7];
+				uint64_t a = (one_set ? 0x200000 + s * 512 : (s + 1) * 0x1000000) +
+					     (uint64_t)(step * t) + (r >> 44) % 64;
+				uint32_t size = s == 2 && (r >> 30) % 3 == 0 ? 8 : 4, count = 1;
+				enum trace_event_kind kind = s == 1 ? TRACE_EV_STORE : TRACE_EV_LOAD;
+
+				if (s == 3 && (r >> 34) % 4 == 0)
+					a += 62; /* straddles lines now and then */
+				if (s == 0 && (r >> 36) % 4 == 0)
+					count = 3;
+				if (s == 3 && (r >> 38) % 4 == 0)
+					kind = TRACE_EV_IFETCH;
+				want[n] = (struct cache_ref){ a, size, (uint16_t)kind,
+							      (uint16_t)count };
+				mtrace_writer_ref(w, &want[n]);
+			}
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+}
+
+/* The fused replay of the trace at path against one cache_access() per event, under every
+ * kind of L1 and L2. */
+static void
+check_fused_replay(const char *path)
 {
 	static const char *specs[] = {
 		"L1=4K:8:64,L2=32K:16:64",
@@ -288,11 +334,8 @@ test_memsim_fused_replay(void **state)
 		"L1=4K:8:64,L2=32K:8:128",
 		NULL,
 	};
-	char path[512], err[512];
+	char err[512];
 
-	(void)state;
-	path_in_tmp(path, sizeof(path), "local.mtr");
-	write_local_sample(path, NEV);
 	for (int i = 0; specs[i]; i++) {
 		struct spec spec;
 		struct replay_result res;
@@ -330,6 +373,82 @@ test_memsim_fused_replay(void **state)
 		cache_destroy(ref);
 		replay_result_finish(&res);
 	}
+}
+
+static void
+test_memsim_fused_replay(void **state)
+{
+	char path[512];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "local.mtr");
+	write_local_sample(path, NEV);
+	check_fused_replay(path);
+}
+
+/* Garbled and truncated repeat records are one-line errors naming the record; version 1 has
+ * none. Each case: header version, the bytes after the header, the message. */
+static void
+test_memsim_bad_repeats(void **state)
+{
+	static const struct {
+		unsigned char version;
+		unsigned char bytes[8];
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ 2, { 0xe5, 0x00, 0x02 }, 3, "record 1 repeats 0 records 2 times" },
+		{ 2, { 0xe5, 0x41, 0x02 }, 3, "record 1 repeats 65 records 2 times" },
+		{ 2, { 0xe5, 0x01, 0x01, 0x08 }, 4, "record 1 repeats 1 records 1 times" },
+		{ 2, { 0xe5, 0x02, 0x02, 0x09 }, 4, "record 3 is truncated" },
+		{ 2, { 0xe5, 0x01 }, 2, "record 1 is truncated" },
+		{ 2, { 0xe5, 0x01, 0x02, 0xe1, 0x00 }, 5, "in the body of repeat record 1" },
+		/* slot 0 at 8, then down 4 bytes a period: 4, 0, then below 0 */
+		{ 2, { 0x80, 0x10, 0xe5, 0x01, 0x03, 0x07 }, 6, "repeat record 2 wraps" },
+		{ 1, { 0xe5, 0x01, 0x02, 0x09 }, 4, "has unknown control type 5" },
+		{ 0, { 0 }, 0, NULL },
+	};
+	char path[512], err[512];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "badrep.mtr");
+	for (int i = 0; cases[i].msg; i++) {
+		unsigned char head[16] = { 'M', 'E', 'M', 'S', 'I', 'M', 'T', 'R', cases[i].version };
+		FILE *f = fopen(path, "wb");
+
+		assert_non_null(f);
+		fwrite(head, 1, sizeof(head), f);
+		fwrite(cases[i].bytes, 1, cases[i].len, f);
+		fclose(f);
+		assert_true(read_all(path, TRACE_FORMAT_MEMSIM, got, NEV, err, sizeof(err)) < 0);
+		if (!strstr(err, cases[i].msg) || strchr(err, '\n'))
+			fail_msg("case %d: \"%s\" for \"%s\"", i, err, cases[i].msg);
+	}
+}
+
+/* Loops go into repeat records (the file is a fraction of a byte an access), read back event
+ * for event, and replay fused as event by event. */
+static void
+test_memsim_repeats(void **state)
+{
+	char path[512], err[512];
+	struct trace_reader *r;
+	long n, total = 0;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "loops.mtr");
+	write_loop_sample(path, NEV);
+	assert_int_equal(header_version(path), 2);
+	r = trace_reader_open(path, TRACE_FORMAT_MEMSIM, err, sizeof(err));
+	assert_non_null(r);
+	while (total < NEV && (n = trace_reader_read(r, got + total, 777)) > 0)
+		total += n;
+	assert_int_equal(total, NEV);
+	assert_int_equal(trace_reader_read(r, got + total, 16), 0);
+	assert_memory_equal(got, want, NEV * sizeof(*got));
+	assert_true(trace_reader_records(r) < NEV * 2 / 3);
+	trace_reader_close(r);
+	check_fused_replay(path);
 }
 
 /* Every proper prefix of a trace is refused: a truncated file never passes for a whole one. */
@@ -887,6 +1006,8 @@ main(void)
 		cmocka_unit_test(test_memsim_access_sizes),
 		cmocka_unit_test(test_memsim_phase_cap),
 		cmocka_unit_test(test_memsim_fused_replay),
+		cmocka_unit_test(test_memsim_repeats),
+		cmocka_unit_test(test_memsim_bad_repeats),
 		cmocka_unit_test(test_replay_record),
 		cmocka_unit_test(test_din),
 		cmocka_unit_test(test_din_fast_path),
