@@ -524,14 +524,15 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 }
 
 /* The replay benchmark's state: its files, the timings (t[3], the binary file read without
- * the model, is the floor; t[4] the din file decoded without the model, t[5] its bytes only)
- * and the models the first three left. */
-enum { BENCH_TIMINGS = 6 };
+ * the model, is the floor; t[4] the din file decoded without the model, t[5] its bytes only;
+ * t[6] the binary file's bytes only; t[7] the binary replay on two threads) and the models
+ * the first three and the two-thread replay left. */
+enum { BENCH_TIMINGS = 8 };
 struct trace_bench {
 	struct spec spec;
 	char work[4096], mt_path[4200], din_path[4200];
 	struct replay_timing t[BENCH_TIMINGS];
-	struct cache *result[3];
+	struct cache *result[4];
 };
 
 /* 2. The same accesses as the direct run written once to both files. */
@@ -579,7 +580,8 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 	}
 	if (spawn_guard_signal() || bench_write_files(tb, a) || spawn_guard_signal())
 		return EXIT_RUNTIME;
-	tb->t[1].file_bytes = tb->t[3].file_bytes = replay_bench_file_size(tb->mt_path);
+	tb->t[1].file_bytes = tb->t[3].file_bytes = tb->t[6].file_bytes = tb->t[7].file_bytes =
+		replay_bench_file_size(tb->mt_path);
 	tb->t[2].file_bytes = tb->t[4].file_bytes = tb->t[5].file_bytes =
 		replay_bench_file_size(tb->din_path);
 
@@ -592,14 +594,20 @@ bench_trace_measure(struct trace_bench *tb, const struct bench_args *a)
 			       sizeof(err)) ||
 	    replay_bench_floor(tb->din_path, TRACE_FORMAT_DIN, (int)a->repeat, &tb->t[4], err,
 			       sizeof(err)) ||
-	    replay_bench_raw_read(tb->din_path, (int)a->repeat, &tb->t[5], err, sizeof(err)))
+	    replay_bench_raw_read(tb->din_path, (int)a->repeat, &tb->t[5], err, sizeof(err)) ||
+	    replay_bench_raw_read(tb->mt_path, (int)a->repeat, &tb->t[6], err, sizeof(err)) ||
+	    replay_bench_time_threads(tb->mt_path, TRACE_FORMAT_MEMSIM, &tb->spec, (int)a->repeat,
+				      2, &tb->t[7], &tb->result[3], err, sizeof(err)))
 		return print_error("%s", err);
-	/* The raw read decodes nothing: its rate is the din file's accesses over its time. */
+	/* A raw read decodes nothing: its rate is the file's accesses over its time. */
 	tb->t[5].accesses = tb->t[4].accesses;
+	tb->t[6].accesses = tb->t[3].accesses;
 	if (spawn_guard_signal())
 		return EXIT_RUNTIME;
 	if (!replay_bench_same_counters(tb->result[0], tb->result[1]) ||
 	    !replay_bench_same_counters(tb->result[0], tb->result[2]) ||
+	    !replay_bench_same_counters(tb->result[0], tb->result[3]) ||
+	    tb->t[7].accesses != tb->t[0].accesses ||
 	    tb->t[1].accesses != tb->t[0].accesses || tb->t[2].accesses != tb->t[0].accesses ||
 	    tb->t[3].accesses != tb->t[0].accesses || tb->t[4].accesses != tb->t[0].accesses)
 		return print_error("bench: the three replays disagree; this is a bug");
@@ -642,11 +650,14 @@ bench_trace_print(FILE *out, const struct trace_bench *tb, const struct bench_ar
 	fprintf(out, "\nbinary/din replay speed ratio: %.2f\n", t[2].best / t[1].best);
 	fprintf(out, "binary replay/floor: %.2f (by user time %.2f)\n", t[1].best / t[3].best,
 		t[1].best_user / t[3].best_user);
+	fprintf(out, "binary floor/raw read: %.2f (decoding over reading the file's bytes)\n",
+		t[3].best / t[6].best);
+	fprintf(out, "binary replay, 2 threads/1 thread: %.2f (wall time)\n", t[7].best / t[1].best);
 	fprintf(out, "din parse: %.3e accesses/s, %.0f MB/s, %.2f x the raw read's time\n",
 		(double)t[4].accesses / t[4].best, (double)t[4].file_bytes / t[4].best / 1e6,
 		t[4].best / t[5].best);
 	fprintf(out,
-		"counters identical across the three: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
+		"counters identical across the four: yes (L1 miss rate %.2f%%, DRAM %.1f MiB)\n",
 		l1_miss_percent(tb), (double)(dram->read_bytes + dram->write_bytes) / 1048576.0);
 }
 
@@ -668,6 +679,8 @@ bench_trace_json(const struct trace_bench *tb, const struct bench_args *a, int a
 	cJSON_AddNumberToObject(root, "replay_over_floor_user",
 				tb->t[1].best_user / tb->t[3].best_user);
 	cJSON_AddNumberToObject(root, "din_parse_over_raw_read", tb->t[4].best / tb->t[5].best);
+	cJSON_AddNumberToObject(root, "floor_over_raw_read", tb->t[3].best / tb->t[6].best);
+	cJSON_AddNumberToObject(root, "threads2_over_threads1", tb->t[7].best / tb->t[1].best);
 	runs = cJSON_AddArrayToObject(root, "runs");
 	for (int i = 0; i < BENCH_TIMINGS; i++) {
 		const struct replay_timing *t = &tb->t[i];
@@ -697,7 +710,9 @@ bench_trace(const struct bench_args *a, int argc, char **argv)
 					 { .name = "din text trace" },
 					 { .name = "memsim binary, read only (the floor)" },
 					 { .name = "din text, parse only (no model)" },
-					 { .name = "din text, raw read (bytes only)" } } };
+					 { .name = "din text, raw read (bytes only)" },
+					 { .name = "memsim binary, raw read (bytes only)" },
+					 { .name = "memsim binary trace, 2 threads" } } };
 	char err[512];
 	FILE *out;
 	int rc;
@@ -721,7 +736,7 @@ bench_trace(const struct bench_args *a, int argc, char **argv)
 		if (a->json_path)
 			rc = bench_trace_json(&tb, a, argc, argv);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		cache_destroy(tb.result[i]);
 	if (!a->keep) {
 		unlink(tb.mt_path);

@@ -251,11 +251,21 @@ int
 replay_bench_time(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
 		  struct replay_timing *t, struct cache **keep, char *err, size_t errlen)
 {
+	return replay_bench_time_threads(path, fmt, spec, repeat, 1, t, keep, err, errlen);
+}
+
+int
+replay_bench_time_threads(const char *path, enum trace_format fmt, const struct spec *spec,
+			  int repeat, unsigned threads, struct replay_timing *t, struct cache **keep,
+			  char *err, size_t errlen)
+{
 	for (int r = 0; r < repeat && !spawn_guard_signal(); r++) {
 		struct replay_result res;
 		double u0 = user_seconds();
 
-		if (replay_file(path, fmt, spec, true, &res, err, errlen))
+		if (threads > 1 ? replay_file_split(path, fmt, spec, true, threads, &res, err,
+						    errlen)
+				: replay_file(path, fmt, spec, true, &res, err, errlen))
 			return -1;
 		note_times(t, r, res.seconds, user_seconds() - u0);
 		t->accesses = res.accesses;

@@ -57,6 +57,10 @@ struct replay_timing {
  * replay's cache goes to *keep (caller destroys). -1 with a message in err on failure. */
 int replay_bench_time(const char *path, enum trace_format fmt, const struct spec *spec, int repeat,
 		      struct replay_timing *t, struct cache **keep, char *err, size_t errlen);
+/* The same, split over threads (replay_file_split(); 1: replay_file()). */
+int replay_bench_time_threads(const char *path, enum trace_format fmt, const struct spec *spec,
+			      int repeat, unsigned threads, struct replay_timing *t,
+			      struct cache **keep, char *err, size_t errlen);
 
 /* The floor of a replay: path read and decoded `repeat` times, the events dropped, no model;
  * t gets the times and the accesses. -1 with a message in err on failure. */
