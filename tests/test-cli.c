@@ -784,7 +784,9 @@ test_bench_naive(void **state)
 	assert_non_null(strstr(r.out, "binary replay/floor: "));
 	assert_non_null(strstr(r.out, "din text, parse only (no model)"));
 	assert_non_null(strstr(r.out, "din parse: "));
-	assert_non_null(strstr(r.out, "counters identical across the three: yes"));
+	assert_non_null(strstr(r.out, "binary floor/raw read: "));
+	assert_non_null(strstr(r.out, "binary replay, 2 threads/1 thread: "));
+	assert_non_null(strstr(r.out, "counters identical across the four: yes"));
 	result_free(&r);
 	snprintf(path, sizeof(path), "%s/naive.json", tmpdir);
 	json = slurp_text(path);
@@ -796,8 +798,10 @@ test_bench_naive(void **state)
 	if (miss < 22 || miss > 30)
 		fail_msg("naive: L1 miss rate %.2f%%, not about a quarter", miss);
 	assert_true(cJSON_GetObjectItem(root, "replay_over_floor")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(root, "floor_over_raw_read")->valuedouble > 0);
+	assert_true(cJSON_GetObjectItem(root, "threads2_over_threads1")->valuedouble > 0);
 	runs = cJSON_GetObjectItem(root, "runs");
-	assert_int_equal(cJSON_GetArraySize(runs), 6);
+	assert_int_equal(cJSON_GetArraySize(runs), 8);
 	floor = cJSON_GetArrayItem(runs, 3);
 	assert_string_equal(cJSON_GetObjectItem(floor, "source")->valuestring,
 			    "memsim binary, read only (the floor)");
@@ -832,7 +836,7 @@ test_bench_files(void **state)
 	r = memsim("bench --accesses 50000 --repeat 1 --dir %s", tmpdir);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "accesses/s"));
-	assert_non_null(strstr(r.out, "counters identical across the three: yes"));
+	assert_non_null(strstr(r.out, "counters identical across the four: yes"));
 	result_free(&r);
 	r = memsim("bench --accesses 20000 --repeat 1 --json -");
 	o = cJSON_Parse(r.out);

@@ -246,7 +246,7 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 	size_t n = 0;
 
 	while (n < max && !r->done) {
-		const uint8_t *p, *end, *limit;
+		const uint8_t *p = NULL, *end = NULL, *limit = NULL;
 		uint64_t addr[MTRACE_SLOTS], records, accesses;
 		uint32_t ssize[MTRACE_SLOTS];
 		bool at_control = false;
@@ -257,15 +257,10 @@ mtrace_decode(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		}
 		records = r->records;
 		accesses = r->accesses;
-		input_fill(in, 2 * CHUNK);
-		if (in->pos == in->len)
-			return reader_fail(r, "%s: truncated after record %llu (no end record)",
-					   in->path, (unsigned long long)r->records);
-		p = in->buf + in->pos;
-		end = in->buf + in->len;
+		if (mtrace_window(r, &p, &end, &limit))
+			return -1;
 		/* Fast loop over the bytes that surely hold whole access records, with the
 		 * slots and counters in locals so they stay in registers. */
-		limit = end - (in->eof ? 0 : CHUNK);
 		memcpy(addr, r->slot_addr, sizeof(addr));
 		memcpy(ssize, r->slot_size, sizeof(ssize));
 		while (n < max && p < limit) {

@@ -50,16 +50,6 @@ forget(struct mtrace_fold *f)
 	f->period = 0;
 }
 
-static void
-put_varint(uint8_t *b, size_t *n, uint64_t v)
-{
-	while (v >= 0x80) {
-		b[(*n)++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[(*n)++] = (uint8_t)v;
-}
-
 /* Ends the run: writes it, and the records held with it, then searches afresh. */
 static void
 end_run(struct mtrace_fold *f)
@@ -69,8 +59,8 @@ end_run(struct mtrace_fold *f)
 		size_t n = 0;
 
 		b[n++] = 0xe0 | MTRACE_CTRL_REPEAT;
-		put_varint(b, &n, f->period);
-		put_varint(b, &n, f->periods);
+		mtrace_put_varint(b, &n, f->period);
+		mtrace_put_varint(b, &n, f->periods);
 		for (unsigned i = 0; i < f->period; i++) {
 			memcpy(b + n, f->body[i].bytes, f->body[i].len);
 			n += f->body[i].len;

@@ -46,6 +46,17 @@ struct mtrace_fold {
 	struct mtrace_rec held[MTRACE_FOLD_HISTORY];
 };
 
+/* Appends v as a LEB128 varint at b + *n (at most 10 bytes), advancing *n. */
+static inline void
+mtrace_put_varint(uint8_t *b, size_t *n, uint64_t v)
+{
+	while (v >= 0x80) {
+		b[(*n)++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[(*n)++] = (uint8_t)v;
+}
+
 void mtrace_fold_init(struct mtrace_fold *f, mtrace_put_fn put, void *ctx);
 /* Takes the next access record. */
 void mtrace_fold_push(struct mtrace_fold *f, const struct mtrace_rec *r);

@@ -242,25 +242,25 @@ lines_held(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v)
 	return true;
 }
 
-/* Simulates one period of rep (from its first record); returns whether every access was
- * settled inline. */
+/* Simulates one period of rep (from its first record) with g's geometry (constants where the
+ * caller's are); returns whether every access was settled inline. */
 static ALWAYS_INLINE bool
-repeat_period(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
+repeat_period(struct fused *f, struct cache *c, const struct cache_fast_l1 *g,
 	      struct mtrace_repeat *rep, const bool sliced)
 {
 	bool inline_all = true;
 
 	for (unsigned i = 0; i < rep->len; i++) {
 		struct cache_ref *e = &rep->ref[i];
-		uint64_t a = e->addr + rep->step[i], line = a >> v->line_shift;
+		uint64_t a = e->addr + rep->step[i], line = a >> g->line_shift;
 
 		e->addr = a;
-		if (((a + e->size - 1) >> v->line_shift) != line) {
+		if (((a + e->size - 1) >> g->line_shift) != line) {
 			cache_access(c, a, e->size, (enum cache_op)e->kind, 1);
 			inline_all = false;
 			continue;
 		}
-		fused_access(f, c, v, a, e->size, e->kind, line, sliced);
+		fused_access(f, c, g, a, e->size, e->kind, line, sliced);
 		f->n.accesses++;
 		f->n.bytes += e->size;
 	}
@@ -271,14 +271,25 @@ repeat_period(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
  * the lines of the one before, all still held, is counted as that one was. */
 static ALWAYS_INLINE void
 repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
-	     struct mtrace_repeat *rep, const bool sliced)
+	     struct mtrace_repeat *rep, const unsigned shift, const uint64_t ways, const bool sliced)
 {
+	const struct cache_fast_l1 g = { v->tags,	  v->set_mask,	 ways,
+					 shift,		  v->lru,	 v->l2_tags,
+					 v->l2_set_mask, v->l2_ways,	 v->slice_shift,
+					 v->slice_mask,	  v->slice_residue };
+
+	/* A record that steps a line or more a period never stays on its line. */
+	bool may_stay = true;
+
+	for (unsigned i = 0; i < rep->len; i++)
+		if (rep->step[i] >> shift && (0 - rep->step[i]) >> shift)
+			may_stay = false;
 	while (rep->left) {
 		const struct fused_counts before = f->n;
 		uint64_t k;
 
 		rep->left--;
-		if (!repeat_period(f, c, v, rep, sliced) || !rep->left)
+		if (!repeat_period(f, c, &g, rep, sliced) || !rep->left || !may_stay)
 			continue;
 		k = periods_on_same_lines(rep, v->line_shift, rep->left);
 		if (!k || !lines_held(rep, v))
@@ -297,6 +308,29 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 	}
 }
 
+/* repeat_fused() for the usual L1 geometry, for any other, and for a slice of a split run:
+ * one each, so that each inlines the L1 and L2 paths as fused_loop()'s callers do. */
+static void
+repeat_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
+	    struct mtrace_repeat *rep)
+{
+	repeat_fused(f, c, v, rep, 6, 8, false);
+}
+
+static void
+repeat_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
+	   struct mtrace_repeat *rep)
+{
+	repeat_fused(f, c, v, rep, v->line_shift, v->ways, false);
+}
+
+static void
+repeat_slice(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
+	     struct mtrace_repeat *rep)
+{
+	repeat_fused(f, c, v, rep, v->line_shift, v->ways, true);
+}
+
 static void
 repeat_whole(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 	     struct mtrace_repeat *rep)
@@ -307,9 +341,11 @@ repeat_whole(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 			return;
 		}
 	if (v->slice_mask)
-		repeat_fused(f, c, v, rep, true);
+		repeat_slice(f, c, v, rep);
+	else if (v->line_shift == 6 && v->ways == 8)
+		repeat_64x8(f, c, v, rep);
 	else
-		repeat_fused(f, c, v, rep, false);
+		repeat_any(f, c, v, rep);
 }
 
 long
@@ -319,7 +355,7 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 	struct input *in = &r->in;
 
 	while (!r->done) {
-		const uint8_t *p, *end, *limit;
+		const uint8_t *p = NULL, *end = NULL, *limit = NULL;
 		struct fused f = { .n.accesses = 0 };
 		uint64_t records = r->records, accesses = r->accesses;
 		bool at_control = false;
@@ -331,13 +367,8 @@ mtrace_simulate(struct trace_reader *r, struct cache *c, const struct cache_fast
 			count_fused(c, &f);
 			continue;
 		}
-		input_fill(in, 2 * CHUNK);
-		if (in->pos == in->len)
-			return reader_fail(r, "%s: truncated after record %llu (no end record)",
-					   in->path, (unsigned long long)r->records);
-		p = in->buf + in->pos;
-		end = in->buf + in->len;
-		limit = end - (in->eof ? 0 : CHUNK);
+		if (mtrace_window(r, &p, &end, &limit))
+			return -1;
 		memcpy(f.addr, r->slot_addr, sizeof(f.addr));
 		memcpy(f.ssize, r->slot_size, sizeof(f.ssize));
 		for (unsigned s = 0; s < MTRACE_SLOTS; s++)

@@ -109,6 +109,25 @@ short_record(uint8_t h, uint64_t *addr, const uint32_t *ssize, struct cache_ref 
 	return true;
 }
 
+/* Makes the next input bytes ready for a fast loop: *p the first, *end past the last, *limit
+ * where records stop being surely whole (CHUNK before the end, unless the stream ends there).
+ * Returns 0, or -1 with the error recorded where the stream ends without an end record. */
+static inline int
+mtrace_window(struct trace_reader *r, const uint8_t **p, const uint8_t **end,
+	      const uint8_t **limit)
+{
+	struct input *in = &r->in;
+
+	input_fill(in, 2 * CHUNK);
+	if (in->pos == in->len)
+		return (int)reader_fail(r, "%s: truncated after record %llu (no end record)",
+					in->path, (unsigned long long)r->records);
+	*p = in->buf + in->pos;
+	*end = in->buf + in->len;
+	*limit = *end - (in->eof ? 0 : CHUNK);
+	return 0;
+}
+
 /* Whether an access at a, size bytes, stepping by step (signed) stays inside the address
  * space for periods more steps: the rule a repeat record must keep. */
 static inline bool

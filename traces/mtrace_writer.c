@@ -84,11 +84,7 @@ put_u8(struct mtrace_writer *w, uint8_t v)
 static inline void
 put_varint(struct mtrace_writer *w, uint64_t v)
 {
-	while (v >= 0x80) {
-		w->buf[w->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	w->buf[w->len++] = (uint8_t)v;
+	mtrace_put_varint(w->buf, &w->len, v);
 }
 
 static void
@@ -194,11 +190,10 @@ mtrace_writer_open(const char *path, const char *command, char *err, size_t errl
 static void
 rec_varint(struct mtrace_rec *r, uint64_t v)
 {
-	while (v >= 0x80) {
-		r->bytes[r->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	r->bytes[r->len++] = (uint8_t)v;
+	size_t n = r->len;
+
+	mtrace_put_varint(r->bytes, &n, v);
+	r->len = (uint8_t)n;
 }
 
 /* The slot for an access that no short record can take: the nearest, or, far from all of

@@ -3,8 +3,9 @@
  * whichever is faster (docs/speed.md, "How memsim replay --threads splits a trace"):
  *  - memsim's binary format from a regular file: each thread reads and decodes the whole file
  *    with its own reader and simulates its slice of every level (cache_set_slice()). Its
- *    fused loop decodes and simulates in one pass, and decoding is most of a replay's time,
- *    so one reader handing out the accesses was slower (it does all the decoding alone).
+ *    fused loop decodes and simulates in one pass, and a repeat record's accesses in other
+ *    slices are counted, not decoded byte by byte, so the decoding each thread repeats is
+ *    cheap beside one reader handing out every access.
  *  - text formats and pipes: one reader decodes once into a feed (sim/drive/feed.h) and each
  *    slice thread simulates its chunks' accesses. Parsing text costs more than simulating,
  *    so parsing it on every thread costs more than handing it out.
