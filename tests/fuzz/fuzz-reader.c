@@ -45,11 +45,16 @@ struct event {
 	unsigned nphases;
 };
 
+/* Events a run decodes at most: a repeat record (format version 2) of a few bytes can hold
+ * 2^38 accesses, which is a trace and not a fault, but no input for a bounded run. */
+#define DECODE_MAX_EVENTS (1u << 20)
+
 struct decoded {
 	unsigned header_arrays; /* declared in the header, before any event */
 	struct event *ev;
 	size_t n, cap;
 	bool failed;
+	bool cut; /* stopped at DECODE_MAX_EVENTS */
 };
 
 static const struct {
@@ -126,6 +131,10 @@ decode(struct trace_reader *r, size_t batch, struct decoded *d)
 		}
 		if (got == 0) {
 			CHECK(trace_reader_read(r, buf, batch) == 0, "the end is not sticky");
+			return;
+		}
+		if (d->n >= DECODE_MAX_EVENTS) {
+			d->cut = true;
 			return;
 		}
 		CHECK((size_t)got <= batch, "%ld events in a batch of %zu", got, batch);
@@ -317,15 +326,18 @@ fuzz_reader_run(const uint8_t *data, size_t size, enum trace_format format)
 			trace_reader_open(path, TRACE_FORMAT_AUTO, err, sizeof(err));
 
 		if (a && trace_reader_format(a) == format) {
+			bool cut;
+
 			decode(a, 1 + size % 32, &sniffed);
+			cut = d.cut || sniffed.cut; /* then they agree on what both decoded */
 			/* A failing batch returns none of its events, so after an error the two
 			 * runs agree on a prefix only, and on the message. */
-			CHECK(sniffed.failed == d.failed, "sniffed: %s; given the format: %s",
+			CHECK(cut || sniffed.failed == d.failed, "sniffed: %s; given the format: %s",
 			      sniffed.failed ? trace_reader_error(a) : "no error",
 			      d.failed ? trace_reader_error(r) : "no error");
-			CHECK(d.failed || sniffed.n == d.n,
+			CHECK(cut || d.failed || sniffed.n == d.n,
 			      "sniffed: %zu events, given the format %zu", sniffed.n, d.n);
-			CHECK(!d.failed ||
+			CHECK(cut || !d.failed ||
 				      strcmp(trace_reader_error(a), trace_reader_error(r)) == 0,
 			      "sniffed: '%s', given the format: '%s'", trace_reader_error(a),
 			      trace_reader_error(r));
@@ -338,7 +350,7 @@ fuzz_reader_run(const uint8_t *data, size_t size, enum trace_format format)
 		trace_reader_close(a);
 	}
 
-	if (tame(&d))
+	if (tame(&d) && !d.cut)
 		simulate(&d, format);
 	free(d.ev);
 	trace_reader_close(r);
