@@ -26,6 +26,7 @@
 #include "analysis/report.h"
 #include "base/util.h"
 #include "bench/bench_modes.h"
+#include "bench/bench_onepass.h"
 #include "bench/bench_threads.h"
 #include "bench/child_run.h"
 #include "bench/replay_bench.h"
@@ -400,6 +401,7 @@ usage_bench(FILE *f)
 		"       memsim bench --kernels [--N N] [--cache SPEC] [--trace-only]\n"
 		"                    [--instructions] [--json FILE]\n"
 		"       memsim bench --modes [--kernel K] [--N N] [--json FILE]\n"
+		"       memsim bench --onepass [--kernel K] [--N N] [--repeat R] [--json FILE]\n"
 		"       memsim bench --threads T[,T...] [--N N] [--heads H] [--cache SPEC]\n"
 		"                    [--trace-only] [--repeat R] [--json FILE]\n"
 		"\n"
@@ -441,6 +443,12 @@ usage_bench(FILE *f)
 		"                     by fan-out and by the stack pass, sampling 1 set in 8,\n"
 		"                     formulas); fails if a one pass's counters differ\n"
 		"      --kernel K     --modes: the kernel [flash2]; --N: [1024]\n"
+		"      --onepass      instead, in one process: 12 sizes of an 8-way L2 in one pass\n"
+		"                     by the stack pass and by fan-out over one run of one size\n"
+		"                     (the mean of the twelve run separately), --repeat times,\n"
+		"                     each ratio and their median against the targets (<= 1.5,\n"
+		"                     <= 2); fails if a one pass's counters differ; --kernel\n"
+		"                     [naive], --N [2048], --repeat [3]\n"
 		"      --threads T[,T...] instead, in one process: naive and flash2, computing\n"
 		"                     and trace-only (--trace-only: that alone), on one thread and\n"
 		"                     on each T (2 to 64; memsim run --threads): wall and CPU time,\n"
@@ -457,10 +465,10 @@ struct bench_args {
 	uint64_t target, repeat, pad;
 	const char *spec_text, *json_path, *dir;
 	enum replay_shape shape;
-	bool keep, kernels, cache_given, trace_only, instructions, modes;
+	bool keep, kernels, cache_given, trace_only, instructions, modes, onepass;
 	const char *mode_kernel;
 	uint64_t kn; /* --N */
-	bool kn_given, repeat_given;
+	bool kn_given, repeat_given, mode_kernel_given;
 	const char *threads; /* --threads T[,T...]: NULL when not given */
 	uint64_t heads;
 };
@@ -493,7 +501,9 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 		{ "trace-only", 0, OPTPARSE_FLAG, .dest = &a->trace_only },
 		{ "instructions", 0, OPTPARSE_FLAG, .dest = &a->instructions },
 		{ "modes", 0, OPTPARSE_FLAG, .dest = &a->modes },
-		{ "kernel", 0, OPTPARSE_STRING, .dest = &a->mode_kernel },
+		{ "onepass", 0, OPTPARSE_FLAG, .dest = &a->onepass },
+		{ "kernel", 0, OPTPARSE_STRING, .dest = &a->mode_kernel,
+		  .given = &a->mode_kernel_given },
 		{ "json", 'j', OPTPARSE_STRING, .dest = &a->json_path },
 		{ .name = "help", .letter = 'h', .kind = OPTPARSE_HELP },
 		{ .name = NULL },
@@ -520,6 +530,9 @@ bench_parse(struct bench_args *a, int argc, char **argv)
 		return usage_error("bench", "--heads sizes the --threads runs: it needs --threads");
 	if (a->modes && (a->kernels || a->cache_given))
 		return usage_error("bench", "--modes runs its own caches: no --kernels or --cache");
+	if (a->onepass && (a->modes || a->kernels || a->threads || a->cache_given))
+		return usage_error("bench", "--onepass runs its own caches: no --modes, --kernels, "
+					    "--threads or --cache");
 	return 0;
 }
 
@@ -784,6 +797,9 @@ cmd_bench(int argc, char **argv)
 			return usage_error("bench", "%s", err);
 		return bench_threads(&t, argc, argv);
 	}
+	if (a.onepass)
+		return bench_onepass(a.mode_kernel_given ? a.mode_kernel : "naive", a.kn,
+				     a.repeat_given ? (unsigned)a.repeat : 3, a.json_path, argc, argv);
 	if (a.modes)
 		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
 	if (a.kernels)

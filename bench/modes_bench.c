@@ -11,11 +11,8 @@
 #include "base/util.h"
 #include "run/simulate.h"
 
-#define SWEEP_SIZES 12
 #define SAMPLE_SETS 8
 
-/* The L2's smallest size: sizes double from there. */
-static const uint64_t l2_first = 64 * 1024;
 
 static double
 dram_bytes(struct cache *c)
@@ -25,9 +22,8 @@ dram_bytes(struct cache *c)
 	return (double)t->read_bytes + (double)t->write_bytes;
 }
 
-/* Level counters and DRAM traffic, word for word. */
-static bool
-same_totals(struct cache *a, struct cache *b)
+bool
+modes_bench_same_totals(struct cache *a, struct cache *b)
 {
 	if (cache_level_count(a) != cache_level_count(b) ||
 	    memcmp(cache_dram(a), cache_dram(b), sizeof(struct cache_traffic)))
@@ -57,7 +53,7 @@ modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cach
 	if (spec_parse(text, &spec, err, errlen))
 		return -1;
 	for (unsigned k = 0; k < SWEEP_SIZES; k++)
-		sizes[k] = l2_first << k;
+		sizes[k] = MODES_BENCH_L2_FIRST << k;
 	for (unsigned h = 0; h < nhow; h++)
 		if (cache_onepass_method(&spec.cache, 1, sizes, SWEEP_SIZES, NULL) < hows[h]) {
 			snprintf(err, errlen, "one pass (%s) does not apply to %s",
@@ -83,7 +79,7 @@ modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cach
 		t_pass = cpu_seconds() - t0;
 		same[h] = true;
 		for (unsigned k = 0; k < SWEEP_SIZES; k++) {
-			if (!same_totals(sep[k].cache, pass[k].cache))
+			if (!modes_bench_same_totals(sep[k].cache, pass[k].cache))
 				same[h] = false;
 			sim_result_finish(&pass[k]);
 		}

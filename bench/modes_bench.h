@@ -14,6 +14,9 @@
 
 /* The L1 above the swept L2. */
 #define MODES_BENCH_L1 "L1=32K:8:64"
+/* The swept L2's sizes: SWEEP_SIZES of them, doubling from MODES_BENCH_L2_FIRST bytes. */
+#define SWEEP_SIZES 12
+#define MODES_BENCH_L2_FIRST UINT64_C(65536)
 
 /* One mode's figures: a row of the table. */
 struct mode_row {
@@ -31,6 +34,9 @@ struct mode_row {
  * in err if a run fails. */
 int modes_bench_sweep(const struct attn_config *cfg, const char *l2, const enum cache_onepass *hows,
 		      unsigned nhow, struct mode_row *rows, bool *same, char *err, size_t errlen);
+
+/* Whether models a and b counted alike: level counters and DRAM traffic, word for word. */
+bool modes_bench_same_totals(struct cache *a, struct cache *b);
 
 /* One exact trace-only run and one sampled run (1 set in 8) of cfg on spec: times and the
  * error. */
