@@ -513,17 +513,6 @@ span_ref(struct cache *c, struct level *B, uint64_t addr, uint64_t size, enum re
 	return res;
 }
 
-unsigned
-cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr, uint64_t size,
-		enum req req, uint32_t count, unsigned flags)
-{
-	unsigned res = 0;
-
-	for (unsigned k = 0; k < n; k++)
-		res |= span_ref(m[k], &m[k]->lv[li], addr, size, req, count, flags);
-	return res;
-}
-
 static int
 level_index(const struct cache *c, const struct level *L)
 {
@@ -1119,6 +1108,41 @@ plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags)
 	}
 	L->st.write_misses++;
 	plain_allocate(c, L, set, line, true, false, flags | F_RFO);
+}
+
+unsigned
+cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr, uint64_t size,
+		enum req req, uint32_t count, unsigned flags)
+{
+	const struct level *L0 = &m[0]->lv[li];
+	uint64_t line = addr >> L0->line_shift;
+	unsigned res = 0;
+
+	if (count != 1 || size != L0->cfg.line_bytes || (addr & (size - 1)) ||
+	    (req != REQ_READ && req != REQ_WRITEBACK)) {
+		for (unsigned k = 0; k < n; k++)
+			res |= span_ref(m[k], &m[k]->lv[li], addr, size, req, count, flags);
+		return res;
+	}
+	/* One whole line, as a plain level above sends it. Every model's set is asked for before
+	 * the first is looked at: the sizes' tags lie far apart, and each lookup would otherwise
+	 * wait for memory in turn. */
+	for (unsigned k = 0; k < n; k++) {
+		const struct level *L = &m[k]->lv[li];
+
+		__builtin_prefetch(L->tags + (line & L->set_mask) * L->ways);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct level *L = &m[k]->lv[li];
+
+		if (!L->plain)
+			res |= level_ref(m[k], L, addr, (uint32_t)size, req, 1, flags);
+		else if (req == REQ_READ)
+			plain_read(m[k], L, line, flags);
+		else
+			plain_writeback(m[k], L, line, flags);
+	}
+	return res;
 }
 
 /* cache_fast_miss() at a plain L1: a load or store of [addr, addr + size) inside one line
