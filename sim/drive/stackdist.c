@@ -418,6 +418,26 @@ list_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim
 
 /* ---- several set counts ---- */
 
+/* The LRU way of a full set of `ways` slots, the least of their lines' times (inlined for the
+ * common 8 ways, whose loads the compiler then issues at once). */
+static inline uint32_t
+lru_way(const struct stackdist *s, const uint32_t *set, uint32_t ways)
+{
+	uint64_t oldest = s->node[set[0] - 1].stamp;
+	uint32_t w = 0;
+
+	/* Without a branch (conditional moves): which way is older is a coin toss to the branch
+	 * predictor, and its misses were a good part of the pass. */
+	for (uint32_t i = 1; i < ways; i++) {
+		uint64_t t = s->node[set[i] - 1].stamp;
+		bool older = t < oldest;
+
+		oldest = older ? t : oldest;
+		w = older ? i : w;
+	}
+	return w;
+}
+
 static unsigned
 sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
 {
@@ -437,22 +457,12 @@ sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim
 		uint32_t w = 0, v;
 		struct node *vn;
 
-		/* The set's valid slots are a prefix: the first empty one, or the LRU line. The
-		 * oldest is kept without a branch (conditional moves): which way is older is a coin
-		 * toss to the branch predictor, and its misses were a good part of the pass. */
-		if (set[ways - 1] != 0) {
-			uint64_t oldest = s->node[set[0] - 1].stamp;
-
-			for (uint32_t i = 1; i < ways; i++) {
-				uint64_t t = s->node[set[i] - 1].stamp;
-				bool older = t < oldest;
-
-				oldest = older ? t : oldest;
-				w = older ? i : w;
-			}
-		} else {
+		/* The set's valid slots are a prefix: the first empty one, or the LRU line. */
+		if (set[ways - 1] == 0) {
 			while (set[w] != 0)
 				w++;
+		} else {
+			w = ways == 8 ? lru_way(s, set, 8) : lru_way(s, set, ways);
 		}
 		v = set[w];
 		set[w] = x + 1;
