@@ -326,6 +326,72 @@ test_stack_random(void **state)
 	}
 }
 
+/* Fan-out's requests at the edge of its whole-line path (cache_span_refs()): whole lines
+ * written through with a repeat count, half lines from an L1 of smaller lines, double lines
+ * from one of larger ones, accesses that straddle lines, under L2s that take the plain path
+ * and one that does not (random). Each size's counters equal those of its own model. */
+static void
+test_fanout_requests(void **state)
+{
+	static const char *const specs[] = {
+		"L1=1K:2:64:wt,L2=4K:4:64",  "L1=1K:2:64:nwa,L2=4K:4:64", "L1=1K:2:32,L2=4K:4:64",
+		"L1=1K:2:128,L2=4K:4:64",    "L1=1K:2:64,L2=4K:4:64",     "L1=1K:2:64,L2=4K:4:64:random",
+		NULL,
+	};
+	static const uint32_t bytes[] = { 4, 32, 64, 64, 8 };
+	const uint64_t sizes[] = { 2048, 4096, 16384 };
+
+	(void)state;
+	for (int i = 0; specs[i]; i++) {
+		struct cache *one[3], *c;
+		struct spec spec;
+		char err[256];
+		uint64_t rng = 99 + (uint64_t)i;
+
+		assert_int_equal(spec_parse(specs[i], &spec, err, sizeof(err)), 0);
+		c = cache_create_onepass(&spec.cache, 1, sizes, 3, CACHE_ONEPASS_FANOUT);
+		assert_non_null(c);
+		for (unsigned k = 0; k < 3; k++) {
+			struct cache_config cfg;
+
+			assert_int_equal(cache_config_resize(&spec.cache, 1, sizes[k], &cfg, err,
+							     sizeof(err)),
+					 0);
+			one[k] = cache_create(&cfg);
+			assert_non_null(one[k]);
+		}
+		for (int a = 0; a < 20000; a++) {
+			uint64_t r, addr;
+			uint32_t size, count;
+			enum cache_op op;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			r = rng;
+			size = bytes[r % 5];
+			/* Aligned to its size but for the last kind, which straddles a line. */
+			addr = ((r >> 8) % 512) * 64 + (size == 8 ? 60 : ((r >> 20) % 2) * 64);
+			count = (r >> 30) % 4 == 0 ? 3 : 1;
+			op = (r >> 33) % 2 ? CACHE_OP_STORE : CACHE_OP_LOAD;
+			cache_access(c, addr, size, op, count);
+			for (unsigned k = 0; k < 3; k++)
+				cache_access(one[k], addr, size, op, count);
+		}
+		cache_flush(c);
+		for (unsigned k = 0; k < 3; k++) {
+			struct cache *s = cache_onepass_take(c, k);
+
+			cache_flush(one[k]);
+			assert_non_null(s);
+			if (!same_counters(s, one[k]))
+				fail_msg("%s, L2 = %llu B: fan-out differs from its own run", specs[i],
+					 (unsigned long long)sizes[k]);
+			cache_destroy(s);
+			cache_destroy(one[k]);
+		}
+		cache_destroy(c);
+	}
+}
+
 /* Geometries stackdist_create_sets() must refuse: not nested, or out of range. */
 static void
 test_stack_sets_refused(void **state)
@@ -534,7 +600,7 @@ test_out_of_memory(void **state)
 int
 main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 7 };
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 8 };
 	struct CMUnitTest tests[NCASES + NMORE];
 
 	/* First: its address-space limits count on a heap that earlier models have not grown
@@ -549,5 +615,6 @@ main(void)
 	tests[NCASES + 4] = (struct CMUnitTest)cmocka_unit_test(test_resize_keeps_ways);
 	tests[NCASES + 5] = (struct CMUnitTest)cmocka_unit_test(test_split);
 	tests[NCASES + 6] = (struct CMUnitTest)cmocka_unit_test(test_split_threads_ran);
+	tests[NCASES + 7] = (struct CMUnitTest)cmocka_unit_test(test_fanout_requests);
 	return _cmocka_run_group_tests("onepass", tests, NCASES + NMORE, NULL, NULL);
 }
