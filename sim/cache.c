@@ -1019,6 +1019,17 @@ cache_scratch_add(struct cache *c, unsigned i, enum cache_op op, uint64_t access
 static inline void plain_read(struct cache *c, struct level *L, uint64_t line, unsigned flags);
 static inline void plain_writeback(struct cache *c, struct level *L, uint64_t line, unsigned flags);
 
+/* A whole line read or written back at plain level B: the one place that calls
+ * plain_read() and plain_writeback(), so that the compiler inlines both here. */
+static void
+plain_line(struct cache *c, struct level *B, uint64_t line, bool write, unsigned flags)
+{
+	if (write)
+		plain_writeback(c, B, line, flags);
+	else
+		plain_read(c, B, line, flags);
+}
+
 /* A whole line of plain level L to what lies below it: line_below() for plain levels. Only what
  * a driver puts below the last level (c->drive->below) may answer RES_DIRTY. */
 static inline unsigned
@@ -1027,10 +1038,7 @@ plain_below(struct cache *c, const struct level *L, uint64_t line, bool write, u
 	uint64_t addr = line << L->line_shift;
 
 	if (L->lower) {
-		if (write)
-			plain_writeback(c, L->lower, line, flags);
-		else
-			plain_read(c, L->lower, line, flags);
+		plain_line(c, L->lower, line, write, flags);
 		return 0;
 	}
 	return c->drive->below(c, addr, L->cfg.line_bytes, write ? REQ_WRITEBACK : REQ_READ, 1,
@@ -1135,12 +1143,10 @@ cache_span_refs(struct cache *const *m, unsigned n, unsigned li, uint64_t addr, 
 	for (unsigned k = 0; k < n; k++) {
 		struct level *L = &m[k]->lv[li];
 
-		if (!L->plain)
-			res |= level_ref(m[k], L, addr, (uint32_t)size, req, 1, flags);
-		else if (req == REQ_READ)
-			plain_read(m[k], L, line, flags);
+		if (L->plain)
+			plain_line(m[k], L, line, req == REQ_WRITEBACK, flags);
 		else
-			plain_writeback(m[k], L, line, flags);
+			res |= level_ref(m[k], L, addr, (uint32_t)size, req, 1, flags);
 	}
 	return res;
 }
