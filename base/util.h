@@ -77,6 +77,9 @@ int mkdir_p(const char *path);
 /* Monotonic clock in seconds. */
 double now_seconds(void);
 
+/* Sorts v[0 .. n) in ascending order (timings: their median, their quantiles). */
+void sort_doubles(double *v, size_t n);
+
 /* Processor time this process has used (all its threads), in seconds: for timings that
  * other programs on a shared machine should not move. */
 double cpu_seconds(void);

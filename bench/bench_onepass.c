@@ -30,14 +30,6 @@ struct onepass_bench {
 	bool same;
 };
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median of v[0 .. n), n >= 1 (v is left as it was). */
 static double
 median_of(const double *v, unsigned n)
@@ -45,7 +37,7 @@ median_of(const double *v, unsigned n)
 	double s[ONEPASS_REPEAT_MAX];
 
 	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
+	sort_doubles(s, n);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 

@@ -97,14 +97,6 @@ papi_run(struct attn_data *d, uint64_t evict)
 	return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* native --kernel PATH: PATH-native.so beside it, timed (and counted with --papi). */
 static int
 native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, bool papi)
@@ -161,7 +153,7 @@ native_plugin(const struct kernel_options *o, uint64_t repeat, uint64_t evict, b
 		       (unsigned long long)o->cfg.Bc, o->cfg.causal ? " causal" : "");
 		for (uint64_t i = 0; i < repeat; i++)
 			printf("run %llu: %.6f s\n", (unsigned long long)i + 1, times[i]);
-		qsort(times, repeat, sizeof(*times), cmp_double);
+		sort_doubles(times, repeat);
 		printf("median %.6f s\n", times[repeat / 2]);
 		rc = EXIT_OK;
 		if (papi) {
@@ -256,7 +248,7 @@ cmd_native(int argc, char **argv)
 	printf("native %s\n", kernel_config_str(&o.cfg, buf, sizeof(buf)));
 	for (uint64_t i = 0; i < repeat; i++)
 		printf("run %llu: %.6f s\n", (unsigned long long)i + 1, times[i]);
-	qsort(times, repeat, sizeof(*times), cmp_double);
+	sort_doubles(times, repeat);
 	printf("median %.6f s\n", times[repeat / 2]);
 	rc = papi ? papi_run(d, evict) : EXIT_OK;
 	if (check) {

@@ -127,14 +127,6 @@ profile_quantile(const double *sorted, size_t n, double q)
 	return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int
 profile_time(void (*fn)(void *arg), void *arg, double min_time, unsigned reps,
 	     struct profile_timing *out)
@@ -166,7 +158,7 @@ profile_time(void (*fn)(void *arg), void *arg, double min_time, unsigned reps,
 		t[r] = (now_seconds() - t0) / (double)k;
 		sum += t[r];
 	}
-	qsort(t, reps, sizeof(*t), cmp_double);
+	sort_doubles(t, reps);
 	out->p50 = profile_quantile(t, reps, 0.50);
 	out->p95 = profile_quantile(t, reps, 0.95);
 	out->p99 = profile_quantile(t, reps, 0.99);
