@@ -148,15 +148,16 @@ onepass_print(FILE *out, const struct onepass_bench *b, const char *kernel, uint
 	fprintf(out,
 		"memsim bench --onepass: %s N=%llu d=64 fp32, cache %s,L2=8-way; 12 L2 sizes 64K to "
 		"128M (x2)\n\n%-8s %12s %14s %14s\n",
-		kernel, (unsigned long long)N, MODES_BENCH_L1, "repeat", "one run s",
-		"stack/one", "fanout/one");
+		kernel, (unsigned long long)N, MODES_BENCH_L1, "repeat", "one run s", "stack/one",
+		"fanout/one");
 	for (unsigned r = 0; r < repeat; r++)
 		fprintf(out, "%-8u %12.4f %14.3f %14.3f\n", r + 1, b->one[r], b->ratio[0][r],
 			b->ratio[1][r]);
 	fprintf(out, "%-8s %12s %14.3f %14.3f\n", "median", "", b->median[0], b->median[1]);
 	for (unsigned h = 0; h < NHOW; h++)
-		fprintf(out, "\none pass (%s) / one run: median %.3f, worst %.3f; target <= %.1f "
-			     "in every run: %s",
+		fprintf(out,
+			"\none pass (%s) / one run: median %.3f, worst %.3f; target <= %.1f "
+			"in every run: %s",
 			cache_onepass_str(hows[h]), b->median[h], b->worst[h], targets[h],
 			b->worst[h] <= targets[h] ? "met" : "MISSED");
 	fprintf(out,
@@ -179,7 +180,8 @@ onepass_json(const struct onepass_bench *b, const char *kernel, uint64_t N, unsi
 	cJSON_AddStringToObject(root, "kernel", kernel);
 	cJSON_AddNumberToObject(root, "N", (double)N);
 	cJSON_AddBoolToObject(root, "onepass_counters_equal", b->same);
-	cJSON_AddItemToObject(root, "one_run_seconds", cJSON_CreateDoubleArray(b->one, (int)repeat));
+	cJSON_AddItemToObject(root, "one_run_seconds",
+			      cJSON_CreateDoubleArray(b->one, (int)repeat));
 	for (unsigned h = 0; h < NHOW; h++) {
 		cJSON *o = cJSON_AddObjectToObject(root, cache_onepass_str(hows[h]));
 

@@ -799,7 +799,8 @@ cmd_bench(int argc, char **argv)
 	}
 	if (a.onepass)
 		return bench_onepass(a.mode_kernel_given ? a.mode_kernel : "naive", a.kn,
-				     a.repeat_given ? (unsigned)a.repeat : 3, a.json_path, argc, argv);
+				     a.repeat_given ? (unsigned)a.repeat : 3, a.json_path, argc,
+				     argv);
 	if (a.modes)
 		return bench_modes(a.mode_kernel, a.kn_given ? a.kn : 1024, a.json_path, argc, argv);
 	if (a.kernels)

@@ -579,6 +579,21 @@ test_bench_threads(void **state)
 	assert_int_equal(r.rc, 2);
 	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
 	result_free(&r);
+	/* bench --onepass, here for its place beside the other benches: a small run whose one
+	 * passes count as the separate runs, and a bad use. */
+	r = memsim("bench --onepass --N 64 --repeat 2 --json -");
+	assert_int_equal(r.rc, 0);
+	o = cJSON_Parse(r.out);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "onepass_counters_equal")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(
+				 cJSON_GetObjectItem(o, "stack"), "x_one_run")),
+			 2);
+	cJSON_Delete(o);
+	result_free(&r);
+	r = memsim("bench --onepass --modes");
+	assert_int_equal(r.rc, 2);
+	assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+	result_free(&r);
 	bench_end();
 }
 

@@ -334,8 +334,12 @@ static void
 test_fanout_requests(void **state)
 {
 	static const char *const specs[] = {
-		"L1=1K:2:64:wt,L2=4K:4:64",  "L1=1K:2:64:nwa,L2=4K:4:64", "L1=1K:2:32,L2=4K:4:64",
-		"L1=1K:2:128,L2=4K:4:64",    "L1=1K:2:64,L2=4K:4:64",     "L1=1K:2:64,L2=4K:4:64:random",
+		"L1=1K:2:64:wt,L2=4K:4:64",
+		"L1=1K:2:64:nwa,L2=4K:4:64",
+		"L1=1K:2:32,L2=4K:4:64",
+		"L1=1K:2:128,L2=4K:4:64",
+		"L1=1K:2:64,L2=4K:4:64",
+		"L1=1K:2:64,L2=4K:4:64:random",
 		NULL,
 	};
 	static const uint32_t bytes[] = { 4, 32, 64, 64, 8 };
@@ -383,8 +387,8 @@ test_fanout_requests(void **state)
 			cache_flush(one[k]);
 			assert_non_null(s);
 			if (!same_counters(s, one[k]))
-				fail_msg("%s, L2 = %llu B: fan-out differs from its own run", specs[i],
-					 (unsigned long long)sizes[k]);
+				fail_msg("%s, L2 = %llu B: fan-out differs from its own run",
+					 specs[i], (unsigned long long)sizes[k]);
 			cache_destroy(s);
 			cache_destroy(one[k]);
 		}
