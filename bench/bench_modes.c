@@ -127,7 +127,9 @@ modes_print(FILE *out, const struct modes_bench *m, const char *kernel)
 		"\"x one run\": over one exact trace-only run of the same cache (for the sweeps, "
 		"the mean\nof their twelve separate runs; for the computing run, over trace-only). "
 		"One-pass\ncounters equal to the separate runs': 8-way fanout %s, 8-way stack %s, "
-		"full stack %s.\nMiss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
+		"full stack %s.\nEach one pass is timed once here; memsim bench --onepass times them "
+		"between\nthe separate runs, repeatedly, for ratios a shared machine moves less.\n"
+		"Miss-bound rows: N = %llu, 4 heads, fp16 on %s.\nThe formulas: byte "
 		"for byte on a fully associative LRU cache, a bound on a\nset-associative one "
 		"where derived (docs/formulas.md).\n",
 		m->same_set[0] ? "yes" : "NO", m->same_set[1] ? "yes" : "NO",
