@@ -198,32 +198,44 @@ def l2_steps(path):
     print("steps", index, "sink", float(sink))
 
 
-def measure_l2(out):
-    """ncu with the caches kept between kernels (--cache-control none) and between its passes
-    (application replay: kernel replay saves and restores memory, which empties the L2)."""
+def run_ncu(out, ncu_args, step_args):
+    """This script's step_args (a subcommand and its argument) under ncu, which writes its raw
+    page to OUT/ncu.csv; the run's output to OUT/run.log."""
     os.makedirs(out, exist_ok=True)
-    cmd = ["ncu", "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-           "--cache-control", "none", "--replay-mode", "application",
-           "--kernel-name-base", "demangled", "--kernel-name", "regex:reduce|Fill|spin",
-           "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,"
-           "launch__grid_size", "--log-file", os.path.join(out, "ncu.csv"), sys.executable,
-           os.path.abspath(__file__), "l2-steps", os.path.join(out, "cases.json")]
+    cmd = (["ncu", "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
+            "--kernel-name-base", "demangled"] + ncu_args +
+           ["--log-file", os.path.join(out, "ncu.csv"), sys.executable,
+            os.path.abspath(__file__)] + step_args)
     with open(os.path.join(out, "run.log"), "w") as log:
         rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT)
     if rc:
         sys.exit(f"ncu failed ({rc}): see {out}/run.log")
 
 
+def ncu_kernels(out):
+    """ncu's rows in OUT/ncu.csv (or ncu.csv.gz), one a profiled kernel, in launch order."""
+    path = os.path.join(out, "ncu.csv")
+    f = open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")
+    for r in csv.DictReader(line for line in f if not line.startswith("==")):
+        if r["Kernel Name"]:  # not the units row
+            yield r
+
+
+def measure_l2(out):
+    """ncu with the caches kept between kernels (--cache-control none) and between its passes
+    (application replay: kernel replay saves and restores memory, which empties the L2)."""
+    run_ncu(out, ["--cache-control", "none", "--replay-mode", "application", "--kernel-name",
+                  "regex:reduce|Fill|spin", "--metrics",
+                  "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,"
+                  "launch__grid_size"],
+            ["l2-steps", os.path.join(out, "cases.json")])
+
+
 def report_l2(out):
     """One row a step, in tests/data/gpu/l2-policy.csv's columns."""
     meta = json.load(open(os.path.join(out, "cases.json")))
-    path = os.path.join(out, "ncu.csv")
-    f = open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")
-    rows = csv.DictReader(line for line in f if not line.startswith("=="))
     got = []
-    for r in rows:
-        if not r["Kernel Name"]:
-            continue  # the units row
+    for r in ncu_kernels(out):
         if "Fill" in r["Kernel Name"] and num(r["launch__grid_size"]) == 1:
             got.append([0.0, 0.0])
         elif got:
@@ -332,16 +344,9 @@ def frames_report(raw):
 
 
 def measure(out):
-    os.makedirs(out, exist_ok=True)
-    cmd = ["ncu", "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-           "--cache-control", "all", "--kernel-name-base", "demangled", "--kernel-name",
-           "regex:flash|FillFunctor|fill_kernel", "--metrics", METRICS,
-           "--log-file", os.path.join(out, "ncu.csv"), sys.executable, os.path.abspath(__file__),
-           "shapes", os.path.join(out, "shapes.json")]
-    with open(os.path.join(out, "run.log"), "w") as log:
-        rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT)
-    if rc:
-        sys.exit(f"ncu failed ({rc}): see {out}/run.log")
+    run_ncu(out, ["--cache-control", "all", "--kernel-name",
+                  "regex:flash|FillFunctor|fill_kernel", "--metrics", METRICS],
+            ["shapes", os.path.join(out, "shapes.json")])
 
 
 def num(text):
@@ -351,12 +356,8 @@ def num(text):
 def measured(out):
     """Per shape: ncu's DRAM bytes read and written over its flash kernels, and their names."""
     meta = json.load(open(os.path.join(out, "shapes.json")))
-    rows = csv.DictReader(line for line in open(os.path.join(out, "ncu.csv"))
-                          if not line.startswith("=="))
     per, i = [[] for _ in meta["shapes"]], -1
-    for r in rows:
-        if not r["Kernel Name"]:
-            continue  # the units row
+    for r in ncu_kernels(out):
         if "FillFunctor" in r["Kernel Name"] or "fill_kernel" in r["Kernel Name"]:
             i += 1
         elif i >= 0:
