@@ -205,26 +205,13 @@ static const struct spill_frame {
 	bool causal, even_mn;
 	uint32_t cold, hot;
 } spill_frames[] = {
-	{ 32, false, true, 0, 0 },
-	{ 32, false, false, 80, 16 },
-	{ 32, true, true, 0, 0 },
-	{ 32, true, false, 188, 16 },
-	{ 64, false, true, 88, 24 },
-	{ 64, false, false, 64, 24 },
-	{ 64, true, true, 104, 24 },
-	{ 64, true, false, 184, 20 },
-	{ 96, false, true, 0, 0 },
-	{ 96, false, false, 44, 0 },
-	{ 96, true, true, 8, 0 },
-	{ 96, true, false, 0, 0 },
-	{ 128, false, true, 76, 56 },
-	{ 128, false, false, 28, 32 },
-	{ 128, true, true, 72, 56 },
-	{ 128, true, false, 332, 32 },
-	{ 192, false, false, 0, 0 },
-	{ 192, true, false, 0, 0 },
-	{ 256, false, false, 0, 0 },
-	{ 256, true, false, 32, 0 },
+	{ 32, false, true, 0, 0 },     { 32, false, false, 80, 16 },  { 32, true, true, 0, 0 },
+	{ 32, true, false, 188, 16 },  { 64, false, true, 88, 24 },   { 64, false, false, 64, 24 },
+	{ 64, true, true, 104, 24 },   { 64, true, false, 184, 20 },  { 96, false, true, 0, 0 },
+	{ 96, false, false, 44, 0 },   { 96, true, true, 8, 0 },      { 96, true, false, 0, 0 },
+	{ 128, false, true, 76, 56 },  { 128, false, false, 28, 32 }, { 128, true, true, 72, 56 },
+	{ 128, true, false, 332, 32 }, { 192, false, false, 0, 0 },   { 192, true, false, 0, 0 },
+	{ 256, false, false, 0, 0 },   { 256, true, false, 32, 0 },
 };
 
 static void

@@ -332,7 +332,8 @@ fuzz_reader_run(const uint8_t *data, size_t size, enum trace_format format)
 			cut = d.cut || sniffed.cut; /* then they agree on what both decoded */
 			/* A failing batch returns none of its events, so after an error the two
 			 * runs agree on a prefix only, and on the message. */
-			CHECK(cut || sniffed.failed == d.failed, "sniffed: %s; given the format: %s",
+			CHECK(cut || sniffed.failed == d.failed,
+			      "sniffed: %s; given the format: %s",
 			      sniffed.failed ? trace_reader_error(a) : "no error",
 			      d.failed ? trace_reader_error(r) : "no error");
 			CHECK(cut || d.failed || sniffed.n == d.n,
