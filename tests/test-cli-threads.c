@@ -317,6 +317,60 @@ test_random_hierarchies(void **state)
 	assert_true(t.random_policy > 0);
 }
 
+/* Writes P V's loop in memsim's format to path: for each column j of V, a row of P (4-byte
+ * steps) against V's column (steps of stride bytes), and a store of O[j] after it; the writer
+ * folds each column into a repeat record. A stride of whole rounds of the threads' chunks
+ * keeps a column in one slice of a split run for all its periods, while P's row moves between
+ * slices: the case a slice counts in bulk (traces/mtrace_fused.c, stays_in_other_slice()). */
+static void
+write_row_column(const char *path, uint64_t stride, unsigned rows, unsigned cols)
+{
+	char err[256];
+	struct mtrace_writer *w = mtrace_writer_open(path, "test-cli-threads", err, sizeof(err));
+
+	assert_non_null(w);
+	for (unsigned j = 0; j < cols; j++) {
+		for (unsigned k = 0; k < rows; k++) {
+			mtrace_writer_access(w, TRACE_EV_LOAD, 0x1000000 + 4 * (uint64_t)k, 4, 1);
+			mtrace_writer_access(w, TRACE_EV_LOAD,
+					     0x4000000 + stride * k + 4 * (uint64_t)j, 4, 1);
+		}
+		mtrace_writer_access(w, TRACE_EV_STORE, 0x8000000 + 4 * (uint64_t)j, 4, 1);
+	}
+	assert_int_equal(mtrace_writer_close(w, err, sizeof(err)), 0);
+}
+
+/* P V's loop (write_row_column()) with column strides of 2 to 16 lines of 64 bytes, and 5
+ * (odd: the column changes slice every row), on fixed and random hierarchies: --threads 2,
+ * 4 and 8 give --threads 1's report. */
+static void
+test_row_column(void **state)
+{
+	static const uint64_t strides[] = { 128, 256, 1024, 320 };
+	static const char *const fixed[] = { "L1=32K:8:64,L2=1M:16:64", "L1=4K:4:64,L2=64K:8:64",
+					     "L1=2K:2:32,L2=16K:4:64:plru" };
+	struct tally t = { 0 };
+	uint64_t s = 0x5851f42d4c957f2d;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(strides) / sizeof(strides[0]); i++) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/rc.mtr", tmpdir);
+		write_row_column(path, strides[i], 300, 96);
+		for (unsigned k = 0; k < 3; k++)
+			check_spec("rc.mtr", "", fixed[k], k != 1, &t);
+		for (unsigned k = 0; k < 3; k++) {
+			char spec[512];
+
+			random_spec(&s, spec, sizeof(spec));
+			check_spec("rc.mtr", "", spec, true, &t);
+		}
+	}
+	print_message("# %u hierarchies, %u runs split\n", t.configs, t.split);
+	assert_true(t.split >= 3 * 4 * 3);
+}
+
 /* One kernel run (args) on spec: --threads 2 and 4 give --threads 1's report, text and JSON,
  * but for the time; a random policy runs one thread. Returns whether it split. */
 /* A run's text report without its "traced ... in X s" line. */
@@ -938,6 +992,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_hierarchies),
+		cmocka_unit_test(test_row_column),
 		cmocka_unit_test(test_why_not),
 		cmocka_unit_test(test_run_kernels),
 		cmocka_unit_test(test_run_why_not),

@@ -192,11 +192,34 @@ repeat_by_model(struct cache *c, struct mtrace_repeat *rep)
 		}
 }
 
-/* How many of the next periods (at most left) touch the lines the last one touched, each
- * record inside its line; 0 where a record's next access moves to another line. */
-static uint64_t
-periods_on_same_lines(const struct mtrace_repeat *rep, unsigned shift, uint64_t left)
+/* Whether a step moves an access by whole rounds of a split run's chunks (v->slice_mask + 1
+ * of them), so that the access stays in the slice it is in. */
+static bool
+slice_round_step(const struct cache_fast_l1 *v, uint64_t step)
 {
+	return v->slice_mask && !(step & (((v->slice_mask + 1) << v->slice_shift) - 1));
+}
+
+/* Whether record i of rep belongs to another slice of a split run, inside one L1 line, and
+ * will in every later period: this slice never sees it. */
+static bool
+stays_in_other_slice(const struct mtrace_repeat *rep, unsigned i, const struct cache_fast_l1 *v)
+{
+	uint64_t a = rep->ref[i].addr;
+
+	return slice_round_step(v, rep->step[i]) &&
+	       ((a >> v->slice_shift) & v->slice_mask) != v->slice_residue &&
+	       ((a + rep->ref[i].size - 1) >> v->line_shift) == (a >> v->line_shift);
+}
+
+/* How many of the next periods (at most left) touch, in this slice, the lines the last one
+ * touched, each record inside its line; 0 where a record's next access moves to another
+ * line. A record that stays in another slice (a split run's) touches none of them. */
+static uint64_t
+periods_on_same_lines(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v,
+		      uint64_t left)
+{
+	const unsigned shift = v->line_shift;
 	const uint64_t line_bytes = UINT64_C(1) << shift;
 	uint64_t k = left;
 
@@ -204,14 +227,15 @@ periods_on_same_lines(const struct mtrace_repeat *rep, unsigned shift, uint64_t 
 	for (unsigned i = 0; i < rep->len; i++) {
 		uint64_t a = rep->ref[i].addr + rep->step[i];
 
-		if ((a >> shift) != (rep->ref[i].addr >> shift) ||
-		    ((a + rep->ref[i].size - 1) >> shift) != (a >> shift))
+		if (((a >> shift) != (rep->ref[i].addr >> shift) ||
+		     ((a + rep->ref[i].size - 1) >> shift) != (a >> shift)) &&
+		    !stays_in_other_slice(rep, i, v))
 			return 0;
 	}
 	for (unsigned i = 0; i < rep->len && k; i++) {
 		uint64_t off = rep->ref[i].addr & (line_bytes - 1), step = rep->step[i], n;
 
-		if (step == 0)
+		if (step == 0 || stays_in_other_slice(rep, i, v))
 			continue;
 		if ((int64_t)step > 0)
 			n = (line_bytes - rep->ref[i].size - off) / step;
@@ -278,11 +302,13 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 					 v->l2_set_mask, v->l2_ways,	 v->slice_shift,
 					 v->slice_mask,	  v->slice_residue };
 
-	/* A record that steps a line or more a period never stays on its line. */
+	/* A record that steps a line or more a period never stays on its line; in a slice of a
+	 * split run, one that stays in another slice throughout is no matter. */
 	bool may_stay = true;
 
 	for (unsigned i = 0; i < rep->len; i++)
-		if (rep->step[i] >> shift && (0 - rep->step[i]) >> shift)
+		if (rep->step[i] >> shift && (0 - rep->step[i]) >> shift &&
+		    !(sliced && stays_in_other_slice(rep, i, v)))
 			may_stay = false;
 	while (rep->left) {
 		const struct fused_counts before = f->n;
@@ -291,7 +317,7 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 		rep->left--;
 		if (!repeat_period(f, c, &g, rep, sliced) || !rep->left || !may_stay)
 			continue;
-		k = periods_on_same_lines(rep, v->line_shift, rep->left);
+		k = periods_on_same_lines(rep, v, rep->left);
 		if (!k || !lines_held(rep, v))
 			continue;
 		f->n.accesses += k * (f->n.accesses - before.accesses);
