@@ -291,6 +291,31 @@ repeat_period(struct fused *f, struct cache *c, const struct cache_fast_l1 *g,
 	return inline_all;
 }
 
+/* What fused_access() and repeat_period() counted for the period just settled, all of it
+ * inline: computed again from the records rather than kept from before the period, whose
+ * copy would wait on the counters' stores every period. */
+static struct fused_counts
+period_counts(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v, const bool sliced)
+{
+	struct fused_counts n = { .accesses = rep->len };
+
+	for (unsigned i = 0; i < rep->len; i++) {
+		const struct cache_ref *e = &rep->ref[i];
+		const uint64_t op = e->kind == CACHE_OP_STORE;
+
+		n.bytes += e->size;
+		n.stores += op;
+		n.store_bytes += op * e->size;
+		if (sliced && ((e->addr >> v->slice_shift) & v->slice_mask) != v->slice_residue) {
+			n.other++;
+			n.other_bytes += e->size;
+			n.other_stores += op;
+			n.other_store_bytes += op * e->size;
+		}
+	}
+	return n;
+}
+
 /* Simulates all periods of rep, whose records are loads and stores of count 1. A period on
  * the lines of the one before, all still held, is counted as that one was. */
 static ALWAYS_INLINE void
@@ -311,7 +336,7 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 		    !(sliced && stays_in_other_slice(rep, i, v)))
 			may_stay = false;
 	while (rep->left) {
-		const struct fused_counts before = f->n;
+		struct fused_counts one;
 		uint64_t k;
 
 		rep->left--;
@@ -320,14 +345,15 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 		k = periods_on_same_lines(rep, v, rep->left);
 		if (!k || !lines_held(rep, v))
 			continue;
-		f->n.accesses += k * (f->n.accesses - before.accesses);
-		f->n.bytes += k * (f->n.bytes - before.bytes);
-		f->n.stores += k * (f->n.stores - before.stores);
-		f->n.store_bytes += k * (f->n.store_bytes - before.store_bytes);
-		f->n.other += k * (f->n.other - before.other);
-		f->n.other_bytes += k * (f->n.other_bytes - before.other_bytes);
-		f->n.other_stores += k * (f->n.other_stores - before.other_stores);
-		f->n.other_store_bytes += k * (f->n.other_store_bytes - before.other_store_bytes);
+		one = period_counts(rep, v, sliced);
+		f->n.accesses += k * one.accesses;
+		f->n.bytes += k * one.bytes;
+		f->n.stores += k * one.stores;
+		f->n.store_bytes += k * one.store_bytes;
+		f->n.other += k * one.other;
+		f->n.other_bytes += k * one.other_bytes;
+		f->n.other_stores += k * one.other_stores;
+		f->n.other_store_bytes += k * one.other_store_bytes;
 		for (unsigned i = 0; i < rep->len; i++)
 			rep->ref[i].addr += k * rep->step[i];
 		rep->left -= k;
