@@ -5,6 +5,7 @@
  * an access, with no bytes to decode.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include "traces/mtrace_impl.h"
@@ -93,47 +94,54 @@ mtrace_repeat_parse(struct trace_reader *r, const uint8_t *p, const uint8_t *end
 	return p;
 }
 
-/* Emits periods whole periods of rep's len records into out. The addresses stay in locals
- * and each access is stored field by field: a copy of ref[i] right after its address was
- * updated in memory would wait on that store. */
+/* An access as one 16-byte value: its address, then its size, kind and count as they lie in
+ * struct cache_ref. Emitting adds the step to the address lane and stores the whole. */
+typedef uint64_t ref_lanes __attribute__((vector_size(16)));
+
+/* Emits periods whole periods of rep's len records into out. Each record's access is held in
+ * a vector (ref_lanes), so that an access costs one add and one 16-byte store; the addresses
+ * go back to rep at the end. */
 static size_t
 emit_periods(struct mtrace_repeat *rep, struct cache_ref *out, uint64_t periods)
 {
+	_Static_assert(sizeof(struct cache_ref) == sizeof(ref_lanes) &&
+			       offsetof(struct cache_ref, addr) == 0,
+		       "struct cache_ref is an address and 8 bytes of the rest");
 	const unsigned len = rep->len;
-	uint64_t cur[MTRACE_REPEAT_MAX_RECORDS], meta[MTRACE_REPEAT_MAX_RECORDS];
+	ref_lanes cur[MTRACE_REPEAT_MAX_RECORDS], step[MTRACE_REPEAT_MAX_RECORDS];
 	size_t n = 0;
 
 	for (unsigned i = 0; i < len; i++) {
-		cur[i] = rep->ref[i].addr;
-		memcpy(&meta[i], &rep->ref[i].size, sizeof(meta[i]));
+		memcpy(&cur[i], &rep->ref[i], sizeof(cur[i]));
+		step[i] = (ref_lanes){ rep->step[i], 0 };
 	}
 	if (len == 1) {
 		/* A single stream: one access a period. */
 		for (uint64_t t = 0; t < periods; t++, n++) {
-			cur[0] += rep->step[0];
-			out[n].addr = cur[0];
-			memcpy(&out[n].size, &meta[0], sizeof(meta[0]));
+			cur[0] += step[0];
+			memcpy(&out[n], &cur[0], sizeof(cur[0]));
 		}
 	} else if (len == 2) {
 		/* Two interleaved streams, the commonest loop body. */
+		ref_lanes a = cur[0], b = cur[1];
+
 		for (uint64_t t = 0; t < periods; t++, n += 2) {
-			cur[0] += rep->step[0];
-			cur[1] += rep->step[1];
-			out[n].addr = cur[0];
-			memcpy(&out[n].size, &meta[0], sizeof(meta[0]));
-			out[n + 1].addr = cur[1];
-			memcpy(&out[n + 1].size, &meta[1], sizeof(meta[1]));
+			a += step[0];
+			b += step[1];
+			memcpy(&out[n], &a, sizeof(a));
+			memcpy(&out[n + 1], &b, sizeof(b));
 		}
+		cur[0] = a;
+		cur[1] = b;
 	} else {
 		for (uint64_t t = 0; t < periods; t++)
 			for (unsigned i = 0; i < len; i++, n++) {
-				cur[i] += rep->step[i];
-				out[n].addr = cur[i];
-				memcpy(&out[n].size, &meta[i], sizeof(meta[i]));
+				cur[i] += step[i];
+				memcpy(&out[n], &cur[i], sizeof(cur[i]));
 			}
 	}
 	for (unsigned i = 0; i < len; i++)
-		rep->ref[i].addr = cur[i];
+		rep->ref[i].addr = cur[i][0];
 	return n;
 }
 
