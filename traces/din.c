@@ -4,8 +4,8 @@
  * 1 data write, 2 instruction fetch, 3 "misc" (Dinero IV treats it as a read; so does memsim).
  * As Dinero IV does (dinfmt.c), every reference is 4 bytes at the address rounded down to a
  * multiple of 4. Labels 4 and 5 (copy-back and invalidate escapes) are refused.
- * Lines of the usual form "L ADDR\n" (label 0-3, one space, 1 to 16 digits) are decoded 8 digits
- * a word by quick_lines(); any other line (blanks, tabs, comments, '\r', errors) takes the full
+ * Lines of the usual form "L ADDR\n" (label 0-3, one space, 1 to 16 digits) are decoded 16 digits
+ * at once by quick_lines(); any other line (blanks, tabs, comments, '\r', errors) takes the full
  * parse in din_decode(), which alone words the messages, so both give the same results.
  */
 
@@ -76,38 +76,68 @@ hex_lanes(uint64_t w)
 	return (digit | letter) & LANES(0x80);
 }
 
-/* The number that the hex digits in w's lanes spell, lane 0 the least significant; lanes of
- * zero count as 0 digits. A digit's value is its low nibble, plus 9 for a letter (bit 6 set);
- * then three rounds merge neighbouring lanes into bytes, 16-bit and 32-bit halves. */
-static inline uint64_t
-hex_value(uint64_t w)
-{
-	uint64_t v = (w & LANES(0x0f)) + 9 * ((w >> 6) & LANES(1));
+/* 16 bytes as vectors of bytes and of 16-bit, 32-bit and 64-bit lanes (GCC's vector
+ * extensions: SSE2 on x86-64, NEON on arm64, plain code elsewhere). */
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+typedef uint32_t u32x4 __attribute__((vector_size(16)));
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
 
-	v = (v | v >> 4) & UINT64_C(0x00ff00ff00ff00ff);
-	v = (v | v >> 8) & UINT64_C(0x0000ffff0000ffff);
-	return (v | v >> 16) & UINT64_C(0xffffffff);
+/* Merges neighbouring values of bits bits each, in lanes of twice that, into one value, the
+ * one earlier in memory the higher: which half of a lane that one lies in is the host's. */
+#define LANE_MASK(bits) ((UINT64_C(1) << 2 * (bits)) - 1)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MERGE_LANES(x, bits) ((((x) << (bits)) | ((x) >> 2 * (bits))) & LANE_MASK(bits))
+#else
+#define MERGE_LANES(x, bits) ((((x) >> (bits)) | (x)) & LANE_MASK(bits))
+#endif
+
+/* The number that the hex digits at p spell, if every byte in the lanes that need holds
+ * (0xff, lanes in memory order) is an ASCII hex digit: up to 16 digits, p[0] the top one, in
+ * the top bits of *out, and what follows them below, for the caller to shift away. Reads 16
+ * bytes from p. */
+static ALWAYS_INLINE bool
+hex16(const uint8_t *p, u64x2 need, uint64_t *out)
+{
+	u8x16 c, ok, nib;
+	u16x8 h;
+	u32x4 w;
+	u64x2 v;
+
+	memcpy(&c, p, sizeof(c));
+	ok = (u8x16)((u8x16)(c - '0') < 10) | (u8x16)((u8x16)((c | 0x20) - 'a') < 6);
+	v = (u64x2)ok & need;
+	if ((v[0] ^ need[0]) | (v[1] ^ need[1]))
+		return false;
+	/* A digit's value is its low nibble, plus 9 for a letter (bit 6 set); then neighbours
+	 * merge into bytes, 16-bit and 32-bit values. */
+	nib = (c & 0x0f) + ((c >> 6) & 1) * 9;
+	h = (u16x8)nib;
+	h = MERGE_LANES(h, 4);
+	w = (u32x4)h;
+	w = MERGE_LANES(w, 8);
+	v = (u64x2)w;
+	v = MERGE_LANES(v, 16);
+	*out = v[0] << 32 | v[1];
+	return true;
 }
 
 /* The layout of a usual line "L ADDR\n" (quick_line()): the fast path expects each line to
  * have the one before it. */
 struct shape {
-	size_t len;     /* bytes, '\n' included; 0: no usual line */
-	size_t last_at; /* where the last 8 digits' word is loaded from */
-	unsigned shift; /* bits of that load past the last digit */
-	uint64_t lanes; /* 0x80 in that word's lanes that hold digits, after the shift */
-	bool hex_0x;    /* 0x before the digits */
-	bool wide;      /* more than 8 digits: another word of them before the last */
+	size_t len;      /* bytes, '\n' included; 0: no usual line */
+	bool hex_0x;     /* 0x before the digits */
+	u64x2 need;      /* hex16()'s lanes: the digits' */
+	unsigned shift;  /* bits of hex16()'s value past the last digit */
 };
 
 /* Decodes the line at line into *e if it is a usual line of shape s: a label 0-3, one space,
  * 0x if s has it, hex digits where s has them, the newline at line[s.len - 1] (the digits hold
  * no newline, so that is the line's end). false for any other line or shape: the caller then
  * measures the line (line_shape()) or reads it the full way, which gives the same reference
- * for every line accepted here. wide is s.wide, as a constant. Reads QUICK_LINE_MAX bytes
- * from line. */
+ * for every line accepted here. Reads QUICK_LINE_MAX bytes from line. */
 static ALWAYS_INLINE bool
-quick_line(const uint8_t *line, struct shape s, bool wide, struct cache_ref *e)
+quick_line(const uint8_t *line, const struct shape *s, struct cache_ref *e)
 {
 	/* size, kind and count by label: Dinero's "misc" (3) is a read. */
 	static const struct cache_ref ref[4] = {
@@ -118,28 +148,17 @@ quick_line(const uint8_t *line, struct shape s, bool wide, struct cache_ref *e)
 	};
 	/* The label and its space as one number: 0-3 for "0 " to "3 ", more for anything else. */
 	const uint32_t label = (uint32_t)(line[0] | line[1] << 8) - ('0' | ' ' << 8);
-	uint64_t w, addr;
+	uint64_t addr;
 
-	if (label > 3 || line[s.len - 1] != '\n')
+	if (label > 3 || line[s->len - 1] != '\n')
 		return false;
 	/* Without 0x in s, a line that has it fails below: 'x' is no digit. */
-	if (s.hex_0x && (line[2] != '0' || (line[3] | 0x20) != 'x'))
+	if (s->hex_0x && (line[2] != '0' || (line[3] | 0x20) != 'x'))
 		return false;
-	/* The digits' last word shifted down to the last digit: the lanes of what follows leave,
-	 * and the top lanes, now zero, must be the only ones that are not digits. */
-	w = load_digits(line + s.last_at) >> s.shift;
-	if (hex_lanes(w) != s.lanes)
+	if (!hex16(line + (s->hex_0x ? 4 : 2), s->need, &addr))
 		return false;
-	addr = hex_value(w);
-	if (wide) {
-		const uint64_t w0 = load_digits(line + s.last_at - 8);
-
-		if (hex_lanes(w0) != LANES(0x80))
-			return false;
-		addr |= hex_value(w0) << (64 - s.shift) / 2;
-	}
 	*e = ref[label];
-	e->addr = addr & ~UINT64_C(3);
+	e->addr = (addr >> s->shift) & ~UINT64_C(3);
 	return true;
 }
 
@@ -151,6 +170,7 @@ line_shape(const uint8_t *line)
 {
 	struct shape s = { .hex_0x = line[2] == '0' && (line[3] | 0x20) == 'x' };
 	const size_t digits_at = s.hex_0x ? 4 : 2;
+	uint8_t need[sizeof(s.need)];
 	uint64_t not0, not1;
 	size_t digits;
 
@@ -165,39 +185,26 @@ line_shape(const uint8_t *line)
 	if (digits == 0 || line[digits_at + digits] != '\n')
 		return (struct shape){ .len = 0 };
 	s.len = digits_at + digits + 1;
-	s.wide = digits > 8;
-	s.last_at = digits_at + (s.wide ? 8 : 0);
-	s.shift = 8 * (unsigned)((s.wide ? 16 : 8) - digits);
-	s.lanes = LANES(0x80) >> s.shift;
+	memset(need, 0, sizeof(need));
+	memset(need, 0xff, digits);
+	memcpy(&s.need, need, sizeof(need));
+	s.shift = 4 * (unsigned)(16 - digits);
 	return s;
 }
 
-/* Decodes up to max lines from line on while they have shape s into buf (wide is s.wide, as a
- * constant); returns how many. The next line's start does not wait on this one's digits, only
- * on s: the CPU overlaps the lines. */
-static ALWAYS_INLINE size_t
-same_shape(const uint8_t *line, struct shape s, bool wide, struct cache_ref *buf, size_t max)
+/* Decodes up to max lines from line on while they have shape s into buf; returns how many.
+ * The next line's start does not wait on this one's digits, only on s: the CPU overlaps the
+ * lines. Out of line, so that the loop gets the registers to itself. */
+static NOINLINE size_t
+same_shape(const uint8_t *line, const struct shape *s, struct cache_ref *buf, size_t max)
 {
 	struct cache_ref *e = buf, *const e_end = buf + max;
+	const struct shape k = *s;
 
-	for (; e < e_end; e++, line += s.len)
-		if (!quick_line(line, s, wide, e))
+	for (; e < e_end; e++, line += k.len)
+		if (!quick_line(line, &k, e))
 			break;
 	return (size_t)(e - buf);
-}
-
-/* same_shape() for up to 8 digits and for more, each a function of its own: each loop then
- * carries only its own tests and gets the registers to itself. */
-static NOINLINE size_t
-same_shape_narrow(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
-{
-	return same_shape(line, s, false, buf, max);
-}
-
-static NOINLINE size_t
-same_shape_wide(const uint8_t *line, struct shape s, struct cache_ref *buf, size_t max)
-{
-	return same_shape(line, s, true, buf, max);
 }
 
 /* Decodes the usual lines (quick_line()) from the bytes read so far into buf, up to max; stops
@@ -223,10 +230,7 @@ quick_lines(struct trace_reader *r, struct cache_ref *buf, size_t max)
 		fit = (size_t)(end - line - QUICK_LINE_MAX) / s.len + 1;
 		if (fit > max - n)
 			fit = max - n;
-		if (s.wide)
-			run = same_shape_wide(line, s, buf + n, fit);
-		else
-			run = same_shape_narrow(line, s, buf + n, fit);
+		run = same_shape(line, &s, buf + n, fit);
 		if (run == 0) /* its shape, but not a usual line */
 			break;
 		n += run;
