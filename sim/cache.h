@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/util.h"
+
 #define CACHE_MAX_LEVELS 4
 #define CACHE_MAX_ARRAYS 64
 #define CACHE_NAME_MAX 32
@@ -364,7 +366,7 @@ struct cache_fast_misses {
  * front, dirty for a store), counts the miss in m and returns true. Otherwise changes nothing
  * and returns false: pass the access to cache_fast_miss(). Nothing below L2 takes part in an
  * L2 hit, so the two levels are all there is to update. */
-static inline bool
+static ALWAYS_INLINE bool
 cache_fast_l2_hit(const struct cache_fast_l1 *v, uint64_t *set, uint64_t line, unsigned op,
 		  struct cache_fast_misses *m)
 {
