@@ -360,8 +360,8 @@ repeat_fused(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 	}
 }
 
-/* repeat_fused() for the usual L1 geometry, for any other, and for a slice of a split run:
- * one each, so that each inlines the L1 and L2 paths as fused_loop()'s callers do. */
+/* repeat_fused() for the usual L1 geometry and for any other, whole or a slice of a split
+ * run: one each, so that each inlines the L1 and L2 paths as fused_loop()'s callers do. */
 static void
 repeat_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 	    struct mtrace_repeat *rep)
@@ -374,6 +374,13 @@ repeat_any(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 	   struct mtrace_repeat *rep)
 {
 	repeat_fused(f, c, v, rep, v->line_shift, v->ways, false);
+}
+
+static void
+repeat_slice_64x8(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
+		  struct mtrace_repeat *rep)
+{
+	repeat_fused(f, c, v, rep, 6, 8, true);
 }
 
 static void
@@ -392,7 +399,9 @@ repeat_whole(struct fused *f, struct cache *c, const struct cache_fast_l1 *v,
 			repeat_by_model(c, rep);
 			return;
 		}
-	if (v->slice_mask)
+	if (v->slice_mask && v->line_shift == 6 && v->ways == 8)
+		repeat_slice_64x8(f, c, v, rep);
+	else if (v->slice_mask)
 		repeat_slice(f, c, v, rep);
 	else if (v->line_shift == 6 && v->ways == 8)
 		repeat_64x8(f, c, v, rep);
