@@ -299,6 +299,14 @@ cache_fast_set(const struct cache_fast_l1 *v, uint64_t line)
 	return v->tags + (line & v->set_mask) * v->ways;
 }
 
+/* Whether an access at addr inside one L1 line belongs to another slice of a split run than
+ * v's (never when v is no slice: slice_mask and slice_residue 0). */
+static inline bool
+cache_fast_other_slice(const struct cache_fast_l1 *v, uint64_t addr)
+{
+	return ((addr >> v->slice_shift) & v->slice_mask) != v->slice_residue;
+}
+
 /* The inline hit test for a load (op 0) or store (op 1) of line: true when slot 0 of its set
  * holds it, and a store then marks it dirty (a load writes nothing: a write would make the
  * next access to the line wait for store forwarding). On false, try cache_fast_hit_older(). */

@@ -49,7 +49,7 @@ fused_access(struct fused *f, struct cache *c, const struct cache_fast_l1 *g, ui
 
 	/* A miss that L2 serves with a clean L1 victim settles inline; a store of a whole line
 	 * needs no fetch, so it takes the model's path. */
-	if (sliced && ((a >> g->slice_shift) & g->slice_mask) != g->slice_residue) {
+	if (sliced && cache_fast_other_slice(g, a)) {
 		/* Another slice's: the line lies inside one chunk. */
 		f->n.other++;
 		f->n.other_bytes += size;
@@ -208,7 +208,7 @@ stays_in_other_slice(const struct mtrace_repeat *rep, unsigned i, const struct c
 	uint64_t a = rep->ref[i].addr;
 
 	return slice_round_step(v, rep->step[i]) &&
-	       ((a >> v->slice_shift) & v->slice_mask) != v->slice_residue &&
+	       cache_fast_other_slice(v, a) &&
 	       ((a + rep->ref[i].size - 1) >> v->line_shift) == (a >> v->line_shift);
 }
 
@@ -256,7 +256,7 @@ lines_held(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v)
 		const uint64_t *set = cache_fast_set(v, line);
 		bool held = false;
 
-		if (v->slice_mask && ((a >> v->slice_shift) & v->slice_mask) != v->slice_residue)
+		if (cache_fast_other_slice(v, a))
 			continue;
 		for (uint64_t w = 0; w < v->ways && !held; w++)
 			held = (set[w] >> 1) == line;
@@ -306,7 +306,7 @@ period_counts(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v, co
 		n.bytes += e->size;
 		n.stores += op;
 		n.store_bytes += op * e->size;
-		if (sliced && ((e->addr >> v->slice_shift) & v->slice_mask) != v->slice_residue) {
+		if (sliced && cache_fast_other_slice(v, e->addr)) {
 			n.other++;
 			n.other_bytes += e->size;
 			n.other_stores += op;
