@@ -47,35 +47,6 @@ hex_field(const char *s, const char *end, uint64_t *out, size_t *digits)
  * this many bytes from a line's start, whatever the line's length. */
 #define QUICK_LINE_MAX 21
 
-/* A byte in every lane of a 64-bit word: the constants of the 8-lane (SWAR) digit tests. */
-#define LANES(b) (UINT64_C(0x0101010101010101) * (b))
-
-/* The 8 bytes at p as a word read the way digits are, p[0] in the top lane (bits 56 to 63)
- * and p[7] in lane 0, on any host; written out, not as a loop, so that compilers see one load
- * and a byte swap. */
-static inline uint64_t
-load_digits(const uint8_t *p)
-{
-	return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
-	       (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
-	       (uint64_t)p[6] << 8 | (uint64_t)p[7];
-}
-
-/* 0x80 in each lane of w that holds an ASCII hex digit, 0 in the others; lanes 'A'-'F' test
- * as 'a'-'f' (| 0x20), the digits without it. A byte from 0x80 up fails both range tests by
- * itself, but its sums may carry into the lane above and its differences borrow from it, so a
- * lane above a non-digit may read wrong. The lowest non-digit always reads right (nothing
- * carries from below it): whether all of a word's lanes are digits is exact. */
-static inline uint64_t
-hex_lanes(uint64_t w)
-{
-	const uint64_t folded = w | LANES(0x20);
-	const uint64_t digit = (w + LANES(0x80 - '0')) & ~(w + LANES(0x7f - '9'));
-	const uint64_t letter = (folded + LANES(0x80 - 'a')) & ~(folded + LANES(0x7f - 'f'));
-
-	return (digit | letter) & LANES(0x80);
-}
-
 /* 16 bytes as vectors of bytes and of 16-bit, 32-bit and 64-bit lanes (GCC's vector
  * extensions: SSE2 on x86-64, NEON on arm64, plain code elsewhere). */
 typedef uint8_t u8x16 __attribute__((vector_size(16)));
@@ -92,6 +63,14 @@ typedef uint64_t u64x2 __attribute__((vector_size(16)));
 #define MERGE_LANES(x, bits) ((((x) >> (bits)) | (x)) & LANE_MASK(bits))
 #endif
 
+/* 0xff in each byte of c that is an ASCII hex digit, 0 in the others; 'A'-'F' test as 'a'-'f'
+ * (| 0x20), the digits without it. */
+static ALWAYS_INLINE u8x16
+hex_bytes(u8x16 c)
+{
+	return (u8x16)((u8x16)(c - '0') < 10) | (u8x16)((u8x16)((c | 0x20) - 'a') < 6);
+}
+
 /* The number that the hex digits at p spell, if every byte in the lanes that need holds
  * (0xff, lanes in memory order) is an ASCII hex digit: up to 16 digits, p[0] the top one, in
  * the top bits of *out, and what follows them below, for the caller to shift away. Reads 16
@@ -105,7 +84,7 @@ hex16(const uint8_t *p, u64x2 need, uint64_t *out)
 	u64x2 v;
 
 	memcpy(&c, p, sizeof(c));
-	ok = (u8x16)((u8x16)(c - '0') < 10) | (u8x16)((u8x16)((c | 0x20) - 'a') < 6);
+	ok = hex_bytes(c);
 	v = (u64x2)ok & need;
 	if ((v[0] ^ need[0]) | (v[1] ^ need[1]))
 		return false;
@@ -170,18 +149,17 @@ line_shape(const uint8_t *line)
 {
 	struct shape s = { .hex_0x = line[2] == '0' && (line[3] | 0x20) == 'x' };
 	const size_t digits_at = s.hex_0x ? 4 : 2;
-	uint8_t need[sizeof(s.need)];
-	uint64_t not0, not1;
-	size_t digits;
+	uint8_t is_hex[sizeof(u8x16)], need[sizeof(s.need)];
+	u8x16 c, ok;
+	size_t digits = 0;
 
-	/* The digits run up to the first lane that is not one, in the first word or the next
-	 * (hex_lanes() may read a lane above a non-digit wrong: quick_line() then refuses). */
-	not0 = ~hex_lanes(load_digits(line + digits_at)) & LANES(0x80);
-	not1 = ~hex_lanes(load_digits(line + digits_at + 8)) & LANES(0x80);
-	if (not0)
-		digits = (size_t)__builtin_clzll(not0) / 8;
-	else
-		digits = 8 + (not1 ? (size_t)__builtin_clzll(not1) / 8 : 8);
+	/* The digits run up to the first byte that is not one (hex_bytes(), as hex16() tests
+	 * them), at most 16. */
+	memcpy(&c, line + digits_at, sizeof(c));
+	ok = hex_bytes(c);
+	memcpy(is_hex, &ok, sizeof(is_hex));
+	while (digits < sizeof(is_hex) && is_hex[digits])
+		digits++;
 	if (digits == 0 || line[digits_at + digits] != '\n')
 		return (struct shape){ .len = 0 };
 	s.len = digits_at + digits + 1;
