@@ -104,10 +104,10 @@ hex16(const uint8_t *p, u64x2 need, uint64_t *out)
 /* The layout of a usual line "L ADDR\n" (quick_line()): the fast path expects each line to
  * have the one before it. */
 struct shape {
-	size_t len;      /* bytes, '\n' included; 0: no usual line */
-	bool hex_0x;     /* 0x before the digits */
-	u64x2 need;      /* hex16()'s lanes: the digits' */
-	unsigned shift;  /* bits of hex16()'s value past the last digit */
+	size_t len;     /* bytes, '\n' included; 0: no usual line */
+	bool hex_0x;    /* 0x before the digits */
+	u64x2 need;     /* hex16()'s lanes: the digits' */
+	unsigned shift; /* bits of hex16()'s value past the last digit */
 };
 
 /* Decodes the line at line into *e if it is a usual line of shape s: a label 0-3, one space,

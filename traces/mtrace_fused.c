@@ -207,8 +207,7 @@ stays_in_other_slice(const struct mtrace_repeat *rep, unsigned i, const struct c
 {
 	uint64_t a = rep->ref[i].addr;
 
-	return slice_round_step(v, rep->step[i]) &&
-	       cache_fast_other_slice(v, a) &&
+	return slice_round_step(v, rep->step[i]) && cache_fast_other_slice(v, a) &&
 	       ((a + rep->ref[i].size - 1) >> v->line_shift) == (a >> v->line_shift);
 }
 
@@ -216,8 +215,7 @@ stays_in_other_slice(const struct mtrace_repeat *rep, unsigned i, const struct c
  * touched, each record inside its line; 0 where a record's next access moves to another
  * line. A record that stays in another slice (a split run's) touches none of them. */
 static uint64_t
-periods_on_same_lines(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v,
-		      uint64_t left)
+periods_on_same_lines(const struct mtrace_repeat *rep, const struct cache_fast_l1 *v, uint64_t left)
 {
 	const unsigned shift = v->line_shift;
 	const uint64_t line_bytes = UINT64_C(1) << shift;
