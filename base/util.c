@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE */
 #include "base/util.h"
 
 #include <ctype.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,19 @@ xzalloc(size_t bytes)
 		fprintf(stderr, "memsim: out of memory allocating %zu bytes\n", bytes);
 		abort();
 	}
+	return p;
+}
+
+#define HUGE_PAGE (UINT64_C(2) << 20)
+void *
+array_alloc_huge(uint64_t n, size_t size, bool zero)
+{
+	void *p = zero ? calloc(n, size) : malloc(n * size);
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + n * size) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (p && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 	return p;
 }
 

@@ -13,6 +13,11 @@
 void *xzalloc(size_t bytes);
 /* realloc() with the same contract as xzalloc(); new bytes are not zeroed. */
 void *xrealloc(void *p, size_t bytes);
+/* calloc() (zero) or malloc() of n items of size bytes, NULL when memory is short, its whole
+ * 2 MiB pages asked to be huge pages before they are first written: a model of millions of
+ * lines is otherwise set up a 4 KiB page fault at a time. Only advice: where the kernel gives
+ * none, the array is the same. */
+void *array_alloc_huge(uint64_t n, size_t size, bool zero);
 /* strdup() with the same contract as xzalloc(); xstrdup(NULL) returns NULL. */
 char *xstrdup(const char *s);
 

@@ -3,12 +3,9 @@
  * its size in bytes, and freeing it (the model's notes: cache.c).
  */
 
-#define _DEFAULT_SOURCE /* madvise(), MADV_HUGEPAGE */
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/name_index.h"
 #include "base/util.h"
@@ -32,22 +29,6 @@ cache_level_bytes(const struct cache_level_config *cfg, uint32_t index_ways)
 		bytes += (UINT64_C(2) << log2_u64(lines)) * sizeof(uint32_t) +
 			 2 * lines * sizeof(uint32_t) + 3 * sets * sizeof(uint32_t);
 	return bytes;
-}
-
-/* calloc()/malloc() of a model's array, its whole 2 MiB pages asked to be huge pages before
- * they are first written: a model of millions of lines is otherwise set up a 4 KiB page fault
- * at a time. Only advice: where the kernel gives none, the array is the same. */
-#define HUGE_PAGE (UINT64_C(2) << 20)
-static void *
-model_array(uint64_t n, size_t size, bool zero)
-{
-	void *p = zero ? calloc(n, size) : malloc(n * size);
-	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)p + n * size) & ~(uintptr_t)(HUGE_PAGE - 1);
-
-	if (p && hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	return p;
 }
 
 /* Sets up level L of cfg; its arrays too unless bare (a level that only counts: the stack
@@ -85,19 +66,19 @@ level_init(struct level *L, const struct cache_level_config *cfg, uint64_t seed,
 	/* The arrays may be large (up to MAX_LINES lines): a shortage is the caller's to
 	 * report, not an abort. All are allocated before any is written, so a shortage costs
 	 * no time. */
-	L->tags = model_array(lines, sizeof(uint64_t), false);
+	L->tags = array_alloc_huge(lines, sizeof(uint64_t), false);
 	if (cfg->alloc == CACHE_ALLOC_VALIDATE)
-		L->mask = model_array(lines, sizeof(uint64_t), true);
+		L->mask = array_alloc_huge(lines, sizeof(uint64_t), true);
 	if (cfg->repl == CACHE_REPL_PLRU)
 		L->plru = calloc(sets, L->ways);
 	if (L->indexed) {
 		uint64_t hsize = UINT64_C(1) << (log2_u64(lines) + 1);
 
-		L->hash = model_array(hsize, sizeof(*L->hash), true);
+		L->hash = array_alloc_huge(hsize, sizeof(*L->hash), true);
 		L->hash_mask = hsize - 1;
 		L->hash_shift = 64 - log2_u64(hsize);
-		L->prev = model_array(lines, sizeof(*L->prev), true);
-		L->next = model_array(lines, sizeof(*L->next), true);
+		L->prev = array_alloc_huge(lines, sizeof(*L->prev), true);
+		L->next = array_alloc_huge(lines, sizeof(*L->next), true);
 		L->head = calloc(sets, sizeof(*L->head));
 		L->tail = calloc(sets, sizeof(*L->tail));
 		L->free_head = calloc(sets, sizeof(*L->free_head));
