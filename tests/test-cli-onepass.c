@@ -318,9 +318,10 @@ check_apart(const char *dir, const char *args, const char *env, const char *why_
 }
 
 /* Eight sizes of 128 MiB to 1 GiB of a fully associative FIFO L2 (fan-out: a model each, 1.6
- * GiB in all) and four of 256 MiB to 2 GiB of an LRU one (the stack pass: its stack is as
- * large as the largest size's lines) under a 1.4 GB address-space limit: passes that fit,
- * every row written, as --separate-runs writes them. Before: the worker aborted, 0 rows. */
+ * GiB in all) and four of 384 MiB to 3 GiB of an LRU one (the stack pass: its stack is as
+ * large as the largest size's lines, 1.5 GiB) under a 1.4 GB address-space limit: passes
+ * that fit, every row written, as --separate-runs writes them. Before: the worker aborted, 0
+ * rows. */
 static void
 test_onepass_memory_split(void **state)
 {
@@ -333,7 +334,7 @@ test_onepass_memory_split(void **state)
 		    NULL, "left under RLIMIT_AS", 8);
 	check_apart("lru",
 		    "--kernel naive --N 64 --d 16 --cache L1=4K:4:64,L2=1G:full:64 "
-		    "--cache-sweep L2=256M:2G:x2",
+		    "--cache-sweep L2=384M:3G:x2",
 		    NULL, "left under RLIMIT_AS", 4);
 }
 

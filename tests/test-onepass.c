@@ -6,7 +6,8 @@
  * fan-out), write-through and other line sizes above, a 3-level spec,
  * random and FIFO swept levels. The stack pass alone against single-level models on random
  * streams (one set count with ways 1 to 16; several set counts at a fixed or growing
- * associativity; reads and writes), and the geometries it refuses. The cases where one pass must
+ * associativity; reads and writes), and victim by victim against a plain LRU per cache, and
+ * the geometries it refuses. The cases where one pass must
  * not apply say so (inclusive, exclusive, non-LRU for the stack pass).
  */
 
@@ -326,6 +327,129 @@ test_stack_random(void **state)
 	}
 }
 
+/* A plain LRU, write-back, write-allocate cache of sets x ways lines, the reference for
+ * test_stack_victims(): a way is its line + 1 (0: empty), its time and whether it is dirty. */
+struct lru_ref {
+	uint64_t sets, ways, *line, *time;
+	bool *dirty;
+};
+
+/* References line at time t: true on a hit; on a miss *victim the line pushed out (+ 1; 0:
+ * none) and *victim_dirty whether it was dirty. */
+static bool
+lru_ref_access(struct lru_ref *c, uint64_t line, bool write, uint64_t t, uint64_t *victim,
+	       bool *victim_dirty)
+{
+	uint64_t base = (line & (c->sets - 1)) * c->ways, w = base;
+
+	for (uint64_t i = base; i < base + c->ways; i++) {
+		if (c->line[i] == line + 1) {
+			c->time[i] = t;
+			c->dirty[i] |= write;
+			return true;
+		}
+		if (c->line[i] == 0 || (c->line[w] != 0 && c->time[i] < c->time[w]))
+			w = i;
+	}
+	*victim = c->line[w];
+	*victim_dirty = c->line[w] && c->dirty[w];
+	c->line[w] = line + 1;
+	c->time[w] = t;
+	c->dirty[w] = write;
+	return false;
+}
+
+struct flush_lines {
+	uint64_t lines[8], sum[8];
+	unsigned n;
+};
+
+static void
+sum_flush(void *ctx, uint64_t line, unsigned from)
+{
+	struct flush_lines *f = ctx;
+
+	for (unsigned k = from; k < f->n; k++)
+		f->lines[k]++, f->sum[k] += line;
+}
+
+/* The stack pass line by line against a plain LRU per cache: which caches miss, and the line
+ * each pushes out and whether it was dirty, on random streams over every geometry; then the
+ * lines its flush writes back. A victim taken from the wrong line keeps the counts of
+ * test_stack_random() but moves another array's bytes. */
+static void
+test_stack_victims(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof(geometries) / sizeof(geometries[0]); g++) {
+		const struct stack_geometry *geo = &geometries[g];
+		struct lru_ref ref[8];
+		struct stackdist_victim v[8];
+		struct flush_lines got = { { 0 }, { 0 }, 0 }, want = { { 0 }, { 0 }, 0 };
+		struct stackdist *sd;
+		uint64_t rng = 777 + g, span;
+		unsigned n = 0;
+
+		while (n < 8 && geo->ways[n])
+			n++;
+		sd = geo->sets[0] == geo->sets[n - 1]
+			     ? stackdist_create(geo->sets[0], geo->ways, n)
+			     : stackdist_create_sets(geo->sets, geo->ways, n);
+		assert_non_null(sd);
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t lines = geo->sets[k] * geo->ways[k];
+
+			ref[k] = (struct lru_ref){ geo->sets[k], geo->ways[k],
+						   test_malloc(lines * sizeof(uint64_t)),
+						   test_malloc(lines * sizeof(uint64_t)),
+						   test_malloc(lines * sizeof(bool)) };
+			memset(ref[k].line, 0, lines * sizeof(uint64_t));
+		}
+		span = geo->sets[n - 1] * geo->ways[n - 1];
+		for (uint64_t t = 1; t <= 60000; t++) {
+			uint64_t line, r;
+			bool write;
+			unsigned z;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			r = rng;
+			/* A hot range, a stream that walks past every cache, and far lines. */
+			line = r % 5 == 0   ? (t * (1 + g % 3)) % (3 * span)
+			       : r & 8	    ? (r >> 8) % (2 * span)
+					    : (r >> 8) % (span / 3 + 1);
+			write = (r >> 40) % 3 == 0;
+			z = stackdist_ref(sd, line, write, v);
+			for (unsigned k = 0; k < n; k++) {
+				uint64_t victim = 0;
+				bool dirty = false, hit;
+
+				hit = lru_ref_access(&ref[k], line, write, t, &victim, &dirty);
+				assert_int_equal(hit, k >= z);
+				if (hit)
+					continue;
+				assert_int_equal(v[k].valid, victim != 0);
+				if (victim) {
+					assert_int_equal(v[k].line, victim - 1);
+					assert_int_equal(v[k].dirty, dirty);
+				}
+			}
+		}
+		got.n = want.n = n;
+		stackdist_flush(sd, sum_flush, &got);
+		for (unsigned k = 0; k < n; k++) {
+			for (uint64_t i = 0; i < ref[k].sets * ref[k].ways; i++)
+				if (ref[k].line[i] && ref[k].dirty[i])
+					want.lines[k]++, want.sum[k] += ref[k].line[i] - 1;
+			assert_int_equal(got.lines[k], want.lines[k]);
+			assert_int_equal(got.sum[k], want.sum[k]);
+			test_free(ref[k].line);
+			test_free(ref[k].time);
+			test_free(ref[k].dirty);
+		}
+		stackdist_destroy(sd);
+	}
+}
+
 /* Fan-out's requests at the edge of its whole-line path (cache_span_refs()): whole lines
  * written through with a repeat count, half lines from an L1 of smaller lines, double lines
  * from one of larger ones, accesses that straddle lines, under L2s that take the plain path
@@ -604,7 +728,7 @@ test_out_of_memory(void **state)
 int
 main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 8 };
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]), NMORE = 9 };
 	struct CMUnitTest tests[NCASES + NMORE];
 
 	/* First: its address-space limits count on a heap that earlier models have not grown
@@ -620,5 +744,6 @@ main(void)
 	tests[NCASES + 5] = (struct CMUnitTest)cmocka_unit_test(test_split);
 	tests[NCASES + 6] = (struct CMUnitTest)cmocka_unit_test(test_split_threads_ran);
 	tests[NCASES + 7] = (struct CMUnitTest)cmocka_unit_test(test_fanout_requests);
+	tests[NCASES + 8] = (struct CMUnitTest)cmocka_unit_test(test_stack_victims);
 	return _cmocka_run_group_tests("onepass", tests, NCASES + NMORE, NULL, NULL);
 }

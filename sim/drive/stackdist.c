@@ -7,11 +7,17 @@
  *    then moves the line to the top. A marker at the top (w[k] = 1) points at the referenced
  *    line afterwards. A line that was itself the marker of its zone leaves its place to the
  *    line above it.
- *  - Several set counts: no list. Every line keeps the time of its last reference (a counter
- *    of references), and each cache k a table of its sets' slots (node + 1, 0 when empty),
- *    touched only when cache k misses: the reference takes an empty slot of its set, or the
- *    slot of the line referenced least recently, which is LRU's victim because every cache
- *    sees every reference. A hit changes only the line's time, in one place for all caches.
+ *  - Several set counts: each set of cache k keeps a list, most recent first, of its lines of
+ *    zone k only (in cache k, not in k - 1), and a count of all its lines. Within a set of
+ *    cache k a line of a larger zone is older than one of a smaller: every line of the set
+ *    lies in one set of each smaller cache, and a line pushed out of an LRU set is older than
+ *    every line still in it. So the LRU line of a full set is the last of its list; where
+ *    that list is empty, the set's lines are all in cache k - 1, where they fill the one set
+ *    they share, and cache k pushes out what cache k - 1 did. A reference of zone z then
+ *    costs one step for each cache 0 .. z-1 that misses, with no scan: the victim of cache k
+ *    leaves its list, and the line cache k - 1 pushed out joins, first, the list of its own
+ *    set of cache k. A set that is not full has never lost a line, and neither has any set of
+ *    a larger cache under it: none of them pushes anything out.
  *  - A hash table (linear probing, backward-shift removal) finds a line's node. It starts
  *    small and doubles at half full: a sweep's largest cache may hold millions of lines that
  *    the kernel never fills, and a small table stays in the processor's caches. Sixteen
@@ -38,15 +44,14 @@
 
 struct node {
 	uint64_t line;
-	uint64_t stamp;      /* several set counts: the time of the last reference */
-	uint32_t prev, next; /* one set count: the set's list; next also chains free nodes */
+	uint32_t prev, next; /* the line's list (its set's; its zone's in its set); next also chains
+				free nodes */
 	uint8_t zone;        /* first cache holding the line */
 	uint8_t dirty; /* largest zone reached since the last write: dirty in caches >= this */
 };
 
-_Static_assert((sizeof(struct node) & (sizeof(struct node) - 1)) == 0,
-	       "a node's size is a power of two, so aligned nodes stay inside cache lines");
-
+/* One set count: a set's list and its length. Several: the list of a set's lines of one
+ * zone, and the number of all its lines. */
 struct set {
 	uint32_t head, tail, n;
 };
@@ -54,8 +59,7 @@ struct set {
 struct stackdist {
 	unsigned n;
 	uint32_t ways[STACKDIST_MAX_CACHES];
-	struct node *node;  /* node_mem aligned to a node: none straddles two cache lines */
-	void *node_mem;
+	struct node *node;
 	uint64_t nodes, used; /* capacity; nodes handed out at least once */
 	uint32_t free_head;
 	uint64_t live;
@@ -66,10 +70,9 @@ struct stackdist {
 	uint64_t set_mask;
 	struct set *set;
 	uint32_t *marker; /* [set * n + k]: the node at depth ways[k], NIL until the set has it */
-	/* Several set counts (slots non-NULL). */
-	uint32_t *slots[STACKDIST_MAX_CACHES]; /* [set * ways[k] + way]: node + 1, or 0 */
+	/* Several set counts (zone_set non-NULL). */
+	struct set *zone_set[STACKDIST_MAX_CACHES]; /* [set]: cache k's lines of zone k */
 	uint64_t sets_mask[STACKDIST_MAX_CACHES];
-	uint64_t clock;
 	bool failed; /* the hash table could not grow: the counts are not valid */
 };
 
@@ -77,7 +80,7 @@ struct stackdist {
 static bool
 hash_alloc(struct stackdist *s, uint64_t hsize)
 {
-	uint32_t *h = calloc(hsize, sizeof(*h));
+	uint32_t *h = array_alloc_huge(hsize, sizeof(*h), true);
 
 	if (!h)
 		return false;
@@ -102,12 +105,10 @@ alloc_common(unsigned n, uint64_t nodes)
 
 	s->n = n;
 	s->nodes = nodes;
-	s->node_mem = calloc(nodes + 1, sizeof(*s->node));
-	s->node = (struct node *)(((uintptr_t)s->node_mem + sizeof(*s->node) - 1) &
-				  ~(uintptr_t)(sizeof(*s->node) - 1));
+	s->node = array_alloc_huge(nodes, sizeof(*s->node), true);
 	s->free_head = NIL;
 	s->hash_max = hash_max_for(nodes);
-	if (!s->node_mem || !hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN)) {
+	if (!s->node || !hash_alloc(s, s->hash_max < HASH_MIN ? s->hash_max : HASH_MIN)) {
 		stackdist_destroy(s);
 		return NULL;
 	}
@@ -123,7 +124,7 @@ stackdist_bytes(uint64_t sets, const uint32_t *ways, unsigned n)
 		return 0;
 	nodes = sets * ways[n - 1];
 	/* The table at its largest, and the one it doubled from while both are held. */
-	return sizeof(struct stackdist) + (nodes + 1) * sizeof(struct node) +
+	return sizeof(struct stackdist) + nodes * sizeof(struct node) +
 	       hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2 + sets * sizeof(struct set) +
 	       sets * n * sizeof(uint32_t);
 }
@@ -136,10 +137,10 @@ stackdist_bytes_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
 	if (n == 0 || n > STACKDIST_MAX_CACHES)
 		return 0;
 	nodes = sets[n - 1] * ways[n - 1] + 1;
-	bytes = sizeof(struct stackdist) + (nodes + 1) * sizeof(struct node) +
+	bytes = sizeof(struct stackdist) + nodes * sizeof(struct node) +
 		hash_max_for(nodes) * sizeof(uint32_t) * 3 / 2;
 	for (unsigned k = 0; k < n; k++)
-		bytes += sets[k] * ways[k] * sizeof(uint32_t);
+		bytes += sets[k] * sizeof(struct set);
 	return bytes;
 }
 
@@ -199,12 +200,14 @@ stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
 		return NULL;
 	memcpy(s->ways, ways, n * sizeof(*ways));
 	for (unsigned k = 0; k < n; k++) {
-		s->slots[k] = calloc(sets[k] * ways[k], sizeof(*s->slots[k]));
+		s->zone_set[k] = array_alloc_huge(sets[k], sizeof(struct set), false);
 		s->sets_mask[k] = sets[k] - 1;
-		if (!s->slots[k]) {
+		if (!s->zone_set[k]) {
 			stackdist_destroy(s);
 			return NULL;
 		}
+		for (uint64_t i = 0; i < sets[k]; i++)
+			s->zone_set[k][i] = (struct set){ NIL, NIL, 0 };
 	}
 	return s;
 }
@@ -214,12 +217,12 @@ stackdist_destroy(struct stackdist *s)
 {
 	if (!s)
 		return;
-	free(s->node_mem);
+	free(s->node);
 	free(s->hash);
 	free(s->set);
 	free(s->marker);
 	for (unsigned k = 0; k < s->n; k++)
-		free(s->slots[k]);
+		free(s->zone_set[k]);
 	free(s);
 }
 
@@ -418,70 +421,83 @@ list_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim
 
 /* ---- several set counts ---- */
 
-/* The LRU way of a full set of `ways` slots, the least of their lines' times (inlined for the
- * common 8 ways, whose loads the compiler then issues at once). */
-static inline uint32_t
-lru_way(const struct stackdist *s, const uint32_t *set, uint32_t ways)
+static inline struct set *
+zone_set(const struct stackdist *s, unsigned k, uint64_t line)
 {
-	uint64_t oldest = s->node[set[0] - 1].stamp;
-	uint32_t w = 0;
+	return &s->zone_set[k][line & s->sets_mask[k]];
+}
 
-	/* Without a branch (conditional moves): which way is older is a coin toss to the branch
-	 * predictor, and its misses were a good part of the pass. */
-	for (uint32_t i = 1; i < ways; i++) {
-		uint64_t t = s->node[set[i] - 1].stamp;
-		bool older = t < oldest;
-
-		oldest = older ? t : oldest;
-		w = older ? i : w;
-	}
-	return w;
+/* Line x, pushed out of cache k - 1, is in cache k's list of zone k now: the most recent of
+ * them, since it outlived in cache k - 1 every line that list holds. */
+static void
+demote(struct stackdist *s, uint32_t x, unsigned k)
+{
+	push_front(s, zone_set(s, k, s->node[x].line), x);
+	s->node[x].zone = (uint8_t)k;
 }
 
 static unsigned
 sets_ref(struct stackdist *s, uint64_t line, bool write, struct stackdist_victim *victims)
 {
-	uint32_t x = find(s, line);
-	unsigned z;
+	uint32_t x = find(s, line), out = NIL; /* out: pushed out of the cache before k */
+	unsigned z, k;
 
 	if (x == NIL) {
 		z = s->n;
 		x = node_new(s, line);
 		s->node[x].dirty = (uint8_t)s->n;
 	} else {
-		z = s->node[x].zone;
-	}
-	for (unsigned k = 0; k < z; k++) {
-		uint32_t ways = s->ways[k];
-		uint32_t *set = s->slots[k] + (line & s->sets_mask[k]) * ways;
-		uint32_t w = 0, v;
-		struct node *vn;
+		struct set *home_set;
 
-		/* The set's valid slots are a prefix: the first empty one, or the LRU line. */
-		if (set[ways - 1] == 0) {
-			while (set[w] != 0)
-				w++;
-		} else {
-			w = ways == 8 ? lru_way(s, set, 8) : lru_way(s, set, ways);
+		z = s->node[x].zone;
+		home_set = zone_set(s, z, line);
+		if (z == 0 && home_set->head == x) {
+			/* The most recent line of its set in every cache: nothing moves. */
+			if (write)
+				s->node[x].dirty = 0;
+			return 0;
 		}
-		v = set[w];
-		set[w] = x + 1;
-		victims[k].valid = v != 0;
-		if (v == 0)
-			continue;
-		vn = &s->node[v - 1];
-		victims[k].line = vn->line;
-		victims[k].dirty = vn->dirty <= k;
-		vn->zone = (uint8_t)(k + 1);
-		if (vn->dirty < k + 1)
-			vn->dirty = (uint8_t)(k + 1);
-		if (k + 1 == s->n) {
-			/* Out of the largest cache, so out of all: the node goes back. */
-			vn->zone = ZONE_FREE;
-			node_free(s, v - 1);
+		unlink_node(s, home_set, x);
+	}
+	for (k = 0; k < z; k++) {
+		struct set *st = zone_set(s, k, line);
+		struct node *v;
+
+		if (st->n < s->ways[k])
+			break;
+		if (st->tail != NIL) {
+			uint32_t lru = st->tail;
+
+			unlink_node(s, st, lru);
+			if (out != NIL)
+				demote(s, out, k);
+			out = lru;
+		} /* else the set's lines are all in cache k - 1: out is its LRU line too */
+		v = &s->node[out];
+		victims[k].valid = true;
+		victims[k].line = v->line;
+		victims[k].dirty = v->dirty <= k;
+		if (v->dirty < k + 1)
+			v->dirty = (uint8_t)(k + 1);
+	}
+	if (k < z) {
+		/* A set with room: the line joins it and each larger one, pushing out nothing. */
+		if (out != NIL)
+			demote(s, out, k);
+		out = NIL;
+		for (; k < z; k++) {
+			zone_set(s, k, line)->n++;
+			victims[k].valid = false;
 		}
 	}
-	s->node[x].stamp = ++s->clock;
+	if (out != NIL && z < s->n) {
+		demote(s, out, z);
+	} else if (out != NIL) {
+		/* Out of the largest cache, so out of all: the node goes back. */
+		s->node[out].zone = ZONE_FREE;
+		node_free(s, out);
+	}
+	push_front(s, zone_set(s, 0, line), x);
 	s->node[x].zone = 0;
 	if (write)
 		s->node[x].dirty = 0;

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define STACKDIST_MAX_CACHES 64
-/* stackdist_create_sets(): the most ways a cache may have (a miss scans its set). */
+/* stackdist_create_sets(): the most ways a cache may have. */
 #define STACKDIST_MAX_SET_WAYS 64
 
 struct stackdist;
