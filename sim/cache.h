@@ -475,8 +475,8 @@ const struct cache_level_stats *cache_phase_level_stats(struct cache *c, unsigne
  * or below it (back-invalidation reaches above), the swept level not exclusive (it hands
  * lines back up), no straddle=once level below L1. The stack pass needs, besides, the last level,
  * LRU, write-back, write-allocate, no I1 beside a swept L1, and caches nested by inclusion
- * (sim/drive/stackdist.h): one set count (fully associative), or a fixed associativity of at most
- * STACKDIST_MAX_SET_WAYS ways (the sizes change the set count).
+ * (sim/drive/stackdist.h): one set count (fully associative), or a fixed associativity (the
+ * sizes change the set count).
  */
 #define CACHE_ONEPASS_MAX 256
 

@@ -54,6 +54,8 @@ static const struct onepass_case {
 	{ "L1=4K:8:64,L2=64K:4:64", 1, { 256, 1024, 16384 }, CACHE_ONEPASS_STACK },
 	{ "L1=4K:8:64,L2=256B:4:64", 1, { 256, 1024, 4096, 65536 }, CACHE_ONEPASS_STACK },
 	{ "L1=4K:8:64,L2=256B:4:64:fifo", 1, { 1024, 256, 4096 }, CACHE_ONEPASS_FANOUT },
+	/* More ways than a set scan could afford: the stack pass scans none. */
+	{ "L1=4K:4:64,L2=1M:128:64", 1, { 16384, 65536, 262144 }, CACHE_ONEPASS_STACK },
 };
 
 static const struct attn_config kernels[] = {
@@ -251,6 +253,7 @@ static const struct stack_geometry {
 	{ { 2, 4, 8, 16, 32 }, { 4, 4, 4, 4, 4 } },
 	{ { 4, 8, 16, 64 }, { 8, 8, 8, 8 } },
 	{ { 1, 2, 2, 4, 16, 16 }, { 2, 2, 3, 3, 3, 16 } },
+	{ { 1, 2, 4, 4, 8 }, { 80, 80, 80, 100, 100 } },
 };
 
 /* The stack pass alone on random streams against a single-level model per geometry: misses,
@@ -526,14 +529,14 @@ test_stack_sets_refused(void **state)
 {
 	static const uint64_t shrink[] = { 8, 4 }, same[] = { 4, 4 }, odd[] = { 4, 12 };
 	static const uint64_t grow[] = { 4, 8 };
-	static const uint32_t w22[] = { 2, 2 }, w42[] = { 4, 2 }, wide[] = { 65, 65 };
+	static const uint32_t w22[] = { 2, 2 }, w42[] = { 4, 2 }, none[] = { 0, 2 };
 
 	(void)state;
 	assert_null(stackdist_create_sets(shrink, w22, 2));
 	assert_null(stackdist_create_sets(same, w22, 2));
 	assert_null(stackdist_create_sets(odd, w22, 2));
 	assert_null(stackdist_create_sets(grow, w42, 2));
-	assert_null(stackdist_create_sets(shrink + 1, wide, 1));
+	assert_null(stackdist_create_sets(grow, none, 2));
 	assert_null(stackdist_create_sets(same, w22, 0));
 }
 

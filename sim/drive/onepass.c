@@ -103,7 +103,6 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 	const struct cache_level_config *l;
 	const char *unused;
 	char err[256];
-	uint64_t sets;
 
 	if (!why)
 		why = &unused;
@@ -148,8 +147,8 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 	}
 	/* The stack pass: the simple write-back, fetch-on-write LRU level at the bottom, and
 	 * caches nested by inclusion (sim/drive/stackdist.h): one set count (fully associative, or
-	 * sizes that change the ways), or a fixed associativity of a few ways (sizes that change
-	 * the set count). */
+	 * sizes that change the ways), or a fixed associativity (sizes that change the set
+	 * count). */
 	if (l->repl != CACHE_REPL_LRU)
 		*why = "the swept level is not LRU";
 	else if (level + 1 != cfg->levels)
@@ -163,12 +162,6 @@ cache_onepass_method(const struct cache_config *cfg, unsigned level, const uint6
 		*why = "too many sizes";
 	if (*why)
 		return CACHE_ONEPASS_FANOUT;
-	sets = sets_at(l, sizes[0]);
-	for (unsigned k = 1; k < n; k++)
-		if (sets_at(l, sizes[k]) != sets && l->assoc > STACKDIST_MAX_SET_WAYS) {
-			*why = "the sizes have different set counts at more than 64 ways";
-			return CACHE_ONEPASS_FANOUT;
-		}
 	return CACHE_ONEPASS_STACK;
 }
 

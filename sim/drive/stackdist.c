@@ -184,7 +184,7 @@ stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n)
 	if (n == 0 || n > STACKDIST_MAX_CACHES)
 		return NULL;
 	for (unsigned k = 0; k < n; k++) {
-		if (!is_pow2(sets[k]) || ways[k] == 0 || ways[k] > STACKDIST_MAX_SET_WAYS)
+		if (!is_pow2(sets[k]) || ways[k] == 0)
 			return NULL;
 		if (k && (sets[k] < sets[k - 1] || ways[k] < ways[k - 1] ||
 			  sets[k] * ways[k] <= sets[k - 1] * ways[k - 1]))

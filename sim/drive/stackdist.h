@@ -26,8 +26,6 @@
 #include <stdint.h>
 
 #define STACKDIST_MAX_CACHES 64
-/* stackdist_create_sets(): the most ways a cache may have. */
-#define STACKDIST_MAX_SET_WAYS 64
 
 struct stackdist;
 
@@ -44,7 +42,7 @@ struct stackdist_victim {
 struct stackdist *stackdist_create(uint64_t sets, const uint32_t *ways, unsigned n);
 
 /* n caches of sets[k] sets (powers of two, each equal to or larger than the one before) and
- * ways[k] ways (1 .. STACKDIST_MAX_SET_WAYS, none fewer than the one before), each cache
+ * ways[k] ways (at least 1, none fewer than the one before), each cache
  * larger than the one before; n <= STACKDIST_MAX_CACHES. Returns NULL when the arguments are
  * out of range or memory is short. Caller frees with stackdist_destroy(). */
 struct stackdist *stackdist_create_sets(const uint64_t *sets, const uint32_t *ways, unsigned n);
